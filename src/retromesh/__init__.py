@@ -1,0 +1,119 @@
+"""retromesh: read, write, inspect and convert the 3D asset formats of classic games.
+
+Public API::
+
+    doc = retromesh.read("character.b3d")      # native, lossless document
+    data = retromesh.to_bytes(doc)             # byte-identical to the file
+    retromesh.write(doc, "copy.b3d")           # atomic write
+    scene = retromesh.load("character.b3d")    # format-neutral Scene (glTF conventions)
+    retromesh.save(scene, "character.glb")     # .glb / .gltf or any format with from_scene
+    retromesh.formats()                        # the registered formats
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from . import registry
+from .errors import (DocumentError, FormatError, LimitError, LossWarning, RetromeshError,
+                     UnknownFormatError, UnsupportedError)
+from .fileio import Source, atomic_write_many, read_source
+from .registry import Format
+from .scene import Scene
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "read", "write", "to_bytes", "load", "save", "formats", "detect", "convert",
+    "Scene", "Format",
+    "RetromeshError", "FormatError", "UnknownFormatError", "LimitError", "UnsupportedError",
+    "DocumentError", "LossWarning",
+]
+
+
+def formats() -> list[Format]:
+    """Every registered format (name, family, extensions, what it supports)."""
+    return registry.formats()
+
+
+def detect(source: Source, format: str | None = None) -> Format:
+    """The format ``source`` would be read as."""
+    data, name, _ = read_source(source)
+    return registry.detect(data[:registry.SNIFF_BYTES], name, format)
+
+
+def _read(source: Source, format: str | None) -> tuple[Any, Format, str | None, Path | None]:
+    data, name, path = read_source(source)
+    fmt = registry.detect(data[:registry.SNIFF_BYTES], name, format)
+    doc = registry.parse(fmt, data, name, path)
+    return doc, fmt, name, path
+
+
+def read(source: Source, format: str | None = None) -> Any:
+    """Read a file (path, bytes or binary file object) into its native document."""
+    return _read(source, format)[0]
+
+
+def to_bytes(doc: Any) -> bytes:
+    """Serialise a native document (``write(read(f))`` is byte-identical to ``f``)."""
+    fmt = registry.format_of(doc)
+    if fmt.write is None:
+        raise UnsupportedError(f"{fmt.name} documents cannot be written as one byte string")
+    return fmt.write(doc)
+
+
+def _outputs(doc: Any, target: Path) -> dict[Path, bytes]:
+    fmt = registry.format_of(doc)
+    if fmt.outputs is not None:
+        return fmt.outputs(doc, target)
+    return {target: to_bytes(doc)}
+
+
+def write(doc: Any, target: str | os.PathLike) -> list[Path]:
+    """Write a native document atomically; returns the paths written."""
+    return atomic_write_many(_outputs(doc, Path(target)))
+
+
+def load(source: Source, format: str | None = None, **options: Any) -> Scene:
+    """Read a file and convert it to a format-neutral :class:`Scene`.
+
+    ``options`` are the format's conversion options (``skeleton=``, ``animations=``,
+    ``hva=``, ``fps=`` ...; see ``retromesh formats``).
+    """
+    doc, fmt, name, path = _read(source, format)
+    if path is not None and fmt.to_scene is not None:
+        options.setdefault("source", path)
+    return registry.convert_to_scene(fmt, doc, name, **options)
+
+
+def from_scene(scene: Scene, format: str, **options: Any) -> Any:
+    """Convert a Scene to the native document(s) of ``format``."""
+    fmt = registry.get(format)
+    if fmt.from_scene is None:
+        raise UnsupportedError(f"cannot write {fmt.name} files from a scene")
+    scene.validate()
+    return fmt.from_scene(scene, **options)
+
+
+def save(scene: Scene, target: str | os.PathLike, format: str | None = None,
+         **options: Any) -> list[Path]:
+    """Write a Scene as ``target``'s format (from its extension unless ``format`` is given).
+
+    Returns every path written (a format may write companion files beside the target).
+    """
+    target = Path(target)
+    fmt = registry.get(format) if format else registry.get(target.suffix or "?")
+    result = from_scene(scene, fmt.name, **options)
+    docs = result if isinstance(result, dict) else {"": result}
+    files: dict[Path, bytes] = {}
+    for suffix, doc in docs.items():
+        path = target if suffix == "" else target.with_name(target.stem + suffix)
+        files.update(_outputs(doc, path))
+    return atomic_write_many(files)
+
+
+def convert(source: Source, target: str | os.PathLike, format: str | None = None,
+            target_format: str | None = None, **options: Any) -> list[Path]:
+    """``load`` then ``save``; ``options`` go to the reading side."""
+    return save(load(source, format, **options), target, target_format)

@@ -1,0 +1,85 @@
+"""Exceptions and warnings raised by retromesh.
+
+Every problem with an input file surfaces as :class:`FormatError` (or a subclass), carrying
+the file name, the byte offset, the field path inside the document and what was expected.
+"""
+from __future__ import annotations
+
+__all__ = [
+    "RetromeshError",
+    "FormatError",
+    "UnknownFormatError",
+    "LimitError",
+    "UnsupportedError",
+    "DocumentError",
+    "LossWarning",
+]
+
+
+class RetromeshError(Exception):
+    """Base class of every error retromesh raises on purpose."""
+
+
+class FormatError(RetromeshError):
+    """A file does not follow its format.
+
+    ``file`` is the file name (or ``None`` for in-memory data), ``offset`` the absolute byte
+    offset where the problem was found, ``path`` the field path (``nodes[3].keys[12].rotation``),
+    ``expected`` what the format requires and ``got`` what was found.
+    """
+
+    def __init__(
+        self,
+        expected: str,
+        *,
+        file: str | None = None,
+        offset: int | None = None,
+        path: str | None = None,
+        got: object = None,
+    ) -> None:
+        self.expected = expected
+        self.file = file
+        self.offset = offset
+        self.path = path
+        self.got = got
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        where = []
+        where.append(self.file if self.file else "<data>")
+        if self.offset is not None:
+            where.append(f"byte {self.offset} (0x{self.offset:x})")
+        if self.path:
+            where.append(self.path)
+        text = ": ".join(where) + f": expected {self.expected}"
+        if self.got is not None:
+            text += f", got {self.got}"
+        return text
+
+    def with_file(self, file: str | None) -> "FormatError":
+        """Fill in the file name when the reader did not know it."""
+        if file and not self.file:
+            self.file = file
+            self.args = (self._message(),)
+        return self
+
+
+class UnknownFormatError(FormatError):
+    """The format of an input could not be determined (or a forced format does not match)."""
+
+
+class LimitError(FormatError):
+    """A count, length or depth in the file exceeds what the data or a safety limit allows."""
+
+
+class UnsupportedError(RetromeshError):
+    """The operation exists in principle but not for this format or this content."""
+
+
+class DocumentError(RetromeshError):
+    """A native document or scene cannot be written as it is (a value out of range, a count
+    that does not match its array, a string too long for its field...)."""
+
+
+class LossWarning(UserWarning):
+    """A conversion dropped or approximated something; the message says what."""

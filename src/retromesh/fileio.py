@@ -1,0 +1,65 @@
+"""Getting bytes in and out: sources of every kind, atomic writes."""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import IO, Union
+
+from .errors import RetromeshError
+
+__all__ = ["Source", "read_source", "atomic_write", "atomic_write_many"]
+
+Source = Union[str, os.PathLike, bytes, bytearray, memoryview, IO[bytes]]
+
+
+def read_source(source: Source) -> tuple[bytes, str | None, Path | None]:
+    """Return (data, display name, path) for a path, bytes or a binary file object."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source), None, None
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        try:
+            return path.read_bytes(), str(path), path
+        except IsADirectoryError:
+            raise RetromeshError(f"{path}: is a folder, not a file") from None
+    read = getattr(source, "read", None)
+    if read is None:
+        raise TypeError(f"cannot read from {type(source).__name__}: give a path, bytes or a "
+                        "binary file object")
+    data = read()
+    if isinstance(data, str):
+        raise TypeError("the file object must be opened in binary mode")
+    name = getattr(source, "name", None)
+    name = name if isinstance(name, str) else None
+    return bytes(data), name, Path(name) if name else None
+
+
+def atomic_write(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to a temporary file beside ``path`` and rename it into place."""
+    path = Path(path)
+    if path.parent and not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+def atomic_write_many(files: dict[Path, bytes]) -> list[Path]:
+    """Write several files, each atomically (companions first, the main file last)."""
+    items = list(files.items())
+    out = []
+    for path, data in items[1:] + items[:1]:
+        out.append(atomic_write(path, data))
+    return out

@@ -1,0 +1,213 @@
+"""The table of formats and the one funnel every read goes through.
+
+A format module builds one :class:`Format` per file type and calls :func:`register` at import
+time. Detection order: an explicit ``format=``; else the formats claiming the file's extension,
+confirmed by their ``sniff`` when they have one; else the formats whose magic is certain. A
+file is never silently handed to another parser: a mismatch raises UnknownFormatError.
+
+:func:`parse` and :func:`convert_to_scene` wrap the format's functions so that no stray
+``struct.error``/``IndexError``/``ValueError``/``MemoryError``/... escapes: each becomes a
+FormatError carrying the file, byte offset and field path where it happened.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .binio import Reader
+from .errors import DocumentError, FormatError, LimitError, UnknownFormatError, UnsupportedError
+
+__all__ = ["Format", "register", "formats", "get", "detect", "parse", "format_of",
+           "convert_to_scene", "SNIFF_BYTES"]
+
+#: how many leading bytes sniff functions see
+SNIFF_BYTES = 4096
+
+#: the modules imported on first use of the registry (each registers its formats)
+FORMAT_MODULES = (
+    "retromesh.gltf",
+    "retromesh.formats.b3d",
+    "retromesh.formats.wolfire",
+    "retromesh.formats.lithtech",
+    "retromesh.formats.lostsaga",
+    "retromesh.formats.westwood",
+)
+
+
+@dataclass(frozen=True)
+class Format:
+    """One file type.
+
+    ``read(reader) -> doc`` parses a :class:`~retromesh.binio.Reader` (whose ``file`` and
+    ``source_path`` tell where the data came from); ``write(doc) -> bytes``;
+    ``outputs(doc, path) -> {path: bytes}`` for types written as several files;
+    ``to_scene(doc, *, source=None, **options) -> Scene``;
+    ``from_scene(scene, **options) -> doc | {suffix: doc}`` (a dict writes companion files
+    named ``<stem><suffix>`` beside the main one, the key ``""`` being the main document).
+    ``sniff(head) -> bool`` sees the first :data:`SNIFF_BYTES` bytes; ``magic_certain`` says
+    that a positive sniff is proof enough without the extension.
+    """
+    name: str
+    family: str
+    description: str
+    extensions: tuple[str, ...]
+    doc_types: tuple[type, ...] = ()
+    sniff: Callable[[bytes], bool] | None = None
+    magic_certain: bool = False
+    read: Callable[[Reader], Any] | None = None
+    write: Callable[[Any], bytes] | None = None
+    outputs: Callable[[Any, Path], dict[Path, bytes]] | None = None
+    to_scene: Callable[..., Any] | None = None
+    from_scene: Callable[..., Any] | None = None
+    endian: str = "<"
+    #: options ``to_scene`` takes (``skeleton``, ``animations``, ``hva``, ``fps``...)
+    scene_options: tuple[str, ...] = field(default=())
+    #: file types read beside this one (for the ``formats`` table)
+    companions: tuple[str, ...] = ()
+
+    def supports(self) -> dict[str, bool]:
+        return {
+            "read": self.read is not None,
+            "write": self.write is not None or self.outputs is not None,
+            "to_scene": self.to_scene is not None,
+            "from_scene": self.from_scene is not None,
+        }
+
+
+_FORMATS: dict[str, Format] = {}
+_loaded = False
+
+
+def register(fmt: Format) -> Format:
+    if fmt.name in _FORMATS and _FORMATS[fmt.name] is not fmt:
+        raise RuntimeError(f"format {fmt.name!r} registered twice")
+    _FORMATS[fmt.name] = fmt
+    return fmt
+
+
+def _ensure_loaded() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for mod in FORMAT_MODULES:
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as exc:   # a family not written yet
+            if exc.name != mod:
+                raise
+
+
+def formats() -> list[Format]:
+    _ensure_loaded()
+    return sorted(_FORMATS.values(), key=lambda f: (f.family, f.name))
+
+
+def get(name: str) -> Format:
+    _ensure_loaded()
+    key = name.lower().lstrip(".")
+    if key in _FORMATS:
+        return _FORMATS[key]
+    for f in _FORMATS.values():
+        if key in f.extensions:
+            return f
+    raise UnknownFormatError(f"one of the formats {', '.join(sorted(_FORMATS))}", got=repr(name))
+
+
+def format_of(doc: Any) -> Format:
+    """The format whose native document type ``doc`` is."""
+    _ensure_loaded()
+    for f in _FORMATS.values():
+        if isinstance(doc, f.doc_types):
+            return f
+    raise UnsupportedError(f"{type(doc).__name__} is not the native document of any format")
+
+
+def _extension(filename: str | None) -> str:
+    if not filename:
+        return ""
+    return Path(filename).suffix.lower().lstrip(".")
+
+
+def detect(head: bytes, filename: str | None = None, format: str | None = None) -> Format:
+    """Pick the format of a file from an explicit name, its extension and its first bytes."""
+    _ensure_loaded()
+    if format:
+        fmt = get(format)
+        return fmt
+    ext = _extension(filename)
+    candidates = [f for f in _FORMATS.values() if ext and ext in f.extensions]
+    if candidates:
+        sniffed = [f for f in candidates if f.sniff is not None and f.sniff(head)]
+        if sniffed:
+            return sniffed[0]
+        certain = [f for f in _FORMATS.values() if f.magic_certain and f.sniff and f.sniff(head)]
+        unsniffable = [f for f in candidates if f.sniff is None]
+        if len(unsniffable) == 1 and not certain:
+            return unsniffable[0]
+        names = ", ".join(f.name for f in candidates)
+        if certain:
+            other = certain[0]
+            raise UnknownFormatError(
+                f"a {names} file for the extension .{ext}", file=filename, offset=0,
+                got=f"the magic of {other.name} ({other.description}); pass format="
+                    f"{other.name!r} to read it as that")
+        raise UnknownFormatError(f"the signature of a {names} file", file=filename, offset=0,
+                                 got=repr(head[:16]))
+    certain = [f for f in _FORMATS.values() if f.magic_certain and f.sniff and f.sniff(head)]
+    if certain:
+        return certain[0]
+    raise UnknownFormatError("a file type retromesh knows (by extension or magic)",
+                             file=filename, offset=0,
+                             got=f"extension {ext!r} and leading bytes {head[:16]!r}")
+
+
+_STRAY = (ArithmeticError, IndexError, KeyError, ValueError, MemoryError, RecursionError,
+          UnicodeError, TypeError, AssertionError, LookupError, EOFError, OSError)
+
+
+def _struct_error() -> type[Exception]:
+    import struct
+    return struct.error
+
+
+def parse(fmt: Format, data: bytes | bytearray | memoryview, file: str | None = None,
+          source_path: Path | None = None) -> Any:
+    """Run ``fmt.read`` on ``data``; anything but a FormatError becomes one."""
+    if fmt.read is None:
+        raise UnsupportedError(f"{fmt.name} files cannot be read")
+    reader = Reader(data, file=file, endian=fmt.endian)
+    reader.source_path = source_path  # type: ignore[attr-defined]
+    try:
+        return fmt.read(reader)
+    except FormatError as exc:
+        raise exc.with_file(file)
+    except (_struct_error(), DocumentError, *_STRAY) as exc:
+        error = LimitError if isinstance(exc, (MemoryError, RecursionError)) else FormatError
+        raise error(f"a well-formed {fmt.name} file", file=file, offset=reader.pos,
+                    path=reader.path or None,
+                    got=f"{type(exc).__name__}: {exc}") from exc
+
+
+def convert_to_scene(fmt: Format, doc: Any, file: str | None = None, **options: Any):
+    """Run ``fmt.to_scene``; a document whose content cannot form a scene raises FormatError."""
+    if fmt.to_scene is None:
+        raise UnsupportedError(f"{fmt.name} files have no 3D content to convert")
+    accepted = inspect.signature(fmt.to_scene).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
+    for key in options:
+        if not takes_any and key not in accepted:
+            raise UnsupportedError(f"{fmt.name} conversion does not take the option {key!r}")
+    try:
+        scene = fmt.to_scene(doc, **options)
+        return scene.validate()
+    except FormatError as exc:
+        raise exc.with_file(file)
+    except (_struct_error(), DocumentError, *_STRAY) as exc:
+        if isinstance(exc, OSError) and not isinstance(exc, EOFError):
+            raise
+        raise FormatError(f"content that forms a valid {fmt.name} scene", file=file,
+                          path="to_scene", got=f"{type(exc).__name__}: {exc}") from exc

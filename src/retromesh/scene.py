@@ -1,0 +1,378 @@
+"""The format-neutral scene model, in glTF 2.0 conventions.
+
+Right-handed, +Y up, metres (when the source defines units), quaternions ``x, y, z, w``,
+counter-clockwise front faces, UV origin at the top-left of the image, animation times in
+seconds. Matrices are column-vector 4x4 numpy arrays (``p' = M @ p``).
+
+Formats convert *into* these conventions at their own edge; nothing here knows about any
+format. Every object has ``extras`` (a JSON-able dict) for provenance and for what a
+conversion could not express.
+
+Objects reference each other by index into the lists of :class:`Scene`, like glTF. Local
+invariants (array shapes and dtypes) are checked on construction; cross references are
+checked by :meth:`Scene.validate`, which ``load``/``save`` call.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import DocumentError
+
+__all__ = [
+    "Scene", "Node", "Mesh", "Primitive", "Material", "Texture", "TextureRef", "Skin",
+    "Animation", "Channel", "MorphTarget",
+]
+
+
+def _array(value, dtype, width: int | None, name: str, owner: str) -> np.ndarray | None:
+    if value is None:
+        return None
+    arr = np.ascontiguousarray(value, dtype=dtype)
+    if width is None:
+        if arr.ndim != 1:
+            raise DocumentError(f"{owner}.{name} must be 1-D, got shape {arr.shape}")
+    elif arr.ndim != 2 or arr.shape[1] != width:
+        raise DocumentError(f"{owner}.{name} must have shape (n, {width}), got {arr.shape}")
+    return arr
+
+
+@dataclass
+class Texture:
+    """An image used by materials: a relative ``uri`` and/or embedded ``image`` bytes."""
+    name: str = ""
+    uri: str | None = None
+    image: bytes | None = None
+    mime_type: str | None = None
+    wrap_s: int = 10497       # REPEAT; 33071 CLAMP_TO_EDGE, 33648 MIRRORED_REPEAT
+    wrap_t: int = 10497
+    mipmaps: bool = True
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TextureRef:
+    """A material's use of a texture; offset/scale/rotation map to KHR_texture_transform."""
+    texture: int
+    texcoord: int = 0
+    offset: tuple[float, float] = (0.0, 0.0)
+    scale: tuple[float, float] = (1.0, 1.0)
+    rotation: float = 0.0
+
+    @property
+    def has_transform(self) -> bool:
+        return (tuple(self.offset) != (0.0, 0.0) or tuple(self.scale) != (1.0, 1.0)
+                or self.rotation != 0.0)
+
+
+@dataclass
+class Material:
+    name: str = ""
+    base_color: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
+    base_color_texture: TextureRef | None = None
+    metallic: float = 0.0
+    roughness: float = 1.0
+    emissive: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    alpha_mode: str = "OPAQUE"        # OPAQUE, MASK, BLEND
+    alpha_cutoff: float = 0.5
+    double_sided: bool = False
+    unlit: bool = False
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.alpha_mode not in ("OPAQUE", "MASK", "BLEND"):
+            raise DocumentError(f"material {self.name!r}: alpha_mode {self.alpha_mode!r}")
+
+
+@dataclass
+class MorphTarget:
+    positions: np.ndarray | None = None     # displacements (n, 3)
+    normals: np.ndarray | None = None
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        self.positions = _array(self.positions, np.float32, 3, "positions", "MorphTarget")
+        self.normals = _array(self.normals, np.float32, 3, "normals", "MorphTarget")
+
+
+@dataclass
+class Primitive:
+    """Triangles sharing one material; vertex attributes as numpy arrays."""
+    positions: np.ndarray
+    indices: np.ndarray | None = None        # (3k,) uint32; None = non-indexed
+    normals: np.ndarray | None = None
+    tangents: np.ndarray | None = None       # (n, 4), w = handedness
+    uvs: list[np.ndarray] = field(default_factory=list)   # TEXCOORD_0, _1, ...
+    colors: np.ndarray | None = None         # (n, 4) float RGBA, linear 0..1
+    joints: np.ndarray | None = None         # (n, 4) indices into the skin's joints
+    weights: np.ndarray | None = None        # (n, 4), rows sum to 1
+    material: int | None = None
+    targets: list[MorphTarget] = field(default_factory=list)
+    mode: int = 4                            # 4 triangles, 1 lines, 0 points
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.positions = _array(self.positions, np.float32, 3, "positions", "Primitive")
+        n = len(self.positions)
+        self.normals = _array(self.normals, np.float32, 3, "normals", "Primitive")
+        self.tangents = _array(self.tangents, np.float32, 4, "tangents", "Primitive")
+        self.uvs = [_array(uv, np.float32, 2, f"uvs[{i}]", "Primitive") for i, uv in enumerate(self.uvs)]
+        self.colors = _array(self.colors, np.float32, 4, "colors", "Primitive")
+        self.joints = _array(self.joints, np.uint16, 4, "joints", "Primitive")
+        self.weights = _array(self.weights, np.float32, 4, "weights", "Primitive")
+        if self.indices is not None:
+            self.indices = _array(np.asarray(self.indices).reshape(-1), np.uint32, None,
+                                  "indices", "Primitive")
+            if self.mode == 4 and len(self.indices) % 3:
+                raise DocumentError("Primitive.indices length must be a multiple of 3")
+            if len(self.indices) and int(self.indices.max()) >= n:
+                raise DocumentError(f"Primitive.indices refer to vertex {int(self.indices.max())} "
+                                    f"of {n}")
+        for name in ("normals", "tangents", "colors", "joints", "weights"):
+            a = getattr(self, name)
+            if a is not None and len(a) != n:
+                raise DocumentError(f"Primitive.{name} has {len(a)} rows for {n} vertices")
+        for i, uv in enumerate(self.uvs):
+            if len(uv) != n:
+                raise DocumentError(f"Primitive.uvs[{i}] has {len(uv)} rows for {n} vertices")
+        if (self.joints is None) != (self.weights is None):
+            raise DocumentError("Primitive.joints and weights go together")
+        for t in self.targets:
+            for a in (t.positions, t.normals):
+                if a is not None and len(a) != n:
+                    raise DocumentError("Primitive morph target size differs from the vertices")
+
+    @property
+    def triangle_count(self) -> int:
+        if self.mode != 4:
+            return 0
+        return (len(self.indices) if self.indices is not None else len(self.positions)) // 3
+
+
+@dataclass
+class Mesh:
+    name: str = ""
+    primitives: list[Primitive] = field(default_factory=list)
+    weights: list[float] = field(default_factory=list)    # default morph weights
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Skin:
+    """``joints`` are node indices; ``inverse_bind_matrices`` is (len(joints), 4, 4)."""
+    joints: list[int]
+    inverse_bind_matrices: np.ndarray | None = None
+    skeleton: int | None = None
+    name: str = ""
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.inverse_bind_matrices is not None:
+            m = np.asarray(self.inverse_bind_matrices, dtype=np.float64)
+            if m.shape != (len(self.joints), 4, 4):
+                raise DocumentError(f"Skin.inverse_bind_matrices has shape {m.shape} for "
+                                    f"{len(self.joints)} joints")
+            self.inverse_bind_matrices = m
+
+
+@dataclass
+class Node:
+    name: str = ""
+    translation: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    rotation: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 0.0, 1.0]))
+    scale: np.ndarray = field(default_factory=lambda: np.ones(3))
+    children: list[int] = field(default_factory=list)
+    mesh: int | None = None
+    skin: int | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.translation = np.asarray(self.translation, dtype=np.float64).reshape(3)
+        self.rotation = np.asarray(self.rotation, dtype=np.float64).reshape(4)
+        self.scale = np.asarray(self.scale, dtype=np.float64).reshape(3)
+
+    @property
+    def matrix(self) -> np.ndarray:
+        from .transforms import compose_trs
+        return compose_trs(self.translation, self.rotation, self.scale)
+
+
+_WIDTH = {"translation": 3, "rotation": 4, "scale": 3}
+
+
+@dataclass
+class Channel:
+    """Keys of one node property. ``values`` is (k, width); for CUBICSPLINE (3k, width);
+    for ``weights`` (k, n_targets)."""
+    node: int
+    path: str
+    times: np.ndarray
+    values: np.ndarray
+    interpolation: str = "LINEAR"
+
+    def __post_init__(self) -> None:
+        if self.path not in ("translation", "rotation", "scale", "weights"):
+            raise DocumentError(f"Channel.path {self.path!r}")
+        if self.interpolation not in ("LINEAR", "STEP", "CUBICSPLINE"):
+            raise DocumentError(f"Channel.interpolation {self.interpolation!r}")
+        self.times = np.ascontiguousarray(self.times, dtype=np.float32).reshape(-1)
+        v = np.ascontiguousarray(self.values, dtype=np.float32)
+        if v.ndim == 1:
+            v = v.reshape(-1, _WIDTH.get(self.path, 1))
+        self.values = v
+        k = len(self.times) * (3 if self.interpolation == "CUBICSPLINE" else 1)
+        if len(self.times) == 0:
+            raise DocumentError("Channel has no keys")
+        if len(v) != k:
+            raise DocumentError(f"Channel ({self.path}) has {len(v)} values for {len(self.times)} keys")
+        if self.path in _WIDTH and v.shape[1] != _WIDTH[self.path]:
+            raise DocumentError(f"Channel ({self.path}) values must be {_WIDTH[self.path]} wide")
+        if np.any(np.diff(self.times) <= 0):
+            raise DocumentError("Channel times must increase strictly")
+        if not np.all(np.isfinite(self.times)) or not np.all(np.isfinite(v)):
+            raise DocumentError("Channel times and values must be finite")
+
+
+@dataclass
+class Animation:
+    name: str = ""
+    channels: list[Channel] = field(default_factory=list)
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def duration(self) -> float:
+        return max((float(c.times[-1]) for c in self.channels), default=0.0)
+
+
+@dataclass
+class Scene:
+    name: str = ""
+    nodes: list[Node] = field(default_factory=list)
+    meshes: list[Mesh] = field(default_factory=list)
+    materials: list[Material] = field(default_factory=list)
+    textures: list[Texture] = field(default_factory=list)
+    skins: list[Skin] = field(default_factory=list)
+    animations: list[Animation] = field(default_factory=list)
+    roots: list[int] = field(default_factory=list)
+    #: further scenes (name, root node indices) for content kept out of the default scene
+    extra_scenes: list[tuple[str, list[int]]] = field(default_factory=list)
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    # -- building ---------------------------------------------------------------------
+    def add_node(self, node: Node, parent: int | None = None) -> int:
+        self.nodes.append(node)
+        i = len(self.nodes) - 1
+        if parent is None:
+            self.roots.append(i)
+        else:
+            self.nodes[parent].children.append(i)
+        return i
+
+    def add_mesh(self, mesh: Mesh) -> int:
+        self.meshes.append(mesh)
+        return len(self.meshes) - 1
+
+    def add_material(self, material: Material) -> int:
+        self.materials.append(material)
+        return len(self.materials) - 1
+
+    def add_texture(self, texture: Texture) -> int:
+        self.textures.append(texture)
+        return len(self.textures) - 1
+
+    def add_skin(self, skin: Skin) -> int:
+        self.skins.append(skin)
+        return len(self.skins) - 1
+
+    # -- queries ----------------------------------------------------------------------
+    def parents(self) -> list[int]:
+        """Parent index of every node (-1 for roots and unattached nodes)."""
+        parent = [-1] * len(self.nodes)
+        for i, n in enumerate(self.nodes):
+            for c in n.children:
+                parent[c] = i
+        return parent
+
+    def world_matrices(self) -> np.ndarray:
+        from .transforms import world_matrices
+        if not self.nodes:
+            return np.zeros((0, 4, 4))
+        local = np.stack([n.matrix for n in self.nodes])
+        return world_matrices(local, self.parents())
+
+    def counts(self) -> dict[str, int]:
+        prims = [p for m in self.meshes for p in m.primitives]
+        return {
+            "nodes": len(self.nodes),
+            "meshes": len(self.meshes),
+            "primitives": len(prims),
+            "vertices": sum(len(p.positions) for p in prims),
+            "triangles": sum(p.triangle_count for p in prims),
+            "materials": len(self.materials),
+            "textures": len(self.textures),
+            "skins": len(self.skins),
+            "joints": sum(len(s.joints) for s in self.skins),
+            "animations": len(self.animations),
+            "channels": sum(len(a.channels) for a in self.animations),
+        }
+
+    def validate(self) -> "Scene":
+        """Check every cross reference; raises DocumentError. Returns self."""
+        n = len(self.nodes)
+        seen_child: set[int] = set()
+        for i, node in enumerate(self.nodes):
+            for c in node.children:
+                if not 0 <= c < n or c == i:
+                    raise DocumentError(f"node {i} ({node.name!r}) has child {c} out of range")
+                if c in seen_child:
+                    raise DocumentError(f"node {c} has two parents")
+                seen_child.add(c)
+            if node.mesh is not None and not 0 <= node.mesh < len(self.meshes):
+                raise DocumentError(f"node {i} refers to mesh {node.mesh}")
+            if node.skin is not None:
+                if not 0 <= node.skin < len(self.skins):
+                    raise DocumentError(f"node {i} refers to skin {node.skin}")
+                if node.mesh is None:
+                    raise DocumentError(f"node {i} has a skin but no mesh")
+        for r in self.roots + [r for _, rs in self.extra_scenes for r in rs]:
+            if not 0 <= r < n or r in seen_child:
+                raise DocumentError(f"scene root {r} is out of range or has a parent")
+        # cycles: every node reachable from a root at most once
+        parent = self.parents()
+        for i in range(n):
+            j, steps = i, 0
+            while j >= 0:
+                j = parent[j]
+                steps += 1
+                if steps > n:
+                    raise DocumentError(f"node {i} is in a cycle")
+        for mi, mesh in enumerate(self.meshes):
+            for pi, p in enumerate(mesh.primitives):
+                if p.material is not None and not 0 <= p.material < len(self.materials):
+                    raise DocumentError(f"mesh {mi} primitive {pi} refers to material {p.material}")
+        for mat in self.materials:
+            ref = mat.base_color_texture
+            if ref is not None and not 0 <= ref.texture < len(self.textures):
+                raise DocumentError(f"material {mat.name!r} refers to texture {ref.texture}")
+        for si, skin in enumerate(self.skins):
+            if not skin.joints:
+                raise DocumentError(f"skin {si} has no joints")
+            for j in skin.joints:
+                if not 0 <= j < n:
+                    raise DocumentError(f"skin {si} refers to joint node {j}")
+            if len(set(skin.joints)) != len(skin.joints):
+                raise DocumentError(f"skin {si} lists a joint twice")
+        for i, node in enumerate(self.nodes):
+            if node.skin is not None:
+                nj = len(self.skins[node.skin].joints)
+                for p in self.meshes[node.mesh].primitives:
+                    if p.joints is not None and len(p.joints) and int(p.joints.max()) >= nj:
+                        raise DocumentError(f"mesh of node {i} uses joint {int(p.joints.max())} "
+                                            f"of {nj}")
+        for ai, anim in enumerate(self.animations):
+            for c in anim.channels:
+                if not 0 <= c.node < n:
+                    raise DocumentError(f"animation {ai} targets node {c.node}")
+        return self
