@@ -104,7 +104,10 @@ def save(scene: Scene, target: str | os.PathLike, format: str | None = None,
     """
     target = Path(target)
     fmt = registry.get(format) if format else registry.get(target.suffix or "?")
-    result = from_scene(scene, fmt.name, **options)
+    return _write_result(from_scene(scene, fmt.name, **options), target)
+
+
+def _write_result(result: Any, target: Path) -> list[Path]:
     docs = result if isinstance(result, dict) else {"": result}
     files: dict[Path, bytes] = {}
     for suffix, doc in docs.items():
@@ -114,6 +117,24 @@ def save(scene: Scene, target: str | os.PathLike, format: str | None = None,
 
 
 def convert(source: Source, target: str | os.PathLike, format: str | None = None,
-            target_format: str | None = None, **options: Any) -> list[Path]:
-    """``load`` then ``save``; ``options`` go to the reading side."""
-    return save(load(source, format, **options), target, target_format)
+            target_format: str | None = None, save_options: dict[str, Any] | None = None,
+            **options: Any) -> list[Path]:
+    """Convert a file to ``target``'s format; returns the paths written.
+
+    A direct native-to-native converter is used when one is registered (VXL <-> VOX);
+    otherwise the file goes through a :class:`Scene`. ``options`` go to the reading side
+    (``to_scene``), ``save_options`` to the writing side (``from_scene``).
+    """
+    target = Path(target)
+    save_options = dict(save_options or {})
+    doc, fmt, name, path = _read(source, format)
+    tfmt = registry.get(target_format) if target_format else registry.get(target.suffix or "?")
+    direct = registry.converter(fmt.name, tfmt.name)
+    if direct is not None:
+        if path is not None:
+            options.setdefault("source", path)
+        return _write_result(direct(doc, **options, **save_options), target)
+    if path is not None and fmt.to_scene is not None:
+        options.setdefault("source", path)
+    scene = registry.convert_to_scene(fmt, doc, name, **options)
+    return save(scene, target, tfmt.name, **save_options)

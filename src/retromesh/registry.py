@@ -20,7 +20,7 @@ from typing import Any, Callable
 from .binio import Reader
 from .errors import DocumentError, FormatError, LimitError, UnknownFormatError, UnsupportedError
 
-__all__ = ["Format", "register", "formats", "get", "detect", "parse", "format_of",
+__all__ = ["Format", "register", "register_converter", "converter", "formats", "get", "detect", "parse", "format_of",
            "convert_to_scene", "SNIFF_BYTES"]
 
 #: how many leading bytes sniff functions see
@@ -67,6 +67,10 @@ class Format:
     scene_options: tuple[str, ...] = field(default=())
     #: file types read beside this one (for the ``formats`` table)
     companions: tuple[str, ...] = ()
+    #: ``info(doc) -> {name: number}``: native counts for ``retromesh info``
+    info: Callable[[Any], dict[str, Any]] | None = None
+    #: ``check(doc) -> [problem, ...]``: structural checks beyond parsing (``retromesh check``)
+    check: Callable[[Any], list[str]] | None = None
 
     def supports(self) -> dict[str, bool]:
         return {
@@ -78,7 +82,19 @@ class Format:
 
 
 _FORMATS: dict[str, Format] = {}
+_CONVERTERS: dict[tuple[str, str], Callable[..., Any]] = {}
 _loaded = False
+
+
+def register_converter(source: str, target: str, fn: Callable[..., Any]) -> None:
+    """A direct native-to-native conversion (``fn(doc, **options) -> doc``) that ``convert``
+    prefers over going through a Scene (e.g. VXL <-> MagicaVoxel VOX keeps the voxels)."""
+    _CONVERTERS[(source, target)] = fn
+
+
+def converter(source: str, target: str) -> Callable[..., Any] | None:
+    _ensure_loaded()
+    return _CONVERTERS.get((source, target))
 
 
 def register(fmt: Format) -> Format:
