@@ -1,0 +1,65 @@
+"""glTF 2.0: the Scene <-> glTF bridge, registered as the ``glb`` and ``gltf`` formats.
+
+``retromesh.save(scene, "x.glb")`` writes a binary GLB; ``"x.gltf"`` writes JSON plus an
+``x.bin`` beside it. Options of the writing side: ``embed_images=True`` puts the PNG/JPEG files
+found next to the source into the GLB instead of referring to them by relative URI;
+``image_dir=`` says where to look for them; ``embed_buffer=True`` (``.gltf`` only) puts the
+buffer into the JSON as a data URI.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..registry import Format, register
+from ..scene import Scene
+from .reader import gltf_to_scene, read_glb, read_gltf_json
+from .writer import GltfDocument, compute_normals, glb_bytes, gltf_files, scene_to_gltf
+
+__all__ = ["GltfDocument", "scene_to_gltf", "gltf_to_scene", "glb_bytes", "gltf_files",
+           "compute_normals"]
+
+
+def _outputs(doc: GltfDocument, path: Path) -> dict[Path, bytes]:
+    if path.suffix.lower() == ".gltf":
+        return gltf_files(doc, path, embed_buffer=getattr(doc, "embed_buffer", False))
+    return {path: glb_bytes(doc)}
+
+
+def _write(doc: GltfDocument) -> bytes:
+    if doc.binary:
+        return glb_bytes(doc)
+    files = gltf_files(doc, Path("memory.gltf"), embed_buffer=True)
+    return files[Path("memory.gltf")]
+
+
+def _to_scene(doc: GltfDocument, *, source: Path | None = None) -> Scene:
+    return gltf_to_scene(doc, source=source)
+
+
+def _from_scene(scene: Scene, *, embed_images: bool = False, image_dir: Path | str | None = None,
+                embed_buffer: bool = False, binary: bool = True) -> GltfDocument:
+    doc = scene_to_gltf(scene, embed_images=embed_images,
+                        image_dir=Path(image_dir) if image_dir else None)
+    doc.binary = binary
+    doc.embed_buffer = embed_buffer  # type: ignore[attr-defined]
+    return doc
+
+
+def _info(doc: GltfDocument) -> dict[str, Any]:
+    d = doc.gltf
+    return {k: len(getattr(d, k) or []) for k in
+            ("nodes", "meshes", "materials", "textures", "images", "skins", "animations",
+             "accessors", "bufferViews")}
+
+
+register(Format(
+    name="glb", family="glTF 2.0", description="binary glTF 2.0 (GLB)", extensions=("glb",),
+    doc_types=(GltfDocument,), sniff=lambda h: h[:4] == b"glTF", magic_certain=True,
+    read=read_glb, write=_write, outputs=_outputs, to_scene=_to_scene, from_scene=_from_scene,
+    scene_options=("source",), info=_info))
+register(Format(
+    name="gltf", family="glTF 2.0", description="glTF 2.0 JSON (+ .bin)", extensions=("gltf",),
+    doc_types=(GltfDocument,), sniff=lambda h: h.lstrip()[:1] == b"{", magic_certain=False,
+    read=read_gltf_json, write=_write, outputs=_outputs, to_scene=_to_scene,
+    from_scene=_from_scene, scene_options=("source",), info=_info))

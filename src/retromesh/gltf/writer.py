@@ -1,0 +1,451 @@
+"""Scene -> glTF 2.0 (GLB, or .gltf + .bin).
+
+The JSON model is pygltflib's; the binary buffer is assembled here with numpy (one bufferView
+per accessor, 4-byte aligned, targets set for vertex and index data). The GLB container (12-byte
+header, JSON chunk padded with spaces, BIN chunk padded with zeros) is written directly.
+
+What the writer does so that every output passes the Khronos validator:
+- normals are computed (area-weighted) when a primitive has none, and re-normalised;
+  tangents get unit xyz and w = +-1; colours are clamped to 0..1;
+- weights are renormalised to sum 1 and unused joint slots are set to joint 0;
+- a skinned mesh is put on a root node of its own without a transform (glTF ignores the
+  transform of a skinned mesh's node; the validator warns about it);
+- rotation keys are normalised; animation times are shifted so that every animation starts at 0;
+- empty meshes and primitives are left out.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import math
+import struct
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pygltflib as g
+
+from ..errors import LossWarning
+from ..scene import Primitive, Scene
+
+__all__ = ["GltfDocument", "scene_to_gltf", "glb_bytes", "gltf_files", "compute_normals"]
+
+ARRAY_BUFFER = 34962
+ELEMENT_ARRAY_BUFFER = 34963
+FLOAT, UBYTE, USHORT, UINT = 5126, 5121, 5123, 5125
+_TYPES = {1: "SCALAR", 2: "VEC2", 3: "VEC3", 4: "VEC4", 16: "MAT4"}
+_COMPONENT = {np.dtype(np.float32): FLOAT, np.dtype(np.uint8): UBYTE,
+              np.dtype(np.uint16): USHORT, np.dtype(np.uint32): UINT}
+
+
+@dataclass
+class GltfDocument:
+    """A glTF asset: the JSON model and its binary buffer (buffer 0)."""
+    gltf: g.GLTF2
+    blob: bytes = b""
+    #: external files the JSON refers to that were loaded alongside (uri -> bytes)
+    resources: dict[str, bytes] = field(default_factory=dict)
+    binary: bool = True
+
+
+def jsonable(value: Any) -> Any:
+    """Extras as plain JSON: numpy to lists/numbers, bytes to text (latin-1 if not UTF-8)."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return jsonable(value.item())
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return value.decode("latin-1")
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, Path):
+        return str(value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def compute_normals(positions: np.ndarray, indices: np.ndarray | None) -> np.ndarray:
+    """Area-weighted vertex normals (sum of un-normalised face normals, then normalised)."""
+    pos = np.asarray(positions, dtype=np.float64)
+    tri = (np.arange(len(pos)) if indices is None else np.asarray(indices)).reshape(-1, 3)
+    acc = np.zeros_like(pos)
+    if len(tri):
+        fn = np.cross(pos[tri[:, 1]] - pos[tri[:, 0]], pos[tri[:, 2]] - pos[tri[:, 0]])
+        for k in range(3):
+            np.add.at(acc, tri[:, k], fn)
+    return _unit(acc, fallback=(0.0, 1.0, 0.0))
+
+
+def _unit(v: np.ndarray, fallback=(0.0, 1.0, 0.0)) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float64)
+    n = np.linalg.norm(v, axis=1, keepdims=True)
+    ok = (n[:, 0] > 1e-12) & np.all(np.isfinite(v), axis=1)
+    out = np.empty_like(v)
+    out[ok] = v[ok] / n[ok]
+    out[~ok] = fallback
+    return out.astype(np.float32)
+
+
+class _Buffer:
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.views: list[g.BufferView] = []
+        self.accessors: list[g.Accessor] = []
+
+    def view(self, data: bytes, target: int | None = None) -> int:
+        pad = (-self.size) % 4
+        if pad:
+            self.parts.append(b"\0" * pad)
+            self.size += pad
+        self.views.append(g.BufferView(buffer=0, byteOffset=self.size, byteLength=len(data),
+                                       target=target))
+        self.parts.append(data)
+        self.size += len(data)
+        return len(self.views) - 1
+
+    def accessor(self, arr: np.ndarray, *, target: int | None = None, minmax: bool = False,
+                 normalized: bool = False, type_: str | None = None) -> int:
+        arr = np.ascontiguousarray(arr)
+        width = 1 if arr.ndim == 1 else int(np.prod(arr.shape[1:]))
+        flat = arr.reshape(len(arr), width)
+        acc = g.Accessor(bufferView=self.view(arr.tobytes(), target), byteOffset=None,
+                         componentType=_COMPONENT[arr.dtype], count=len(arr),
+                         type=type_ or _TYPES[width], normalized=True if normalized else None)
+        if minmax and len(arr):
+            if arr.dtype == np.float32:
+                acc.min = [float(x) for x in flat.min(axis=0)]
+                acc.max = [float(x) for x in flat.max(axis=0)]
+            else:
+                acc.min = [int(x) for x in flat.min(axis=0)]
+                acc.max = [int(x) for x in flat.max(axis=0)]
+        self.accessors.append(acc)
+        return len(self.accessors) - 1
+
+    def blob(self) -> bytes:
+        out = b"".join(self.parts)
+        return out + b"\0" * ((-len(out)) % 4)
+
+
+def _sanitize_weights(joints: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    w = np.clip(np.nan_to_num(weights.astype(np.float64)), 0.0, None)
+    j = joints.astype(np.uint16).copy()
+    s = w.sum(axis=1)
+    empty = s <= 1e-12
+    if np.any(empty):
+        warnings.warn(f"{int(empty.sum())} vertices had no weight; bound to joint 0",
+                      LossWarning, stacklevel=3)
+        w[empty] = (1.0, 0.0, 0.0, 0.0)
+        j[empty] = 0
+        s = w.sum(axis=1)
+    w = (w / s[:, None]).astype(np.float32)
+    # make the float32 sum exact enough: put the rounding error on the largest weight
+    err = 1.0 - w.astype(np.float64).sum(axis=1)
+    big = np.argmax(w, axis=1)
+    w[np.arange(len(w)), big] += err.astype(np.float32)
+    j[w == 0] = 0
+    # a joint listed twice with weight: merge (validator rejects duplicates)
+    return j, w
+
+
+def _merge_duplicate_joints(j: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    for a in range(4):
+        for b in range(a + 1, 4):
+            dup = (j[:, a] == j[:, b]) & (w[:, b] > 0) & (w[:, a] > 0)
+            if np.any(dup):
+                w[dup, a] += w[dup, b]
+                w[dup, b] = 0
+                j[dup, b] = 0
+    return j, w
+
+
+def _tangents(t: np.ndarray) -> np.ndarray:
+    xyz = _unit(t[:, :3], fallback=(1.0, 0.0, 0.0))
+    wsign = np.where(t[:, 3] < 0, -1.0, 1.0).astype(np.float32)
+    return np.concatenate([xyz, wsign[:, None]], axis=1)
+
+
+def _primitive(buf: _Buffer, p: Primitive, material_map: dict[int, int]) -> g.Primitive | None:
+    if len(p.positions) == 0 or (p.indices is not None and len(p.indices) == 0):
+        return None
+    attrs: dict[str, int] = {}
+    pos = p.positions
+    if not np.all(np.isfinite(pos)):
+        warnings.warn("non-finite vertex positions replaced by 0", LossWarning, stacklevel=3)
+        pos = np.nan_to_num(pos, nan=0.0, posinf=0.0, neginf=0.0).astype(np.float32)
+    attrs["POSITION"] = buf.accessor(pos, target=ARRAY_BUFFER, minmax=True)
+    if p.mode == 4:
+        if p.normals is not None:
+            normals = _unit(p.normals)
+            bad = np.linalg.norm(p.normals, axis=1) < 1e-12
+            if np.any(bad):
+                normals[bad] = compute_normals(pos, p.indices)[bad]
+        else:
+            normals = compute_normals(pos, p.indices)
+        attrs["NORMAL"] = buf.accessor(normals, target=ARRAY_BUFFER)
+        if p.tangents is not None:
+            attrs["TANGENT"] = buf.accessor(_tangents(p.tangents), target=ARRAY_BUFFER)
+    elif p.normals is not None:
+        attrs["NORMAL"] = buf.accessor(_unit(p.normals), target=ARRAY_BUFFER)
+    for i, uv in enumerate(p.uvs):
+        attrs[f"TEXCOORD_{i}"] = buf.accessor(np.nan_to_num(uv).astype(np.float32),
+                                              target=ARRAY_BUFFER)
+    if p.colors is not None:
+        attrs["COLOR_0"] = buf.accessor(np.clip(np.nan_to_num(p.colors), 0, 1).astype(np.float32),
+                                        target=ARRAY_BUFFER)
+    if p.joints is not None:
+        j, w = _sanitize_weights(p.joints, p.weights)
+        j, w = _merge_duplicate_joints(j, w)
+        jt = j.astype(np.uint8) if int(j.max(initial=0)) < 256 else j
+        attrs["JOINTS_0"] = buf.accessor(jt, target=ARRAY_BUFFER)
+        attrs["WEIGHTS_0"] = buf.accessor(w, target=ARRAY_BUFFER)
+    prim = g.Primitive(attributes=g.Attributes(**attrs), mode=p.mode if p.mode != 4 else None)
+    if p.indices is not None:
+        idx = p.indices
+        idx = idx.astype(np.uint16) if len(pos) <= 65535 else idx.astype(np.uint32)
+        prim.indices = buf.accessor(idx, target=ELEMENT_ARRAY_BUFFER)
+    if p.material is not None:
+        prim.material = material_map.get(p.material)
+    targets = []
+    for t in p.targets:
+        td = {}
+        if t.positions is not None:
+            td["POSITION"] = buf.accessor(t.positions, target=ARRAY_BUFFER, minmax=True)
+        if t.normals is not None:
+            td["NORMAL"] = buf.accessor(t.normals, target=ARRAY_BUFFER)
+        targets.append(td)
+    if targets:
+        prim.targets = targets
+    if p.extras:
+        prim.extras = jsonable(p.extras)
+    return prim
+
+
+def _find_image(uri: str, image_dir: Path | None) -> tuple[bytes, str] | None:
+    if image_dir is None:
+        return None
+    name = uri.replace("\\", "/")
+    candidates = [image_dir / name, image_dir / Path(name).name]
+    try:
+        listing = {p.name.lower(): p for p in image_dir.iterdir()}
+    except OSError:
+        listing = {}
+    stem = Path(name).stem.lower()
+    for ext in (".png", ".jpg", ".jpeg"):
+        if stem + ext in listing:
+            candidates.append(listing[stem + ext])
+    if Path(name).name.lower() in listing:
+        candidates.append(listing[Path(name).name.lower()])
+    for c in candidates:
+        if c.is_file():
+            data = c.read_bytes()
+            if data[:8] == b"\x89PNG\r\n\x1a\n":
+                return data, "image/png"
+            if data[:3] == b"\xff\xd8\xff":
+                return data, "image/jpeg"
+    return None
+
+
+def scene_to_gltf(scene: Scene, *, embed_images: bool = False, image_dir: Path | None = None,
+                  generator: str = "retromesh") -> GltfDocument:
+    scene.validate()
+    buf = _Buffer()
+    doc = g.GLTF2(asset=g.Asset(version="2.0", generator=generator))
+    used_ext: set[str] = set()
+    if image_dir is None and scene.extras.get("source_dir"):
+        image_dir = Path(scene.extras["source_dir"])
+
+    # textures, images, samplers
+    for t in scene.textures:
+        image = g.Image(name=t.name or None)
+        data = t.image
+        mime = t.mime_type
+        if data is None and embed_images and t.uri:
+            found = _find_image(t.uri, image_dir)
+            if found:
+                data, mime = found
+            else:
+                warnings.warn(f"image {t.uri!r} not found next to the source; kept as a URI",
+                              LossWarning, stacklevel=2)
+        if data is not None and mime in ("image/png", "image/jpeg"):
+            image.bufferView = buf.view(data)
+            image.mimeType = mime
+        else:
+            image.uri = (t.uri or t.name or "texture.png").replace("\\", "/").replace(" ", "%20")
+        doc.images.append(image)
+        doc.samplers.append(g.Sampler(magFilter=9729, minFilter=9987 if t.mipmaps else 9729,
+                                      wrapS=t.wrap_s, wrapT=t.wrap_t))
+        doc.textures.append(g.Texture(source=len(doc.images) - 1, sampler=len(doc.samplers) - 1,
+                                      name=t.name or None,
+                                      extras=jsonable(t.extras) if t.extras else None))
+
+    for m in scene.materials:
+        pbr = g.PbrMetallicRoughness(baseColorFactor=[float(np.clip(c, 0, 1)) for c in m.base_color],
+                                     metallicFactor=float(m.metallic),
+                                     roughnessFactor=float(m.roughness))
+        if m.base_color_texture is not None:
+            ref = m.base_color_texture
+            info = g.TextureInfo(index=ref.texture, texCoord=ref.texcoord or None)
+            if ref.has_transform:
+                info.extensions = {"KHR_texture_transform": {
+                    "offset": [float(x) for x in ref.offset], "scale": [float(x) for x in ref.scale],
+                    "rotation": float(ref.rotation)}}
+                used_ext.add("KHR_texture_transform")
+            pbr.baseColorTexture = info
+        mat = g.Material(name=m.name or None, pbrMetallicRoughness=pbr,
+                         emissiveFactor=[float(np.clip(c, 0, 1)) for c in m.emissive],
+                         alphaMode=m.alpha_mode,
+                         alphaCutoff=float(m.alpha_cutoff) if m.alpha_mode == "MASK" else None,
+                         doubleSided=bool(m.double_sided),
+                         extras=jsonable(m.extras) if m.extras else None)
+        if m.unlit:
+            mat.extensions = {"KHR_materials_unlit": {}}
+            used_ext.add("KHR_materials_unlit")
+        doc.materials.append(mat)
+
+    material_map = {i: i for i in range(len(scene.materials))}
+    mesh_map: dict[int, int] = {}
+    for mi, mesh in enumerate(scene.meshes):
+        prims = [p for p in (_primitive(buf, p, material_map) for p in mesh.primitives) if p]
+        if not prims:
+            continue
+        gm = g.Mesh(name=mesh.name or None, primitives=prims,
+                    extras=jsonable(mesh.extras) if mesh.extras else None)
+        n_targets = {len(p.targets) for p in mesh.primitives}
+        if mesh.weights and n_targets == {len(mesh.weights)}:
+            gm.weights = [float(w) for w in mesh.weights]
+        mesh_map[mi] = len(doc.meshes)
+        doc.meshes.append(gm)
+
+    skin_map: dict[int, int] = {}
+    for si, skin in enumerate(scene.skins):
+        gs = g.Skin(name=skin.name or None, joints=list(skin.joints), skeleton=skin.skeleton,
+                    extras=jsonable(skin.extras) if skin.extras else None)
+        if skin.inverse_bind_matrices is not None:
+            ibm = np.array(skin.inverse_bind_matrices, dtype=np.float64)
+            ibm[:, 3, :] = (0.0, 0.0, 0.0, 1.0)
+            col_major = np.ascontiguousarray(ibm.transpose(0, 2, 1), dtype=np.float32).reshape(-1, 16)
+            gs.inverseBindMatrices = buf.accessor(col_major, type_="MAT4")
+        skin_map[si] = len(doc.skins)
+        doc.skins.append(gs)
+
+    parents = scene.parents()
+    skinned_roots: list[int] = []
+    moved: list[tuple[int, int, str]] = []
+    for i, n in enumerate(scene.nodes):
+        node = g.Node(name=n.name or None, children=list(n.children) or None,
+                      extras=jsonable(n.extras) if n.extras else None)
+        if not np.allclose(n.translation, 0):
+            node.translation = [float(x) for x in n.translation]
+        if not np.allclose(n.rotation, (0, 0, 0, 1)):
+            q = n.rotation / (np.linalg.norm(n.rotation) or 1.0)
+            node.rotation = [float(x) for x in q]
+        if not np.allclose(n.scale, 1):
+            node.scale = [float(x) for x in n.scale]
+        mesh = mesh_map.get(n.mesh) if n.mesh is not None else None
+        skin = skin_map.get(n.skin) if n.skin is not None else None
+        if mesh is not None and skin is not None and (
+                parents[i] >= 0 or node.translation or node.rotation or node.scale):
+            moved.append((mesh, skin, n.name))
+            mesh = skin = None
+        node.mesh, node.skin = mesh, skin
+        doc.nodes.append(node)
+    for mesh, skin, name in moved:
+        doc.nodes.append(g.Node(name=f"{name}_skinned" if name else None, mesh=mesh, skin=skin))
+        skinned_roots.append(len(doc.nodes) - 1)
+
+    doc.scenes.append(g.Scene(name=scene.name or None, nodes=list(scene.roots) + skinned_roots))
+    for name, roots in scene.extra_scenes:
+        doc.scenes.append(g.Scene(name=name or None, nodes=list(roots)))
+    doc.scene = 0
+
+    for a in scene.animations:
+        if not a.channels:
+            continue
+        start = min(float(c.times[0]) for c in a.channels)
+        shift = -start if start < 0 else 0.0
+        ga = g.Animation(name=a.name or None, extras=jsonable(a.extras) if a.extras else None)
+        seen: set[tuple[int, str]] = set()
+        input_cache: dict[bytes, int] = {}
+        for c in a.channels:
+            key = (c.node, c.path)
+            if key in seen:
+                warnings.warn(f"animation {a.name!r}: second {c.path} channel on node {c.node} "
+                              "dropped", LossWarning, stacklevel=2)
+                continue
+            seen.add(key)
+            times = (c.times.astype(np.float64) + shift).astype(np.float32)
+            tkey = times.tobytes()
+            if tkey not in input_cache:
+                input_cache[tkey] = buf.accessor(times, minmax=True)
+            values = c.values
+            if c.path == "rotation":
+                values = _unit(values, fallback=(0.0, 0.0, 0.0, 1.0))
+            out = buf.accessor(np.ascontiguousarray(values, dtype=np.float32).reshape(
+                len(values), -1) if c.path != "weights" else values.reshape(-1).astype(np.float32))
+            ga.samplers.append(g.AnimationSampler(input=input_cache[tkey], output=out,
+                                                  interpolation=c.interpolation))
+            ga.channels.append(g.AnimationChannel(
+                sampler=len(ga.samplers) - 1,
+                target=g.AnimationChannelTarget(node=c.node, path=c.path)))
+        doc.animations.append(ga)
+
+    if scene.extras:
+        doc.extras = jsonable(scene.extras)
+    doc.extensionsUsed = sorted(used_ext) or []
+    doc.accessors = buf.accessors
+    doc.bufferViews = buf.views
+    blob = buf.blob()
+    if blob:
+        doc.buffers = [g.Buffer(byteLength=len(blob))]
+    return GltfDocument(doc, blob)
+
+
+def _json_bytes(doc: g.GLTF2) -> bytes:
+    text = doc.gltf_to_json(separators=(",", ":"), indent=None)
+    return text.encode("utf-8")
+
+
+def glb_bytes(gdoc: GltfDocument) -> bytes:
+    doc = gdoc.gltf
+    if doc.buffers:
+        doc.buffers[0].uri = None
+        doc.buffers[0].byteLength = len(gdoc.blob)
+    js = _json_bytes(doc)
+    js += b" " * ((-len(js)) % 4)
+    blob = gdoc.blob + b"\0" * ((-len(gdoc.blob)) % 4)
+    chunks = struct.pack("<II", len(js), 0x4E4F534A) + js
+    if doc.buffers:
+        chunks += struct.pack("<II", len(blob), 0x004E4942) + blob
+    return struct.pack("<4sII", b"glTF", 2, 12 + len(chunks)) + chunks
+
+
+def gltf_files(gdoc: GltfDocument, path: Path, *, embed_buffer: bool = False) -> dict[Path, bytes]:
+    """``.gltf`` JSON plus its ``.bin`` beside it (or a data URI when ``embed_buffer``)."""
+    doc = gdoc.gltf
+    files: dict[Path, bytes] = {}
+    bin_path = path.with_suffix(".bin")
+    if doc.buffers:
+        if embed_buffer:
+            doc.buffers[0].uri = ("data:application/octet-stream;base64,"
+                                  + base64.b64encode(gdoc.blob).decode("ascii"))
+        else:
+            doc.buffers[0].uri = bin_path.name.replace(" ", "%20")
+        doc.buffers[0].byteLength = len(gdoc.blob)
+    files[path] = json.dumps(json.loads(_json_bytes(doc)), indent=1).encode("utf-8")
+    if doc.buffers and not embed_buffer:
+        files[bin_path] = gdoc.blob
+    for uri, data in gdoc.resources.items():
+        if uri != bin_path.name:
+            files[path.parent / uri] = data
+    return files
