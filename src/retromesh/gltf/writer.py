@@ -281,7 +281,11 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = False, image_dir: Path |
             image.bufferView = buf.view(data)
             image.mimeType = mime
         else:
-            image.uri = (t.uri or t.name or "texture.png").replace("\\", "/").replace(" ", "%20")
+            uri = (t.uri or t.name or "texture.png").replace("\\", "/")
+            if uri.startswith("/") or (len(uri) > 1 and uri[1] == ":") or "://" in uri:
+                image.extras = {"original_uri": uri}      # absolute paths of the author's disk
+                uri = uri.rsplit("/", 1)[-1] or "texture.png"
+            image.uri = uri.replace("%", "%25").replace(" ", "%20")
         doc.images.append(image)
         doc.samplers.append(g.Sampler(magFilter=9729, minFilter=9987 if t.mipmaps else 9729,
                                       wrapS=t.wrap_s, wrapT=t.wrap_t))
