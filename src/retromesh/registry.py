@@ -69,7 +69,8 @@ class Format:
     companions: tuple[str, ...] = ()
     #: ``info(doc) -> {name: number}``: native counts for ``retromesh info``
     info: Callable[[Any], dict[str, Any]] | None = None
-    #: ``check(doc) -> [problem, ...]``: structural checks beyond parsing (``retromesh check``)
+    #: ``check(doc) -> [problem, ...]``: structural checks beyond parsing (``retromesh check``);
+    #: a problem that starts with ``warning:`` is reported without failing the check
     check: Callable[[Any], list[str]] | None = None
 
     def supports(self) -> dict[str, bool]:

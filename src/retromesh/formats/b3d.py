@@ -466,13 +466,16 @@ def info(doc: B3dFile) -> dict[str, Any]:
 
 
 def check(doc: B3dFile) -> list[str]:
-    """Structural problems a loader would trip over (the file still round-trips)."""
+    """Structural problems a loader would trip over (the file still round-trips).
+
+    Entries starting with ``warning:`` are quirks engines tolerate; the others are errors."""
     problems: list[str] = []
     n_tex, n_brush = len(doc.textures), len(doc.brushes)
     for bi, b in enumerate(doc.brushes):
         bad = [t for t in b.texture_ids if not -1 <= t < n_tex]
         if bad:
-            problems.append(f"brush {bi} ({b.name!r}) refers to textures {bad} of {n_tex}")
+            problems.append(f"warning: brush {bi} ({b.name!r}) refers to textures {bad} of "
+                            f"{n_tex} (ignored)")
     last_count: int | None = None
     for node, _ in doc.walk():
         label = node.name.decode("latin-1")
@@ -496,8 +499,8 @@ def check(doc: B3dFile) -> list[str]:
                                          or c.weights["vertex"].max() >= last_count):
                     problems.append(f"node {label!r}: BONE vertex id out of 0..{last_count - 1}")
                 if len(c.weights) == 1:
-                    problems.append(f"node {label!r}: BONE with a single weight (ignored by "
-                                    "Irrlicht/Minetest)")
+                    problems.append(f"warning: node {label!r}: BONE with a single weight "
+                                    "(ignored by Irrlicht/Minetest)")
             elif isinstance(c, Keys):
                 if c.flags & ~7:
                     problems.append(f"node {label!r}: KEYS flags {c.flags} has unknown bits")
