@@ -851,17 +851,19 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
     parents = scene.parents()
     n_nodes = len(scene.nodes)
 
-    # bind-pose world matrix per node: inverse(IBM) for joints (mesh bind space = root space)
+    # Skinned vertices are in bind space; B = W_j . IBM_j (the same for every joint when the
+    # rest pose is the bind pose) takes them to scene space, and B . inverse(IBM_j) is joint j's
+    # bind-pose world matrix, which becomes its B3D rest transform.
     bind_world = worlds.copy()
-    for skin in scene.skins:
+    skin_space: dict[int, np.ndarray] = {}
+    for si, skin in enumerate(scene.skins):
         if skin.inverse_bind_matrices is None:
+            skin_space[si] = np.eye(4)
             continue
-        owner = next((i for i, n in enumerate(scene.nodes) if n.skin is not None
-                      and scene.skins[n.skin] is skin), None)
-        if owner is None:
-            continue
+        b = worlds[skin.joints[0]] @ skin.inverse_bind_matrices[0]
+        skin_space[si] = b
         for j, ibm in zip(skin.joints, skin.inverse_bind_matrices):
-            bind_world[j] = inverse(ibm)
+            bind_world[j] = b @ inverse(ibm)
 
     animated = {c.node for a in scene.animations for c in a.channels}
     has_motion = bool(animated) or bool(scene.skins)
@@ -882,7 +884,7 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
         if node.mesh is None:
             continue
         skin = scene.skins[node.skin] if node.skin is not None else None
-        world = worlds[ni]
+        world = worlds[ni] if skin is None else skin_space[node.skin]
         normal_m = np.linalg.inv(world[:3, :3]).T
         for p in scene.meshes[node.mesh].primitives:
             if p.mode != 4:
@@ -891,7 +893,7 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
             n = len(p.positions)
             pts = p.positions.astype(np.float64)
             nrm = p.normals.astype(np.float64) if p.normals is not None else None
-            if skin is None:
+            if not np.allclose(world, np.eye(4)):
                 pts = pts @ world[:3, :3].T + world[:3, 3]
                 if nrm is not None:
                     nrm = nrm @ normal_m.T
@@ -935,7 +937,7 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
         anims = [a for a in anims if a.name == animation]
         if not anims:
             raise DocumentError(f"no animation named {animation!r}")
-    src_fps = next((a.extras.get("b3d_fps") for a in anims if a.extras.get("b3d_fps")), None)
+    src_fps = next((a.extras.get("fps") for a in anims if a.extras.get("fps")), None)
     rate = float(fps or src_fps or 30.0)
     first_frame = int(next((a.extras.get("b3d_first_frame") for a in anims
                             if "b3d_first_frame" in a.extras), 1))
@@ -997,7 +999,17 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
         out.children.extend(build(c, depth + 1) for c in node.children)
         return out
 
-    root = NodeChunk(b"root")
+    roots = scene.roots or [i for i, p in enumerate(parents) if p < 0]
+    # the merged mesh is in scene space: it can live on the one root when that root is at the
+    # origin (the usual shape of a Minetest model), else on a new "root" node above them all
+    own_root = len(roots) == 1 and np.allclose(local_rest(roots[0])[0], 0) and \
+        np.allclose(local_rest(roots[0])[1], (0, 0, 0, 1)) and np.allclose(local_rest(roots[0])[2], 1)
+    if own_root:
+        # a node is a MESH or a BONE, not both: vertices weighted to the mesh's own node follow
+        # it anyway (Blitz binds unweighted vertices to the mesh node)
+        weights_by_node.pop(roots[0], None)
+    root = build(roots[0], 0) if own_root else NodeChunk(b"root")
+    head: list = []
     if base:
         v_dt = vrts_dtype((1 if any_normals else 0) | (2 if any_colors else 0), n_sets,
                           2 if n_sets else 0)
@@ -1007,21 +1019,21 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
             verts["normal"] = np.concatenate(nrm_l)
         if any_colors:
             verts["color"] = np.concatenate(col_l)
-        for s, lst in enumerate((uv0_l, uv1_l)[:n_sets]):
-            verts["uv"][:, s, :] = np.concatenate(lst)
+        for s_, lst in enumerate((uv0_l, uv1_l)[:n_sets]):
+            verts["uv"][:, s_, :] = np.concatenate(lst)
         mesh = MeshChunk(-1, [Vrts(v_dt_flags(v_dt), n_sets, 2 if n_sets else 0, verts)])
         for brush, tris in sorted(tris_by_brush.items()):
             mesh.children.append(Tris(brush, np.concatenate(tris).astype(np.int32)))
-        root.children.append(mesh)
+        head.append(mesh)
         if any_colors:
             for b in brus.brushes:
                 b.fx |= 2
     if anims and keys_by_node:
-        root.children.append(AnimChunk(0, max(offset - first_frame - 1, 0), rate))
-    roots = scene.roots or [i for i, p in enumerate(parents) if p < 0]
-    root.children.extend(build(r, 0) for r in roots)
-    if len(roots) == 1 and not root.children[:-1] and n_nodes:
-        root = root.children[-1]          # a single root node stands for itself
+        head.append(AnimChunk(0, max(offset - first_frame - 1, 0), rate))
+    if own_root:
+        root.children[0:0] = head
+    else:
+        root.children = head + [build(r, 0) for r in roots]
     doc = B3dFile(1, [])
     if texs.textures:
         doc.children.append(texs)
