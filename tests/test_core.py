@@ -1,0 +1,209 @@
+"""binio, errors, registry detection, transforms, scene invariants, public API entry points."""
+from __future__ import annotations
+
+import io
+import warnings
+
+import numpy as np
+import pytest
+
+import retromesh
+from retromesh import FormatError, LimitError, UnknownFormatError
+from retromesh.binio import Reader, Writer
+from retromesh.errors import DocumentError
+from retromesh.scene import Channel, Mesh, Node, Primitive, Scene, Skin
+from retromesh import transforms as tf
+
+
+# -- binio -----------------------------------------------------------------------------------
+
+def test_reader_scalars_and_strings():
+    w = Writer("<")
+    w.pack("iHf", -5, 7, 1.5)
+    w.cstring(b"abc")
+    w.pstring(b"xyz")
+    r = Reader(w.getvalue(), file="t.bin")
+    assert (r.i32(), r.u16(), r.f32()) == (-5, 7, 1.5)
+    assert r.cstring() == b"abc"
+    assert r.pstring() == b"xyz"
+    assert r.eof()
+
+
+def test_reader_errors_name_file_offset_and_path():
+    r = Reader(b"\x01\x02", file="bad.b3d")
+    with r.at("nodes[3]"), r.at("keys[12]"):
+        with pytest.raises(FormatError) as exc:
+            r.i32("rotation")
+    e = exc.value
+    assert e.file == "bad.b3d" and e.offset == 0 and e.path == "nodes[3].keys[12]"
+    assert "bad.b3d" in str(e) and "nodes[3].keys[12]" in str(e) and "4 bytes" in str(e)
+
+
+def test_records_checks_count_before_allocating():
+    r = Reader(b"\0" * 16)
+    with pytest.raises(LimitError):
+        r.records(np.dtype("<f4"), 10**12, "vertices")
+    with pytest.raises(LimitError):
+        r.records(np.dtype("<f4"), -1, "vertices")
+    assert r.records(np.dtype("<f4"), 4, "vertices").flags.writeable
+
+
+def test_chunk_limits_to_parent():
+    r = Reader(b"\0" * 10)
+    with pytest.raises(LimitError):
+        with r.chunk(11, "X"):
+            pass
+    with r.chunk(4, "X"):
+        with pytest.raises(FormatError):
+            r.raw(5)
+    assert r.pos == 4
+
+
+def test_cstring_without_nul_is_an_error():
+    with pytest.raises(FormatError):
+        Reader(b"abc").cstring()
+
+
+def test_nesting_depth_is_bounded():
+    r = Reader(b"\0" * 8)
+    def deep(n):
+        with r.nested("n"):
+            deep(n + 1)
+    with pytest.raises(LimitError):
+        deep(0)
+
+
+def test_writer_chunk_backpatches_length():
+    w = Writer("<")
+    with w.chunk(b"TEST"):
+        w.raw(b"12345")
+    assert w.getvalue() == b"TEST" + bytes([5, 0, 0, 0]) + b"12345"
+
+
+# -- transforms ------------------------------------------------------------------------------
+
+def test_quaternion_matrix_round_trip():
+    rng = np.random.default_rng(1)
+    q = tf.quat_normalize(rng.normal(size=(200, 4)))
+    q = np.where(q[:, 3:] < 0, -q, q)
+    assert np.allclose(tf.matrix_to_quat(tf.quat_to_matrix(q)), q, atol=1e-9)
+    v = rng.normal(size=(200, 3))
+    assert np.allclose(tf.quat_rotate(q, v), np.einsum("nij,nj->ni", tf.quat_to_matrix(q), v))
+
+
+def test_compose_decompose():
+    rng = np.random.default_rng(2)
+    t = rng.normal(size=(50, 3))
+    q = tf.quat_normalize(rng.normal(size=(50, 4)))
+    s = rng.uniform(0.5, 2, size=(50, 3))
+    m = tf.compose_trs(t, q, s)
+    t2, q2, s2 = tf.decompose_trs(m)
+    assert np.allclose(t, t2) and np.allclose(s, s2)
+    assert np.allclose(np.abs(np.sum(q * q2, axis=1)), 1)
+
+
+def test_slerp_and_continuity():
+    a = np.array([0, 0, 0, 1.0])
+    b = np.array([0, 0, np.sin(0.5), np.cos(0.5)])
+    mid = tf.quat_slerp(a, b, 0.5)
+    assert np.allclose(mid, [0, 0, np.sin(0.25), np.cos(0.25)])
+    track = tf.quat_continuous(np.array([a, -b, b]))
+    assert np.all(np.sum(track[1:] * track[:-1], axis=1) > 0)
+
+
+def test_world_matrices_any_parent_order():
+    local = np.stack([tf.translation_matrix([1, 0, 0])] * 3)
+    w = tf.world_matrices(local, [2, -1, 1])
+    assert np.allclose(w[0][:3, 3], [3, 0, 0])
+
+
+# -- scene invariants --------------------------------------------------------------------------
+
+def test_primitive_checks_shapes_and_indices():
+    with pytest.raises(DocumentError):
+        Primitive(positions=np.zeros((3, 2)))
+    with pytest.raises(DocumentError):
+        Primitive(positions=np.zeros((3, 3)), indices=[0, 1, 3])
+    with pytest.raises(DocumentError):
+        Primitive(positions=np.zeros((3, 3)), normals=np.zeros((2, 3)))
+
+
+def test_channel_checks():
+    with pytest.raises(DocumentError):
+        Channel(0, "rotation", [0, 0], [[0, 0, 0, 1]] * 2)
+    with pytest.raises(DocumentError):
+        Channel(0, "position", [0], [[0, 0, 0]])
+
+
+def test_scene_validate_catches_bad_references():
+    s = Scene()
+    s.add_node(Node(name="a", children=[5]))
+    with pytest.raises(DocumentError):
+        s.validate()
+    s = Scene()
+    a = s.add_node(Node(name="a"))
+    s.nodes[a].children.append(a)
+    with pytest.raises(DocumentError):
+        s.validate()
+    s = Scene()
+    n = s.add_node(Node(name="a", mesh=0))
+    s.add_mesh(Mesh(primitives=[Primitive(positions=np.zeros((3, 3)), joints=np.full((3, 4), 2),
+                                          weights=np.ones((3, 4)) / 4)]))
+    s.nodes[n].skin = s.add_skin(Skin(joints=[n]))
+    with pytest.raises(DocumentError):
+        s.validate()
+
+
+# -- API and detection -------------------------------------------------------------------------
+
+def test_read_accepts_path_bytes_and_file_objects(tmp_path):
+    from make_examples_import import wiggle_bytes
+    data = wiggle_bytes()
+    p = tmp_path / "w.b3d"
+    p.write_bytes(data)
+    for source in (p, str(p), data, io.BytesIO(data), open(p, "rb")):
+        doc = retromesh.read(source, format="b3d" if isinstance(source, (bytes, io.BytesIO)) else None)
+        assert retromesh.to_bytes(doc) == data
+    # bytes without a name are detected by magic
+    assert retromesh.to_bytes(retromesh.read(data)) == data
+
+
+def test_unknown_and_mismatched_formats(tmp_path):
+    with pytest.raises(UnknownFormatError):
+        retromesh.read(b"\0\1\2\3 nothing")
+    p = tmp_path / "x.b3d"
+    p.write_bytes(b"glTF\2\0\0\0\0\0\0\0")
+    with pytest.raises(UnknownFormatError) as exc:
+        retromesh.read(p)
+    assert "glb" in str(exc.value)        # says what it looks like instead
+    with pytest.raises(UnknownFormatError):
+        retromesh.read(b"", format="no-such-format")
+
+
+def test_write_is_atomic_and_leaves_no_temp_files(tmp_path):
+    from make_examples_import import wiggle_bytes
+    doc = retromesh.read(wiggle_bytes())
+    target = tmp_path / "out.b3d"
+    target.write_bytes(b"old")
+    retromesh.write(doc, target)
+    assert target.read_bytes() == wiggle_bytes()
+    assert [p.name for p in tmp_path.iterdir()] == ["out.b3d"]
+
+
+def test_save_failure_keeps_old_file(tmp_path, monkeypatch):
+    from make_examples_import import wiggle_bytes
+    doc = retromesh.read(wiggle_bytes())
+    target = tmp_path / "out.b3d"
+    target.write_bytes(b"old")
+    import retromesh.formats.b3d as b3d
+    monkeypatch.setattr(b3d.Writer, "getvalue", lambda self: (_ for _ in ()).throw(OSError("disk full")))
+    with pytest.raises(OSError):
+        retromesh.write(doc, target)
+    assert target.read_bytes() == b"old"
+
+
+def test_formats_lists_b3d_and_gltf():
+    names = {f.name for f in retromesh.formats()}
+    assert {"b3d", "glb", "gltf"} <= names
+    b3d = next(f for f in retromesh.formats() if f.name == "b3d")
+    assert all(b3d.supports().values())
