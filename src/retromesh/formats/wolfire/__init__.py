@@ -7,6 +7,13 @@ mesh into one Scene; :mod:`.samples` builds small valid files with our own write
 """
 from __future__ import annotations
 
-from . import solid  # noqa: F401
+from . import anm, fzx, obj, phxbn, sav, scene, solid  # noqa: F401
 
-__all__ = ["solid"]
+__all__ = ["anm", "fzx", "obj", "phxbn", "sav", "scene", "solid", "samples"]
+
+
+def __getattr__(name: str):
+    if name == "samples":
+        import importlib
+        return importlib.import_module(f"{__name__}.samples")
+    raise AttributeError(name)
