@@ -1,0 +1,168 @@
+"""Lugaru .solid: corpus round trips, scene conversion, glTF validity, from_scene, robustness."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import retromesh
+from conftest import corpus_files, corpus_params
+from gltfcheck import assert_valid_many
+from malformed import assert_malformed_safe, read_or_format_error
+from retromesh import DocumentError, FormatError
+from retromesh.formats.wolfire import samples
+from retromesh.formats.wolfire.solid import TRI_DTYPE, SolidFile, from_scene, signed_volume
+from retromesh.scene import Mesh, Node, Primitive, Scene
+
+SOLIDS = corpus_files("solid", "*.solid")
+
+
+def _same(a: SolidFile, b: SolidFile) -> bool:
+    return (np.array_equal(a.vertices.view(np.uint32), b.vertices.view(np.uint32))
+            and a.triangles.tobytes() == b.triangles.tobytes() and a.trailing == b.trailing)
+
+
+@pytest.mark.parametrize("path", corpus_params("solid", "*.solid"))
+def test_corpus_byte_round_trip(path):
+    data = path.read_bytes()
+    doc = retromesh.read(path)
+    assert retromesh.to_bytes(doc) == data
+    assert len(data) == 4 + 12 * len(doc.vertices) + 36 * len(doc.triangles)
+    t = doc.triangles
+    # the "unused" shorts of the shipped exporter
+    assert np.array_equal(t["u0"], t["i1"]) and np.array_equal(t["u1"], t["i2"])
+    assert not np.any(t["u2"])
+
+
+@pytest.mark.parametrize("path", corpus_params("solid", "*.solid"))
+def test_corpus_scene(path):
+    doc = retromesh.read(path)
+    scene = retromesh.load(path)
+    prim = scene.meshes[0].primitives[0]
+    assert prim.triangle_count == len(doc.triangles)
+    # outward CCW after conversion
+    tri = prim.indices.reshape(-1, 3)
+    assert signed_volume(prim.positions, tri) > 0
+    assert np.allclose(np.linalg.norm(prim.normals, axis=1), 1, atol=1e-5)
+    # every corner's UV survives (split vertices)
+    gx = doc.triangles["gx"]
+    assert np.allclose(np.sort(prim.uvs[0][tri][:, :, 0].ravel()), np.sort(gx.ravel()))
+    name = path.name.split("__")[-1]
+    is_char = scene.nodes[0].extras["lugaru_character"]
+    assert is_char == (name.startswith(("Body", "Wolf", "Rabbit")))
+
+
+def test_corpus_gltf_valid(tmp_path):
+    if not SOLIDS:
+        pytest.skip("no corpus")
+    outs = []
+    for p in SOLIDS:
+        out = tmp_path / (p.stem + ".glb")
+        retromesh.convert(p, out)
+        outs.append(out)
+    infos = assert_valid_many(outs)
+    for info, p in zip(infos, SOLIDS):
+        doc = retromesh.read(p)
+        assert info["totalTriangleCount"] == len(doc.triangles)
+        assert info["maxUVs"] == 1
+    import trimesh
+    m = trimesh.load(outs[0], force="mesh")
+    assert len(m.faces) == len(retromesh.read(SOLIDS[0]).triangles)
+
+
+@pytest.mark.parametrize("path", SOLIDS[:4] + [p for p in SOLIDS if "Rabbit" in p.name], ids=lambda p: p.name)
+def test_solid_gltf_solid_round_trip(path, tmp_path):
+    doc = retromesh.read(path)
+    retromesh.convert(path, tmp_path / "a.glb")
+    back = retromesh.load(tmp_path / "a.glb")
+    char = bool(back.nodes[0].extras.get("lugaru_character"))
+    out = from_scene(back, clockwise=signed_volume(doc.vertices, doc.indices()) < 0, character=char)
+    assert len(out.triangles) == len(doc.triangles)
+    # same positions (as a set) and same per-corner UVs per triangle
+    assert np.allclose(np.unique(out.vertices.astype(float), axis=0),
+                       np.unique(doc.vertices.astype(float), axis=0), atol=1e-6)
+    p_in = doc.vertices.astype(float)[doc.indices()]
+    p_out = out.vertices.astype(float)[out.indices()]
+    order_in = np.lexsort(p_in.reshape(len(p_in), -1).T)
+    order_out = np.lexsort(p_out.reshape(len(p_out), -1).T)
+    assert np.allclose(p_in[order_in], p_out[order_out], atol=1e-6)
+    assert np.allclose(doc.triangles["gx"][order_in], out.triangles["gx"][order_out], atol=1e-6)
+    assert np.allclose(doc.triangles["gy"][order_in], out.triangles["gy"][order_out], atol=1e-6)
+    # authoring writes (i1, i2, 0)
+    assert np.array_equal(out.triangles["u0"], out.triangles["i1"]) and not np.any(out.triangles["u2"])
+
+
+def test_from_scene_save_and_limit(tmp_path):
+    box = samples.solid_box()
+    scene = retromesh.registry.get("solid").to_scene(box)
+    retromesh.save(scene, tmp_path / "b.solid")
+    again = retromesh.read(tmp_path / "b.solid")
+    assert len(again.triangles) == 12 and len(again.vertices) == 8
+    n = 40000
+    big = Scene(nodes=[Node(mesh=0)], roots=[0], meshes=[Mesh(primitives=[Primitive(
+        positions=np.random.default_rng(0).random((n, 3)), indices=np.arange(n - n % 3))])])
+    with pytest.raises(DocumentError, match="32767"):
+        retromesh.save(big, tmp_path / "big.solid")
+
+
+def test_bad_index_and_counts():
+    doc = samples.solid_box()
+    data = bytearray(retromesh.to_bytes(doc))
+    data[4 + 12 * 8: 4 + 12 * 8 + 2] = (99).to_bytes(2, "big")
+    with pytest.raises(FormatError, match="vertex index"):
+        retromesh.read(bytes(data), format="solid")
+    with pytest.raises(FormatError):
+        retromesh.read(b"\xff\xff\x00\x01", format="solid")
+
+
+@pytest.mark.parametrize("path", SOLIDS[:3], ids=lambda p: p.name)
+def test_malformed_corpus(path):
+    assert_malformed_safe(path.read_bytes(), "x.solid", scene=True, endian=">")
+
+
+def test_malformed_fixture():
+    assert_malformed_safe(retromesh.to_bytes(samples.solid_box()), "x.solid", scene=True, endian=">")
+
+
+_f32 = st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=-1e4, max_value=1e4)
+
+
+@st.composite
+def solid_docs(draw):
+    nv = draw(st.integers(1, 12))
+    nt = draw(st.integers(0, 12))
+    verts = np.array(draw(st.lists(st.tuples(_f32, _f32, _f32), min_size=nv, max_size=nv)), ">f4")
+    t = np.zeros(nt, TRI_DTYPE)
+    for name in ("i0", "i1", "i2"):
+        t[name] = draw(st.lists(st.integers(0, nv - 1), min_size=nt, max_size=nt))
+    for name in ("u0", "u1", "u2"):
+        t[name] = draw(st.lists(st.integers(-32768, 32767), min_size=nt, max_size=nt))
+    t["gx"] = np.array(draw(st.lists(_f32, min_size=3 * nt, max_size=3 * nt)), ">f4").reshape(nt, 3)
+    t["gy"] = np.array(draw(st.lists(_f32, min_size=3 * nt, max_size=3 * nt)), ">f4").reshape(nt, 3)
+    trailing = draw(st.binary(max_size=3))
+    return SolidFile(verts.reshape(nv, 3), t, trailing)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(solid_docs())
+def test_hypothesis_round_trip(doc):
+    data = retromesh.to_bytes(doc)
+    back = retromesh.read(data, format="solid")
+    assert _same(doc, back)
+    assert retromesh.to_bytes(back) == data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        read_or_format_error(data, "x.solid", scene=True)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_hypothesis_mutations(data):
+    base = bytearray(retromesh.to_bytes(samples.solid_box()))
+    for _ in range(data.draw(st.integers(1, 6))):
+        i = data.draw(st.integers(0, len(base) - 1))
+        base[i] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(0, len(base)))
+    read_or_format_error(bytes(base[:cut]), "x.solid", scene=True)
