@@ -1,0 +1,98 @@
+"""LithTech ``.abc`` models: v9-v13 (No One Lives Forever family, :mod:`.abc`) and v6
+(Shogo / Blood 2, :mod:`.abc_v6`), registered as one format ``abc``.
+
+Both versions start with a ``Header`` section; what follows its next-section offset tells them
+apart (a uint32 version 9..13, or the v6 token string ``MonolithExport Model File v6``).
+:mod:`.scene` converts to and from :class:`~retromesh.scene.Scene`; :mod:`.samples` builds
+small complete files of every version with our own writers.
+"""
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from ...binio import Reader
+from ...errors import DocumentError
+from ...registry import Format, register
+from . import abc, abc_v6, samples, scene
+from .abc import AbcModel
+from .abc_v6 import AbcV6Model
+
+__all__ = ["abc", "abc_v6", "scene", "samples", "AbcModel", "AbcV6Model", "read", "write", "sniff_version"]
+
+
+def sniff_version(head: bytes) -> int | None:
+    """6 or 9..13 from the first 16+ bytes of a file, or None when it is no ABC we know."""
+    if len(head) < 16 or head[:8] != b"\x06\x00Header":
+        return None
+    v = struct.unpack_from("<I", head, 12)[0]
+    if v in abc.VERSIONS:
+        return v
+    return 6 if head[14:28] == b"MonolithExport"[:len(head[14:28])] else None
+
+
+def read(r: Reader) -> AbcModel | AbcV6Model:
+    head = r.peek(64)
+    if len(head) >= 14 and head[:8] == b"\x06\x00Header":
+        v = struct.unpack_from("<I", head, 12)[0] if len(head) >= 16 else None
+        if v not in abc.VERSIONS and head[14:].startswith(b"MonolithExport"):
+            return abc_v6.read(r)
+    return abc.read(r)
+
+
+def write(doc: AbcModel | AbcV6Model) -> bytes:
+    if isinstance(doc, AbcV6Model):
+        return abc_v6.write(doc)
+    if isinstance(doc, AbcModel):
+        return abc.write(doc)
+    raise DocumentError(f"{type(doc).__name__} is not an ABC model")
+
+
+def info(doc: AbcModel | AbcV6Model) -> dict[str, Any]:
+    if isinstance(doc, AbcV6Model):
+        g = doc.geometry
+        return {
+            "version": 6,
+            "nodes": len(doc.nodes),
+            "triangles": len(g.faces) if g else 0,
+            "vertices": len(g.vertices) if g else 0,
+            "lods": (len(g.vertex_start) - 1) if g else 0,
+            "deformation nodes": sum(1 for n in doc.nodes if len(n.md_verts)),
+            "animations": len(doc.animations),
+            "keyframes": sum(len(a.key_strings) for a in doc.animations),
+            "sections": len(doc.sections),
+        }
+    lods = [l for p in doc.pieces for l in p.lods]
+    return {
+        "version": doc.version,
+        "pieces": len(doc.pieces),
+        "lods": doc.header.lod_count,
+        "triangles": sum(len(l.faces) for l in lods),
+        "vertices": sum(len(l.vertices) for l in lods),
+        "weights": sum(len(l.weights) for l in lods),
+        "nodes": len(doc.nodes),
+        "weight sets": len(doc.weight_sets),
+        "child models": len(doc.child_models),
+        "animations": len(doc.animations),
+        "keyframes": sum(len(a.key_strings) for a in doc.animations),
+        "sockets": len(doc.sockets),
+        "anim bindings": len(doc.anim_bindings),
+        "sections": len(doc.sections),
+    }
+
+
+def check(doc: AbcModel | AbcV6Model) -> list[str]:
+    return scene.structural_problems(doc)
+
+
+def _sniff(head: bytes) -> bool:
+    return sniff_version(head) is not None
+
+
+register(Format(
+    name="abc", family="LithTech",
+    description="LithTech model (NOLF v9-v13, Shogo/Blood 2 v6)",
+    extensions=("abc",), doc_types=(AbcModel, AbcV6Model), sniff=_sniff, magic_certain=True,
+    read=read, write=write, to_scene=scene.to_scene, from_scene=scene.from_scene, endian="<",
+    scene_options=("source", "fps", "lods", "flip_mat", "fix_anim_keyframes", "morph"),
+    info=info, check=check))
