@@ -84,6 +84,14 @@ def _corner_weights(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return weights, ids
 
 
+def _f(x: float) -> float:
+    return float(np.float32(x))
+
+
+def _t(*xs: float) -> tuple:
+    return tuple(_f(x) for x in xs)
+
+
 def stick_skeleton(version: int = 11) -> PhxbnFile:
     return phxbn_fixture(version)
 
@@ -116,8 +124,8 @@ def phxbn_fixture(version: int = 11, rigging_stage: int = 1, joints: bool = True
         js = []
         if joints:
             js = [PhxJoint(0, (-1.5, 0.25), (0, 1), (1.0, 0.0, 0.0)),
-                  PhxJoint(1, (-0.5, 0.5, -0.25, 0.25, -0.1, 0.1), (0, 2)),
-                  PhxJoint(1, (-0.5, 0.5, -0.25, 0.25, -0.1, 0.1), (0, 3)),
+                  PhxJoint(1, (-0.5, 0.5, -0.25, 0.25, -0.125, 0.125), (0, 2)),
+                  PhxJoint(1, (-0.5, 0.5, -0.25, 0.25, -0.125, 0.125), (0, 3)),
                   PhxJoint(2, (), (0, 4)), PhxJoint(2, (), (0, 5))]
         doc.control = PhxControl(w, ids, PARENTS.astype("<i4"), js,
                                  len(w) if version >= 11 else None)
@@ -196,7 +204,7 @@ def anm_fixture(version: int = 11, *, centered: bool = True, mobility: bool = Tr
         if version >= 6:
             kf.status_keys = [AnmLabelWeight(1.0, b"running")] if status_keys else []
         if is_centered:
-            kf.rotation = 0.1 * k
+            kf.rotation = _f(0.1 * k)
             kf.center_offset = (0.0, 0.0, 0.25 * k)
         doc.keyframes.append(kf)
     return doc
@@ -214,10 +222,11 @@ def walk_animation() -> AnmFile:
 
 def fzx_sample() -> FzxFile:
     return FzxFile(1, [
-        FzxObject(b"Head Sphere", (1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.7), (0.1, 0.1, 0.1)),
-        FzxObject(b"Chest Box", (0.9659, 0.2588, 0.0, 0.0), (0.0, 0.0, 0.3), (0.15, 0.1, 0.2)),
-        FzxObject(b"L Upperarm Capsule M", (0.7071, 0.0, 0.7071, 0.0), (0.2, 0.05, 0.45),
-                  (0.04, 0.04, 0.1)),
+        FzxObject(b"Head Sphere", (1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.75), (0.125, 0.125, 0.125)),
+        FzxObject(b"Chest Box", _t(0.9659258, 0.2588190, 0.0, 0.0), (0.0, 0.0, 0.25),
+                  (0.15625, 0.125, 0.25)),
+        FzxObject(b"L Upperarm Capsule M", _t(0.7071068, 0.0, 0.7071068, 0.0), (0.25, 0.0625, 0.5),
+                  (0.046875, 0.046875, 0.125)),
     ])
 
 

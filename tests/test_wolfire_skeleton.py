@@ -1,0 +1,448 @@
+"""Overgrowth .phxbn skeletons and .anm animations: every version branch, scenes, glTF."""
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import retromesh
+from gltfcheck import assert_valid, assert_valid_many
+from malformed import assert_malformed_safe, read_or_format_error
+from retromesh import DocumentError, FormatError, LossWarning
+from retromesh.formats.wolfire import anm as anm_mod, phxbn as phx_mod, samples
+from retromesh.formats.wolfire import scene as wscene
+from retromesh.formats.wolfire.anm import (AnmEvent, AnmFile, AnmIkBone, AnmKeyframe,
+                                           AnmLabelWeight, weapon_dtype)
+from retromesh.formats.wolfire.phxbn import PhxbnFile, PhxControl, PhxJoint, PhxSimpleIk
+
+
+def same(a, b) -> bool:
+    """Deep equality of native documents (numpy arrays compared bit for bit)."""
+    if dataclasses.is_dataclass(a):
+        return type(a) is type(b) and all(same(getattr(a, f.name), getattr(b, f.name))
+                                          for f in dataclasses.fields(a))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.shape == b.shape and a.tobytes() == b.tobytes()
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float) and np.isnan(a):
+        return np.isnan(b)
+    return a == b
+
+
+def rt(doc, fmt):
+    data = retromesh.to_bytes(doc)
+    back = retromesh.read(data, format=fmt)
+    assert same(doc, back), fmt
+    assert retromesh.to_bytes(back) == data
+    return data
+
+
+# -- fixtures for every version and branch -----------------------------------------------------
+PHX_CASES = [(v, stage, j, ik) for v in range(5, 12) for stage in (-1, 0, 1, 2, 3)
+             for j, ik in ((True, True), (False, False))]
+
+
+@pytest.mark.parametrize("version,stage,joints,ik", PHX_CASES)
+def test_phxbn_versions_round_trip(version, stage, joints, ik):
+    doc = samples.phxbn_fixture(version, stage, joints, ik)
+    data = rt(doc, "phxbn")
+    back = retromesh.read(data, format="phxbn")
+    assert back.version == version and back.rigging_stage == stage
+    assert (back.control is not None) == (stage in (1, 2))
+    if back.control is not None:
+        assert len(back.control.weights) == 3 * 72
+        assert [j.type for j in back.control.joints] == ([0, 1, 1, 2, 2] if joints else [])
+    assert (back.simple_ik is not None) == (version >= 10)
+    # v9+ bone matrices take 64 bytes per bone
+    if version >= 9:
+        assert back.bone_mats.shape == (6, 16)
+
+
+def test_phxbn_v5_has_no_version_field():
+    data = retromesh.to_bytes(samples.phxbn_fixture(5, 1))
+    assert int.from_bytes(data[:4], "little") == 1          # the rigging stage comes first
+    assert retromesh.read(data, format="phxbn").version == 5
+
+
+ANM_BRANCHES = ["centered", "mobility", "weapons", "events", "ik_bones", "shape_keys",
+                "status_keys", "looping"]
+
+
+@pytest.mark.parametrize("version", range(0, 12))
+@pytest.mark.parametrize("on", [True, False])
+def test_anm_versions_round_trip(version, on):
+    flags = {b: on for b in ANM_BRANCHES}
+    doc = samples.anm_fixture(version, **flags, start=40 if 1 <= version <= 10 else 0)
+    data = rt(doc, "anm")
+    back = retromesh.read(data, format="anm")
+    k = back.keyframes[1]
+    assert (k.weights is not None) == (version >= 4)
+    assert (k.weapon_mats is not None) == (version >= 7)
+    if version >= 7:
+        assert k.weapon_mats.dtype == weapon_dtype(version) and len(k.weapon_mats) == (1 if on else 0)
+    assert (k.use_mobility is not None) == (version >= 9)
+    if version >= 9 and on:
+        assert back.keyframes[0].use_mobility and back.keyframes[0].mobility.shape == (16,)
+    assert (k.events is not None) == (version >= 2)
+    if version >= 2 and on:
+        assert k.events[1].name == b"sound \xe9t\xe9"         # non-UTF-8 bytes kept
+    assert (k.ik_bones is not None) == (version >= 3)
+    assert (k.shape_keys is not None) == (version >= 5)
+    assert (k.status_keys is not None) == (version >= 6)
+    centered = on and version >= 10
+    assert back.is_centered == centered
+    if centered:
+        # the centre offset is a vec3 (12 bytes), not one float
+        assert len(k.center_offset) == 3 and k.center_offset[2] == 0.25
+    assert back.start_ms == (40 if 1 <= version <= 10 else 0)
+    assert back.is_looping == (on or version == 0)
+
+
+def test_anm_centered_layout_is_vec3():
+    doc = samples.anm_fixture(11, centered=True, keys=1)
+    flat = samples.anm_fixture(11, centered=False, keys=1)
+    assert len(retromesh.to_bytes(doc)) - len(retromesh.to_bytes(flat)) == 16   # rotation + vec3
+
+
+def test_anm_rejects():
+    with pytest.raises(FormatError, match="version"):
+        retromesh.read((12).to_bytes(4, "little") + bytes(20), format="anm")
+    doc = samples.anm_fixture(11)
+    data = bytearray(retromesh.to_bytes(doc))
+    data[7:11] = (0).to_bytes(4, "little")                   # keyframe_count = 0
+    with pytest.raises(FormatError, match="keyframe_count"):
+        retromesh.read(bytes(data), format="anm")
+    doc.keyframes[0].weights = None
+    with pytest.raises(DocumentError, match="weights"):
+        retromesh.to_bytes(doc)
+
+
+def test_phxbn_rejects():
+    with pytest.raises(FormatError, match="version"):
+        retromesh.read((12).to_bytes(4, "little") + bytes(20), format="phxbn")
+    doc = samples.phxbn_fixture(11)
+    doc.control.hier_parents = np.array([-1, 0], "<i4")
+    with pytest.raises(DocumentError):
+        retromesh.to_bytes(doc)
+
+
+def test_phxbn_v10_vertex_count_inferred():
+    doc = samples.phxbn_fixture(10)
+    back = retromesh.read(retromesh.to_bytes(doc), format="phxbn")
+    assert back.control.num_vertices is None and len(back.control.weights) == 216
+
+
+# -- scenes -------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("wolfire")
+    samples.write_examples(d)
+    return d
+
+
+def test_skeleton_scene(files):
+    doc = retromesh.read(files / "stick.phxbn")
+    scene = retromesh.load(files / "stick.phxbn")
+    joints = [i for i, n in enumerate(scene.nodes) if "phxbn_bone" in n.extras]
+    assert len(joints) == 6
+    bind, parents = wscene.skeleton_bind(doc)
+    world = scene.world_matrices()
+    for j in joints:
+        assert np.allclose(world[j], bind[scene.nodes[j].extras["phxbn_bone"]], atol=1e-6)
+    # the bind frame is GetBoneMat: origin at the midpoint, Z along the bone
+    p = doc.points.astype(float)
+    a, b = p[doc.bone_ends[2, 0]], p[doc.bone_ends[2, 1]]
+    assert np.allclose(bind[2][:3, 3], (a + b) / 2, atol=1e-6)
+    assert np.allclose(bind[2][:3, 2], (b - a) / np.linalg.norm(b - a), atol=1e-6)
+    assert scene.parents()[joints[1]] == joints[0]          # hier_parents: head under torso
+
+
+def test_hierarchy_falls_back_to_bone_parents():
+    doc = samples.phxbn_fixture(9, rigging_stage=0)
+    assert doc.control is None
+    assert list(doc.parents()) == list(samples.PARENTS)
+    doc = samples.phxbn_fixture(7, rigging_stage=0)
+    assert list(doc.parents()) == [-1] * 6
+
+
+def _joint_worlds(scene, anim, t):
+    """World matrices of the joints after applying animation ``anim`` at time ``t``."""
+    from retromesh.transforms import compose_trs, world_matrices
+    nodes = scene.nodes
+    T = np.array([n.translation for n in nodes])
+    R = np.array([n.rotation for n in nodes])
+    S = np.array([n.scale for n in nodes])
+    for c in anim.channels:
+        i = int(np.argmin(np.abs(c.times - t)))
+        assert abs(c.times[i] - t) < 1e-6
+        {"translation": T, "rotation": R, "scale": S}[c.path][c.node] = c.values[i]
+    return world_matrices(compose_trs(T, R, S), scene.parents())
+
+
+def test_animation_scene_reproduces_keys(files):
+    anm = retromesh.read(files / "walk.anm")
+    scene = retromesh.load(files / "walk.anm", skeleton=files / "stick.phxbn")
+    anim = scene.animations[0]
+    assert anim.name == "walk"
+    root = next(i for i, n in enumerate(scene.nodes) if n.extras.get("phxbn_root"))
+    joints = sorted((i for i, n in enumerate(scene.nodes) if "phxbn_bone" in n.extras),
+                    key=lambda i: scene.nodes[i].extras["phxbn_bone"])
+    for kf in anm.keyframes:
+        t = kf.time / 1000.0
+        w = _joint_worlds(scene, anim, t)
+        from retromesh.transforms import compose_trs
+        root_m = compose_trs(list(kf.center_offset), [0, np.sin(kf.rotation / 2), 0,
+                                                      np.cos(kf.rotation / 2)], [1, 1, 1])
+        assert np.allclose(w[root], root_m, atol=1e-5)
+        model = np.linalg.inv(w[root]) @ w[joints]
+        assert np.allclose(model, wscene._mats(kf.bone_mats), atol=1e-5)
+    # resampled at 30 Hz (plus the key times)
+    times = anim.channels[0].times
+    assert len(times) >= 36 and abs(times[-1] - 1.2) < 1e-6
+    assert anim.extras["centered"] and anim.extras["key_times_ms"] == [0, 200, 400, 600, 800, 1000]
+    assert any(e["name"] == "leftstep" for e in anim.extras["events"])
+    assert len(anim.extras["weights"]) == 6
+
+
+def test_fps_option_and_catmull_rom(files):
+    scene = retromesh.load(files / "wave.anm", skeleton=files / "stick.phxbn", fps=60)
+    assert len(scene.animations[0].channels[0].times) == 61
+    w = wscene.catmull_rom_weights(np.array([0.0, 0.5, 1.0]))
+    assert np.allclose(w[0], [0, 1, 0, 0]) and np.allclose(w[2], [0, 0, 1, 0])
+    assert np.allclose(w.sum(1), 1)
+
+
+def test_full_character_glb(files, tmp_path):
+    out = tmp_path / "stick.glb"
+    retromesh.convert(files / "stick.phxbn", out, mesh=files / "stick.obj",
+                      animations=[files / "wave.anm", files / "walk.anm"])
+    info = assert_valid(out)
+    assert info["animationCount"] == 2 and info["hasSkins"]
+    assert info["maxInfluences"] == 4 and info["maxUVs"] == 1
+    import trimesh
+    assert len(trimesh.load(out).geometry) == 1
+    scene = retromesh.load(out)
+    assert [a.name for a in scene.animations] == ["wave", "walk"]
+
+
+def test_skinned_mesh_is_centred_and_weighted(files):
+    scene = retromesh.load(files / "stick.phxbn", mesh=files / "stick.obj")
+    prim = scene.meshes[0].primitives[0]
+    c = (prim.positions.min(0) + prim.positions.max(0)) / 2
+    assert np.allclose(c, 0, atol=1e-5)                      # _MDL_CENTER
+    assert np.allclose(prim.weights.sum(1), 1, atol=1e-6)
+    assert np.allclose(scene.meshes[0].extras["obj_old_center"], samples.OBJ_OFFSET, atol=1e-5)
+    # the first corners had weights summing to 0.5 < 0.99: slot 0 -> (closest bone, 1.0)
+    w, ids = samples._corner_weights(samples._points())
+    assert w[:12].sum(1).max() < 0.99
+    pos = np.asarray(scene.meshes[0].primitives[0].positions, float)
+    obj = wscene.parse_obj((files / "stick.obj").read_bytes())
+    first = obj.positions[obj.corners[0, 0]] - samples.OBJ_OFFSET
+    k = int(np.argmin(np.linalg.norm(pos - first, axis=1)))
+    assert np.allclose(prim.weights[k], [1, 0, 0, 0]) and prim.joints[k, 0] == 0
+
+
+def test_vertex_count_mismatch(files, tmp_path):
+    from retromesh.formats.wolfire.obj import write_obj
+    (tmp_path / "small.obj").write_bytes(write_obj(np.eye(3), np.array([[0, 1, 2]])))
+    with pytest.raises(FormatError, match="different vertex counts"):
+        retromesh.load(files / "stick.phxbn", mesh=tmp_path / "small.obj")
+
+
+def test_anm_alone_warns_and_validates(files, tmp_path):
+    with pytest.warns(LossWarning, match="no skeleton"):
+        retromesh.convert(files / "wave.anm", tmp_path / "w.glb")
+    assert assert_valid(tmp_path / "w.glb")["animationCount"] == 1
+
+
+def test_gltf_round_trip_to_phxbn_and_anm(files, tmp_path):
+    retromesh.convert(files / "stick.phxbn", tmp_path / "s.glb", mesh=files / "stick.obj",
+                      animations=[files / "wave.anm", files / "walk.anm"])
+    written = retromesh.convert(tmp_path / "s.glb", tmp_path / "rt" / "s.phxbn")
+    names = sorted(p.name for p in written)
+    assert names == ["s.phxbn", "s_walk.anm", "s_wave.anm"]
+    sk0 = retromesh.read(files / "stick.phxbn")
+    sk1 = retromesh.read(tmp_path / "rt" / "s.phxbn")
+    assert sk1.version == 11
+    b0, p0 = wscene.skeleton_bind(sk0)
+    b1, p1 = wscene.skeleton_bind(sk1)
+    assert np.abs(b0 - b1).max() < 1e-4 and list(p0) == list(p1)
+    assert len(sk1.control.weights) == len(sk0.control.weights)
+    for name in ("wave", "walk"):
+        a0 = retromesh.read(files / f"{name}.anm")
+        a1 = retromesh.read(tmp_path / "rt" / f"s_{name}.anm")
+        assert a1.version == 11 and len(a1.keyframes) == len(a0.keyframes)
+        for k0, k1 in zip(a0.keyframes, a1.keyframes):
+            assert k0.time == k1.time
+            assert np.abs(k0.bone_mats - k1.bone_mats).max() < 1e-4
+            if a0.is_centered:
+                assert abs(k0.rotation - k1.rotation) < 1e-4
+                assert np.allclose(k0.center_offset, k1.center_offset, atol=1e-4)
+    # one animation straight to .anm
+    with pytest.warns(LossWarning, match="only the first"):
+        retromesh.convert(tmp_path / "s.glb", tmp_path / "one.anm")
+    assert len(retromesh.read(tmp_path / "one.anm").keyframes) == 4
+
+
+def test_cli_one_command(files, tmp_path):
+    out = tmp_path / "cli.glb"
+    r = subprocess.run([sys.executable, "-m", "retromesh", "convert", str(files / "stick.phxbn"),
+                        "--mesh", str(files / "stick.obj"), "--animation", str(files / "wave.anm"),
+                        "--animation", str(files / "walk.anm"), "-o", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert assert_valid(out)["animationCount"] == 2
+    r = subprocess.run([sys.executable, "-m", "retromesh", "convert", str(files / "walk.anm"),
+                        "--skeleton", str(files / "stick.phxbn"), "-o", str(tmp_path / "run.glb")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_json_dump_build_round_trip(files):
+    from retromesh import jsoncodec
+    for name in ("stick.phxbn", "walk.anm"):
+        doc = retromesh.read(files / name)
+        again = jsoncodec.loads(jsoncodec.dumps(doc))
+        assert retromesh.to_bytes(again) == (files / name).read_bytes()
+
+
+# -- malformed input ----------------------------------------------------------------------------
+@pytest.mark.parametrize("version", [5, 8, 10, 11])
+def test_malformed_phxbn(version):
+    assert_malformed_safe(retromesh.to_bytes(samples.phxbn_fixture(version)), "x.phxbn",
+                          scene=True)
+
+
+@pytest.mark.parametrize("version", [0, 3, 9, 11])
+def test_malformed_anm(version):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_malformed_safe(retromesh.to_bytes(samples.anm_fixture(version, keys=2)), "x.anm",
+                              scene=True)
+
+
+# -- hypothesis ---------------------------------------------------------------------------------
+_f32 = st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=-1e3, max_value=1e3)
+_lab = st.binary(max_size=12)
+
+
+def _farr(draw, shape):
+    n = int(np.prod(shape))
+    return np.array(draw(st.lists(_f32, min_size=n, max_size=n)), "<f4").reshape(shape)
+
+
+@st.composite
+def anm_docs(draw):
+    v = draw(st.integers(0, 11))
+    centered = draw(st.booleans()) and v >= 10
+    nb = draw(st.integers(0, 3))
+    doc = AnmFile(version=v, centered=(draw(st.integers(0, 255)) if centered else 0) if v >= 10 else None,
+                  looping=draw(st.integers(0, 255)) if v >= 1 else None,
+                  start=draw(st.integers(-5, 100)) if 1 <= v <= 10 else None,
+                  length=draw(st.integers(0, 5000)))
+    if v >= 10 and centered and not doc.centered:
+        doc.centered = 1
+    for _ in range(draw(st.integers(1, 3))):
+        kf = AnmKeyframe(time=draw(st.integers(-10, 5000)), bone_mats=_farr(draw, (nb, 16)))
+        if v >= 4:
+            kf.weights = _farr(draw, (draw(st.integers(0, 3)),))
+        if v >= 7:
+            dt = weapon_dtype(v)
+            wm = np.zeros(draw(st.integers(0, 2)), dt)
+            wm["matrix"] = _farr(draw, (len(wm), 16))
+            if v >= 8:
+                wm["relative_id"] = draw(st.lists(st.integers(-1, 9), min_size=len(wm), max_size=len(wm)))
+                wm["relative_weight"] = _farr(draw, (len(wm),))
+            kf.weapon_mats = wm
+        if v >= 9:
+            kf.use_mobility = draw(st.integers(0, 255))
+            kf.mobility = _farr(draw, (16,)) if kf.use_mobility else None
+        if v >= 2:
+            kf.events = [AnmEvent(draw(st.integers(-1, 9)), draw(_lab)) for _ in range(draw(st.integers(0, 2)))]
+        if v >= 3:
+            kf.ik_bones = [AnmIkBone(tuple(float(x) for x in _farr(draw, (6,))),
+                                     np.array(draw(st.lists(st.integers(-1, 9), max_size=3)), "<i4"),
+                                     draw(_lab)) for _ in range(draw(st.integers(0, 2)))]
+        if v >= 5:
+            kf.shape_keys = [AnmLabelWeight(float(draw(_f32)), draw(_lab)) for _ in range(draw(st.integers(0, 2)))]
+        if v >= 6:
+            kf.status_keys = [AnmLabelWeight(float(draw(_f32)), draw(_lab)) for _ in range(draw(st.integers(0, 2)))]
+        if centered:
+            kf.rotation = float(draw(_f32))
+            kf.center_offset = tuple(float(x) for x in _farr(draw, (3,)))
+        doc.keyframes.append(kf)
+    doc.trailing = draw(st.binary(max_size=3)) if False else b""
+    return doc
+
+
+@st.composite
+def phxbn_docs(draw):
+    v = draw(st.integers(5, 11))
+    stage = draw(st.sampled_from([-1, 0, 1, 2, 3]))
+    n = draw(st.integers(1, 5))
+    m = draw(st.integers(1, 4))
+    doc = PhxbnFile(version=v, rigging_stage=stage, points=_farr(draw, (n, 3)),
+                    bone_ends=np.array(draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)),
+                                                     min_size=m, max_size=m)), "<i4").reshape(m, 2))
+    if v >= 8:
+        doc.point_parents = np.array(draw(st.lists(st.integers(-1, n - 1), min_size=n, max_size=n)), "<i4")
+        doc.bone_parents = np.array([-1] + [draw(st.integers(-1, i - 1)) for i in range(1, m)], "<i4")
+    if v >= 6:
+        doc.bone_masses = _farr(draw, (m,))
+    if v >= 7:
+        doc.bone_com = _farr(draw, (m, 3))
+    if v >= 9:
+        doc.bone_mats = _farr(draw, (m, 16))
+    if stage in (1, 2):
+        nv = 3 * draw(st.integers(0, 3))
+        ids = np.array(draw(st.lists(st.integers(0, m - 1), min_size=4 * nv, max_size=4 * nv)), "<f4").reshape(nv, 4)
+        joints = []
+        for _ in range(draw(st.integers(0, 3))):
+            t = draw(st.integers(0, 3))
+            joints.append(PhxJoint(t, tuple(float(x) for x in _farr(draw, (6 if t == 1 else 2 if t == 0 else 0,))),
+                                   (draw(st.integers(-1, m)), draw(st.integers(-1, m))),
+                                   tuple(float(x) for x in _farr(draw, (3,))) if t == 0 else None))
+        hier = np.array([-1] + [draw(st.integers(-1, i - 1)) for i in range(1, m)], "<i4")
+        doc.control = PhxControl(_farr(draw, (nv, 4)), ids, hier, joints, nv if v >= 11 else None)
+    if v >= 10:
+        doc.simple_ik = [PhxSimpleIk(draw(st.integers(-1, m)), draw(st.integers(0, 4)), draw(_lab))
+                         for _ in range(draw(st.integers(0, 2)))]
+    return doc
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(anm_docs())
+def test_hypothesis_anm(doc):
+    data = rt(doc, "anm")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        read_or_format_error(data, "x.anm", scene=True)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(phxbn_docs())
+def test_hypothesis_phxbn(doc):
+    data = rt(doc, "phxbn")
+    read_or_format_error(data, "x.phxbn", scene=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_hypothesis_mutations(data):
+    fmt = data.draw(st.sampled_from(["anm", "phxbn"]))
+    doc = samples.anm_fixture(11, keys=2) if fmt == "anm" else samples.phxbn_fixture(10)
+    base = bytearray(retromesh.to_bytes(doc))
+    for _ in range(data.draw(st.integers(1, 6))):
+        i = data.draw(st.integers(0, len(base) - 1))
+        base[i] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(0, len(base)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        read_or_format_error(bytes(base[:cut]), f"x.{fmt}", scene=True)
