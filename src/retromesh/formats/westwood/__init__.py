@@ -1,0 +1,39 @@
+"""Westwood family: Tiberian Sun / Red Alert 2 voxel models (``.vxl``) with their
+hierarchical animations (``.hva``), and a MagicaVoxel ``.vox`` bridge so that voxel editors
+(MagicaVoxel, Goxel, vengi) can edit them.
+
+Modules: :mod:`.vxl` and :mod:`.hva` (lossless native layers), :mod:`.voxels` (span codec,
+normal tables), :mod:`.meshing` (visible faces, greedy meshing), :mod:`.scene` (to_scene),
+:mod:`.vox` (MagicaVoxel files and the vxl <-> vox converters), :mod:`.samples` (small files
+made by our writers). An ``aos-vxl`` entry recognises Ace of Spades / Voxlap ``.vxl`` maps and
+says so instead of misreading them.
+"""
+from __future__ import annotations
+
+from ...registry import Format, register
+from . import hva, vxl
+from .scene import to_scene
+
+register(Format(
+    name="vxl", family="Westwood",
+    description="Westwood Tiberian Sun / Red Alert 2 voxel model",
+    extensions=("vxl",), doc_types=(vxl.VxlFile,), sniff=vxl.sniff, magic_certain=True,
+    read=vxl.read, write=vxl.write, to_scene=to_scene, endian="<",
+    scene_options=("source", "hva", "fps", "greedy", "normals", "scale", "palette"),
+    companions=("hva",), info=vxl.info, check=vxl.check))
+
+register(Format(
+    name="hva", family="Westwood",
+    description="Westwood hierarchical voxel animation (limb matrices per frame)",
+    extensions=("hva",), doc_types=(hva.HvaFile,), read=hva.read, write=hva.write,
+    endian="<", info=hva.info, check=hva.check))
+
+register(Format(
+    name="aos-vxl", family="Westwood",
+    description="Ace of Spades / Voxlap map (recognised, not read)",
+    extensions=("vxl",), doc_types=(vxl.AosMap,), sniff=vxl.sniff_aos, read=vxl.read_aos,
+    endian="<"))
+
+from . import vox  # noqa: E402,F401  (registers vox and the converters)
+
+__all__ = ["vxl", "hva", "vox"]
