@@ -104,7 +104,7 @@ class MshFile:
     """One ``.msh``. Arrays are None when their mask bit is clear (see the module table)."""
     version: int = 2000
     mesh_type: int = 0
-    vertex_mask: int = POSITION
+    vertex_mask: int = 0
     #: float32 min x, y, z, max x, y, z, radius (kept as float32 so that any bits round-trip)
     bbox: np.ndarray = field(default_factory=lambda: np.zeros(7, np.float32))
     submeshes: np.ndarray = field(default_factory=lambda: np.zeros(0, SUBMESH_DTYPE))
