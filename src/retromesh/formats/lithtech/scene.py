@@ -491,10 +491,11 @@ def _v6_scene(doc: AbcV6Model, lods: bool, flip_mat, fix_anim, morph: bool) -> S
 def to_scene(doc, *, source=None, lods: bool = True, flip_mat: int | None = None,
              fix_anim_keyframes: int | None = None, morph: bool = True) -> Scene:
     """An ABC model as a Scene (see the module docstring for the mapping)."""
-    if isinstance(doc, AbcV6Model):
-        return _v6_scene(doc, lods, flip_mat, fix_anim_keyframes, morph)
-    if isinstance(doc, AbcModel):
-        return _v9_scene(doc, lods)
+    with np.errstate(all="ignore"):     # nonsense values are caught by the finite checks
+        if isinstance(doc, AbcV6Model):
+            return _v6_scene(doc, lods, flip_mat, fix_anim_keyframes, morph)
+        if isinstance(doc, AbcModel):
+            return _v9_scene(doc, lods)
     raise DocumentError(f"{type(doc).__name__} is not an ABC model")
 
 
