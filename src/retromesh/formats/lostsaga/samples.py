@@ -63,10 +63,11 @@ def _tube(segments: int, height: float, width: float, rings_per_segment: int = 2
     return np.array(pos), np.array(nrm), np.array(uv), np.array(faces), ys
 
 
-def skinned_column(segments: int = 3, height: float = 10.0, width: float = 4.0
-                   ) -> tuple[MshFile, SklFile]:
-    """A skinned tube and its bone chain (one bone per segment plus the root)."""
-    pos, nrm, uv, faces, _ = _tube(segments, height, width)
+def skinned_column(segments: int = 3, height: float = 10.0, width: float = 4.0,
+                   rings_per_segment: int = 2) -> tuple[MshFile, SklFile]:
+    """A skinned tube and its bone chain (one bone per segment plus the root); 8 vertices per
+    ring (``segments * rings_per_segment + 1`` rings)."""
+    pos, nrm, uv, faces, _ = _tube(segments, height, width, rings_per_segment)
     n_bones = segments + 1
     names = bone_names(n_bones)
     # weights: blend between the two nearest bone joints along Y
