@@ -80,9 +80,9 @@ def _lod(pos, tris, uv, normals, world, weight_nodes, heavy: bool) -> Lod:
     weights = []
     counts = []
     for i in range(nv):
-        k = 1 + i % 3
+        k = min(1 + i % 3, len(weight_nodes))
         if heavy and i == 0:
-            k = 5
+            k = len(weight_nodes)
         nodes = [weight_nodes[(i + j) % len(weight_nodes)] for j in range(k)]
         bias = np.arange(k, 0, -1, dtype=float)
         bias /= bias.sum()
@@ -111,7 +111,7 @@ def _build_v9(version: int, heavy: bool) -> AbcModel:
                    WeightSet(name=b"empty", weights=np.zeros(0, "<f4"))]
     pieces = []
     for pi, (name, center, size, wn) in enumerate([
-            (b"body", (0.0, 1.2, 0.0), (0.6, 0.8, 0.3), [1, 3, 5, 4]),
+            (b"body", (0.0, 1.2, 0.0), (0.6, 0.8, 0.3), [1, 3, 5, 4, 0]),
             (b"head", (0.0, 1.8, 0.05), (0.3, 0.3, 0.3), [2, 1])]):
         pos, tris, uv, normals = _box(center, size, 0.25 * pi)
         lod0 = _lod(pos, tris, uv, normals, world, wn, heavy and pi == 0)

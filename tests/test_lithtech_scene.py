@@ -1,0 +1,385 @@
+"""LithTech .abc <-> Scene <-> glTF: skins, LODs, sockets, animations, v6 morph targets,
+from_scene round trips (positions, UVs, weights, key transforms within 1e-4)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import trimesh
+
+import retromesh
+from gltfcheck import assert_valid, assert_valid_many
+from retromesh import LossWarning
+from retromesh.formats.lithtech import abc, samples
+from retromesh.formats.lithtech import scene as ls
+from retromesh.scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
+from retromesh.transforms import compose_trs, quat_to_matrix, world_matrices
+
+S3 = np.array([1.0, 1.0, -1.0])
+S4 = np.diag([1.0, 1.0, -1.0, 1.0])
+V9 = [9, 10, 11, 12, 13]
+
+
+# -- helpers -------------------------------------------------------------------------------
+def pose_world(scene: Scene, anim: Animation | None, t: float) -> np.ndarray:
+    """World matrices of every node at time ``t`` of ``anim`` (rest pose when None)."""
+    T = np.stack([n.translation for n in scene.nodes])
+    R = np.stack([n.rotation for n in scene.nodes])
+    Sc = np.stack([n.scale for n in scene.nodes])
+    if anim is not None:
+        for c in anim.channels:
+            if c.path == "weights":
+                continue
+            v = ls._sample(c, np.array([t]))[0]
+            {"translation": T, "rotation": R, "scale": Sc}[c.path][c.node] = v
+    return world_matrices(compose_trs(T, R, Sc), scene.parents())
+
+
+def skinned_positions(scene: Scene, node: int, anim: Animation | None, t: float) -> np.ndarray:
+    """glTF linear blend skinning of one skinned mesh node at time ``t``."""
+    world = pose_world(scene, anim, t)
+    nd = scene.nodes[node]
+    skin = scene.skins[nd.skin]
+    jm = world[skin.joints] @ skin.inverse_bind_matrices
+    out = []
+    for p in scene.meshes[nd.mesh].primitives:
+        ph = np.concatenate([p.positions.astype(np.float64), np.ones((len(p.positions), 1))], 1)
+        acc = np.zeros((len(ph), 3))
+        for k in range(4):
+            acc += p.weights[:, k:k + 1] * np.einsum("nij,nj->ni", jm[p.joints[:, k]], ph)[:, :3]
+        out.append(acc)
+    return np.concatenate(out)
+
+
+def engine_positions(doc: abc.AbcModel, piece: int, anim: int, key: int) -> np.ndarray:
+    """The LithTech engine's skinning in file space: sum(bias * W_node(key) @ weight.location),
+    keys parent-relative, flag 0x02 nodes placed by their bind offset."""
+    nodes = doc.nodes
+    parents, _ = ls.tree_parents([n.child_count for n in nodes])
+    m = np.stack([n.matrix.astype(np.float64) for n in nodes])
+    tr = doc.animations[anim].transforms[:, key]
+    local = compose_trs(tr["location"].astype(np.float64), tr["rotation"].astype(np.float64),
+                        np.ones((len(nodes), 3)))
+    for j, n in enumerate(nodes):
+        if n.flags & 2:
+            bind_local = m[j] if parents[j] < 0 else np.linalg.inv(m[parents[j]]) @ m[j]
+            local[j, :3, 3] = bind_local[:3, 3]
+    world = world_matrices(local, parents)
+    lod = doc.pieces[piece].lods[0]
+    counts = lod.vertices["weight_count"].astype(int)
+    owner = np.repeat(np.arange(len(counts)), counts)
+    w = lod.weights
+    loc = np.concatenate([w["location"].astype(np.float64), np.ones((len(w), 1))], 1)
+    placed = np.einsum("nij,nj->ni", world[w["node"].astype(int)], loc)[:, :3]
+    out = np.zeros((len(counts), 3))
+    np.add.at(out, owner, placed * w["bias"][:, None])
+    return out
+
+
+def mesh_node(scene: Scene, name: str) -> int:
+    return next(i for i, n in enumerate(scene.nodes) if n.name == name and n.mesh is not None)
+
+
+def match(gl_bind: np.ndarray, abc_bind: np.ndarray) -> np.ndarray:
+    """For each glTF vertex, the ABC vertex at the same bind position."""
+    d = np.linalg.norm(gl_bind[:, None, :] - abc_bind[None, :, :], axis=2)
+    return d.argmin(axis=1)
+
+
+# -- to_scene ------------------------------------------------------------------------------
+@pytest.mark.parametrize("version", V9)
+def test_to_scene_structure(version):
+    doc = samples.build_sample(version)
+    sc = ls.to_scene(doc)
+    sc.validate()
+    assert sc.counts()["joints"] == 6 and len(sc.skins) == 1
+    names = [n.name for n in sc.nodes]
+    assert names[:6] == ["root", "torso", "head", "arm_l", "hand_l", "arm_r"]
+    assert sc.parents()[:6] == [-1, 0, 1, 1, 3, 1]
+    # inverse bind = inverse of the converted model-space matrix
+    m = np.stack([n.matrix.astype(np.float64) for n in doc.nodes])
+    assert np.allclose(sc.skins[0].inverse_bind_matrices, np.linalg.inv(S4 @ m @ S4), atol=1e-6)
+    # rest pose = bind pose
+    assert np.allclose(sc.world_matrices()[:6], S4 @ m @ S4, atol=1e-5)
+    # LOD 0 in the default scene, LOD 1 in the "lods" scene (with the skeleton root)
+    assert {"body", "head"} <= {sc.nodes[r].name for r in sc.roots}
+    lods = dict(sc.extra_scenes)["lods"]
+    assert {sc.nodes[r].name for r in lods} == {"root", "body_lod1", "head_lod1"}
+    # sockets under their nodes, converted
+    eyes = names.index("Eyes")
+    assert sc.parents()[eyes] == 2 and sc.nodes[eyes].extras["abc_socket"]
+    assert np.allclose(sc.nodes[eyes].translation, np.array(doc.sockets[0].location) * S3)
+    # materials per material index, specular in extras
+    assert [m.name for m in sc.materials] == ["material_0", "material_1"]
+    assert sc.materials[1].extras["specular_power"] == 20.0
+    # bind pose check reported
+    for mesh in sc.meshes:
+        assert mesh.extras["bind_max_deviation"] < 1e-5
+    assert sc.extras["command_string"] == "Rigid 0 ShadowEnable 1"
+    assert "upper" in sc.extras["weight_sets"] and len(sc.extras["child_models"]) == 2
+
+
+def test_to_scene_without_lods():
+    sc = ls.to_scene(samples.build_sample(12), lods=False)
+    assert not sc.extra_scenes and all("_lod" not in m.name for m in sc.meshes)
+
+
+@pytest.mark.parametrize("version", V9)
+def test_animations(version):
+    doc = samples.build_sample(version)
+    sc = ls.to_scene(doc)
+    assert [a.name for a in sc.animations] == ["idle", "wave"]
+    idle = sc.animations[0]
+    assert np.allclose(idle.channels[0].times, [0.0, 0.5, 1.0])
+    assert idle.extras["markers"] == [{"time": 0.5, "string": "SOUND_KEY step"}]
+    assert idle.extras["interpolation_ms"] == (200 if version >= 12 else 200)
+    # flag 0x02 (torso) uses the bind offset, flag 0 (arm_l) the key translation
+    parents = sc.parents()
+    for ch in idle.channels:
+        if ch.path != "translation":
+            continue
+        node = doc.nodes[ch.node]
+        if node.flags & 2:
+            assert np.allclose(ch.values, sc.nodes[ch.node].translation, atol=1e-6)
+        else:
+            loc = doc.animations[0].transforms[ch.node]["location"] * S3
+            assert np.allclose(ch.values, loc, atol=1e-6)
+    assert parents[0] == -1
+
+
+@pytest.mark.parametrize("version", [9, 12, 13])
+def test_skinning_matches_engine(version):
+    """glTF skinning of the converted scene == the engine's formula at every key (file -> S)."""
+    doc = samples.build_sample(version)
+    sc = ls.to_scene(doc)
+    for pi, pname in enumerate(["body", "head"]):
+        node = mesh_node(sc, pname)
+        bind = skinned_positions(sc, node, None, 0.0)
+        abc_bind = doc.pieces[pi].lods[0].vertices["location"] * S3
+        idx = match(bind, abc_bind)
+        assert np.abs(bind - abc_bind[idx]).max() < 1e-5
+        for ai, anim in enumerate(sc.animations):
+            for k, t in enumerate(doc.animations[ai].key_times):
+                got = skinned_positions(sc, node, anim, t / 1000.0)
+                want = engine_positions(doc, pi, ai, k) * S3
+                assert np.abs(got - want[idx]).max() < 1e-4
+
+
+def test_more_than_four_weights_warns():
+    doc = samples.build_sample(12, heavy=True)
+    with pytest.warns(LossWarning, match="more than 4 weights"):
+        sc = ls.to_scene(doc)
+    p = sc.meshes[0].primitives[0]
+    assert np.allclose(p.weights.sum(1), 1.0, atol=1e-6)
+    assert sc.meshes[0].extras["vertices_with_dropped_weights"] == 1
+
+
+def test_uv_split_and_winding():
+    doc = samples.build_sample(12)
+    lod = doc.pieces[0].lods[0]
+    sc = ls.to_scene(doc)
+    p = sc.meshes[0].primitives[0]
+    # 8 box corners used with several UVs each -> more glTF vertices than ABC vertices
+    assert len(p.positions) > len(lod.vertices)
+    assert len(p.indices) == lod.faces.shape[0] * 3
+    tri = p.indices.reshape(-1, 3)
+    # first face: corners 0, 1, 2 of the file become 0, 2, 1 (reversed winding), positions S-mirrored
+    f0 = lod.faces[0]
+    pos_file = lod.vertices["location"][f0["vertex"].astype(int)] * S3
+    assert np.allclose(p.positions[tri[0]], pos_file[[0, 2, 1]])
+    assert np.allclose(p.uvs[0][tri[0]], f0["uv"][[0, 2, 1]])
+
+
+def test_v6_scene_morph_targets():
+    doc = samples.build_sample(6)
+    sc = ls.to_scene(doc)
+    sc.validate()
+    assert sc.extras["vertex_animation"] == "morph targets"
+    prim = sc.meshes[0].primitives[0]
+    nkeys = sum(len(a.keys) for a in doc.animations)
+    assert len(prim.targets) == nkeys == len(sc.meshes[0].weights)
+    weights = [c for a in sc.animations for c in a.channels if c.path == "weights"]
+    assert len(weights) == 2 and weights[0].values.shape == (3, nkeys)
+    # first key of the first animation is the bind pose: its target moves nothing
+    assert np.abs(prim.targets[0].positions).max() < 1e-6
+    assert np.abs(prim.targets[1].positions).max() > 0.01
+    # bind positions: vertex in its node's space placed by the first key (FlipMat = 1: no mirror)
+    assert sc.extras["flip_mat"] == 1 and sc.extras["fix_anim_keyframes"] == 1
+    world = sc.world_matrices()
+    v = doc.geometry.vertices
+    body_v = np.append(v["location"][0].astype(np.float64), 1.0)
+    assert np.min(np.linalg.norm(prim.positions - (world[1] @ body_v)[:3], axis=1)) < 1e-5
+    no_morph = ls.to_scene(doc, morph=False)
+    assert not no_morph.meshes[0].primitives[0].targets
+    mirrored = ls.to_scene(doc, flip_mat=0)
+    assert mirrored.extras["flip_mat"] == 0
+
+
+def test_v6_without_transform_info_defaults():
+    sc = ls.to_scene(samples.build_sample(6, transform_info=False))
+    assert sc.extras["flip_mat"] == 1 and sc.extras["fix_anim_keyframes"] == 1
+
+
+# -- glTF ----------------------------------------------------------------------------------
+def test_gltf_of_every_version_is_valid(tmp_path):
+    paths = []
+    for v in samples.SAMPLE_VERSIONS:
+        src = tmp_path / f"m{v}.abc"
+        retromesh.write(samples.build_sample(v), src)
+        out = tmp_path / f"m{v}.glb"
+        retromesh.convert(src, out)
+        paths.append(out)
+    infos = assert_valid_many(paths)
+    for v, info in zip(samples.SAMPLE_VERSIONS, infos):
+        assert info["animationCount"] == 2 and info["hasSkins"]
+        assert info["maxUVs"] == 1 and info["maxInfluences"] == 4
+        assert info["hasMorphTargets"] == (v == 6)
+    for p in paths:
+        assert len(trimesh.load(p).geometry) >= 1
+
+
+def test_gltf_reader_keeps_extras(tmp_path):
+    out = tmp_path / "m.glb"
+    retromesh.save(ls.to_scene(samples.build_sample(12)), out)
+    back = retromesh.load(out)
+    assert back.nodes[1].extras["abc_flags"] == 2
+    assert back.animations[0].extras["markers"][0]["string"] == "SOUND_KEY step"
+
+
+# -- from_scene ----------------------------------------------------------------------------
+def _round_trip(tmp_path, doc, version=12):
+    glb = tmp_path / "a.glb"
+    retromesh.save(ls.to_scene(doc), glb)
+    assert_valid(glb)
+    out = tmp_path / "b.abc"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LossWarning)     # LOD scene not written
+        retromesh.convert(glb, out, save_options={"version": version})
+    return retromesh.read(out)
+
+
+@pytest.mark.parametrize("version", [12, 9, 13])
+def test_from_scene_round_trip_through_gltf(tmp_path, version):
+    doc = samples.build_sample(12)
+    back = _round_trip(tmp_path, doc, version)
+    assert back.version == version
+    assert [n.name for n in back.nodes] == [n.name for n in doc.nodes]
+    assert [n.flags for n in back.nodes] == [n.flags for n in doc.nodes]
+    assert [n.child_count for n in back.nodes] == [n.child_count for n in doc.nodes]
+    assert np.abs(np.stack([n.matrix for n in back.nodes])
+                  - np.stack([n.matrix for n in doc.nodes])).max() < 1e-5
+    for a0, a1 in zip(doc.animations, back.animations):
+        assert a0.name == a1.name and a0.key_strings == a1.key_strings
+        assert list(a0.key_times) == list(a1.key_times)
+        assert np.abs(a0.transforms["location"] - a1.transforms["location"]).max() < 1e-4
+        dots = np.abs((a0.transforms["rotation"] * a1.transforms["rotation"]).sum(-1))
+        assert np.abs(dots - 1).max() < 1e-4
+        if version >= 12:
+            assert a0.interpolation_ms == a1.interpolation_ms
+    assert [s.name for s in back.sockets] == [s.name for s in doc.sockets]
+    for s0, s1 in zip(doc.sockets, back.sockets):
+        assert np.allclose(s0.location, s1.location, atol=1e-5)
+    # geometry: positions, UVs and weights survive (compare the converted scenes)
+    sc0, sc1 = ls.to_scene(doc, lods=False), ls.to_scene(back)
+    for name in ("body", "head"):
+        p0 = sc0.meshes[[m.name for m in sc0.meshes].index(name)].primitives[0]
+        p1 = sc1.meshes[[m.name for m in sc1.meshes].index(name)].primitives[0]
+        key0 = np.round(np.concatenate([p0.positions, p0.uvs[0]], 1), 4)
+        key1 = np.round(np.concatenate([p1.positions, p1.uvs[0]], 1), 4)
+        o0, o1 = np.lexsort(key0.T[::-1]), np.lexsort(key1.T[::-1])
+        assert np.abs(key0[o0] - key1[o1]).max() < 1e-4
+        w0 = np.sort(p0.weights, 1)[o0]
+        w1 = np.sort(p1.weights, 1)[o1]
+        assert np.abs(w0 - w1).max() < 1e-4
+        for ai in range(2):
+            n0, n1 = mesh_node(sc0, name), mesh_node(sc1, name)
+            t = sc0.animations[ai].channels[0].times[-1]
+            g0 = skinned_positions(sc0, n0, sc0.animations[ai], t)[o0]
+            g1 = skinned_positions(sc1, n1, sc1.animations[ai], t)[o1]
+            assert np.abs(g0 - g1).max() < 1e-4
+
+
+def _blender_like_scene() -> Scene:
+    """An armature object (rotated, moved) holding a two-bone chain, a skinned quad, one
+    animation with keys at non-millisecond-free times, what a Blender glTF export looks like."""
+    sc = Scene(name="blender")
+    arm = sc.add_node(Node(name="Armature", translation=[1.0, 0.0, -2.0],
+                           rotation=[0.0, np.sin(np.pi / 8), 0.0, np.cos(np.pi / 8)]))
+    b0 = sc.add_node(Node(name="Bone", translation=[0.0, 0.5, 0.0]), arm)
+    b1 = sc.add_node(Node(name="Bone.001", translation=[0.0, 1.0, 0.0],
+                          rotation=[np.sin(0.2), 0.0, 0.0, np.cos(0.2)]), b0)
+    world = sc.world_matrices()
+    pos = np.array([[-.5, 0, 0], [.5, 0, 0], [.5, 2, 0], [-.5, 2, 0]], float)
+    pos = (world[arm] @ np.concatenate([pos, np.ones((4, 1))], 1).T).T[:, :3]
+    prim = Primitive(positions=pos, indices=np.array([0, 1, 2, 0, 2, 3]),
+                     uvs=[np.array([[0, 1], [1, 1], [1, 0], [0, 0]], float)],
+                     joints=np.array([[0, 1, 0, 0]] * 4), weights=np.array(
+                         [[1, 0, 0, 0], [.7, .3, 0, 0], [.2, .8, 0, 0], [0, 1, 0, 0]], float))
+    mi = sc.add_mesh(Mesh(name="Quad", primitives=[prim]))
+    si = sc.add_skin(Skin(joints=[b0, b1], inverse_bind_matrices=np.linalg.inv(world[[b0, b1]])))
+    mesh = Node(name="Quad", translation=[0.0, 0.0, 0.0])
+    mesh.mesh, mesh.skin = mi, si
+    sc.add_node(mesh)
+    times = np.array([0.0, 0.25, 0.5])
+    ang = np.array([0.0, 0.6, -0.4])
+    rot = np.stack([np.sin(ang / 2), np.zeros(3), np.zeros(3), np.cos(ang / 2)], 1)
+    sc.animations.append(Animation(name="Bend", channels=[
+        Channel(node=b1, path="rotation", times=times, values=rot),
+        Channel(node=b0, path="translation", times=times[[0, 2]],
+                values=np.array([[0, .5, 0], [0, .7, 0]], float)),
+        Channel(node=arm, path="rotation", times=times[[0, 2]],
+                values=np.array([[0, np.sin(np.pi / 8), 0, np.cos(np.pi / 8)], [0, 0, 0, 1]], float))]))
+    return sc.validate()
+
+
+def test_blender_like_armature_does_not_explode(tmp_path):
+    sc = _blender_like_scene()
+    glb = tmp_path / "blender.glb"
+    retromesh.save(sc, glb)
+    assert_valid(glb)
+    loaded = retromesh.load(glb)
+    out = tmp_path / "blender.abc"
+    retromesh.save(loaded, out)
+    doc = retromesh.read(out)
+    assert doc.version == 12 and [n.name for n in doc.nodes] == [b"Bone", b"Bone.001"]
+    back = ls.to_scene(doc)
+    quad0 = next(i for i, n in enumerate(sc.nodes) if n.mesh is not None)
+    quad1 = mesh_node(back, "Quad")
+    for t in (0.0, 0.1, 0.25, 0.4, 0.5):
+        g0 = skinned_positions(sc, quad0, sc.animations[0], t)
+        g1 = skinned_positions(back, quad1, back.animations[0], t)
+        idx = match(skinned_positions(sc, quad0, None, 0), skinned_positions(back, quad1, None, 0))
+        assert np.abs(g0 - g1[idx]).max() < 1e-4, t
+    retromesh.save(back, tmp_path / "again.glb")
+    info = assert_valid(tmp_path / "again.glb")
+    assert info["animationCount"] == 1 and info["hasSkins"]
+
+
+def test_static_scene_to_abc(tmp_path):
+    sc = Scene()
+    prim = Primitive(positions=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], float),
+                     indices=np.array([0, 1, 2]))
+    mi = sc.add_mesh(Mesh(name="tri", primitives=[prim]))
+    node = Node(name="tri", translation=[0, 0, 5])
+    node.mesh = mi
+    sc.add_node(node)
+    doc = retromesh.from_scene(sc, "abc")
+    assert [n.name for n in doc.nodes] == [b"root"] and len(doc.animations) == 1
+    back = ls.to_scene(abc.read(retromesh.binio.Reader(abc.write(doc))))
+    p = back.meshes[0].primitives[0]
+    assert np.allclose(np.sort(p.positions[:, 2]), [5, 5, 5])
+    out = tmp_path / "tri.glb"
+    retromesh.save(back, out)
+    assert_valid(out)
+
+
+def test_convert_cli_api_paths(tmp_path):
+    src = tmp_path / "m.abc"
+    retromesh.write(samples.build_sample(6), src)
+    out = tmp_path / "m.gltf"
+    retromesh.convert(src, out, morph=False)
+    info = assert_valid(out)
+    assert not info["hasMorphTargets"]
+    with pytest.raises(retromesh.UnsupportedError):
+        retromesh.load(src, skeleton=src)
