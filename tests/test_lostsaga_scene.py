@@ -350,3 +350,15 @@ def test_cms_from_any_scene(column):
     scene = load_quiet(column / "column.msh")
     doc = retromesh.registry.get("cms").from_scene(scene)
     assert isinstance(doc, CmsFile) and len(doc.faces) == 48
+
+
+def test_material_script_from_scene(column, tmp_path):
+    from retromesh.formats.lostsaga.scene import script_from_scene
+    scene = retromesh.load(column / "column.msh", skeleton=column / "column.skl")
+    with pytest.warns(LossWarning, match="script_from_scene"):
+        retromesh.save(scene, tmp_path / "k.msh")
+    (tmp_path / "k.txt").write_text(script_from_scene(scene))
+    again = retromesh.load(tmp_path / "k.msh", skeleton=tmp_path / "k.skl")
+    tex = again.textures[again.materials[0].base_color_texture.texture]
+    assert tex.uri == "column_diffuse.png"
+    assert again.materials[0].extras["shader_group"] == "AnimateToonShade"

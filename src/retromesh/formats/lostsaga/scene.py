@@ -41,8 +41,8 @@ import numpy as np
 
 from ...errors import DocumentError, FormatError, LossWarning
 from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene, Skin, Texture, TextureRef
-from ...transforms import (compose_trs, decompose_trs, inverse, matrix_to_quat, quat_continuous,
-                           quat_normalize, quat_slerp, world_matrices)
+from ...transforms import (compose_trs, decompose_trs, inverse, quat_continuous, quat_normalize,
+                           quat_slerp)
 from . import ani as ani_mod
 from . import material as mat_mod
 from . import msh as msh_mod
@@ -56,7 +56,8 @@ from .quatcodec import encode_comp4, encode_comp8
 from .skl import POSE_DTYPE, SklBone, SklFile
 
 __all__ = ["msh_to_scene", "skl_to_scene", "ani_to_scene", "cms_to_scene", "msh_from_scene",
-           "skl_from_scene", "ani_from_scene", "cms_from_scene", "build_scene"]
+           "skl_from_scene", "ani_from_scene", "cms_from_scene", "build_scene",
+           "script_from_scene"]
 
 
 # -- loading companions ----------------------------------------------------------------------
@@ -686,10 +687,16 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = "default", rounding:
                 if np.linalg.det(m[:3, :3]) < 0:
                     idx = idx.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)
             parts.append(dict(pos=pos, idx=idx, nrm=nrm, tan=tan, uvs=p.uvs, colors=p.colors,
+                              material=p.material,
                               joints=p.joints if skinned else None,
                               weights=p.weights if skinned else None))
     if not parts:
         raise DocumentError("msh: the scene has no triangle meshes")
+    if any(q["material"] is not None and scene.materials[q["material"]].base_color_texture
+           is not None for q in parts):
+        warnings.warn("texture names go into the material script <mesh>.txt, which is not written "
+                      "here: use retromesh.formats.lostsaga.scene.script_from_scene(scene)",
+                      LossWarning, stacklevel=2)
     total = sum(len(q["pos"]) for q in parts)
     if total > 65536:
         raise DocumentError(f"msh: {total} vertices; uint16 face indices address at most 65536")
@@ -797,3 +804,29 @@ def cms_from_scene(scene: Scene, **options: Any) -> CmsFile:
         raise DocumentError(f"cms: {base} vertices; uint16 face indices address at most 65536")
     return CmsFile(positions=np.concatenate(pos).astype(np.float32),
                    faces=np.concatenate(faces).astype(np.uint16))
+
+
+def script_from_scene(scene: Scene) -> str:
+    """The material script (``<mesh>.txt``) for the ``.msh`` that ``msh_from_scene`` writes: one
+    ``material`` block per submesh, in the same order, with the base colour texture's name."""
+    skinned = set(_skinned_nodes(scene))
+    out = []
+    for ni, node in enumerate(scene.nodes):
+        if node.mesh is None:
+            continue
+        for p in scene.meshes[node.mesh].primitives:
+            if p.mode != 4 or len(p.positions) == 0:
+                continue
+            sm = mat_mod.ScriptMaterial(shader_group="AnimateToonShade" if ni in skinned
+                                        else "Static")
+            if p.material is not None:
+                m = scene.materials[p.material]
+                if m.base_color != (1.0, 1.0, 1.0, 1.0):
+                    sm.diffuse = tuple(float(c) for c in m.base_color)
+                ref = m.base_color_texture
+                if ref is not None:
+                    t = scene.textures[ref.texture]
+                    uri = (t.uri or t.name or "texture.dds").replace("\\", "/").rsplit("/", 1)[-1]
+                    sm.texture_units.append(mat_mod.TextureUnit(uri, ref.texcoord))
+            out.append(sm)
+    return mat_mod.write_script(out)
