@@ -40,6 +40,10 @@ Where we differ from the spec text (the 010 template), and why:
   true. The raw byte is kept (an int) so that unusual values survive a round trip.
 * Strings (events, IK labels, shape/status labels) are kept as bytes; a negative length or
   count is rejected.
+* The mobility matrix is kept as stored (Blender Z-up basis); the engine permutes its columns
+  on read (``[c0, c2, -c1, c3]``). It goes to the animation's extras unchanged.
+* The IK bones' two vec3 are filler the engine reads and drops (they used to be the IK start
+  and end); kept verbatim.
 
 Conversion (see :mod:`.scene`): ``to_scene(anm, skeleton=...)`` needs the ``.phxbn``; matrices
 are model-space bone frames (same axes as glTF: Overgrowth is OpenGL, right-handed, +Y up).

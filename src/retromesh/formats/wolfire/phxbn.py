@@ -40,8 +40,10 @@ Where we differ from the spec text (the wiki table and 010 template), and why:
 * Below version 11 the vertex count of the control-joint arrays is not in the file (the engine
   takes it from the OBJ; the template hard-codes 17502). We infer it from the bytes: the
   largest multiple of 3 for which the rest (hier_parents, joints, simple IK bones) parses to the
-  exact end of the file with integral bone ids in range. Files written by us always round-trip;
-  ``num_vertices`` stays ``None`` for those versions.
+  exact end of the file, with finite weights and integral bone ids in range. A root's ``-1`` in
+  ``hier_parents`` reads as a NaN float, so a larger count than the true one is rejected
+  whenever one of the first 24 bones is a root (always so in practice). The bytes round-trip
+  in every case; ``num_vertices`` stays ``None`` for those versions.
 * ``rigging_stage`` 2 (animate) is kept as 2 on disk; it reads the control joints like 1.
 * Joint types other than 0/1 carry only the two bone ids (the template's size function).
 * The engine's X-symmetry check is not a parse error here; ``check`` reports it.
@@ -177,19 +179,20 @@ def _infer_vertices(r: Reader, version: int, m: int) -> int:
     n = n_max - n_max % 3 if n_max >= 0 else -1
     data = r.data
     while n >= 0:
-        ok = True
-        ids = np.frombuffer(data, "<f4", 4 * n, start + 16 * n) if n else np.zeros(0, "<f4")
-        if n and not (np.all(np.isfinite(ids)) and np.all(ids == np.round(ids))
-                      and ids.min() >= 0 and ids.max() < max(m, 1)):
+        # the tail (hier_parents, joints, IK bones) must end exactly at the end of the file ...
+        probe = Reader(data, file=r.file, endian="<")
+        probe.pos, probe.end = start + 32 * n, r.end
+        try:
+            _read_tail(probe, version, m)
+            ok = probe.pos == probe.end
+        except FormatError:
             ok = False
-        if ok:
-            probe = Reader(data, file=r.file, endian="<")
-            probe.pos, probe.end = start + 32 * n, r.end
-            try:
-                _read_tail(probe, version, m)
-                ok = probe.pos == probe.end
-            except FormatError:
-                ok = False
+        # ... and the bone ids before it must be whole numbers naming bones
+        if ok and n:
+            ids = np.frombuffer(data, "<f4", 4 * n, start + 16 * n)
+            wts = np.frombuffer(data, "<f4", 4 * n, start)
+            ok = bool(np.all(np.isfinite(wts)) and np.all(np.isfinite(ids))
+                      and np.all(ids == np.round(ids)) and ids.min() >= 0 and ids.max() < max(m, 1))
         if ok:
             return n
         n -= 3

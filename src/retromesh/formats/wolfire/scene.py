@@ -21,7 +21,11 @@ Engine facts used (format-facts A2, A3, A6; Overgrowth ``bulletworld.cpp``,
   so that the keys are reproduced exactly, and written as LINEAR.
 * Root motion (centered files): per key ``rotation`` (radians about +Y) and ``center_offset``;
   linear between the current and next key as in the engine; put on the root node as
-  ``T(center_offset) RotY(rotation)`` (``root_motion=False`` leaves it out).
+  ``T(center_offset) RotY(rotation)`` (``root_motion=False`` leaves it out). Files that are not
+  centered are shown as stored (the engine centres them at load time with
+  ``Animation::Center``; we do not re-run that, and the exact inverse of it is unknown).
+* Weapon matrices are not converted (a LossWarning says so); IK bone paths, mobility matrices
+  and shape/status keys are listed in the animation's extras.
 * Events, physics weights, shape and status keys go to the animation's ``extras``.
 * Mesh (``mesh=`` an OBJ): one vertex per triangle corner in OBJ order (quads split
   ``(a,b,c)``, ``(d,a,c)``), which is the order of the ``.phxbn`` per-corner weights/ids; the
