@@ -51,7 +51,7 @@ from ...errors import DocumentError, FormatError, LossWarning
 from ...registry import Format, register, register_converter
 from ...scene import Node, Scene
 from .hva import HvaFile
-from .voxels import VoxelGrid, estimate_normals, nearest_normal_index
+from .voxels import VoxelGrid, normal_indices
 from .vxl import Limb, VxlFile
 
 __all__ = ["VoxFile", "VoxChunk", "VoxSize", "VoxXyzi", "VoxRgba", "read", "write",
@@ -518,7 +518,7 @@ def vox_to_vxl(doc: VoxFile, *, source: Path | None = None, normal_type: int = 4
         g = grids[mid]
         if max(g.size) > 255:
             raise DocumentError(f"model {mid} is {g.size}: VXL limbs are at most 255 a side")
-        normals = nearest_normal_index(estimate_normals(g.mask), normal_type)
+        normals = normal_indices(g.mask, normal_type)
         grid = VoxelGrid(g.colour.copy(), np.where(g.mask, normals, 0).astype(np.uint8),
                          g.mask.copy())
         label = (attrs.get("_name") or f"model{mid}").encode("latin-1")[:15]

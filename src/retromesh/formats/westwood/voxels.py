@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["TS_NORMALS", "RA2_NORMALS", "normal_table", "SpanError", "decode_spans",
-           "encode_spans", "VoxelGrid", "estimate_normals", "nearest_normal_index",
+           "encode_spans", "VoxelGrid", "estimate_normals", "nearest_normal_index", "normal_indices",
            "NORMAL_TYPES"]
 
 
@@ -537,29 +537,54 @@ def encode_spans(grid: VoxelGrid) -> tuple[np.ndarray, np.ndarray, bytes]:
 _FACES = np.array([[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1]])
 
 
-def estimate_normals(mask: np.ndarray, radius: int = 2) -> np.ndarray:
-    """Outward unit normals (VXL frame) for every voxel from the empty space around it.
+def _box(a: np.ndarray, axis: int, r: int) -> np.ndarray:
+    """Sum of the 2r+1 neighbours along ``axis`` (the array shrinks by 2r on that axis)."""
+    n = a.shape[axis] - 2 * r
+    out = np.zeros(a.shape[:axis] + (n,) + a.shape[axis + 1:], a.dtype)
+    for d in range(2 * r + 1):
+        out += np.take(a, np.arange(d, d + n), axis=axis)
+    return out
 
-    Sums the offsets of empty cells in a ``(2r+1)^3`` neighbourhood (outside the grid counts
-    as empty); interior voxels get +Z. Vectorised: one shifted-array add per offset.
-    """
+
+def _outward_sums(mask: np.ndarray, r: int) -> np.ndarray:
+    """(xs, ys, zs, 3) int16: the sum of the offsets of the empty cells around each cell in a
+    ``(2r+1)^3`` neighbourhood (outside the grid counts as empty), computed separably: box
+    sums over two axes, then a weighted sum of shifts along the third."""
     xs, ys, zs = mask.shape
-    r = radius
-    pad = np.zeros((xs + 2 * r, ys + 2 * r, zs + 2 * r), bool)
-    pad[r:r + xs, r:r + ys, r:r + zs] = mask
-    empty = ~pad
-    acc = np.zeros((xs, ys, zs, 3), np.float32)
-    for dx in range(-r, r + 1):
-        for dy in range(-r, r + 1):
-            for dz in range(-r, r + 1):
-                if dx == dy == dz == 0:
-                    continue
-                e = empty[r + dx:r + dx + xs, r + dy:r + dy + ys, r + dz:r + dz + zs]
-                if e.any():
-                    acc[e] += np.array([dx, dy, dz], np.float32)
-    norm = np.linalg.norm(acc, axis=-1, keepdims=True)
-    out = np.where(norm > 1e-6, acc / np.where(norm > 1e-6, norm, 1), np.array([0, 0, 1.0]))
-    return out.astype(np.float32)
+    out = np.zeros((xs, ys, zs, 3), np.int16)
+    empty = np.ones((xs + 2 * r, ys + 2 * r, zs + 2 * r), np.int16)
+    empty[r:r + xs, r:r + ys, r:r + zs] = ~mask
+    size = (xs, ys, zs)
+    for a in range(3):
+        s = empty
+        for b in range(3):
+            if b != a:
+                s = _box(s, b, r)
+        acc = np.zeros(s.shape[:a] + (size[a],) + s.shape[a + 1:], np.int16)
+        for d in range(-r, r + 1):
+            if d:
+                acc += d * np.take(s, np.arange(r + d, r + d + size[a]), axis=a)
+        out[..., a] = acc
+    return out
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, np.float32)
+    norm = np.linalg.norm(v, axis=-1, keepdims=True)
+    good = norm[..., 0] > 1e-6
+    out = np.empty_like(v)
+    out[good] = v[good] / norm[good]
+    out[~good] = (0.0, 0.0, 1.0)
+    return out
+
+
+def estimate_normals(mask: np.ndarray, radius: int = 2) -> np.ndarray:
+    """Outward unit normals (VXL frame) for every cell from the empty space around it
+    (see :func:`_outward_sums`); cells with no empty neighbour get +Z."""
+    mask = np.asarray(mask, bool)
+    if mask.size == 0:
+        return np.zeros(mask.shape + (3,), np.float32)
+    return _unit(_outward_sums(mask, int(radius)))
 
 
 def nearest_normal_index(vectors: np.ndarray, normal_type: int) -> np.ndarray:
@@ -572,3 +597,27 @@ def nearest_normal_index(vectors: np.ndarray, normal_type: int) -> np.ndarray:
     for i in range(0, len(flat), step):
         out[i:i + step] = np.argmax(flat[i:i + step] @ table.T, axis=1)
     return out.reshape(v.shape[:-1])
+
+
+def normal_indices(mask: np.ndarray, normal_type: int, radius: int = 2) -> np.ndarray:
+    """Table indices (uint8, ``[x, y, z]``) of the estimated outward normals of the filled
+    voxels; only voxels near the surface are matched (interior ones get the +Z entry)."""
+    mask = np.asarray(mask, bool)
+    out = np.zeros(mask.shape, np.uint8)
+    if not mask.any():
+        return out
+    sums = _outward_sums(mask, int(radius))
+    up = nearest_normal_index(np.array([[0.0, 0.0, 1.0]]), normal_type)[0]
+    out[mask] = up
+    # surface voxels: a face-neighbour is empty (outside counts as empty)
+    pad = np.zeros(tuple(s + 2 for s in mask.shape), bool)
+    pad[1:-1, 1:-1, 1:-1] = mask
+    inner = np.ones(mask.shape, bool)
+    for a in range(3):
+        for d in (0, 2):
+            sl = [slice(1, -1)] * 3
+            sl[a] = slice(d, d + mask.shape[a])
+            inner &= pad[tuple(sl)]
+    near = mask & ~inner
+    out[near] = nearest_normal_index(_unit(sums[near]), normal_type)
+    return out
