@@ -446,3 +446,33 @@ def test_hypothesis_mutations(data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         read_or_format_error(bytes(base[:cut]), f"x.{fmt}", scene=True)
+
+
+def test_playback_matches_engine_blend_four_bones():
+    """A sample between keys equals the engine's chained mixes (written out one step at a time)."""
+    from retromesh.transforms import decompose_trs, quat_slerp
+    anm = samples.anm_fixture(11, keys=5, length=1000, swing=1.2)
+    parents = samples.PARENTS
+    t_ms = 330.0                                   # between keys 1 (200) and 2 (400)
+    T, R, _, _ = wscene.sample_animation(anm, parents, 6, np.array([t_ms]))
+    mats = np.stack([wscene._mats(k.bone_mats) for k in anm.keyframes])
+    local = mats.copy()
+    for i in range(1, 6):
+        local[:, i] = np.linalg.inv(mats[:, parents[i]]) @ mats[:, i]
+    tt, rr, _ = decompose_trs(local)
+    u = (t_ms - 200) / 200
+    w = wscene.catmull_rom_weights(np.array(u))
+    keys = [0, 1, 2, 3]
+    for b in range(6):
+        x_t, x_r = tt[keys[0], b], rr[keys[0], b]
+        total = 0.0
+        for j in range(4):
+            total += w[j]
+            if j == 0 or total <= 0:
+                continue
+            f = w[j] / total
+            x_t = x_t + (tt[keys[j], b] - x_t) * f
+            x_r = quat_slerp(x_r, rr[keys[j], b], f)
+        assert np.allclose(T[0, b], x_t, atol=1e-6)
+        d = abs(np.dot(R[0, b], x_r))
+        assert d > 1 - 1e-9

@@ -14,9 +14,9 @@ Engine facts used (format-facts A2, A3, A6; Overgrowth ``bulletworld.cpp``,
 * ``.anm`` key matrices are model-space frames (16 floats, column-major). Per key
   ``local_i = inverse(A_parent) A_i``. Playback as the engine's ``GetMatrices``: 4 keys (wrapped
   when looping, clamped otherwise), ``interp`` between the current and next key, Catmull-Rom
-  weights ``w0..w3``. Translations are blended with these weights; rotations by the normalised
-  weighted sum of hemisphere-aligned quaternions (the engine's ``BlendFourBones`` chains
-  slerps; the two agree to well under a degree for real key spacings). glTF has no Catmull-Rom:
+  weights ``w0..w3``, blended as ``BlendFourBones`` does: successive mixes with the running
+  ratios ``w1/(w0+w1)``, ``w2/(w0+w1+w2)``, ``w3/1`` (lerp for origins, which equals the
+  weighted sum; slerp for rotations, shortest path). glTF has no Catmull-Rom:
   the curve is resampled at ``fps`` (default 30 Hz), always including the key times themselves
   so that the keys are reproduced exactly, and written as LINEAR.
 * Root motion (centered files): per key ``rotation`` (radians about +Y) and ``center_offset``;
@@ -303,10 +303,7 @@ def sample_animation(anm: AnmFile, parents: np.ndarray, n_bones: int, sample_ms:
     interp = np.clip(np.nan_to_num(interp), 0.0, 1.0)
     w = catmull_rom_weights(interp)                              # (S, 4)
     T = np.einsum("sj,sjmc->smc", w, t[idx])
-    q = r[idx]                                                   # (S, 4, m, 4)
-    ref = q[:, 1:2]
-    sign = np.where(np.sum(q * ref, axis=-1, keepdims=True) < 0, -1.0, 1.0)
-    R = quat_normalize(np.einsum("sj,sjmc->smc", w, q * sign))
+    R = _blend_four_rotations(r[idx], w)
     if anm.is_centered:
         rot = np.array([float(k.rotation) for k in kfs])
         off = np.array([list(k.center_offset) for k in kfs], dtype=np.float64)
@@ -317,6 +314,22 @@ def sample_animation(anm: AnmFile, parents: np.ndarray, n_bones: int, sample_ms:
         root_r = rot[a] * (1 - interp) + rot[b] * interp
         return T, R, root_t, root_r
     return T, R, None, None
+
+
+def _blend_four_rotations(q: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The engine's ``BlendFourBones`` on rotations: successive slerps with the running
+    weight ratios. ``q`` is (S, 4, m, 4) (sample, key, bone, xyzw), ``w`` (S, 4)."""
+    from ...transforms import quat_slerp
+    ident = np.zeros_like(q[:, 0])
+    ident[..., 3] = 1.0
+    total = w[:, 0] + w[:, 1]
+    ratio = np.where(total > 0, w[:, 1] / np.where(total > 0, total, 1.0), 0.0)
+    x = np.where((total > 0)[:, None, None], quat_slerp(q[:, 0], q[:, 1], ratio[:, None]), ident)
+    for j in (2, 3):
+        total = total + w[:, j]
+        ratio = np.where(total > 0, w[:, j] / np.where(total > 0, total, 1.0), 0.0)
+        x = np.where((total > 0)[:, None, None], quat_slerp(x, q[:, j], ratio[:, None]), x)
+    return quat_normalize(x)
 
 
 def _events(anm: AnmFile) -> list[dict]:
