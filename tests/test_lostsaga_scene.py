@@ -362,3 +362,24 @@ def test_material_script_from_scene(column, tmp_path):
     tex = again.textures[again.materials[0].base_color_texture.texture]
     assert tex.uri == "column_diffuse.png"
     assert again.materials[0].extras["shader_group"] == "AnimateToonShade"
+
+
+@pytest.mark.corpus
+@pytest.mark.filterwarnings("ignore::retromesh.LossWarning")
+@pytest.mark.parametrize("path", corpus_params("lostsaga", "*.ani"))
+def test_corpus_animation_round_trip_through_gltf(path, tmp_path):
+    retromesh.convert(path, tmp_path / "a.glb")
+    scene = retromesh.load(path)
+    assert scene.animations[0].extras["non_unit_rotation_keys"] > 0
+    retromesh.convert(tmp_path / "a.glb", tmp_path / "b.ani")
+    a0, a1 = retromesh.read(path), retromesh.read(tmp_path / "b.ani")
+    by_bone = {t.bone: t for t in a1.tracks}
+    assert by_bone.keys() == {t.bone for t in a0.tracks}
+    for t in a0.tracks:
+        u = by_bone[t.bone]
+        assert np.array_equal(t.keys["time"], u.keys["time"])
+        q0 = t.keys["rotation"] / np.linalg.norm(t.keys["rotation"], axis=1)[:, None]
+        assert np.all(np.abs(np.einsum("ij,ij->i", q0, u.keys["rotation"])) > 1 - 1e-6)
+        assert np.allclose(t.keys["translation"], u.keys["translation"], atol=1e-4)
+    skl = retromesh.convert(tmp_path / "a.glb", tmp_path / "b.skl")
+    assert len(retromesh.read(skl[0]).bones) == len(a0.tracks) + 1     # + the flat root

@@ -26,6 +26,9 @@ Keys are kept packed (numpy record arrays, :func:`key_dtype`); :func:`rotations`
 track. Key values REPLACE the bone's local rotation/translation (absolute local pose, not deltas);
 the track weight is used for blending several animations (usually 1).
 
+What the real file taught: the add-on's export holds non-unit DEFAULT quaternions at in-between
+keys (norm down to 0.80) and keys 1 ms past ``total_time``; both are kept natively as they are.
+
 Deviations from the spec text: the events' second string is the event's sub-info (not a
 "name"); the packed rotation is a DWORD (unsigned), and the version is checked like the
 engine does. Event times and track weights are Python floats: a signalling-NaN payload in those

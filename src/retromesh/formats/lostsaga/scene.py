@@ -22,6 +22,12 @@ to_scene
   ``S M^T S``, winding reversed.
 * Sanitised for glTF: zero-length or non-finite normals are recomputed from the faces, tangents
   of zero length make the primitive drop its tangents (noted in the primitive's ``extras``).
+* Rotation keys are normalised. The corpus animation (exported by the Blender add-on) holds
+  non-unit quaternions at in-between keys (norm down to 0.80); the engine would use them as they
+  are (D3DX slerp/matrix of a non-unit quaternion also scales the bone). Their count is kept in the
+  animation's ``extras.non_unit_rotation_keys``.
+* The corpus animation has keys up to 1 ms after its ``total_time``; the glTF animation simply
+  ends at its last key (``extras.total_time_ms`` keeps the file's value).
 
 from_scene
 ----------
@@ -140,6 +146,7 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
     channels: list[Channel] = []
     missing: list[str] = []
     dropped = 0
+    non_unit = 0
     weights: dict[str, float] = {}
     for ti, track in enumerate(doc.tracks):
         if len(track.keys) == 0:
@@ -164,6 +171,7 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
         keep = np.append(times[1:] != times[:-1], True)        # a later key at the same ms wins
         times, rot, trans = times[keep], rot[keep], trans[keep]
         secs = times / 1000.0
+        non_unit += int(np.sum(np.abs(np.linalg.norm(rot, axis=1) - 1.0) > 1e-3))
         channels.append(Channel(node, "rotation", secs,
                                 quat_continuous(quat_normalize(quat_to_gltf(rot)))))
         channels.append(Channel(node, "translation", secs, vec_to_gltf(trans)))
@@ -182,6 +190,8 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
     }
     if weights:
         extras["track_weights"] = weights
+    if non_unit:
+        extras["non_unit_rotation_keys"] = non_unit      # normalised for glTF
     if not channels:
         warnings.warn(f"animation {name!r} has no usable keys; left out", LossWarning, stacklevel=3)
         return
