@@ -39,10 +39,14 @@ Deviations from the spec text (lostsaga.txt), from the engine source and the rea
   colours, UV0, UV1), not in the spec's listing order; the weights block follows the arrays,
   billboard centres follow the weights.
 * Face indices are ``uint16`` (D3D WORD) x 3, not floats; ``index_start`` counts indices (3 per
-  face) and the indices are absolute into the shared vertex array.
+  face: ``spiral_cube.msh`` has submeshes starting at 0, 12, 168... = 3 x the faces before) and the
+  indices are absolute into the shared vertex array (``min_index`` is the submesh's first vertex).
 * Colours are D3DCOLOR: a little-endian DWORD ``0xAARRGGBB`` (bytes B, G, R, A).
 * The INDICES bit (0x10) has no data of its own: bone ids are inside the WEIGHTS block. COLOR1,
-  UV2, UV3 and POSITIONW have no loader branch; their bits are kept but carry no data.
+  UV2, UV3 and POSITIONW have no loader branch; their bits are kept but carry no data. The
+  add-on's skinned meshes in the corpus set WEIGHTS without INDICES (mask 0x129); ``check``
+  reports it as a warning.
+* The bounding radius in the corpus files is half the box diagonal (``from_scene`` writes that).
 * Bone ids are floats holding integers (the engine casts them to a byte each, so < 256 bones).
   The engine stops reading a vertex's weights at the first weight <= 0.
 * Bone names of length 0 are skipped by the engine when it builds its name list (ids refer to

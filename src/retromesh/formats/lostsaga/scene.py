@@ -380,6 +380,8 @@ def build_scene(msh: MshFile | None = None, skl: SklFile | None = None,
         mesh = Mesh(name=mesh_name, primitives=prims,
                     extras={"mesh_type": msh_mod.MESH_TYPES.get(msh.mesh_type, msh.mesh_type),
                             "lostsaga_version": msh.version})
+        if skinned and joint_of_id is None:
+            mesh.extras["bone_names"] = [text(n) for n in msh.bone_names]
         if msh.control_points:
             mesh.extras["control_points"] = [
                 {"type": text(c.type), "bone": text(c.bone), "extra": text(c.extra),
