@@ -291,8 +291,56 @@ class AbcModel:
 
 
 # -- reading -------------------------------------------------------------------------------
-def _u16_at(data, pos: int) -> int:
-    return data[pos] | (data[pos + 1] << 8)
+def _scan_vertices(r: Reader, nv: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Where each variable-size vertex starts and how many weights it has.
+
+    Vertex records are ``28 + 20 * weight_count`` bytes, so the starts form a chain. Runs of
+    equal weight counts (the usual case) are followed with numpy in growing blocks; where the
+    counts change often, a short Python loop takes over for a while."""
+    data, end = r.data, r.end
+    buf = np.frombuffer(data, np.uint8)
+    starts = np.empty(nv, np.int64)
+    counts = np.empty(nv, np.int64)
+    pos, i, block = r.pos, 0, 16
+
+    def too_short(at: int, k: int) -> FormatError:
+        return r.fail("a vertex of at least 28 bytes and its weights",
+                      f"{end - at} bytes left", offset=at, field=f"vertices[{k}]",
+                      error=LimitError)
+
+    while i < nv:
+        if pos + 28 > end:
+            raise too_short(pos, i)
+        c = data[pos] | (data[pos + 1] << 8)
+        stride = 28 + 20 * c
+        fit = (end - pos) // stride
+        if fit == 0:
+            raise too_short(pos, i)
+        m = min(nv - i, fit, block)
+        cand = pos + stride * np.arange(m, dtype=np.int64)
+        same = (buf[cand] | (buf[cand + 1].astype(np.int64) << 8)) == c
+        k = m if same.all() else int(np.argmin(same))
+        starts[i:i + k] = cand[:k]
+        counts[i:i + k] = c
+        i += k
+        pos += k * stride
+        if k == m:
+            block = min(block * 2, 1 << 16)
+            continue
+        block = 16
+        if k < 8:           # counts change often here: walk the next vertices one by one
+            stop = min(nv, i + 256)
+            while i < stop:
+                if pos + 28 > end:
+                    raise too_short(pos, i)
+                c = data[pos] | (data[pos + 1] << 8)
+                starts[i] = pos
+                counts[i] = c
+                pos += 28 + 20 * c
+                i += 1
+            if pos > end:
+                raise too_short(int(starts[i - 1]), i - 1)
+    return starts, counts, pos
 
 
 def _read_lod(r: Reader) -> Lod:
@@ -301,24 +349,20 @@ def _read_lod(r: Reader) -> Lod:
     faces = r.records(CORNER, nf * 3, "faces").reshape(nf, 3)
     nv = r.u32("vertex count")
     r.check_count(nv, 28, "vertices")
-    # one scan to find where each variable-size vertex starts
-    data, end = r.data, r.end
-    starts = np.empty(nv, np.int64)
-    counts = np.empty(nv, np.int64)
-    pos = r.pos
-    for i in range(nv):
-        if pos + 28 > end:
-            raise r.fail("a vertex of at least 28 bytes", f"{end - pos} bytes left", offset=pos,
-                         field=f"vertices[{i}]", error=LimitError)
-        c = _u16_at(data, pos)
-        starts[i] = pos
-        counts[i] = c
-        pos += 28 + 20 * c
-    if pos > end:
-        i = nv - 1
-        raise r.fail(f"{counts[i]} weights inside the section", f"{end - int(starts[i])} bytes left",
-                     offset=int(starts[i]), field=f"vertices[{i}]", error=LimitError)
-    buf = np.frombuffer(data, np.uint8)
+    starts, counts, pos = _scan_vertices(r, nv)
+    if nv and counts.min() == counts.max():
+        # the usual case: every vertex has the same number of weights -> one record array
+        c = int(counts[0])
+        rec = np.dtype([("head", "u1", (4,)), ("weights", WEIGHT, (c,)), ("tail", "u1", (24,))])
+        arr = np.frombuffer(r.data, rec, count=nv, offset=r.pos)
+        vertices = np.empty(nv, VERTEX)
+        vb = vertices.view(np.uint8).reshape(nv, 28)
+        vb[:, :4] = arr["head"]
+        vb[:, 4:] = arr["tail"]
+        weights = np.ascontiguousarray(arr["weights"]).reshape(-1)
+        r.pos = pos
+        return Lod(faces=faces, vertices=vertices, weights=weights)
+    buf = np.frombuffer(r.data, np.uint8)
     vertices = np.empty(nv, VERTEX)
     vb = vertices.view(np.uint8).reshape(nv, 28)
     vb[:, :4] = buf[starts[:, None] + np.arange(4)]
@@ -565,6 +609,15 @@ def _write_lod(w: Writer, lod: Lod) -> None:
     w.records(faces)
     w.u32(len(verts))
     n = len(verts)
+    if n and counts.min() == counts.max():
+        c = int(counts[0])
+        rec = np.empty(n, [("head", "u1", (4,)), ("weights", WEIGHT, (c,)), ("tail", "u1", (24,))])
+        vb = verts.view(np.uint8).reshape(n, 28)
+        rec["head"] = vb[:, :4]
+        rec["weights"] = weights.reshape(n, c)
+        rec["tail"] = vb[:, 4:]
+        w.raw(rec.tobytes())
+        return
     sizes = 28 + 20 * counts
     starts = np.cumsum(sizes) - sizes
     out = np.empty(int(sizes.sum()), np.uint8)

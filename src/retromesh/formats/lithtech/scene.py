@@ -123,14 +123,13 @@ def _unit_normals(n: np.ndarray) -> np.ndarray | None:
 
 def _split_corners(vertex_idx: np.ndarray, uv: np.ndarray):
     """Unique (vertex, u, v) corners: (source vertex per glTF vertex, uv per glTF vertex,
-    index per corner)."""
-    uvb = np.ascontiguousarray(uv, np.float32).view(np.uint32).reshape(-1, 2)
-    key = np.empty(len(vertex_idx), [("v", "<u4"), ("u", "<u4"), ("w", "<u4")])
-    key["v"] = vertex_idx
-    key["u"] = uvb[:, 0]
-    key["w"] = uvb[:, 1]
+    index per corner). Two sorts of uint64 keys: the distinct UV pairs, then (vertex, uv id)."""
+    uv = np.ascontiguousarray(uv, np.float32)
+    uvkey = uv.view(np.uint64).reshape(-1)
+    uv_u, uv_id = np.unique(uvkey, return_inverse=True)
+    key = vertex_idx.astype(np.uint64) * np.uint64(len(uv_u)) + uv_id.reshape(-1).astype(np.uint64)
     uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    return uniq["v"].astype(np.int64), np.asarray(uv, np.float32)[first], inverse.reshape(-1)
+    return vertex_idx[first].astype(np.int64), uv[first], inverse.reshape(-1)
 
 
 def _top4(owner: np.ndarray, node: np.ndarray, bias: np.ndarray, nv: int):
