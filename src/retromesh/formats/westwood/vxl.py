@@ -63,7 +63,7 @@ class Limb:
     span_start: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     span_end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     span_data: bytes = b""
-    scale: float = 1.0 / 12.0
+    scale: float = float(np.float32(1.0 / 12.0))     # float32-exact, like a read value
     transform: np.ndarray = field(default_factory=lambda: np.eye(3, 4, dtype=np.float32))
     bounds_min: np.ndarray = field(default_factory=lambda: np.zeros(3, np.float32))
     bounds_max: np.ndarray = field(default_factory=lambda: np.zeros(3, np.float32))

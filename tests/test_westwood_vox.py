@@ -1,0 +1,181 @@
+"""MagicaVoxel .vox: native round trips, the vxl <-> vox converters, .vox -> glTF, CLI."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+import retromesh
+from conftest import corpus_files
+from gltfcheck import assert_valid
+from malformed import assert_malformed_safe, read_or_format_error
+from retromesh import LossWarning
+from retromesh.cli import app
+from retromesh.formats.westwood import hva, samples, vox, vxl
+from retromesh.formats.westwood.scene import limb_matrices
+from retromesh.formats.westwood.vox import (XYZI_DTYPE, VoxChunk, VoxFile, VoxRgba, VoxSize,
+                                            VoxXyzi, scene_graph)
+
+
+def _quiet(fn, *a, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LossWarning)
+        return fn(*a, **kw)
+
+
+def _tank_vox() -> VoxFile:
+    doc, _ = samples.tank()
+    return _quiet(vox.vxl_to_vox, doc)
+
+
+def test_vox_round_trip_and_structure():
+    v = _tank_vox()
+    data = vox.write(v)
+    assert data[:4] == b"VOX " and data[8:12] == b"MAIN"
+    back = retromesh.read(data, format="vox")
+    assert vox.write(back) == data
+    assert len(vox.models(back)) == 3
+    g = scene_graph(back)
+    names = [n["attrs"].get("_name") for n in g["nodes"].values() if n["type"] == "nTRN"]
+    assert {"HULL", "TURRET", "BARREL"} <= set(names)
+    assert [l["_name"] for l in g["layers"].values()] == ["HULL", "TURRET", "BARREL"]
+
+
+def test_unknown_chunks_and_odd_sizes_are_kept():
+    v = VoxFile(version=200, chunks=[
+        VoxSize(2, 2, 2),
+        VoxXyzi(np.array([(0, 0, 0, 5), (1, 1, 1, 9)], XYZI_DTYPE)),
+        VoxChunk(b"ABCD", b"hello", [VoxChunk(b"KID1", b"x")]),
+        VoxChunk(b"SIZE", b"\x01\x00\x00\x00"),          # a SIZE of the wrong length stays raw
+        VoxRgba(np.arange(1024, dtype=np.uint32).astype(np.uint8).reshape(256, 4)),
+    ], trailing=b"zz")
+    data = vox.write(v)
+    back = retromesh.read(data, format="vox")
+    assert vox.write(back) == data
+    assert isinstance(back.chunks[2], VoxChunk) and back.chunks[2].children[0].id == b"KID1"
+    assert back.trailing == b"zz" and back.version == 200
+
+
+def test_vxl_to_vox_to_vxl_keeps_voxels_palette_and_tailers():
+    doc, _ = samples.tank()
+    v = _quiet(vox.vxl_to_vox, doc)
+    out = vox.vox_to_vxl(retromesh.read(vox.write(v), format="vox"))
+    back, back_hva = out[""], out[".hva"]
+    assert np.array_equal(back.palette, doc.palette)
+    for a, b in zip(doc.limbs, back.limbs):
+        ga, gb = a.voxels(), b.voxels()
+        assert np.array_equal(ga.mask, gb.mask)
+        assert np.array_equal(ga.colour[ga.mask], gb.colour[gb.mask])
+        assert a.name == b.name and a.scale == b.scale
+        assert np.array_equal(a.transform, b.transform)
+        assert np.array_equal(a.bounds_min, b.bounds_min)
+        # normals recomputed from the shape: same table, close directions
+        na = a.normals_table()[ga.normal[ga.mask]]
+        nb = b.normals_table()[gb.normal[gb.mask]]
+        assert (na * nb).sum(1).mean() > 0.9
+    assert back_hva.matrices.shape == (1, 3, 3, 4)
+    # the .hva reproduces the tailer placement
+    for limb, m in zip(back.limbs, back_hva.matrices[0]):
+        assert np.allclose(limb_matrices(limb, m[None]), limb_matrices(limb, None), atol=1e-4)
+
+
+def test_vox_to_vxl_ts_table_and_colour_zero_warning():
+    doc, _ = samples.tank()
+    g = doc.limbs[0].voxels()
+    g.colour[g.mask] = 0
+    doc.limbs[0].set_voxels(g)
+    with pytest.warns(LossWarning, match="colour 0"):
+        v = vox.vxl_to_vox(doc)
+    out = vox.vox_to_vxl(v, game="ts")[""]
+    assert all(l.normal_type == 2 for l in out.limbs)
+    assert out.limbs[0].voxels().normal.max() < 36
+
+
+def test_editor_made_vox_without_vxl_keys(tmp_path):
+    """A plain MagicaVoxel file (no scene graph, no palette): default palette, centred limb."""
+    v = VoxFile(chunks=[VoxSize(3, 4, 5),
+                        VoxXyzi(np.array([(0, 0, 0, 1), (2, 3, 4, 200)], XYZI_DTYPE))])
+    path = tmp_path / "plain.vox"
+    path.write_bytes(vox.write(v))
+    written = retromesh.convert(path, tmp_path / "plain.vxl")
+    assert {p.name for p in written} == {"plain.vxl", "plain.hva"}
+    out = retromesh.read(tmp_path / "plain.vxl")
+    assert out.limbs[0].size == (3, 4, 5) and out.limbs[0].voxels().count == 2
+    assert tuple(out.palette[1]) == (255, 255, 255)
+    scene = retromesh.load(tmp_path / "plain.vxl")
+    assert scene.counts()["triangles"] == 24
+
+
+def test_vox_to_glb_valid(tmp_path):
+    path = tmp_path / "tank.vox"
+    path.write_bytes(vox.write(_tank_vox()))
+    out = tmp_path / "tank.glb"
+    retromesh.convert(path, out)
+    info = assert_valid(out)
+    assert info["materialCount"] == 1
+    assert retromesh.load(out).counts()["meshes"] == 3
+
+
+def test_cli_convert_both_ways(tmp_path):
+    files = corpus_files("vxl", "rvts__ts1tnk.vxl")
+    if not files:
+        pytest.skip("no corpus")
+    runner = CliRunner()
+    r = runner.invoke(app, ["convert", str(files[0]), "-o", str(tmp_path / "t.vox")])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["convert", str(tmp_path / "t.vox"), "-o", str(tmp_path / "t.vxl")])
+    assert r.exit_code == 0, r.output
+    a, b = retromesh.read(files[0]), retromesh.read(tmp_path / "t.vxl")
+    assert a.limbs[0].voxels().count == b.limbs[0].voxels().count
+    assert (tmp_path / "t.hva").exists()
+    r = runner.invoke(app, ["convert", str(tmp_path / "t.vox"), "-o", str(tmp_path / "t.glb")])
+    assert r.exit_code == 0, r.output
+    assert_valid(tmp_path / "t.glb")
+
+
+@st.composite
+def vox_docs(draw):
+    chunks = []
+    for _ in range(draw(st.integers(0, 3))):
+        size = [draw(st.integers(1, 8)) for _ in range(3)]
+        n = draw(st.integers(0, 10))
+        vox_ = np.zeros(n, XYZI_DTYPE)
+        for f, hi in zip("xyz", size):
+            vox_[f] = draw(st.lists(st.integers(0, hi - 1), min_size=n, max_size=n))
+        vox_["i"] = draw(st.lists(st.integers(1, 255), min_size=n, max_size=n))
+        chunks += [VoxSize(*size), VoxXyzi(vox_)]
+    if draw(st.booleans()):
+        chunks.append(VoxChunk(draw(st.binary(min_size=4, max_size=4)),
+                               draw(st.binary(max_size=20))))
+    if draw(st.booleans()):
+        chunks.append(VoxRgba(np.frombuffer(draw(st.binary(min_size=1024, max_size=1024)),
+                                            np.uint8).reshape(256, 4).copy()))
+    return VoxFile(version=draw(st.sampled_from([150, 200])), chunks=chunks)
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(vox_docs())
+def test_hypothesis_vox_round_trip(doc):
+    data = vox.write(doc)
+    back = retromesh.read(data, format="vox")
+    assert vox.write(back) == data
+    assert len(vox.models(back)) == len(vox.models(doc))
+
+
+def test_malformed_vox():
+    assert_malformed_safe(vox.write(_tank_vox()), "tank.vox", scene=True)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_hypothesis_mutated_vox(data):
+    raw = bytearray(vox.write(_tank_vox()))
+    for _ in range(data.draw(st.integers(1, 6))):
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        read_or_format_error(bytes(raw), "m.vox", scene=True)
