@@ -254,7 +254,7 @@ def _round_trip(tmp_path, doc, version=12):
     assert_valid(glb)
     out = tmp_path / "b.abc"
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", LossWarning)     # LOD scene not written
+        warnings.simplefilter("error", LossWarning)      # nothing may be lost
         retromesh.convert(glb, out, save_options={"version": version})
     return retromesh.read(out)
 
@@ -264,6 +264,10 @@ def test_from_scene_round_trip_through_gltf(tmp_path, version):
     doc = samples.build_sample(12)
     back = _round_trip(tmp_path, doc, version)
     assert back.version == version
+    assert back.header.lod_count == 2 and [p.name for p in back.pieces] == [b"body", b"head"]
+    for p0, p1 in zip(doc.pieces, back.pieces):
+        assert len(p1.lods[1].faces) == len(p0.lods[1].faces)
+    assert np.allclose(back.header.lod_distances, doc.header.lod_distances)
     assert [n.name for n in back.nodes] == [n.name for n in doc.nodes]
     assert [n.flags for n in back.nodes] == [n.flags for n in doc.nodes]
     assert [n.child_count for n in back.nodes] == [n.child_count for n in doc.nodes]

@@ -51,8 +51,11 @@ Scene -> v12 (``from_scene``; ``version=9..13`` writes another version)
     ``inverse(parent world) @ world`` (so armature objects and non-joint parents are baked in,
     which is what keeps Blender round trips from "exploding"); scale is dropped with a
     LossWarning; a scene without animations gets one one-key animation of the rest pose;
-  * node flags, sockets, keyframe strings, interpolation times, command string and weight sets
-    come back from the extras ``to_scene`` wrote.
+  * LOD n > 0 comes back from the nodes ``<piece>_lod<n>`` of other scenes (``extras``
+    ``abc_piece``/``abc_lod``, as ``to_scene`` writes them); a piece with fewer LODs than the
+    others repeats its last one (every piece must have LODCount LODs);
+  * node flags, sockets, keyframe strings, interpolation times, LOD distances, command string
+    and weight sets come back from the extras ``to_scene`` wrote.
 """
 from __future__ import annotations
 
@@ -604,73 +607,40 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
                               index=int(src.extras.get("abc_index", i)) if src is not None else i,
                               flags=flags & 0xFF, matrix=bind_file[i].astype("<f4"),
                               child_count=sum(1 for p in abc_par if p == i)))
-    # meshes -> pieces
+    # meshes -> pieces (LOD 0 from the default scene; LOD n from "<piece>_lod<n>" nodes of
+    # other scenes, as to_scene writes them)
+    ctx = dict(scene=scene, parents=parents, jset=jset, abc_index=abc_index,
+               rest_world=rest_world, inv_bind_file=inv_bind_file)
+    lod_nodes: dict[tuple[str, int], int] = {}
+    for _, roots in scene.extra_scenes:
+        for r in roots:
+            nd = nodes[r]
+            if r in reach or nd.mesh is None:
+                continue
+            piece, lod = nd.extras.get("abc_piece"), nd.extras.get("abc_lod")
+            if isinstance(piece, str) and isinstance(lod, int) and lod > 0:
+                lod_nodes[(piece, lod)] = r
+    used_lod_nodes: set[int] = set()
     pieces: list[Piece] = []
     for mi_node in mesh_nodes:
         nd = nodes[mi_node]
         mesh = scene.meshes[nd.mesh]
-        skin = scene.skins[nd.skin] if nd.skin is not None else None
-        if skin is None:
-            anc = parents[mi_node]
-            while anc >= 0 and anc not in jset:
-                anc = parents[anc]
-            follow = abc_index[anc] if anc >= 0 else 0
         for pi, prim in enumerate(mesh.primitives):
             if prim.mode != 4:
                 warnings.warn(f"mesh {mesh.name!r}: primitive mode {prim.mode} is not triangles; "
                               "left out", LossWarning, stacklevel=2)
                 continue
-            pos = prim.positions.astype(np.float64)
-            nv = len(pos)
-            idx = (prim.indices if prim.indices is not None else np.arange(nv)).astype(np.int64)
-            if nv > 0xFFFF:
-                raise DocumentError(f"mesh {mesh.name!r} has {nv} vertices; an ABC LOD holds "
-                                    "at most 65535")
-            normals = prim.normals.astype(np.float64) if prim.normals is not None else None
-            if skin is None:
-                m = rest_world[mi_node]
-                pos = (m[:3, :3] @ pos.T).T + m[:3, 3]
-                if normals is not None:
-                    normals = (np.linalg.inv(m[:3, :3]).T @ normals.T).T
-            if normals is None:
-                normals = _face_normals(pos, idx)
-            ln = np.linalg.norm(normals, axis=1, keepdims=True)
-            normals = np.where(ln > 1e-12, normals / np.where(ln > 1e-12, ln, 1.0), 0.0)
-            fpos = pos * S3
-            if skin is not None and prim.joints is not None:
-                jmap = np.array([abc_index[j] for j in skin.joints], np.int64)
-                w = prim.weights.astype(np.float64)
-                w = np.where(np.isfinite(w) & (w > 0), w, 0.0)
-                empty = w.sum(1) <= 0
-                jj = jmap[np.clip(prim.joints.astype(np.int64), 0, len(jmap) - 1)]
-                w[empty, 0] = 1.0
-                jj[empty, 0] = 0
-                w /= w.sum(1, keepdims=True)
-                mask = w > 0
-            else:
-                jj = np.zeros((nv, 4), np.int64)
-                jj[:, 0] = follow if skin is None else 0
-                w = np.zeros((nv, 4))
-                w[:, 0] = 1.0
-                mask = w > 0
-            owner = np.nonzero(mask)[0]
-            wnode = jj[mask]
-            bias = w[mask]
-            loc = np.einsum("nij,nj->ni", inv_bind_file[wnode],
-                            np.concatenate([fpos[owner], np.ones((len(owner), 1))], 1))[:, :3]
-            verts = np.zeros(nv, VERTEX)
-            verts["weight_count"] = mask.sum(1)
-            verts["location"] = fpos
-            verts["normal"] = normals * S3
-            weights = np.zeros(len(owner), WEIGHT)
-            weights["node"] = wnode
-            weights["location"] = loc
-            weights["bias"] = bias
-            tri = idx.reshape(-1, 3)[:, [0, 2, 1]]
-            faces = np.zeros(tri.shape, CORNER)
-            faces["vertex"] = tri
-            uv = prim.uvs[0] if prim.uvs else np.zeros((nv, 2), np.float32)
-            faces["uv"] = uv[tri]
+            lods = [_prim_lod(ctx, mi_node, prim, mesh.name)]
+            key = nd.extras.get("abc_piece")
+            level = 1
+            while isinstance(key, str) and (key, level) in lod_nodes:
+                ln = lod_nodes[(key, level)]
+                lmesh = scene.meshes[nodes[ln].mesh]
+                if pi >= len(lmesh.primitives) or lmesh.primitives[pi].mode != 4:
+                    break
+                lods.append(_prim_lod(ctx, ln, lmesh.primitives[pi], lmesh.name))
+                used_lod_nodes.add(ln)
+                level += 1
             mat = scene.materials[prim.material] if prim.material is not None else None
             pname = mesh.name or nd.name or f"piece{len(pieces)}"
             if len(mesh.primitives) > 1:
@@ -680,12 +650,16 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
                 specular_power=float(mat.extras.get("specular_power", 0.0)) if mat else 0.0,
                 specular_scale=float(mat.extras.get("specular_scale", 1.0)) if mat else 1.0,
                 lod_weight=1.0 if version > 9 else None,
-                name=pname.encode("latin-1", "replace"),
-                lods=[Lod(faces=faces, vertices=verts, weights=weights)]))
-    dropped_lods = sum(len(r) for _, r in scene.extra_scenes)
-    if dropped_lods:
-        warnings.warn(f"{dropped_lods} nodes of other scenes (LODs) are not written; only "
-                      "the default scene's meshes become pieces", LossWarning, stacklevel=2)
+                name=pname.encode("latin-1", "replace"), lods=lods))
+    lod_count = max((len(p.lods) for p in pieces), default=1)
+    for p in pieces:              # every piece needs LODCount LODs: repeat the last one
+        while len(p.lods) < lod_count:
+            p.lods.append(p.lods[-1])
+    unused = [r for _, roots in scene.extra_scenes for r in roots
+              if r not in reach and nodes[r].mesh is not None and r not in used_lod_nodes]
+    if unused:
+        warnings.warn(f"{len(unused)} meshes of other scenes are not LODs of a written piece "
+                      "and were left out", LossWarning, stacklevel=2)
     # animations
     anims = _animations_from_scene(scene, order, abc_par, version)
     # sockets
@@ -721,9 +695,10 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
     bt, bq, _ = decompose_trs(inv_par @ bind_file)
     base["location"] = bt
     base["rotation"] = bq
-    header = HeaderSection(version=version, lod_count=1,
+    header = HeaderSection(version=version, lod_count=lod_count,
                            command_string=str(ex.get("command_string", "")).encode("latin-1", "replace"),
-                           internal_radius=radius, lod_distances=np.zeros(1, "<f4"),
+                           internal_radius=radius,
+                           lod_distances=np.asarray(_lod_distances(ex, lod_count), "<f4"),
                            unknown_v13=0 if version >= 13 else None)
     model = AbcModel(sections=[
         header, PiecesSection(pieces=pieces),
@@ -733,6 +708,79 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
         AnimationSection(animations=anims), SocketsSection(sockets=sockets),
         AnimBindingsSection(bindings=[AnimBinding(name=a.name, extents=ext) for a in anims])])
     return abcmod.recount(model)
+
+
+def _lod_distances(extras: dict, lod_count: int) -> list[float]:
+    d = extras.get("lod_distances")
+    if isinstance(d, list) and len(d) == lod_count:
+        try:
+            return [float(x) for x in d]
+        except (TypeError, ValueError):
+            pass
+    return [0.0] + [float(10 * i) for i in range(1, lod_count)]
+
+
+def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lod:
+    """One glTF primitive as an ABC LOD (vertices in model space, weights on ABC nodes)."""
+    scene, parents, jset = ctx["scene"], ctx["parents"], ctx["jset"]
+    abc_index, rest_world, inv_bind_file = ctx["abc_index"], ctx["rest_world"], ctx["inv_bind_file"]
+    nd = scene.nodes[node_index]
+    skin = scene.skins[nd.skin] if nd.skin is not None else None
+    follow = 0
+    if skin is None:
+        anc = parents[node_index]
+        while anc >= 0 and anc not in jset:
+            anc = parents[anc]
+        follow = abc_index[anc] if anc >= 0 else 0
+    pos = prim.positions.astype(np.float64)
+    nv = len(pos)
+    idx = (prim.indices if prim.indices is not None else np.arange(nv)).astype(np.int64)
+    if nv > 0xFFFF:
+        raise DocumentError(f"mesh {mesh_name!r} has {nv} vertices; an ABC LOD holds at most 65535")
+    normals = prim.normals.astype(np.float64) if prim.normals is not None else None
+    if skin is None:
+        m = rest_world[node_index]
+        pos = (m[:3, :3] @ pos.T).T + m[:3, 3]
+        if normals is not None:
+            normals = (np.linalg.inv(m[:3, :3]).T @ normals.T).T
+    if normals is None:
+        normals = _face_normals(pos, idx)
+    ln = np.linalg.norm(normals, axis=1, keepdims=True)
+    normals = np.where(ln > 1e-12, normals / np.where(ln > 1e-12, ln, 1.0), 0.0)
+    fpos = pos * S3
+    if skin is not None and prim.joints is not None:
+        jmap = np.array([abc_index[j] for j in skin.joints], np.int64)
+        w = prim.weights.astype(np.float64)
+        w = np.where(np.isfinite(w) & (w > 0), w, 0.0)
+        empty = w.sum(1) <= 0
+        jj = jmap[np.clip(prim.joints.astype(np.int64), 0, len(jmap) - 1)]
+        w[empty, 0] = 1.0
+        jj[empty, 0] = 0
+        w /= w.sum(1, keepdims=True)
+    else:
+        jj = np.zeros((nv, 4), np.int64)
+        jj[:, 0] = follow
+        w = np.zeros((nv, 4))
+        w[:, 0] = 1.0
+    mask = w > 0
+    owner = np.nonzero(mask)[0]
+    wnode = jj[mask]
+    loc = np.einsum("nij,nj->ni", inv_bind_file[wnode],
+                    np.concatenate([fpos[owner], np.ones((len(owner), 1))], 1))[:, :3]
+    verts = np.zeros(nv, VERTEX)
+    verts["weight_count"] = mask.sum(1)
+    verts["location"] = fpos
+    verts["normal"] = normals * S3
+    weights = np.zeros(len(owner), WEIGHT)
+    weights["node"] = wnode
+    weights["location"] = loc
+    weights["bias"] = w[mask]
+    tri = idx.reshape(-1, 3)[:, [0, 2, 1]]
+    faces = np.zeros(tri.shape, CORNER)
+    faces["vertex"] = tri
+    uv = prim.uvs[0] if prim.uvs else np.zeros((nv, 2), np.float32)
+    faces["uv"] = uv[tri]
+    return Lod(faces=faces, vertices=verts, weights=weights)
 
 
 def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], version: int):
