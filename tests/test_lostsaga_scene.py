@@ -383,3 +383,19 @@ def test_corpus_animation_round_trip_through_gltf(path, tmp_path):
         assert np.allclose(t.keys["translation"], u.keys["translation"], atol=1e-4)
     skl = retromesh.convert(tmp_path / "a.glb", tmp_path / "b.skl")
     assert len(retromesh.read(skl[0]).bones) == len(a0.tracks) + 1     # + the flat root
+
+
+def test_cli_gltf_to_lost_saga_with_write_options(column, tmp_path):
+    glb = tmp_path / "c.glb"
+    runner.invoke(app, ["convert", str(column / "column.msh"), "--skeleton",
+                        str(column / "column.skl"), "-a", str(column / "column_wave.ani"),
+                        "-o", str(glb)])
+    res = runner.invoke(app, ["convert", str(glb), "-o", str(tmp_path / "out" / "body.msh"),
+                              "-O", "animation_format=comp4", "-O", "rounding=nearest"])
+    assert res.exit_code == 0, res.output
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == ["body.ani", "body.msh", "body.skl"]
+    assert retromesh.read(out / "body.ani").version == 4001
+    res = runner.invoke(app, ["check", str(out / "body.msh"), str(out / "body.skl"),
+                              str(out / "body.ani")])
+    assert res.exit_code == 0, res.output
