@@ -207,3 +207,8 @@ def test_formats_lists_b3d_and_gltf():
     assert {"b3d", "glb", "gltf"} <= names
     b3d = next(f for f in retromesh.formats() if f.name == "b3d")
     assert all(b3d.supports().values())
+
+
+def test_every_format_module_loads():
+    from retromesh import registry
+    assert registry.broken() == {}

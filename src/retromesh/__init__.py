@@ -137,4 +137,5 @@ def convert(source: Source, target: str | os.PathLike, format: str | None = None
     if path is not None and fmt.to_scene is not None:
         options.setdefault("source", path)
     scene = registry.convert_to_scene(fmt, doc, name, **options)
+    del doc                     # the native document is not needed while writing
     return save(scene, target, tfmt.name, **save_options)

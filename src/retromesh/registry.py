@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -84,6 +85,7 @@ class Format:
 
 _FORMATS: dict[str, Format] = {}
 _CONVERTERS: dict[tuple[str, str], Callable[..., Any]] = {}
+_BROKEN: dict[str, BaseException] = {}
 _loaded = False
 
 
@@ -115,7 +117,18 @@ def _ensure_loaded() -> None:
             importlib.import_module(mod)
         except ModuleNotFoundError as exc:   # a family not written yet
             if exc.name != mod:
-                raise
+                _BROKEN[mod] = exc
+        except Exception as exc:             # one broken family must not take the others down
+            _BROKEN[mod] = exc
+    for mod, exc in _BROKEN.items():
+        warnings.warn(f"format module {mod} failed to load: {type(exc).__name__}: {exc}",
+                      RuntimeWarning, stacklevel=3)
+
+
+def broken() -> dict[str, BaseException]:
+    """Format modules that failed to import (the tests require this to be empty)."""
+    _ensure_loaded()
+    return dict(_BROKEN)
 
 
 def formats() -> list[Format]:

@@ -510,6 +510,7 @@ def check(doc: B3dFile) -> list[str]:
 # -- to_scene ------------------------------------------------------------------------------
 
 _Z = np.array([1.0, 1.0, -1.0])
+_Z32 = _Z.astype(np.float32)
 
 
 def _rot_to_gltf(wxyz) -> np.ndarray:
@@ -576,8 +577,8 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
         raise DocumentError(f"node {label!r}: MESH has no VRTS chunk")
     verts = v.vertices
     n = len(verts)
-    pos = verts["position"] * _Z
-    normals = verts["normal"] * _Z if v.flags & 1 else None
+    pos = verts["position"] * _Z32
+    normals = verts["normal"] * _Z32 if v.flags & 1 else None
     colors = verts["color"] if v.flags & 2 else None
     uvs = []
     if v.tex_coord_sets and v.tex_coord_set_size:
@@ -589,7 +590,7 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
     prims, ids = [], []
     tris_list = mesh.tris
     for t in tris_list:
-        tri = np.asarray(t.triangles, dtype=np.int64).reshape(-1, 3)
+        tri = np.asarray(t.triangles).reshape(-1, 3)
         if not len(tri):
             continue
         if tri.min() < 0 or tri.max() >= n:
@@ -599,15 +600,17 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
         use_colors = colors is not None and (0 <= brush < len(brushes) and brushes[brush].fx & 2)
         if len(tris_list) == 1:
             used = np.arange(n)
-            local = tri
+            local = tri.view(np.uint32) if tri.dtype == np.int32 else tri.astype(np.uint32)
+            pick = lambda a: a                                    # noqa: E731  (no copy)
         else:
             used, inv = np.unique(tri, return_inverse=True)
-            local = inv.reshape(-1, 3)
+            local = inv.reshape(-1, 3).astype(np.uint32)
+            pick = lambda a, used=used: a[used]                   # noqa: E731
         prim = Primitive(
-            positions=pos[used], indices=local[:, [0, 2, 1]].reshape(-1),
-            normals=None if normals is None else normals[used],
-            uvs=[uv[used] for uv in uvs],
-            colors=None if not use_colors else np.clip(colors[used], 0, 1),
+            positions=pick(pos), indices=local[:, [0, 2, 1]].reshape(-1),
+            normals=None if normals is None else pick(normals),
+            uvs=[pick(uv) for uv in uvs],
+            colors=None if not use_colors else np.clip(pick(colors), 0, 1),
             material=material)
         if colors is not None and not use_colors:
             prim.extras["b3d_vertex_colors_unused"] = True
@@ -622,19 +625,19 @@ def _skin_weights(joints: list[tuple[int, np.ndarray]], n_vertices: int) -> tupl
     vs, js, ws = [], [], []
     for j, rec in joints:
         ok = (rec["weight"] > 0) & (rec["vertex"] >= 0) & (rec["vertex"] < n_vertices)
-        vs.append(rec["vertex"][ok].astype(np.int64))
-        ws.append(rec["weight"][ok].astype(np.float64))
-        js.append(np.full(int(ok.sum()), j, np.int64))
+        vs.append(rec["vertex"][ok])
+        ws.append(rec["weight"][ok])
+        js.append(np.full(int(ok.sum()), j, np.uint16))
     joints_out = np.zeros((n_vertices, 4), np.uint16)
-    weights_out = np.zeros((n_vertices, 4), np.float64)
+    weights_out = np.zeros((n_vertices, 4), np.float32)
     if vs:
         v = np.concatenate(vs)
         j = np.concatenate(js)
         w = np.concatenate(ws)
         order = np.lexsort((-w, v))
         v, j, w = v[order], j[order], w[order]
-        first = np.searchsorted(v, v, side="left")
-        rank = np.arange(len(v)) - first
+        del order
+        rank = np.arange(len(v), dtype=np.int64) - np.searchsorted(v, v, side="left")
         keep = rank < 4
         joints_out[v[keep], rank[keep]] = j[keep]
         weights_out[v[keep], rank[keep]] = w[keep]
@@ -643,7 +646,8 @@ def _skin_weights(joints: list[tuple[int, np.ndarray]], n_vertices: int) -> tupl
     weights_out[empty, 0] = 1.0
     joints_out[empty, 0] = 0
     total[empty] = 1.0
-    return joints_out, (weights_out / total[:, None]).astype(np.float32)
+    weights_out /= total[:, None]
+    return joints_out, weights_out
 
 
 def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = None) -> Scene:

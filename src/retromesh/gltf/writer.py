@@ -76,13 +76,17 @@ def jsonable(value: Any) -> Any:
 
 def compute_normals(positions: np.ndarray, indices: np.ndarray | None) -> np.ndarray:
     """Area-weighted vertex normals (sum of un-normalised face normals, then normalised)."""
-    pos = np.asarray(positions, dtype=np.float64)
-    tri = (np.arange(len(pos)) if indices is None else np.asarray(indices)).reshape(-1, 3)
-    acc = np.zeros_like(pos)
+    pos = np.asarray(positions, dtype=np.float32)
+    n = len(pos)
+    tri = (np.arange(n) if indices is None else np.asarray(indices)).reshape(-1, 3)
+    acc = np.zeros((n, 3), np.float64)
     if len(tri):
-        fn = np.cross(pos[tri[:, 1]] - pos[tri[:, 0]], pos[tri[:, 2]] - pos[tri[:, 0]])
+        p0 = pos[tri[:, 0]]
+        fn = np.cross(pos[tri[:, 1]] - p0, pos[tri[:, 2]] - p0)
+        del p0
         for k in range(3):
-            np.add.at(acc, tri[:, k], fn)
+            for c in range(3):
+                acc[:, c] += np.bincount(tri[:, k], weights=fn[:, c], minlength=n)
     return _unit(acc, fallback=(0.0, 1.0, 0.0))
 
 
@@ -138,23 +142,22 @@ class _Buffer:
 
 
 def _sanitize_weights(joints: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    w = np.clip(np.nan_to_num(weights.astype(np.float64)), 0.0, None)
-    j = joints.astype(np.uint16).copy()
-    s = w.sum(axis=1)
+    """Weights >= 0 summing to 1 in float32, joints of zero weights set to 0."""
+    w = np.clip(np.nan_to_num(weights.astype(np.float32)), 0.0, None)
+    j = joints.astype(np.uint16, copy=True)
+    s = w.sum(axis=1, dtype=np.float64)
     empty = s <= 1e-12
     if np.any(empty):
         warnings.warn(f"{int(empty.sum())} vertices had no weight; bound to joint 0",
                       LossWarning, stacklevel=3)
         w[empty] = (1.0, 0.0, 0.0, 0.0)
         j[empty] = 0
-        s = w.sum(axis=1)
-    w = (w / s[:, None]).astype(np.float32)
-    # make the float32 sum exact enough: put the rounding error on the largest weight
-    err = 1.0 - w.astype(np.float64).sum(axis=1)
-    big = np.argmax(w, axis=1)
-    w[np.arange(len(w)), big] += err.astype(np.float32)
+        s[empty] = 1.0
+    w /= s.astype(np.float32)[:, None]
+    # put the float32 rounding error of the sum on the largest weight
+    err = (1.0 - w.sum(axis=1, dtype=np.float64)).astype(np.float32)
+    w[np.arange(len(w)), np.argmax(w, axis=1)] += err
     j[w == 0] = 0
-    # a joint listed twice with weight: merge (validator rejects duplicates)
     return j, w
 
 
@@ -427,11 +430,13 @@ def glb_bytes(gdoc: GltfDocument) -> bytes:
         doc.buffers[0].byteLength = len(gdoc.blob)
     js = _json_bytes(doc)
     js += b" " * ((-len(js)) % 4)
-    blob = gdoc.blob + b"\0" * ((-len(gdoc.blob)) % 4)
-    chunks = struct.pack("<II", len(js), 0x4E4F534A) + js
+    parts = [b"", struct.pack("<II", len(js), 0x4E4F534A), js]
     if doc.buffers:
-        chunks += struct.pack("<II", len(blob), 0x004E4942) + blob
-    return struct.pack("<4sII", b"glTF", 2, 12 + len(chunks)) + chunks
+        pad = b"\0" * ((-len(gdoc.blob)) % 4)
+        parts += [struct.pack("<II", len(gdoc.blob) + len(pad), 0x004E4942), gdoc.blob, pad]
+    total = 12 + sum(len(p) for p in parts)
+    parts[0] = struct.pack("<4sII", b"glTF", 2, total)
+    return b"".join(parts)
 
 
 def gltf_files(gdoc: GltfDocument, path: Path, *, embed_buffer: bool = False) -> dict[Path, bytes]:
