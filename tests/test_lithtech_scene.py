@@ -387,3 +387,25 @@ def test_convert_cli_api_paths(tmp_path):
     assert not info["hasMorphTargets"]
     with pytest.raises(retromesh.UnsupportedError):
         retromesh.load(src, skeleton=src)
+
+
+def test_check_reports_inconsistent_bind_pose():
+    doc = samples.build_sample(12)
+    assert retromesh.registry.get("abc").check(doc) == []
+    doc.pieces[0].lods[0].weights["location"][0] += (0.5, 0.0, 0.0)
+    problems = retromesh.registry.get("abc").check(doc)
+    assert any("bind positions" in p and p.startswith("warning:") for p in problems)
+    sc = ls.to_scene(doc)
+    assert sc.meshes[0].extras["bind_max_deviation"] > 0.1
+
+
+def test_v6_flip_mat_mirrors():
+    doc = samples.build_sample(6)
+    a = ls.to_scene(doc).meshes[0].primitives[0]
+    b = ls.to_scene(doc, flip_mat=0).meshes[0].primitives[0]
+    assert np.allclose(np.sort(a.positions * S3, 0), np.sort(b.positions, 0), atol=1e-6)
+    # mirrored with the winding reversed: each face's normal is the mirror of the other's
+    def normals(p):
+        t = p.positions[p.indices.reshape(-1, 3)].astype(np.float64)
+        return np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0])
+    assert np.allclose(normals(b), normals(a) * S3, atol=1e-6)

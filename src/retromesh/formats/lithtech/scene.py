@@ -76,7 +76,7 @@ from .abc import (CORNER, TRANSFORM, VERTEX, WEIGHT, AbcModel, AnimationSection,
                   SocketsSection, WeightSet)
 from .abc_v6 import AbcV6Model
 
-__all__ = ["to_scene", "from_scene", "structural_problems"]
+__all__ = ["to_scene", "from_scene", "structural_problems", "bind_deviation", "tree_parents"]
 
 S3 = np.array([1.0, 1.0, -1.0])
 SQ = np.array([-1.0, -1.0, 1.0, 1.0])
@@ -166,6 +166,29 @@ def _material(scene: Scene, mat_map: dict[int, int], index: int, extras: dict) -
 
 
 # -- v9..v13 -> Scene ----------------------------------------------------------------------
+def bind_deviation(lod: Lod, mats: np.ndarray) -> float | None:
+    """``max |sum(bias * m_node @ weight.location) - vertex.location|`` over the weighted
+    vertices of a LOD (file space; ``mats`` are the nodes' bind matrices): how far the engine's
+    bind pose is from the stored vertex positions. None without weighted vertices."""
+    verts, wts = np.asarray(lod.vertices), np.asarray(lod.weights)
+    counts = verts["weight_count"].astype(np.int64)
+    if not len(wts) or int(counts.sum()) != len(wts):
+        return None
+    node = wts["node"].astype(np.int64)
+    if node.max() >= len(mats):
+        return None
+    owner = np.repeat(np.arange(len(verts)), counts)
+    wl = np.concatenate([wts["location"].astype(np.float64), np.ones((len(wts), 1))], 1)
+    placed = np.einsum("nij,nj->ni", mats[node], wl)[:, :3]
+    b = wts["bias"].astype(np.float64)[:, None]
+    acc = np.zeros((len(verts), 3))
+    with np.errstate(all="ignore"):
+        np.add.at(acc, owner, placed * np.where(np.isfinite(b), b, 0.0))
+        dev = np.linalg.norm(acc[counts > 0] - verts["location"][counts > 0], axis=1)
+    dev = dev[np.isfinite(dev)]
+    return float(dev.max()) if len(dev) else None
+
+
 def _lod_primitive(lod: Lod, world_file: np.ndarray, path: str, n_nodes: int):
     faces = np.asarray(lod.faces)
     verts = np.asarray(lod.vertices)
@@ -190,18 +213,7 @@ def _lod_primitive(lod: Lod, world_file: np.ndarray, path: str, n_nodes: int):
         raise _fail(f"weight node indices below the {n_nodes} nodes", int(wnode.max()), path)
     if n_nodes:
         joints, weights, lost, empty = _top4(owner, wnode, wts["bias"].astype(np.float64), nv)
-        # bind-pose check in file space
-        if len(wts):
-            wl = np.concatenate([wts["location"].astype(np.float64), np.ones((len(wts), 1))], 1)
-            placed = np.einsum("nij,nj->ni", world_file[wnode], wl)[:, :3]
-            b = wts["bias"].astype(np.float64)[:, None]
-            acc = np.zeros((nv, 3))
-            np.add.at(acc, owner, placed * np.where(np.isfinite(b), b, 0.0))
-            has = counts > 0
-            if has.any():
-                dev = np.linalg.norm(acc[has] - loc[has], axis=1)
-                dev = dev[np.isfinite(dev)]
-                extras["bind_max_deviation"] = float(dev.max()) if len(dev) else None
+        extras["bind_max_deviation"] = bind_deviation(lod, world_file)
         extras["vertices_with_dropped_weights"] = lost
         extras["unweighted_vertices"] = empty
     src, uv_g, corner = _split_corners(vidx, uv)
@@ -883,6 +895,15 @@ def structural_problems(doc) -> list[str]:
                 out.append(f"piece {pi} LOD {li}: a face refers to a vertex beyond {nv}")
             if len(lod.weights) and int(np.asarray(lod.weights["node"]).max()) >= n:
                 out.append(f"piece {pi} LOD {li}: a weight refers to a node beyond {n}")
+    mats = np.stack([np.asarray(nd.matrix, np.float64).reshape(4, 4) for nd in doc.nodes]) \
+        if n else np.zeros((0, 4, 4))
+    for pi, p in enumerate(doc.pieces):
+        for li, lod in enumerate(p.lods):
+            dev = bind_deviation(lod, mats)
+            if dev is not None and dev > 1e-3:
+                out.append(f"warning: piece {_txt(p.name)!r} LOD {li}: the weighted bind positions "
+                           f"are up to {dev:.4g} away from the vertex locations (the model will "
+                           "not look the same in the engine)")
     for s in doc.sockets:
         if s.node >= n:
             out.append(f"socket {_txt(s.name)!r} refers to node {s.node} of {n}")
