@@ -399,3 +399,13 @@ def test_cli_gltf_to_lost_saga_with_write_options(column, tmp_path):
     res = runner.invoke(app, ["check", str(out / "body.msh"), str(out / "body.skl"),
                               str(out / "body.ani")])
     assert res.exit_code == 0, res.output
+
+
+def test_mesh_used_as_collision_file(tmp_path):
+    data = retromesh.to_bytes(samples.full_mesh(2000, mesh_type=0))
+    (tmp_path / "stage_col.cms").write_bytes(data)
+    doc = retromesh.read(tmp_path / "stage_col.cms")
+    assert isinstance(doc, msh.MshFile) and retromesh.to_bytes(doc) == data
+    scene = load_quiet(tmp_path / "stage_col.cms")
+    assert scene.meshes[0].extras["collision"]
+    assert retromesh.detect(retromesh.to_bytes(CmsFile()), format=None).name == "cms"

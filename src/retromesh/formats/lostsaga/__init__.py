@@ -20,7 +20,7 @@ __all__ = ["MshFile", "ControlPoint", "SklFile", "SklBone", "AniFile", "AniTrack
 
 register(Format(
     name="msh", family="Lost Saga", description="Lost Saga mesh (io3DEngine .msh)",
-    extensions=("msh",), doc_types=(MshFile,), sniff=msh.sniff, magic_certain=True,
+    extensions=("msh", "cms"), doc_types=(MshFile,), sniff=msh.sniff, magic_certain=True,
     read=msh.read, write=msh.write, to_scene=_scene.msh_to_scene,
     from_scene=_scene.msh_from_scene, endian="<",
     scene_options=("skeleton", "animations", "material", "fps"),

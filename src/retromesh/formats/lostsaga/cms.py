@@ -12,6 +12,11 @@ faces           uint16[face_count][3]        D3D WORD indices (the spec says flo
 trailing        whatever follows (kept)
 ==============  ===========================  ==========================================
 
+The engine's collision loader also accepts a whole ``.msh`` under a collision name (it reads the
+positions and faces and skips the rest): a ``.cms`` file starting with ``MSH\\0`` is therefore
+read as an ``msh`` document (the ``msh`` format also claims the ``.cms`` extension; the magic
+decides) and converts to a mesh flagged ``extras.collision``.
+
 Deviations from the spec text: the faces are ``uint16`` triples, not floats. Other files tagged
 ``CMS\\0`` with version 5700 ("wounded") or the "ani collision" version are hit-box files of the
 game client with another layout: they are rejected with a FormatError naming the version.

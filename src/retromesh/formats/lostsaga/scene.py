@@ -443,8 +443,12 @@ def _anis(animations, fallback: AniFile | None = None, fallback_name: str = "") 
 
 def msh_to_scene(doc: MshFile, *, source: Path | None = None, skeleton: Any = None,
                  animations: Any = None, material: Any = None) -> Scene:
-    return build_scene(doc, _load(skeleton, SklFile, "skl"), _anis(animations), source=source,
-                       material=material, name=_stem(source, "mesh"))
+    scene = build_scene(doc, _load(skeleton, SklFile, "skl"), _anis(animations), source=source,
+                        material=material, name=_stem(source, "mesh"))
+    if source is not None and Path(source).suffix.lower() == ".cms":
+        for m in scene.meshes:                   # a mesh used as a collision shape
+            m.extras["collision"] = True
+    return scene
 
 
 def skl_to_scene(doc: SklFile, *, source: Path | None = None, mesh: Any = None,
