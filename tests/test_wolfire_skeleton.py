@@ -267,7 +267,14 @@ def test_gltf_round_trip_to_phxbn_and_anm(files, tmp_path):
                       animations=[files / "wave.anm", files / "walk.anm"])
     written = retromesh.convert(tmp_path / "s.glb", tmp_path / "rt" / "s.phxbn")
     names = sorted(p.name for p in written)
-    assert names == ["s.phxbn", "s_walk.anm", "s_wave.anm"]
+    assert names == ["s.obj", "s.phxbn", "s_walk.anm", "s_wave.anm"]
+    # the written OBJ + skeleton skin the same mesh again
+    again = retromesh.load(tmp_path / "rt" / "s.phxbn", mesh=tmp_path / "rt" / "s.obj",
+                           animations=[tmp_path / "rt" / "s_walk.anm"])
+    p0 = retromesh.load(files / "stick.phxbn", mesh=files / "stick.obj").meshes[0].primitives[0]
+    p1 = again.meshes[0].primitives[0]
+    assert p1.triangle_count == p0.triangle_count
+    assert np.allclose(np.sort(p1.positions, 0), np.sort(p0.positions, 0), atol=1e-5)
     sk0 = retromesh.read(files / "stick.phxbn")
     sk1 = retromesh.read(tmp_path / "rt" / "s.phxbn")
     assert sk1.version == 11
@@ -476,3 +483,46 @@ def test_playback_matches_engine_blend_four_bones():
         assert np.allclose(T[0, b], x_t, atol=1e-6)
         d = abs(np.dot(R[0, b], x_r))
         assert d > 1 - 1e-9
+
+
+def _worlds_at(scene, anim, t):
+    from retromesh.transforms import compose_trs, world_matrices
+    T = np.array([n.translation for n in scene.nodes])
+    R = np.array([n.rotation for n in scene.nodes])
+    S = np.array([n.scale for n in scene.nodes])
+    for c in anim.channels:
+        v = wscene._sample_channel(c, np.array([t]))[0]
+        {"translation": T, "rotation": R, "scale": S}[c.path][c.node] = v
+    return world_matrices(compose_trs(T, R, S), scene.parents())
+
+
+def test_foreign_rig_keeps_skinning():
+    """A glTF/B3D rig whose bind frames are not the engine's: the key matrices are re-expressed
+    so that skin matrices (anim world x inverse bind) are unchanged."""
+    from make_examples_import import make_examples
+    src = make_examples.wiggle_scene()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = retromesh.from_scene(src, "phxbn")
+    skel, anm = out[""], out[".anm"]
+    # the mesh was moved to be centred as the engine centres OBJ files: so was the skeleton
+    pos = out[".obj"].mesh().positions
+    assert np.allclose((pos.min(0) + pos.max(0)) / 2, 0, atol=1e-6)
+    allpos = np.concatenate([p.positions for p in src.meshes[0].primitives]).astype(float)
+    shift = np.eye(4)
+    shift[:3, 3] = -(allpos.min(0) + allpos.max(0)) / 2
+    data = retromesh.to_bytes(skel)
+    skel = retromesh.read(data, format="phxbn")
+    anm = retromesh.read(retromesh.to_bytes(anm), format="anm")
+    dst = wscene.phxbn_to_scene(skel, animations=[anm])
+    skin0 = src.skins[0]
+    joints1 = sorted((i for i, n in enumerate(dst.nodes) if "phxbn_bone" in n.extras),
+                     key=lambda i: dst.nodes[i].extras["phxbn_bone"])
+    bind1, _ = wscene.skeleton_bind(skel)
+    for kf in anm.keyframes[::7]:
+        t = kf.time / 1000.0
+        w0 = _worlds_at(src, src.animations[0], t)
+        w1 = _worlds_at(dst, dst.animations[0], t)
+        j0 = shift @ w0[skin0.joints] @ skin0.inverse_bind_matrices @ np.linalg.inv(shift)
+        j1 = w1[joints1] @ np.linalg.inv(bind1)
+        assert np.abs(j0 - j1).max() < 1e-4

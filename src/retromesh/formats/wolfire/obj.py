@@ -4,19 +4,29 @@ Only what Overgrowth's ``SimpleLoadTriangleCutObj`` uses: ``v``, ``vt``, ``vn`` 
 (triangles and quads; a quad ``a b c d`` becomes ``(a, b, c)`` and ``(d, a, c)`` as the engine
 splits it). Faces with more corners are fanned (the engine does not support them; a
 LossWarning says so). ``o``/``g``/``s``/``usemtl`` and comments are ignored. Indices may be
-negative (relative). Not registered as a file format of its own: it is read through the
-``mesh=`` option of the ``.phxbn``/``.anm`` conversions.
+negative (relative).
+
+Registered as the ``obj`` format so that ``from_scene`` of a skinned glTF can write the
+character mesh beside its ``.phxbn`` (one OBJ corner per ``.phxbn`` weight entry, in order) and
+so that ``retromesh convert x.obj x.glb`` works. The native document :class:`ObjFile` keeps the
+text as bytes (lossless); ``to_scene`` makes one static mesh (OBJ ``vt`` has its origin at the
+bottom: glTF ``v = 1 - vt``; no centring), ``from_scene`` writes every triangle primitive
+(node transforms applied) with ``v``/``vt``/``vn``.
 """
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from ...binio import Reader
 from ...errors import FormatError, LossWarning
+from ...registry import Format, register
+from ...scene import Mesh, Node, Primitive, Scene
 
-__all__ = ["ObjMesh", "parse_obj", "write_obj"]
+__all__ = ["ObjMesh", "ObjFile", "parse_obj", "write_obj", "corner_mesh"]
 
 
 @dataclass
@@ -38,7 +48,7 @@ def _floats(lines: list[str], width: int, what: str, file: str | None) -> np.nda
     try:
         rows = [ln.split()[:width] for ln in lines]
         arr = np.array([r + ["0"] * (width - len(r)) for r in rows], dtype=np.float64)
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:
         raise FormatError(f"numbers in the OBJ {what} lines", file=file, path=what,
                           got=str(exc)) from exc
     return arr
@@ -91,7 +101,7 @@ def parse_obj(data: bytes, file: str | None = None) -> ObjMesh:
             vals = np.where(vals < 0, vals + counts[k], vals - 1)
             vals = np.where(np.array([len(p) > k and bool(p[k]) for p in parts], bool), vals, -1)
             corners[:, k] = vals
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:
         raise FormatError("integer indices in the OBJ faces", file=file, path="f",
                           got=str(exc)) from exc
     for k, name in enumerate(("v", "vt", "vn")):
@@ -104,16 +114,150 @@ def parse_obj(data: bytes, file: str | None = None) -> ObjMesh:
     return ObjMesh(pos, tex, nrm, corners, objects)
 
 
+def _rows(prefix: str, arr: np.ndarray) -> str:
+    arr = np.asarray(arr, np.float64)
+    if not len(arr):
+        return ""
+    fmt = prefix + " " + " ".join(["%.9g"] * arr.shape[1])
+    return "\n".join(fmt % tuple(r) for r in arr.tolist()) + "\n"
+
+
 def write_obj(positions: np.ndarray, triangles: np.ndarray, texcoords: np.ndarray | None = None,
-              uv_corners: np.ndarray | None = None, name: str = "mesh") -> bytes:
-    """A minimal OBJ: one object, ``v``/``vt`` and triangle faces (1-based)."""
-    out = [f"o {name}"]
-    out += [f"v {x:.6f} {y:.6f} {z:.6f}" for x, y, z in np.asarray(positions, np.float64)]
+              uv_corners: np.ndarray | None = None, name: str = "mesh",
+              normals: np.ndarray | None = None) -> bytes:
+    """A minimal OBJ: one object, ``v``/``vt``/``vn`` and triangle faces (1-based; ``vn``
+    indexed like ``v``)."""
+    out = f"o {name}\n" + _rows("v", positions)
     tri = np.asarray(triangles, np.int64).reshape(-1, 3) + 1
+    cols = [tri]
     if texcoords is not None:
-        out += [f"vt {u:.6f} {v:.6f}" for u, v in np.asarray(texcoords, np.float64)]
-        uvt = (np.asarray(uv_corners, np.int64).reshape(-1, 3) + 1) if uv_corners is not None else tri
-        out += [f"f {a}/{ta} {b}/{tb} {c}/{tc}" for (a, b, c), (ta, tb, tc) in zip(tri, uvt)]
+        out += _rows("vt", texcoords)
+        cols.append((np.asarray(uv_corners, np.int64).reshape(-1, 3) + 1) if uv_corners is not None
+                    else tri)
+    if normals is not None:
+        out += _rows("vn", normals)
+    if texcoords is not None and normals is not None:
+        corner = [f"{a}/{b}/{a}" for a, b in zip(cols[0].ravel().tolist(), cols[1].ravel().tolist())]
+    elif texcoords is not None:
+        corner = [f"{a}/{b}" for a, b in zip(cols[0].ravel().tolist(), cols[1].ravel().tolist())]
+    elif normals is not None:
+        corner = [f"{a}//{a}" for a in cols[0].ravel().tolist()]
     else:
-        out += [f"f {a} {b} {c}" for a, b, c in tri]
-    return ("\n".join(out) + "\n").encode("ascii")
+        corner = [str(a) for a in cols[0].ravel().tolist()]
+    faces = ["f " + " ".join(corner[k:k + 3]) for k in range(0, len(corner), 3)]
+    return (out + "\n".join(faces) + ("\n" if faces else "")).encode("ascii")
+
+
+@dataclass
+class ObjFile:
+    """An OBJ file kept as its bytes (parse with :meth:`mesh`)."""
+    text: bytes = b""
+
+    def mesh(self, file: str | None = None) -> ObjMesh:
+        return parse_obj(self.text, file)
+
+
+def corner_mesh(obj: ObjMesh) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Per-corner (positions, glTF uvs or None, normals or None)."""
+    c = obj.corners
+    pos = obj.positions[c[:, 0]]
+    uv = nrm = None
+    if len(c) and len(obj.texcoords) and np.all(c[:, 1] >= 0):
+        t = obj.texcoords[c[:, 1]]
+        uv = np.stack([t[:, 0], 1.0 - t[:, 1]], 1)
+    if len(c) and len(obj.normals) and np.all(c[:, 2] >= 0):
+        nrm = obj.normals[c[:, 2]]
+    return pos, uv, nrm
+
+
+def _read(r: Reader) -> ObjFile:
+    doc = ObjFile(r.rest())
+    try:
+        doc.mesh(r.file)
+    except FormatError as exc:
+        raise exc.with_file(r.file)
+    return doc
+
+
+def _write(doc: ObjFile) -> bytes:
+    return bytes(doc.text)
+
+
+def _to_scene(doc: ObjFile, *, source: Path | None = None) -> Scene:
+    obj = doc.mesh()
+    name = source.stem if source else "obj"
+    scene = Scene(name=name)
+    pos, uv, nrm = corner_mesh(obj)
+    if not len(pos):
+        scene.add_node(Node(name=name))
+        return scene
+    if not np.all(np.isfinite(pos)):
+        raise FormatError("finite OBJ vertex coordinates", path="v")
+    parts = [pos.astype(np.float32)]
+    if uv is not None and not np.all(np.isfinite(uv)):
+        raise FormatError("finite OBJ texture coordinates", path="vt")
+    if uv is not None:
+        parts.append(uv.astype(np.float32))
+    if nrm is not None:
+        n = np.linalg.norm(nrm, axis=1, keepdims=True)
+        nrm = np.where((n > 1e-12) & np.isfinite(n), nrm / np.where(n > 1e-12, n, 1), [0.0, 1.0, 0.0])
+        parts.append(nrm.astype(np.float32))
+    key = np.ascontiguousarray(np.concatenate(parts, 1))
+    _, first, inv = np.unique(key.view(np.dtype((np.void, key.shape[1] * 4))).reshape(-1),
+                              return_index=True, return_inverse=True)
+    from ...gltf.writer import compute_normals
+    idx = inv.reshape(-1).astype(np.uint32)
+    p = pos[first].astype(np.float32)
+    prim = Primitive(positions=p, indices=idx,
+                     normals=nrm[first] if nrm is not None else compute_normals(p, idx),
+                     uvs=[uv[first]] if uv is not None else [])
+    m = scene.add_mesh(Mesh(name=name, primitives=[prim]))
+    scene.add_node(Node(name=name, mesh=m))
+    return scene
+
+
+def scene_mesh(scene: Scene) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """(positions, triangles, uvs, normals) of every triangle primitive, node transforms applied
+    (skinned meshes in their bind space)."""
+    worlds = scene.world_matrices()
+    pos_l, tri_l, uv_l, n_l = [], [], [], []
+    all_uv = all_n = True
+    base = 0
+    for ni, node in enumerate(scene.nodes):
+        if node.mesh is None:
+            continue
+        world = np.eye(4) if node.skin is not None else worlds[ni]
+        for p in scene.meshes[node.mesh].primitives:
+            if p.mode != 4:
+                continue
+            n = len(p.positions)
+            pos_l.append((np.c_[p.positions.astype(np.float64), np.ones(n)] @ world.T)[:, :3])
+            idx = (p.indices if p.indices is not None else np.arange(n)).astype(np.int64).reshape(-1, 3)
+            if np.linalg.det(world[:3, :3]) < 0:
+                idx = idx[:, [0, 2, 1]]
+            tri_l.append(idx + base)
+            all_uv &= bool(p.uvs)
+            all_n &= p.normals is not None
+            uv_l.append(p.uvs[0] if p.uvs else None)
+            if p.normals is not None:
+                nn = p.normals.astype(np.float64) @ np.linalg.inv(world[:3, :3])
+                n_l.append(nn / np.maximum(np.linalg.norm(nn, axis=1, keepdims=True), 1e-12))
+            base += n
+    if not pos_l:
+        return np.zeros((0, 3)), np.zeros((0, 3), np.int64), None, None
+    uv = np.concatenate(uv_l) if all_uv else None
+    nrm = np.concatenate(n_l) if all_n else None
+    return np.concatenate(pos_l), np.concatenate(tri_l), uv, nrm
+
+
+def _from_scene(scene: Scene) -> ObjFile:
+    pos, tri, uv, nrm = scene_mesh(scene)
+    vt = None if uv is None else np.stack([uv[:, 0], 1.0 - uv[:, 1]], 1)
+    return ObjFile(write_obj(pos, tri, vt, None, name=scene.name or "mesh", normals=nrm))
+
+
+register(Format(
+    name="obj", family="Wolfire", description="Wavefront OBJ (Overgrowth character meshes)",
+    extensions=("obj",), doc_types=(ObjFile,), sniff=None, magic_certain=False,
+    read=_read, write=_write, to_scene=_to_scene, from_scene=_from_scene, endian="<",
+    scene_options=("source",), info=lambda d: {"triangles": d.mesh().triangle_count}))

@@ -522,8 +522,8 @@ def _skeleton_of(scene: Scene):
     return skin, joints, bind, parents, root
 
 
-def scene_to_phxbn(scene: Scene, **options: Any):
-    skin, joints, bind, parents, root = _skeleton_of(scene)
+def _bone_geometry(scene: Scene, joints: list[int], bind: np.ndarray, parents: np.ndarray):
+    """(points, bone_ends, the engine's bind frames of those points)."""
     m = len(joints)
     # bone ends: from the extras to_scene wrote, else along +Z of the bind frame
     ex = [scene.nodes[j].extras for j in joints]
@@ -547,8 +547,22 @@ def scene_to_phxbn(scene: Scene, **options: Any):
     else:
         points = np.concatenate([starts, ends_p])
         bone_ends = np.stack([np.arange(m), np.arange(m) + m], 1)
+    points = points.astype("<f4").astype(np.float64)
+    frames = bone_frames(points[bone_ends[:, 0]], points[bone_ends[:, 1]])
+    return points, bone_ends, frames
+
+
+def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, **options: Any):
+    """Skeleton (v11), plus ``.obj`` (the skinned mesh, one corner per weight entry) and
+    ``.anm`` companions (``<stem>_<animation>.anm`` when there are several animations)."""
+    skin, joints, bind, parents, root = _skeleton_of(scene)
+    m = len(joints)
+    points, bone_ends, frames = _bone_geometry(scene, joints, bind, parents)
+    # key matrices are re-expressed in the engine's bind frames (a foreign rig's roll differs)
+    correction = np.linalg.inv(bind) @ frames
     control = None
     stage = 0
+    mesh_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]] = []
     for ni, node in enumerate(scene.nodes):
         if node.skin is None or node.mesh is None or scene.skins[node.skin] is not skin:
             continue
@@ -556,31 +570,63 @@ def scene_to_phxbn(scene: Scene, **options: Any):
         remap = np.array([order[j] for j in skin.joints])
         w_l, j_l = [], []
         for p in scene.meshes[node.mesh].primitives:
-            if p.joints is None:
+            if p.joints is None or p.mode != 4:
                 continue
             idx = (p.indices if p.indices is not None else np.arange(len(p.positions))).astype(np.int64)
             w_l.append(p.weights[idx])
             j_l.append(remap[p.joints[idx].astype(np.int64)])
+            mesh_parts.append((p.positions.astype(np.float64), idx.reshape(-1, 3),
+                               p.uvs[0] if p.uvs else None, p.normals))
         if w_l:
             control = PhxControl(np.concatenate(w_l).astype("<f4"),
                                  np.concatenate(j_l).astype("<f4"),
                                  parents.astype("<i4"), [], None)
             stage = 1
         break
+    # the engine centres the OBJ on its bounding box and expects the skeleton in that space
+    shift = np.zeros(3)
+    obj_doc = None
+    if mesh_parts and write_mesh:
+        allpos = np.concatenate([mp[0] for mp in mesh_parts])
+        c = (allpos.min(0) + allpos.max(0)) / 2
+        if np.abs(c).max() > 1e-6:
+            shift = -c
+            warnings.warn(f"the skinned mesh is moved by {np.round(shift, 6).tolist()} so that "
+                          "it is centred as the engine centres OBJ files (the skeleton and keys "
+                          "move with it)", LossWarning, stacklevel=2)
+        from .obj import ObjFile, write_obj
+        base, tris, uvs, nrms = 0, [], [], []
+        for pos, tri, uv, nrm in mesh_parts:
+            tris.append(tri + base)
+            base += len(pos)
+        has_uv = all(mp[2] is not None for mp in mesh_parts)
+        has_n = all(mp[3] is not None for mp in mesh_parts)
+        vt = np.concatenate([mp[2] for mp in mesh_parts]).astype(np.float64) if has_uv else None
+        if vt is not None:
+            vt[:, 1] = 1.0 - vt[:, 1]
+        obj_doc = ObjFile(write_obj(allpos + shift, np.concatenate(tris), vt, None,
+                                    name=scene.name or "mesh",
+                                    normals=np.concatenate([mp[3] for mp in mesh_parts]) if has_n else None))
+    points = points + shift
+    frames = frames.copy()
+    frames[:, :3, 3] += shift
+    mids = frames[:, :3, 3]
     doc = PhxbnFile(
         version=11, rigging_stage=stage, points=points.astype("<f4"),
         point_parents=np.full(len(points), -1, "<i4"), bone_ends=bone_ends.astype("<i4"),
         bone_parents=parents.astype("<i4"), bone_masses=np.ones(m, "<f4"),
-        bone_com=mids.astype("<f4"), bone_mats=_flat(bind), control=control, simple_ik=[])
+        bone_com=mids.astype("<f4"), bone_mats=_flat(frames), control=control, simple_ik=[])
     if control is not None:
         control.num_vertices = len(control.weights)
-    if not scene.animations:
+    if not scene.animations and obj_doc is None:
         return doc
     out: dict[str, Any] = {"": doc}
+    if obj_doc is not None:
+        out[".obj"] = obj_doc
     for i, anim in enumerate(scene.animations):
         suffix = ".anm" if len(scene.animations) == 1 else \
             "_" + (re.sub(r"[^A-Za-z0-9_.-]+", "_", anim.name) or f"animation{i}") + ".anm"
-        out[suffix] = _animation_to_anm(scene, anim, joints, parents, root)
+        out[suffix] = _animation_to_anm(scene, anim, joints, parents, root, correction, shift)
     return out
 
 
@@ -604,7 +650,8 @@ def _sample_channel(c: Channel, t: np.ndarray) -> np.ndarray:
 
 
 def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents: np.ndarray,
-                      root: int | None) -> AnmFile:
+                      root: int | None, correction: np.ndarray | None = None,
+                      shift: np.ndarray | None = None) -> AnmFile:
     ex = anim.extras or {}
     key_ms = ex.get("key_times_ms")
     start = int(ex.get("start_ms", 0))
@@ -614,7 +661,10 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
     else:
         dur = anim.duration
         t = np.arange(0.0, dur + 1e-9, 1 / DEFAULT_FPS) if dur > 0 else np.zeros(1)
-        times_ms = np.round(t * 1000).astype(np.int64)
+        if dur > 0 and dur - t[-1] > 1e-6:
+            t = np.append(t, dur)
+        times_ms = np.unique(np.round(t * 1000).astype(np.int64))   # keys sit on whole ms
+        t = times_ms / 1000.0
         start = 0
     length_s = float(ex.get("length", anim.duration))
     m = len(joints)
@@ -646,6 +696,10 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
     for i in _depth_order(parents):
         p = int(parents[i])
         world[:, i] = local[:, i] if p < 0 else world[:, p] @ local[:, i]
+    if correction is not None:
+        world = world @ correction
+    if shift is not None:
+        world[..., :3, 3] += shift
     centered = bool(ex.get("centered", root_t is not None or root_r is not None))
     version = 11
     doc = AnmFile(version=version, centered=1 if centered else 0,
@@ -697,4 +751,5 @@ def scene_to_anm(scene: Scene, *, animation: str | None = None, **options: Any) 
                       "(pass animation=NAME, or save as .phxbn to get all)", LossWarning,
                       stacklevel=2)
     skin, joints, bind, parents, root = _skeleton_of(scene)
-    return _animation_to_anm(scene, anims[0], joints, parents, root)
+    _, _, frames = _bone_geometry(scene, joints, bind, parents)
+    return _animation_to_anm(scene, anims[0], joints, parents, root, np.linalg.inv(bind) @ frames)
