@@ -409,3 +409,16 @@ def test_mesh_used_as_collision_file(tmp_path):
     scene = load_quiet(tmp_path / "stage_col.cms")
     assert scene.meshes[0].extras["collision"]
     assert retromesh.detect(retromesh.to_bytes(CmsFile()), format=None).name == "cms"
+
+
+def test_lightmap_mesh_type_survives_gltf(tmp_path):
+    doc = samples.full_mesh(2000, mesh_type=2)
+    doc.vertex_mask &= ~(msh.WEIGHTS | msh.INDICES)
+    doc.weights = doc.bone_names = None
+    scene = load_quiet(retromesh.to_bytes(doc), format="msh")
+    retromesh.save(scene, tmp_path / "lm.glb")
+    back = load_quiet(tmp_path / "lm.glb")
+    out = retromesh.registry.get("msh").from_scene(back)
+    assert out.mesh_type == 2 and out.uv1 is not None
+    assert np.allclose(np.sort(out.uv1, axis=0), np.sort(doc.uv1, axis=0))
+    assert assert_valid(tmp_path / "lm.glb")["maxUVs"] == 2

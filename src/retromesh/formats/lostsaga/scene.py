@@ -18,6 +18,8 @@ to_scene
   ``.ani`` alone -> joint nodes named by its tracks, placed flat under one root (the hierarchy is
   in the skeleton: pass ``skeleton=`` for the real one), animated; ``.cms`` -> a collision mesh
   node (``extras.collision = true``).
+* Colours are passed as stored (0..255 -> 0..1, no sRGB decoding): the engine feeds them to its
+  shaders unchanged.
 * Axes: D3D left-handed -> glTF: ``(x, y, -z)``, quaternions ``(-x, -y, z, w)``, inverse binds
   ``S M^T S``, winding reversed.
 * Sanitised for glTF: zero-length or non-finite normals are recomputed from the faces, tangents
@@ -35,7 +37,10 @@ from_scene
 world space, skinned ones kept in bind space); with a skin also a ``.skl`` (joints of the first
 skin) and one ``.ani`` per animation (``DEFAULT`` 4000, or ``animation_format="comp4"/"comp8"``;
 ``rounding="engine"|"nearest"``): ``{"": msh, ".skl": skl, ".ani": ani}`` or
-``"_<name>.ani"`` keys when there are several animations.
+``"_<name>.ani"`` keys when there are several animations. The mesh type is 1 when skinned, else
+the type recorded in ``Mesh.extras.mesh_type`` by ``to_scene`` (so a lightmap mesh stays type 2
+through glTF), else 0. Weights are sorted heaviest first (the engine stops at the first weight
+<= 0). The material script is not a registered output: :func:`script_from_scene` makes its text.
 """
 from __future__ import annotations
 
@@ -766,7 +771,7 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = "default", rounding:
     doc = MshFile(
         version=version if version is not None else (VERTEX_COLOR_MESH_VERSION if has_col
                                                     else MESH_VERSION),
-        mesh_type=mesh_type if mesh_type is not None else (1 if has_w else 0),
+        mesh_type=mesh_type if mesh_type is not None else _mesh_type(scene, has_w),
         vertex_mask=mask, submeshes=subs, vertex_count=len(P), positions=P,
         normals=np.concatenate(nrm).astype(np.float32),
         tangents=np.concatenate(tan).astype(np.float32) if has_tan else None,
@@ -794,6 +799,19 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = "default", rounding:
     else:
         out.update(anis)
     return out
+
+
+def _mesh_type(scene: Scene, skinned: bool) -> int:
+    """1 for skinned meshes; else the type a Lost Saga mesh came from (``extras.mesh_type``,
+    kept through glTF), else 0 (static)."""
+    if skinned:
+        return 1
+    by_name = {v: k for k, v in msh_mod.MESH_TYPES.items()}
+    kinds = {by_name.get(m.extras.get("mesh_type")) for m in scene.meshes}
+    kinds.discard(1)
+    if len(kinds) == 1 and None not in kinds:
+        return kinds.pop()
+    return 0
 
 
 def cms_from_scene(scene: Scene, **options: Any) -> CmsFile:
