@@ -191,7 +191,7 @@ def grid_scene(scene: Scene, grids: list[tuple[VoxelGrid, Limb]], palette: np.nd
     lin = srgb_to_linear(palette / 255.0).astype(np.float32)
     used = np.zeros(256, bool)
     for grid, _ in grids:
-        used[np.unique(grid.colour[grid.mask])] = True
+        used |= np.bincount(grid.colour[grid.mask], minlength=256)[:256] > 0
     in_remap = np.zeros(256, bool)
     in_remap[max(remap[0], 0):min(remap[1], 255) + 1] = True
     plain = scene.add_material(Material(name="voxel", roughness=1.0)) \
