@@ -236,3 +236,15 @@ def test_control_points():
 
 def test_empty_mesh():
     roundtrip(MshFile(), "msh")
+
+
+def test_json_dump_build_of_fixtures():
+    m, s = samples.skinned_column(2)
+    s2 = samples.skinned_column(1)[1]
+    s2.linked_skeleton = None
+    docs = [m, s, s2, samples.full_mesh(2002), samples.full_mesh(2001), CmsFile()]
+    docs += [samples.wave_animation(s, v) for v in (4000, 4001, 4002)]
+    for doc in docs:
+        data = retromesh.to_bytes(doc)
+        back = jsoncodec.loads(jsoncodec.dumps(doc))
+        assert docs_equal(back, doc) and retromesh.to_bytes(back) == data
