@@ -199,3 +199,14 @@ def test_hypothesis_mutations(data):
         base[i] = data.draw(st.integers(0, 255))
     cut = data.draw(st.integers(0, len(base)))
     read_or_format_error(bytes(base[:cut]), f"x.{fmt}", scene=True)
+
+
+def test_fzx_centre_from_mesh_and_scale(tmp_path):
+    (tmp_path / "s.fzx").write_bytes(retromesh.to_bytes(samples.fzx_sample()))
+    (tmp_path / "s.obj").write_bytes(samples.stick_obj())
+    scene = retromesh.load(tmp_path / "s.fzx", mesh=tmp_path / "s.obj", scale=2)
+    assert np.allclose(scene.nodes[0].scale, 2)
+    assert np.allclose(scene.nodes[0].extras["center"], samples.OBJ_OFFSET)
+    assert np.allclose(scene.nodes[1].translation, np.array([0, 0.75, 0]) - samples.OBJ_OFFSET)
+    with pytest.raises(FormatError):
+        retromesh.load(tmp_path / "s.fzx", scale=-1)

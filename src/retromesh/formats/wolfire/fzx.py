@@ -23,8 +23,9 @@ Where we differ from the spec text, and why:
 
 * Rotation and location are in Blender's Z-up space (the exporter writes them raw): the engine
   builds ``quaternion(x=r[1], y=r[3], z=-r[2], w=r[0])`` and places the volume at
-  ``(x, z, -y) - old_model_center``. ``to_scene`` does the same (with ``center=`` for the OBJ's
-  old centre, default 0).
+  ``(x, z, -y) - old_model_center``, then scales by the body scale. ``to_scene`` does the same
+  (``center=`` the OBJ's old centre, or ``mesh=`` the OBJ to take it from; default 0;
+  ``scale=`` the body scale, on the root node).
 * Shapes: box half-extents ``(sx, sz, sy)``; capsule radius ``scale[0]`` and half-length of
   its straight part ``scale[2]`` along the volume's local Y; sphere radius = mean of the scale.
 * Labels: tokens (case-insensitive) ``l r m capsule box sphere`` + a body part; ``M`` adds a
@@ -211,10 +212,24 @@ def volume_mesh(o: FzxObject, shape: str | None) -> tuple[np.ndarray, np.ndarray
     return (pos * np.array([sx, sz, sy], np.float32)).astype(np.float32), idx
 
 
-def to_scene(doc: FzxFile, *, source: Path | None = None, center: Any = None) -> Scene:
-    center = (0.0, 0.0, 0.0) if center is None else tuple(float(c) for c in center)
+def to_scene(doc: FzxFile, *, source: Path | None = None, center: Any = None,
+             mesh: Any = None, scale: float = 1.0) -> Scene:
+    """Volumes in engine (= glTF) space. ``center``: the character OBJ's old centre (what the
+    engine subtracts); ``mesh``: an OBJ to take that centre from (its bounding-box centre);
+    ``scale``: the character's body scale (applied on a root node)."""
+    if center is None and mesh is not None:
+        from .obj import parse_obj
+        pos = parse_obj(Path(mesh).read_bytes(), str(mesh)).positions
+        center = (pos.min(0) + pos.max(0)) / 2 if len(pos) else (0.0, 0.0, 0.0)
+    center = (0.0, 0.0, 0.0) if center is None else tuple(float(c) for c in np.ravel(center))
+    if len(center) != 3:
+        raise DocumentError("center takes 3 numbers")
+    scale = float(scale)
+    if not np.isfinite(scale) or scale <= 0:
+        raise DocumentError(f"scale must be a positive number, got {scale}")
     scene = Scene(name=source.stem if source else "fzx")
-    root = scene.add_node(Node(name=scene.name, extras={"fzx_version": doc.version}))
+    root = scene.add_node(Node(name=scene.name, scale=[scale] * 3,
+                               extras={"fzx_version": doc.version, "center": list(center)}))
     for i, o in enumerate(doc.objects):
         vals = np.array(list(o.rotation) + list(o.location) + list(o.scale), dtype=np.float64)
         if not np.all(np.isfinite(vals)):
@@ -256,4 +271,4 @@ register(Format(
     name="fzx", family="Wolfire", description="Overgrowth ragdoll volumes (.fzx)",
     extensions=("fzx",), doc_types=(FzxFile,), sniff=lambda h: h[:8] == HEADER,
     magic_certain=True, read=read, write=write, to_scene=to_scene, endian="<",
-    scene_options=("source", "center"), info=info, check=check))
+    scene_options=("source", "center", "mesh", "scale"), info=info, check=check))
