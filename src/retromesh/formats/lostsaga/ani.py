@@ -44,7 +44,7 @@ import numpy as np
 from ...binio import Reader, Writer
 from ...errors import DocumentError
 from .common import (ANIMATION_TOKEN, ANIMATION_VER_COMP4, ANIMATION_VER_COMP8,
-                     ANIMATION_VER_DEFAULT, magic, read_str, write_str)
+                     ANIMATION_VER_DEFAULT, long_strings, magic, read_str, write_str)
 from .quatcodec import decode_comp4, decode_comp8
 
 __all__ = ["AniFile", "AniTrack", "AniEvent", "read", "write", "key_dtype", "rotations",
@@ -168,7 +168,8 @@ def info(doc: AniFile) -> dict[str, Any]:
 
 
 def check(doc: AniFile) -> list[str]:
-    problems = []
+    problems = long_strings([t.bone for t in doc.tracks] + [e.type for e in doc.events]
+                            + [e.info for e in doc.events], "names")
     for i, t in enumerate(doc.tracks):
         times = np.asarray(t.keys["time"])
         if len(times) > 1 and np.any(np.diff(times) < 0):

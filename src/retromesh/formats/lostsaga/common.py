@@ -33,6 +33,16 @@ _MIRROR3 = np.array([1.0, 1.0, -1.0])
 _MIRRORQ = np.array([-1.0, -1.0, 1.0, 1.0])
 
 
+#: the engine reads strings into ``char[MAX_PATH]`` buffers
+MAX_PATH = 260
+
+
+def long_strings(strings, what: str) -> list[str]:
+    """``check`` problems for strings the engine's MAX_PATH buffers cannot hold."""
+    n = sum(1 for b in strings if len(b) >= MAX_PATH)
+    return [f"{n} {what} of {MAX_PATH}+ bytes overflow the engine's MAX_PATH buffers"] if n else []
+
+
 def read_str(r: Reader, what: str = "string") -> bytes:
     return r.pstring("i", what)
 

@@ -66,7 +66,8 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
-from .common import MESH_CONTROL_POINT_VERSION, MESH_TOKEN, magic, read_str, write_str
+from .common import (MESH_CONTROL_POINT_VERSION, MESH_TOKEN, long_strings, magic, read_str,
+                     write_str)
 
 __all__ = ["MshFile", "ControlPoint", "read", "write", "SUBMESH_DTYPE", "WEIGHT_DTYPE",
            "POSITION", "POSITION2", "POSITIONW", "WEIGHTS", "INDICES", "NORMAL", "COLOR0",
@@ -295,6 +296,9 @@ def check(doc: MshFile) -> list[str]:
         ids = w["bone"][used]
         if ids.size and (np.any(ids < 0) or int(ids.max()) >= len(names)):
             problems.append(f"weights refer to bone {int(ids.max())} of {len(names)} names")
+        if ids.size and int(ids.max()) >= 256:
+            problems.append("bone ids >= 256 do not fit the engine's byte-packed indices")
+        problems += long_strings(doc.bone_names, "bone names")
         if not doc.vertex_mask & INDICES:
             problems.append("warning: WEIGHTS without the INDICES bit (0x10)")
     if doc.vertex_mask & WEIGHTS and doc.mesh_type != 1:

@@ -37,7 +37,8 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
-from .common import SKELETON_TOKEN, SKELETON_VERSION, magic, read_str, text, write_str
+from .common import (SKELETON_TOKEN, SKELETON_VERSION, long_strings, magic, read_str, text,
+                     write_str)
 
 __all__ = ["SklFile", "SklBone", "POSE_DTYPE", "read", "write"]
 
@@ -145,6 +146,8 @@ def check(doc: SklFile) -> list[str]:
         for c in b.children:
             if c not in known:
                 problems.append(f"bone {text(b.name)!r}: child {text(c)!r} does not exist")
+    problems += long_strings([b.name for b in doc.bones] + [b.parent for b in doc.bones]
+                             + [c for b in doc.bones for c in b.children], "names")
     parents = doc.parent_indices()
     for i in range(len(parents)):
         j, steps = i, 0
