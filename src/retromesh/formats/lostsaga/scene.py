@@ -219,8 +219,14 @@ def _unit_rows(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return out, bad
 
 
+def _texcoord_map(doc: MshFile) -> dict[int, int]:
+    """Engine texture-coordinate set (0 = UV0, 1 = UV1) -> glTF TEXCOORD_n index."""
+    present = [i for i, u in enumerate((doc.uv0, doc.uv1)) if u is not None]
+    return {raw: n for n, raw in enumerate(present)}
+
+
 def _materials(scene: Scene, script: list[mat_mod.ScriptMaterial], mesh_name: str,
-               diffuse_set: int) -> list[int]:
+               diffuse_set: int, texcoords: dict[int, int]) -> list[int]:
     out = []
     tex_index: dict[str, int] = {}
     for i, sm in enumerate(script):
@@ -234,7 +240,7 @@ def _materials(scene: Scene, script: list[mat_mod.ScriptMaterial], mesh_name: st
             if pick.texture not in tex_index:
                 tex_index[pick.texture] = scene.add_texture(Texture(name=pick.texture,
                                                                     uri=pick.texture))
-            texcoord = pick.tex_coord_set if pick.tex_coord_set in (0, 1) else 0
+            texcoord = texcoords.get(pick.tex_coord_set, 0)
             mat.base_color_texture = TextureRef(tex_index[pick.texture], texcoord=texcoord)
             others = [{"texture": u.texture, "tex_coord_set": u.tex_coord_set}
                       for u in units if u is not pick]
@@ -315,8 +321,10 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
             else:
                 t_ = tangents[used].astype(np.float32)
         if doc.mesh_type == 2:
-            extras["lightmap_texcoord"] = 0
-            extras["diffuse_texcoord"] = 1 if doc.uv1 is not None else 0
+            tc = _texcoord_map(doc)
+            if 0 in tc and 1 in tc:
+                extras["lightmap_texcoord"] = tc[0]
+            extras["diffuse_texcoord"] = tc.get(1, tc.get(0, 0))
         prim = Primitive(
             positions=pos[used], indices=local.astype(np.uint32), normals=n_, tangents=t_,
             uvs=[u[used] for u in uvs],
@@ -368,7 +376,7 @@ def build_scene(msh: MshFile | None = None, skl: SklFile | None = None,
                               f"{len(msh.submeshes)} submeshes (the engine skips the extra ones)",
                               LossWarning, stacklevel=3)
         diffuse_set = 1 if msh.mesh_type == 2 and msh.uv1 is not None else 0
-        material_ids = _materials(scene, script, mesh_name, diffuse_set)
+        material_ids = _materials(scene, script, mesh_name, diffuse_set, _texcoord_map(msh))
         joint_of_id = None
         skinned = msh.weights is not None and msh.bone_names is not None
         if skinned and skl is None:
