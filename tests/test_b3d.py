@@ -114,10 +114,15 @@ def _equal(a, b) -> bool:
     return a == b
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.binary(max_size=200))
-def test_arbitrary_bytes_never_crash(data):
-    read_or_format_error(b"BB3D" + data, "x.b3d", scene=True)
+def test_arbitrary_bytes_never_crash_and_round_trip_when_they_parse(data):
+    data = b"BB3D" + data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        doc = read_or_format_error(data, "x.b3d", scene=True)
+    if doc is not None:
+        assert retromesh.to_bytes(doc) == data
 
 
 @settings(max_examples=200, deadline=None)
@@ -230,7 +235,7 @@ def test_several_animations_go_end_to_end():
     with pytest.warns(retromesh.LossWarning, match="end to end"):
         doc = retromesh.from_scene(s, "b3d")
     anim = next(c for n, _ in doc.walk() for c in n.children if isinstance(c, AnimChunk))
-    assert anim.frames == 97
+    assert anim.frames == 98           # keys at frames 1..49 and 50..98
 
 
 def test_json_dump_build_identity():
@@ -238,3 +243,51 @@ def test_json_dump_build_identity():
     for data in (wiggle_bytes(), crate_bytes()):
         doc = retromesh.read(data, format="b3d")
         assert retromesh.to_bytes(jsoncodec.loads(jsoncodec.dumps(doc))) == data
+
+
+def test_resampling_when_times_are_off_frames():
+    from retromesh.scene import Animation, Channel
+    s = make_examples.wiggle_scene()
+    j = s.skins[0].joints[1]
+    s.animations = [Animation(name="odd", channels=[
+        Channel(j, "rotation", [0.0, 0.05, 0.13], [[0, 0, 0, 1], [0, 0, 0.3, 0.95], [0, 0, 0, 1]]),
+        Channel(j, "translation", [0.0, 0.2], [[0, 0, 0], [0, 1, 0]], "STEP")])]
+    doc = retromesh.from_scene(s, "b3d", fps=30)
+    keys = [c for n, _ in doc.walk() for c in n.children if isinstance(c, Keys)]
+    rot = next(k for k in keys if k.flags == 4).keys
+    assert list(rot["frame"]) == [1, 2, 3, 4, 5]             # 0 .. 0.13 s at 30 fps
+    assert np.allclose(np.linalg.norm(rot["rotation"], axis=1), 1, atol=1e-5)
+    pos = next(k for k in keys if k.flags == 1).keys
+    assert np.allclose(pos["position"][:-1], 0) and np.allclose(pos["position"][-1], [0, 1, 0])
+
+
+def test_assimp_reads_what_we_write(tmp_path):
+    """An independent reader (assimp, where installed) loads our B3D output."""
+    import shutil
+    import subprocess
+    if not shutil.which("assimp"):
+        pytest.skip("assimp-utils not installed")
+    for name, data in (("wiggle.b3d", wiggle_bytes()), ("crate.b3d", crate_bytes())):
+        (tmp_path / name).write_bytes(data)
+        res = subprocess.run(["assimp", "info", str(tmp_path / name)], capture_output=True,
+                             text=True, timeout=120)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert "Meshes:" in res.stdout
+
+
+def test_truncation_and_huge_lengths_at_every_chunk_boundary():
+    import re
+    for data in (wiggle_bytes(), crate_bytes()):
+        tags = [m.start() for m in re.finditer(rb"BB3D|TEXS|BRUS|NODE|MESH|VRTS|TRIS|BONE|KEYS|ANIM",
+                                               data)]
+        for at in tags:
+            for cut in (at, at + 4, at + 8, at + 9):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    read_or_format_error(data[:cut], "x.b3d", scene=True)
+            for value in (0x7FFFFFFF, -1, -(2**31), 0x10000):
+                b = bytearray(data)
+                struct.pack_into("<i", b, at + 4, value)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    read_or_format_error(bytes(b), "x.b3d", scene=True)

@@ -3,6 +3,10 @@
 # Khronos glTF-Validator (npm), then runs pytest. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# assimp-utils is optional: an independent B3D reader and the benchmark's reference
+if ! command -v assimp >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  (apt-get update -qq && apt-get install -y -qq assimp-utils) >/dev/null 2>&1 || echo "note: assimp-utils not installed"
+fi
 python3 -m pip install --quiet --disable-pip-version-check -e ".[test]"
 npm install --prefix tools/gltf-validator --no-audit --no-fund --no-package-lock --silent
 python3 -m pytest -q "$@"

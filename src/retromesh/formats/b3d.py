@@ -827,7 +827,7 @@ def _sample(channel: Channel, t: np.ndarray) -> np.ndarray:
     vals = channel.values.astype(np.float64)
     if channel.interpolation == "CUBICSPLINE":
         vals = vals.reshape(len(times), 3, -1)[:, 1]
-    i = np.clip(np.searchsorted(times, t, side="right") - 1, 0, len(times) - 1)
+    i = np.clip(np.searchsorted(times, t + 1e-6, side="right") - 1, 0, len(times) - 1)
     j = np.minimum(i + 1, len(times) - 1)
     span = np.where(j > i, times[j] - times[i], 1.0)
     u = np.clip((t - times[i]) / span, 0.0, 1.0)
@@ -1033,7 +1033,9 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
             for b in brus.brushes:
                 b.fx |= 2
     if anims and keys_by_node:
-        head.append(AnimChunk(0, max(offset - first_frame - 1, 0), rate))
+        # frames = the last key's frame, so that no key lies past the clip (assimp rejects that)
+        declared = max((int(a.extras.get("b3d_frames", 0)) for a in anims), default=0)
+        head.append(AnimChunk(0, max(offset - 1, declared if len(anims) == 1 else 0), rate))
     if own_root:
         root.children[0:0] = head
     else:
