@@ -182,3 +182,17 @@ def test_bad_submesh_range_is_a_format_error():
     doc.submeshes[1]["face_count"] = 10_000
     with pytest.raises(retromesh.FormatError, match="submesh"):
         retromesh.load(retromesh.to_bytes(doc), format="msh")
+
+
+@pytest.mark.filterwarnings("ignore::retromesh.LossWarning")
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(msh_docs(), skl_docs(), ani_docs())
+def test_any_combination_converts_or_raises_format_error(m, s, a):
+    from pathlib import Path
+    fmt = retromesh.registry.get("msh")
+    try:
+        scene = retromesh.registry.convert_to_scene(fmt, m, "x.msh", skeleton=s, animations=[a])
+    except retromesh.FormatError:
+        return
+    glb = retromesh.registry.get("glb")
+    glb.outputs(glb.from_scene(scene), Path("x.glb"))       # the glTF writer takes the scene
