@@ -331,7 +331,7 @@ def test_malformed_phxbn(version):
 def test_malformed_anm(version):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert_malformed_safe(retromesh.to_bytes(samples.anm_fixture(version, keys=2)), "x.anm",
+        assert_malformed_safe(retromesh.to_bytes(samples.anm_fixture(version, keys=2, length=100)), "x.anm",
                               scene=True)
 
 

@@ -219,7 +219,8 @@ def to_scene(doc: FzxFile, *, source: Path | None = None, center: Any = None,
     ``scale``: the character's body scale (applied on a root node)."""
     if center is None and mesh is not None:
         from .obj import parse_obj
-        pos = parse_obj(Path(mesh).read_bytes(), str(mesh)).positions
+        o = parse_obj(Path(mesh).read_bytes(), str(mesh))
+        pos = o.positions[o.corners[:, 0]]
         center = (pos.min(0) + pos.max(0)) / 2 if len(pos) else (0.0, 0.0, 0.0)
     center = (0.0, 0.0, 0.0) if center is None else tuple(float(c) for c in np.ravel(center))
     if len(center) != 3:

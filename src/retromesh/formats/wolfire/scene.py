@@ -29,8 +29,9 @@ Engine facts used (format-facts A2, A3, A6; Overgrowth ``bulletworld.cpp``,
 * Events, physics weights, shape and status keys go to the animation's ``extras``.
 * Mesh (``mesh=`` an OBJ): one vertex per triangle corner in OBJ order (quads split
   ``(a,b,c)``, ``(d,a,c)``), which is the order of the ``.phxbn`` per-corner weights/ids; the
-  corner count must equal the ``.phxbn`` vertex count. The OBJ is centred by the centre of its
-  bounding box (``_MDL_CENTER``; ``center=`` overrides). 4 influences; where a corner's weights
+  corner count must equal the ``.phxbn`` vertex count. The OBJ is centred by the centre of the
+  bounding box of its used vertices, as ``Model::calcBoundingBox``/``CenterModel`` do for
+  ``_MDL_CENTER`` (``center=`` overrides). 4 influences; where a corner's weights
   sum below 0.99 slot 0 becomes (closest bone by distance to its segment, 1.0) as in the engine;
   then weights are renormalised and duplicate joint ids merged. Identical corners are merged.
   OBJ texture ``v`` has its origin at the bottom: glTF ``v = 1 - vt``.
@@ -226,13 +227,14 @@ def _add_mesh(scene: Scene, obj: ObjMesh, doc: PhxbnFile, bind: np.ndarray, join
         raise DocumentError(f"skeleton file and model file have different vertex counts: the "
                             f".phxbn has {len(ctl.weights)} corner weights, the OBJ "
                             f"{n} triangle corners")
-    pos_all = obj.positions
+    v = obj.corners[:, 0]
+    used = obj.positions[v]
     if center is None:
-        old_center = (pos_all.min(0) + pos_all.max(0)) / 2 if len(pos_all) else np.zeros(3)
+        # Model::calcBoundingBox over the loaded (per-corner) vertices, then CenterModel
+        old_center = (used.min(0) + used.max(0)) / 2 if len(used) else np.zeros(3)
     else:
         old_center = np.asarray(center, dtype=np.float64).reshape(3)
-    v = obj.corners[:, 0]
-    pos = pos_all[v] - old_center
+    pos = used - old_center
     pts = np.asarray(doc.points, dtype=np.float64)
     ends = np.asarray(doc.bone_ends, dtype=np.int64)
     jj, ww = _skin_weights(ctl.weights, ctl.ids, pos, (pts[ends[:, 0]], pts[ends[:, 1]]),
@@ -588,7 +590,8 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, **options: Any):
     obj_doc = None
     if mesh_parts and write_mesh:
         allpos = np.concatenate([mp[0] for mp in mesh_parts])
-        c = (allpos.min(0) + allpos.max(0)) / 2
+        corners = np.concatenate([mp[0][mp[1].reshape(-1)] for mp in mesh_parts])
+        c = (corners.min(0) + corners.max(0)) / 2 if len(corners) else np.zeros(3)
         if np.abs(c).max() > 1e-6:
             shift = -c
             warnings.warn(f"the skinned mesh is moved by {np.round(shift, 6).tolist()} so that "
