@@ -196,3 +196,14 @@ def test_any_combination_converts_or_raises_format_error(m, s, a):
         return
     glb = retromesh.registry.get("glb")
     glb.outputs(glb.from_scene(scene), Path("x.glb"))       # the glTF writer takes the scene
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("material technique pass texture_unit {}\n\t/01."
+                                              "xyz_")), max_size=200) | st.binary(max_size=100))
+def test_material_script_parser_never_raises(text):
+    from retromesh.formats.lostsaga import material
+    data = text if isinstance(text, bytes) else text.encode()
+    for m in material.parse(data):
+        assert isinstance(m.name, str) and all(isinstance(u.tex_coord_set, int)
+                                               for u in m.texture_units)

@@ -11,7 +11,8 @@ to_scene
   gives one material per submesh (``Sub1``, ``Sub2``... like the engine) with its texture names.
 * With ``skeleton=`` (.skl): joints from the LocalTMs, inverse binds from the "ObjectTM inverse"
   pairs, a skin (4 influences; the influences after the first weight <= 0 are dropped like the
-  engine does). ``animations=[...]`` (.ani) become glTF animations (ms -> s; events, total time
+  engine does; the glTF writer then renormalises each vertex's weights to sum 1, as glTF
+  requires). ``animations=[...]`` (.ani) become glTF animations (ms -> s; events, total time
   and track weights in the animation's ``extras``). Without a skeleton a skinned mesh converts
   static, with a LossWarning naming the missing skeleton.
 * ``.skl`` alone -> the joint hierarchy (``mesh=``, ``animations=`` may be added);
