@@ -9,7 +9,6 @@ as in the template's hard-coded count, 60-bone keys, 200 keyframes). Never asser
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import tempfile
 import time
@@ -22,7 +21,6 @@ import numpy as np
 import retromesh
 from retromesh import registry
 from retromesh.formats.wolfire import samples
-from retromesh.formats.wolfire.anm import AnmFile
 from retromesh.formats.wolfire.obj import write_obj
 from retromesh.formats.wolfire.phxbn import PhxControl
 

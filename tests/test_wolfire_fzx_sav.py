@@ -1,7 +1,6 @@
 """Overgrowth .fzx ragdoll volumes and .sav save files."""
 from __future__ import annotations
 
-import dataclasses
 import json
 import subprocess
 import sys

@@ -12,7 +12,7 @@ from gltfcheck import assert_valid
 from malformed import read_or_format_error
 from retromesh import FormatError, LossWarning
 from retromesh.formats.wolfire import samples
-from retromesh.formats.wolfire.obj import ObjFile, parse_obj, write_obj
+from retromesh.formats.wolfire.obj import parse_obj, write_obj
 
 
 def test_quads_split_as_the_engine_does():

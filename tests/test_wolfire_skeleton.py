@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
-from gltfcheck import assert_valid, assert_valid_many
+from gltfcheck import assert_valid
 from malformed import assert_malformed_safe, read_or_format_error
 from retromesh import DocumentError, FormatError, LossWarning
-from retromesh.formats.wolfire import anm as anm_mod, phxbn as phx_mod, samples
+from retromesh.formats.wolfire import samples
 from retromesh.formats.wolfire import scene as wscene
 from retromesh.formats.wolfire.anm import (AnmEvent, AnmFile, AnmIkBone, AnmKeyframe,
                                            AnmLabelWeight, weapon_dtype)
@@ -372,20 +372,23 @@ def anm_docs(draw):
             kf.use_mobility = draw(st.integers(0, 255))
             kf.mobility = _farr(draw, (16,)) if kf.use_mobility else None
         if v >= 2:
-            kf.events = [AnmEvent(draw(st.integers(-1, 9)), draw(_lab)) for _ in range(draw(st.integers(0, 2)))]
+            kf.events = [AnmEvent(draw(st.integers(-1, 9)), draw(_lab))
+                         for _ in range(draw(st.integers(0, 2)))]
         if v >= 3:
             kf.ik_bones = [AnmIkBone(tuple(float(x) for x in _farr(draw, (6,))),
                                      np.array(draw(st.lists(st.integers(-1, 9), max_size=3)), "<i4"),
                                      draw(_lab)) for _ in range(draw(st.integers(0, 2)))]
         if v >= 5:
-            kf.shape_keys = [AnmLabelWeight(float(draw(_f32)), draw(_lab)) for _ in range(draw(st.integers(0, 2)))]
+            kf.shape_keys = [AnmLabelWeight(float(draw(_f32)), draw(_lab))
+                             for _ in range(draw(st.integers(0, 2)))]
         if v >= 6:
-            kf.status_keys = [AnmLabelWeight(float(draw(_f32)), draw(_lab)) for _ in range(draw(st.integers(0, 2)))]
+            kf.status_keys = [AnmLabelWeight(float(draw(_f32)), draw(_lab))
+                              for _ in range(draw(st.integers(0, 2)))]
         if centered:
             kf.rotation = float(draw(_f32))
             kf.center_offset = tuple(float(x) for x in _farr(draw, (3,)))
         doc.keyframes.append(kf)
-    doc.trailing = draw(st.binary(max_size=3)) if False else b""
+    doc.trailing = draw(st.binary(max_size=3))
     return doc
 
 
@@ -409,11 +412,13 @@ def phxbn_docs(draw):
         doc.bone_mats = _farr(draw, (m, 16))
     if stage in (1, 2):
         nv = 3 * draw(st.integers(0, 3))
-        ids = np.array(draw(st.lists(st.integers(0, m - 1), min_size=4 * nv, max_size=4 * nv)), "<f4").reshape(nv, 4)
+        ids = np.array(draw(st.lists(st.integers(0, m - 1), min_size=4 * nv, max_size=4 * nv)),
+                       "<f4").reshape(nv, 4)
         joints = []
         for _ in range(draw(st.integers(0, 3))):
             t = draw(st.integers(0, 3))
-            joints.append(PhxJoint(t, tuple(float(x) for x in _farr(draw, (6 if t == 1 else 2 if t == 0 else 0,))),
+            stops = _farr(draw, (6 if t == 1 else 2 if t == 0 else 0,))
+            joints.append(PhxJoint(t, tuple(float(x) for x in stops),
                                    (draw(st.integers(-1, m)), draw(st.integers(-1, m))),
                                    tuple(float(x) for x in _farr(draw, (3,))) if t == 0 else None))
         hier = np.array([-1] + [draw(st.integers(-1, i - 1)) for i in range(1, m)], "<i4")
@@ -421,6 +426,9 @@ def phxbn_docs(draw):
     if v >= 10:
         doc.simple_ik = [PhxSimpleIk(draw(st.integers(-1, m)), draw(st.integers(0, 4)), draw(_lab))
                          for _ in range(draw(st.integers(0, 2)))]
+    if v >= 11 or doc.control is None:
+        # (below v11 the control arrays' size is inferred from the end of the file)
+        doc.trailing = draw(st.binary(max_size=3))
     return doc
 
 

@@ -54,8 +54,7 @@ import numpy as np
 
 from ...errors import DocumentError, FormatError, LossWarning, UnsupportedError
 from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
-from ...transforms import (compose_trs, decompose_trs, inverse, matrix_to_quat, quat_continuous,
-                           quat_normalize, quat_to_matrix)
+from ...transforms import compose_trs, decompose_trs, inverse, quat_continuous, quat_normalize
 from .anm import AnmFile, AnmKeyframe, WEAPON8_DTYPE
 from .obj import ObjMesh, parse_obj
 from .phxbn import PhxbnFile, PhxControl
