@@ -409,3 +409,84 @@ def test_v6_flip_mat_mirrors():
         t = p.positions[p.indices.reshape(-1, 3)].astype(np.float64)
         return np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0])
     assert np.allclose(normals(b), normals(a) * S3, atol=1e-6)
+
+
+# -- generated skinned scenes through ABC ---------------------------------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+unit = st.floats(-1.0, 1.0, allow_nan=False)
+
+
+def _quat(draw):
+    q = np.array([draw(unit) for _ in range(4)]) + np.array([0, 0, 0, 1.5])
+    return q / np.linalg.norm(q)
+
+
+@st.composite
+def skinned_scenes(draw):
+    sc = Scene()
+    parent = None
+    if draw(st.booleans()):                         # an armature object above the joints
+        parent = sc.add_node(Node(name="Armature", translation=[draw(unit) for _ in range(3)],
+                                  rotation=_quat(draw)))
+    nj = draw(st.integers(1, 5))
+    joints = []
+    for j in range(nj):
+        p = parent if j == 0 else joints[draw(st.integers(0, j - 1))]
+        if j > 0 and draw(st.booleans()) and parent is None:
+            p = None                                # several roots -> a synthetic ABC root
+        joints.append(sc.add_node(Node(name=f"j{j}", translation=[draw(unit) for _ in range(3)],
+                                       rotation=_quat(draw)), p))
+    world = sc.world_matrices()
+    nv = 6
+    pos = np.array([[draw(unit) for _ in range(3)] for _ in range(nv)])
+    jo = np.array([[draw(st.integers(0, nj - 1)) for _ in range(4)] for _ in range(nv)])
+    w = np.array([[draw(st.floats(0.0, 1.0)) for _ in range(4)] for _ in range(nv)]) + [1e-3, 0, 0, 0]
+    w /= w.sum(1, keepdims=True)
+    prim = Primitive(positions=pos, indices=np.array([0, 1, 2, 3, 4, 5]),
+                     uvs=[np.array([[draw(unit), draw(unit)] for _ in range(nv)])],
+                     joints=jo, weights=w)
+    bind = world[joints]
+    if draw(st.booleans()):                         # a bind pose that is not the rest pose
+        bind = bind @ compose_trs([draw(unit) * 0.1 for _ in range(3)], _quat(draw), np.ones(3))
+    si = sc.add_skin(Skin(joints=joints, inverse_bind_matrices=np.linalg.inv(bind)))
+    mesh = Node(name="m")
+    mesh.mesh, mesh.skin = sc.add_mesh(Mesh(name="m", primitives=[prim])), si
+    sc.add_node(mesh)
+    chans = []
+    for node in ([parent] if parent is not None else []) + joints:
+        nk = draw(st.integers(1, 3))
+        ms = sorted(draw(st.sets(st.integers(0, 2000), min_size=nk, max_size=nk)))
+        times = np.array(ms) / 1000.0
+        if draw(st.booleans()):
+            chans.append(Channel(node=node, path="rotation", times=times,
+                                 values=np.stack([_quat(draw) for _ in ms])))
+        if draw(st.booleans()):
+            chans.append(Channel(node=node, path="translation", times=times,
+                                 values=np.array([[draw(unit) for _ in range(3)] for _ in ms]),
+                                 interpolation=draw(st.sampled_from(["LINEAR", "STEP"]))))
+    if chans:
+        sc.animations.append(Animation(name="a", channels=chans))
+    return sc.validate()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(skinned_scenes())
+def test_generated_scenes_survive_abc(sc):
+    doc = ls.from_scene(sc)
+    back = ls.to_scene(abc.read(retromesh.binio.Reader(abc.write(doc))))
+    m0 = next(i for i, n in enumerate(sc.nodes) if n.mesh is not None)
+    m1 = mesh_node(back, "m")
+    ref0 = skinned_positions(sc, m0, None, 0.0) if not sc.animations else None
+    anim0 = sc.animations[0] if sc.animations else None
+    anim1 = back.animations[0] if sc.animations else None
+    times = np.unique(np.concatenate([c.times for c in anim0.channels])) if anim0 else [0.0]
+    # the ABC keys are the union of the key times: compare there (between keys STEP and
+    # LINEAR differ by design)
+    for t in times:
+        g0 = skinned_positions(sc, m0, anim0, float(t))
+        g1 = skinned_positions(back, m1, anim1 if anim1 is not None else back.animations[0], float(t))
+        assert np.abs(g0 - g1).max() < 1e-4, (t, np.abs(g0 - g1).max())
+    if ref0 is not None:
+        assert len(back.animations) == 1

@@ -524,6 +524,10 @@ def _sample(c: Channel, t: np.ndarray) -> np.ndarray:
         val = v
     if k == 1:
         return np.repeat(val[:1], len(t), 0)
+    # key times are float32 in glTF: a sample time within 1 microsecond of a key is that key
+    t = np.asarray(t, np.float64)
+    t = np.where(np.abs(times[np.clip(np.searchsorted(times, t), 0, k - 1)] - t) < 1e-6,
+                 times[np.clip(np.searchsorted(times, t), 0, k - 1)], t)
     i = np.clip(np.searchsorted(times, t, side="right") - 1, 0, k - 2)
     t0, t1 = times[i], times[i + 1]
     dt = t1 - t0
