@@ -55,9 +55,17 @@ Where we differ from the spec text, and why (format-facts C, haekb's reader and 
   (``ChildModelsSection.extra``).
 * A Nodes section that ends right after the nodes (no weight-set count) is accepted
   (``weight_sets`` is ``None``).
-* Vertex records have a variable size, so finding where each starts is one scan over the
-  weight counts (a tight loop reading one uint16 per vertex); everything else is gathered and
-  scattered with numpy.
+* Vertex records have a variable size (``28 + 20 * weights`` bytes), so their starts form a
+  chain. It is followed with numpy over runs of equal weight counts (growing blocks; a short
+  Python walk where the counts change often); when every vertex of a LOD has the same count
+  (the usual case) the whole LOD is one numpy record array both ways. Faces, weights and
+  keyframe transforms are single ``frombuffer`` reads.
+* Section offsets must move forward (a chain that loops or points outside the file is corrupt);
+  sections may come in any order after the Header, which must precede the sections that need
+  its counts. Several Header sections are rejected.
+
+Counts checked before allocating: every count is compared with the bytes left in its section
+(``check_count``) before arrays are made; strings are length-checked the same way.
 """
 from __future__ import annotations
 
