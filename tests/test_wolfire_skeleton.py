@@ -534,3 +534,14 @@ def test_foreign_rig_keeps_skinning():
         j0 = shift @ w0[skin0.joints] @ skin0.inverse_bind_matrices @ np.linalg.inv(shift)
         j1 = w1[joints1] @ np.linalg.inv(bind1)
         assert np.abs(j0 - j1).max() < 1e-4
+
+
+def test_anm_with_skeleton_mesh_and_more_animations(files, tmp_path):
+    out = tmp_path / "both.glb"
+    retromesh.convert(files / "walk.anm", out, skeleton=files / "stick.phxbn",
+                      mesh=files / "stick.obj", animations=[files / "wave.anm"])
+    info = assert_valid(out)
+    assert info["animationCount"] == 2 and info["hasSkins"] and info["maxInfluences"] == 4
+    assert [a.name for a in retromesh.load(out).animations] == ["walk", "wave"]
+    with pytest.raises(retromesh.UnsupportedError):
+        retromesh.load(files / "walk.anm", mesh=files / "stick.obj")

@@ -344,11 +344,11 @@ def _sniff(head: bytes) -> bool:
 
 
 def _to_scene(doc: AnmFile, *, source: Path | None = None, skeleton: Any = None,
-              mesh: Any = None, fps: float | None = None, root_motion: bool = True,
-              center: Any = None):
+              mesh: Any = None, animations: Any = None, fps: float | None = None,
+              root_motion: bool = True, center: Any = None):
     from .scene import anm_to_scene
-    return anm_to_scene(doc, source=source, skeleton=skeleton, mesh=mesh, fps=fps,
-                        root_motion=root_motion, center=center)
+    return anm_to_scene(doc, source=source, skeleton=skeleton, mesh=mesh, animations=animations,
+                        fps=fps, root_motion=root_motion, center=center)
 
 
 def _from_scene(scene, **options: Any):
@@ -360,5 +360,5 @@ register(Format(
     name="anm", family="Wolfire", description="Overgrowth animation (.anm, versions 0-11)",
     extensions=("anm",), doc_types=(AnmFile,), sniff=_sniff, magic_certain=False,
     read=read, write=write, to_scene=_to_scene, from_scene=_from_scene, endian="<",
-    scene_options=("source", "skeleton", "mesh", "fps", "root_motion", "center"),
+    scene_options=("source", "skeleton", "mesh", "animations", "fps", "root_motion", "center"),
     companions=("phxbn", "obj"), info=info, check=check))

@@ -445,29 +445,29 @@ def phxbn_to_scene(doc: PhxbnFile, *, source: Path | None = None, mesh: Any = No
         # a skin without a mesh shows the joints as a skeleton in importers
         scene.add_skin(Skin(joints=list(joints), inverse_bind_matrices=inverse(bind), name=name))
     for i, a in enumerate(_anim_list(animations)):
-        anm = a if isinstance(a, AnmFile) else _read_native(a, AnmFile, "an .anm animation")
-        aname = Path(a).stem if isinstance(a, (str, Path)) else f"animation{i}"
+        if isinstance(a, dict):                      # {name: AnmFile}
+            (aname, anm), = a.items()
+        else:
+            anm = a if isinstance(a, AnmFile) else _read_native(a, AnmFile, "an .anm animation")
+            aname = Path(a).stem if isinstance(a, (str, Path)) else f"animation{i}"
         add_animation(scene, anm, aname, root, joints, parents, fps, root_motion)
     return scene
 
 
 def anm_to_scene(doc: AnmFile, *, source: Path | None = None, skeleton: Any = None,
-                 mesh: Any = None, fps: float | None = None, root_motion: bool = True,
-                 center: Any = None) -> Scene:
+                 mesh: Any = None, animations: Any = None, fps: float | None = None,
+                 root_motion: bool = True, center: Any = None) -> Scene:
+    """This animation (named after its file) first, then any further ``animations``."""
     name = Path(source).stem if source else "animation"
     if skeleton is not None:
         skel = skeleton if isinstance(skeleton, PhxbnFile) else _read_native(
             skeleton, PhxbnFile, "a .phxbn skeleton")
-        scene = phxbn_to_scene(skel, source=Path(skeleton) if isinstance(skeleton, (str, Path)) else None,
-                               mesh=mesh, fps=fps, root_motion=root_motion, center=center)
-        root = next(i for i, n in enumerate(scene.nodes) if n.extras.get("phxbn_root"))
-        joints = [i for i, n in enumerate(scene.nodes) if "phxbn_bone" in n.extras]
-        joints.sort(key=lambda i: scene.nodes[i].extras["phxbn_bone"])
-        _, parents = skeleton_bind(skel)
-        add_animation(scene, doc, name, root, joints, parents, fps, root_motion)
-        return scene
-    if mesh is not None:
-        raise UnsupportedError("a mesh needs the skeleton that skins it (skeleton=...)")
+        named = {name: doc}
+        return phxbn_to_scene(skel, source=Path(skeleton) if isinstance(skeleton, (str, Path)) else None,
+                              mesh=mesh, animations=[named] + _anim_list(animations), fps=fps,
+                              root_motion=root_motion, center=center)
+    if mesh is not None or animations:
+        raise UnsupportedError("a mesh or further animations need the skeleton (skeleton=...)")
     warnings.warn("no skeleton given: joints are made from the first key, without hierarchy",
                   LossWarning, stacklevel=2)
     kfs, _, _ = _sorted_keys(doc)
