@@ -490,3 +490,11 @@ def test_generated_scenes_survive_abc(sc):
         assert np.abs(g0 - g1).max() < 1e-4, (t, np.abs(g0 - g1).max())
     if ref0 is not None:
         assert len(back.animations) == 1
+
+
+def test_v6_morph_limit(monkeypatch):
+    monkeypatch.setattr(ls, "MAX_TARGETS", 2)
+    with pytest.warns(LossWarning, match="morph-target limits"):
+        sc = ls.to_scene(samples.build_sample(6))
+    assert not sc.meshes[0].primitives[0].targets
+    assert not [c for a in sc.animations for c in a.channels if c.path == "weights"]

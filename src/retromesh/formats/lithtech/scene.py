@@ -78,6 +78,11 @@ from .abc_v6 import AbcV6Model
 
 __all__ = ["to_scene", "from_scene", "structural_problems", "bind_deviation", "tree_parents"]
 
+#: v6 vertex animation larger than this is left out (with a LossWarning) instead of becoming
+#: morph targets: targets per mesh, and targets x vertices
+MAX_TARGETS = 4096
+MAX_MORPH_VERTICES = 1 << 25
+
 S3 = np.array([1.0, 1.0, -1.0])
 SQ = np.array([-1.0, -1.0, 1.0, 1.0])
 S4 = np.diag([1.0, 1.0, -1.0, 1.0])
@@ -442,12 +447,17 @@ def _v6_scene(doc: AbcV6Model, lods: bool, flip_mat, fix_anim, morph: bool) -> S
                          weights=np.tile([1.0, 0.0, 0.0, 0.0], (len(src), 1)))
         mesh = Mesh(name="model", primitives=[prim], extras={"normal_vertex_count": int(geo.normal_vertex_count)})
         target_names: list[tuple[int, int]] = []
+        n_targets = sum(len(a.keys) for a in anims)
+        if morph and md_of and (n_targets > MAX_TARGETS or n_targets * len(src) > MAX_MORPH_VERTICES):
+            warnings.warn(f"{n_targets} vertex-animation keys on {len(src)} vertices are more than "
+                          f"the morph-target limits ({MAX_TARGETS} targets, {MAX_MORPH_VERTICES} "
+                          "target vertices); the vertex animation was left out", LossWarning,
+                          stacklevel=3)
+            morph = False
         if morph and md_of:
             base = wpos[src]
-            inv_src = {}
             for ai, a in enumerate(anims):
                 for k in range(len(a.keys)):
-                    disp = np.zeros_like(base)
                     full = wpos.copy()
                     for j, md in md_of.items():
                         vals = deformed(a, j, k)
