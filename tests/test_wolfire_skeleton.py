@@ -545,3 +545,14 @@ def test_anm_with_skeleton_mesh_and_more_animations(files, tmp_path):
     assert [a.name for a in retromesh.load(out).animations] == ["walk", "wave"]
     with pytest.raises(retromesh.UnsupportedError):
         retromesh.load(files / "walk.anm", mesh=files / "stick.obj")
+
+
+@pytest.mark.parametrize("version", [5, 7, 9, 11])
+def test_skeleton_only_glb(version, tmp_path):
+    doc = samples.phxbn_fixture(version)
+    (tmp_path / "s.phxbn").write_bytes(retromesh.to_bytes(doc))
+    retromesh.convert(tmp_path / "s.phxbn", tmp_path / "s.glb")
+    info = assert_valid(tmp_path / "s.glb")
+    assert info["hasSkins"] and info["animationCount"] == 0
+    scene = retromesh.load(tmp_path / "s.glb")
+    assert sum("phxbn_bone" in n.extras for n in scene.nodes) == 6
