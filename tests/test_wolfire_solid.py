@@ -77,8 +77,7 @@ def test_solid_gltf_solid_round_trip(path, tmp_path):
     doc = retromesh.read(path)
     retromesh.convert(path, tmp_path / "a.glb")
     back = retromesh.load(tmp_path / "a.glb")
-    char = bool(back.nodes[0].extras.get("lugaru_character"))
-    out = from_scene(back, clockwise=signed_volume(doc.vertices, doc.indices()) < 0, character=char)
+    out = from_scene(back)          # winding and UV convention from the recorded extras
     assert len(out.triangles) == len(doc.triangles)
     # same positions (as a set) and same per-corner UVs per triangle
     assert np.allclose(np.unique(out.vertices.astype(float), axis=0),
@@ -90,6 +89,8 @@ def test_solid_gltf_solid_round_trip(path, tmp_path):
     assert np.allclose(p_in[order_in], p_out[order_out], atol=1e-6)
     assert np.allclose(doc.triangles["gx"][order_in], out.triangles["gx"][order_out], atol=1e-6)
     assert np.allclose(doc.triangles["gy"][order_in], out.triangles["gy"][order_out], atol=1e-6)
+    assert (signed_volume(out.vertices, out.indices()) < 0) == \
+        (signed_volume(doc.vertices, doc.indices()) < 0)
     # authoring writes (i1, i2, 0)
     assert np.array_equal(out.triangles["u0"], out.triangles["i1"]) and not np.any(out.triangles["u2"])
 

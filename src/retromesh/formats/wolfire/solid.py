@@ -49,7 +49,9 @@ Conversion to glTF (``to_scene``):
 ``from_scene``: every triangle primitive of the scene (node transforms applied, the
 upright-rotation of a node made by ``to_scene`` left out), vertices merged by position,
 per-corner UVs kept (``gx = u``, ``gy = 1 - v``, or ``gy = v`` with ``character=True``),
-winding written CCW (objects) or CW (``clockwise=True``, as characters and weapons are stored).
+winding written CCW (objects) or CW (``clockwise=True``, as characters and weapons are stored);
+both options default to what ``to_scene`` recorded in the node's extras, so a .solid -> glTF ->
+.solid round trip keeps the original winding and UV convention.
 More than 32767 vertices or triangles is refused with a DocumentError.
 """
 from __future__ import annotations
@@ -198,7 +200,8 @@ def to_scene(doc: SolidFile, *, source: Path | None = None, character: bool | No
         m = scene.add_mesh(Mesh(name=name, primitives=[prim]))
     else:
         m = None
-    extras = {"lugaru_character": bool(character)}
+    extras = {"lugaru_character": bool(character),
+              "lugaru_clockwise": signed_volume(doc.vertices, doc.indices()) < 0}
     rotation = [0.0, 0.0, 0.0, 1.0]
     if character:
         rotation = [1.0, 0.0, 0.0, 0.0]       # 180 degrees about X: the game's Rotate(180,0,0)
@@ -207,7 +210,15 @@ def to_scene(doc: SolidFile, *, source: Path | None = None, character: bool | No
     return scene
 
 
-def from_scene(scene: Scene, *, clockwise: bool = False, character: bool = False) -> SolidFile:
+def from_scene(scene: Scene, *, clockwise: bool | None = None,
+               character: bool | None = None) -> SolidFile:
+    """``clockwise``/``character`` default to what ``to_scene`` recorded on the mesh node
+    (``lugaru_clockwise``/``lugaru_character`` extras), else False (an object)."""
+    marks = [n.extras for n in scene.nodes if n.mesh is not None]
+    if clockwise is None:
+        clockwise = any(bool(e.get("lugaru_clockwise")) for e in marks)
+    if character is None:
+        character = any(bool(e.get("lugaru_character")) for e in marks)
     worlds = scene.world_matrices()
     parents = scene.parents()
     pos_l, uv_l, tri_l = [], [], []
