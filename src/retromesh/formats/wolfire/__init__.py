@@ -4,6 +4,21 @@ character meshes a ``.phxbn`` skins).
 
 Each module registers its format on import; :mod:`.scene` combines skeleton, animations and
 mesh into one Scene; :mod:`.samples` builds small valid files with our own writers.
+
+Typical use::
+
+    retromesh convert Rabbit.solid -o rabbit.glb                  # Lugaru model
+    retromesh convert rabbit.phxbn -o skeleton.glb                # joints only
+    retromesh convert run.anm --skeleton rabbit.phxbn -o run.glb  # animation on the joints
+    retromesh convert rabbit.phxbn --mesh rabbit.obj \
+        --animation run.anm --animation walk.anm -o rabbit.glb    # skinned, two animations
+    retromesh convert rabbit.glb -o out/rabbit.phxbn              # + rabbit.obj, rabbit_*.anm
+    retromesh convert ragdoll.fzx --mesh rabbit.obj -o volumes.glb
+    retromesh dump --json save.sav > save.json; retromesh build save.json -o save.sav
+
+Options (``--set key=value``): ``fps`` (resampling rate, default 30), ``root_motion``
+(false: leave the centred root motion out), ``center`` (the OBJ's old centre), ``character``
+(.solid: force the character conventions on or off), ``scale`` (.fzx body scale).
 """
 from __future__ import annotations
 
