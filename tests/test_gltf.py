@@ -116,3 +116,17 @@ def test_malformed_glb_raises_format_error():
     from retromesh.gltf import glb_bytes, scene_to_gltf
     data = glb_bytes(scene_to_gltf(s))
     assert_malformed_safe(data, "x.glb", scene=True)
+
+
+def test_embed_finds_minetest_textures_folder(tmp_path):
+    """mods/x/models/model.b3d refers to a texture kept in mods/x/textures/."""
+    from make_examples_import import crate_bytes
+    models = tmp_path / "mod" / "models"
+    textures = tmp_path / "mod" / "textures"
+    models.mkdir(parents=True)
+    textures.mkdir()
+    (models / "crate.b3d").write_bytes(crate_bytes())
+    (textures / "Crate.PNG").write_bytes(make_examples.crate_png())
+    retromesh.convert(models / "crate.b3d", tmp_path / "out.glb", save_options={"embed_images": True})
+    assert assert_valid(tmp_path / "out.glb")["hasTextures"]
+    assert retromesh.load(tmp_path / "out.glb").textures[0].image == make_examples.crate_png()

@@ -235,23 +235,23 @@ def _primitive(buf: _Buffer, p: Primitive, material_map: dict[int, int]) -> g.Pr
 
 
 def _find_image(uri: str, image_dir: Path | None) -> tuple[bytes, str] | None:
+    """The PNG/JPEG a texture name refers to, looked up beside the source and in a sibling
+    ``textures`` folder (Minetest/Luanti mods keep models/ and textures/ side by side); the
+    name's case and extension may differ (game files often say .bmp/.tga for a .png)."""
     if image_dir is None:
         return None
-    name = uri.replace("\\", "/")
-    candidates = [image_dir / name, image_dir / Path(name).name]
-    try:
-        listing = {p.name.lower(): p for p in image_dir.iterdir()}
-    except OSError:
-        listing = {}
+    name = Path(uri.replace("\\", "/")).name
     stem = Path(name).stem.lower()
-    for ext in (".png", ".jpg", ".jpeg"):
-        if stem + ext in listing:
-            candidates.append(listing[stem + ext])
-    if Path(name).name.lower() in listing:
-        candidates.append(listing[Path(name).name.lower()])
-    for c in candidates:
-        if c.is_file():
-            data = c.read_bytes()
+    for folder in (image_dir, image_dir / "textures", image_dir.parent / "textures"):
+        try:
+            listing = {p.name.lower(): p for p in folder.iterdir() if p.is_file()}
+        except OSError:
+            continue
+        for candidate in (name.lower(), stem + ".png", stem + ".jpg", stem + ".jpeg"):
+            path = listing.get(candidate)
+            if path is None:
+                continue
+            data = path.read_bytes()
             if data[:8] == b"\x89PNG\r\n\x1a\n":
                 return data, "image/png"
             if data[:3] == b"\xff\xd8\xff":
