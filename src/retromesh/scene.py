@@ -234,6 +234,30 @@ class Channel:
         if not np.all(np.isfinite(self.times)) or not np.all(np.isfinite(v)):
             raise DocumentError("Channel times and values must be finite")
 
+    def key_values(self) -> np.ndarray:
+        """The values at the keys (for CUBICSPLINE the middle of each in-tangent/value/out-tangent
+        triple)."""
+        if self.interpolation == "CUBICSPLINE":
+            return self.values.reshape(len(self.times), 3, -1)[:, 1]
+        return self.values
+
+    def sample(self, times) -> np.ndarray:
+        """Values at ``times`` (seconds), held at the ends: linear (slerp for rotations) between
+        keys, the earlier key for STEP; cubic splines are sampled through their key values."""
+        from .transforms import quat_slerp
+        t = np.asarray(times, dtype=np.float64)
+        kt = self.times.astype(np.float64)
+        v = self.key_values().astype(np.float64)
+        i = np.clip(np.searchsorted(kt, t + 1e-6, side="right") - 1, 0, len(kt) - 1)
+        j = np.minimum(i + 1, len(kt) - 1)
+        span = np.where(j > i, kt[j] - kt[i], 1.0)
+        u = np.clip((t - kt[i]) / span, 0.0, 1.0)
+        if self.interpolation == "STEP":
+            u = np.zeros_like(u)
+        if self.path == "rotation":
+            return quat_slerp(v[i], v[j], u)
+        return v[i] + (v[j] - v[i]) * u[:, None]
+
 
 @dataclass
 class Animation:

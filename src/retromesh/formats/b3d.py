@@ -69,8 +69,7 @@ from ..errors import DocumentError, LossWarning
 from ..registry import Format, register
 from ..scene import (Animation, Channel, Material, Mesh, Node, Primitive, Scene, Skin, Texture,
                      TextureRef)
-from ..transforms import (compose_trs, decompose_trs, inverse, quat_continuous, quat_slerp,
-                          world_matrices)
+from ..transforms import decompose_trs, inverse, quat_continuous
 
 __all__ = ["B3dFile", "TextureEntry", "Texs", "BrushEntry", "Brus", "NodeChunk", "MeshChunk",
            "Vrts", "Tris", "Bone", "Keys", "AnimChunk", "RawChunk", "read", "write",
@@ -821,23 +820,6 @@ def _frames_for(times: np.ndarray, fps: float) -> tuple[np.ndarray, bool]:
     return np.round(f).astype(np.int64), on_frames
 
 
-def _sample(channel: Channel, t: np.ndarray) -> np.ndarray:
-    """Sample a LINEAR/STEP channel at times ``t`` (clamped at the ends)."""
-    times = channel.times.astype(np.float64)
-    vals = channel.values.astype(np.float64)
-    if channel.interpolation == "CUBICSPLINE":
-        vals = vals.reshape(len(times), 3, -1)[:, 1]
-    i = np.clip(np.searchsorted(times, t + 1e-6, side="right") - 1, 0, len(times) - 1)
-    j = np.minimum(i + 1, len(times) - 1)
-    span = np.where(j > i, times[j] - times[i], 1.0)
-    u = np.clip((t - times[i]) / span, 0.0, 1.0)
-    if channel.interpolation == "STEP":
-        u = np.zeros_like(u)
-    if channel.path == "rotation":
-        return quat_slerp(vals[i], vals[j], u)
-    return vals[i] + (vals[j] - vals[i]) * u[:, None]
-
-
 def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None = None) -> B3dFile:
     """glTF conventions -> one B3D file Minetest/Luanti, Irrlicht and assimp load.
 
@@ -960,7 +942,7 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
                     vals = c.values.astype(np.float64)
                 else:
                     frames = np.arange(0, int(np.ceil(float(c.times[-1]) * rate - 1e-6)) + 1)
-                    vals = _sample(c, frames / rate)
+                    vals = c.sample(frames / rate)
                 frames, uniq = np.unique(frames, return_index=True)
                 vals = vals[uniq]
                 rec = np.zeros(len(frames), keys_dtype(bit))
