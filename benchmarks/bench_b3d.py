@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -118,7 +116,7 @@ def main() -> None:
     timed("write", lambda: retromesh.to_bytes(doc), results)
     scene = timed("to_scene", lambda: retromesh.load(data, format="b3d"), results)
     timed("scene -> GLB", lambda: retromesh.save(scene, work / "ours.glb"), results)
-    del doc, scene
+
     print("whole B3D -> GLB conversion in a fresh process (wall, peak RSS):")
     ours = child_run([sys.executable, "-m", "retromesh", "convert", str(src), "-o",
                       str(work / "ours_cli.glb")])

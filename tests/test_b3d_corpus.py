@@ -10,7 +10,7 @@ import retromesh
 from conftest import corpus_files, corpus_params
 from gltfcheck import assert_valid_many
 from malformed import assert_malformed_safe
-from retromesh.formats.b3d import AnimChunk, Bone, Keys, MeshChunk, Vrts
+from retromesh.formats.b3d import Bone, Keys, Vrts
 
 pytestmark = pytest.mark.corpus
 

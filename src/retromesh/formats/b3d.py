@@ -835,7 +835,6 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
     texs, brus, brush_of = _brushes_for(scene)
     worlds = scene.world_matrices() if scene.nodes else np.zeros((0, 4, 4))
     parents = scene.parents()
-    n_nodes = len(scene.nodes)
 
     # Skinned vertices are in bind space; B = W_j . IBM_j (the same for every joint when the
     # rest pose is the bind pose) takes them to scene space, and B . inverse(IBM_j) is joint j's
