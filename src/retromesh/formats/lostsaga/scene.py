@@ -99,9 +99,15 @@ def _stem(item: Any, default: str) -> str:
 
 # -- skeleton ----------------------------------------------------------------------------------
 
+def _prescale(v: np.ndarray) -> np.ndarray:
+    """Rows divided by their largest magnitude (no overflow when squaring huge floats)."""
+    m = np.max(np.abs(v), axis=-1, keepdims=True) if v.size else np.ones(v.shape[:-1] + (1,))
+    return v / np.where(m > 0, m, 1.0)
+
+
 def _unit_quats(q: np.ndarray) -> np.ndarray:
     q = np.nan_to_num(np.asarray(q, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
-    return quat_normalize(q)
+    return quat_normalize(_prescale(q))
 
 
 def _finite(a: np.ndarray) -> np.ndarray:
@@ -179,7 +185,7 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
         secs = times / 1000.0
         non_unit += int(np.sum(np.abs(np.linalg.norm(rot, axis=1) - 1.0) > 1e-3))
         channels.append(Channel(node, "rotation", secs,
-                                quat_continuous(quat_normalize(quat_to_gltf(rot)))))
+                                quat_continuous(_unit_quats(quat_to_gltf(rot)))))
         channels.append(Channel(node, "translation", secs, vec_to_gltf(trans)))
     if missing:
         warnings.warn(f"animation {name!r}: {len(missing)} tracks name bones the skeleton lacks "
@@ -213,7 +219,7 @@ def _colors(c: np.ndarray) -> np.ndarray:
 
 
 def _unit_rows(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    v = np.asarray(v, dtype=np.float64)
+    v = _prescale(np.asarray(v, dtype=np.float64))
     n = np.linalg.norm(v, axis=1)
     bad = ~np.isfinite(n) | (n < 1e-8)
     out = np.where(bad[:, None], 0.0, v / np.where(bad, 1.0, n)[:, None])
@@ -359,6 +365,14 @@ def _skin_weights(doc: MshFile, joint_of_id: np.ndarray) -> tuple[np.ndarray, np
 def build_scene(msh: MshFile | None = None, skl: SklFile | None = None,
                 anis: Sequence[tuple[str, AniFile]] = (), *, source: Path | None = None,
                 material: Any = None, cms: CmsFile | None = None, name: str = "") -> Scene:
+    """A Scene from any of the four documents (the to_scene functions call this)."""
+    # garbage floats (signalling NaNs, 1e38) are sanitised explicitly: no numpy chatter
+    with np.errstate(all="ignore"):
+        return _build_scene(msh, skl, anis, source=source, material=material, cms=cms, name=name)
+
+
+def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[str, AniFile]],
+                 *, source: Path | None, material: Any, cms: CmsFile | None, name: str) -> Scene:
     scene = Scene(name=name)
     if source is not None:
         scene.extras["source_dir"] = str(Path(source).parent)
@@ -438,7 +452,7 @@ def _flat_joints(scene: Scene, anis: Sequence[tuple[str, AniFile]], name: str) -
         for track in doc.tracks:
             if track.bone in targets or len(track.keys) == 0:
                 continue
-            rot = quat_normalize(quat_to_gltf(np.nan_to_num(
+            rot = _unit_quats(quat_to_gltf(np.nan_to_num(
                 ani_mod.rotations(track, doc.version)[:1].astype(np.float64))))[0]
             t = vec_to_gltf(_finite(track.keys["translation"][0]))
             targets[track.bone] = scene.add_node(Node(name=text(track.bone), translation=t,
