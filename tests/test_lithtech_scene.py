@@ -498,3 +498,10 @@ def test_v6_morph_limit(monkeypatch):
         sc = ls.to_scene(samples.build_sample(6))
     assert not sc.meshes[0].primitives[0].targets
     assert not [c for a in sc.animations for c in a.channels if c.path == "weights"]
+
+
+def test_from_scene_warns_about_what_abc_cannot_hold():
+    sc = ls.to_scene(samples.build_sample(6))
+    with pytest.warns(LossWarning, match="morph targets"):
+        doc = ls.from_scene(sc)
+    assert doc.version == 12 and len(doc.nodes) == 4

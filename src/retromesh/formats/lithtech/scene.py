@@ -677,6 +677,18 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
                 specular_scale=float(mat.extras.get("specular_scale", 1.0)) if mat else 1.0,
                 lod_weight=1.0 if version > 9 else None,
                 name=pname.encode("latin-1", "replace"), lods=lods))
+    lost = []
+    for mi_node in mesh_nodes:
+        for prim in scene.meshes[nodes[mi_node].mesh].primitives:
+            if prim.targets:
+                lost.append("morph targets")
+            if len(prim.uvs) > 1:
+                lost.append("UV sets after the first")
+            if prim.colors is not None:
+                lost.append("vertex colours")
+    if lost:
+        warnings.warn("ABC has no place for " + ", ".join(sorted(set(lost))) + "; left out",
+                      LossWarning, stacklevel=2)
     lod_count = max((len(p.lods) for p in pieces), default=1)
     for p in pieces:              # every piece needs LODCount LODs: repeat the last one
         while len(p.lods) < lod_count:
