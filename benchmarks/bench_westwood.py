@@ -34,14 +34,22 @@ CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "vxl"
 
 
 def step(label: str, fn, *args, **kw):
-    tracemalloc.start()
+    """Wall time of one plain run, then the tracemalloc peak of a second run (tracing slows
+    numpy down, so the two are measured separately)."""
     t = time.perf_counter()
     out = fn(*args, **kw)
     dt = time.perf_counter() - t
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+    peak = float("nan")
+    if MEMORY:
+        tracemalloc.start()
+        fn(*args, **kw)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
     print(f"{label:<38} {dt * 1000:9.1f} ms   peak {peak / 2**20:8.1f} MiB")
     return out
+
+
+MEMORY = True
 
 
 def solid_grid(n: int) -> VoxelGrid:
@@ -73,7 +81,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--side", type=int, default=255)
     ap.add_argument("--keep", type=Path)
+    ap.add_argument("--no-memory", action="store_true", help="skip the tracemalloc runs")
     a = ap.parse_args()
+    global MEMORY
+    MEMORY = not a.no_memory
     out_dir = a.keep or Path(tempfile.mkdtemp())
     out_dir.mkdir(parents=True, exist_ok=True)
     n = a.side
