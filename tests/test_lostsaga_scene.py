@@ -422,3 +422,85 @@ def test_lightmap_mesh_type_survives_gltf(tmp_path):
     assert out.mesh_type == 2 and out.uv1 is not None
     assert np.allclose(np.sort(out.uv1, axis=0), np.sort(doc.uv1, axis=0))
     assert assert_valid(tmp_path / "lm.glb")["maxUVs"] == 2
+
+
+# -- corpus mesh + corpus animation on a skeleton made from the animation -----------------------
+
+def _biped_parent(name: str, names: set[str]) -> str:
+    """3ds Max Biped parent rules (test heuristic; the real hierarchy lives in the .skl)."""
+    import re
+    side = re.match(r"Bip01 ([LR]) (.*)", name)
+    chains = {"Pelvis": "Bip01", "Spine": "Bip01 Pelvis", "Spine1": "Bip01 Spine",
+              "Spine2": "Bip01 Spine1", "Neck": "Bip01 Spine2", "Head": "Bip01 Neck",
+              "Mantle01": "Bip01 Spine2"}
+    if side:
+        s, part = side.groups()
+        limb = {"Thigh": "Bip01 Spine", "Calf": f"Bip01 {s} Thigh", "Foot": f"Bip01 {s} Calf",
+                "Toe0": f"Bip01 {s} Foot", "Clavicle": "Bip01 Neck",
+                "UpperArm": f"Bip01 {s} Clavicle", "Forearm": f"Bip01 {s} UpperArm",
+                "Hand": f"Bip01 {s} Forearm"}
+        if part in limb:
+            return limb[part]
+        finger = re.match(r"Finger(\d)(\d?)$", part)
+        if finger:
+            f, k = finger.groups()
+            return f"Bip01 {s} Hand" if not k else f"Bip01 {s} Finger{f}{'' if k == '1' else '1'}"
+    rest = name[len("Bip01 "):]
+    if rest in chains:
+        return chains[rest]
+    mantle = re.match(r"Mantle0(\d)$", rest)
+    if mantle:
+        return f"Bip01 Mantle0{int(mantle.group(1)) - 1}"
+    if "eye" in rest:
+        return "Bip01 Head"
+    return ""
+
+
+def _skeleton_from_animation(doc) -> "retromesh.formats.lostsaga.SklFile":
+    from retromesh.formats.lostsaga import SklBone, SklFile
+    from retromesh.formats.lostsaga.skl import POSE_DTYPE
+    from retromesh.transforms import compose_trs, world_matrices
+    names = [t.bone.decode() for t in doc.tracks]
+    parents = [_biped_parent(n, set(names)) for n in names]
+    assert all(p == "" or p in names for p in parents), parents
+    poses = np.zeros(len(names), POSE_DTYPE)
+    rot = np.stack([ani.rotations(t, doc.version)[0] for t in doc.tracks]).astype(np.float64)
+    rot /= np.linalg.norm(rot, axis=1)[:, None]
+    poses["local_position"] = [t.keys["translation"][0] for t in doc.tracks]
+    poses["local_rotation"] = rot
+    # D3D column-form matrices (the mirror cancels out for an inverse in the same space)
+    local = compose_trs(poses["local_position"].astype(np.float64), rot, np.ones((len(names), 3)))
+    world = world_matrices(local, [names.index(p) if p else -1 for p in parents])
+    inv = np.linalg.inv(world)
+    from retromesh.transforms import decompose_trs
+    t, r, _ = decompose_trs(inv)
+    poses["inverse_position"] = t
+    poses["inverse_rotation"] = r
+    poses["object_tm"] = np.swapaxes(world, 1, 2)
+    bones = [SklBone(n.encode(), p.encode(), [c.encode() for c, pc in zip(names, parents) if pc == n])
+             for n, p in zip(names, parents)]
+    return SklFile(bones=bones, poses=poses, linked_skeleton=b"")
+
+
+@pytest.mark.corpus
+@pytest.mark.filterwarnings("ignore::retromesh.LossWarning")
+def test_corpus_meshes_on_a_biped_made_from_the_corpus_animation(tmp_path):
+    anis = corpus_files("lostsaga", "*.ani")
+    meshes = corpus_files("lostsaga", "io3d__shovel_knight_*.msh")
+    if not anis or not meshes:
+        pytest.skip("no corpus")
+    skl = _skeleton_from_animation(retromesh.read(anis[0]))
+    retromesh.write(skl, tmp_path / "biped.skl")
+    outs = []
+    for m in meshes:
+        out = tmp_path / (m.stem + ".glb")
+        scene = retromesh.load(m, skeleton=tmp_path / "biped.skl", animations=[anis[0]])
+        skin = scene.skins[0]
+        world = scene.world_matrices()
+        assert np.allclose(world[skin.joints] @ skin.inverse_bind_matrices, np.eye(4), atol=1e-3)
+        p = scene.meshes[0].primitives[0]
+        assert p.joints is not None and np.all(p.weights.sum(axis=1) > 0)
+        retromesh.save(scene, out)
+        outs.append(out)
+    for info in assert_valid_many(outs):
+        assert info["hasSkins"] and info["animationCount"] == 1
