@@ -14,7 +14,7 @@ from retromesh import LossWarning
 from retromesh.formats.lithtech import abc, samples
 from retromesh.formats.lithtech import scene as ls
 from retromesh.scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
-from retromesh.transforms import compose_trs, quat_to_matrix, world_matrices
+from retromesh.transforms import compose_trs, world_matrices
 
 S3 = np.array([1.0, 1.0, -1.0])
 S4 = np.diag([1.0, 1.0, -1.0, 1.0])

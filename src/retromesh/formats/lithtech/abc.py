@@ -76,7 +76,7 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError, FormatError, LimitError
-from .common import (TRANSFORM, RawSection, f32_tuple, iter_sections, read_string, read_vec,
+from .common import (TRANSFORM, RawSection, iter_sections, read_string, read_vec,
                      write_sections, write_string)
 
 __all__ = ["AbcModel", "HeaderSection", "PiecesSection", "Piece", "Lod", "NodesSection", "Node",

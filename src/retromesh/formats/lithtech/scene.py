@@ -67,8 +67,7 @@ import numpy as np
 from ...errors import DocumentError, FormatError, LossWarning
 from ...scene import Animation as SAnimation
 from ...scene import Channel, Material, Mesh, MorphTarget, Node as SNode, Primitive, Scene, Skin
-from ...transforms import (compose_trs, decompose_trs, quat_continuous, quat_multiply,
-                           quat_normalize, quat_rotate, quat_slerp, world_matrices)
+from ...transforms import (compose_trs, decompose_trs, quat_continuous, quat_normalize, quat_slerp, world_matrices)
 from . import abc as abcmod
 from .abc import (CORNER, TRANSFORM, VERTEX, WEIGHT, AbcModel, AnimationSection,
                   AnimBinding, AnimBindingsSection, ChildModel, ChildModelsSection,
