@@ -2,17 +2,24 @@
 ``.vxl`` limb bodies, the Tiberian Sun / Red Alert 2 normal tables, and outward-normal
 estimation for voxels without a stored normal.
 
-Span encoding (one column of a limb = the voxels ``(x, y, 0..zsize-1)``, column index
-``i = x + y*xsize``)::
+Span encoding. A limb body is three blocks; a column is the voxels ``(x, y, 0..zsize-1)``
+with column index ``i = x + y*xsize``:
 
-    repeat until z reaches zsize:
-        uint8 skip            empty voxels before the run
-        uint8 count           voxels in the run (0 = a trailing skip)
-        count * (uint8 colour, uint8 normal)
-        uint8 count           the count again
+| block | type | meaning |
+|---|---|---|
+| span_start | int32 x (xsize*ysize) | offset of the column's first byte in the span data, -1 = empty column |
+| span_end | int32 x (xsize*ysize) | offset of the column's last byte, -1 = empty column |
+| span data | runs, per column | ``uint8 skip`` (empty voxels before the run), ``uint8 count``, ``count x (uint8 colour, uint8 normal)``, ``uint8 count`` again; repeated until z reaches zsize |
 
-``span_start[i]``/``span_end[i]`` are byte offsets of the column's first and last byte inside
-the limb's span data; -1 marks an empty column.
+A run with ``count = 0`` is a trailing skip (vengi and the Westwood tools write one when
+the column's last voxel is below the top). Presence comes from the spans: colour 0 is a voxel.
+
+Checks made by the decoder (each raises :class:`SpanError` with the column and the offset):
+offsets inside the data, every run inside ``start..end`` of its column, z never beyond
+``zsize``, and no run with ``skip = count = 0`` (it would never advance; no writer makes
+one). Not checked, because readers ignore them and the bytes are kept verbatim anyway: the
+repeated count byte, and whether ``end`` is exactly the column's last byte (it is in every
+corpus file).
 
 Both decoding and encoding work on all columns at once with numpy: the Python loop runs once
 per *run position* (at most ``zsize`` times), never per voxel or per column.

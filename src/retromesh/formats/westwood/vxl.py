@@ -27,6 +27,12 @@ Deviations from the spec text (``westwood-vxl.txt`` 1.02) and what the corpus ta
   ``(skip, 0, 0)`` runs, no empty columns stored as spans).
 * Limb names repeat (``alplane.vxl`` has GROUP01 twice) and ``unknown2`` is 0 or 2.
 * Scale is usually 1/12 but 0.0533, 0.0733, 0.0555 and even 0.8333 occur.
+* Normal indices beyond the table occur (``gmon.vxl`` beyond 243 with the RA2 table,
+  ``tsdpod.vxl`` up to 255 with the TS table): kept as they are; the scene clamps them to
+  the last entry and ``retromesh check`` warns.
+* ``(bounds_max - bounds_min) / size`` is not 1 in most files (0.6 .. 1.07): the bounds are
+  the limb's extent in model units, not a voxel count.
+* Sixteen files have an all-zero palette (the game's unit palette is meant).
 
 Ace of Spades / Voxlap maps share the extension but have no magic: they start directly with
 column spans. They are registered as ``aos-vxl``, whose reader only says what the file is.
