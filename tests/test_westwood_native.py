@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 import retromesh
 from conftest import corpus_files, corpus_params
-from malformed import assert_malformed_safe, read_or_format_error
+from malformed import (assert_malformed_safe, huge_count_variants, read_or_format_error,
+                       truncations)
 from retromesh import FormatError, UnknownFormatError, UnsupportedError
 from retromesh.formats.westwood import hva, samples, vxl
 from retromesh.formats.westwood.hva import HvaFile
@@ -290,9 +291,18 @@ def test_malformed_small_corpus_files(name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", corpus_params("vxl", "*.vxl"))
+@pytest.mark.parametrize("path", corpus_params("vxl", "*.vxl", "*.hva"))
 def test_malformed_every_corpus_file_native(path):
-    assert_malformed_safe(path.read_bytes(), path.name, scene=False)
+    """assert_malformed_safe's cuts and huge counts on every corpus file; files over 20 kB get
+    a smaller sample of huge-count variants (each one decodes every limb)."""
+    data = path.read_bytes()
+    if len(data) <= 20000:
+        assert_malformed_safe(data, path.name, scene=False)
+        return
+    for cut in truncations(data, limit=200):
+        read_or_format_error(data[:cut], path.name)
+    for _, variant in huge_count_variants(data, limit=40):
+        read_or_format_error(variant, path.name)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -32,7 +32,7 @@ Deviations from the spec text (``westwood-vxl.txt`` 1.02) and what the corpus ta
   the last entry and ``retromesh check`` warns.
 * ``(bounds_max - bounds_min) / size`` is not 1 in most files (0.6 .. 1.07): the bounds are
   the limb's extent in model units, not a voxel count.
-* Sixteen files have an all-zero palette (the game's unit palette is meant).
+* Twelve files have an all-zero palette (the game's unit palette is meant).
 
 Ace of Spades / Voxlap maps share the extension but have no magic: they start directly with
 column spans. They are registered as ``aos-vxl``, whose reader only says what the file is.
