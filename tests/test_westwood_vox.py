@@ -179,3 +179,15 @@ def test_hypothesis_mutated_vox(data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         read_or_format_error(bytes(raw), "m.vox", scene=True)
+
+
+def test_scene_graph_cycles_are_refused():
+    w = retromesh.binio.Writer("<")
+    w.i32(0)
+    vox.build_dict(w, {})
+    w.i32(3)
+    w.pack("3i", 0, 0, 0)                      # a group that contains itself, three times
+    v = VoxFile(chunks=[VoxSize(1, 1, 1), VoxXyzi(np.array([(0, 0, 0, 1)], XYZI_DTYPE)),
+                        VoxChunk(b"nGRP", w.getvalue())])
+    with pytest.raises(retromesh.FormatError, match="tree"):
+        retromesh.load(vox.write(v), format="vox")

@@ -326,11 +326,16 @@ def _placements(doc: VoxFile, n_models: int) -> list[tuple[int, np.ndarray, dict
     if 0 not in nodes:
         return [(i, np.eye(4), {}) for i in range(n_models)]
     out = []
+    seen: set[int] = set()
     stack: list[tuple[int, np.ndarray, dict[str, str], int]] = [(0, np.eye(4), {}, 0)]
     while stack:
         nid, m, attrs, depth = stack.pop()
-        if depth > 64 or nid not in nodes:
+        if nid not in nodes:
             continue
+        if nid in seen or depth > 256:
+            raise FormatError("a scene graph that is a tree (each node used once)",
+                              path=f"scene graph node {nid}", got="a node reached twice")
+        seen.add(nid)
         node = nodes[nid]
         if node["type"] == "nTRN":
             f = node["frames"][0] if node["frames"] else {}

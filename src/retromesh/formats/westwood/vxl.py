@@ -121,6 +121,9 @@ class RawBody:
 
 @dataclass
 class VxlFile:
+    """A whole ``.vxl``. When ``raw_body`` is set (a file with a non-canonical body layout)
+    the writer copies it verbatim and ignores the limbs' span fields: set it to None after
+    editing voxels to lay the bodies out anew."""
     magic: bytes = MAGIC
     palette_count: int = 1
     remap_start: int = 16
