@@ -233,3 +233,11 @@ def test_black_palette_warns_and_palette_option(tmp_path):
         warnings.simplefilter("error", LossWarning)
         scene = to_scene(doc, palette=pal)
     assert scene.meshes[0].primitives[0].colors.max() <= 1.0
+
+
+def test_write_examples(tmp_path):
+    paths = samples.write_examples(tmp_path)
+    assert [p.name for p in paths] == ["tank.vxl", "tank.hva", "tank.vox"]
+    scene = retromesh.load(tmp_path / "tank.vxl")
+    assert scene.counts()["animations"] == 1
+    assert retromesh.load(tmp_path / "tank.vox").counts()["meshes"] == 3

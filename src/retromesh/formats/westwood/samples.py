@@ -2,10 +2,13 @@
 
 ``tank()`` returns ``(VxlFile, HvaFile)``: a three-limb tank (hull, turret, barrel) with a
 player-remap stripe, normals from the RA2 (or TS) table and an 8-frame HVA turning the turret.
-``sphere(n)`` is a one-limb ball of diameter ``n``; ``palette()`` a made-up 256-colour palette
+``write_examples(folder)`` writes tank.vxl/.hva/.vox. ``sphere(n)`` is a one-limb ball of diameter ``n``; ``palette()`` a made-up 256-colour palette
 with the remap ramp at 16..31.
 """
 from __future__ import annotations
+
+import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -13,7 +16,7 @@ from .hva import HvaFile
 from .voxels import VoxelGrid, normal_indices
 from .vxl import Limb, VxlFile
 
-__all__ = ["palette", "tank", "sphere", "box_grid"]
+__all__ = ["palette", "tank", "sphere", "box_grid", "write_examples"]
 
 
 def palette() -> np.ndarray:
@@ -88,3 +91,20 @@ def sphere(n: int = 64, normal_type: int = 4) -> VxlFile:
     colour = (64 + (np.indices((n, n, n))[2] * 8 // max(n, 1))).astype(np.uint8)
     grid = _finish(mask, colour, normal_type)
     return VxlFile(palette=palette(), limbs=[_limb(grid, "BALL", 0, True, normal_type)])
+
+
+def write_examples(folder: str | Path) -> list[Path]:
+    """Write ``tank.vxl`` + ``tank.hva`` (RA2 normals, 8-frame turret turn) and ``tank.vox``
+    (the same model for MagicaVoxel) into ``folder``; returns the paths."""
+    from ...fileio import atomic_write
+    from . import hva as hva_mod
+    from . import vox as vox_mod
+    from . import vxl as vxl_mod
+    folder = Path(folder)
+    doc, h = tank()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        v = vox_mod.vxl_to_vox(doc)
+    return [atomic_write(folder / "tank.vxl", vxl_mod.write(doc)),
+            atomic_write(folder / "tank.hva", hva_mod.write(h)),
+            atomic_write(folder / "tank.vox", vox_mod.write(v))]
