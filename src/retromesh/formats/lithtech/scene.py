@@ -587,6 +587,7 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
     mesh_nodes = [i for i in sorted(reach) if nodes[i].mesh is not None]
     # joints and their bind worlds (glTF space)
     bind: dict[int, np.ndarray] = {}
+    conflicts: set[int] = set()
     for i in mesh_nodes:
         si = nodes[i].skin
         if si is None:
@@ -594,9 +595,16 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
         skin = scene.skins[si]
         ibm = skin.inverse_bind_matrices
         for k, j in enumerate(skin.joints):
+            m = np.linalg.inv(ibm[k]) if ibm is not None else rest_world[j]
             if j not in bind:
-                bind[j] = np.linalg.inv(ibm[k]) if ibm is not None else rest_world[j]
+                bind[j] = m
+            elif not np.allclose(bind[j], m, atol=1e-4):
+                conflicts.add(j)
     jset = set(bind)
+    if conflicts:
+        warnings.warn(f"{len(conflicts)} joints have different bind poses in different skins; "
+                      "ABC has one bind matrix per node, the first skin's is used", LossWarning,
+                      stacklevel=2)
 
     def abc_parent(j: int) -> int:
         p = parents[j]
