@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...transforms import compose_trs, world_matrices
+from ...transforms import compose_trs, quat_multiply, world_matrices
 from . import abc, abc_v6
 from .abc import (CORNER, TRANSFORM13, VERTEX, WEIGHT, AbcModel, Animation, AnimationSection,
                   AnimBinding, AnimBindingsSection, ChildModel, ChildModelsSection,
@@ -129,7 +129,6 @@ def _build_v9(version: int, heavy: bool) -> AbcModel:
             ang = amp * np.sin(k * 1.3 + ai)
             for j in range(nn):
                 rot = _axis_quat((0, 0, 1) if j % 2 else (1, 0, 0), ang * (j > 0))
-                from ...transforms import quat_multiply
                 tr[j, k]["rotation"] = quat_multiply(q[j], rot)
                 tr[j, k]["location"] = t[j] + (0.0, 0.05 * k * (j == 0), 0.0)
                 if version >= 13:
@@ -156,7 +155,6 @@ def _build_v9(version: int, heavy: bool) -> AbcModel:
         ChildModelsSection(child_models=child_models, extra=version >= 13),
         AnimationSection(animations=anims), SocketsSection(sockets=sockets),
         AnimBindingsSection(bindings=bindings)])
-    # round everything through float32 exactly as the file will hold it
     return abc.recount(model)
 
 
