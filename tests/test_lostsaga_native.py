@@ -217,7 +217,7 @@ def test_detection_by_magic():
     assert retromesh.detect(data).name == "msh"
     assert retromesh.detect(retromesh.to_bytes(CmsFile())).name == "cms"
     assert {f.name for f in retromesh.formats() if f.family == "Lost Saga"} == {
-        "msh", "skl", "ani", "cms"}
+        "msh", "skl", "ani", "cms", "lsmat"}
 
 
 def test_events_and_weights():

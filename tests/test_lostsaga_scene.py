@@ -295,7 +295,7 @@ def test_round_trip_through_gltf(column, tmp_path, fmt):
     retromesh.save(scene, tmp_path / "c.glb")
     back = retromesh.load(tmp_path / "c.glb")
     paths = retromesh.save(back, tmp_path / "back.msh", animation_format=fmt)
-    assert {p.name for p in paths} == {"back.msh", "back.skl", "back.ani"}
+    assert {p.name for p in paths} == {"back.msh", "back.skl", "back.ani", "back.txt"}
     m0, m1 = retromesh.read(column / "column.msh"), retromesh.read(tmp_path / "back.msh")
     assert np.allclose(m0.positions, m1.positions, atol=1e-5)
     assert np.allclose(m0.uv0, m1.uv0) and np.array_equal(m0.faces, m1.faces)
@@ -324,7 +324,7 @@ def test_several_animations_get_suffixes(column, tmp_path):
     paths = retromesh.save(scene, tmp_path / "x.msh", animation_format="comp8",
                            rounding="nearest")
     names = {p.name for p in paths}
-    assert names == {"x.msh", "x.skl", "x_column_wave.ani", "x_column_c8.ani"}
+    assert names == {"x.msh", "x.skl", "x.txt", "x_column_wave.ani", "x_column_c8.ani"}
     # COMP8 written with nearest rounding reproduces the packed keys of the source file
     src = retromesh.read(column / "column_c8.ani")
     out = retromesh.read(tmp_path / "x_column_c8.ani")
@@ -337,7 +337,7 @@ def test_several_animations_get_suffixes(column, tmp_path):
 def test_static_scene_from_gltf(tmp_path):
     doc = samples.full_mesh(2000, mesh_type=0)
     scene = load_quiet(retromesh.to_bytes(doc), format="msh")
-    back = retromesh.registry.get("msh").from_scene(scene)
+    back = retromesh.registry.get("msh").from_scene(scene, material_script=False)
     assert isinstance(back, msh.MshFile) and back.mesh_type == 0
     assert back.vertex_mask & msh.COLOR0 and back.vertex_mask & msh.UV1
     assert back.version == 2001 and len(back.submeshes) == 2
@@ -355,13 +355,20 @@ def test_cms_from_any_scene(column):
 def test_material_script_from_scene(column, tmp_path):
     from retromesh.formats.lostsaga.scene import script_from_scene
     scene = retromesh.load(column / "column.msh", skeleton=column / "column.skl")
-    with pytest.warns(LossWarning, match="script_from_scene"):
-        retromesh.save(scene, tmp_path / "k.msh")
-    (tmp_path / "k.txt").write_text(script_from_scene(scene))
+    paths = retromesh.save(scene, tmp_path / "k.msh")
+    assert {p.name for p in paths} == {"k.msh", "k.skl", "k.txt"}
+    assert (tmp_path / "k.txt").read_text() == script_from_scene(scene)
+    doc = retromesh.read(tmp_path / "k.txt", format="lsmat")
+    assert doc.materials[0].texture_units[0].texture == "column_diffuse.png"
+    assert retromesh.to_bytes(doc) == (tmp_path / "k.txt").read_bytes()
     again = retromesh.load(tmp_path / "k.msh", skeleton=tmp_path / "k.skl")
     tex = again.textures[again.materials[0].base_color_texture.texture]
     assert tex.uri == "column_diffuse.png"
     assert again.materials[0].extras["shader_group"] == "AnimateToonShade"
+    with pytest.raises(retromesh.UnknownFormatError):
+        retromesh.read(tmp_path / "k.txt")             # .txt is never claimed by extension
+    out = retromesh.registry.get("msh").from_scene(scene, material_script=False)
+    assert ".txt" not in out
 
 
 @pytest.mark.corpus
@@ -394,7 +401,7 @@ def test_cli_gltf_to_lost_saga_with_write_options(column, tmp_path):
                               "-O", "animation_format=comp4", "-O", "rounding=nearest"])
     assert res.exit_code == 0, res.output
     out = tmp_path / "out"
-    assert sorted(p.name for p in out.iterdir()) == ["body.ani", "body.msh", "body.skl"]
+    assert sorted(p.name for p in out.iterdir()) == ["body.ani", "body.msh", "body.skl", "body.txt"]
     assert retromesh.read(out / "body.ani").version == 4001
     res = runner.invoke(app, ["check", str(out / "body.msh"), str(out / "body.skl"),
                               str(out / "body.ani")])
@@ -418,7 +425,7 @@ def test_lightmap_mesh_type_survives_gltf(tmp_path):
     scene = load_quiet(retromesh.to_bytes(doc), format="msh")
     retromesh.save(scene, tmp_path / "lm.glb")
     back = load_quiet(tmp_path / "lm.glb")
-    out = retromesh.registry.get("msh").from_scene(back)
+    out = retromesh.registry.get("msh").from_scene(back, material_script=False)
     assert out.mesh_type == 2 and out.uv1 is not None
     assert np.allclose(np.sort(out.uv1, axis=0), np.sort(doc.uv1, axis=0))
     assert assert_valid(tmp_path / "lm.glb")["maxUVs"] == 2

@@ -12,11 +12,12 @@ from . import ani, cms, material, msh, quatcodec, skl
 from . import scene as _scene
 from .ani import AniEvent, AniFile, AniTrack
 from .cms import CmsFile
+from .material import MaterialScript
 from .msh import ControlPoint, MshFile
 from .skl import SklBone, SklFile
 
 __all__ = ["MshFile", "ControlPoint", "SklFile", "SklBone", "AniFile", "AniTrack", "AniEvent",
-           "CmsFile", "msh", "skl", "ani", "cms", "material", "quatcodec"]
+           "CmsFile", "MaterialScript", "msh", "skl", "ani", "cms", "material", "quatcodec"]
 
 register(Format(
     name="msh", family="Lost Saga", description="Lost Saga mesh (io3DEngine .msh)",
@@ -47,3 +48,9 @@ register(Format(
     extensions=("cms",), doc_types=(CmsFile,), sniff=cms.sniff, magic_certain=True,
     read=cms.read, write=cms.write, to_scene=_scene.cms_to_scene,
     from_scene=_scene.cms_from_scene, endian="<", info=cms.info, check=cms.check))
+
+register(Format(
+    name="lsmat", family="Lost Saga",
+    description="Lost Saga material script <mesh>.txt (no extension claimed: format='lsmat')",
+    extensions=(), doc_types=(MaterialScript,), read=material.read, write=material.write,
+    info=material.info))

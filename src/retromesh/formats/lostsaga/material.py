@@ -20,6 +20,11 @@ addressed by the engine as ``"<mesh>/Sub<i>"`` (1-based, in file order)::
         }
     }
 
+Natively a script is a :class:`MaterialScript` holding the file's bytes (registered as the format
+``lsmat`` with no extension of its own, so that no ``.txt`` is ever taken for one: read it with
+``retromesh.read(path, format="lsmat")``); ``from_scene`` writes one as the ``<mesh>.txt``
+companion of a ``.msh``.
+
 The parser here is tolerant (unknown keywords are kept as properties, unbalanced braces end the
 block at end of text, ``//`` comments are skipped); it never raises on odd text. Only what the
 conversion needs is interpreted: per material the texture units (``texture``, ``tex_coord_set``),
@@ -30,8 +35,31 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Block", "ScriptMaterial", "TextureUnit", "parse", "parse_text", "find_script",
-           "materials_of", "write_script"]
+__all__ = ["Block", "ScriptMaterial", "TextureUnit", "MaterialScript", "parse", "parse_text",
+           "find_script", "materials_of", "write_script", "read", "write"]
+
+
+@dataclass
+class MaterialScript:
+    """A material script file, kept as its bytes (``materials`` parses it)."""
+    text: bytes = b""
+
+    @property
+    def materials(self) -> list["ScriptMaterial"]:
+        return parse(self.text)
+
+
+def read(r) -> MaterialScript:
+    return MaterialScript(r.rest())
+
+
+def write(doc: MaterialScript) -> bytes:
+    return bytes(doc.text)
+
+
+def info(doc: MaterialScript) -> dict:
+    mats = doc.materials
+    return {"materials": len(mats), "texture units": sum(len(m.texture_units) for m in mats)}
 
 
 @dataclass

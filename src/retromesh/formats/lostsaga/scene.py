@@ -41,7 +41,9 @@ skin) and one ``.ani`` per animation (``DEFAULT`` 4000, or ``animation_format="c
 ``"_<name>.ani"`` keys when there are several animations. The mesh type is 1 when skinned, else
 the type recorded in ``Mesh.extras.mesh_type`` by ``to_scene`` (so a lightmap mesh stays type 2
 through glTF), else 0. Weights are sorted heaviest first (the engine stops at the first weight
-<= 0). The material script is not a registered output: :func:`script_from_scene` makes its text.
+<= 0). When the meshes have materials, the material script ``<mesh>.txt`` (one ``material``
+block per submesh with the base colour texture's name, :func:`script_from_scene`) is written too
+(``material_script=False`` to leave it out).
 """
 from __future__ import annotations
 
@@ -736,11 +738,6 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = "default", rounding:
                               weights=p.weights if skinned else None))
     if not parts:
         raise DocumentError("msh: the scene has no triangle meshes")
-    if any(q["material"] is not None and scene.materials[q["material"]].base_color_texture
-           is not None for q in parts):
-        warnings.warn("texture names go into the material script <mesh>.txt, which is not written "
-                      "here: use retromesh.formats.lostsaga.scene.script_from_scene(scene)",
-                      LossWarning, stacklevel=2)
     total = sum(len(q["pos"]) for q in parts)
     if total > 65536:
         raise DocumentError(f"msh: {total} vertices; uint16 face indices address at most 65536")
@@ -810,12 +807,17 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = "default", rounding:
     lo, hi = P.min(axis=0), P.max(axis=0)
     radius = float(np.linalg.norm(hi - lo)) / 2.0     # what the add-on's files hold
     doc.bbox = np.array([*lo, *hi, radius], dtype=np.float32)
+    script = None
+    if any(q["material"] is not None for q in parts) and options.get("material_script", True):
+        script = mat_mod.MaterialScript(script_from_scene(scene).encode("utf-8"))
     if not has_w:
         if scene.animations:
             warnings.warn("animations without a skin are not written (.ani needs a skeleton)",
                           LossWarning, stacklevel=2)
-        return doc
+        return doc if script is None else {"": doc, ".txt": script}
     out: dict[str, Any] = {"": doc, ".skl": skl}
+    if script is not None:
+        out[".txt"] = script
     anis = _animations(scene, joints, skl.names(), animation_format, rounding)
     if len(anis) == 1:
         out[".ani"] = next(iter(anis.values()))
