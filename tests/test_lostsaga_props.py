@@ -100,7 +100,13 @@ def cms_docs(draw):
                    trailing=draw(st.binary(max_size=5)))
 
 
-STRATEGIES = {"msh": msh_docs(), "skl": skl_docs(), "ani": ani_docs(), "cms": cms_docs()}
+def lsmat_docs():
+    from retromesh.formats.lostsaga import MaterialScript
+    return st.builds(MaterialScript, st.binary(max_size=80))
+
+
+STRATEGIES = {"msh": msh_docs(), "skl": skl_docs(), "ani": ani_docs(), "cms": cms_docs(),
+              "lsmat": lsmat_docs()}
 
 
 @pytest.mark.parametrize("ext", sorted(STRATEGIES))
@@ -113,7 +119,7 @@ def test_generated_documents_round_trip(ext):
         assert docs_equal(back, doc)
         assert retromesh.to_bytes(back) == data
         # converting never raises anything but FormatError (or warns)
-        read_or_format_error(data, f"x.{ext}", scene=True)
+        read_or_format_error(data, f"x.{ext}", format=ext, scene=True)
     check()
 
 
