@@ -52,7 +52,8 @@ def _face_cells(mask: np.ndarray, a: int, sign: int) -> tuple[np.ndarray, ...]:
         vis[tuple(lo)] &= ~mask[tuple(hi)]
     else:
         vis[tuple(hi)] &= ~mask[tuple(lo)]
-    return np.nonzero(vis)
+    # flatnonzero + unravel is several times faster than a 3-D nonzero on big grids
+    return np.unravel_index(np.flatnonzero(vis), mask.shape)
 
 
 def visible_quads(mask: np.ndarray, key: np.ndarray, greedy: bool = True) -> Quads:

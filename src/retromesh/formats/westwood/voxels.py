@@ -495,8 +495,9 @@ def encode_spans(grid: VoxelGrid) -> tuple[np.ndarray, np.ndarray, bytes]:
     padded = np.zeros((n, zs + 2), np.int8)
     padded[:, 1:-1] = m
     d = np.diff(padded, axis=1)
-    rc, rz0 = np.nonzero(d == 1)          # run starts (row-major: by column, then z)
-    ec, rz1 = np.nonzero(d == -1)         # run ends (exclusive)
+    w = zs + 1                            # flatnonzero + divmod: faster than a 2-D nonzero
+    rc, rz0 = np.divmod(np.flatnonzero(d == 1), w)    # run starts (by column, then z)
+    _, rz1 = np.divmod(np.flatnonzero(d == -1), w)    # run ends (exclusive)
     cnt = rz1 - rz0
     # previous run end in the same column (0 for a column's first run)
     prev = np.zeros_like(rz0)
@@ -524,7 +525,7 @@ def encode_spans(grid: VoxelGrid) -> tuple[np.ndarray, np.ndarray, bytes]:
     out[off + 1] = all_cnt
     out[off + 2 + 2 * all_cnt] = all_cnt
     # voxel bytes: voxels in (column, z) order match the runs in the same order
-    vc, vz = np.nonzero(m)
+    vc, vz = np.divmod(np.flatnonzero(m), zs)
     real = all_cnt > 0
     r_off = off[real]
     r_z0 = all_z[real]
