@@ -19,6 +19,7 @@ to_scene
   ``.ani`` alone -> joint nodes named by its tracks, placed flat under one root (the hierarchy is
   in the skeleton: pass ``skeleton=`` for the real one), animated; ``.cms`` -> a collision mesh
   node (``extras.collision = true``).
+* Units are kept as stored (3ds Max units, probably centimetres): no scaling.
 * Colours are passed as stored (0..255 -> 0..1, no sRGB decoding): the engine feeds them to its
   shaders unchanged.
 * Axes: D3D left-handed -> glTF: ``(x, y, -z)``, quaternions ``(-x, -y, z, w)``, inverse binds
@@ -566,7 +567,10 @@ def _skeleton(scene: Scene) -> tuple[SklFile, list[int]]:
     poses = np.zeros(n, POSE_DTYPE)
     poses["local_position"] = vec_from_gltf(t)
     poses["local_rotation"] = quat_from_gltf(r)
-    it, ir, _ = decompose_trs(ibm)
+    it, ir, iscale = decompose_trs(ibm)
+    if not np.allclose(np.abs(iscale), 1.0, atol=1e-4):
+        warnings.warn("inverse bind matrices with scale: the .skl inverse pair holds only rotation "
+                      "and translation (scale dropped)", LossWarning, stacklevel=3)
     poses["inverse_position"] = vec_from_gltf(it)
     poses["inverse_rotation"] = quat_from_gltf(ir)
     bind = inverse(ibm)
