@@ -22,13 +22,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-import retromesh  # noqa: E402
-from retromesh.formats.westwood import vox, vxl  # noqa: E402
-from retromesh.formats.westwood.meshing import visible_quads  # noqa: E402
-from retromesh.formats.westwood.scene import to_scene  # noqa: E402
-from retromesh.formats.westwood.voxels import VoxelGrid, encode_spans  # noqa: E402
-from retromesh.formats.westwood.vxl import Limb, VxlFile  # noqa: E402
-from retromesh.formats.westwood.samples import palette  # noqa: E402
+import retromesh
+from retromesh.formats.westwood import vox, vxl
+from retromesh.formats.westwood.meshing import visible_quads
+from retromesh.formats.westwood.samples import palette
+from retromesh.formats.westwood.scene import to_scene
+from retromesh.formats.westwood.voxels import VoxelGrid, encode_spans
+from retromesh.formats.westwood.vxl import Limb, VxlFile
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "vxl"
 

@@ -8,18 +8,28 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import corpus_files, corpus_params
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from malformed import (
+    assert_malformed_safe,
+    huge_count_variants,
+    read_or_format_error,
+    truncations,
+)
 
 import retromesh
-from conftest import corpus_files, corpus_params
-from malformed import (assert_malformed_safe, huge_count_variants, read_or_format_error,
-                       truncations)
 from retromesh import FormatError, UnknownFormatError, UnsupportedError
 from retromesh.formats.westwood import hva, samples, vxl
 from retromesh.formats.westwood.hva import HvaFile
-from retromesh.formats.westwood.voxels import (RA2_NORMALS, TS_NORMALS, VoxelGrid,
-                                               decode_spans, encode_spans, normal_table)
+from retromesh.formats.westwood.voxels import (
+    RA2_NORMALS,
+    TS_NORMALS,
+    VoxelGrid,
+    decode_spans,
+    encode_spans,
+    normal_table,
+)
 from retromesh.formats.westwood.vxl import Limb, RawBody, VxlFile
 
 
@@ -99,15 +109,13 @@ def test_ts_table_and_trailing_bytes_and_garbage_names():
 def test_non_canonical_layout_is_kept_verbatim():
     doc, _ = samples.tank()
     data = bytearray(vxl.write(doc))
-    # swap the order of the bodies of limb 0 and limb 1 by rewriting the tailers' offsets:
-    # simplest non-canonical layout: limb 1's tables point at limb 0's (shared body)
+    # put 4 pad bytes between the barrel's span tables and its span data (the tailer's
+    # span_data_off moves by 4): not representable canonically -> raw_body
     n = len(doc.limbs)
     body_size = struct.unpack_from("<I", data, 28)[0]
     tail = 802 + 28 * n + body_size
-    # make limb 2 (barrel) reuse its own body but with a 4-byte pad before the data: not
-    # representable canonically -> raw_body
     t2 = tail + 92 * 2
-    so, eo, do = struct.unpack_from("<3I", data, t2)
+    do = struct.unpack_from("<I", data, t2 + 8)[0]
     body_start = 802 + 28 * n
     block = bytes(data[body_start + do:body_start + body_size])
     new_body = bytes(data[body_start:body_start + do]) + b"\xAA\xBB\xCC\xDD" + block

@@ -9,10 +9,10 @@ import warnings
 import numpy as np
 import pytest
 import trimesh
+from conftest import corpus_files
+from gltfcheck import assert_valid, assert_valid_many
 
 import retromesh
-from conftest import corpus_files, corpus_params
-from gltfcheck import assert_valid, assert_valid_many
 from retromesh import LossWarning
 from retromesh.formats.westwood import hva, samples, vxl
 from retromesh.formats.westwood.meshing import count_visible_faces, visible_quads

@@ -5,20 +5,27 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import corpus_files
+from gltfcheck import assert_valid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from malformed import assert_malformed_safe, read_or_format_error
 from typer.testing import CliRunner
 
 import retromesh
-from conftest import corpus_files
-from gltfcheck import assert_valid
-from malformed import assert_malformed_safe, read_or_format_error
 from retromesh import LossWarning
 from retromesh.cli import app
-from retromesh.formats.westwood import hva, samples, vox, vxl
+from retromesh.formats.westwood import samples, vox
 from retromesh.formats.westwood.scene import limb_matrices
-from retromesh.formats.westwood.vox import (XYZI_DTYPE, VoxChunk, VoxFile, VoxRgba, VoxSize,
-                                            VoxXyzi, scene_graph)
+from retromesh.formats.westwood.vox import (
+    XYZI_DTYPE,
+    VoxChunk,
+    VoxFile,
+    VoxRgba,
+    VoxSize,
+    VoxXyzi,
+    scene_graph,
+)
 
 
 def _quiet(fn, *a, **kw):

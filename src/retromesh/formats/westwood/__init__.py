@@ -34,6 +34,6 @@ register(Format(
     extensions=("vxl",), doc_types=(vxl.AosMap,), sniff=vxl.sniff_aos, read=vxl.read_aos,
     endian="<"))
 
-from . import vox  # noqa: E402,F401  (registers vox and the converters)
+from . import vox
 
-__all__ = ["vxl", "hva", "vox"]
+__all__ = ["hva", "vox", "vxl"]

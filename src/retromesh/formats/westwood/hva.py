@@ -27,7 +27,7 @@ import numpy as np
 from ...binio import Reader, Writer
 from ...errors import DocumentError
 
-__all__ = ["HvaFile", "read", "write", "info", "check"]
+__all__ = ["HvaFile", "check", "info", "read", "write"]
 
 
 @dataclass

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Quads", "visible_quads", "quads_to_triangles", "count_visible_faces"]
+__all__ = ["Quads", "count_visible_faces", "quads_to_triangles", "visible_quads"]
 
 # axis a, tangent axes (u, v) with e_u x e_v = +e_a
 _TANGENTS = {0: (1, 2), 1: (2, 0), 2: (0, 1)}

@@ -16,7 +16,7 @@ from .hva import HvaFile
 from .voxels import VoxelGrid, normal_indices
 from .vxl import Limb, VxlFile
 
-__all__ = ["palette", "tank", "sphere", "box_grid", "write_examples"]
+__all__ = ["box_grid", "palette", "sphere", "tank", "write_examples"]
 
 
 def palette() -> np.ndarray:

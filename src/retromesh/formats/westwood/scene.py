@@ -48,8 +48,15 @@ from .meshing import quads_to_triangles, visible_quads
 from .voxels import SpanError, VoxelGrid, normal_table
 from .vxl import Limb, VxlFile
 
-__all__ = ["to_scene", "AXES", "srgb_to_linear", "limb_matrices", "match_sections",
-           "load_palette", "grid_scene"]
+__all__ = [
+    "AXES",
+    "grid_scene",
+    "limb_matrices",
+    "load_palette",
+    "match_sections",
+    "srgb_to_linear",
+    "to_scene",
+]
 
 #: VXL (x forward, y left, z up) -> glTF (x left, y up, z forward)
 AXES = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])

@@ -54,9 +54,22 @@ from .hva import HvaFile
 from .voxels import VoxelGrid, normal_indices
 from .vxl import Limb, VxlFile
 
-__all__ = ["VoxFile", "VoxChunk", "VoxSize", "VoxXyzi", "VoxRgba", "read", "write",
-           "vxl_to_vox", "vox_to_vxl", "models", "scene_graph", "parse_dict", "build_dict",
-           "DEFAULT_PALETTE"]
+__all__ = [
+    "DEFAULT_PALETTE",
+    "VoxChunk",
+    "VoxFile",
+    "VoxRgba",
+    "VoxSize",
+    "VoxXyzi",
+    "build_dict",
+    "models",
+    "parse_dict",
+    "read",
+    "scene_graph",
+    "vox_to_vxl",
+    "vxl_to_vox",
+    "write",
+]
 
 MAGIC = b"VOX "
 XYZI_DTYPE = np.dtype([("x", "u1"), ("y", "u1"), ("z", "u1"), ("i", "u1")])
@@ -84,7 +97,7 @@ class VoxChunk:
     """Any other chunk, kept raw."""
     id: bytes = b"NOTE"
     content: bytes = b""
-    children: list["VoxChunk"] = field(default_factory=list)
+    children: list[VoxChunk] = field(default_factory=list)
 
 
 @dataclass
@@ -363,7 +376,7 @@ def _placements(doc: VoxFile, n_models: int) -> list[tuple[int, np.ndarray, dict
 
 def to_scene(doc: VoxFile, *, source: Path | None = None, greedy: bool = True,
              scale: float = 1.0) -> Scene:
-    from .scene import AXES, _axes4, grid_scene
+    from .scene import grid_scene
     grids = models(doc)
     pal = palette_of(doc)
     # vox index c uses RGBA[c - 1]: shift so that grid colours index a 256-entry palette

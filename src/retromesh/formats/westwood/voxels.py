@@ -37,9 +37,19 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["TS_NORMALS", "RA2_NORMALS", "normal_table", "SpanError", "decode_spans",
-           "encode_spans", "VoxelGrid", "estimate_normals", "nearest_normal_index", "normal_indices",
-           "NORMAL_TYPES"]
+__all__ = [
+    "NORMAL_TYPES",
+    "RA2_NORMALS",
+    "TS_NORMALS",
+    "SpanError",
+    "VoxelGrid",
+    "decode_spans",
+    "encode_spans",
+    "estimate_normals",
+    "nearest_normal_index",
+    "normal_indices",
+    "normal_table",
+]
 
 
 _TS = """
@@ -361,7 +371,7 @@ class SpanError(ValueError):
 class VoxelGrid:
     """A decoded limb: ``colour``, ``normal`` (uint8) and ``mask`` (bool), all ``[x, y, z]``."""
 
-    __slots__ = ("colour", "normal", "mask")
+    __slots__ = ("colour", "mask", "normal")
 
     def __init__(self, colour: np.ndarray, normal: np.ndarray, mask: np.ndarray) -> None:
         self.colour = colour
@@ -369,7 +379,7 @@ class VoxelGrid:
         self.mask = mask
 
     @classmethod
-    def empty(cls, size: tuple[int, int, int]) -> "VoxelGrid":
+    def empty(cls, size: tuple[int, int, int]) -> VoxelGrid:
         return cls(np.zeros(size, np.uint8), np.zeros(size, np.uint8), np.zeros(size, bool))
 
     @property

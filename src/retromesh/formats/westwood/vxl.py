@@ -46,11 +46,23 @@ from typing import Any
 import numpy as np
 
 from ...binio import Reader, Writer
-from ...errors import DocumentError, FormatError, UnsupportedError
+from ...errors import DocumentError, UnsupportedError
 from .voxels import SpanError, VoxelGrid, decode_spans, encode_spans, normal_table
 
-__all__ = ["VxlFile", "Limb", "RawBody", "read", "write", "sniff", "MAGIC", "info", "check",
-           "HEADER_SIZE", "LIMB_HEADER_SIZE", "TAILER_SIZE"]
+__all__ = [
+    "HEADER_SIZE",
+    "LIMB_HEADER_SIZE",
+    "MAGIC",
+    "TAILER_SIZE",
+    "Limb",
+    "RawBody",
+    "VxlFile",
+    "check",
+    "info",
+    "read",
+    "sniff",
+    "write",
+]
 
 MAGIC = b"Voxel Animation\0"
 HEADER_SIZE = 802
@@ -96,7 +108,7 @@ class Limb:
         self.span_start, self.span_end, self.span_data = encode_spans(grid)
 
     @classmethod
-    def from_grid(cls, grid: VoxelGrid, name: bytes | str = b"Body", **fields: Any) -> "Limb":
+    def from_grid(cls, grid: VoxelGrid, name: bytes | str = b"Body", **fields: Any) -> Limb:
         if isinstance(name, str):
             name = name.encode("latin-1")
         limb = cls(name=name[:15].ljust(16, b"\0"), **fields)
