@@ -1,7 +1,7 @@
 """LithTech ABC benchmark: a large skinned, animated v12 model made with our own writer.
 
     python benchmarks/bench_lithtech.py [--vertices 600000] [--weights 3] [--animations 10]
-                                        [--keys 60] [--nodes 40] [--keep DIR]
+                                        [--keys 60] [--nodes 40] [--mixed] [--keep DIR]
 
 The model has ``vertices`` vertices in pieces of at most 60000 (an ABC LOD indexes vertices
 with uint16), ``weights`` weights per vertex on a chain of ``nodes`` nodes, and ``animations``
@@ -33,7 +33,8 @@ from retromesh.formats.lithtech.common import TRANSFORM  # noqa: E402
 from retromesh.formats.lithtech import scene as ls  # noqa: E402
 
 
-def big_model(n_vertices: int, n_weights: int, n_nodes: int, n_anims: int, n_keys: int) -> AbcModel:
+def big_model(n_vertices: int, n_weights: int, n_nodes: int, n_anims: int, n_keys: int,
+              mixed: bool = False) -> AbcModel:
     rng = np.random.default_rng(0)
     height = 4.0
     step = height / n_nodes
@@ -71,6 +72,11 @@ def big_model(n_vertices: int, n_weights: int, n_nodes: int, n_anims: int, n_key
         owner = np.repeat(np.arange(nv), n_weights)
         weights["location"] = pos[owner] - mats[node, :3, 3]
         weights["bias"] = bias
+        if mixed:             # 1..n_weights weights per vertex, at random (real files vary)
+            cnt = rng.integers(1, n_weights + 1, nv)
+            keep = (np.arange(n_weights)[None, :] < cnt[:, None]).reshape(-1)
+            weights = weights[keep]
+            verts["weight_count"] = cnt
         pieces.append(Piece(material_index=pi % 4, name=f"piece{pi}".encode(),
                             lods=[Lod(faces=faces, vertices=verts, weights=weights)]))
         pi += 1
@@ -114,11 +120,14 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=40)
     ap.add_argument("--animations", type=int, default=10)
     ap.add_argument("--keys", type=int, default=60)
+    ap.add_argument("--mixed", action="store_true",
+                    help="1..weights weights per vertex at random (the general, slower path)")
     ap.add_argument("--keep", type=Path, default=None)
     args = ap.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="bench_lithtech_"))
     folder.mkdir(parents=True, exist_ok=True)
-    model = big_model(args.vertices, args.weights, args.nodes, args.animations, args.keys)
+    model = big_model(args.vertices, args.weights, args.nodes, args.animations, args.keys,
+                      args.mixed)
     h = model.header
     print(f"model: {h.vertex_count} vertices, {h.weight_count} weights, {h.face_count} faces, "
           f"{h.piece_count} pieces, {h.node_count} nodes, {h.animation_count} animations x "
