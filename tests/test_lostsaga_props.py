@@ -109,6 +109,7 @@ STRATEGIES = {"msh": msh_docs(), "skl": skl_docs(), "ani": ani_docs(), "cms": cm
               "lsmat": lsmat_docs()}
 
 
+@pytest.mark.filterwarnings("ignore::retromesh.LossWarning")
 @pytest.mark.parametrize("ext", sorted(STRATEGIES))
 def test_generated_documents_round_trip(ext):
     @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -182,6 +183,7 @@ def test_parent_cycle_is_a_format_error():
         retromesh.load(retromesh.to_bytes(s), format="skl")
 
 
+@pytest.mark.filterwarnings("ignore::retromesh.LossWarning")
 def test_bad_submesh_range_is_a_format_error():
     doc = samples.full_mesh(2000)
     doc.submeshes = doc.submeshes.copy()

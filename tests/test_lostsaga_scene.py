@@ -277,6 +277,7 @@ def test_material_script_parser_and_lookup(tmp_path):
     assert material.find_script(tmp_path / "mesh" / "y.msh") is None
 
 
+@pytest.mark.filterwarnings("ignore:skinned mesh converted static")
 def test_fewer_materials_than_submeshes_warns(tmp_path):
     doc = samples.full_mesh(2000, mesh_type=0)
     (tmp_path / "m.msh").write_bytes(retromesh.to_bytes(doc))
