@@ -1,11 +1,12 @@
 """MagicaVoxel .vox: native round trips, the vxl <-> vox converters, .vox -> glTF, CLI."""
 from __future__ import annotations
 
+import shutil
 import warnings
 
 import numpy as np
 import pytest
-from conftest import corpus_files
+from conftest import corpus_files, corpus_params
 from gltfcheck import assert_valid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -198,3 +199,34 @@ def test_scene_graph_cycles_are_refused():
                         VoxChunk(b"nGRP", w.getvalue())])
     with pytest.raises(retromesh.FormatError, match="tree"):
         retromesh.load(vox.write(v), format="vox")
+
+
+@pytest.mark.parametrize("path", corpus_params("vxl", "*.vxl"))
+def test_corpus_vxl_vox_vxl_is_byte_identical(path, tmp_path):
+    """Unedited models come back byte for byte, with their .hva (tsjeep.hva has one section
+    for two limbs and comes back with two)."""
+    shutil.copy(path, tmp_path / path.name)
+    if path.with_suffix(".hva").exists():
+        shutil.copy(path.with_suffix(".hva"), tmp_path / path.with_suffix(".hva").name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LossWarning)
+        retromesh.convert(tmp_path / path.name, tmp_path / "m.vox")
+    retromesh.convert(tmp_path / "m.vox", tmp_path / "back.vxl")
+    assert (tmp_path / "back.vxl").read_bytes() == path.read_bytes()
+    hva_path = path.with_suffix(".hva")
+    if hva_path.exists() and path.stem != "rvts__tsjeep":
+        assert (tmp_path / "back.hva").read_bytes() == hva_path.read_bytes()
+
+
+def test_edited_model_gets_recomputed_normals():
+    doc, _ = samples.tank()
+    v = _quiet(vox.vxl_to_vox, doc)
+    xyzi = next(c for c in v.chunks if isinstance(c, VoxXyzi))
+    xyzi.voxels = xyzi.voxels[1:]                     # "edit": remove one voxel
+    out = vox.vox_to_vxl(v)[""]
+    g = out.limbs[0].voxels()
+    assert g.count == doc.limbs[0].voxels().count - 1
+    assert out.limbs[0].normal_type == 4
+    # recomputed from the shape: the top face of the hull points up (+Z in the VXL frame)
+    top = out.limbs[0].normals_table()[g.normal[5, 5, 5]]
+    assert top[2] > 0.7
