@@ -1,5 +1,6 @@
 """Lost Saga (io3DEngine): ``.msh`` meshes, ``.skl`` skeletons, ``.ani`` animations, ``.cms``
-collision meshes, and the text material scripts ``<mesh>.txt``.
+collision meshes, and the text material scripts ``<mesh>.txt`` (format ``lsmat``, read with
+``format="lsmat"``: no extension is claimed for it).
 
 Each module's docstring has its layout and the deviations from the spec text; :mod:`.scene` has
 the conversions to and from :class:`retromesh.Scene`; :mod:`.samples` builds small documents
