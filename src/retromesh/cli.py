@@ -149,6 +149,13 @@ def convert(
         if not jobs_list:
             console.print("[yellow]nothing to convert[/] (no files of a known format found)")
             raise typer.Exit(1)
+        # body.msh and body.skl would both become body.glb: keep the source extension then
+        seen: dict[Path, int] = {}
+        for j in jobs_list:
+            seen[j.target] = seen.get(j.target, 0) + 1
+        for j in jobs_list:
+            if seen[j.target] > 1:
+                j.target = j.target.with_name(f"{j.source.name}.{ext}")
     sources = {j.source.resolve() for j in jobs_list}
     for j in jobs_list:
         if not overwrite and j.target.resolve() in sources:
