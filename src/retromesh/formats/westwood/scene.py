@@ -165,25 +165,34 @@ def _limb_mesh(grid: VoxelGrid, limb: Limb, palette_lin: np.ndarray, remap: tupl
     if len(quads) == 0:
         return mesh
     ci = quads.key // 256 if normals != "face" else quads.key
-    ni = np.minimum(quads.key % 256, len(table) - 1) if normals != "face" else None
-    pos = quads.corners.astype(np.float64) * k + b0          # VXL frame, voxel units
-    pos = pos @ AXES.T
+    # AXES is the permutation (x, y, z) -> (y, z, x): index instead of a matrix product
+    perm = [1, 2, 0]
+    pos = quads.corners * k.astype(np.float32) + b0.astype(np.float32)   # VXL frame
+    pos = pos[..., perm]
     if normals == "face":
-        nrm = quads.normals.astype(np.float64) @ AXES.T
+        nrm = quads.normals[:, perm]
     else:
-        nrm = table[ni] @ AXES.T
+        ni = np.minimum(quads.key % 256, len(table) - 1)
+        nrm = table.astype(np.float32)[:, perm][ni]
+    rgb = palette_lin[ci]
     flip = bool(np.prod(np.sign(k)) < 0)
     in_remap = (ci >= remap[0]) & (ci <= remap[1])
-    for sel, mat in ((~in_remap, materials[0]), (in_remap, materials[1])):
-        if not sel.any():
+    parts = [(None, materials[0])] if not in_remap.any() else \
+        [(~in_remap, materials[0]), (in_remap, materials[1])]
+    if in_remap.all():
+        parts = [(None, materials[1])]
+    for sel, mat in parts:
+        p, n_, c_ = (pos, nrm, rgb) if sel is None else (pos[sel], nrm[sel], rgb[sel])
+        nq = len(p)
+        if nq == 0:
             continue
-        nq = int(sel.sum())
-        p = pos[sel].reshape(-1, 3)
-        n = np.repeat(nrm[sel], 4, axis=0)
-        rgb = palette_lin[ci[sel]]
-        col = np.ones((nq * 4, 4), np.float32)
-        col[:, :3] = np.repeat(rgb, 4, axis=0)
-        prim = Primitive(positions=p, normals=n, colors=col, indices=quads_to_triangles(nq, flip),
+        col = np.empty((nq, 4, 4), np.float32)
+        col[:, :, :3] = c_[:, None, :]
+        col[:, :, 3] = 1.0
+        vn = np.empty((nq, 4, 3), np.float32)
+        vn[:] = n_[:, None, :]
+        prim = Primitive(positions=p.reshape(-1, 3), normals=vn.reshape(-1, 3),
+                         colors=col.reshape(-1, 4), indices=quads_to_triangles(nq, flip),
                          material=mat)
         if mat == materials[1]:
             prim.extras["player_remap"] = [int(remap[0]), int(remap[1])]
