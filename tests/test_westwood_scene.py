@@ -11,6 +11,9 @@ import pytest
 import trimesh
 from conftest import corpus_files
 from gltfcheck import assert_valid, assert_valid_many
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 import retromesh
 from retromesh import LossWarning
@@ -263,3 +266,52 @@ def test_recomputed_normals_agree_with_the_games():
             stored = table[np.minimum(g.normal[tuple(cell.T)], len(table) - 1)]
             cos.append(float((stored * table[ours[tuple(cell.T)]]).sum(1).mean()))
     assert np.mean(cos) > 0.6, cos
+
+
+# -- properties ------------------------------------------------------------------------------
+
+
+def _unit_faces(q) -> set:
+    """Every unit face a set of quads covers, as (axis, sign, plane, u, v) tuples."""
+    out = set()
+    for c, a, s in zip(q.corners.astype(int), q.axis, q.sign):
+        lo, hi = c.min(0), c.max(0)
+        others = [i for i in range(3) if i != a]
+        for u in range(lo[others[0]], hi[others[0]]):
+            for v in range(lo[others[1]], hi[others[1]]):
+                face = (int(a), int(s), int(lo[a]), u, v)
+                assert face not in out, "greedy quads overlap"
+                out.add(face)
+    return out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(arrays(bool, st.tuples(st.integers(1, 6), st.integers(1, 6), st.integers(1, 6))),
+       st.integers(1, 3))
+def test_hypothesis_greedy_covers_exactly_the_visible_faces(mask, keys):
+    key = (np.arange(mask.size).reshape(mask.shape) % keys).astype(np.int32)
+    unit = visible_quads(mask, key, greedy=False)
+    merged = visible_quads(mask, key)
+    assert len(merged) <= len(unit) == count_visible_faces(mask)
+    assert _unit_faces(merged) == _unit_faces(unit)
+    # a merged quad never mixes keys: the voxel behind each of its unit faces has its key
+    for c, a, s, k in zip(merged.corners.astype(int), merged.axis, merged.sign, merged.key):
+        lo, hi = c.min(0), c.max(0)
+        sl = [slice(lo[i], hi[i]) for i in range(3)]
+        sl[a] = lo[a] - 1 if s > 0 else lo[a]
+        assert np.all(key[tuple(sl)] == k) and np.all(mask[tuple(sl)])
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(arrays(bool, st.tuples(st.integers(1, 5), st.integers(1, 5), st.integers(1, 5))),
+       st.integers(0, 255), st.booleans())
+def test_hypothesis_scene_of_random_limbs(mask, colour, greedy):
+    g = VoxelGrid(np.where(mask, colour, 0).astype(np.uint8),
+                  np.where(mask, colour % 36, 0).astype(np.uint8), mask)
+    doc = VxlFile(palette=samples.palette(), limbs=[Limb.from_grid(g, "R", normal_type=2)])
+    scene = to_scene(doc, greedy=greedy).validate()
+    prims = [p for m in scene.meshes for p in m.primitives]
+    assert sum(_area(p) for p in prims) == pytest.approx(count_visible_faces(mask))
+    for p in prims:
+        assert np.allclose(np.linalg.norm(p.normals, axis=1), 1, atol=1e-4)
+        assert ("player_remap" in p.extras) == (16 <= colour <= 31)
