@@ -356,6 +356,5 @@ def sniff_aos(head: bytes) -> bool:
 
 def read_aos(r: Reader) -> AosMap:
     raise UnsupportedError(
-        f"{r.file or '<data>'}: this .vxl is an Ace of Spades / Voxlap map (column spans, no "
-        f"'Voxel Animation' header), not a Westwood voxel model; retromesh does not read "
-        f"Voxlap maps")
+        "this .vxl is an Ace of Spades / Voxlap map (column spans, no 'Voxel Animation' "
+        "header), not a Westwood voxel model; retromesh does not read Voxlap maps")
