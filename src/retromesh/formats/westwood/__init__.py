@@ -4,7 +4,8 @@ hierarchical animations (``.hva``), and a MagicaVoxel ``.vox`` bridge so that vo
 
 Modules: :mod:`.vxl` and :mod:`.hva` (lossless native layers), :mod:`.voxels` (span codec,
 normal tables), :mod:`.meshing` (visible faces, greedy meshing), :mod:`.scene` (to_scene),
-:mod:`.vox` (MagicaVoxel files and the vxl <-> vox converters), :mod:`.samples` (small files
+:mod:`.vox` (MagicaVoxel files and the vxl <-> vox converters), :mod:`.voxelize`
+(Scene -> .vxl by surface voxelisation), :mod:`.samples` (small files
 made by our writers). An ``aos-vxl`` entry recognises Ace of Spades / Voxlap ``.vxl`` maps and
 says so instead of misreading them.
 """
@@ -13,12 +14,13 @@ from __future__ import annotations
 from ...registry import Format, register
 from . import hva, vxl
 from .scene import to_scene
+from .voxelize import from_scene
 
 register(Format(
     name="vxl", family="Westwood",
     description="Westwood Tiberian Sun / Red Alert 2 voxel model",
     extensions=("vxl",), doc_types=(vxl.VxlFile,), sniff=vxl.sniff, magic_certain=True,
-    read=vxl.read, write=vxl.write, to_scene=to_scene, endian="<",
+    read=vxl.read, write=vxl.write, to_scene=to_scene, from_scene=from_scene, endian="<",
     scene_options=("source", "hva", "fps", "greedy", "normals", "scale", "palette"),
     companions=("hva",), info=vxl.info, check=vxl.check))
 

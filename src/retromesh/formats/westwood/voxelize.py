@@ -1,0 +1,212 @@
+"""Scene -> ``.vxl`` (+ ``.hva``): surface voxelisation of every mesh node, one limb per node.
+
+* Geometry: the rest pose in world space (skins and animations are not followed:
+  LossWarning), converted from glTF axes back to the VXL frame (``(X, Y, Z) -> (Z, X, Y)``,
+  the inverse of :data:`.scene.AXES`). One voxel size for the whole scene: the longest
+  extent divided by ``resolution`` (default 64), or ``voxel_size``.
+* Surface: every triangle is sampled on a barycentric grid finer than half a voxel (triangles
+  grouped by sample count, so the work is a few numpy calls per group) and the cells hit are
+  filled. Interior: a cell counts as inside when rays along all six axis directions hit the
+  surface (vectorised running maxima; exact for shapes without hidden exterior pockets).
+* Colours: vertex colour x material base colour (textures are not sampled: LossWarning),
+  as 8-bit sRGB. When a scene uses at most 239 distinct colours (e.g. one made from a .vxl)
+  they become the palette exactly; otherwise a fixed 6x6x6 cube + grey palette is used.
+  Primitives of a material named ``player_remap`` take the player-colour ramp 16..31 by
+  brightness. Interior voxels take the colour of the surface voxel before them along x.
+* Normals: estimated from the shape for the chosen table (``game="ra2"`` default, ``"ts"``).
+* Placement: each limb's bounds are its box in scene units (``k`` = the voxel size), tailer
+  and HVA matrices are identity, so :func:`.scene.to_scene` puts the voxels back where the
+  triangles were.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ...errors import DocumentError, LossWarning
+from ...scene import Scene
+from .hva import HvaFile
+from .voxels import VoxelGrid, normal_indices
+from .vxl import Limb, VxlFile
+
+__all__ = ["fill_interior", "from_scene", "voxelize_triangles"]
+
+# glTF (X, Y, Z) -> VXL (x, y, z) = (Z, X, Y)
+_TO_VXL = [2, 0, 1]
+_REMAP = (16, 31)
+_FREE = [i for i in range(1, 256) if not _REMAP[0] <= i <= _REMAP[1]]
+
+
+def linear_to_srgb(c: np.ndarray) -> np.ndarray:
+    c = np.clip(np.asarray(c, np.float64), 0.0, 1.0)
+    return np.where(c <= 0.0031308, c * 12.92, 1.055 * c ** (1 / 2.4) - 0.055)
+
+
+def voxelize_triangles(tri: np.ndarray, colours: np.ndarray, shape: tuple[int, int, int]
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Cells ``(n, 3)`` hit by triangles ``(t, 3, 3)`` given in voxel units, with the
+    interpolated ``(t, 3, k)`` corner values of each sample. Samples are moved a quarter voxel
+    against the face normal (counter-clockwise = outward) and a hundredth of a voxel towards
+    the centroid, so that faces and edges lying on cell boundaries fill the cells behind
+    them, not the empty ones in front."""
+    nrm = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    length = np.linalg.norm(nrm, axis=1, keepdims=True)
+    nrm = np.where(length > 1e-12, nrm / np.where(length > 1e-12, length, 1), 0)
+    tri = tri - 0.25 * nrm[:, None, :]
+    edge = np.stack([tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0], tri[:, 2] - tri[:, 1]], 1)
+    steps = np.maximum(1, np.ceil(np.linalg.norm(edge, axis=2).max(1) * 2)).astype(np.int64)
+    cells, vals = [], []
+    for n in np.unique(steps):
+        sel = np.flatnonzero(steps == n)
+        i, j = np.nonzero(np.add.outer(np.arange(n + 1), np.arange(n + 1)) <= n)
+        w = np.stack([1 - (i + j) / n, i / n, j / n], 1)             # (s, 3)
+        pts = np.einsum("sc,tcd->tsd", w, tri[sel])
+        # a hundredth of a voxel towards the centroid: samples on edges lying on cell
+        # boundaries stay in the triangle's own cells
+        d = tri[sel].mean(1)[:, None, :] - pts
+        dist = np.linalg.norm(d, axis=2, keepdims=True)
+        pts = (pts + d * np.minimum(1.0, 0.01 / np.maximum(dist, 1e-12))).reshape(-1, 3)
+        col = np.einsum("sc,tck->tsk", w, colours[sel]).reshape(-1, colours.shape[2])
+        c = np.floor(pts).astype(np.int64)
+        c = np.clip(c, 0, np.array(shape) - 1)
+        cells.append(c)
+        vals.append(col)
+    if not cells:
+        return np.zeros((0, 3), np.int64), np.zeros((0, colours.shape[2]))
+    return np.concatenate(cells), np.concatenate(vals)
+
+
+def fill_interior(mask: np.ndarray) -> np.ndarray:
+    """Cells enclosed along all six axis directions (see the module docstring)."""
+    inside = np.ones(mask.shape, bool)
+    for a in range(mask.ndim):
+        fwd = np.maximum.accumulate(mask, axis=a)
+        back = np.flip(np.maximum.accumulate(np.flip(mask, a), axis=a), a)
+        inside &= fwd & back
+    return mask | inside
+
+
+def _palette(srgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(palette (256, 3) uint8, index per colour) for (n, 3) uint8 sRGB colours."""
+    uniq, inv = np.unique(srgb, axis=0, return_inverse=True)
+    pal = np.zeros((256, 3), np.uint8)
+    ramp = np.linspace(255, 60, 16).astype(np.uint8)
+    pal[_REMAP[0]:_REMAP[1] + 1] = np.stack([ramp, np.zeros(16), np.zeros(16)], 1)
+    if len(uniq) <= len(_FREE):
+        free = np.array(_FREE[:len(uniq)])
+        pal[free] = uniq
+        return pal, free[inv.reshape(-1)]
+    steps = np.array([0, 51, 102, 153, 204, 255])
+    cube = np.stack(np.meshgrid(steps, steps, steps, indexing="ij"), -1).reshape(-1, 3)
+    greys = np.linspace(0, 255, len(_FREE) - len(cube) + 2)[1:-1]
+    table = np.concatenate([cube, np.repeat(greys[:, None], 3, 1)]).astype(np.uint8)
+    pal[_FREE] = table
+    t = table.astype(np.float32)
+    idx = np.empty(len(uniq), np.int64)
+    for k in range(0, len(uniq), 65536):
+        d = ((uniq[k:k + 65536, None, :].astype(np.float32) - t[None]) ** 2).sum(-1)
+        idx[k:k + 65536] = np.argmin(d, 1)
+    return pal, np.array(_FREE)[idx][inv.reshape(-1)]
+
+
+def from_scene(scene: Scene, *, resolution: int = 64, voxel_size: float | None = None,
+               game: str = "ra2", fill: bool = True, **options: Any) -> dict[str, Any]:
+    table = {"ra2": 4, "ts": 2}.get(str(game).lower())
+    if table is None:
+        raise DocumentError(f"game must be 'ra2' or 'ts', got {game!r}")
+    world = scene.world_matrices()
+    items = []
+    lost = set()
+    if scene.animations:
+        lost.add("animations")
+    for ni, node in enumerate(scene.nodes):
+        if node.mesh is None:
+            continue
+        if node.skin is not None:
+            lost.add("skins (the rest pose is used)")
+        tris, cols, remap = [], [], []
+        for p in scene.meshes[node.mesh].primitives:
+            if p.mode != 4 or len(p.positions) == 0:
+                continue
+            mat = scene.materials[p.material] if p.material is not None else None
+            if mat is not None and mat.base_color_texture is not None:
+                lost.add("textures (base colours only)")
+            idx = p.indices.reshape(-1, 3) if p.indices is not None else \
+                np.arange(len(p.positions)).reshape(-1, 3)
+            if len(idx) == 0:
+                continue
+            pos = p.positions.astype(np.float64) @ world[ni][:3, :3].T + world[ni][:3, 3]
+            rgba = p.colors if p.colors is not None else np.ones((len(pos), 4), np.float32)
+            base = np.asarray(mat.base_color if mat is not None else (1, 1, 1, 1), np.float64)
+            col = rgba[:, :3].astype(np.float64) * base[:3]
+            tris.append(pos[:, _TO_VXL][idx])
+            cols.append(col[idx])
+            flag = mat is not None and mat.name == "player_remap"
+            remap.append(np.full(len(idx), flag))
+        if tris:
+            items.append((node.name or f"node{ni}", np.concatenate(tris), np.concatenate(cols),
+                          np.concatenate(remap)))
+    if lost:
+        warnings.warn(f"voxelising drops {', '.join(sorted(lost))}", LossWarning, stacklevel=2)
+    if not items:
+        raise DocumentError("the scene has no triangles to voxelise")
+    allpts = np.concatenate([t.reshape(-1, 3) for _, t, _, _ in items])
+    if not np.all(np.isfinite(allpts)):
+        raise DocumentError("non-finite vertex positions")
+    gmin = allpts.min(0)
+    extent = float((allpts.max(0) - gmin).max())
+    vs = float(voxel_size) if voxel_size else (extent / max(int(resolution), 1) or 1.0)
+    if not vs > 0:
+        raise DocumentError(f"voxel_size must be positive, got {vs}")
+    limbs, grids_cols = [], []
+    for name, tri, col, rem in items:
+        lo = np.floor((tri.reshape(-1, 3).min(0) - gmin) / vs + 1e-6)
+        hi = np.floor((tri.reshape(-1, 3).max(0) - gmin) / vs - 1e-6) + 1
+        size = np.maximum(hi - lo, 1).astype(np.int64)
+        if size.max() > 255:
+            raise DocumentError(f"node {name!r} needs {tuple(size)} voxels: a VXL limb holds "
+                                f"255 a side (lower resolution or raise voxel_size)")
+        local = (tri - gmin) / vs - lo
+        rgb = np.concatenate([col, rem[:, None, None].repeat(3, 1).astype(np.float64)], 2)
+        cells, vals = voxelize_triangles(local, rgb, tuple(size))
+        mask = np.zeros(tuple(size), bool)
+        mask[tuple(cells.T)] = True
+        grids_cols.append((name, lo, size, mask, cells, vals))
+    srgb = np.concatenate([np.rint(linear_to_srgb(v[:, :3]) * 255) for *_, v in grids_cols])
+    pal, idx = _palette(srgb.astype(np.uint8))
+    start = 0
+    for li, (name, lo, size, mask, cells, vals) in enumerate(grids_cols):
+        ci = idx[start:start + len(cells)]
+        start += len(cells)
+        is_remap = vals[:, 3] > 0.5
+        if is_remap.any():
+            bright = srgb[start - len(cells):start][is_remap].max(1)
+            ci = ci.copy()
+            ci[is_remap] = _REMAP[0] + np.clip((255 - bright) * 16 // 256, 0, 15)
+        colour = np.zeros(tuple(size), np.uint8)
+        colour[tuple(cells.T)] = ci
+        if fill:
+            full = fill_interior(mask)
+            inner = full & ~mask
+            if inner.any():
+                # interior voxels take the colour of the surface voxel before them along x
+                marker = np.where(mask, np.arange(size[0])[:, None, None], -1)
+                last = np.maximum.accumulate(marker, axis=0)
+                yy, zz = np.nonzero(np.ones(size[1:], bool))
+                src = last[:, yy, zz]
+                filled = np.take_along_axis(colour[:, yy, zz], np.maximum(src, 0), axis=0)
+                colour[:, yy, zz] = np.where(inner[:, yy, zz], filled, colour[:, yy, zz])
+            mask = full
+        grid = VoxelGrid(colour, normal_indices(mask, table), mask)
+        b0 = (gmin + lo * vs).astype(np.float32)
+        limbs.append(Limb.from_grid(grid, name.encode("latin-1", "replace")[:15], index=li,
+                                    normal_type=table, bounds_min=b0,
+                                    bounds_max=(b0 + size * vs).astype(np.float32)))
+    doc = VxlFile(palette=pal, limbs=limbs)
+    eye = np.eye(3, 4, dtype=np.float32)
+    hva = HvaFile(name=b"retromesh".ljust(16, b"\0"),
+                  section_names=[limb.name.split(b"\0", 1)[0].ljust(16, b"\0") for limb in limbs],
+                  matrices=np.broadcast_to(eye, (1, len(limbs), 3, 4)).copy())
+    return {"": doc, ".hva": hva}
