@@ -3,9 +3,10 @@ plus the whole corpus when present.
 
     python benchmarks/bench_westwood.py [--side 255] [--keep DIR]
 
-Prints wall time and tracemalloc peak for: building the grid (span encoding), write, read
-(with span validation), decode to a grid, meshing (greedy and unit faces), to_scene, the
-.glb export, and the vxl -> vox -> vxl bridge; then the totals over the corpus (read + write
+Prints wall time and tracemalloc peak for: meshing (greedy and unit faces), to_scene, the
+.glb export and voxelising the scene back (from_scene) on a solid ball; then on a worst-case
+limb: span encoding, write, read (with span validation), decoding, meshing, to_scene, .glb,
+and the vxl -> vox -> vxl bridge; then the totals over the corpus (read + write
 + to_scene + glb of every .vxl with its .hva).
 """
 from __future__ import annotations
@@ -101,7 +102,10 @@ def main() -> None:
     scene = step("to_scene (greedy, table normals)", to_scene, sdoc)
     print(f"  {scene.counts()['triangles']:,} triangles")
     step("save .glb", retromesh.save, scene, out_dir / "ball.glb")
-    del solid, sdoc, scene
+    from retromesh.formats.westwood.voxelize import from_scene
+    back = step("from_scene (voxelise it again)", from_scene, scene, voxel_size=1.0)
+    print(f"  {back[''].limbs[0].voxels().count:,} voxels back")
+    del solid, sdoc, scene, back
     print(f"\nworst case {n}^3: 2% holes, random normals")
     grid = big_grid(n)
     print(f"  {grid.count:,} voxels")
