@@ -37,6 +37,8 @@ __all__ = ["fill_interior", "from_scene", "voxelize_triangles"]
 _TO_VXL = [2, 0, 1]
 _REMAP = (16, 31)
 _FREE = [i for i in range(1, 256) if not _REMAP[0] <= i <= _REMAP[1]]
+#: samples generated per batch (bounds the memory of voxelising big triangles)
+_SAMPLES = 1 << 20
 
 
 def linear_to_srgb(c: np.ndarray) -> np.ndarray:
@@ -59,24 +61,31 @@ def voxelize_triangles(tri: np.ndarray, colours: np.ndarray, shape: tuple[int, i
     edge = np.stack([tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0], tri[:, 2] - tri[:, 1]], 1)
     steps = np.maximum(1, np.ceil(np.linalg.norm(edge, axis=2).max(1) * 2)).astype(np.int64)
     cells, vals = [], []
+    dims = np.array(shape)
     for n in np.unique(steps):
-        sel = np.flatnonzero(steps == n)
+        group = np.flatnonzero(steps == n)
         i, j = np.nonzero(np.add.outer(np.arange(n + 1), np.arange(n + 1)) <= n)
         w = np.stack([1 - (i + j) / n, i / n, j / n], 1)             # (s, 3)
-        t = tri[sel]
-        # keep every sample a hundredth of a voxel inside each edge: barycentric w_k is the
-        # distance to the edge opposite vertex k over that height h_k
-        h = 2 * area[sel][:, None] / np.maximum(np.stack(
-            [np.linalg.norm(t[:, 2] - t[:, 1], axis=1), np.linalg.norm(t[:, 2] - t[:, 0], axis=1),
-             np.linalg.norm(t[:, 1] - t[:, 0], axis=1)], 1), 1e-12)
-        ww = np.maximum(w[None], np.minimum(0.01 / np.maximum(h, 1e-12), 1 / 3)[:, None, :])
-        ww /= ww.sum(2, keepdims=True)
-        pts = np.einsum("tsc,tcd->tsd", ww, t).reshape(-1, 3)
-        col = np.einsum("tsc,tck->tsk", ww, colours[sel]).reshape(-1, colours.shape[2])
-        c = np.floor(pts).astype(np.int64)
-        c = np.clip(c, 0, np.array(shape) - 1)
-        cells.append(c)
-        vals.append(col)
+        batch = max(1, _SAMPLES // len(w))                          # bounded memory
+        for b in range(0, len(group), batch):
+            sel = group[b:b + batch]
+            t = tri[sel]
+            # keep every sample a hundredth of a voxel inside each edge: barycentric w_k is
+            # the distance to the edge opposite vertex k over that height h_k
+            h = 2 * area[sel][:, None] / np.maximum(np.stack(
+                [np.linalg.norm(t[:, 2] - t[:, 1], axis=1),
+                 np.linalg.norm(t[:, 2] - t[:, 0], axis=1),
+                 np.linalg.norm(t[:, 1] - t[:, 0], axis=1)], 1), 1e-12)
+            ww = np.maximum(w[None], np.minimum(0.01 / np.maximum(h, 1e-12), 1 / 3)[:, None, :])
+            ww /= ww.sum(2, keepdims=True)
+            pts = np.einsum("tsc,tcd->tsd", ww, t).reshape(-1, 3)
+            c = np.clip(np.floor(pts).astype(np.int64), 0, dims - 1)
+            flat = (c[:, 0] * dims[1] + c[:, 1]) * dims[2] + c[:, 2]
+            _, first = np.unique(flat, return_index=True)           # one sample per cell
+            tri_of = first // len(w)
+            col = np.einsum("ic,ick->ik", ww.reshape(-1, 3)[first], colours[sel][tri_of])
+            cells.append(c[first])
+            vals.append(col)
     if not cells:
         return np.zeros((0, 3), np.int64), np.zeros((0, colours.shape[2]))
     return np.concatenate(cells), np.concatenate(vals)
