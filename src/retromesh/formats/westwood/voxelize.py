@@ -209,12 +209,11 @@ def from_scene(scene: Scene, *, resolution: int = 64, voxel_size: float | None =
             inner = full & ~mask
             if inner.any():
                 # interior voxels take the colour of the surface voxel before them along x
-                marker = np.where(mask, np.arange(size[0])[:, None, None], -1)
+                marker = np.where(mask, np.arange(size[0], dtype=np.int16)[:, None, None],
+                                  np.int16(0))
                 last = np.maximum.accumulate(marker, axis=0)
-                yy, zz = np.nonzero(np.ones(size[1:], bool))
-                src = last[:, yy, zz]
-                filled = np.take_along_axis(colour[:, yy, zz], np.maximum(src, 0), axis=0)
-                colour[:, yy, zz] = np.where(inner[:, yy, zz], filled, colour[:, yy, zz])
+                _, yy, zz = np.ogrid[:size[0], :size[1], :size[2]]
+                colour[inner] = colour[last, yy, zz][inner]
             mask = full
         grid = VoxelGrid(colour, normal_indices(mask, table), mask)
         b0 = (gmin + lo * vs).astype(np.float32)
