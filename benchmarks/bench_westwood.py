@@ -131,7 +131,10 @@ def main() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         v = step("vxl -> vox", vox.vxl_to_vox, back)
-        step("vox -> vxl (normals recomputed)", vox.vox_to_vxl, v)
+        step("vox -> vxl (unedited: normals kept)", vox.vox_to_vxl, v)
+        xyzi = next(c for c in v.chunks if isinstance(c, vox.VoxXyzi))
+        xyzi.voxels = xyzi.voxels[1:]
+        step("vox -> vxl (edited: normals recomputed)", vox.vox_to_vxl, v)
 
     files = sorted(CORPUS.glob("*.vxl")) if CORPUS.is_dir() else []
     if files:
