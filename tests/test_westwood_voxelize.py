@@ -120,3 +120,12 @@ def test_many_colours_use_the_fixed_palette():
         doc = from_scene(scene, resolution=40)[""]
     used = np.unique(doc.limbs[0].voxels().colour[doc.limbs[0].voxels().mask])
     assert not np.any((used >= 16) & (used <= 31)) and 0 not in used
+
+
+def test_glb_to_vox(tank_glb, tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LossWarning)
+        retromesh.convert(tank_glb, tmp_path / "tank.vox", save_options={"resolution": 40})
+    doc = retromesh.read(tmp_path / "tank.vox")
+    assert len(retromesh.formats.westwood.vox.models(doc)) == 3
+    assert_valid(retromesh.convert(tmp_path / "tank.vox", tmp_path / "v.glb")[0])

@@ -1,5 +1,6 @@
-"""MagicaVoxel ``.vox`` files (read/write), their scene, and the direct converters
-``vxl -> vox`` and ``vox -> vxl`` (registered with ``registry.register_converter``).
+"""MagicaVoxel ``.vox`` files (read/write), their scene (to_scene; from_scene voxelises via
+:mod:`.voxelize`), and the direct converters ``vxl -> vox`` and ``vox -> vxl`` (registered
+with ``registry.register_converter``).
 
 Layout (little-endian)
 
@@ -680,11 +681,18 @@ def vox_to_vxl(doc: VoxFile, *, source: Path | None = None, normal_type: int | N
     return {"": out, ".hva": h}
 
 
+def from_scene(scene: Scene, **options: Any) -> VoxFile:
+    """Voxelise a scene (see :mod:`.voxelize`; same options) into a MagicaVoxel file."""
+    from .voxelize import from_scene as voxelize
+    return vxl_to_vox(voxelize(scene, **options)[""])
+
+
 register(Format(
     name="vox", family="Westwood",
     description="MagicaVoxel voxel models (bridge for .vxl editing)",
     extensions=("vox",), doc_types=(VoxFile,), sniff=sniff, magic_certain=True, read=read,
-    write=write, to_scene=to_scene, endian="<", scene_options=("source", "greedy", "scale"),
+    write=write, to_scene=to_scene, from_scene=from_scene, endian="<",
+    scene_options=("source", "greedy", "scale"),
     info=lambda d: {"models": len([c for c in d.chunks if isinstance(c, VoxXyzi)]),
                     "voxels": sum(len(c.voxels) for c in d.chunks if isinstance(c, VoxXyzi)),
                     "version": d.version}))
