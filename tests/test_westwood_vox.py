@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 import retromesh
 from retromesh import LossWarning
 from retromesh.cli import app
-from retromesh.formats.westwood import samples, vox
+from retromesh.formats.westwood import samples, vox, vxl
 from retromesh.formats.westwood.scene import limb_matrices
 from retromesh.formats.westwood.vox import (
     XYZI_DTYPE,
@@ -230,3 +230,13 @@ def test_edited_model_gets_recomputed_normals():
     # recomputed from the shape: the top face of the hull points up (+Z in the VXL frame)
     top = out.limbs[0].normals_table()[g.normal[5, 5, 5]]
     assert top[2] > 0.7
+
+
+def test_full_width_raw_limb_names_survive_the_bridge():
+    doc, _ = samples.tank()
+    doc.limbs[0].name = b"SIXTEEN_CHARS_XY"            # no NUL at all
+    doc.limbs[1].name = b"TUR\0\x01\x02garbage\0\0\0"
+    v = _quiet(vox.vxl_to_vox, doc)
+    back = vox.vox_to_vxl(retromesh.read(vox.write(v), format="vox"))[""]
+    assert [limb.name for limb in back.limbs[:2]] == [doc.limbs[0].name, doc.limbs[1].name]
+    assert vxl.write(back) == vxl.write(doc)

@@ -623,11 +623,12 @@ def vox_to_vxl(doc: VoxFile, *, source: Path | None = None, normal_type: int | N
         if stored is None:                   # edited (or foreign) model: recompute
             normals = normal_indices(g.mask, normal_type)
             grid.normal[g.mask] = normals[g.mask]
-        label = (attrs.get("_name") or f"model{mid}").encode("latin-1")[:15]
-        name = label.ljust(16, b"\0")
+        full = (attrs.get("_name") or f"model{mid}").encode("latin-1", "replace")
+        name = full[:15].ljust(16, b"\0")
         try:
+            # the raw field (garbage after the NUL) unless the name was edited
             raw = bytes.fromhex(attrs.get("vxl_name", ""))
-            if len(raw) == 16 and raw.split(b"\0", 1)[0] == label:
+            if len(raw) == 16 and raw.split(b"\0", 1)[0] == full:
                 name = raw
         except ValueError:
             pass

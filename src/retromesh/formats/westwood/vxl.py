@@ -111,7 +111,9 @@ class Limb:
     def from_grid(cls, grid: VoxelGrid, name: bytes | str = b"Body", **fields: Any) -> Limb:
         if isinstance(name, str):
             name = name.encode("latin-1")
-        limb = cls(name=name[:15].ljust(16, b"\0"), **fields)
+        # a raw 16-byte field is kept whole; anything else becomes a NUL-terminated name
+        raw = name if len(name) == 16 else name[:15].ljust(16, b"\0")
+        limb = cls(name=raw, **fields)
         limb.set_voxels(grid)
         if "bounds_min" not in fields and "bounds_max" not in fields:
             size = np.array(grid.size, np.float32)
