@@ -5,6 +5,12 @@
 * ``wiggle.b3d``: a skinned, animated tentacle (4 bones, 2 UV-mapped materials, one ANIM of
   48 frames at 24 fps) — the shape of a Minetest/Luanti mob model.
 * ``crate.b3d`` + ``crate.png``: a static textured box (brush with a texture, per-vertex normals).
+* ``wolfire/``: an Overgrowth skeleton (``stick.phxbn``), its OBJ, two animations, ragdoll
+  volumes (``stick.fzx``), a save file and a Lugaru ``box.solid``.
+* ``lithtech/``: ``model_v12.abc`` (pieces with LODs, weights, nodes, sockets, animations) and
+  ``model_v6.abc`` (the Shogo/Blood 2 layout with vertex animation).
+* ``lostsaga/``: a skinned ``column.msh`` with its ``column.skl``, an animation and a material script.
+* ``westwood/``: ``tank.vxl`` with ``tank.hva`` (a turning turret) and the same model as ``tank.vox``.
 
 Everything is made from a Scene in glTF conventions and written through ``retromesh.save``,
 so the files are original work of this project (no game assets).
@@ -158,7 +164,19 @@ def main(out: Path = HERE) -> None:
     (out / "wiggle.png").write_bytes(wiggle_png())
     retromesh.save(crate_scene(), out / "crate.b3d")
     (out / "crate.png").write_bytes(crate_png())
-    print("wrote", ", ".join(p.name for p in sorted(out.glob("*.b3d"))))
+    # the other families build their examples with their own writers
+    from retromesh.formats.lithtech.samples import sample_bytes
+    from retromesh.formats.lostsaga.samples import write_example as lostsaga_example
+    from retromesh.formats.westwood.samples import write_examples as westwood_examples
+    from retromesh.formats.wolfire.samples import write_examples as wolfire_examples
+    wolfire_examples(out / "wolfire")
+    lostsaga_example(out / "lostsaga")
+    westwood_examples(out / "westwood")
+    (out / "lithtech").mkdir(exist_ok=True)
+    for version in (12, 6):
+        (out / "lithtech" / f"model_v{version}.abc").write_bytes(sample_bytes(version))
+    written = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file() and p.suffix != ".py")
+    print("wrote", ", ".join(map(str, written)))
 
 
 if __name__ == "__main__":
