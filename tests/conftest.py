@@ -4,6 +4,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# CI runs the property tests with a fixed seed so that a landing never depends on luck;
+# locally they explore new examples every run (and remember failures in .hypothesis/).
+settings.register_profile("ci", derandomize=True, database=None, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", deadline=None)
+settings.load_profile("ci" if __import__("os").environ.get("CI") else "dev")
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent))
