@@ -43,14 +43,16 @@ v6 -> Scene
 Scene -> v12 (``from_scene``; ``version=9..13`` writes another version)
   * joints of the skins used by the default scene's meshes become the nodes (parent = nearest
     joint ancestor; a synthetic ``root`` when there is not exactly one root); bind matrices are
-    ``S inverse(IBM) S``; vertices are the glTF vertices (model space), weights the non-zero
+    ``S rigid(inverse(IBM)) S`` (rotation and translation only: ABC keys hold no scale, so a
+    joint's scale, e.g. an armature object's unapplied scale, is baked into its weight
+    locations instead); vertices are the glTF vertices (model space), weights the non-zero
     ones with ``location = inverse(m) @ vertex``; meshes without skin are frozen in place and
     follow their nearest joint ancestor (or the root);
   * every animation is sampled at the union of its key times (rounded to whole ms): animated
     world matrices of the whole glTF hierarchy are evaluated and each node's key is
-    ``inverse(parent world) @ world`` (so armature objects and non-joint parents are baked in,
-    which is what keeps Blender round trips from "exploding"); scale is dropped with a
-    LossWarning; a scene without animations gets one one-key animation of the rest pose;
+    ``inverse(parent world) @ world`` of the rigid parts (so armature objects and non-joint
+    parents are baked in, which is what keeps Blender round trips from "exploding"); scale
+    that differs from the bind pose's is dropped with a LossWarning; a scene without animations gets one one-key animation of the rest pose;
   * LOD n > 0 comes back from the nodes ``<piece>_lod<n>`` of other scenes (``extras``
     ``abc_piece``/``abc_lod``, as ``to_scene`` writes them); a piece with fewer LODs than the
     others repeats its last one (every piece must have LODCount LODs);
@@ -629,7 +631,12 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
     abc_par = [-1 if j < 0 else (abc_index[jparent[j]] if jparent[j] >= 0 else (0 if synthetic else -1))
                for j in order]
     bind_gl = np.stack([np.eye(4) if j < 0 else bind[j] for j in order])
-    bind_file = S4 @ bind_gl @ S4
+    # ABC keys hold no scale: the nodes are the rigid part of the bind worlds, and whatever
+    # scale a joint's world carries (``nonrigid``, constant over time in nearly every file)
+    # is baked into its weight locations (inverse(m) @ vertex)
+    bind_rigid = _rigid(bind_gl)
+    nonrigid = np.linalg.inv(bind_rigid) @ bind_gl
+    bind_file = S4 @ bind_rigid @ S4
     inv_bind_file = np.linalg.inv(bind_file)
     abc_nodes = []
     for i, j in enumerate(order):
@@ -706,7 +713,7 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
         warnings.warn(f"{len(unused)} meshes of other scenes are not LODs of a written piece "
                       "and were left out", LossWarning, stacklevel=2)
     # animations
-    anims = _animations_from_scene(scene, order, abc_par, version)
+    anims = _animations_from_scene(scene, order, abc_par, version, nonrigid)
     # sockets
     sockets = []
     for i in sorted(reach):
@@ -718,7 +725,7 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
             anc = parents[anc]
         if anc < 0:
             continue
-        local = np.linalg.inv(rest_world[anc]) @ rest_world[i]
+        local = np.linalg.inv(_rigid(rest_world[anc])) @ rest_world[i]
         t, q, _ = decompose_trs(local)
         sockets.append(Socket(node=abc_index[anc], name=nd.name.encode("latin-1", "replace"),
                               rotation=tuple(float(x) for x in (q * SQ).astype(np.float32)),
@@ -828,7 +835,14 @@ def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lo
     return Lod(faces=faces, vertices=verts, weights=weights)
 
 
-def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], version: int):
+def _rigid(m: np.ndarray) -> np.ndarray:
+    """The rotation and translation of affine matrices (scale and mirroring removed)."""
+    t, q, _ = decompose_trs(m)
+    return compose_trs(t, q, np.ones_like(t))
+
+
+def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], version: int,
+                           nonrigid: np.ndarray):
     nodes = scene.nodes
     parents = scene.parents()
     n_all = len(nodes)
@@ -861,15 +875,17 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
             else:
                 Sc[:, c.node] = vals
         world = world_matrices(compose_trs(T, R, Sc), parents) if n_all else np.zeros((k, 0, 4, 4))
-        W = np.stack([np.broadcast_to(np.eye(4), (k, 4, 4)) if j < 0 else world[:, j]
-                      for j in order], 1)                                   # (k, nn, 4, 4)
+        Wfull = np.stack([np.broadcast_to(np.eye(4), (k, 4, 4)) if j < 0 else world[:, j]
+                          for j in order], 1)                               # (k, nn, 4, 4)
+        W = _rigid(Wfull)
+        # the scale part baked into the weights must be the one the animation has
+        if np.any(np.abs(np.linalg.inv(W) @ Wfull - nonrigid[None]) > 1e-3 * (1.0 + np.abs(nonrigid[None]))):
+            scaled = True
         P = np.stack([np.broadcast_to(np.eye(4), (k, 4, 4)) if p < 0 else W[:, p]
                       for p in abc_par], 1)
         local = np.linalg.inv(P) @ W
         lf = S4 @ local @ S4
-        t, q, s = decompose_trs(lf)
-        if np.any(np.abs(np.abs(s) - 1.0) > 1e-3):
-            scaled = True
+        t, q, _ = decompose_trs(lf)
         tr = np.zeros((len(order), k), dt)
         tr["location"] = np.transpose(t, (1, 0, 2))
         tr["rotation"] = np.transpose(quat_normalize(q), (1, 0, 2))
@@ -888,8 +904,8 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
             key_times=ms.astype("<u4"), key_strings=strings,
             markers=np.full(len(order), -1, "<i4") if version >= 13 else None, transforms=tr))
     if scaled:
-        warnings.warn("node scale is not stored in ABC keyframes; it was dropped", LossWarning,
-                      stacklevel=3)
+        warnings.warn("ABC keyframes hold no scale: joint scale that differs from the bind "
+                      "pose's (baked into the weights) was dropped", LossWarning, stacklevel=3)
     return out
 
 
