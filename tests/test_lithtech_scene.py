@@ -390,6 +390,28 @@ def test_animated_scale_is_reported():
         ls.from_scene(sc)
 
 
+def test_animated_unskinned_mesh_keeps_its_motion():
+    """A rigid mesh under an animated node (no skin) becomes a node of its own with keys."""
+    sc = Scene()
+    mi = sc.add_mesh(Mesh(name="tri", primitives=[Primitive(
+        positions=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], float), indices=np.array([0, 1, 2]))]))
+    spin = sc.add_node(Node(name="spinner", translation=[2.0, 0, 0], scale=[2.0, 2.0, 2.0]))
+    tri = Node(name="tri", translation=[0, 1.0, 0])
+    tri.mesh = mi
+    ti = sc.add_node(tri, spin)
+    q = np.array([[0, 0, 0, 1], [0, 0, np.sin(0.5), np.cos(0.5)], [0, np.sin(1), 0, np.cos(1)]])
+    sc.animations.append(Animation(name="spin", channels=[
+        Channel(node=spin, path="rotation", times=np.array([0.0, 0.5, 1.0]), values=q)]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LossWarning)
+        doc = abc.read(retromesh.binio.Reader(abc.write(ls.from_scene(sc))))
+    assert [n.name for n in doc.nodes] == [b"tri"]
+    for k, ms in enumerate(doc.animations[0].key_times):
+        pose = pose_world(sc, sc.animations[0], ms / 1000.0)[ti]
+        want = (pose @ np.c_[sc.meshes[0].primitives[0].positions, np.ones(3)].T).T[:, :3]
+        assert np.abs(engine_positions(doc, 0, 0, k) * S3 - want).max() < 1e-4, ms
+
+
 def test_static_scene_to_abc(tmp_path):
     sc = Scene()
     prim = Primitive(positions=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], float),

@@ -46,8 +46,9 @@ Scene -> v12 (``from_scene``; ``version=9..13`` writes another version)
     ``S rigid(inverse(IBM)) S`` (rotation and translation only: ABC keys hold no scale, so a
     joint's scale, e.g. an armature object's unapplied scale, is baked into its weight
     locations instead); vertices are the glTF vertices (model space), weights the non-zero
-    ones with ``location = inverse(m) @ vertex``; meshes without skin are frozen in place and
-    follow their nearest joint ancestor (or the root);
+    ones with ``location = inverse(m) @ vertex``; a mesh without skin under an animated node
+    becomes a node of its own (bound where it rests) so that it keeps its motion; other meshes
+    without skin are frozen in place and follow their nearest joint ancestor (or the root);
   * every animation is sampled at the union of its key times (rounded to whole ms): animated
     world matrices of the whole glTF hierarchy are evaluated and each node's key is
     ``inverse(parent world) @ world`` of the rigid parts (so armature objects and non-joint
@@ -602,6 +603,17 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
                 bind[j] = m
             elif not np.allclose(bind[j], m, atol=1e-4):
                 conflicts.add(j)
+    # a mesh without skin under animated nodes becomes a node of its own (bound where it
+    # rests), so that it keeps its node animation; static ones follow their joint ancestor
+    animated = {c.node for a in scene.animations for c in a.channels if c.path != "weights"}
+    for i in mesh_nodes:
+        if nodes[i].skin is not None or i in bind:
+            continue
+        j = i
+        while j >= 0 and j not in animated:
+            j = parents[j]
+        if j >= 0:
+            bind[i] = rest_world[i]
     jset = set(bind)
     if conflicts:
         warnings.warn(f"{len(conflicts)} joints have different bind poses in different skins; "
@@ -780,7 +792,7 @@ def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lo
     skin = scene.skins[nd.skin] if nd.skin is not None else None
     follow = 0
     if skin is None:
-        anc = parents[node_index]
+        anc = node_index
         while anc >= 0 and anc not in jset:
             anc = parents[anc]
         follow = abc_index[anc] if anc >= 0 else 0
