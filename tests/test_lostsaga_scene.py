@@ -640,3 +640,24 @@ def test_glTF_pose_matches_the_engine_maths(version):
         got = _posed(scene, scene.animations[0], t_ms / 1000.0)
         want = _engine_pose(m, s, a, t_ms)
         assert np.abs(got - want).max() < 1e-3, t_ms
+
+
+@pytest.mark.parametrize("fmt", ["default", "comp8"])
+def test_keys_under_a_transformed_armature_node_keep_the_pose(tmp_path, fmt):
+    """Exporters often put the joints under a rotated/translated non-joint node ("Armature"): the
+    .skl root LocalTM holds that transform, so the .ani root keys must hold it too."""
+    from retromesh.scene import Node
+    m, s = samples.skinned_column(3)
+    scene = retromesh.load(retromesh.to_bytes(m), format="msh", skeleton=s,
+                           animations=[samples.wave_animation(s)])
+    arm = Node(name="Armature", translation=np.array([1.0, 2.0, 3.0]),
+               rotation=np.array([np.sin(np.pi / 4), 0.0, 0.0, np.cos(np.pi / 4)]),
+               children=list(scene.roots))
+    scene.nodes.append(arm)
+    scene.roots = [len(scene.nodes) - 1]
+    retromesh.save(scene, tmp_path / "a.msh", animation_format=fmt)
+    back = retromesh.load(tmp_path / "a.msh", skeleton=tmp_path / "a.skl",
+                          animations=[tmp_path / "a.ani"])
+    for t in (0.0, 0.25, 0.6):
+        assert np.abs(_posed(scene, scene.animations[0], t)
+                      - _posed(back, back.animations[0], t)).max() < 5e-3

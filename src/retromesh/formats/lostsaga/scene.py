@@ -39,7 +39,10 @@ from_scene
 world space, skinned ones kept in bind space); with a skin also a ``.skl`` (joints of the first
 skin) and one ``.ani`` per animation (``DEFAULT`` 4000, or ``animation_format="comp4"/"comp8"``;
 ``rounding="engine"|"nearest"``): ``{"": msh, ".skl": skl, ".ani": ani}`` or
-``"_<name>.ani"`` keys when there are several animations. The mesh type is 1 when skinned, else
+``"_<name>.ani"`` keys when there are several animations. Non-joint nodes between the joints (an
+exporter's rotated or scaled ``Armature`` node) are folded into the bones' LocalTMs and, at their
+rest transform, into the ``.ani`` keys of the bones below them (keys are relative to the ``.skl``
+parent); channels of non-joint nodes and scale keys are dropped with a LossWarning. The mesh type is 1 when skinned, else
 the type recorded in ``Mesh.extras.mesh_type`` by ``to_scene`` (so a lightmap mesh stays type 2
 through glTF), else 0. Weights are sorted heaviest first (the engine stops at the first weight
 <= 0). When the meshes have materials, the material script ``<mesh>.txt`` (one ``material``
@@ -56,8 +59,7 @@ import numpy as np
 
 from ...errors import DocumentError, FormatError, LossWarning
 from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene, Skin, Texture, TextureRef
-from ...transforms import (compose_trs, decompose_trs, inverse, quat_continuous, quat_normalize,
-                           quat_slerp)
+from ...transforms import compose_trs, decompose_trs, inverse, quat_continuous, quat_normalize
 from . import ani as ani_mod
 from . import material as mat_mod
 from . import msh as msh_mod
@@ -524,24 +526,21 @@ def _joint_layout(scene: Scene, skin: Skin, world: np.ndarray):
     parents_node = scene.parents()
     pos = {n: i for i, n in enumerate(skin.joints)}
     parents, local = [], []
-    indirect = False
     for n in skin.joints:
         p = parents_node[n]
         while p >= 0 and p not in pos:
             p = parents_node[p]
-            indirect = True
-        if p >= 0 and parents_node[n] != p:
-            indirect = True
         parents.append(pos[p] if p >= 0 else -1)
         local.append(inverse(world[p]) @ world[n] if p >= 0 else world[n])
-    return parents, np.array(local).reshape(-1, 4, 4), indirect
+    return parents, np.array(local).reshape(-1, 4, 4)
 
 
 def skl_from_scene(scene: Scene, **options: Any) -> SklFile:
     return _skeleton(scene)[0]
 
 
-def _skeleton(scene: Scene) -> tuple[SklFile, list[int]]:
+def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
+    """The ``.skl``, the scene node of every bone and every bone's parent bone (-1 = root)."""
     skinned = _skinned_nodes(scene)
     world = scene.world_matrices()
     if skinned:
@@ -554,10 +553,9 @@ def _skeleton(scene: Scene) -> tuple[SklFile, list[int]]:
         if not joints:
             raise DocumentError("skl: the scene has no skin and no joint nodes")
         skin = Skin(joints=joints)
-    parents, local, indirect = _joint_layout(scene, skin, world)
-    if indirect:
-        warnings.warn("some joints have non-joint nodes between them and their parent joint; "
-                      "their transforms are folded into the bone", LossWarning, stacklevel=3)
+    # non-joint nodes between joints (an exporter's "Armature" node) are folded into the bones;
+    # the .ani keys are moved into the same frames (_key_frames)
+    parents, local = _joint_layout(scene, skin, world)
     n = len(skin.joints)
     ibm = (np.asarray(skin.inverse_bind_matrices) if skin.inverse_bind_matrices is not None
            else inverse(world[skin.joints]))
@@ -589,27 +587,28 @@ def _skeleton(scene: Scene) -> tuple[SklFile, list[int]]:
     for k, p in enumerate(parents):
         if p >= 0:
             bones[p].children.append(names[k])
-    return SklFile(bones=bones, poses=poses, linked_skeleton=b""), list(skin.joints)
+    return SklFile(bones=bones, poses=poses, linked_skeleton=b""), list(skin.joints), parents
 
 
-def _sample(ch: Channel, times: np.ndarray) -> np.ndarray:
-    kt = ch.times.astype(np.float64)
-    v = ch.values.astype(np.float64)
-    if ch.interpolation == "CUBICSPLINE":
-        v = v[1::3]
-    i = np.clip(np.searchsorted(kt, times, side="right") - 1, 0, len(kt) - 1)
-    j = np.clip(i + 1, 0, len(kt) - 1)
-    span = np.where(j > i, kt[j] - kt[i], 1.0)
-    f = np.clip((times - kt[i]) / span, 0.0, 1.0)
-    if ch.interpolation == "STEP":
-        f = np.zeros_like(f)
-    if ch.path == "rotation":
-        return quat_slerp(v[i], v[j], f)
-    return v[i] + (v[j] - v[i]) * f[:, None]
+def _key_frames(scene: Scene, joints: list[int], bone_parents: list[int]) -> list:
+    """Per bone, the fixed matrix that takes its glTF-local keys into the space of its ``.skl``
+    parent (the rest transforms of the non-joint nodes in between, e.g. an ``Armature`` node
+    rotated or scaled by an exporter), or None when the glTF parent is the bone's parent."""
+    world = scene.world_matrices()
+    gparents = scene.parents()
+    out = []
+    for k, n in enumerate(joints):
+        gp, bp = gparents[n], bone_parents[k]
+        if gp < 0 or (bp >= 0 and gp == joints[bp]):
+            out.append(None)
+            continue
+        m = world[gp] if bp < 0 else inverse(world[joints[bp]]) @ world[gp]
+        out.append(None if np.allclose(m, np.eye(4), atol=1e-12) else m)
+    return out
 
 
 def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: list[bytes],
-                      version: int, rounding: str) -> AniFile:
+                      bone_parents: list[int], version: int, rounding: str) -> AniFile:
     by_node: dict[int, dict[str, Channel]] = {}
     for c in anim.channels:
         by_node.setdefault(c.node, {})[c.path] = c
@@ -619,10 +618,18 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
     if any("scale" in chs for chs in by_node.values()):
         warnings.warn(f"animation {anim.name!r}: scale keys are not kept by .ani", LossWarning,
                       stacklevel=4)
+    jset = set(joints)
+    others = sorted({scene.nodes[n].name or f"node{n}" for n in by_node if n not in jset})
+    if others:
+        warnings.warn(f"animation {anim.name!r}: channels of nodes that are not joints are not kept "
+                      f"by .ani ({', '.join(others[:5])}{'...' if len(others) > 5 else ''})",
+                      LossWarning, stacklevel=4)
+    frames = _key_frames(scene, joints, bone_parents)
     dt = ani_mod.key_dtype(version)
     tracks = []
     t0 = min((float(c.times[0]) for c in anim.channels), default=0.0)
     end = 0
+    scaled = False
     for k, node in enumerate(joints):
         chs = by_node.get(node)
         if not chs or not ({"rotation", "translation"} & chs.keys()):
@@ -633,11 +640,15 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
         keep = np.append(ms[1:] != ms[:-1], True)
         times, ms = times[keep], ms[keep]
         nd = scene.nodes[node]
-        rot = (_sample(chs["rotation"], times) if "rotation" in chs
+        rot = (chs["rotation"].sample(times) if "rotation" in chs
                else np.tile(nd.rotation, (len(times), 1)))
-        tr = (_sample(chs["translation"], times) if "translation" in chs
+        tr = (chs["translation"].sample(times) if "translation" in chs
               else np.tile(nd.translation, (len(times), 1)))
-        rot = quat_from_gltf(quat_normalize(rot))
+        rot = quat_normalize(rot)
+        if frames[k] is not None:        # keys relative to the .skl parent, not the glTF parent
+            tr, rot, sc = decompose_trs(frames[k] @ compose_trs(tr, rot, np.ones(3)))
+            scaled |= not np.allclose(sc, 1.0, atol=1e-4)
+        rot = quat_from_gltf(rot)
         keys = np.zeros(len(times), dt)
         keys["translation"] = vec_from_gltf(tr)
         keys["time"] = ms
@@ -649,6 +660,9 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
             keys["rotation"] = rot
         end = max(end, int(ms[-1]))
         tracks.append(AniTrack(bone=names[k], weight=1.0, keys=keys))
+    if scaled:
+        warnings.warn(f"animation {anim.name!r}: the scale of non-joint nodes above the joints is "
+                      "not kept by .ani keys", LossWarning, stacklevel=4)
     events = []
     for e in anim.extras.get("events", []) if isinstance(anim.extras.get("events"), list) else []:
         if isinstance(e, dict):
@@ -660,12 +674,12 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
     return AniFile(version=version, events=events, total_time=total, tracks=tracks)
 
 
-def _animations(scene: Scene, joints: list[int], names: list[bytes], animation_format: Any,
-                rounding: str) -> dict[str, AniFile]:
+def _animations(scene: Scene, joints: list[int], names: list[bytes], bone_parents: list[int],
+                animation_format: Any, rounding: str) -> dict[str, AniFile]:
     version = _ani_version(animation_format)
     out: dict[str, AniFile] = {}
     for i, anim in enumerate(scene.animations):
-        doc = _animation_to_ani(scene, anim, joints, names, version, rounding)
+        doc = _animation_to_ani(scene, anim, joints, names, bone_parents, version, rounding)
         if not doc.tracks:
             continue
         label = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in (anim.name or f"anim{i}"))
@@ -680,8 +694,8 @@ def ani_from_scene(scene: Scene, *, animation_format: Any = "default",
                    rounding: str = "engine", **options: Any):
     if not scene.animations:
         raise DocumentError("ani: the scene has no animations")
-    skl, joints = _skeleton(scene)
-    anis = _animations(scene, joints, skl.names(), animation_format, rounding)
+    skl, joints, bone_parents = _skeleton(scene)
+    anis = _animations(scene, joints, skl.names(), bone_parents, animation_format, rounding)
     if not anis:
         raise DocumentError("ani: no animation targets a joint")
     docs = list(anis.values())
@@ -702,9 +716,9 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = "default", rounding:
     from ...gltf.writer import compute_normals
     world = scene.world_matrices()
     skinned_nodes = _skinned_nodes(scene)
-    skl = joints = None
+    skl = joints = bone_parents = None
     if skinned_nodes:
-        skl, joints = _skeleton(scene)
+        skl, joints, bone_parents = _skeleton(scene)
         if len(joints) > 256:
             raise DocumentError(f"msh: {len(joints)} joints; the engine packs bone ids in a byte "
                                 "(at most 256)")
@@ -822,7 +836,7 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = "default", rounding:
     out: dict[str, Any] = {"": doc, ".skl": skl}
     if script is not None:
         out[".txt"] = script
-    anis = _animations(scene, joints, skl.names(), animation_format, rounding)
+    anis = _animations(scene, joints, skl.names(), bone_parents, animation_format, rounding)
     if len(anis) == 1:
         out[".ani"] = next(iter(anis.values()))
     else:
