@@ -139,6 +139,23 @@ def test_phxbn_v10_vertex_count_inferred():
     assert back.control.num_vertices is None and len(back.control.weights) == 216
 
 
+@pytest.mark.parametrize("version", [5, 10])
+@pytest.mark.parametrize("fill", [0, 1])
+def test_phxbn_inferred_count_on_large_damaged_file(version, fill):
+    """A few MB of junk after a v5..v10 file: a FormatError, not a search over every count."""
+    data = retromesh.to_bytes(samples.phxbn_fixture(version))
+    junk = bytes(3_000_000) if fill == 0 else \
+        np.random.default_rng(version).integers(0, 256, 3_000_000, dtype=np.uint8).tobytes()
+    with pytest.raises(FormatError, match="vertex count"):
+        retromesh.read(data + junk, format="phxbn")
+    # a long (but plausible) IK label still lets the true count be found
+    doc = samples.phxbn_fixture(version)
+    if version >= 10:
+        doc.simple_ik[0].name = b"x" * 5000
+    back = retromesh.read(retromesh.to_bytes(doc), format="phxbn")
+    assert len(back.control.weights) == 216 and retromesh.to_bytes(back) == retromesh.to_bytes(doc)
+
+
 # -- scenes -------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):

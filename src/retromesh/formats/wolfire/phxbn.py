@@ -43,7 +43,9 @@ Where we differ from the spec text (the wiki table and 010 template), and why:
   exact end of the file, with finite weights and integral bone ids in range. A root's ``-1`` in
   ``hier_parents`` reads as a NaN float, so a larger count than the true one is rejected
   whenever one of the first 24 bones is a root (always so in practice). The bytes round-trip
-  in every case; ``num_vertices`` stays ``None`` for those versions.
+  in every case; ``num_vertices`` stays ``None`` for those versions. Candidates are screened
+  together (parents in range, joint count that fits) and only those whose joints and IK bones
+  take at most ``TAIL_LIMIT`` (1 MiB) are parsed, so a large damaged file fails fast.
 * ``rigging_stage`` 2 (animate) is kept as 2 on disk; it reads the control joints like 1.
 * Joint types other than 0/1 carry only the two bone ids (the template's size function).
 * The engine's X-symmetry check is not a parse error here; ``check`` reports it.
@@ -66,6 +68,8 @@ __all__ = ["PhxbnFile", "PhxControl", "PhxJoint", "PhxSimpleIk", "read", "write"
 MIN_VERSION = 5
 MAX_VERSION = 11
 HINGE, AMOTOR, FIXED = 0, 1, 2
+#: below v11, how far past hier_parents the joints and IK bones may reach (real ones: a few KB)
+TAIL_LIMIT = 1 << 20
 
 
 @dataclass
@@ -176,9 +180,25 @@ def _infer_vertices(r: Reader, version: int, m: int) -> int:
     start = r.pos
     left = r.end - start
     n_max = (left - 4 * m - 4) // 32
-    n = n_max - n_max % 3 if n_max >= 0 else -1
+    n_top = n_max - n_max % 3 if n_max >= 0 else -1
     data = r.data
-    while n >= 0:
+    # Cheap vectorised screen of every candidate before the exact parse: hier_parents must be
+    # -1..m-1, num_joints >= 0 and the joints' smallest size must fit. The tail (joints and IK
+    # bones) is searched within TAIL_LIMIT bytes, so that a large damaged file cannot make us
+    # try every multiple of 3 (real tails take a few KB).
+    n_low = max(0, (left - 4 * m - 8 - TAIL_LIMIT) // 32)
+    cand = np.arange(n_top, n_low - 1, -3, dtype=np.int64) if n_top >= 0 else np.zeros(0, np.int64)
+    if len(cand):
+        words = np.frombuffer(data, "<i4", (r.end - start) // 4, start).astype(np.int64)
+        ok = np.ones(len(cand), bool)
+        if m:
+            bad = np.concatenate([[0], np.cumsum((words < -1) | (words >= m))])
+            ok &= bad[8 * cand + m] == bad[8 * cand]
+        nj = words[np.minimum(8 * cand + m, len(words) - 1)]
+        ok &= (8 * cand + m < len(words)) & (nj >= 0)
+        ok &= left - 32 * cand - 4 * m - 4 >= 12 * nj
+        cand = cand[ok]
+    for n in cand.tolist():
         # the tail (hier_parents, joints, IK bones) must end exactly at the end of the file ...
         probe = Reader(data, file=r.file, endian="<")
         probe.pos, probe.end = start + 32 * n, r.end
@@ -195,7 +215,6 @@ def _infer_vertices(r: Reader, version: int, m: int) -> int:
                       and np.all(ids == np.round(ids)) and ids.min() >= 0 and ids.max() < max(m, 1))
         if ok:
             return n
-        n -= 3
     raise r.fail("control-joint vertex arrays followed by hier_parents, joints"
                  + (" and simple IK bones" if version >= 10 else "") + " up to the end of the file",
                  "no vertex count that fits", field="control")
