@@ -335,3 +335,24 @@ def test_span_errors_name_the_column():
     with pytest.raises(FormatError) as exc:
         retromesh.read(bytes(raw), format="vxl")
     assert "column[0]" in str(exc.value) and exc.value.offset is not None
+
+
+def test_limbs_sharing_span_tables_are_refused():
+    """A non-canonical layout may point every tailer at one pair of span tables: 120 bytes
+    per extra limb would then decode into another 255^3 grid (seconds and tens of MB each).
+    Each limb's tables must fit in the body on their own."""
+    g = VoxelGrid.empty((40, 30, 20))
+    g.mask[:, :, :5] = True
+    one = vxl.write(VxlFile(palette=samples.palette(), limbs=[Limb.from_grid(g, "A")]))
+    body_size = struct.unpack_from("<I", one, 28)[0]
+    body = one[802 + 28:802 + 28 + body_size]
+    tailer = one[802 + 28 + body_size:]
+    n = 50
+    heads = b"".join(b"A".ljust(16, b"\0") + struct.pack("<3I", i, 1, 0) for i in range(n))
+    data = (one[:20] + struct.pack("<3I", n, n, body_size) + one[32:802] + heads + body
+            + tailer * n)
+    with pytest.raises(FormatError) as exc:
+        retromesh.read(data, format="vxl")
+    first = body_size // (8 * 40 * 30)          # the first limb whose tables no longer fit
+    assert f"tailers[{first}].xsize" in str(exc.value) and "span tables" in str(exc.value)
+    assert exc.value.offset == 802 + 28 * n + body_size + 92 * first + 88

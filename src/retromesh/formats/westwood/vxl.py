@@ -200,6 +200,16 @@ def read(r: Reader) -> VxlFile:
     doc.trailing = r.rest()
 
     offsets = np.array([t[1][:3] for t in tailers], np.uint32).reshape(-1, 3)
+    # every limb needs its own start and end tables (8 bytes per column): limbs pointing at
+    # shared tables would let a few bytes decode into any number of 255^3 grids
+    tables = 0
+    for i, (tpos, t) in enumerate(tailers):
+        tables += 8 * t[22] * t[23]
+        if tables > body_size:
+            raise r.fail(f"the span tables of limbs 0..{i} (8 bytes per column, "
+                         f"{tables} bytes in all) within the {body_size}-byte body block",
+                         f"{t[22]}x{t[23]} columns", offset=tpos + 88,
+                         field=f"tailers[{i}].xsize")
     # canonical: limb bodies in order, each start table, end table, span data, no gaps
     canonical = True
     for i, (tpos, t) in enumerate(tailers):
