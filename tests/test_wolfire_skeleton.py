@@ -236,6 +236,26 @@ def test_fps_option_and_catmull_rom(files):
     assert np.allclose(w.sum(1), 1)
 
 
+def test_very_long_animation_is_refused(files):
+    """A damaged length on a big rig: a clear error instead of gigabytes of samples."""
+    m = 60
+    pts = np.c_[np.zeros(m + 1), np.arange(m + 1, dtype=float), np.zeros(m + 1)].astype("<f4")
+    ends = np.stack([np.arange(m), np.arange(m) + 1], 1).astype("<i4")
+    par = np.arange(-1, m - 1).astype("<i4")
+    skel = PhxbnFile(version=8, rigging_stage=0, points=pts, point_parents=np.full(m + 1, -1, "<i4"),
+                     bone_ends=ends, bone_parents=par, bone_masses=np.ones(m, "<f4"),
+                     bone_com=np.zeros((m, 3), "<f4"))
+    from retromesh.formats.wolfire.anm import WEAPON8_DTYPE
+    mats = wscene._flat(wscene.bone_frames(pts[ends[:, 0]], pts[ends[:, 1]]))
+    anm = AnmFile(version=11, centered=0, looping=1, length=6_000_000, keyframes=[
+        AnmKeyframe(0, mats, np.zeros(0, "<f4"), np.zeros(0, WEAPON8_DTYPE), 0, None, [], [], [], [])])
+    with pytest.raises(DocumentError, match="lower fps"):
+        wscene.phxbn_to_scene(skel, animations=[anm])
+    anm.length = 20_000                                    # 20 s: fine, sampled in batches
+    scene = wscene.phxbn_to_scene(skel, animations=[anm])
+    assert len(scene.animations[0].channels[0].times) == 601
+
+
 def test_full_character_glb(files, tmp_path):
     out = tmp_path / "stick.glb"
     retromesh.convert(files / "stick.phxbn", out, mesh=files / "stick.obj",

@@ -63,6 +63,8 @@ __all__ = ["bone_frames", "phxbn_to_scene", "anm_to_scene", "scene_to_phxbn", "s
            "catmull_rom_weights", "sample_animation"]
 
 DEFAULT_FPS = 30.0
+#: most (samples x bones) one animation may be resampled into (a 100-bone rig: ~28 min at 30 Hz)
+MAX_SAMPLE_BONES = 5_000_000
 
 
 # -- maths ----------------------------------------------------------------------------------
@@ -365,15 +367,23 @@ def add_animation(scene: Scene, anm: AnmFile, name: str, root: int, joints: list
     end = max(length, float(times[-1]), 0.0)
     step = 1000.0 / fps
     grid = np.arange(0.0, end + 1e-9, step)
-    if len(grid) > 200000:
-        raise DocumentError(f"animation {name!r} would need {len(grid)} samples; lower fps")
+    if len(grid) > 200000 or len(grid) * max(m, 1) > MAX_SAMPLE_BONES:
+        raise DocumentError(f"animation {name!r} would need {len(grid)} samples of {m} bones "
+                            f"(length {end / 1000:g} s); lower fps")
     keyt = times[(times >= 0) & (times <= end)]
     sample = np.unique(np.round(np.concatenate([grid, keyt, [end]]), 6))
     # keep times distinct once stored as float32 seconds
     secs32 = (sample / 1000.0).astype(np.float32)
     keep = np.concatenate([[True], np.diff(secs32) > 0])
     sample, secs = sample[keep], secs32[keep].astype(np.float64)
-    T, R, root_t, root_r = sample_animation(anm, parents, m, sample)
+    # in batches, so that the (samples, 4 keys, bones) intermediates stay small
+    step_n = max(1, 200000 // max(m, 1))
+    parts = [sample_animation(anm, parents, m, sample[i:i + step_n])
+             for i in range(0, len(sample), step_n)]
+    T = np.concatenate([p[0] for p in parts])
+    R = np.concatenate([p[1] for p in parts])
+    root_t = None if parts[0][2] is None else np.concatenate([p[2] for p in parts])
+    root_r = None if parts[0][3] is None else np.concatenate([p[3] for p in parts])
     channels = []
     for i, node in enumerate(joints):
         channels.append(Channel(node, "translation", secs, T[:, i]))
