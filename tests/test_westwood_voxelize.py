@@ -74,14 +74,33 @@ def test_foreign_box_is_filled_and_coloured():
     assert tuple(doc.palette[g.colour[0, 0, 0]]) == (255, 0, 0)
     assert g.normal.max() < 244
     assert out[".hva"].matrices.shape == (1, 1, 3, 4)
-    # placed where the box was: glTF x 4..6
-    scene = retromesh.registry.get("vxl").to_scene(doc)
-    world = scene.world_matrices()
-    node = next(i for i, n in enumerate(scene.nodes) if n.mesh is not None)
-    p = scene.meshes[0].primitives[0].positions
-    pw = p @ world[node][:3, :3].T + world[node][:3, 3]
-    assert np.allclose(pw.min(0), [4, -0.5, -1.5], atol=1e-4)
-    assert np.allclose(pw.max(0), [6, 0.5, 1.5], atol=1e-4)
+    # bounds in voxel units (k = 1, as the games and vengi write them)
+    limb = doc.limbs[0]
+    assert np.allclose((limb.bounds_max - limb.bounds_min) / np.array(limb.size), 1)
+    # placed where the box was (glTF x 4..6) in voxels of 0.1: x 40..60; scale=0.1 gives the
+    # scene's units back
+    for scale, unit in ((1.0, 10.0), (0.1, 1.0)):
+        scene = retromesh.registry.get("vxl").to_scene(doc, scale=scale)
+        world = scene.world_matrices()
+        node = next(i for i, n in enumerate(scene.nodes) if n.mesh is not None)
+        p = scene.meshes[0].primitives[0].positions
+        pw = p @ world[node][:3, :3].T + world[node][:3, 3]
+        assert np.allclose(pw.min(0), np.array([4, -0.5, -1.5]) * unit, atol=1e-3)
+        assert np.allclose(pw.max(0), np.array([6, 0.5, 1.5]) * unit, atol=1e-3)
+
+
+def test_vox_models_are_placed_in_voxels():
+    """glb -> vox: the _t of every model is in voxels, like its voxels (two boxes 10 voxels
+    apart stay 10 voxels apart, not 1)."""
+    from retromesh.formats.westwood import vox
+    scene = _box_scene()
+    scene.add_node(Node(name="box2", mesh=0, translation=np.array([5.0, 0, 1.0])))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LossWarning)
+        v = vox.from_scene(scene, resolution=40)      # extent 4 -> 0.1 per voxel
+    t = [m[:3, 3] for _, m, _ in vox._placements(v, 2)]
+    # glTF +Z (1.0 = 10 voxels) is VXL/VOX +x
+    assert np.allclose(t[1] - t[0], [10, 0, 0])
 
 
 def test_ts_table_and_no_fill():

@@ -14,9 +14,11 @@
   Primitives of a material named ``player_remap`` take the player-colour ramp 16..31 by
   brightness. Interior voxels take the colour of the surface voxel before them along x.
 * Normals: estimated from the shape for the chosen table (``game="ra2"`` default, ``"ts"``).
-* Placement: each limb's bounds are its box in scene units (``k`` = the voxel size), tailer
-  and HVA matrices are identity, so :func:`.scene.to_scene` puts the voxels back where the
-  triangles were.
+* Placement: each limb's bounds are its box in *voxel* units (``k = 1``, like every game
+  file and vengi's writer; OpenRA ignores ``k`` for the grid), tailer and HVA matrices are
+  identity. :func:`.scene.to_scene` therefore puts the voxels where the triangles were,
+  scaled by ``1 / voxel size`` (load with ``scale=<voxel size>`` to get the scene's units
+  back).
 """
 from __future__ import annotations
 
@@ -216,10 +218,12 @@ def from_scene(scene: Scene, *, resolution: int = 64, voxel_size: float | None =
                 colour[inner] = colour[last, yy, zz][inner]
             mask = full
         grid = VoxelGrid(colour, normal_indices(mask, table), mask)
-        b0 = (gmin + lo * vs).astype(np.float32)
+        # bounds in voxel units (k = 1), as the game tools write them: OpenRA places the grid
+        # at b0 + index without k, and the .vox bridge places models in voxels
+        b0 = (gmin / vs + lo).astype(np.float32)
         limbs.append(Limb.from_grid(grid, name.encode("latin-1", "replace")[:15], index=li,
                                     normal_type=table, bounds_min=b0,
-                                    bounds_max=(b0 + size * vs).astype(np.float32)))
+                                    bounds_max=(b0 + size).astype(np.float32)))
     doc = VxlFile(palette=pal, limbs=limbs)
     eye = np.eye(3, 4, dtype=np.float32)
     hva = HvaFile(name=b"retromesh".ljust(16, b"\0"),
