@@ -183,6 +183,19 @@ def test_parent_cycle_is_a_format_error():
         retromesh.load(retromesh.to_bytes(s), format="skl")
 
 
+def test_cycle_search_is_linear_and_exact():
+    from retromesh.formats.lostsaga.skl import SklBone, SklFile, check
+    n = 50_000                                    # a quadratic walk would take minutes here
+    names = [b"b%d" % i for i in range(n)]
+    chain = SklFile(bones=[SklBone(names[i], names[i - 1] if i else b"") for i in range(n)])
+    assert chain.cycle_bone() is None
+    chain.bones[0].parent = names[-1]
+    assert chain.cycle_bone() is not None
+    loop = SklFile(bones=[SklBone(b"a", b"r"), SklBone(b"b", b"b"), SklBone(b"r")])
+    assert loop.cycle_bone() == 1
+    assert "cycle" in " ".join(check(loop))
+
+
 @pytest.mark.filterwarnings("ignore::retromesh.LossWarning")
 def test_bad_submesh_range_is_a_format_error():
     doc = samples.full_mesh(2000)

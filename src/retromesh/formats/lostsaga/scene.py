@@ -121,16 +121,11 @@ def _finite(a: np.ndarray) -> np.ndarray:
 
 def _add_skeleton(scene: Scene, skl: SklFile) -> tuple[list[int], dict[bytes, int]]:
     """Joint nodes for every bone; returns (node index per bone, bone name -> bone index)."""
-    n = len(skl.bones)
     parents = skl.parent_indices()
-    for i in range(n):
-        j, steps = i, 0
-        while j >= 0:
-            j = parents[j]
-            steps += 1
-            if steps > n:
-                raise FormatError("bones whose parent names form a tree", path=f"bones[{i}].parent",
-                                  got=f"a parent cycle through {text(skl.bones[i].name)!r}")
+    cycle = skl.cycle_bone()
+    if cycle is not None:
+        raise FormatError("bones whose parent names form a tree", path=f"bones[{cycle}].parent",
+                          got=f"a parent cycle through {text(skl.bones[cycle].name)!r}")
     poses = skl.poses
     t = vec_to_gltf(_finite(poses["local_position"]))
     r = quat_to_gltf(_unit_quats(poses["local_rotation"]))

@@ -68,6 +68,23 @@ class SklFile:
     def names(self) -> list[bytes]:
         return [b.name for b in self.bones]
 
+    def cycle_bone(self) -> int | None:
+        """A bone on a parent cycle, or None (linear time: a chain of 100,000 bones is fine)."""
+        parents = self.parent_indices()
+        state = [0] * len(parents)            # 0 unseen, 1 on the current walk, 2 done
+        for i in range(len(parents)):
+            walk = []
+            j = i
+            while j >= 0 and state[j] == 0:
+                state[j] = 1
+                walk.append(j)
+                j = parents[j]
+            if j >= 0 and state[j] == 1:
+                return j
+            for k in walk:
+                state[k] = 2
+        return None
+
     def parent_indices(self) -> list[int]:
         """Parent index per bone by name (-1 = root or unknown parent; first bone of a name)."""
         index: dict[bytes, int] = {}
@@ -148,15 +165,9 @@ def check(doc: SklFile) -> list[str]:
                 problems.append(f"bone {text(b.name)!r}: child {text(c)!r} does not exist")
     problems += long_strings([b.name for b in doc.bones] + [b.parent for b in doc.bones]
                              + [c for b in doc.bones for c in b.children], "names")
-    parents = doc.parent_indices()
-    for i in range(len(parents)):
-        j, steps = i, 0
-        while j >= 0 and steps <= len(parents):
-            j = parents[j]
-            steps += 1
-        if steps > len(parents):
-            problems.append(f"bone {text(names[i])!r} is in a parent cycle")
-            break
+    cycle = doc.cycle_bone()
+    if cycle is not None:
+        problems.append(f"bone {text(names[cycle])!r} is in a parent cycle")
     return problems
 
 
