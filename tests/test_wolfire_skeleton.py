@@ -536,7 +536,7 @@ def _worlds_at(scene, anim, t):
     R = np.array([n.rotation for n in scene.nodes])
     S = np.array([n.scale for n in scene.nodes])
     for c in anim.channels:
-        v = wscene._sample_channel(c, np.array([t]))[0]
+        v = c.sample(np.array([t]))[0]
         {"translation": T, "rotation": R, "scale": S}[c.path][c.node] = v
     return world_matrices(compose_trs(T, R, S), scene.parents())
 

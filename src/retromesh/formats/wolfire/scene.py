@@ -642,25 +642,6 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, **options: Any):
     return out
 
 
-def _sample_channel(c: Channel, t: np.ndarray) -> np.ndarray:
-    times = c.times.astype(np.float64)
-    vals = c.values.astype(np.float64)
-    if c.interpolation == "CUBICSPLINE":
-        vals = vals[1::3]
-    if c.interpolation == "STEP":
-        i = np.clip(np.searchsorted(times, t, side="right") - 1, 0, len(times) - 1)
-        return vals[i]
-    i = np.clip(np.searchsorted(times, t, side="right") - 1, 0, len(times) - 1)
-    j = np.minimum(i + 1, len(times) - 1)
-    den = times[j] - times[i]
-    f = np.where(den > 0, (t - times[i]) / np.where(den > 0, den, 1), 0.0)
-    f = np.clip(f, 0, 1)[:, None]
-    if c.path == "rotation":
-        from ...transforms import quat_slerp
-        return quat_slerp(vals[i], vals[j], f[:, 0])
-    return vals[i] * (1 - f) + vals[j] * f
-
-
 def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents: np.ndarray,
                       root: int | None, correction: np.ndarray | None = None,
                       shift: np.ndarray | None = None) -> AnmFile:
@@ -690,7 +671,7 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
     for c in anim.channels:
         if c.node in pos_of:
             i = pos_of[c.node]
-            v = _sample_channel(c, t)
+            v = c.sample(t)
             if c.path == "translation":
                 T[:, i] = v
             elif c.path == "rotation":
@@ -698,7 +679,7 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
             elif c.path == "scale":
                 S[:, i] = v
         elif root is not None and c.node == root:
-            v = _sample_channel(c, t)
+            v = c.sample(t)
             if c.path == "translation":
                 root_t = v
             elif c.path == "rotation":
