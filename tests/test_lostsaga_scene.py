@@ -661,3 +661,30 @@ def test_keys_under_a_transformed_armature_node_keep_the_pose(tmp_path, fmt):
     for t in (0.0, 0.25, 0.6):
         assert np.abs(_posed(scene, scene.animations[0], t)
                       - _posed(back, back.animations[0], t)).max() < 5e-3
+
+
+def test_unskinned_meshes_of_a_skinned_scene_are_bound_rigidly(tmp_path):
+    """A type-1 mesh has no unskinned vertices: a prop hanging under a joint follows that bone,
+    a mesh under no joint is bound to the root bone (with a LossWarning), none is left weightless."""
+    from retromesh.scene import Mesh, Node, Primitive
+    m, s = samples.skinned_column(3)
+    scene = retromesh.load(retromesh.to_bytes(m), format="msh", skeleton=s,
+                           animations=[samples.wave_animation(s)])
+    tri = Primitive(positions=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], np.float32),
+                    indices=np.array([0, 1, 2], np.uint32))
+    top = scene.skins[0].joints[-1]
+    scene.add_node(Node(name="sword", mesh=scene.add_mesh(Mesh(name="sword", primitives=[tri])),
+                        translation=np.array([0.5, 1.0, 0.2]),
+                        rotation=np.array([0.0, 0.0, np.sin(0.3), np.cos(0.3)])), parent=top)
+    scene.add_node(Node(name="floor", mesh=scene.add_mesh(Mesh(name="floor", primitives=[tri])),
+                        translation=np.array([3.0, 0.0, 0.0])))
+    with pytest.warns(retromesh.LossWarning, match="'floor'.*root bone 'Bip01'"):
+        retromesh.save(scene, tmp_path / "a.msh")
+    doc = retromesh.read(tmp_path / "a.msh")
+    assert np.all(doc.weights["weight"][:, 0] > 0)
+    assert np.all(doc.weights["bone"][-6:-3, 0] == len(s.bones) - 1)
+    back = load_quiet(tmp_path / "a.msh", skeleton=tmp_path / "a.skl",
+                      animations=[tmp_path / "a.ani"])
+    for t in (0.0, 0.25, 0.6):
+        assert np.abs(_posed(scene, scene.animations[0], t)
+                      - _posed(back, back.animations[0], t)).max() < 1e-4

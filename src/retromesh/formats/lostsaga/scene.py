@@ -36,7 +36,9 @@ to_scene
 from_scene
 ----------
 ``msh`` from a Scene: every mesh node becomes submeshes of one ``.msh`` (static nodes baked to
-world space, skinned ones kept in bind space); with a skin also a ``.skl`` (joints of the first
+world space, skinned ones kept in bind space; when the scene is skinned, unskinned mesh nodes are
+bound rigidly, weight 1, to the joint they hang under, or to the root bone with a LossWarning: a
+type-1 mesh has no unweighted vertices); with a skin also a ``.skl`` (joints of the first
 skin) and one ``.ani`` per animation (``DEFAULT`` 4000, or ``animation_format="comp4"/"comp8"``;
 ``rounding="engine"|"nearest"``): ``{"": msh, ".skl": skl, ".ani": ani}`` or
 ``"_<name>.ani"`` keys when there are several animations. Non-joint nodes between the joints (an
@@ -718,6 +720,12 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = "default", rounding:
             raise DocumentError(f"msh: {len(joints)} joints; the engine packs bone ids in a byte "
                                 "(at most 256)")
     main_skin = scene.nodes[skinned_nodes[0]].skin if skinned_nodes else None
+    if skl is not None:
+        skin = scene.skins[main_skin]
+        ibm = (np.asarray(skin.inverse_bind_matrices, dtype=np.float64)
+               if skin.inverse_bind_matrices is not None else inverse(world[joints]))
+        bone_of = {n: k for k, n in enumerate(joints)}
+        gparents = scene.parents()
     parts = []
     for ni, node in enumerate(scene.nodes):
         if node.mesh is None:
@@ -727,6 +735,21 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = "default", rounding:
             warnings.warn(f"node {node.name!r}: a second skin is not supported; baked static",
                           LossWarning, stacklevel=2)
         m = world[ni]
+        rigid = None
+        if skl is not None and not skinned:
+            # a type-1 mesh has no unskinned vertices (a vertex without weight collapses): bind
+            # the node rigidly to the joint it hangs under, in that bone's bind space
+            j = ni
+            while j >= 0 and j not in bone_of:
+                j = gparents[j]
+            if j < 0:
+                rigid = bone_parents.index(-1)
+                warnings.warn(f"node {node.name!r}: a mesh under no joint is bound to the root bone "
+                              f"{text(skl.bones[rigid].name)!r} (it follows that bone's keys)",
+                              LossWarning, stacklevel=2)
+            else:
+                rigid = bone_of[j]
+            m = inverse(ibm[rigid]) @ inverse(world[joints[rigid]]) @ m
         nm = np.linalg.inv(m[:3, :3]).T if abs(np.linalg.det(m[:3, :3])) > 1e-12 else np.eye(3)
         for p in scene.meshes[node.mesh].primitives:
             if p.mode != 4 or len(p.positions) == 0:
@@ -745,10 +768,12 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = "default", rounding:
                     tan = np.concatenate([tan[:, :3] @ m[:3, :3].T, tan[:, 3:]], axis=1)
                 if np.linalg.det(m[:3, :3]) < 0:
                     idx = idx.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)
+            jw = (p.joints, p.weights) if skinned else (None, None)
+            if rigid is not None:
+                jw = (np.tile([rigid, 0, 0, 0], (len(pos), 1)),
+                      np.tile([1.0, 0.0, 0.0, 0.0], (len(pos), 1)))
             parts.append(dict(pos=pos, idx=idx, nrm=nrm, tan=tan, uvs=p.uvs, colors=p.colors,
-                              material=p.material,
-                              joints=p.joints if skinned else None,
-                              weights=p.weights if skinned else None))
+                              material=p.material, joints=jw[0], weights=jw[1]))
     if not parts:
         raise DocumentError("msh: the scene has no triangle meshes")
     total = sum(len(q["pos"]) for q in parts)
