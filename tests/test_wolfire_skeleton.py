@@ -556,6 +556,16 @@ def test_foreign_rig_keeps_skinning():
     allpos = np.concatenate([p.positions for p in src.meshes[0].primitives]).astype(float)
     shift = np.eye(4)
     shift[:3, 3] = -(allpos.min(0) + allpos.max(0)) / 2
+    # bones run from each joint to its child (never of zero length: GetBoneMat would give NaNs)
+    p = skel.points.astype(float)
+    a, b = p[skel.bone_ends[:, 0]], p[skel.bone_ends[:, 1]]
+    assert np.linalg.norm(b - a, axis=1).min() > 1e-3
+    w_src = src.world_matrices()[src.skins[0].joints][:, :3, 3] + shift[:3, 3]
+    for i, par in enumerate(skel.bone_parents):
+        assert np.allclose(a[i], w_src[i], atol=1e-5)
+        if par >= 0 and np.linalg.norm(w_src[i] - w_src[par]) > 1e-3:
+            d = (w_src[i] - w_src[par]) / np.linalg.norm(w_src[i] - w_src[par])
+            assert np.dot((b[par] - a[par]) / np.linalg.norm(b[par] - a[par]), d) > 0.99
     data = retromesh.to_bytes(skel)
     skel = retromesh.read(data, format="phxbn")
     anm = retromesh.read(retromesh.to_bytes(anm), format="anm")

@@ -38,8 +38,11 @@ Engine facts used (format-facts A2, A3, A6; Overgrowth ``bulletworld.cpp``,
 
 ``from_scene`` (glTF -> ``.phxbn`` v11 + ``.anm`` v11): joints of the first skin; bind frames
 from the inverse bind matrices; bone ends from the node extras written by ``to_scene``
-(``phxbn_bone``: start/end point ids and length) or, for foreign skeletons, along the bind
-frame's Z axis up to the child's origin. Animations are sampled at the key times recorded in
+(``phxbn_bone``: start/end point ids and length) or, for foreign skeletons, from the joint's
+origin to the mean origin of its children (a leaf continues its parent's line by half; a lone
+joint points along its +Y), never of zero length (``GetBoneMat`` would make NaNs of it). Key
+matrices are re-expressed in the engine's frames of those bones (``correction``), so skinning
+is unchanged whatever the bone geometry. Animations are sampled at the key times recorded in
 their extras (else at 30 Hz), turned back into model-space matrices, root motion from the root
 node's channels.
 """
@@ -536,18 +539,40 @@ def _skeleton_of(scene: Scene):
 def _bone_geometry(scene: Scene, joints: list[int], bind: np.ndarray, parents: np.ndarray):
     """(points, bone_ends, the engine's bind frames of those points)."""
     m = len(joints)
-    # bone ends: from the extras to_scene wrote, else along +Z of the bind frame
+    # bone ends: from the extras to_scene wrote (the midpoint +- half the length along the bind
+    # frame's Z, which is exactly GetBoneMat's frame); for a foreign rig's joint, from its origin
+    # to the mean origin of its children, else on along the parent -> joint line, else along
+    # the joint's +Y (the glTF/Blender bone axis) -- never of zero length, which the engine's
+    # GetBoneMat would turn into NaNs.
     ex = [scene.nodes[j].extras for j in joints]
     mids = bind[:, :3, 3]
     dirs = bind[:, :3, 2]
     dirs = dirs / np.maximum(np.linalg.norm(dirs, axis=1, keepdims=True), 1e-12)
     lengths = np.array([float(e.get("length", 0.0)) for e in ex])
     have = np.array([("start_point" in e and "end_point" in e and "length" in e) for e in ex])
-    for i in np.nonzero(~have)[0]:
-        kids = [k for k in range(m) if parents[k] == i]
-        lengths[i] = float(np.linalg.norm(mids[kids[0]] - mids[i]) * 2) if kids else 0.1
     starts = mids - dirs * lengths[:, None] / 2
     ends_p = mids + dirs * lengths[:, None] / 2
+    if not np.all(have):
+        eps = 1e-5 * max(float(np.ptp(mids, axis=0).max()) if m else 0.0, 1e-3)
+        kid_d = [float(np.linalg.norm(mids[k] - mids[parents[k]])) for k in range(m) if parents[k] >= 0]
+        kid_d = [d for d in kid_d if d > eps]
+        typical = float(np.median(kid_d)) if kid_d else 0.1
+        for i in np.nonzero(~have)[0]:
+            o = mids[i]
+            kids = [k for k in range(m) if parents[k] == i and np.linalg.norm(mids[k] - o) > eps]
+            p = int(parents[i])
+            if kids:
+                end = mids[kids].mean(0)
+            elif p >= 0 and np.linalg.norm(o - mids[p]) > eps:
+                d = o - mids[p]
+                end = o + d / 2
+            else:
+                y = bind[i, :3, 1]
+                ny = np.linalg.norm(y)
+                end = o + (y / ny if ny > 1e-12 else np.array([0.0, 1.0, 0.0])) * typical / 2
+            if np.linalg.norm(end - o) <= eps:
+                end = o + np.array([0.0, typical / 2, 0.0])
+            starts[i], ends_p[i] = o, end
     if np.all(have):
         ids = np.array([[e["start_point"], e["end_point"]] for e in ex], np.int64)
         npts = int(ids.max()) + 1
