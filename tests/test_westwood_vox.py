@@ -278,3 +278,34 @@ def test_sparse_big_model_normals_are_quick():
     assert np.linalg.norm(n) > 0.99 and np.count_nonzero(idx) <= 3
     # a lone voxel points along the +Z fallback of an all-empty neighbourhood sum
     assert idx[0, 0, 0] == idx[254, 254, 254]
+
+
+def test_hostile_model_sizes_and_translations_raise_format_error():
+    """24 bytes of SIZE make a 256^3 grid: the total is bounded (a file of 65 empty 256^3
+    models is refused at once instead of meshing for seconds each); a NaN/inf ``_t`` is a
+    FormatError, not NaN in the glTF."""
+    import time
+
+    from retromesh import FormatError
+    doc = VoxFile(chunks=[c for _ in range(65)
+                          for c in (VoxSize(256, 256, 256), VoxXyzi(np.zeros(0, XYZI_DTYPE)))])
+    t0 = time.perf_counter()
+    with pytest.raises(FormatError, match=r"models\[64\]\.SIZE"):
+        retromesh.load(vox.write(doc), format="vox")
+    assert time.perf_counter() - t0 < 60          # generous: only guards against a hang
+    from retromesh.binio import Reader, Writer
+    tank = _tank_vox()
+    for c in tank.chunks:
+        if isinstance(c, VoxChunk) and c.id == b"nTRN" and b"_t" in c.content:
+            r = Reader(c.content)
+            nid, attrs = r.i32("id"), vox.parse_dict(r)
+            child, reserved, layer, _frames = r.unpack("4i", "nTRN")
+            w = Writer("<")
+            w.i32(nid)
+            vox.build_dict(w, attrs)
+            w.pack("4i", child, reserved, layer, 1)
+            vox.build_dict(w, {"_t": "nan 0 0"})
+            c.content = w.getvalue()
+            break
+    with pytest.raises(FormatError, match=r"_t"):
+        retromesh.load(vox.write(tank), format="vox")

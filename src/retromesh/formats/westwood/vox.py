@@ -18,6 +18,9 @@ Layout (little-endian)
 | LAYR | ``int32 layer``, DICT (``_name``, ``_hidden``), ``int32 reserved`` |
 | DICT | ``int32 n``, n x (STRING key, STRING value); STRING = ``int32 size`` + bytes |
 
+Limits (hostile files): the SIZE volumes of all models add up to at most :data:`MAX_CELLS`
+(a 24-byte SIZE would otherwise buy a 256^3 grid); a non-finite ``_t`` is a FormatError.
+
 SIZE, XYZI and RGBA are decoded (numpy); every other chunk (scene graph, MATL, rOBJ, rCAM,
 NOTE, IMAP, unknown ones) is kept as raw content + children, so files round-trip byte for
 byte. The scene-graph chunks are parsed on demand (:func:`scene_graph`). A model's pivot is
@@ -66,6 +69,7 @@ from .vxl import Limb, VxlFile
 
 __all__ = [
     "DEFAULT_PALETTE",
+    "MAX_CELLS",
     "VoxChunk",
     "VoxFile",
     "VoxRgba",
@@ -276,10 +280,17 @@ def scene_graph(doc: VoxFile) -> dict[str, Any]:
     return {"nodes": nodes, "layers": layers}
 
 
+#: the most cells (sum of SIZE volumes) :func:`models` decodes: a SIZE chunk costs 24 bytes
+#: but its dense grid up to 16.7M cells, and meshing or converting one takes ~0.1 s; this
+#: bounds a hostile file to seconds (64 models of 256^3)
+MAX_CELLS = 1 << 30
+
+
 def models(doc: VoxFile) -> list[VoxelGrid]:
     """Each SIZE+XYZI pair as a grid (colour = vox index 1..255, normal 0)."""
     out = []
     size: VoxSize | None = None
+    cells = 0
     for c in doc.chunks:
         if isinstance(c, VoxSize):
             size = c
@@ -290,6 +301,10 @@ def models(doc: VoxFile) -> list[VoxelGrid]:
             if min(shape) < 0 or max(shape) > 256:
                 raise FormatError("model sizes of 0..256", path=f"models[{len(out)}].SIZE",
                                   got=shape)
+            cells += shape[0] * shape[1] * shape[2]
+            if cells > MAX_CELLS:
+                raise FormatError(f"models of at most {MAX_CELLS} cells in all (64 of 256^3)",
+                                  path=f"models[{len(out)}].SIZE", got=f"{cells} cells")
             g = VoxelGrid.empty(shape)
             v = c.voxels
             ok = (v["x"] < shape[0]) & (v["y"] < shape[1]) & (v["z"] < shape[2]) & (v["i"] > 0)
@@ -373,6 +388,9 @@ def _placements(doc: VoxFile, n_models: int) -> list[tuple[int, np.ndarray, dict
                     t[:3, 3] = [float(v) for v in f["_t"].split()[:3]]
                 except ValueError:
                     pass
+                if not np.all(np.isfinite(t[:3, 3])):
+                    raise FormatError("a finite translation", path=f"scene graph node {nid}._t",
+                                      got=f["_t"])
             stack.append((node["child"], m @ t, node["attrs"], depth + 1))
         elif node["type"] == "nGRP":
             for c in reversed(node["children"]):
