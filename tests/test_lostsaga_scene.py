@@ -688,3 +688,12 @@ def test_unskinned_meshes_of_a_skinned_scene_are_bound_rigidly(tmp_path):
     for t in (0.0, 0.25, 0.6):
         assert np.abs(_posed(scene, scene.animations[0], t)
                       - _posed(back, back.animations[0], t)).max() < 1e-4
+
+
+@pytest.mark.parametrize("names", [[], [b""]])
+def test_weights_without_bone_names_convert_with_a_warning(names, tmp_path):
+    m, s = samples.skinned_column(2)
+    m.bone_names = names                      # the engine drops empty names: no ids are valid
+    with pytest.warns(retromesh.LossWarning, match="not in the mesh's bone list"):
+        scene = retromesh.load(retromesh.to_bytes(m), format="msh", skeleton=s)
+    assert len(scene.meshes[0].primitives[0].positions) == m.vertex_count

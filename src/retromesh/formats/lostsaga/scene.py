@@ -353,7 +353,7 @@ def _skin_weights(doc: MshFile, joint_of_id: np.ndarray) -> tuple[np.ndarray, np
     use &= np.isfinite(w)
     ok_id = np.isfinite(ids) & (ids >= 0) & (ids < len(joint_of_id))
     idx = np.where(ok_id, ids, 0).astype(np.int64)
-    joint = joint_of_id[idx]
+    joint = joint_of_id[idx] if len(joint_of_id) else np.full(idx.shape, -1, np.int64)
     bad = use & (~ok_id | (joint < 0))
     if bad.any():
         warnings.warn(f"{int(bad.sum())} vertex influences name bones that are not in the mesh's "
@@ -403,9 +403,7 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
                           LossWarning, stacklevel=3)
         elif skinned:
             names = [n for n in msh.bone_names if n]           # the engine skips empty names
-            joint_of_id = np.array([bone_index.get(n, -1) for n in names] or [-1], dtype=np.int64)
-            if not names:
-                joint_of_id = np.zeros(0, dtype=np.int64)
+            joint_of_id = np.array([bone_index.get(n, -1) for n in names], dtype=np.int64)
         prims = _mesh_primitives(msh, joint_of_id, material_ids)
         mesh = Mesh(name=mesh_name, primitives=prims,
                     extras={"mesh_type": msh_mod.MESH_TYPES.get(msh.mesh_type, msh.mesh_type),
