@@ -315,3 +315,28 @@ def test_hypothesis_scene_of_random_limbs(mask, colour, greedy):
     for p in prims:
         assert np.allclose(np.linalg.norm(p.normals, axis=1), 1, atol=1e-4)
         assert ("player_remap" in p.extras) == (16 <= colour <= 31)
+
+
+@pytest.mark.parametrize("normals", ["table", "face"])
+def test_mirrored_bounds_mirror_the_normals_too(normals):
+    """bounds_max < bounds_min on x mirrors the grid: windings flip and the normals must
+    still point out of the (mirrored) solid."""
+    g = VoxelGrid.empty((3, 2, 2))
+    g.mask[:] = True
+    g.normal[:] = 0
+    limb = Limb.from_grid(g, "M", bounds_min=np.array([3, 0, 0], np.float32),
+                          bounds_max=np.array([0, 2, 2], np.float32))         # k = (-1, 1, 1)
+    scene = to_scene(VxlFile(palette=samples.palette(), limbs=[limb]), normals=normals)
+    prim = scene.meshes[0].primitives[0]
+    p = prim.positions[prim.indices.reshape(-1, 3)]
+    geo = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])      # counter-clockwise normal
+    centre = prim.positions.mean(0)
+    out = p.mean(1) - centre
+    assert np.all((geo * out).sum(1) > 0)                     # windings face outwards
+    if normals == "face":
+        n = prim.normals[prim.indices.reshape(-1, 3)[:, 0]]
+        assert np.all((n * out).sum(1) > 0)                   # and so do the normals
+    else:
+        # the table vector of index 0 mirrored on VXL x (glTF z)
+        expect = normal_table(4)[0] * [-1, 1, 1]
+        assert np.allclose(prim.normals[0], expect @ AXES.T, atol=1e-6)

@@ -174,6 +174,8 @@ def _limb_mesh(grid: VoxelGrid, limb: Limb, palette_lin: np.ndarray, remap: tupl
     else:
         ni = np.minimum(quads.key % 256, len(table) - 1)
         nrm = table.astype(np.float32)[:, perm][ni]
+    # bounds_max < bounds_min on an axis mirrors the grid: the normals follow
+    nrm = nrm * np.sign(k)[perm].astype(np.float32)
     rgb = palette_lin[ci]
     flip = bool(np.prod(np.sign(k)) < 0)
     in_remap = (ci >= remap[0]) & (ci <= remap[1])
