@@ -603,3 +603,18 @@ def test_skeleton_only_glb(version, tmp_path):
     assert info["hasSkins"] and info["animationCount"] == 0
     scene = retromesh.load(tmp_path / "s.glb")
     assert sum("phxbn_bone" in n.extras for n in scene.nodes) == 6
+
+
+def test_every_mesh_of_the_skin_goes_into_the_obj():
+    """Two meshes skinned by the same skin (body + head, say) both reach the OBJ and the
+    per-corner weights; a static mesh is left out with a LossWarning."""
+    from make_examples_import import make_examples
+    src = make_examples.wiggle_scene()
+    node = next(n for n in src.nodes if n.skin is not None)
+    n_corners = sum(len(p.indices) for p in src.meshes[node.mesh].primitives)
+    src.add_node(dataclasses.replace(node, children=[], name="second"))
+    src.add_node(retromesh.scene.Node(name="prop", mesh=node.mesh))
+    with pytest.warns(LossWarning, match="1 mesh"):
+        out = retromesh.from_scene(src, "phxbn")
+    assert len(out[""].control.weights) == 2 * n_corners
+    assert out[".obj"].mesh().triangle_count == 2 * n_corners // 3

@@ -599,26 +599,32 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, **options: Any):
     control = None
     stage = 0
     mesh_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]] = []
+    # every mesh skinned by that skin goes into the one OBJ (the engine reads one object)
+    order = {n: i for i, n in enumerate(joints)}
+    remap = np.array([order[j] for j in skin.joints])
+    w_l, j_l, dropped = [], [], 0
     for ni, node in enumerate(scene.nodes):
-        if node.skin is None or node.mesh is None or scene.skins[node.skin] is not skin:
+        if node.mesh is None:
             continue
-        order = {n: i for i, n in enumerate(joints)}
-        remap = np.array([order[j] for j in skin.joints])
-        w_l, j_l = [], []
+        if node.skin is None or scene.skins[node.skin] is not skin:
+            dropped += 1
+            continue
         for p in scene.meshes[node.mesh].primitives:
             if p.joints is None or p.mode != 4:
+                dropped += 1
                 continue
             idx = (p.indices if p.indices is not None else np.arange(len(p.positions))).astype(np.int64)
             w_l.append(p.weights[idx])
             j_l.append(remap[p.joints[idx].astype(np.int64)])
             mesh_parts.append((p.positions.astype(np.float64), idx.reshape(-1, 3),
                                p.uvs[0] if p.uvs else None, p.normals))
-        if w_l:
-            control = PhxControl(np.concatenate(w_l).astype("<f4"),
-                                 np.concatenate(j_l).astype("<f4"),
-                                 parents.astype("<i4"), [], None)
-            stage = 1
-        break
+    if dropped:
+        warnings.warn(f"{dropped} mesh(es)/primitive(s) not skinned by the first skin (or not "
+                      "triangles) are left out of the .phxbn/.obj", LossWarning, stacklevel=2)
+    if w_l:
+        control = PhxControl(np.concatenate(w_l).astype("<f4"), np.concatenate(j_l).astype("<f4"),
+                             parents.astype("<i4"), [], None)
+        stage = 1
     # the engine centres the OBJ on its bounding box and expects the skeleton in that space
     shift = np.zeros(3)
     obj_doc = None
