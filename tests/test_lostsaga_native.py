@@ -212,6 +212,14 @@ def test_check_reports_problems():
     assert any("same time" in p for p in retromesh.registry.get("ani").check(a))
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -3.0, 300.0])
+def test_check_of_odd_bone_ids_reports_and_never_raises(bad):
+    m, _ = samples.skinned_column(2)
+    m.weights["bone"][0, 0] = bad
+    problems = retromesh.registry.get("msh").check(m)
+    assert any("bone ids" in p for p in problems), problems
+
+
 def test_detection_by_magic():
     data = retromesh.to_bytes(samples.full_mesh(2001))
     assert retromesh.detect(data).name == "msh"

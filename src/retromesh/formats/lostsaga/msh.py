@@ -293,10 +293,15 @@ def check(doc: MshFile) -> list[str]:
         names = [n for n in doc.bone_names if n]
         w = doc.weights
         used = _engine_weight_mask(w["weight"])
-        ids = w["bone"][used]
-        if ids.size and (np.any(ids < 0) or int(ids.max()) >= len(names)):
-            problems.append(f"weights refer to bone {int(ids.max())} of {len(names)} names")
-        if ids.size and int(ids.max()) >= 256:
+        ids = np.asarray(w["bone"][used], dtype=np.float64)
+        finite = np.isfinite(ids)
+        if not finite.all():
+            problems.append(f"{int((~finite).sum())} used bone ids are not finite numbers")
+        ids = ids[finite]
+        if ids.size and (ids.min() < 0 or ids.max() >= len(names)):
+            problems.append(f"weights refer to bone ids {ids.min():g}..{ids.max():g} of "
+                            f"{len(names)} names")
+        if ids.size and ids.max() >= 256:
             problems.append("bone ids >= 256 do not fit the engine's byte-packed indices")
         problems += long_strings(doc.bone_names, "bone names")
         if not doc.vertex_mask & INDICES:
