@@ -72,3 +72,16 @@ def test_hypothesis_write_parse(nv, nt, rnd):
     assert np.allclose(obj.positions, pos, atol=1e-6)
     assert obj.corners[:, 0].tolist() == tri.ravel().tolist()
     assert obj.corners[:, 2].tolist() == tri.ravel().tolist()
+
+
+def test_errors_name_the_line_and_relative_indices():
+    cases = {b"v 0 0 0\nv a b c\n": (8, "v[1]"), b"v 0 0 0\nf 1 x 1\n": (8, "f[0]"),
+             b"v 0 0 0\nv 1 1 1\nv 2 2 2\nf 1 2 3\nf 1 2 9\n": (38, "f[1]"),
+             b"v 1 1 1\nf 0 1 1\n": (8, "f[0]")}
+    for data, (offset, path) in cases.items():
+        with pytest.raises(FormatError) as info:
+            retromesh.read(data, format="obj")
+        assert info.value.offset == offset and info.value.path == path
+    # negative indices count back from the vertices defined before the face (OBJ rule)
+    two = parse_obj(b"v 0 0 0\nv 1 0 0\nv 1 1 0\nf -3 -2 -1\nv 5 5 5\nv 6 6 6\nv 7 7 7\nf -3 -2 -1\n")
+    assert two.corners[:, 0].tolist() == [0, 1, 2, 3, 4, 5]

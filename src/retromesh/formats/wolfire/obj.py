@@ -42,43 +42,60 @@ class ObjMesh:
         return len(self.corners) // 3
 
 
-def _floats(lines: list[str], width: int, what: str, file: str | None) -> np.ndarray:
+def _floats(lines: list[str], where: list[int], width: int, what: str,
+            file: str | None) -> np.ndarray:
     if not lines:
         return np.zeros((0, width))
+    rows = [ln.split()[:width] for ln in lines]
     try:
-        rows = [ln.split()[:width] for ln in lines]
-        arr = np.array([r + ["0"] * (width - len(r)) for r in rows], dtype=np.float64)
-    except (ValueError, OverflowError) as exc:
-        raise FormatError(f"numbers in the OBJ {what} lines", file=file, path=what,
-                          got=str(exc)) from exc
-    return arr
+        return np.array([r + ["0"] * (width - len(r)) for r in rows], dtype=np.float64)
+    except (ValueError, OverflowError):
+        pass
+    for i, r in enumerate(rows):                      # the error path: find the line
+        try:
+            [float(x) for x in r]
+        except (ValueError, OverflowError) as exc:
+            raise FormatError(f"numbers in the OBJ {what} lines", file=file, offset=where[i],
+                              path=f"{what}[{i}]", got=" ".join(r)) from exc
+    raise FormatError(f"numbers in the OBJ {what} lines", file=file, path=what)
 
 
 def parse_obj(data: bytes, file: str | None = None) -> ObjMesh:
-    text = data.decode("latin-1")
+    text = data.decode("latin-1")            # one character per byte: offsets are byte offsets
     v, vt, vn, faces = [], [], [], []
+    v_at, vt_at, vn_at, f_at = [], [], [], []
+    f_counts = []                            # (v, vt, vn) defined before each face
     objects = 0
-    for ln in text.splitlines():
+    offset = 0
+    for ln in text.splitlines(keepends=True):
         s = ln.strip()
         if s.startswith("v "):
             v.append(s[2:])
+            v_at.append(offset)
         elif s.startswith("vt "):
             vt.append(s[3:])
+            vt_at.append(offset)
         elif s.startswith("vn "):
             vn.append(s[3:])
+            vn_at.append(offset)
         elif s.startswith("f "):
             faces.append(s[2:].split())
+            f_at.append(offset)
+            f_counts.append((len(v), len(vt), len(vn)))
         elif s.startswith("o "):
             objects += 1
-    pos = _floats(v, 3, "v", file)
-    tex = _floats(vt, 2, "vt", file)
-    nrm = _floats(vn, 3, "vn", file)
+        offset += len(ln)
+    pos = _floats(v, v_at, 3, "v", file)
+    tex = _floats(vt, vt_at, 2, "vt", file)
+    nrm = _floats(vn, vn_at, 3, "vn", file)
     tokens: list[str] = []
+    owner: list[int] = []                    # face of each corner token
     fanned = False
-    for f in faces:
+    for fi, f in enumerate(faces):
         n = len(f)
         if n < 3:
-            raise FormatError("faces of 3 or 4 corners", file=file, path="f", got=" ".join(f))
+            raise FormatError("faces of 3 or 4 corners", file=file, offset=f_at[fi],
+                              path=f"f[{fi}]", got=" ".join(f))
         if n == 3:
             tokens += f
         elif n == 4:
@@ -88,29 +105,42 @@ def parse_obj(data: bytes, file: str | None = None) -> ObjMesh:
             fanned = True
             for k in range(1, n - 1):
                 tokens += [f[0], f[k], f[k + 1]]
+        owner += [fi] * (3 * (n - 2))
     if fanned:
         warnings.warn("OBJ faces with more than 4 corners were fanned (Overgrowth does not read "
                       "them)", LossWarning, stacklevel=2)
     corners = np.full((len(tokens), 3), -1, dtype=np.int64)
     counts = (len(pos), len(tex), len(nrm))
-    try:
-        parts = [t.split("/") for t in tokens]
-        for k in range(3):
-            col = [p[k] if len(p) > k and p[k] else "0" for p in parts]
-            vals = np.array(col, dtype=np.int64)
-            vals = np.where(vals < 0, vals + counts[k], vals - 1)
-            vals = np.where(np.array([len(p) > k and bool(p[k]) for p in parts], bool), vals, -1)
-            corners[:, k] = vals
-    except (ValueError, OverflowError) as exc:
-        raise FormatError("integer indices in the OBJ faces", file=file, path="f",
-                          got=str(exc)) from exc
-    for k, name in enumerate(("v", "vt", "vn")):
-        col = corners[:, k]
-        if k == 0 and np.any(col < 0):
-            raise FormatError("every face corner to name a vertex", file=file, path="f")
-        if len(col) and col.max() >= counts[k]:
-            raise FormatError(f"{name} indices within 1..{counts[k]}", file=file, path="f",
-                              got=int(col.max()) + 1)
+    face = np.asarray(owner, dtype=np.int64)
+    before = np.asarray(f_counts, dtype=np.int64).reshape(-1, 3)[face] if len(face) else \
+        np.zeros((0, 3), np.int64)
+    parts = [t.split("/") for t in tokens]
+    for k in range(3):
+        given = np.array([len(p) > k and bool(p[k]) for p in parts], bool)
+        try:
+            vals = np.array([p[k] if g else "0" for p, g in zip(parts, given)], dtype=np.int64)
+        except (ValueError, OverflowError) as exc:
+            for i, p in enumerate(parts):
+                try:
+                    int(p[k]) if given[i] else 0
+                except (ValueError, OverflowError):
+                    fi = int(face[i])
+                    raise FormatError("integer indices in the OBJ faces", file=file,
+                                      offset=f_at[fi], path=f"f[{fi}]",
+                                      got=tokens[i]) from exc
+            raise FormatError("integer indices in the OBJ faces", file=file, path="f") from exc
+        # negative indices count back from the last element defined before the face
+        vals = np.where(vals < 0, vals + before[:, k], vals - 1)
+        corners[:, k] = np.where(given, vals, -1)
+        bad = given & ((corners[:, k] < 0) | (corners[:, k] >= counts[k]))
+        if k == 0:
+            bad |= ~given
+        if np.any(bad):
+            i = int(np.argmax(bad))
+            fi = int(face[i])
+            raise FormatError(f"{('v', 'vt', 'vn')[k]} indices within 1..{counts[k]} (or "
+                              "-1..-count before the face)", file=file, offset=f_at[fi],
+                              path=f"f[{fi}]", got=tokens[i])
     return ObjMesh(pos, tex, nrm, corners, objects)
 
 
