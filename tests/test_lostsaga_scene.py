@@ -697,3 +697,22 @@ def test_weights_without_bone_names_convert_with_a_warning(names, tmp_path):
     with pytest.warns(retromesh.LossWarning, match="not in the mesh's bone list"):
         scene = retromesh.load(retromesh.to_bytes(m), format="msh", skeleton=s)
     assert len(scene.meshes[0].primitives[0].positions) == m.vertex_count
+
+
+def test_static_nodes_with_scale_keep_unit_normals():
+    from retromesh.formats.lostsaga.scene import msh_from_scene
+    from retromesh.scene import Mesh, Node, Primitive, Scene
+    scene = Scene()
+    tri = Primitive(positions=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], np.float32),
+                    normals=np.array([[0, 0, 1]] * 3, np.float32),
+                    tangents=np.array([[1, 0, 0, 1]] * 3, np.float32),
+                    indices=np.array([0, 1, 2], np.uint32))
+    scene.add_node(Node(name="n", mesh=scene.add_mesh(Mesh(name="t", primitives=[tri])),
+                        scale=np.array([0.01, 0.02, -0.01])))
+    doc = msh_from_scene(scene)
+    assert np.allclose(np.linalg.norm(doc.normals, axis=1), 1.0)
+    assert np.allclose(np.linalg.norm(doc.tangents, axis=1), 1.0)
+    assert np.allclose(doc.normals, [0, 0, 1])       # glTF -Z after the mirror, D3D +Z
+    back = retromesh.load(retromesh.to_bytes(doc), format="msh").meshes[0].primitives[0]
+    # binormal handedness follows the mirroring node: the glTF tangent w flips
+    assert np.all(back.tangents[:, 3] == -1)

@@ -761,10 +761,12 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = "default", rounding:
             tan = p.tangents.astype(np.float64) if p.tangents is not None else None
             if not skinned:
                 pos = pos @ m[:3, :3].T + m[:3, 3]
-                nrm = nrm @ nm.T
+                nrm = _unit_rows(nrm @ nm.T)[0]              # a scaled node: unit normals again
+                mirror = np.linalg.det(m[:3, :3]) < 0
                 if tan is not None:
-                    tan = np.concatenate([tan[:, :3] @ m[:3, :3].T, tan[:, 3:]], axis=1)
-                if np.linalg.det(m[:3, :3]) < 0:
+                    tan = np.concatenate([_unit_rows(tan[:, :3] @ m[:3, :3].T)[0],
+                                          -tan[:, 3:] if mirror else tan[:, 3:]], axis=1)
+                if mirror:
                     idx = idx.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)
             jw = (p.joints, p.weights) if skinned else (None, None)
             if rigid is not None:
