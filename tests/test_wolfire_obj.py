@@ -76,7 +76,7 @@ def test_hypothesis_write_parse(nv, nt, rnd):
 
 def test_errors_name_the_line_and_relative_indices():
     cases = {b"v 0 0 0\nv a b c\n": (8, "v[1]"), b"v 0 0 0\nf 1 x 1\n": (8, "f[0]"),
-             b"v 0 0 0\nv 1 1 1\nv 2 2 2\nf 1 2 3\nf 1 2 9\n": (38, "f[1]"),
+             b"v 0 0 0\nv 1 1 1\nv 2 2 2\nf 1 2 3\nf 1 2 9\n": (32, "f[1]"),
              b"v 1 1 1\nf 0 1 1\n": (8, "f[0]")}
     for data, (offset, path) in cases.items():
         with pytest.raises(FormatError) as info:
