@@ -114,3 +114,21 @@ def test_vox_scene_graph_translation_and_rotation():
     hi_vox = np.array([10 + 0, 20 - 1, 30 + 0])
     assert np.allclose(pw.min(0), lo_vox[[1, 2, 0]])
     assert np.allclose(pw.max(0), hi_vox[[1, 2, 0]])
+
+
+@pytest.mark.parametrize("option", ["scale=nan", "scale=0", "scale=-2", "scale=big", "fps=inf"])
+def test_bad_scene_options_fail_cleanly(tank, tmp_path, option):
+    """--set scale=nan used to crash the glTF writer (internal error with a traceback)."""
+    for src in (tank, _tank_vox_path(tmp_path)):
+        if option.startswith("fps") and src.suffix == ".vox":
+            continue
+        out = tmp_path / "bad.glb"
+        result = runner.invoke(app, ["convert", str(src), "-o", str(out), "--set", option])
+        assert result.exit_code == 1
+        assert "must be" in result.output and "Traceback" not in result.output
+        assert not out.exists()
+
+
+def _tank_vox_path(tmp_path):
+    (tmp_path / "ex").mkdir(exist_ok=True)
+    return samples.write_examples(tmp_path / "ex")[2]

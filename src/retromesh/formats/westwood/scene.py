@@ -54,6 +54,7 @@ __all__ = [
     "limb_matrices",
     "load_palette",
     "match_sections",
+    "positive_option",
     "srgb_to_linear",
     "to_scene",
 ]
@@ -102,6 +103,17 @@ def _palette(doc_palette: np.ndarray, palette: Any) -> tuple[np.ndarray, bool]:
         ramp = np.linspace(24, 255, 256).astype(np.uint8)
         return np.repeat(ramp[:, None], 3, axis=1), False
     return pal, True
+
+
+def positive_option(name: str, value: Any) -> float:
+    """A finite number > 0 from an option (CLI ``--set`` values arrive as strings)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise DocumentError(f"{name} must be a number, got {value!r}") from None
+    if not (np.isfinite(v) and v > 0):
+        raise DocumentError(f"{name} must be finite and positive, got {value!r}")
+    return v
 
 
 def _axes4() -> np.ndarray:
@@ -254,9 +266,8 @@ def to_scene(doc: VxlFile, *, source: Path | None = None, hva: Any = None,
              scale: float = 1.0, palette: Any = None) -> Scene:
     if normals not in ("table", "face"):
         raise DocumentError(f"normals must be 'table' or 'face', got {normals!r}")
-    fps = DEFAULT_FPS if fps is None else float(fps)
-    if not fps > 0 or not np.isfinite(fps):
-        raise DocumentError(f"fps must be positive, got {fps}")
+    fps = DEFAULT_FPS if fps is None else positive_option("fps", fps)
+    scale = positive_option("scale", scale)
     source = Path(source) if source is not None else None
     hdoc, hpath = _find_hva(source, hva)
     pal, real = _palette(doc.palette, palette)

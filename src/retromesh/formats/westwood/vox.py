@@ -404,7 +404,8 @@ def _placements(doc: VoxFile, n_models: int) -> list[tuple[int, np.ndarray, dict
 
 def to_scene(doc: VoxFile, *, source: Path | None = None, greedy: bool = True,
              scale: float = 1.0) -> Scene:
-    from .scene import grid_scene
+    from .scene import grid_scene, positive_option
+    scale = positive_option("scale", scale)
     grids = models(doc)
     pal = palette_of(doc)
     # vox index c uses RGBA[c - 1]: shift so that grid colours index a 256-entry palette
