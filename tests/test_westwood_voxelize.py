@@ -127,6 +127,11 @@ def test_errors():
         from_scene(_box_scene(), resolution=300)
     with pytest.raises(DocumentError, match="game"):
         from_scene(_box_scene(), game="c&c")
+    # options arrive from the CLI as JSON values or strings
+    for bad in ({"resolution": "abc"}, {"resolution": 0}, {"voxel_size": "abc"},
+                {"voxel_size": -1.0}, {"voxel_size": float("nan")}):
+        with pytest.raises(DocumentError, match="must be"):
+            from_scene(_box_scene(), **bad)
 
 
 def test_many_colours_use_the_fixed_palette():

@@ -132,6 +132,10 @@ def _palette(srgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def from_scene(scene: Scene, *, resolution: int = 64, voxel_size: float | None = None,
                game: str = "ra2", fill: bool = True, **options: Any) -> dict[str, Any]:
+    from .scene import positive_option
+    resolution = positive_option("resolution", resolution)
+    if voxel_size is not None:
+        voxel_size = positive_option("voxel_size", voxel_size)
     table = {"ra2": 4, "ts": 2}.get(str(game).lower())
     if table is None:
         raise DocumentError(f"game must be 'ra2' or 'ts', got {game!r}")
@@ -176,16 +180,16 @@ def from_scene(scene: Scene, *, resolution: int = 64, voxel_size: float | None =
         raise DocumentError("non-finite vertex positions")
     gmin = allpts.min(0)
     extent = float((allpts.max(0) - gmin).max())
-    vs = float(voxel_size) if voxel_size else (extent / max(int(resolution), 1) or 1.0)
-    if not vs > 0:
-        raise DocumentError(f"voxel_size must be positive, got {vs}")
+    vs = voxel_size if voxel_size else (extent / resolution or 1.0)
+    if not (np.isfinite(vs) and vs > 0):
+        raise DocumentError(f"a positive finite voxel size, got {vs} (extent {extent})")
     limbs, grids_cols = [], []
     for name, tri, col, rem in items:
         lo = np.floor((tri.reshape(-1, 3).min(0) - gmin) / vs + 1e-6)
         hi = np.floor((tri.reshape(-1, 3).max(0) - gmin) / vs - 1e-6) + 1
         size = np.maximum(hi - lo, 1).astype(np.int64)
         if size.max() > 255:
-            raise DocumentError(f"node {name!r} needs {tuple(size)} voxels: a VXL limb holds "
+            raise DocumentError(f"node {name!r} needs {tuple(int(v) for v in size)} voxels: a VXL limb holds "
                                 f"255 a side (lower resolution or raise voxel_size)")
         local = (tri - gmin) / vs - lo
         rgb = np.concatenate([col, rem[:, None, None].repeat(3, 1).astype(np.float64)], 2)
