@@ -239,6 +239,21 @@ def test_gltf_of_every_version_is_valid(tmp_path):
         assert len(trimesh.load(p).geometry) >= 1
 
 
+def test_node_forest_gets_a_common_root(tmp_path):
+    """Child counts that end early leave several trees; the glTF skin still needs a common
+    root (the validator rejected SKIN_NO_COMMON_ROOT before)."""
+    doc = samples.build_sample(12)
+    doc.nodes[0].child_count, doc.nodes[1].child_count = 0, 1
+    sc = ls.to_scene(doc)
+    hub = sc.skins[0].skeleton
+    assert sc.nodes[hub].name == "abc_roots" and sc.roots.count(hub) == 1
+    assert sorted(sc.nodes[hub].children) == [0, 1, 3, 5]
+    assert dict(sc.extra_scenes)["lods"][0] == hub
+    out = tmp_path / "forest.glb"
+    retromesh.save(sc, out)
+    assert_valid(out)
+
+
 def test_gltf_reader_keeps_extras(tmp_path):
     out = tmp_path / "m.glb"
     retromesh.save(ls.to_scene(samples.build_sample(12)), out)

@@ -6,7 +6,8 @@ once, by mirroring Z (format-facts summary table): positions, normals and transl
 ``S = diag(1, 1, -1, 1)``, triangle winding reversed. UVs are top-left based like glTF (no flip).
 
 v9-v13 -> Scene
-  * every node becomes a joint node (in depth-first order, parents from the child counts); its
+  * every node becomes a joint node (in depth-first order, parents from the child counts; when
+    the counts leave several trees, an identity node ``abc_roots`` holds them); its
     rest transform is the bind pose (``inverse(parent m) @ m``), the skin's inverse bind matrices
     are ``inverse(m)`` (node ``m`` is the model-space bind matrix);
   * each piece's LOD 0 is a skinned mesh on a root node named after the piece; LOD n > 0 goes to
@@ -254,9 +255,17 @@ def _v9_scene(doc: AbcModel, lods: bool) -> Scene:
                              scale=s_rest[i], extras={"abc_flags": int(nd.flags),
                                                       "abc_index": int(nd.index)}),
                        parent=None if parents[i] < 0 else parents[i])
+    top = [i for i in range(n) if parents[i] < 0]
+    if len(top) > 1:
+        # child counts that end before the last node leave a forest; glTF joints need a
+        # common root, so the trees hang below an identity node of our own
+        hub = scene.add_node(SNode(name="abc_roots", extras={"abc_synthetic": True}))
+        for i in top:
+            scene.roots.remove(i)
+        scene.nodes[hub].children.extend(top)
+        top = [hub]
     skin = scene.add_skin(Skin(joints=list(range(n)), inverse_bind_matrices=inv_world,
-                               skeleton=0 if n and parents[0] < 0 else None, name="skeleton")) \
-        if n else None
+                               skeleton=top[0], name="skeleton")) if n else None
     # sockets
     for si, s in enumerate(doc.sockets):
         if not 0 <= s.node < n:
@@ -297,7 +306,7 @@ def _v9_scene(doc: AbcModel, lods: bool) -> Scene:
                 lod_roots.append(idx)
     if lod_roots:
         # the skeleton's roots too: a skinned mesh's scene must hold its joints
-        scene.extra_scenes.append(("lods", [i for i in range(n) if parents[i] < 0] + lod_roots))
+        scene.extra_scenes.append(("lods", top + lod_roots))
     if lost_total:
         warnings.warn(f"{lost_total} vertices had more than 4 weights; the 4 largest were kept "
                       "and renormalised", LossWarning, stacklevel=3)
