@@ -254,6 +254,14 @@ def test_node_forest_gets_a_common_root(tmp_path):
     assert_valid(out)
 
 
+def test_key_times_that_float32_runs_together_are_dropped():
+    doc = samples.build_sample(12)
+    doc.animations[0].key_times = np.array([0, 2**32 - 2, 2**32 - 1], "<u4")
+    with pytest.warns(LossWarning, match="1 keys"):
+        sc = ls.to_scene(doc)
+    assert len(sc.animations[0].channels[0].times) == 2
+
+
 def test_gltf_reader_keeps_extras(tmp_path):
     out = tmp_path / "m.glb"
     retromesh.save(ls.to_scene(samples.build_sample(12)), out)

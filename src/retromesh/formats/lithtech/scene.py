@@ -333,8 +333,9 @@ def _v9_scene(doc: AbcModel, lods: bool) -> Scene:
 
 
 def _increasing(times_ms: np.ndarray, name: str) -> np.ndarray:
-    t = times_ms.astype(np.int64)
-    prev = np.maximum.accumulate(np.concatenate([[-1], t[:-1]]))
+    # compared as the float32 seconds glTF stores (past ~4.6 hours whole ms run together)
+    t = (times_ms.astype(np.float64) / 1000.0).astype(np.float32)
+    prev = np.maximum.accumulate(np.concatenate([[-1.0], t[:-1]]).astype(np.float32))
     keep = t > prev
     if not keep.all():
         warnings.warn(f"animation {name!r}: {int((~keep).sum())} keys whose time does not "
