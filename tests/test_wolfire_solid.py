@@ -167,3 +167,29 @@ def test_hypothesis_mutations(data):
         base[i] = data.draw(st.integers(0, 255))
     cut = data.draw(st.integers(0, len(base)))
     read_or_format_error(bytes(base[:cut]), "x.solid", scene=True)
+
+
+@pytest.mark.parametrize("path", [p for p in SOLIDS if "Rabbit" in p.name], ids=lambda p: p.name)
+def test_foreign_upright_character_written_as_lugaru_stores_it(path):
+    """An upright glTF mesh saved with character=True is stored upside down and CW-outward,
+    with v = gy, so that it comes back as the same upright character."""
+    doc = retromesh.read(path)
+    scene = retromesh.load(path)
+    world = scene.world_matrices()[0]
+    prim = scene.meshes[0].primitives[0]
+    upright = (np.c_[prim.positions.astype(float), np.ones(len(prim.positions))] @ world.T)[:, :3]
+    foreign = Scene(nodes=[Node(mesh=0)], roots=[0], meshes=[Mesh(primitives=[Primitive(
+        positions=upright, indices=prim.indices, uvs=[prim.uvs[0]])])])
+    out = from_scene(foreign, character=True)
+    assert signed_volume(out.vertices, out.indices()) < 0          # CW-outward like the game's
+    assert np.allclose(np.unique(out.vertices.astype(float), axis=0),
+                       np.unique(doc.vertices.astype(float), axis=0), atol=1e-4)
+    again = retromesh.registry.get("solid").to_scene(out)
+    assert again.nodes[0].extras["lugaru_character"]
+    p2 = again.meshes[0].primitives[0]
+    w2 = (np.c_[p2.positions.astype(float), np.ones(len(p2.positions))] @ again.world_matrices()[0].T)
+    a = np.unique(np.round(w2[:, :3], 3), axis=0)
+    b = np.unique(np.round(upright, 3), axis=0)
+    assert a.shape == b.shape and np.abs(a - b).max() < 2e-3
+    assert np.allclose(np.sort(out.triangles["gy"].ravel()), np.sort(doc.triangles["gy"].ravel()),
+                       atol=1e-6)

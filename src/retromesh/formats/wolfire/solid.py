@@ -51,7 +51,9 @@ upright-rotation of a node made by ``to_scene`` left out), vertices merged by po
 per-corner UVs kept (``gx = u``, ``gy = 1 - v``, or ``gy = v`` with ``character=True``),
 winding written CCW (objects) or CW (``clockwise=True``, as characters and weapons are stored);
 both options default to what ``to_scene`` recorded in the node's extras, so a .solid -> glTF ->
-.solid round trip keeps the original winding and UV convention.
+.solid round trip keeps the original winding and UV convention. ``character=True`` on a
+foreign (upright) mesh writes it upside down, as Lugaru stores characters, and CW-outward
+unless ``clockwise=False``.
 More than 32767 vertices or triangles is refused with a DocumentError.
 """
 from __future__ import annotations
@@ -213,12 +215,18 @@ def to_scene(doc: SolidFile, *, source: Path | None = None, character: bool | No
 def from_scene(scene: Scene, *, clockwise: bool | None = None,
                character: bool | None = None) -> SolidFile:
     """``clockwise``/``character`` default to what ``to_scene`` recorded on the mesh node
-    (``lugaru_clockwise``/``lugaru_character`` extras), else False (an object)."""
+    (``lugaru_clockwise``/``lugaru_character`` extras), else False (an object). A character
+    is written as Lugaru stores them: upside down (the game's ``Rotate(180,0,0)`` undone on
+    meshes that do not carry to_scene's upright mark) and, unless told, CW-outward."""
     marks = [n.extras for n in scene.nodes if n.mesh is not None]
-    if clockwise is None:
-        clockwise = any(bool(e.get("lugaru_clockwise")) for e in marks)
     if character is None:
         character = any(bool(e.get("lugaru_character")) for e in marks)
+    if clockwise is None:
+        if any("lugaru_clockwise" in e for e in marks):
+            clockwise = any(bool(e.get("lugaru_clockwise")) for e in marks)
+        else:
+            clockwise = bool(character)
+    upside_down = np.diag([1.0, -1.0, -1.0, 1.0])
     worlds = scene.world_matrices()
     parents = scene.parents()
     pos_l, uv_l, tri_l = [], [], []
@@ -226,14 +234,13 @@ def from_scene(scene: Scene, *, clockwise: bool | None = None,
     for ni, node in enumerate(scene.nodes):
         if node.mesh is None:
             continue
-        if node.skin is not None:
-            world = np.eye(4)
+        if node.extras.get(UPRIGHT_KEY) and node.skin is None:
+            # leave the upright rotation out: undo the node's own local transform
+            world = worlds[parents[ni]] if parents[ni] >= 0 else np.eye(4)
         else:
-            world = worlds[ni]
-            if node.extras.get(UPRIGHT_KEY):
-                # leave the upright rotation out: undo the node's own local transform
-                pw = worlds[parents[ni]] if parents[ni] >= 0 else np.eye(4)
-                world = pw
+            world = np.eye(4) if node.skin is not None else worlds[ni]
+            if character:
+                world = upside_down @ world          # the game turns characters upright
         for p in scene.meshes[node.mesh].primitives:
             if p.mode != 4:
                 warnings.warn("non-triangle primitive dropped", LossWarning, stacklevel=2)
