@@ -16,10 +16,15 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import retromesh
-from retromesh import LossWarning
+from retromesh import FormatError, LossWarning
 from retromesh.formats.westwood import hva, samples, vxl
 from retromesh.formats.westwood.meshing import count_visible_faces, visible_quads
-from retromesh.formats.westwood.scene import AXES, match_sections, to_scene
+from retromesh.formats.westwood.scene import (
+    AXES,
+    load_palette,
+    match_sections,
+    to_scene,
+)
 from retromesh.formats.westwood.voxels import VoxelGrid, estimate_normals, normal_table
 from retromesh.formats.westwood.vxl import Limb, VxlFile
 
@@ -340,3 +345,18 @@ def test_mirrored_bounds_mirror_the_normals_too(normals):
         # the table vector of index 0 mirrored on VXL x (glTF z)
         expect = normal_table(4)[0] * [-1, 1, 1]
         assert np.allclose(prim.normals[0], expect @ AXES.T, atol=1e-6)
+
+
+def test_jasc_palette_and_bad_palette_files(tmp_path):
+    doc, _ = samples.tank()
+    good = tmp_path / "good.pal"
+    good.write_text("JASC-PAL\n0100\n2\n255 0 0\n0 300 0\n")
+    pal = load_palette(good)
+    assert pal[0].tolist() == [255, 0, 0] and pal[1].tolist() == [0, 255, 0] and not pal[2:].any()
+    for i, text in enumerate(["JASC-PAL\n0100\n", "JASC-PAL\n0100\n256\n1 2 3\n",
+                              "JASC-PAL\n0100\nxx\n", "JASC-PAL\n0100\n-3\n"]):
+        bad = tmp_path / f"bad{i}.pal"
+        bad.write_text(text)
+        with pytest.raises(FormatError) as exc:
+            to_scene(doc, palette=bad)
+        assert exc.value.file == str(bad)             # the palette is named, not the .vxl

@@ -75,11 +75,18 @@ def load_palette(path: str | Path) -> np.ndarray:
     JASC-PAL text file."""
     data = Path(path).read_bytes()
     if data.startswith(b"JASC-PAL"):
-        lines = data.decode("latin-1").split()
-        n = int(lines[2])
-        vals = np.array(lines[3:3 + 3 * n], dtype=np.int64).reshape(n, 3)
+        words = data.decode("latin-1").split()
+        try:
+            n = int(words[2])
+            if not 0 <= n <= 256 or len(words) < 3 + 3 * n:
+                raise ValueError
+            vals = np.array(words[3:3 + 3 * n], dtype=np.int64).reshape(n, 3)
+        except (IndexError, ValueError):
+            raise FormatError("JASC-PAL: 'JASC-PAL', a version, a count of 0..256 and that "
+                              "many 'r g b' lines", file=str(path), offset=None,
+                              got=" ".join(words[1:6])) from None
         out = np.zeros((256, 3), np.uint8)
-        out[:min(n, 256)] = np.clip(vals[:256], 0, 255)
+        out[:n] = np.clip(vals, 0, 255)
         return out
     if len(data) < 768:
         raise FormatError("a palette of 768 bytes (256 RGB triples) or a JASC-PAL file",
