@@ -360,3 +360,18 @@ def test_jasc_palette_and_bad_palette_files(tmp_path):
         with pytest.raises(FormatError) as exc:
             to_scene(doc, palette=bad)
         assert exc.value.file == str(bad)             # the palette is named, not the .vxl
+
+
+def test_non_finite_hva_is_blamed_on_the_hva(tmp_path):
+    doc, h = samples.tank(frames=3)
+    h.matrices = h.matrices.copy()
+    h.matrices[2, 1, 0, 3] = np.nan
+    (tmp_path / "t.vxl").write_bytes(vxl.write(doc))
+    (tmp_path / "t.hva").write_bytes(hva.write(h))
+    with pytest.raises(FormatError) as exc:
+        retromesh.load(tmp_path / "t.vxl")
+    n = len(h.section_names)
+    assert exc.value.file.endswith("t.hva") and exc.value.path == "matrices[2][1]"
+    assert exc.value.offset == 24 + 16 * n + 48 * (2 * n + 1)
+    raw = (tmp_path / "t.hva").read_bytes()
+    assert np.isnan(np.frombuffer(raw, "<f4", 12, exc.value.offset)).any()

@@ -277,6 +277,14 @@ def to_scene(doc: VxlFile, *, source: Path | None = None, hva: Any = None,
     scale = positive_option("scale", scale)
     source = Path(source) if source is not None else None
     hdoc, hpath = _find_hva(source, hva)
+    if hdoc is not None:
+        bad = np.argwhere(~np.isfinite(np.asarray(hdoc.matrices, np.float64)))
+        if len(bad):
+            f, sec = (int(v) for v in bad[0][:2])
+            n = max(len(hdoc.section_names), 1)
+            raise FormatError("finite matrix values", file=hpath,
+                              offset=24 + 16 * n + 48 * (f * n + sec),
+                              path=f"matrices[{f}][{sec}]", got="NaN or infinity")
     pal, real = _palette(doc.palette, palette)
     if not real:
         warnings.warn("the .vxl has an all-black palette (the game's palette is meant): "
