@@ -23,6 +23,9 @@ Deviations from the spec text (``westwood-vxl.txt`` 1.02) and what the corpus ta
   data, with no gaps; the span data of each limb runs to the next limb's start table (or to
   ``body_size``). Such a file is kept as per-limb tables + span bytes; any other layout keeps
   the whole body block verbatim in ``VxlFile.raw_body`` (with the stored offsets).
+* Refused although a lenient reader could follow them: limbs whose span tables (8 bytes per
+  column) do not all fit in the body block side by side, i.e. limbs pointing at shared
+  tables (120 bytes per extra limb would decode into another grid of up to 255^3 cells).
 * Our span encoder reproduces every corpus limb byte for byte (maximal runs, trailing
   ``(skip, 0, 0)`` runs, no empty columns stored as spans).
 * Limb names repeat (``alplane.vxl`` has GROUP01 twice) and ``unknown2`` is 0 or 2.
