@@ -618,3 +618,21 @@ def test_every_mesh_of_the_skin_goes_into_the_obj():
         out = retromesh.from_scene(src, "phxbn")
     assert len(out[""].control.weights) == 2 * n_corners
     assert out[".obj"].mesh().triangle_count == 2 * n_corners // 3
+
+
+def test_start_offset_survives_the_trip_to_v11():
+    """A v1..v10 animation with a start offset: v11 has no start field, so key times and length
+    are written from 0 (the engine subtracts start on load) and playback is unchanged."""
+    skel = samples.stick_skeleton()
+    anm = samples.anm_fixture(10, start=100, centered=False, weapons=False, mobility=False)
+    src = wscene.phxbn_to_scene(skel, animations=[{"a": anm}])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = retromesh.from_scene(src, "phxbn")[".anm"]
+    assert out.version == 11 and out.length == anm.length - anm.start
+    assert [k.time for k in out.keyframes] == [k.time - anm.start for k in anm.keyframes]
+    dst = wscene.phxbn_to_scene(skel, animations=[{"a": out}])
+    for t in np.linspace(0, 0.99, 23):
+        a = _worlds_at(src, src.animations[0], t)
+        b = _worlds_at(dst, dst.animations[0], t)
+        assert np.abs(a - b).max() < 1e-5

@@ -728,7 +728,7 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
     version = 11
     doc = AnmFile(version=version, centered=1 if centered else 0,
                   looping=1 if ex.get("looping", True) else 0, start=None,
-                  length=int(round(length_s * 1000)) + start)
+                  length=int(round(length_s * 1000)))   # v11 has no start: times from 0
     if root_r is not None:
         q = np.asarray(root_r)
         rot = 2 * np.arctan2(q[:, 1], q[:, 3])
@@ -742,7 +742,7 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
         k = int(np.argmin(np.abs(t - float(e.get("time", 0)))))
         events_by_key.setdefault(k, []).append(e)
     for k in range(len(t)):
-        kf = AnmKeyframe(time=int(times_ms[k]), bone_mats=_flat(world[k]),
+        kf = AnmKeyframe(time=int(times_ms[k] - start), bone_mats=_flat(world[k]),
                          weights=np.asarray(weights[k] if weights and k < len(weights) else [],
                                             "<f4"),
                          weapon_mats=np.zeros(0, WEAPON8_DTYPE), use_mobility=0, mobility=None,
