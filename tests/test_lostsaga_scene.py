@@ -716,3 +716,32 @@ def test_static_nodes_with_scale_keep_unit_normals():
     back = retromesh.load(retromesh.to_bytes(doc), format="msh").meshes[0].primitives[0]
     # binormal handedness follows the mirroring node: the glTF tangent w flips
     assert np.all(back.tangents[:, 3] == -1)
+
+
+@pytest.mark.parametrize("where", ["root joint", "armature"])
+def test_uniform_joint_scale_is_baked(tmp_path, where):
+    """.skl/.ani hold no scale: a constant uniform scale on a joint (B3D roots) or on an Armature
+    node above the joints (exporters' 0.01) is baked into offsets and inverse binds."""
+    from retromesh.scene import Node
+    from retromesh.transforms import inverse
+    m, s = samples.skinned_column(3)
+    scene = retromesh.load(retromesh.to_bytes(m), format="msh", skeleton=s,
+                           animations=[samples.wave_animation(s)])
+    skin = scene.skins[0]
+    if where == "armature":
+        scene.nodes.append(Node(name="Armature", scale=np.array([0.01, 0.01, 0.01]),
+                                rotation=np.array([np.sin(np.pi / 4), 0.0, 0.0, np.cos(np.pi / 4)]),
+                                children=list(scene.roots)))
+        scene.roots = [len(scene.nodes) - 1]
+    else:
+        scene.nodes[skin.joints[0]].scale = np.array([3.0, 3.0, 3.0])
+    skin.inverse_bind_matrices = inverse(scene.world_matrices()[skin.joints])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LossWarning)
+        retromesh.save(scene, tmp_path / "a.msh")
+    back = load_quiet(tmp_path / "a.msh", skeleton=tmp_path / "a.skl",
+                      animations=[tmp_path / "a.ani"])
+    size = np.ptp(_posed(scene, scene.animations[0], 0.0), axis=0).max()
+    for t in (0.0, 0.25, 0.6):
+        err = np.abs(_posed(scene, scene.animations[0], t) - _posed(back, back.animations[0], t))
+        assert err.max() < 1e-5 * size

@@ -44,7 +44,9 @@ skin) and one ``.ani`` per animation (``DEFAULT`` 4000, or ``animation_format="c
 ``"_<name>.ani"`` keys when there are several animations. Non-joint nodes between the joints (an
 exporter's rotated or scaled ``Armature`` node) are folded into the bones' LocalTMs and, at their
 rest transform, into the ``.ani`` keys of the bones below them (keys are relative to the ``.skl``
-parent); channels of non-joint nodes and scale keys are dropped with a LossWarning. The mesh type is 1 when skinned, else
+parent). ``.skl``/``.ani`` hold no scale: a constant uniform joint scale (B3D roots, an Armature
+scaled by 0.01) is baked into the bone offsets and inverse binds (skinned vertices stay put);
+non-uniform or animated scale and channels of non-joint nodes are dropped with a LossWarning. The mesh type is 1 when skinned, else
 the type recorded in ``Mesh.extras.mesh_type`` by ``to_scene`` (so a lightmap mesh stays type 2
 through glTF), else 0. Weights are sorted heaviest first (the engine stops at the first weight
 <= 0). When the meshes have materials, the material script ``<mesh>.txt`` (one ``material``
@@ -516,18 +518,31 @@ def _skinned_nodes(scene: Scene) -> list[int]:
     return [i for i, n in enumerate(scene.nodes) if n.mesh is not None and n.skin is not None]
 
 
-def _joint_layout(scene: Scene, skin: Skin, world: np.ndarray):
-    """Parent (bone index or -1) and local matrix of every joint of ``skin``."""
+def _joint_parents(scene: Scene, joints: list[int]) -> list[int]:
+    """Parent bone (index into ``joints``, -1 = root) of every joint: its nearest joint ancestor."""
     parents_node = scene.parents()
-    pos = {n: i for i, n in enumerate(skin.joints)}
-    parents, local = [], []
-    for n in skin.joints:
+    pos = {n: i for i, n in enumerate(joints)}
+    parents = []
+    for n in joints:
         p = parents_node[n]
         while p >= 0 and p not in pos:
             p = parents_node[p]
         parents.append(pos[p] if p >= 0 else -1)
-        local.append(inverse(world[p]) @ world[n] if p >= 0 else world[n])
-    return parents, np.array(local).reshape(-1, 4, 4)
+    return parents
+
+
+def _unscale(world: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Joint world matrices without their (uniform) scale, and that scale per joint.
+
+    .skl/.ani hold no scale, so a constant uniform joint scale (a B3D root scaled by 3.77, an
+    exporter's Armature scaled by 0.01) is baked instead: bones use the rigid part of their world
+    matrix, child offsets are multiplied by the parent's scale and the inverse binds by the bone's
+    own scale -- the skinned vertices stay where they are."""
+    sig = np.cbrt(np.abs(np.linalg.det(world[:, :3, :3])))
+    sig = np.where(np.isfinite(sig) & (sig > 1e-12), sig, 1.0)
+    rigid = world.copy()
+    rigid[:, :3, :3] /= sig[:, None, None]
+    return rigid, sig
 
 
 def skl_from_scene(scene: Scene, **options: Any) -> SklFile:
@@ -550,13 +565,19 @@ def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
         skin = Skin(joints=joints)
     # non-joint nodes between joints (an exporter's "Armature" node) are folded into the bones;
     # the .ani keys are moved into the same frames (_key_frames)
-    parents, local = _joint_layout(scene, skin, world)
+    parents = _joint_parents(scene, skin.joints)
     n = len(skin.joints)
-    ibm = (np.asarray(skin.inverse_bind_matrices) if skin.inverse_bind_matrices is not None
-           else inverse(world[skin.joints]))
+    ibm = (np.asarray(skin.inverse_bind_matrices, dtype=np.float64)
+           if skin.inverse_bind_matrices is not None else inverse(world[skin.joints]))
+    rigid, sig = _unscale(world[skin.joints])
+    local = np.array([inverse(rigid[p]) @ rigid[k] if p >= 0 else rigid[k]
+                      for k, p in enumerate(parents)]).reshape(-1, 4, 4)
+    ibm = ibm.copy()
+    ibm[:, :3, :] *= sig[:, None, None]                          # diag(sig, sig, sig, 1) @ ibm
     t, r, s = decompose_trs(local)
     if not np.allclose(s, 1.0, atol=1e-4):
-        warnings.warn("joint scale is not kept by .skl (LocalTM has none)", LossWarning, stacklevel=3)
+        warnings.warn("non-uniform joint scale is not kept by .skl (LocalTM has none)",
+                      LossWarning, stacklevel=3)
     poses = np.zeros(n, POSE_DTYPE)
     poses["local_position"] = vec_from_gltf(t)
     poses["local_rotation"] = quat_from_gltf(r)
@@ -586,19 +607,25 @@ def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
 
 
 def _key_frames(scene: Scene, joints: list[int], bone_parents: list[int]) -> list:
-    """Per bone, the fixed matrix that takes its glTF-local keys into the space of its ``.skl``
-    parent (the rest transforms of the non-joint nodes in between, e.g. an ``Armature`` node
-    rotated or scaled by an exporter), or None when the glTF parent is the bone's parent."""
+    """Per bone, None or the ``(pre, post)`` matrices that take its glTF-local keys ``L`` to its
+    rigid local TM relative to its ``.skl`` parent: ``pre @ L @ post``. ``pre`` holds the rest
+    transforms of non-joint nodes in between (an exporter's ``Armature`` node) and the parent's
+    baked scale, ``post`` the bone's own (see :func:`_unscale`)."""
     world = scene.world_matrices()
     gparents = scene.parents()
+    _, sig = _unscale(world[joints])
     out = []
     for k, n in enumerate(joints):
         gp, bp = gparents[n], bone_parents[k]
-        if gp < 0 or (bp >= 0 and gp == joints[bp]):
-            out.append(None)
-            continue
-        m = world[gp] if bp < 0 else inverse(world[joints[bp]]) @ world[gp]
-        out.append(None if np.allclose(m, np.eye(4), atol=1e-12) else m)
+        pre = np.eye(4)
+        if gp >= 0 and not (bp >= 0 and gp == joints[bp]):
+            pre = world[gp] if bp < 0 else inverse(world[joints[bp]]) @ world[gp]
+        if bp >= 0:
+            pre = np.diag([sig[bp], sig[bp], sig[bp], 1.0]) @ pre
+        post = np.diag([1.0 / sig[k], 1.0 / sig[k], 1.0 / sig[k], 1.0])
+        trivial = np.allclose(pre, np.eye(4), atol=1e-12) and np.allclose(post, np.eye(4),
+                                                                            atol=1e-12)
+        out.append(None if trivial else (pre, post))
     return out
 
 
@@ -609,9 +636,6 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
         by_node.setdefault(c.node, {})[c.path] = c
     if any(c.interpolation == "CUBICSPLINE" for c in anim.channels):
         warnings.warn(f"animation {anim.name!r}: cubic-spline keys sampled linearly", LossWarning,
-                      stacklevel=4)
-    if any("scale" in chs for chs in by_node.values()):
-        warnings.warn(f"animation {anim.name!r}: scale keys are not kept by .ani", LossWarning,
                       stacklevel=4)
     jset = set(joints)
     others = sorted({scene.nodes[n].name or f"node{n}" for n in by_node if n not in jset})
@@ -640,9 +664,12 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
         tr = (chs["translation"].sample(times) if "translation" in chs
               else np.tile(nd.translation, (len(times), 1)))
         rot = quat_normalize(rot)
+        sc = (chs["scale"].sample(times) if "scale" in chs
+              else np.tile(nd.scale, (len(times), 1)))
         if frames[k] is not None:        # keys relative to the .skl parent, not the glTF parent
-            tr, rot, sc = decompose_trs(frames[k] @ compose_trs(tr, rot, np.ones(3)))
-            scaled |= not np.allclose(sc, 1.0, atol=1e-4)
+            pre, post = frames[k]
+            tr, rot, sc = decompose_trs(pre @ compose_trs(tr, rot, sc) @ post)
+        scaled |= not np.allclose(sc, 1.0, atol=1e-4)
         rot = quat_from_gltf(rot)
         keys = np.zeros(len(times), dt)
         keys["translation"] = vec_from_gltf(tr)
@@ -656,8 +683,8 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
         end = max(end, int(ms[-1]))
         tracks.append(AniTrack(bone=names[k], weight=1.0, keys=keys))
     if scaled:
-        warnings.warn(f"animation {anim.name!r}: the scale of non-joint nodes above the joints is "
-                      "not kept by .ani keys", LossWarning, stacklevel=4)
+        warnings.warn(f"animation {anim.name!r}: scale that changes over time or is not uniform "
+                      "is not kept by .ani keys", LossWarning, stacklevel=4)
     events = []
     for e in anim.extras.get("events", []) if isinstance(anim.extras.get("events"), list) else []:
         if isinstance(e, dict):
