@@ -309,3 +309,38 @@ def test_hostile_model_sizes_and_translations_raise_format_error():
             break
     with pytest.raises(FormatError, match=r"_t"):
         retromesh.load(vox.write(tank), format="vox")
+
+
+def test_many_instances_of_a_big_model_are_bounded():
+    """One empty 256^3 model referenced by 65 nSHP nodes (60 bytes each) is refused instead
+    of being meshed 65 times."""
+    from retromesh import FormatError
+    from retromesh.binio import Writer
+
+    def node(cid, nid, body):
+        w = Writer("<")
+        w.i32(nid)
+        vox.build_dict(w, {})
+        body(w)
+        return VoxChunk(cid, w.getvalue())
+
+    def trn(w, child):
+        w.pack("4i", child, -1, 0, 1)
+        vox.build_dict(w, {})
+
+    def shp(w):
+        w.pack("2i", 1, 0)
+        vox.build_dict(w, {})
+
+    n = 65
+    chunks = [VoxSize(256, 256, 256), VoxXyzi(np.zeros(0, XYZI_DTYPE)),
+              node(b"nTRN", 0, lambda w: trn(w, 1)),
+              node(b"nGRP", 1, lambda w: (w.i32(n), w.pack(f"{n}i", *range(2, 2 + 2 * n, 2))))]
+    for i in range(n):
+        chunks.append(node(b"nTRN", 2 + 2 * i, lambda w, i=i: trn(w, 3 + 2 * i)))
+        chunks.append(node(b"nSHP", 3 + 2 * i, shp))
+    data = vox.write(VoxFile(chunks=chunks))
+    with pytest.raises(FormatError, match=r"instance 64"):
+        retromesh.load(data, format="vox")
+    with pytest.raises(FormatError, match=r"instance 64"):
+        vox.vox_to_vxl(retromesh.read(data, format="vox"))

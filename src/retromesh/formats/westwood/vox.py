@@ -19,7 +19,8 @@ Layout (little-endian)
 | DICT | ``int32 n``, n x (STRING key, STRING value); STRING = ``int32 size`` + bytes |
 
 Limits (hostile files): the SIZE volumes of all models add up to at most :data:`MAX_CELLS`
-(a 24-byte SIZE would otherwise buy a 256^3 grid); a non-finite ``_t`` is a FormatError.
+(a 24-byte SIZE would otherwise buy a 256^3 grid), and so do those of all shape instances
+(nSHP references); a non-finite ``_t`` is a FormatError.
 
 SIZE, XYZI and RGBA are decoded (numpy); every other chunk (scene graph, MATL, rOBJ, rCAM,
 NOTE, IMAP, unknown ones) is kept as raw content + children, so files round-trip byte for
@@ -402,6 +403,22 @@ def _placements(doc: VoxFile, n_models: int) -> list[tuple[int, np.ndarray, dict
     return out
 
 
+def _instances(doc: VoxFile, grids: list[VoxelGrid]
+               ) -> list[tuple[int, np.ndarray, dict[str, str]]]:
+    """:func:`_placements`, with the cells of all shape instances bounded by
+    :data:`MAX_CELLS` (each instance is meshed or converted on its own: 60 bytes of nTRN +
+    nSHP would otherwise buy another pass over a 256^3 model)."""
+    out = _placements(doc, len(grids))
+    cells = 0
+    for i, (mid, _, _) in enumerate(out):
+        cells += grids[mid].mask.size
+        if cells > MAX_CELLS:
+            raise FormatError(f"shape instances of at most {MAX_CELLS} cells in all",
+                              path=f"scene graph instance {i} (model {mid})",
+                              got=f"{cells} cells")
+    return out
+
+
 def to_scene(doc: VoxFile, *, source: Path | None = None, greedy: bool = True,
              scale: float = 1.0) -> Scene:
     from .scene import grid_scene, positive_option
@@ -416,7 +433,7 @@ def to_scene(doc: VoxFile, *, source: Path | None = None, greedy: bool = True,
     root = scene.add_node(Node(name=name, scale=np.full(3, float(scale))))
     items = []
     mats = []
-    for mid, m, attrs in _placements(doc, len(grids)):
+    for mid, m, attrs in _instances(doc, grids):
         g = grids[mid]
         limb = Limb(name=(attrs.get("_name") or f"model{mid}").encode("latin-1")[:15]
                     .ljust(16, b"\0"), xsize=g.size[0], ysize=g.size[1], zsize=g.size[2],
@@ -606,7 +623,7 @@ def vox_to_vxl(doc: VoxFile, *, source: Path | None = None, normal_type: int | N
         frames = int(root.get("vxl_hva_frames", "0"))
     except ValueError:
         frames = 0
-    for k, (mid, m, attrs) in enumerate(_placements(doc, len(grids))):
+    for k, (mid, m, attrs) in enumerate(_instances(doc, grids)):
         g = grids[mid]
         if max(g.size) > 255:
             raise DocumentError(f"model {mid} is {g.size}: VXL limbs are at most 255 a side")
