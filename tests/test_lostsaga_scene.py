@@ -745,3 +745,24 @@ def test_uniform_joint_scale_is_baked(tmp_path, where):
     for t in (0.0, 0.25, 0.6):
         err = np.abs(_posed(scene, scene.animations[0], t) - _posed(back, back.animations[0], t))
         assert err.max() < 1e-5 * size
+
+
+def test_key_and_event_times_survive_gltf(tmp_path):
+    m, s = samples.skinned_column(2)
+    a = samples.wave_animation(s)
+    for t in a.tracks:
+        t.keys["time"] += 100                 # first key at 100 ms
+    a.events[0].time = 50.0
+    a.total_time += 100
+    scene = retromesh.load(retromesh.to_bytes(m), format="msh", skeleton=s, animations=[a])
+    retromesh.save(scene, tmp_path / "a.glb")
+    retromesh.save(load_quiet(tmp_path / "a.glb"), tmp_path / "b.msh")
+    b = retromesh.read(tmp_path / "b.ani")
+    assert b.total_time == a.total_time
+    assert [e.time for e in b.events] == [e.time for e in a.events]
+    assert all(np.array_equal(x.keys["time"], y.keys["time"]) for x, y in zip(a.tracks, b.tracks))
+    # a glTF animation that starts late (one clip of a longer timeline) starts at 0 ms,
+    # its events moved with it
+    scene.animations[0].extras.pop("lostsaga_version")
+    c = retromesh.formats.lostsaga.scene.ani_from_scene(scene)
+    assert c.tracks[0].keys["time"][0] == 0 and c.events[0].time == pytest.approx(-50.0)

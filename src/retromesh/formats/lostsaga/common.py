@@ -85,10 +85,3 @@ def quat_to_gltf(q) -> np.ndarray:
 
 
 quat_from_gltf = quat_to_gltf
-
-
-def rowmatrix_to_gltf(m) -> np.ndarray:
-    """D3DX row-vector matrices (..., 4, 4) -> glTF column-vector matrices (``S M^T S``)."""
-    m = np.swapaxes(np.asarray(m, dtype=np.float64), -1, -2)
-    s = np.array([1.0, 1.0, -1.0, 1.0])
-    return m * s[:, None] * s[None, :]

@@ -646,7 +646,10 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
     frames = _key_frames(scene, joints, bone_parents)
     dt = ani_mod.key_dtype(version)
     tracks = []
-    t0 = min((float(c.times[0]) for c in anim.channels), default=0.0)
+    # an animation laid on a longer timeline starts at 0 in the .ani; one read from a Lost Saga
+    # file keeps its times as they were (its first key need not be at 0 ms)
+    t0 = (0.0 if "lostsaga_version" in anim.extras
+          else min((float(c.times[0]) for c in anim.channels), default=0.0))
     end = 0
     scaled = False
     for k, node in enumerate(joints):
@@ -690,7 +693,7 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
         if isinstance(e, dict):
             events.append(AniEvent(encode_name(str(e.get("type", ""))),
                                    encode_name(str(e.get("info", ""))),
-                                   float(e.get("time", 0.0)) * 1000.0))
+                                   (float(e.get("time", 0.0)) - t0) * 1000.0))
     total = anim.extras.get("total_time_ms")
     total = int(total) if isinstance(total, (int, float)) and total >= end else end
     return AniFile(version=version, events=events, total_time=total, tracks=tracks)
