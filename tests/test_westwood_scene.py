@@ -375,3 +375,25 @@ def test_non_finite_hva_is_blamed_on_the_hva(tmp_path):
     assert exc.value.offset == 24 + 16 * n + 48 * (2 * n + 1)
     raw = (tmp_path / "t.hva").read_bytes()
     assert np.isnan(np.frombuffer(raw, "<f4", 12, exc.value.offset)).any()
+
+
+def test_vertex_colours_are_the_palette_entry_in_linear_rgb():
+    """Colour index c -> palette[c] as sRGB bytes -> linear COLOR_0 (glTF), per voxel."""
+    g = VoxelGrid.empty((2, 1, 1))
+    g.mask[:] = True
+    g.colour[0, 0, 0], g.colour[1, 0, 0] = 200, 40
+    pal = np.zeros((256, 3), np.uint8)
+    pal[200] = (255, 128, 0)
+    pal[40] = (10, 188, 255)
+    scene = to_scene(VxlFile(palette=pal, limbs=[Limb.from_grid(g, "C")]), greedy=False)
+    prim = scene.meshes[0].primitives[0]
+
+    def lin(v):
+        c = v / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    # glTF z is VXL x: vertices at the far ends belong to one voxel's faces only
+    z = prim.positions[:, 2] - prim.positions[:, 2].min()
+    assert np.allclose(prim.colors[z < 0.5, :3], [lin(255), lin(128), lin(0)], atol=1e-6)
+    assert np.allclose(prim.colors[z > 1.5, :3], [lin(10), lin(188), lin(255)], atol=1e-6)
+    assert np.all(prim.colors[:, 3] == 1)
