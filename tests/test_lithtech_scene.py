@@ -435,6 +435,33 @@ def test_animated_unskinned_mesh_keeps_its_motion():
         assert np.abs(engine_positions(doc, 0, 0, k) * S3 - want).max() < 1e-4, ms
 
 
+def _tri_mesh(sc: Scene, name: str) -> int:
+    return sc.add_mesh(Mesh(name=name, primitives=[Primitive(
+        positions=np.array([[0, 0, 0], [0.2, 0, 0], [0, 0.5, 0]], float), indices=np.array([0, 1, 2]))]))
+
+
+def test_unskinned_props_stay_where_the_gltf_puts_them():
+    """A static prop beside an animated skeleton must not follow ABC node 0 (a bone), and a
+    prop on a joint whose rest pose differs from its bind pose sits where it rests."""
+    sc = _blender_like_scene()
+    prop = Node(name="prop", translation=[3.0, 0, 0])
+    prop.mesh = _tri_mesh(sc, "prop")
+    pi = sc.add_node(prop)
+    sc.animations[0].channels = [c for c in sc.animations[0].channels if c.node == 2]
+    sc.nodes[1].rotation = np.array([0, 0, np.sin(0.3), np.cos(0.3)])     # rest != bind
+    hat = Node(name="hat", translation=[0.1, 0.2, 0])
+    hat.mesh = _tri_mesh(sc, "hat")
+    hi = sc.add_node(hat, 1)
+    doc = ls.from_scene(sc)
+    assert [n.name for n in doc.nodes] == [b"root", b"Bone", b"Bone.001"]
+    tri = np.c_[sc.meshes[1].primitives[0].positions, np.ones(3)]
+    for k, ms in enumerate(doc.animations[0].key_times):
+        world = pose_world(sc, sc.animations[0], ms / 1000.0)
+        for piece, node in ((1, pi), (2, hi)):
+            want = (world[node] @ tri.T).T[:, :3]
+            assert np.abs(engine_positions(doc, piece, 0, k) * S3 - want).max() < 1e-5, (ms, piece)
+
+
 def test_static_scene_to_abc(tmp_path):
     sc = Scene()
     prim = Primitive(positions=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], float),

@@ -49,7 +49,9 @@ Scene -> v12 (``from_scene``; ``version=9..13`` writes another version)
     locations instead); vertices are the glTF vertices (model space), weights the non-zero
     ones with ``location = inverse(m) @ vertex``; a mesh without skin under an animated node
     becomes a node of its own (bound where it rests) so that it keeps its motion; other meshes
-    without skin are frozen in place and follow their nearest joint ancestor (or the root);
+    without skin are frozen in place and follow
+    their nearest joint ancestor as it rests, or a static synthetic ``root`` when they have
+    none;
   * every animation is sampled at the union of its key times (rounded to whole ms): animated
     world matrices of the whole glTF hierarchy are evaluated and each node's key is
     ``inverse(parent world) @ world`` of the rigid parts (so armature objects and non-joint
@@ -613,17 +615,23 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
                 bind[j] = m
             elif not np.allclose(bind[j], m, atol=1e-4):
                 conflicts.add(j)
-    # a mesh without skin under animated nodes becomes a node of its own (bound where it
-    # rests), so that it keeps its node animation; static ones follow their joint ancestor
+    # a mesh without skin follows its nearest joint ancestor when nothing between them moves;
+    # under animated nodes it becomes a node of its own (bound where it rests) so that it
+    # keeps its motion; without a joint ancestor it hangs on a static synthetic root
     animated = {c.node for a in scene.animations for c in a.channels if c.path != "weights"}
+    skin_joints = set(bind)
+    static_root = False
     for i in mesh_nodes:
         if nodes[i].skin is not None or i in bind:
             continue
-        j = i
-        while j >= 0 and j not in animated:
+        j, moves = i, False
+        while j >= 0 and j not in skin_joints:
+            moves = moves or j in animated
             j = parents[j]
-        if j >= 0:
+        if moves:
             bind[i] = rest_world[i]
+        elif j < 0:
+            static_root = True
     jset = set(bind)
     if conflicts:
         warnings.warn(f"{len(conflicts)} joints have different bind poses in different skins; "
@@ -638,7 +646,7 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
 
     jparent = {j: abc_parent(j) for j in jset}
     roots = sorted(j for j in jset if jparent[j] < 0)
-    synthetic = len(roots) != 1
+    synthetic = len(roots) != 1 or static_root
     order: list[int] = []          # scene node per ABC node (-1 = synthetic root)
     kids = {j: sorted(c for c in jset if jparent[c] == j) for j in jset}
     stack = list(reversed(roots))
@@ -672,7 +680,7 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
     # meshes -> pieces (LOD 0 from the default scene; LOD n from "<piece>_lod<n>" nodes of
     # other scenes, as to_scene writes them)
     ctx = dict(scene=scene, parents=parents, jset=jset, abc_index=abc_index,
-               rest_world=rest_world, inv_bind_file=inv_bind_file)
+               rest_world=rest_world, inv_bind_file=inv_bind_file, bind_rigid=bind_rigid)
     lod_nodes: dict[tuple[str, int], int] = {}
     for _, roots in scene.extra_scenes:
         for r in roots:
@@ -806,6 +814,9 @@ def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lo
         while anc >= 0 and anc not in jset:
             anc = parents[anc]
         follow = abc_index[anc] if anc >= 0 else 0
+        # placed relative to where the followed node rests, moved to where it is bound
+        place = ctx["bind_rigid"][follow] @ np.linalg.inv(_rigid(rest_world[anc])) \
+            @ rest_world[node_index] if anc >= 0 else rest_world[node_index]
     pos = prim.positions.astype(np.float64)
     nv = len(pos)
     idx = (prim.indices if prim.indices is not None else np.arange(nv)).astype(np.int64)
@@ -813,7 +824,7 @@ def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lo
         raise DocumentError(f"mesh {mesh_name!r} has {nv} vertices; an ABC LOD holds at most 65535")
     normals = prim.normals.astype(np.float64) if prim.normals is not None else None
     if skin is None:
-        m = rest_world[node_index]
+        m = place
         pos = (m[:3, :3] @ pos.T).T + m[:3, 3]
         if normals is not None:
             normals = (np.linalg.inv(m[:3, :3]).T @ normals.T).T
