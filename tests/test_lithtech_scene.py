@@ -462,6 +462,19 @@ def test_unskinned_props_stay_where_the_gltf_puts_them():
             assert np.abs(engine_positions(doc, piece, 0, k) * S3 - want).max() < 1e-5, (ms, piece)
 
 
+def test_mirrored_unskinned_mesh_keeps_its_facing():
+    sc = Scene()
+    node = Node(name="tri", scale=[-1.0, 1.0, 1.0])
+    node.mesh = _tri_mesh(sc, "tri")
+    sc.add_node(node)
+    back = ls.to_scene(ls.from_scene(sc))
+    p = back.meshes[0].primitives[0]
+    t = p.positions[p.indices.reshape(-1, 3)].astype(np.float64)
+    # glTF draws a node with a negative determinant with its winding reversed: the mirrored
+    # triangle still faces +Z, as the normal (inverse transpose) says
+    assert np.cross(t[0, 1] - t[0, 0], t[0, 2] - t[0, 0])[2] > 0
+
+
 def test_static_scene_to_abc(tmp_path):
     sc = Scene()
     prim = Primitive(positions=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], float),

@@ -49,7 +49,7 @@ Scene -> v12 (``from_scene``; ``version=9..13`` writes another version)
     locations instead); vertices are the glTF vertices (model space), weights the non-zero
     ones with ``location = inverse(m) @ vertex``; a mesh without skin under an animated node
     becomes a node of its own (bound where it rests) so that it keeps its motion; other meshes
-    without skin are frozen in place and follow
+    without skin are frozen in place (turned over when their transform mirrors) and follow
     their nearest joint ancestor as it rests, or a static synthetic ``root`` when they have
     none;
   * every animation is sampled at the union of its key times (rounded to whole ms): animated
@@ -828,6 +828,8 @@ def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lo
         pos = (m[:3, :3] @ pos.T).T + m[:3, 3]
         if normals is not None:
             normals = (np.linalg.inv(m[:3, :3]).T @ normals.T).T
+        if np.linalg.det(m[:3, :3]) < 0:      # a mirroring transform turns the faces over
+            idx = idx.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)
     if normals is None:
         normals = _face_normals(pos, idx)
     ln = np.linalg.norm(normals, axis=1, keepdims=True)
