@@ -397,3 +397,11 @@ def test_vertex_colours_are_the_palette_entry_in_linear_rgb():
     assert np.allclose(prim.colors[z < 0.5, :3], [lin(255), lin(128), lin(0)], atol=1e-6)
     assert np.allclose(prim.colors[z > 1.5, :3], [lin(10), lin(188), lin(255)], atol=1e-6)
     assert np.all(prim.colors[:, 3] == 1)
+
+
+def test_non_finite_tailer_names_the_limb_by_position():
+    doc, _ = samples.tank()
+    doc.limbs[1].transform[0, 3] = np.inf
+    doc.limbs[1].index = 77                   # the header's index is not the position
+    with pytest.raises(FormatError, match=r"limbs\[1\]\.transform"):
+        retromesh.load(vxl.write(doc), format="vxl")

@@ -145,8 +145,9 @@ def match_sections(limb_names: list[bytes], section_names: list[bytes]) -> list[
     return out
 
 
-def limb_matrices(limb: Limb, hva: np.ndarray | None) -> np.ndarray:
-    """(frames, 4, 4) limb matrices in the VXL frame (voxel units): ``[R | t']``."""
+def limb_matrices(limb: Limb, hva: np.ndarray | None, where: str | None = None) -> np.ndarray:
+    """(frames, 4, 4) limb matrices in the VXL frame (voxel units): ``[R | t']``; ``where``
+    names the limb in errors (``limbs[3]``)."""
     size = np.maximum(np.array(limb.size, np.float64), 1)
     k = (np.asarray(limb.bounds_max, np.float64) - np.asarray(limb.bounds_min, np.float64)) / size
     k = np.where(np.isfinite(k) & (np.abs(k) > 1e-9), k, 1.0)
@@ -160,7 +161,8 @@ def limb_matrices(limb: Limb, hva: np.ndarray | None) -> np.ndarray:
     out[:, :3, :] = m
     out[:, 3, 3] = 1.0
     if not np.all(np.isfinite(out)):
-        raise FormatError("finite limb transforms", path=f"limbs[{limb.index}].transform",
+        raise FormatError("finite limb transforms (tailer or HVA matrix times scale and "
+                          "bounds)", path=f"{where or f'limbs[{limb.index}]'}.transform",
                           got="NaN or infinity")
     return out
 
@@ -307,12 +309,12 @@ def to_scene(doc: VxlFile, *, source: Path | None = None, hva: Any = None,
         frames = max(hdoc.frames, 1)
         scene.extras["hva"] = hpath or "given"
     mats = []
-    for limb, sec in zip(doc.limbs, sections):
+    for i, (limb, sec) in enumerate(zip(doc.limbs, sections)):
         if sec is None or hdoc is None or hdoc.frames == 0:
-            m = limb_matrices(limb, None)
+            m = limb_matrices(limb, None, f"limbs[{i}]")
             mats.append(np.repeat(m, frames, axis=0))
         else:
-            mats.append(limb_matrices(limb, hdoc.matrices[:, sec]))
+            mats.append(limb_matrices(limb, hdoc.matrices[:, sec], f"limbs[{i}]"))
     remap = (doc.remap_start, doc.remap_end)
     nodes = grid_scene(scene, grids, pal, remap, mats, root, greedy, normals)
     if frames > 1:

@@ -498,7 +498,7 @@ def vxl_to_vox(doc: VxlFile, *, source: Path | None = None, hva: Any = None,
         out.chunks.append(VoxXyzi(vox))
         sec = sections[i]
         hm = None if sec is None or hdoc is None else hdoc.matrices[:, sec]
-        m = limb_matrices(limb, None if hm is None else hm[:1])[0]
+        m = limb_matrices(limb, None if hm is None else hm[:1], f"limbs[{i}]")[0]
         if np.abs(m[:3, :3] - np.eye(3)).max() > 1e-3:
             rotated.append(limb.label)
         pivot = np.floor(np.array(g.size) / 2)
