@@ -153,3 +153,25 @@ def test_glb_to_vox(tank_glb, tmp_path):
     doc = retromesh.read(tmp_path / "tank.vox")
     assert len(retromesh.formats.westwood.vox.models(doc)) == 3
     assert_valid(retromesh.convert(tmp_path / "tank.vox", tmp_path / "v.glb")[0])
+
+
+@pytest.mark.parametrize("sx", [1, -1])
+def test_mirroring_node_keeps_the_shape(sx):
+    """A node whose matrix mirrors (an HVA with det < 0) turns its triangles clockwise in
+    world space; the surface samples must still move inwards (a U-shaped limb came back with
+    its notch filled)."""
+    from retromesh.formats.westwood.hva import HvaFile
+    from retromesh.formats.westwood.scene import to_scene
+    from retromesh.formats.westwood.voxels import VoxelGrid
+    from retromesh.formats.westwood.vxl import Limb, VxlFile
+    g = VoxelGrid.empty((5, 4, 3))
+    g.mask[:] = True
+    g.mask[1:4, 1:, :] = False                    # a U open towards +y
+    g.colour[g.mask] = 100
+    limb = Limb.from_grid(g, "U")
+    m = np.eye(3, 4, dtype=np.float32)
+    m[0, 0] = sx
+    h = HvaFile(section_names=[limb.name], matrices=m[None, None].copy())
+    scene = to_scene(VxlFile(palette=samples.palette(), limbs=[limb]), hva=h)
+    back = from_scene(scene, voxel_size=1.0, fill=False)[""].limbs[0].voxels()
+    assert np.array_equal(back.mask, g.mask if sx == 1 else g.mask[::-1])

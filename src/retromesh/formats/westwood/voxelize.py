@@ -160,6 +160,8 @@ def from_scene(scene: Scene, *, resolution: int = 64, voxel_size: float | None =
                 np.arange(len(p.positions)).reshape(-1, 3)
             if len(idx) == 0:
                 continue
+            if np.linalg.det(world[ni][:3, :3]) < 0:
+                idx = idx[:, ::-1]        # a mirroring node turns the windings inside out
             pos = p.positions.astype(np.float64) @ world[ni][:3, :3].T + world[ni][:3, 3]
             rgba = p.colors if p.colors is not None else np.ones((len(pos), 4), np.float32)
             base = np.asarray(mat.base_color if mat is not None else (1, 1, 1, 1), np.float64)
