@@ -544,7 +544,8 @@ def skinned_scenes(draw):
     parent = None
     if draw(st.booleans()):                         # an armature object above the joints
         parent = sc.add_node(Node(name="Armature", translation=[draw(unit) for _ in range(3)],
-                                  rotation=_quat(draw)))
+                                  rotation=_quat(draw),
+                                  scale=[draw(st.sampled_from([1.0, 0.5, 2.5]))] * 3))
     nj = draw(st.integers(1, 5))
     joints = []
     for j in range(nj):
@@ -605,6 +606,10 @@ def test_generated_scenes_survive_abc(sc):
         assert np.abs(g0 - g1).max() < 1e-4, (t, np.abs(g0 - g1).max())
     if ref0 is not None:
         assert len(back.animations) == 1
+    # and the engine's own skinning (weight locations, rigid keys) of the file we wrote
+    for k, ms in enumerate(doc.animations[0].key_times):
+        g0 = skinned_positions(sc, m0, anim0, ms / 1000.0)
+        assert np.abs(engine_positions(doc, 0, 0, k) * S3 - g0).max() < 1e-4, ms
 
 
 def test_v6_morph_limit(monkeypatch):
