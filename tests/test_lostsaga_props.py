@@ -201,8 +201,37 @@ def test_bad_submesh_range_is_a_format_error():
     doc = samples.full_mesh(2000)
     doc.submeshes = doc.submeshes.copy()
     doc.submeshes[1]["face_count"] = 10_000
-    with pytest.raises(retromesh.FormatError, match="submesh"):
-        retromesh.load(retromesh.to_bytes(doc), format="msh")
+    data = retromesh.to_bytes(doc)
+    with pytest.raises(retromesh.FormatError, match="submesh") as e:
+        retromesh.load(data, format="msh")
+    assert e.value.path == "submeshes[1].index_start"
+    assert np.frombuffer(data, "<i4", 2, e.value.offset).tolist() == [24, 10_000]
+
+
+@pytest.mark.filterwarnings("ignore::retromesh.LossWarning")
+@pytest.mark.parametrize("kind", ["column", "full2002", "cms"])
+def test_face_errors_after_parsing_name_the_byte(kind):
+    doc = (samples.skinned_column(2)[0] if kind == "column" else samples.full_mesh(2002)
+           if kind == "full2002" else CmsFile(positions=np.zeros((5, 3), np.float32),
+                                              faces=np.array([[0, 1, 2], [2, 3, 4]], np.uint16)))
+    doc.faces = doc.faces.copy()
+    doc.faces[1, 2] = 999
+    data = retromesh.to_bytes(doc)
+    with pytest.raises(retromesh.FormatError, match="vertex count") as e:
+        retromesh.load(data)
+    assert e.value.path == "faces[1]"
+    assert np.frombuffer(data, "<u2", 1, e.value.offset)[0] == 999
+
+
+def test_parent_cycle_error_names_the_parent_field():
+    _, s = samples.skinned_column(3)
+    s.bones[2].parent = s.bones[3].name
+    data = retromesh.to_bytes(s)
+    with pytest.raises(retromesh.FormatError, match="cycle") as e:
+        retromesh.load(data)
+    i = int(e.value.path[len("bones["):].split("]")[0])
+    n = int(np.frombuffer(data, "<i4", 1, e.value.offset)[0])
+    assert data[e.value.offset + 4:e.value.offset + 4 + n] == s.bones[i].parent
 
 
 @pytest.mark.filterwarnings("ignore::retromesh.LossWarning")

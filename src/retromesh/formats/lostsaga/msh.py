@@ -71,7 +71,8 @@ from .common import (MESH_CONTROL_POINT_VERSION, MESH_TOKEN, long_strings, magic
 
 __all__ = ["MshFile", "ControlPoint", "read", "write", "SUBMESH_DTYPE", "WEIGHT_DTYPE",
            "POSITION", "POSITION2", "POSITIONW", "WEIGHTS", "INDICES", "NORMAL", "COLOR0",
-           "COLOR1", "UV0", "UV1", "UV2", "UV3", "TANGENT", "BINORMAL", "MESH_TYPES"]
+           "COLOR1", "UV0", "UV1", "UV2", "UV3", "TANGENT", "BINORMAL", "MESH_TYPES",
+           "faces_offset", "SUBMESH_OFFSET"]
 
 POSITION, POSITION2, POSITIONW, WEIGHTS, INDICES = 0x1, 0x2, 0x4, 0x8, 0x10
 NORMAL, COLOR0, COLOR1, UV0, UV1, UV2, UV3 = 0x20, 0x40, 0x80, 0x100, 0x200, 0x400, 0x800
@@ -312,6 +313,23 @@ def check(doc: MshFile) -> list[str]:
     if nv > 65536:
         problems.append(f"{nv} vertices cannot all be addressed by uint16 indices")
     return problems
+
+
+#: byte offset of submesh record 0 (magic, version, type, mask, bbox, submesh_count before it)
+SUBMESH_OFFSET = 48
+
+
+def faces_offset(doc: MshFile) -> int:
+    """Byte offset of the first face index in the file ``doc`` was read from (for errors found
+    after parsing, e.g. by ``to_scene``)."""
+    nv = int(doc.vertex_count)
+    off = SUBMESH_OFFSET + SUBMESH_DTYPE.itemsize * len(doc.submeshes) + 4
+    off += nv * sum(4 * width for bit, _, _, width in ARRAYS if doc.vertex_mask & bit)
+    if doc.vertex_mask & WEIGHTS:
+        off += 4 + sum(4 + len(n) for n in doc.bone_names or []) + WEIGHT_DTYPE.itemsize * nv
+    if doc.vertex_mask & POSITION2:
+        off += 12 * nv
+    return off + 4
 
 
 def _engine_weight_mask(weights: np.ndarray) -> np.ndarray:

@@ -129,6 +129,7 @@ def _add_skeleton(scene: Scene, skl: SklFile) -> tuple[list[int], dict[bytes, in
     cycle = skl.cycle_bone()
     if cycle is not None:
         raise FormatError("bones whose parent names form a tree", path=f"bones[{cycle}].parent",
+                          offset=skl.parent_offset(cycle),
                           got=f"a parent cycle through {text(skl.bones[cycle].name)!r}")
     poses = skl.poses
     t = vec_to_gltf(_finite(poses["local_position"]))
@@ -274,10 +275,11 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
                           LossWarning, stacklevel=3)
         return []
     faces = np.asarray(doc.faces, dtype=np.int64).reshape(-1, 3)
-    if len(faces) and int(faces.max()) >= nv:
-        raise FormatError(f"face indices below the vertex count {nv}", path="faces",
-                          got=int(faces.max()))
     flat = faces.reshape(-1)
+    if len(flat) and int(flat.max()) >= nv:
+        first = int(np.argmax(flat >= nv))
+        raise FormatError(f"face indices below the vertex count {nv}", path=f"faces[{first // 3}]",
+                          offset=msh_mod.faces_offset(doc) + 2 * first, got=int(flat[first]))
     ranges = []
     if len(doc.submeshes) == 0:
         ranges.append((0, len(flat)))
@@ -285,7 +287,9 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
         start, fc = int(s["index_start"]), int(s["face_count"])
         if start < 0 or fc < 0 or start + 3 * fc > len(flat):
             raise FormatError(f"submesh indices within the {len(flat)} face indices",
-                              path=f"submeshes[{i}]", got=f"{start}..{start + 3 * fc}")
+                              path=f"submeshes[{i}].index_start",
+                              offset=msh_mod.SUBMESH_OFFSET + msh_mod.SUBMESH_DTYPE.itemsize * i + 8,
+                              got=f"{start}..{start + 3 * fc}")
         ranges.append((start, start + 3 * fc))
 
     pos = vec_to_gltf(_finite(doc.positions)).astype(np.float32)
@@ -426,9 +430,11 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
     if cms is not None:
         faces = np.asarray(cms.faces, dtype=np.int64).reshape(-1, 3)
         n = len(cms.positions)
-        if len(faces) and int(faces.max()) >= n:
-            raise FormatError(f"face indices below the vertex count {n}", path="faces",
-                              got=int(faces.max()))
+        flat = faces.reshape(-1)
+        if len(flat) and int(flat.max()) >= n:
+            first = int(np.argmax(flat >= n))
+            raise FormatError(f"face indices below the vertex count {n}", path=f"faces[{first // 3}]",
+                              offset=12 + 12 * n + 4 + 2 * first, got=int(flat[first]))
         prim = Primitive(positions=vec_to_gltf(_finite(cms.positions)),
                          indices=faces[:, [0, 2, 1]].reshape(-1).astype(np.uint32))
         mi = scene.add_mesh(Mesh(name=name or "collision", primitives=[prim],

@@ -85,6 +85,14 @@ class SklFile:
                 state[k] = 2
         return None
 
+    def parent_offset(self, i: int) -> int:
+        """Byte offset of bone ``i``'s parent string in the file (for errors after parsing)."""
+        off = 12
+        for b in self.bones[:i]:
+            off += 4 + len(b.name) + POSE_DTYPE.itemsize + 4 + len(b.parent) + 4
+            off += sum(4 + len(c) for c in b.children)
+        return off + 4 + len(self.bones[i].name) + POSE_DTYPE.itemsize
+
     def parent_indices(self) -> list[int]:
         """Parent index per bone by name (-1 = root or unknown parent; first bone of a name)."""
         index: dict[bytes, int] = {}
