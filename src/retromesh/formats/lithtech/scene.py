@@ -581,16 +581,6 @@ def _reachable(scene: Scene) -> set[int]:
     return out
 
 
-def _face_normals(pos: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    tri = idx.reshape(-1, 3)
-    fn = np.cross(pos[tri[:, 1]] - pos[tri[:, 0]], pos[tri[:, 2]] - pos[tri[:, 0]])
-    acc = np.zeros_like(pos)
-    for c in range(3):
-        np.add.at(acc, tri[:, c], fn)
-    ln = np.linalg.norm(acc, axis=1, keepdims=True)
-    return np.where(ln > 1e-12, acc / np.where(ln > 1e-12, ln, 1.0), (0.0, 1.0, 0.0))
-
-
 def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
     """A Scene as an ABC model (v12 unless ``version`` says otherwise); see the module docstring."""
     if version not in abcmod.VERSIONS:
@@ -831,7 +821,8 @@ def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lo
         if np.linalg.det(m[:3, :3]) < 0:      # a mirroring transform turns the faces over
             idx = idx.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)
     if normals is None:
-        normals = _face_normals(pos, idx)
+        from ...gltf.writer import compute_normals
+        normals = compute_normals(pos, idx).astype(np.float64)
     ln = np.linalg.norm(normals, axis=1, keepdims=True)
     normals = np.where(ln > 1e-12, normals / np.where(ln > 1e-12, ln, 1.0), 0.0)
     fpos = pos * S3
