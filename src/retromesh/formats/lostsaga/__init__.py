@@ -25,7 +25,7 @@ register(Format(
     extensions=("msh", "cms"), doc_types=(MshFile,), sniff=msh.sniff, magic_certain=True,
     read=msh.read, write=msh.write, to_scene=_scene.msh_to_scene,
     from_scene=_scene.msh_from_scene, endian="<",
-    scene_options=("skeleton", "animations", "material", "fps"),
+    scene_options=("skeleton", "animations", "material"),
     companions=("skl", "ani", "txt"), info=msh.info, check=msh.check))
 
 register(Format(
