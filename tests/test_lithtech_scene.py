@@ -475,6 +475,22 @@ def test_mirrored_unskinned_mesh_keeps_its_facing():
     assert np.cross(t[0, 1] - t[0, 0], t[0, 2] - t[0, 0])[2] > 0
 
 
+def test_odd_extras_do_not_break_from_scene():
+    """Extras are whatever a user or another tool left in the glTF: values of the wrong type
+    or range fall back to the defaults (a string flag was an internal ValueError)."""
+    sc = ls.to_scene(samples.build_sample(12))
+    sc.nodes[1].extras.update(abc_flags="two", abc_index=10**9)
+    sc.animations[0].extras.update(interpolation_ms=None, unknown="x",
+                                   markers=[{"time": float("inf"), "string": "a"}, 3])
+    sc.animations[1].extras["markers"] = 5
+    sc.materials[0].extras["specular_power"] = "shiny"
+    sc.extras.update(weight_sets={"upper": ["a"] * 6}, lod_distances=[0, float("nan")])
+    doc = abc.read(retromesh.binio.Reader(abc.write(ls.from_scene(sc))))
+    assert doc.nodes[1].flags == 0 and doc.nodes[1].index == 1
+    assert doc.animations[0].interpolation_ms == 200 and doc.animations[0].unknown == -1
+    assert doc.pieces[0].specular_power == 0.0 and doc.weight_sets == []
+
+
 def test_static_scene_to_abc(tmp_path):
     sc = Scene()
     prim = Primitive(positions=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], float),

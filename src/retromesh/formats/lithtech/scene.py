@@ -662,9 +662,9 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
     for i, j in enumerate(order):
         src = nodes[j] if j >= 0 else None
         name = (src.name if src is not None else "root") or f"node{i}"
-        flags = int(src.extras.get("abc_flags", 0)) if src is not None else 1
+        flags = _xint(src.extras.get("abc_flags"), 0, 0, 0xFF) if src is not None else 1
         abc_nodes.append(Node(name=name.encode("latin-1", "replace"),
-                              index=int(src.extras.get("abc_index", i)) if src is not None else i,
+                              index=_xint(src.extras.get("abc_index"), i, 0, 0xFFFF) if src is not None else i,
                               flags=flags & 0xFF, matrix=bind_file[i].astype("<f4"),
                               child_count=sum(1 for p in abc_par if p == i)))
     # meshes -> pieces (LOD 0 from the default scene; LOD n from "<piece>_lod<n>" nodes of
@@ -707,8 +707,8 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
                 pname = f"{pname}_{pi}"
             pieces.append(Piece(
                 material_index=prim.material or 0,
-                specular_power=float(mat.extras.get("specular_power", 0.0)) if mat else 0.0,
-                specular_scale=float(mat.extras.get("specular_scale", 1.0)) if mat else 1.0,
+                specular_power=_xfloat(mat.extras.get("specular_power"), 0.0) if mat else 0.0,
+                specular_scale=_xfloat(mat.extras.get("specular_scale"), 1.0) if mat else 1.0,
                 lod_weight=1.0 if version > 9 else None,
                 name=pname.encode("latin-1", "replace"), lods=lods))
     lost = []
@@ -758,8 +758,10 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
         a.extents = ext
     ex = scene.extras or {}
     weight_sets = []
-    for name, vals in (ex.get("weight_sets") or {}).items():
-        if isinstance(vals, list) and len(vals) == nn:
+    sets = ex.get("weight_sets")
+    for name, vals in (sets.items() if isinstance(sets, dict) else ()):
+        if isinstance(vals, list) and len(vals) == nn and \
+                all(_xfloat(x, None) is not None for x in vals):
             weight_sets.append(WeightSet(name=str(name).encode("latin-1", "replace"),
                                          weights=np.asarray(vals, "<f4")))
     base = np.zeros(nn, TRANSFORM if version < 13 else abcmod.TRANSFORM13)
@@ -782,13 +784,30 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
     return abcmod.recount(model)
 
 
+def _xint(v: Any, default, lo: int, hi: int):
+    """An integer from glTF extras (anything a user or tool may have put there), else default."""
+    try:
+        x = int(v)
+    except (TypeError, ValueError, OverflowError):
+        return default
+    return x if lo <= x <= hi else default
+
+
+def _xfloat(v: Any, default):
+    """A float32-sized finite float from glTF extras, else default."""
+    try:
+        x = float(v)
+    except (TypeError, ValueError, OverflowError):
+        return default
+    return x if np.isfinite(x) and abs(x) < 3.0e38 else default
+
+
 def _lod_distances(extras: dict, lod_count: int) -> list[float]:
     d = extras.get("lod_distances")
     if isinstance(d, list) and len(d) == lod_count:
-        try:
-            return [float(x) for x in d]
-        except (TypeError, ValueError):
-            pass
+        vals = [_xfloat(x, None) for x in d]
+        if None not in vals:
+            return vals
     return [0.0] + [float(10 * i) for i in range(1, lod_count)]
 
 
@@ -917,16 +936,18 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
         tr["rotation"] = np.transpose(quat_normalize(q), (1, 0, 2))
         ex = a.extras or {}
         strings = [b""] * k
-        for m in ex.get("markers") or []:
+        markers = ex.get("markers")
+        for m in (markers if isinstance(markers, list) else ()):
             try:
                 at = int(np.argmin(np.abs(ms - round(float(m["time"]) * 1000.0))))
                 strings[at] = str(m["string"]).encode("latin-1", "replace")
-            except (KeyError, TypeError, ValueError):
+            except (KeyError, TypeError, ValueError, OverflowError):
                 continue
         out.append(abcmod.Animation(
             name=(a.name or f"anim{len(out)}").encode("latin-1", "replace"),
-            unknown=int(ex.get("unknown", -1)),
-            interpolation_ms=int(ex.get("interpolation_ms", 200)) if version >= 12 else None,
+            unknown=_xint(ex.get("unknown"), -1, -2**31, 2**31 - 1),
+            interpolation_ms=_xint(ex.get("interpolation_ms"), 200, 0, 2**32 - 1)
+            if version >= 12 else None,
             key_times=ms.astype("<u4"), key_strings=strings,
             markers=np.full(len(order), -1, "<i4") if version >= 13 else None, transforms=tr))
     if scaled:
