@@ -57,6 +57,8 @@ Scene -> v12 (``from_scene``; ``version=9..13`` writes another version)
     ``inverse(parent world) @ world`` of the rigid parts (so armature objects and non-joint
     parents are baked in, which is what keeps Blender round trips from "exploding"); scale
     that differs from the bind pose's is dropped with a LossWarning; a scene without animations gets one one-key animation of the rest pose;
+  * a primitive of more than 65535 vertices (ABC faces index vertices with uint16) becomes
+    several pieces ``<name>_part<k>``, runs of its triangles (without LODs);
   * LOD n > 0 comes back from the nodes ``<piece>_lod<n>`` of other scenes (``extras``
     ``abc_piece``/``abc_lod``, as ``to_scene`` writes them); a piece with fewer LODs than the
     others repeats its last one (every piece must have LODCount LODs);
@@ -690,13 +692,15 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
                 warnings.warn(f"mesh {mesh.name!r}: primitive mode {prim.mode} is not triangles; "
                               "left out", LossWarning, stacklevel=2)
                 continue
-            lods = [_prim_lod(ctx, mi_node, prim, mesh.name)]
+            parts = _uint16_parts(prim)
+            lods = [_prim_lod(ctx, mi_node, parts[0], mesh.name)]
             key = nd.extras.get("abc_piece")
             level = 1
-            while isinstance(key, str) and (key, level) in lod_nodes:
+            while len(parts) == 1 and isinstance(key, str) and (key, level) in lod_nodes:
                 ln = lod_nodes[(key, level)]
                 lmesh = scene.meshes[nodes[ln].mesh]
-                if pi >= len(lmesh.primitives) or lmesh.primitives[pi].mode != 4:
+                if pi >= len(lmesh.primitives) or lmesh.primitives[pi].mode != 4 or \
+                        len(lmesh.primitives[pi].positions) > 0xFFFF:
                     break
                 lods.append(_prim_lod(ctx, ln, lmesh.primitives[pi], lmesh.name))
                 used_lod_nodes.add(ln)
@@ -705,12 +709,14 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
             pname = mesh.name or nd.name or f"piece{len(pieces)}"
             if len(mesh.primitives) > 1:
                 pname = f"{pname}_{pi}"
-            pieces.append(Piece(
-                material_index=prim.material or 0,
-                specular_power=_xfloat(mat.extras.get("specular_power"), 0.0) if mat else 0.0,
-                specular_scale=_xfloat(mat.extras.get("specular_scale"), 1.0) if mat else 1.0,
-                lod_weight=1.0 if version > 9 else None,
-                name=pname.encode("latin-1", "replace"), lods=lods))
+            for k, part in enumerate(parts):
+                pieces.append(Piece(
+                    material_index=prim.material or 0,
+                    specular_power=_xfloat(mat.extras.get("specular_power"), 0.0) if mat else 0.0,
+                    specular_scale=_xfloat(mat.extras.get("specular_scale"), 1.0) if mat else 1.0,
+                    lod_weight=1.0 if version > 9 else None,
+                    name=(pname if len(parts) == 1 else f"{pname}_part{k}").encode("latin-1", "replace"),
+                    lods=lods if k == 0 else [_prim_lod(ctx, mi_node, part, mesh.name)]))
     lost = []
     for mi_node in mesh_nodes:
         for prim in scene.meshes[nodes[mi_node].mesh].primitives:
@@ -809,6 +815,32 @@ def _lod_distances(extras: dict, lod_count: int) -> list[float]:
         if None not in vals:
             return vals
     return [0.0] + [float(10 * i) for i in range(1, lod_count)]
+
+
+def _uint16_parts(prim: Primitive) -> list[Primitive]:
+    """The primitive itself, or consecutive runs of its triangles that use at most 65535
+    vertices each (an ABC LOD indexes its vertices with uint16)."""
+    n = len(prim.positions)
+    if n <= 0xFFFF:
+        return [prim]
+    tri = (prim.indices if prim.indices is not None else np.arange(n, dtype=np.uint32)).reshape(-1, 3)
+    parts, start = [], 0
+    while start < len(tri):
+        window = tri[start:start + 4 * 0xFFFF].reshape(-1)
+        _, first = np.unique(window, return_index=True)
+        fresh = np.zeros(len(window), np.int64)
+        fresh[first] = 1
+        used = np.cumsum(fresh)[2::3]             # distinct vertices up to each triangle
+        k = int(np.searchsorted(used, 0xFFFF, side="right"))
+        chunk = tri[start:start + k]
+        keep = np.unique(chunk)
+        pick = lambda a: None if a is None else a[keep]   # noqa: E731
+        parts.append(Primitive(positions=prim.positions[keep], normals=pick(prim.normals),
+                               uvs=[uv[keep] for uv in prim.uvs[:1]], joints=pick(prim.joints),
+                               weights=pick(prim.weights), material=prim.material,
+                               indices=np.searchsorted(keep, chunk.reshape(-1)).astype(np.uint32)))
+        start += k
+    return parts
 
 
 def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lod:
