@@ -636,3 +636,30 @@ def test_start_offset_survives_the_trip_to_v11():
         a = _worlds_at(src, src.animations[0], t)
         b = _worlds_at(dst, dst.animations[0], t)
         assert np.abs(a - b).max() < 1e-5
+
+
+def test_hierarchy_depths_and_cycles():
+    """Depths by binary lifting match a plain walk on random forests; cycles are refused."""
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        m = int(rng.integers(1, 30))
+        p = np.array([int(rng.integers(-1, i)) if i else -1 for i in range(m)])
+        perm = rng.permutation(m)
+        inv = np.argsort(perm)
+        q = np.where(p[perm] >= 0, inv[np.maximum(p[perm], 0)], -1)
+        ref = []
+        for i in range(m):
+            j, n = i, 0
+            while q[j] >= 0:
+                j, n = q[j], n + 1
+            ref.append(n)
+        assert wscene._depths(q).tolist() == ref
+        order = wscene._depth_order(q)
+        assert all(order.index(int(q[i])) < order.index(i) for i in range(m) if q[i] >= 0)
+    for bad in ([1, 0], [0], [-1, 2, 1], [-1, 0, 3, 4, 2]):
+        with pytest.raises(DocumentError, match="cycle"):
+            wscene._check_parents(np.array(bad), len(bad))
+    doc = samples.phxbn_fixture(11)
+    doc.control.hier_parents = np.array([-1, 2, 3, 1, 0, 0], "<i4")
+    with pytest.raises(FormatError, match="cycle"):
+        retromesh.load(retromesh.to_bytes(doc), format="phxbn")

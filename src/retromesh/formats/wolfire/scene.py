@@ -116,31 +116,41 @@ def _rot_y(theta: np.ndarray) -> np.ndarray:
     return np.stack([np.zeros_like(h), np.sin(h), np.zeros_like(h), np.cos(h)], axis=-1)
 
 
+def _depths(parents: np.ndarray) -> np.ndarray:
+    """Depth of every bone (roots 0) by binary lifting: O(m log m) whatever the hierarchy's
+    shape; a cycle raises DocumentError."""
+    p = np.asarray(parents, dtype=np.int64)
+    m = len(p)
+    up = [p]
+    for _ in range(max(1, m.bit_length())):
+        prev = up[-1]
+        up.append(np.where(prev >= 0, prev[np.maximum(prev, 0)], -1))
+    if m and np.any(up[-1] >= 0):           # an ancestor 2**K > m steps up: a cycle
+        i = int(np.argmax(up[-1] >= 0))
+        raise DocumentError(f"the bone hierarchy has a cycle through bone {i}")
+    depth = np.zeros(m, np.int64)
+    cur = np.arange(m)
+    for k in range(len(up) - 2, -1, -1):
+        nxt = up[k][cur]
+        move = nxt >= 0
+        depth[move] += 1 << k
+        cur = np.where(move, nxt, cur)
+    return depth
+
+
 def _check_parents(parents: np.ndarray, m: int) -> np.ndarray:
     p = np.asarray(parents, dtype=np.int64)
     if len(p) != m:
         raise DocumentError(f"{len(p)} parents for {m} bones")
     if m and (p.min() < -1 or p.max() >= m):
         raise DocumentError(f"bone parents must be -1 or 0..{m - 1}")
-    for i in range(m):          # cycle check (bounded walk)
-        j, steps = i, 0
-        while j >= 0:
-            j = int(p[j])
-            steps += 1
-            if steps > m:
-                raise DocumentError(f"the bone hierarchy has a cycle through bone {i}")
+    _depths(p)
     return p
 
 
 def _depth_order(parents: np.ndarray) -> list[int]:
-    m = len(parents)
-    depth = np.zeros(m, np.int64)
-    for i in range(m):
-        j = int(parents[i])
-        while j >= 0:
-            depth[i] += 1
-            j = int(parents[j])
-    return [int(i) for i in np.argsort(depth, kind="stable")]
+    """Bones sorted so that every parent comes before its children."""
+    return np.argsort(_depths(parents), kind="stable").tolist()
 
 
 # -- skeleton ---------------------------------------------------------------------------------
@@ -557,9 +567,12 @@ def _bone_geometry(scene: Scene, joints: list[int], bind: np.ndarray, parents: n
         kid_d = [float(np.linalg.norm(mids[k] - mids[parents[k]])) for k in range(m) if parents[k] >= 0]
         kid_d = [d for d in kid_d if d > eps]
         typical = float(np.median(kid_d)) if kid_d else 0.1
+        children: dict[int, list[int]] = {}
+        for k, pk in enumerate(parents.tolist()):
+            children.setdefault(pk, []).append(k)
         for i in np.nonzero(~have)[0]:
             o = mids[i]
-            kids = [k for k in range(m) if parents[k] == i and np.linalg.norm(mids[k] - o) > eps]
+            kids = [k for k in children.get(int(i), []) if np.linalg.norm(mids[k] - o) > eps]
             p = int(parents[i])
             if kids:
                 end = mids[kids].mean(0)
