@@ -766,3 +766,37 @@ def test_key_and_event_times_survive_gltf(tmp_path):
     scene.animations[0].extras.pop("lostsaga_version")
     c = retromesh.formats.lostsaga.scene.ani_from_scene(scene)
     assert c.tracks[0].keys["time"][0] == 0 and c.events[0].time == pytest.approx(-50.0)
+
+
+def test_a_second_skin_on_the_same_joints_stays_skinned(tmp_path):
+    """Exporters write one skin per mesh: a skin using the main skin's joints (any order) whose
+    bind differs by one matrix is merged onto the main skin exactly."""
+    from retromesh.scene import Mesh, Node, Primitive, Skin
+    from retromesh.transforms import compose_trs, inverse
+    m, s = samples.skinned_column(3)
+    scene = retromesh.load(retromesh.to_bytes(m), format="msh", skeleton=s,
+                           animations=[samples.wave_animation(s)])
+    main = scene.skins[0]
+    prim = scene.meshes[0].primitives[0]
+    c = compose_trs([2.0, 0.5, -1.0], [0.0, np.sin(0.4), 0.0, np.cos(0.4)], [1.0, 1.0, 1.0])
+    order = list(range(len(main.joints)))[::-1]
+    other = Skin(joints=[main.joints[k] for k in order],
+                 inverse_bind_matrices=main.inverse_bind_matrices[order] @ c)
+    copy = Primitive(positions=((prim.positions.astype(float) - c[:3, 3]) @ c[:3, :3]).astype(
+                         np.float32),
+                     indices=prim.indices, joints=np.argsort(order)[prim.joints.astype(int)],
+                     weights=prim.weights)
+    si = scene.add_skin(other)
+    scene.add_node(Node(name="copy", mesh=scene.add_mesh(Mesh(name="copy", primitives=[copy])),
+                        skin=si))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LossWarning)
+        retromesh.save(scene, tmp_path / "a.msh")
+    back = load_quiet(tmp_path / "a.msh", skeleton=tmp_path / "a.skl",
+                      animations=[tmp_path / "a.ani"])
+    for t in (0.0, 0.3):
+        got = _posed(back, back.animations[0], t)
+        want = _posed(scene, scene.animations[0], t)
+        assert np.abs(got - want).max() < 1e-4
+        n = len(prim.positions)
+        assert np.abs(got[:n] - got[n:]).max() < 1e-4          # the copy poses like the original

@@ -38,7 +38,9 @@ from_scene
 ``msh`` from a Scene: every mesh node becomes submeshes of one ``.msh`` (static nodes baked to
 world space, skinned ones kept in bind space; when the scene is skinned, unskinned mesh nodes are
 bound rigidly, weight 1, to the joint they hang under, or to the root bone with a LossWarning: a
-type-1 mesh has no unweighted vertices); with a skin also a ``.skl`` (joints of the first
+type-1 mesh has no unweighted vertices; a further skin over the same joints with the same bind
+pose up to one matrix -- exporters write one skin per mesh -- is merged onto the first); with a
+skin also a ``.skl`` (joints of the first
 skin) and one ``.ani`` per animation (``DEFAULT`` 4000, or ``animation_format="comp4"/"comp8"``;
 ``rounding="engine"|"nearest"``): ``{"": msh, ".skl": skl, ".ani": ani}`` or
 ``"_<name>.ani"`` keys when there are several animations. Non-joint nodes between the joints (an
@@ -765,12 +767,18 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = "default", rounding:
         if node.mesh is None:
             continue
         skinned = node.skin is not None and node.skin == main_skin
-        if node.skin is not None and not skinned:
-            warnings.warn(f"node {node.name!r}: a second skin is not supported; baked static",
-                          LossWarning, stacklevel=2)
         m = world[ni]
+        remap = None
+        if node.skin is not None and not skinned:
+            remap, c = _skin_onto(scene.skins[node.skin], bone_of, ibm, world)
+            if remap is None:
+                warnings.warn(f"node {node.name!r}: a second skin with other joints or bind poses "
+                              "than the first is not supported; bound rigidly", LossWarning,
+                              stacklevel=2)
+            else:
+                m = c
         rigid = None
-        if skl is not None and not skinned:
+        if skl is not None and not skinned and remap is None:
             # a type-1 mesh has no unskinned vertices (a vertex without weight collapses): bind
             # the node rigidly to the joint it hangs under, in that bone's bind space
             j = ni
@@ -805,6 +813,8 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = "default", rounding:
                 if mirror:
                     idx = idx.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)
             jw = (p.joints, p.weights) if skinned else (None, None)
+            if remap is not None and p.joints is not None:
+                jw = (remap[p.joints.astype(np.int64)], p.weights)
             if rigid is not None:
                 jw = (np.tile([rigid, 0, 0, 0], (len(pos), 1)),
                       np.tile([1.0, 0.0, 0.0, 0.0], (len(pos), 1)))
@@ -898,6 +908,22 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = "default", rounding:
     else:
         out.update(anis)
     return out
+
+
+def _skin_onto(other: Skin, bone_of: dict[int, int], ibm: np.ndarray, world: np.ndarray):
+    """``(bone index per joint of other, matrix)`` when the skin ``other`` (exporters write one
+    skin per mesh) uses joints of the main skin with the same bind pose up to one matrix ``C``
+    (``IBM_other = IBM_main @ C``): its vertices ``C @ v`` then skin on the main skin exactly.
+    ``(None, None)`` otherwise."""
+    if not other.joints or any(n not in bone_of for n in other.joints):
+        return None, None
+    remap = np.array([bone_of[n] for n in other.joints], dtype=np.int64)
+    ibm_o = (np.asarray(other.inverse_bind_matrices, dtype=np.float64)
+             if other.inverse_bind_matrices is not None else inverse(world[other.joints]))
+    c = inverse(ibm[remap]) @ ibm_o
+    if not np.allclose(c, c[0], atol=1e-5 * max(1.0, float(np.abs(c[0]).max()))):
+        return None, None
+    return remap, c[0]
 
 
 def _mesh_type(scene: Scene, skinned: bool) -> int:
