@@ -133,7 +133,9 @@ def test_animations(version):
     idle = sc.animations[0]
     assert np.allclose(idle.channels[0].times, [0.0, 0.5, 1.0])
     assert idle.extras["markers"] == [{"time": 0.5, "string": "SOUND_KEY step"}]
-    assert idle.extras["interpolation_ms"] == (200 if version >= 12 else 200)
+    assert idle.extras["interpolation_ms"] == 200
+    # the second animation has 250 ms on file from v12 on; before, the engine's default
+    assert sc.animations[1].extras["interpolation_ms"] == (250 if version >= 12 else 200)
     # flag 0x02 (torso) uses the bind offset, flag 0 (arm_l) the key translation
     parents = sc.parents()
     for ch in idle.channels:

@@ -17,7 +17,7 @@ from ...binio import Reader, Writer
 from ...errors import DocumentError, LimitError
 
 __all__ = ["RawSection", "read_string", "write_string", "read_vec", "iter_sections",
-           "write_sections", "TRANSFORM", "f32_tuple"]
+           "write_sections", "TRANSFORM"]
 
 #: a keyframe / child-model transform: vec3 location, quaternion x, y, z, w
 TRANSFORM = np.dtype([("location", "<f4", (3,)), ("rotation", "<f4", (4,))])
@@ -45,11 +45,6 @@ def write_string(w: Writer, s: bytes) -> None:
 
 def read_vec(r: Reader, n: int, what: str) -> tuple[float, ...]:
     return tuple(float(v) for v in r.floats(n, what))
-
-
-def f32_tuple(values) -> tuple[float, ...]:
-    """Round values to float32 (what the file can hold) as a tuple of Python floats."""
-    return tuple(float(v) for v in np.asarray(values, dtype=np.float32).reshape(-1))
 
 
 def iter_sections(r: Reader) -> Iterator[tuple[bytes, int, int]]:

@@ -834,10 +834,13 @@ def _uint16_parts(prim: Primitive) -> list[Primitive]:
         k = int(np.searchsorted(used, 0xFFFF, side="right"))
         chunk = tri[start:start + k]
         keep = np.unique(chunk)
-        pick = lambda a: None if a is None else a[keep]   # noqa: E731
-        parts.append(Primitive(positions=prim.positions[keep], normals=pick(prim.normals),
-                               uvs=[uv[keep] for uv in prim.uvs[:1]], joints=pick(prim.joints),
-                               weights=pick(prim.weights), material=prim.material,
+        skinned = prim.joints is not None and prim.weights is not None
+        parts.append(Primitive(positions=prim.positions[keep],
+                               normals=None if prim.normals is None else prim.normals[keep],
+                               uvs=[uv[keep] for uv in prim.uvs[:1]],
+                               joints=prim.joints[keep] if skinned else None,
+                               weights=prim.weights[keep] if skinned else None,
+                               material=prim.material,
                                indices=np.searchsorted(keep, chunk.reshape(-1)).astype(np.uint32)))
         start += k
     return parts
