@@ -162,9 +162,9 @@ def test_skinned_corners_match_engine_skinning(files, tmp_path):
     W = np.asarray(skel.control.weights, float).copy()
     J = np.asarray(skel.control.ids).astype(int)
     for i in np.nonzero(W.sum(1) < 0.99)[0]:                   # closest bone, weight 1
-        def dist(b):
+        def dist(b, x=pc[i]):
             a, d = P[E[b, 0]], P[E[b, 1]] - P[E[b, 0]]
-            return np.linalg.norm(pc[i] - (a + np.clip((pc[i] - a) @ d / (d @ d), 0, 1) * d))
+            return np.linalg.norm(x - (a + np.clip((x - a) @ d / (d @ d), 0, 1) * d))
         J[i, 0], W[i, 0] = min(range(len(E)), key=dist), 1.0
     W /= W.sum(1, keepdims=True)
     scene = retromesh.load(out)

@@ -651,8 +651,8 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, **options: Any):
                           "it is centred as the engine centres OBJ files (the skeleton and keys "
                           "move with it)", LossWarning, stacklevel=2)
         from .obj import ObjFile, write_obj
-        base, tris, uvs, nrms = 0, [], [], []
-        for pos, tri, uv, nrm in mesh_parts:
+        base, tris = 0, []
+        for pos, tri, _, _ in mesh_parts:
             tris.append(tri + base)
             base += len(pos)
         has_uv = all(mp[2] is not None for mp in mesh_parts)
