@@ -663,3 +663,16 @@ def test_hierarchy_depths_and_cycles():
     doc.control.hier_parents = np.array([-1, 2, 3, 1, 0, 0], "<i4")
     with pytest.raises(FormatError, match="cycle"):
         retromesh.load(retromesh.to_bytes(doc), format="phxbn")
+
+
+def test_animations_of_the_same_name_all_written():
+    scene = wscene.phxbn_to_scene(samples.stick_skeleton(),
+                                  animations=[{"run 1": samples.wave_animation()},
+                                              {"run_1": samples.walk_animation()},
+                                              {"run_1": samples.wave_animation()}])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = retromesh.from_scene(scene, "phxbn")
+    assert sorted(k for k in out if k.endswith(".anm")) == ["_run_1.anm", "_run_1_2.anm",
+                                                            "_run_1_3.anm"]
+    assert len(out["_run_1_2.anm"].keyframes) == 6

@@ -680,8 +680,13 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, **options: Any):
     if obj_doc is not None:
         out[".obj"] = obj_doc
     for i, anim in enumerate(scene.animations):
-        suffix = ".anm" if len(scene.animations) == 1 else \
-            "_" + (re.sub(r"[^A-Za-z0-9_.-]+", "_", anim.name) or f"animation{i}") + ".anm"
+        if len(scene.animations) == 1:
+            suffix = ".anm"
+        else:
+            stem = "_" + (re.sub(r"[^A-Za-z0-9_.-]+", "_", anim.name) or f"animation{i}")
+            suffix, k = stem + ".anm", 2
+            while suffix in out:                     # two animations of the same (file) name
+                suffix, k = f"{stem}_{k}.anm", k + 1
         out[suffix] = _animation_to_anm(scene, anim, joints, parents, root, correction, shift)
     return out
 
