@@ -168,6 +168,29 @@ def test_skinning_matches_engine(version):
                 assert np.abs(got - want[idx]).max() < 1e-4
 
 
+def test_scaled_bind_matrices_animate_without_scale():
+    """A bind matrix with scale: the engine's animated world is parent @ T @ R (no scale), so
+    the glTF animation must not keep the rest pose's scale on that node."""
+    doc = samples.build_sample(12)
+    m = doc.nodes[3].matrix.astype(np.float64)
+    m[:3, :3] *= 2.0
+    doc.nodes[3].matrix = m.astype("<f4")
+    lod = doc.pieces[0].lods[0]
+    counts = lod.vertices["weight_count"].astype(int)
+    owner = np.repeat(np.arange(len(counts)), counts)
+    sel = lod.weights["node"] == 3                      # keep the file's bind pose consistent
+    loc = np.linalg.inv(m) @ np.c_[lod.vertices["location"][owner[sel]], np.ones(sel.sum())].T
+    lod.weights["location"][sel] = loc[:3].T
+    sc = ls.to_scene(doc)
+    node = mesh_node(sc, "body")
+    bind = skinned_positions(sc, node, None, 0.0)
+    idx = match(bind, lod.vertices["location"] * S3)
+    for ai, anim in enumerate(sc.animations):
+        for k, t in enumerate(doc.animations[ai].key_times):
+            got = skinned_positions(sc, node, anim, t / 1000.0)
+            assert np.abs(got - (engine_positions(doc, 0, ai, k) * S3)[idx]).max() < 1e-4
+
+
 def test_more_than_four_weights_warns():
     doc = samples.build_sample(12, heavy=True)
     with pytest.warns(LossWarning, match="more than 4 weights"):

@@ -21,6 +21,7 @@ v9-v13 -> Scene
   * each animation becomes one glTF animation (ms -> s; ``interpolation_ms``, ``unknown``,
     extents and the keyframe strings as ``extras["markers"]``); keys are parent-relative; nodes
     with flag 0x02 (rotation only) get their bind offset instead of the key's translation;
+    a node whose bind matrix carries scale gets a scale channel of 1 (engine keys have none);
   * sockets become nodes under their node (``extras["abc_socket"]``); command string, LOD
     distances, weight sets, child models and anim bindings go to the scene's extras.
 
@@ -316,7 +317,7 @@ def _v9_scene(doc: AbcModel, lods: bool) -> Scene:
                       "and renormalised", LossWarning, stacklevel=3)
     # animations
     for ai, a in enumerate(doc.animations):
-        anim = _v9_animation(a, nodes, parents, t_rest, f"animations[{ai}]")
+        anim = _v9_animation(a, nodes, parents, t_rest, s_rest, f"animations[{ai}]")
         if anim is not None:
             scene.animations.append(anim)
     scene.extras = {
@@ -347,7 +348,7 @@ def _increasing(times_ms: np.ndarray, name: str) -> np.ndarray:
     return keep
 
 
-def _v9_animation(a, nodes, parents, t_rest, path: str) -> SAnimation | None:
+def _v9_animation(a, nodes, parents, t_rest, s_rest, path: str) -> SAnimation | None:
     name = _txt(a.name)
     times = np.asarray(a.key_times).reshape(-1)
     tr = np.asarray(a.transforms)
@@ -372,6 +373,10 @@ def _v9_animation(a, nodes, parents, t_rest, path: str) -> SAnimation | None:
         anim.channels.append(Channel(node=j, path="translation", times=secs, values=t))
         anim.channels.append(Channel(node=j, path="rotation", times=secs,
                                      values=quat_continuous(quat_normalize(rot[j]))))
+        if np.any(np.abs(s_rest[j] - 1.0) > 1e-6):
+            # a bind matrix with scale: the engine's animated transforms have none
+            anim.channels.append(Channel(node=j, path="scale", times=secs[:1],
+                                         values=np.ones((1, 3))))
     markers = [{"time": float(t) / 1000.0, "string": _txt(s)}
                for t, s, k in zip(np.asarray(a.key_times).tolist(), a.key_strings, keep) if s and k]
     anim.extras = {"interpolation_ms": 200 if a.interpolation_ms is None else int(a.interpolation_ms),
