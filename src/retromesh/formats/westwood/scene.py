@@ -307,7 +307,7 @@ def to_scene(doc: VxlFile, *, source: Path | None = None, hva: Any = None,
     if hdoc is not None and hdoc.matrices.shape[1]:
         sections = match_sections([l.name for l in doc.limbs], hdoc.section_names)
         frames = max(hdoc.frames, 1)
-        scene.extras["hva"] = hpath or "given"
+        scene.extras["hva"] = Path(hpath).name if hpath else "given"   # no local folders
     mats = []
     for i, (limb, sec) in enumerate(zip(doc.limbs, sections)):
         if sec is None or hdoc is None or hdoc.frames == 0:
