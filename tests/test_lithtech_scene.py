@@ -539,6 +539,14 @@ def test_big_primitive_is_split_into_pieces():
     assert np.array_equal(key(tris[:, [0, 2, 1]]), key(want))
 
 
+def test_singular_inverse_bind_matrix_is_reported():
+    sc = _blender_like_scene()
+    sc.skins[0].inverse_bind_matrices[1] = 0.0
+    with pytest.warns(LossWarning, match="singular"):
+        doc = ls.from_scene(sc)
+    assert np.allclose(doc.nodes[1].matrix, S4 @ sc.world_matrices()[2] @ S4, atol=1e-6)
+
+
 def test_static_scene_to_abc(tmp_path):
     sc = Scene()
     prim = Primitive(positions=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], float),

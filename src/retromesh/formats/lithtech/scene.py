@@ -600,6 +600,7 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
     # joints and their bind worlds (glTF space)
     bind: dict[int, np.ndarray] = {}
     conflicts: set[int] = set()
+    singular: set[int] = set()
     for i in mesh_nodes:
         si = nodes[i].skin
         if si is None:
@@ -607,7 +608,11 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
         skin = scene.skins[si]
         ibm = skin.inverse_bind_matrices
         for k, j in enumerate(skin.joints):
-            m = np.linalg.inv(ibm[k]) if ibm is not None else rest_world[j]
+            usable = ibm is not None and np.all(np.isfinite(ibm[k])) and \
+                abs(np.linalg.det(ibm[k].astype(np.float64))) > 1e-12
+            if ibm is not None and not usable:
+                singular.add(j)
+            m = np.linalg.inv(ibm[k].astype(np.float64)) if usable else rest_world[j]
             if j not in bind:
                 bind[j] = m
             elif not np.allclose(bind[j], m, atol=1e-4):
@@ -630,6 +635,9 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
         elif j < 0:
             static_root = True
     jset = set(bind)
+    if singular:
+        warnings.warn(f"{len(singular)} joints have singular inverse bind matrices; they are "
+                      "bound where they rest", LossWarning, stacklevel=2)
     if conflicts:
         warnings.warn(f"{len(conflicts)} joints have different bind poses in different skins; "
                       "ABC has one bind matrix per node, the first skin's is used", LossWarning,
