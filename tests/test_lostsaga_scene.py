@@ -800,3 +800,20 @@ def test_a_second_skin_on_the_same_joints_stays_skinned(tmp_path):
         assert np.abs(got - want).max() < 1e-4
         n = len(prim.positions)
         assert np.abs(got[:n] - got[n:]).max() < 1e-4          # the copy poses like the original
+
+
+def test_lightmap_material_script_survives_gltf(tmp_path):
+    doc = samples.full_mesh(2000, mesh_type=2)
+    doc.vertex_mask &= ~(msh.WEIGHTS | msh.INDICES)
+    doc.weights = doc.bone_names = None
+    script = ("material\n{\n technique\n {\n  pass\n  {\n   shader_group LightMapShade\n"
+              "   texture_unit\n   {\n    texture lm_stage.dds\n    tex_coord_set 0\n   }\n"
+              "   texture_unit\n   {\n    texture stage.dds\n    tex_coord_set 1\n   }\n  }\n }\n}\n")
+    (tmp_path / "stage.msh").write_bytes(retromesh.to_bytes(doc))
+    (tmp_path / "stage.txt").write_text(script + script)
+    retromesh.save(load_quiet(tmp_path / "stage.msh"), tmp_path / "stage.glb")
+    out = retromesh.registry.get("msh").from_scene(load_quiet(tmp_path / "stage.glb"))
+    mats = out[".txt"].materials
+    assert [m.shader_group for m in mats] == ["LightMapShade"] * 2
+    assert [(u.texture, u.tex_coord_set) for u in mats[0].texture_units] == [
+        ("lm_stage.dds", 0), ("stage.dds", 1)]

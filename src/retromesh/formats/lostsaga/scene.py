@@ -967,7 +967,9 @@ def cms_from_scene(scene: Scene, **options: Any) -> CmsFile:
 
 def script_from_scene(scene: Scene) -> str:
     """The material script (``<mesh>.txt``) for the ``.msh`` that ``msh_from_scene`` writes: one
-    ``material`` block per submesh, in the same order, with the base colour texture's name."""
+    ``material`` block per submesh, in the same order, with the base colour texture's name; the
+    shader group and the other texture units (a lightmap) that ``to_scene`` kept in the
+    material's extras are written back."""
     skinned = set(_skinned_nodes(scene))
     out = []
     for ni, node in enumerate(scene.nodes):
@@ -980,6 +982,8 @@ def script_from_scene(scene: Scene) -> str:
                                         else "Static")
             if p.material is not None:
                 m = scene.materials[p.material]
+                if isinstance(m.extras.get("shader_group"), str) and m.extras["shader_group"]:
+                    sm.shader_group = m.extras["shader_group"]      # kept from a script we read
                 if m.base_color != (1.0, 1.0, 1.0, 1.0):
                     sm.diffuse = tuple(float(c) for c in m.base_color)
                 ref = m.base_color_texture
@@ -987,5 +991,15 @@ def script_from_scene(scene: Scene) -> str:
                     t = scene.textures[ref.texture]
                     uri = (t.uri or t.name or "texture.dds").replace("\\", "/").rsplit("/", 1)[-1]
                     sm.texture_units.append(mat_mod.TextureUnit(uri, ref.texcoord))
+                others = m.extras.get("other_texture_units")
+                for o in others if isinstance(others, list) else []:
+                    if isinstance(o, dict) and isinstance(o.get("texture"), str):
+                        try:
+                            tcs = int(o.get("tex_coord_set", 0))
+                        except (TypeError, ValueError):
+                            tcs = 0
+                        sm.texture_units.append(mat_mod.TextureUnit(o["texture"], tcs))
+                # unit order as the engine's scripts have it: a lightmap's set-0 unit first
+                sm.texture_units.sort(key=lambda u: u.tex_coord_set)
             out.append(sm)
     return mat_mod.write_script(out)
