@@ -344,3 +344,13 @@ def test_many_instances_of_a_big_model_are_bounded():
         retromesh.load(data, format="vox")
     with pytest.raises(FormatError, match=r"instance 64"):
         vox.vox_to_vxl(retromesh.read(data, format="vox"))
+
+
+def test_vox_from_a_vxl_keeps_the_player_remap_flag():
+    scene = vox.to_scene(_tank_vox())
+    remap = [p for m in scene.meshes for p in m.primitives if "player_remap" in p.extras]
+    assert remap and remap[0].extras["player_remap"] == [16, 31]
+    # an editor-made file has no remap range
+    plain = VoxFile(chunks=[VoxSize(2, 2, 2), VoxXyzi(np.array([(0, 0, 0, 20)], XYZI_DTYPE))])
+    assert not any("player_remap" in p.extras
+                   for m in vox.to_scene(plain).meshes for p in m.primitives)

@@ -443,7 +443,12 @@ def to_scene(doc: VoxFile, *, source: Path | None = None, greedy: bool = True,
         limb.bounds_max = (limb.bounds_min + np.array(g.size)).astype(np.float32)
         items.append((g, limb))
         mats.append(m[None])
-    grid_scene(scene, items, palette, (256, 256), mats, root, greedy, "face")
+    # a model that came from a .vxl keeps its player-remap range in the root's vxl_header
+    remap = (256, 256)
+    head = scene_graph(doc)["nodes"].get(0, {}).get("attrs", {}).get("vxl_header", "").split()
+    if len(head) == 3 and all(h.isdigit() for h in head):
+        remap = (int(head[1]), int(head[2]))
+    grid_scene(scene, items, palette, remap, mats, root, greedy, "face")
     return scene
 
 
