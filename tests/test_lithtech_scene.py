@@ -547,6 +547,14 @@ def test_singular_inverse_bind_matrix_is_reported():
     assert np.allclose(doc.nodes[1].matrix, S4 @ sc.world_matrices()[2] @ S4, atol=1e-6)
 
 
+def test_non_indexed_partial_triangle_is_left_out():
+    sc = Scene()
+    node = Node(name="a")
+    node.mesh = sc.add_mesh(Mesh(name="a", primitives=[Primitive(positions=np.eye(4, 3))]))
+    sc.add_node(node)
+    assert len(ls.from_scene(sc).pieces[0].lods[0].faces) == 1
+
+
 def test_static_scene_to_abc(tmp_path):
     sc = Scene()
     prim = Primitive(positions=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], float),

@@ -836,7 +836,8 @@ def _uint16_parts(prim: Primitive) -> list[Primitive]:
     n = len(prim.positions)
     if n <= 0xFFFF:
         return [prim]
-    tri = (prim.indices if prim.indices is not None else np.arange(n, dtype=np.uint32)).reshape(-1, 3)
+    tri = prim.indices if prim.indices is not None else np.arange(n, dtype=np.uint32)
+    tri = tri[:len(tri) - len(tri) % 3].reshape(-1, 3)
     parts, start = [], 0
     while start < len(tri):
         window = tri[start:start + 4 * 0xFFFF].reshape(-1)
@@ -877,6 +878,7 @@ def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lo
     pos = prim.positions.astype(np.float64)
     nv = len(pos)
     idx = (prim.indices if prim.indices is not None else np.arange(nv)).astype(np.int64)
+    idx = idx[:len(idx) - len(idx) % 3]          # a non-indexed list may end in a partial triangle
     if nv > 0xFFFF:
         raise DocumentError(f"mesh {mesh_name!r} has {nv} vertices; an ABC LOD holds at most 65535")
     normals = prim.normals.astype(np.float64) if prim.normals is not None else None
