@@ -124,7 +124,7 @@ def test_vox_to_glb_valid(tmp_path):
     out = tmp_path / "tank.glb"
     retromesh.convert(path, out)
     info = assert_valid(out)
-    assert info["materialCount"] == 1
+    assert info["materialCount"] == 2          # voxel + player_remap, as from the .vxl
     assert retromesh.load(out).counts()["meshes"] == 3
 
 
