@@ -257,3 +257,14 @@ def test_material_script_parser_never_raises(text):
     for m in material.parse(data):
         assert isinstance(m.name, str) and all(isinstance(u.tex_coord_set, int)
                                                for u in m.texture_units)
+
+
+def test_deeply_nested_material_script_does_not_recurse(tmp_path):
+    from retromesh.formats.lostsaga import material
+    deep = ("material\n{\n" + "technique\n{\n" * 5_000 + "shader_group Deep\n").encode()
+    assert material.parse(deep)[0].shader_group == "Deep"
+    m, _ = samples.skinned_column(1)
+    (tmp_path / "m.msh").write_bytes(retromesh.to_bytes(m))
+    (tmp_path / "m.txt").write_bytes(deep)
+    with pytest.warns(retromesh.LossWarning):
+        assert retromesh.load(tmp_path / "m.msh").materials[0].name == "m/Sub1"

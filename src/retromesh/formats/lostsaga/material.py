@@ -76,9 +76,13 @@ class Block:
         return None
 
     def walk(self):
-        yield self
-        for c in self.children:
-            yield from c.walk()
+        """This block and every block inside it, depth first (no recursion: scripts may nest
+        thousands of braces deep)."""
+        stack = [self]
+        while stack:
+            b = stack.pop()
+            yield b
+            stack.extend(reversed(b.children))
 
 
 @dataclass
