@@ -203,14 +203,17 @@ def find_script(mesh_path: Path | None) -> Path | None:
         return None
     mesh_path = Path(mesh_path)
     cands = [mesh_path.with_suffix(".txt")]
-    parent = mesh_path.parent.parent
-    if parent.is_dir():
-        for d in parent.iterdir():
-            if d.is_dir() and d.name.lower() == "material":
-                cands.append(d / (mesh_path.stem + ".txt"))
-    for c in cands:
-        if c.is_file():
-            return c
+    try:                                       # an unreadable folder just means no script
+        parent = mesh_path.parent.parent
+        if parent.is_dir():
+            for d in parent.iterdir():
+                if d.name.lower() == "material" and d.is_dir():
+                    cands.append(d / (mesh_path.stem + ".txt"))
+        for c in cands:
+            if c.is_file():
+                return c
+    except OSError:
+        pass
     return None
 
 
