@@ -817,3 +817,14 @@ def test_lightmap_material_script_survives_gltf(tmp_path):
     assert [m.shader_group for m in mats] == ["LightMapShade"] * 2
     assert [(u.texture, u.tex_coord_set) for u in mats[0].texture_units] == [
         ("lm_stage.dds", 0), ("stage.dds", 1)]
+
+
+def test_non_finite_positions_warn():
+    m, _ = samples.skinned_column(1)
+    m.positions = m.positions.copy()
+    m.positions[0, 0] = np.nan
+    m.weights = m.bone_names = None
+    m.vertex_mask &= ~(msh.WEIGHTS | msh.INDICES)
+    with pytest.warns(LossWarning, match="1 vertex positions hold NaN"):
+        scene = retromesh.load(retromesh.to_bytes(m), format="msh")
+    assert np.all(np.isfinite(scene.meshes[0].primitives[0].positions))

@@ -294,6 +294,10 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
                               got=f"{start}..{start + 3 * fc}")
         ranges.append((start, start + 3 * fc))
 
+    bad_pos = int((~np.isfinite(np.asarray(doc.positions, dtype=np.float32))).any(axis=1).sum())
+    if bad_pos:
+        warnings.warn(f"{bad_pos} vertex positions hold NaN or infinity; placed at the origin",
+                      LossWarning, stacklevel=3)
     pos = vec_to_gltf(_finite(doc.positions)).astype(np.float32)
     normals = recomputed = None
     if doc.normals is not None:
