@@ -186,3 +186,25 @@ def test_skinned_corners_match_engine_skinning(files, tmp_path):
             g = sum(prim.weights[:, k:k + 1] * np.einsum("nij,nj->ni", jm[prim.joints[:, k]], pos)
                     for k in range(4))
             assert np.allclose(g[prim.indices.astype(int), :3], eng[:, :3], atol=1e-5)
+
+
+@pytest.mark.parametrize("kw", [dict(version=8, looping=False, start=50), dict(version=5, keys=3),
+                                dict(version=0, keys=5, length=900),
+                                dict(version=10, looping=False, keys=2)], ids=str)
+def test_playback_matches_get_matrices_all_branches(kw):
+    """Non-looping (clamped keys), start offsets (v1..v10), version 0 (always looping)."""
+    skel = samples.stick_skeleton()
+    anm = samples.anm_fixture(**kw)
+    from retromesh.formats.wolfire import scene as wscene
+    scene = wscene.phxbn_to_scene(skel, animations=[{"a": anm}])
+    anim, joints = scene.animations[0], scene.skins[0].joints
+    parents = np.asarray(skel.control.hier_parents)
+    for lt in anim.channels[0].times.astype(float) * 1000:
+        ref = _get_matrices(anm, parents, lt)
+        for b, node in enumerate(joints):
+            ch = {c.path: c for c in anim.channels if c.node == node}
+            t = ch["translation"].sample([lt / 1000])[0]
+            q = ch["rotation"].sample([lt / 1000])[0]
+            rq = ref[b][1] / np.linalg.norm(ref[b][1])
+            assert np.allclose(t, ref[b][0], atol=2e-4)
+            assert min(np.abs(q - rq).max(), np.abs(q + rq).max()) < 2e-4
