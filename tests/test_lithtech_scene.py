@@ -269,6 +269,7 @@ def test_node_forest_gets_a_common_root(tmp_path):
     root (the validator rejected SKIN_NO_COMMON_ROOT before)."""
     doc = samples.build_sample(12)
     doc.nodes[0].child_count, doc.nodes[1].child_count = 0, 1
+    assert any("4 node trees" in p for p in ls.structural_problems(doc))
     sc = ls.to_scene(doc)
     hub = sc.skins[0].skeleton
     assert sc.nodes[hub].name == "abc_roots" and sc.roots.count(hub) == 1

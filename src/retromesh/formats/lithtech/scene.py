@@ -1025,9 +1025,11 @@ def structural_problems(doc) -> list[str]:
         return out
     h = doc.header
     n = len(doc.nodes)
-    _, missing = tree_parents([nd.child_count for nd in doc.nodes])
+    tparents, missing = tree_parents([nd.child_count for nd in doc.nodes])
     if missing:
         out.append(f"the node tree announces {missing} children that are not there")
+    if tparents.count(-1) > 1:
+        out.append(f"the child counts leave {tparents.count(-1)} node trees; the engine has one root")
     ref = abcmod.recount(_shallow_copy(doc)).header
     for f in ("keyframe_count", "animation_count", "piece_count", "child_model_count",
               "face_count", "vertex_count", "weight_count", "socket_count", "weight_set_count",
