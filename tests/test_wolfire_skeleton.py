@@ -678,3 +678,44 @@ def test_animations_of_the_same_name_all_written():
     assert sorted(k for k in out if k.endswith(".anm")) == ["_run_1.anm", "_run_1_2.anm",
                                                             "_run_1_3.anm"]
     assert len(out["_run_1_2.anm"].keyframes) == 6
+
+
+def test_armature_node_above_the_rig_is_kept():
+    """A foreign rig under a transformed armature node (Blender's scale/rotation): the key
+    matrices include it, as the inverse bind matrices do, so skinning is unchanged."""
+    from make_examples_import import make_examples
+    from retromesh.scene import Node
+    src = make_examples.wiggle_scene()
+    sk = src.skins[0]
+    par = src.parents()
+    root_joint = next(j for j in sk.joints if par[j] not in sk.joints)
+    assert par[root_joint] < 0
+    arm = Node(name="Armature", translation=[0.5, 0, 0], scale=[2.0, 2.0, 2.0],
+               rotation=[0, 0.3826834, 0, 0.9238795])
+    ai = src.add_node(arm)
+    src.roots.remove(root_joint)
+    arm.children.append(root_joint)
+    sk.inverse_bind_matrices = np.linalg.inv(src.world_matrices()[sk.joints])
+    mesh_node = next(i for i, n in enumerate(src.nodes) if n.skin is not None)
+    for p in src.meshes[src.nodes[mesh_node].mesh].primitives:
+        p.positions = (np.c_[p.positions.astype(float), np.ones(len(p.positions))]
+                       @ arm.matrix.T)[:, :3].astype(np.float32)
+    allpos = np.concatenate([p.positions for p in src.meshes[0].primitives]).astype(float)
+    shift = np.eye(4)
+    shift[:3, 3] = -(allpos.min(0) + allpos.max(0)) / 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = retromesh.from_scene(src, "phxbn")
+    skel = retromesh.read(retromesh.to_bytes(out[""]), format="phxbn")
+    anm = retromesh.read(retromesh.to_bytes(out[".anm"]), format="anm")
+    dst = wscene.phxbn_to_scene(skel, animations=[anm])
+    joints1 = sorted((i for i, n in enumerate(dst.nodes) if "phxbn_bone" in n.extras),
+                     key=lambda i: dst.nodes[i].extras["phxbn_bone"])
+    bind1, _ = wscene.skeleton_bind(skel)
+    for kf in anm.keyframes[::5]:
+        t = kf.time / 1000.0
+        j0 = shift @ _worlds_at(src, src.animations[0], t)[sk.joints] @ sk.inverse_bind_matrices \
+            @ np.linalg.inv(shift)
+        j1 = _worlds_at(dst, dst.animations[0], t)[joints1] @ np.linalg.inv(bind1)
+        assert np.abs(j0 - j1).max() < 1e-4
+    assert ai == len(src.nodes) - 1

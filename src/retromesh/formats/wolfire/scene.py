@@ -734,10 +734,22 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
             elif c.path == "rotation":
                 root_r = v
     local = compose_trs(T, R, S)
+    # nodes between a joint and its joint parent (an armature node above the root joint, a
+    # helper between two joints) keep their rest transforms: the bind matrices include them
+    rest = scene.world_matrices()
+    parent_of = scene.parents()
+    offs = np.tile(np.eye(4), (m, 1, 1))
+    for i, n in enumerate(joints):
+        sp = parent_of[n]
+        if sp >= 0 and sp == root:               # the root-motion node: its channels, not rest
+            sp = parent_of[sp]
+        up = rest[sp] if sp >= 0 else np.eye(4)
+        p = int(parents[i])
+        offs[i] = up if p < 0 else np.linalg.inv(rest[joints[p]]) @ up
     world = np.empty_like(local)
     for i in _depth_order(parents):
         p = int(parents[i])
-        world[:, i] = local[:, i] if p < 0 else world[:, p] @ local[:, i]
+        world[:, i] = offs[i] @ local[:, i] if p < 0 else world[:, p] @ offs[i] @ local[:, i]
     if correction is not None:
         world = world @ correction
     if shift is not None:
