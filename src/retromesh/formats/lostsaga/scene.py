@@ -51,7 +51,9 @@ scaled by 0.01) is baked into the bone offsets and inverse binds (skinned vertic
 non-uniform or animated scale and channels of non-joint nodes are dropped with a LossWarning. The mesh type is 1 when skinned, else
 the type recorded in ``Mesh.extras.mesh_type`` by ``to_scene`` (so a lightmap mesh stays type 2
 through glTF), else 0. Weights are sorted heaviest first (the engine stops at the first weight
-<= 0). When the meshes have materials, the material script ``<mesh>.txt`` (one ``material``
+<= 0). Key times are whole milliseconds (rounded); a glTF animation that starts late (one clip of
+a longer timeline) is moved to start at 0 ms with its events, one read from an ``.ani``
+(``extras.lostsaga_version``) keeps its times. When the meshes have materials, the material script ``<mesh>.txt`` (one ``material``
 block per submesh with the base colour texture's name, :func:`script_from_scene`) is written too
 (``material_script=False`` to leave it out).
 """
