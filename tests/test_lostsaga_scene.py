@@ -516,17 +516,6 @@ def test_corpus_meshes_on_a_biped_made_from_the_corpus_animation(tmp_path):
 
 # -- posed geometry survives Lost Saga round trips ----------------------------------------------
 
-def _sample_channel(ch, t):
-    from retromesh.transforms import quat_slerp
-    kt, v = ch.times.astype(float), ch.values.astype(float)
-    if ch.interpolation == "CUBICSPLINE":
-        v = v[1::3]
-    i = int(np.clip(np.searchsorted(kt, t, side="right") - 1, 0, len(kt) - 1))
-    j = min(i + 1, len(kt) - 1)
-    f = 0.0 if j == i or ch.interpolation == "STEP" else float(np.clip((t - kt[i]) / (kt[j] - kt[i]), 0, 1))
-    return quat_slerp(v[i], v[j], f) if ch.path == "rotation" else v[i] + (v[j] - v[i]) * f
-
-
 def _posed(scene, anim, t):
     """CPU-skinned world positions of every vertex at time ``t``, in primitive order (a Lost Saga
     round trip keeps the vertex order: primitives become submeshes in order)."""
@@ -536,7 +525,7 @@ def _posed(scene, anim, t):
            "scale": [n.scale.copy() for n in scene.nodes]}
     t0 = min(float(c.times[0]) for c in anim.channels)
     for c in anim.channels:
-        trs[c.path][c.node] = _sample_channel(c, t + t0)
+        trs[c.path][c.node] = c.sample([t + t0])[0]
     local = np.stack([compose_trs(*(trs[k][i] for k in ("translation", "rotation", "scale")))
                       for i in range(len(scene.nodes))])
     world = world_matrices(local, scene.parents())
