@@ -719,3 +719,17 @@ def test_armature_node_above_the_rig_is_kept():
         j1 = _worlds_at(dst, dst.animations[0], t)[joints1] @ np.linalg.inv(bind1)
         assert np.abs(j0 - j1).max() < 1e-4
     assert ai == len(src.nodes) - 1
+
+
+def test_anm_alone_in_the_space_of_the_phxbn():
+    """glTF -> .anm on its own uses the same (OBJ-centred) space as glTF -> .phxbn + .anm."""
+    from make_examples_import import make_examples
+    src = make_examples.wiggle_scene()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        both = retromesh.from_scene(src, "phxbn")
+        alone = retromesh.from_scene(src, "anm")
+        no_mesh = retromesh.from_scene(src, "phxbn", write_mesh=False)
+    for a, b in zip(both[".anm"].keyframes, alone.keyframes):
+        assert np.abs(np.asarray(a.bone_mats) - np.asarray(b.bone_mats)).max() < 1e-6
+    assert np.allclose(no_mesh[""].points, both[""].points)

@@ -601,22 +601,15 @@ def _bone_geometry(scene: Scene, joints: list[int], bind: np.ndarray, parents: n
     return points, bone_ends, frames
 
 
-def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, **options: Any):
-    """Skeleton (v11), plus ``.obj`` (the skinned mesh, one corner per weight entry) and
-    ``.anm`` companions (``<stem>_<animation>.anm`` when there are several animations)."""
-    skin, joints, bind, parents, root = _skeleton_of(scene)
-    m = len(joints)
-    points, bone_ends, frames = _bone_geometry(scene, joints, bind, parents)
-    # key matrices are re-expressed in the engine's bind frames (a foreign rig's roll differs)
-    correction = np.linalg.inv(bind) @ frames
-    control = None
-    stage = 0
-    mesh_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]] = []
-    # every mesh skinned by that skin goes into the one OBJ (the engine reads one object)
+def _skinned_parts(scene: Scene, skin: Skin, joints: list[int]):
+    """Every triangle primitive skinned by ``skin`` (the engine reads one OBJ object):
+    (parts (positions, triangles, uvs, normals), per-corner weights, per-corner bone ids,
+    how many meshes/primitives were left out)."""
     order = {n: i for i, n in enumerate(joints)}
     remap = np.array([order[j] for j in skin.joints])
+    mesh_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]] = []
     w_l, j_l, dropped = [], [], 0
-    for ni, node in enumerate(scene.nodes):
+    for node in scene.nodes:
         if node.mesh is None:
             continue
         if node.skin is None or scene.skins[node.skin] is not skin:
@@ -631,6 +624,30 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, **options: Any):
             j_l.append(remap[p.joints[idx].astype(np.int64)])
             mesh_parts.append((p.positions.astype(np.float64), idx.reshape(-1, 3),
                                p.uvs[0] if p.uvs else None, p.normals))
+    return mesh_parts, w_l, j_l, dropped
+
+
+def _centre_shift(mesh_parts) -> np.ndarray:
+    """What the engine's ``_MDL_CENTER`` subtracts: minus the bounding-box centre of the
+    OBJ's (per-corner) vertices; zero when already centred."""
+    if not mesh_parts:
+        return np.zeros(3)
+    corners = np.concatenate([mp[0][mp[1].reshape(-1)] for mp in mesh_parts])
+    c = (corners.min(0) + corners.max(0)) / 2 if len(corners) else np.zeros(3)
+    return -c if np.abs(c).max() > 1e-6 else np.zeros(3)
+
+
+def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, **options: Any):
+    """Skeleton (v11), plus ``.obj`` (the skinned mesh, one corner per weight entry) and
+    ``.anm`` companions (``<stem>_<animation>.anm`` when there are several animations)."""
+    skin, joints, bind, parents, root = _skeleton_of(scene)
+    m = len(joints)
+    points, bone_ends, frames = _bone_geometry(scene, joints, bind, parents)
+    # key matrices are re-expressed in the engine's bind frames (a foreign rig's roll differs)
+    correction = np.linalg.inv(bind) @ frames
+    control = None
+    stage = 0
+    mesh_parts, w_l, j_l, dropped = _skinned_parts(scene, skin, joints)
     if dropped:
         warnings.warn(f"{dropped} mesh(es)/primitive(s) not skinned by the first skin (or not "
                       "triangles) are left out of the .phxbn/.obj", LossWarning, stacklevel=2)
@@ -639,17 +656,15 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, **options: Any):
                              parents.astype("<i4"), [], None)
         stage = 1
     # the engine centres the OBJ on its bounding box and expects the skeleton in that space
-    shift = np.zeros(3)
+    # (also when the OBJ is not written here: the engine centres whatever OBJ goes with it)
+    shift = _centre_shift(mesh_parts)
+    if np.any(shift):
+        warnings.warn(f"the skinned mesh is moved by {np.round(shift, 6).tolist()} so that "
+                      "it is centred as the engine centres OBJ files (the skeleton and keys "
+                      "move with it)", LossWarning, stacklevel=2)
     obj_doc = None
     if mesh_parts and write_mesh:
         allpos = np.concatenate([mp[0] for mp in mesh_parts])
-        corners = np.concatenate([mp[0][mp[1].reshape(-1)] for mp in mesh_parts])
-        c = (corners.min(0) + corners.max(0)) / 2 if len(corners) else np.zeros(3)
-        if np.abs(c).max() > 1e-6:
-            shift = -c
-            warnings.warn(f"the skinned mesh is moved by {np.round(shift, 6).tolist()} so that "
-                          "it is centred as the engine centres OBJ files (the skeleton and keys "
-                          "move with it)", LossWarning, stacklevel=2)
         from .obj import ObjFile, write_obj
         base, tris = 0, []
         for pos, tri, _, _ in mesh_parts:
@@ -806,4 +821,7 @@ def scene_to_anm(scene: Scene, *, animation: str | None = None, **options: Any) 
                       stacklevel=2)
     skin, joints, bind, parents, root = _skeleton_of(scene)
     _, _, frames = _bone_geometry(scene, joints, bind, parents)
-    return _animation_to_anm(scene, anims[0], joints, parents, root, np.linalg.inv(bind) @ frames)
+    # the same space as the .phxbn written from this scene (centred on its skinned mesh)
+    shift = _centre_shift(_skinned_parts(scene, skin, joints)[0])
+    return _animation_to_anm(scene, anims[0], joints, parents, root, np.linalg.inv(bind) @ frames,
+                             shift)
