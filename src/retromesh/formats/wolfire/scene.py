@@ -18,7 +18,8 @@ Engine facts used (format-facts A2, A3, A6; Overgrowth ``bulletworld.cpp``,
   ratios ``w1/(w0+w1)``, ``w2/(w0+w1+w2)``, ``w3/1`` (lerp for origins, which equals the
   weighted sum; slerp for rotations, shortest path). glTF has no Catmull-Rom:
   the curve is resampled at ``fps`` (default 30 Hz), always including the key times themselves
-  so that the keys are reproduced exactly, and written as LINEAR.
+  so that the keys are reproduced exactly, and written as LINEAR. At most ``MAX_SAMPLE_BONES``
+  (5M) samples x bones per animation (a damaged length is refused, not allocated).
 * Root motion (centered files): per key ``rotation`` (radians about +Y) and ``center_offset``;
   linear between the current and next key as in the engine; put on the root node as
   ``T(center_offset) RotY(rotation)`` (``root_motion=False`` leaves it out). Files that are not
@@ -42,7 +43,10 @@ from the inverse bind matrices; bone ends from the node extras written by ``to_s
 origin to the mean origin of its children (a leaf continues its parent's line by half; a lone
 joint points along its +Y), never of zero length (``GetBoneMat`` would make NaNs of it). Key
 matrices are re-expressed in the engine's frames of those bones (``correction``), so skinning
-is unchanged whatever the bone geometry. Animations are sampled at the key times recorded in
+is unchanged whatever the bone geometry; rest transforms of nodes above or between joints (a
+glTF armature node) are part of the key matrices as they are of the inverse binds. The skeleton,
+keys and OBJ live in the space the engine centres the OBJ into (also for ``.anm`` alone and with
+``write_mesh=False``). Animations are sampled at the key times recorded in
 their extras (else at 30 Hz), turned back into model-space matrices, root motion from the root
 node's channels.
 """
