@@ -212,6 +212,18 @@ def test_check_reports_problems():
     assert any("same time" in p for p in retromesh.registry.get("ani").check(a))
 
 
+@pytest.mark.parametrize("value", [70_000, -1])
+def test_writers_refuse_face_indices_that_do_not_fit_uint16(value):
+    from retromesh.formats.lostsaga import CmsFile
+    m, _ = samples.skinned_column(1)
+    c = CmsFile(positions=np.zeros((3, 3), np.float32), faces=np.array([[0, 1, 2]]))
+    for doc in (m, c):
+        doc.faces = np.asarray(doc.faces, dtype=np.int64)
+        doc.faces[0, 0] = value
+        with pytest.raises(retromesh.DocumentError, match="uint16"):
+            retromesh.to_bytes(doc)
+
+
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -3.0, 300.0])
 def test_check_of_odd_bone_ids_reports_and_never_raises(bad):
     m, _ = samples.skinned_column(2)

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ...binio import Reader, Writer
-from .common import COL_MESH_TOKEN, COL_MESH_VERSION, magic
+from .common import COL_MESH_TOKEN, COL_MESH_VERSION, fit, magic
 
 __all__ = ["CmsFile", "read", "write"]
 
@@ -64,9 +64,9 @@ def write(doc: CmsFile) -> bytes:
     pos = np.asarray(doc.positions).reshape(-1, 3)
     w.i32(len(pos))
     w.records(pos, "<f4")
-    faces = np.asarray(doc.faces).reshape(-1, 3)
+    faces = fit(doc.faces, "<u2", "cms: faces").reshape(-1, 3)
     w.i32(len(faces))
-    w.records(faces, "<u2")
+    w.records(faces)
     w.raw(doc.trailing)
     return w.getvalue()
 

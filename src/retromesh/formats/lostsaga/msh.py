@@ -66,7 +66,7 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
-from .common import (MESH_CONTROL_POINT_VERSION, MESH_TOKEN, long_strings, magic, read_str,
+from .common import (MESH_CONTROL_POINT_VERSION, MESH_TOKEN, fit, long_strings, magic, read_str,
                      write_str)
 
 __all__ = ["MshFile", "ControlPoint", "read", "write", "SUBMESH_DTYPE", "WEIGHT_DTYPE",
@@ -201,7 +201,7 @@ def _array(doc: MshFile, name: str, dtype: str, shape: tuple[int, ...]) -> np.nd
     a = np.asarray(a)
     if a.shape != shape:
         raise DocumentError(f"msh: {name} has shape {a.shape}, expected {shape}")
-    return a.astype(dtype, copy=False)
+    return fit(a, dtype, f"msh: {name}")
 
 
 def write(doc: MshFile) -> bytes:
@@ -217,7 +217,7 @@ def write(doc: MshFile) -> bytes:
     subs = np.asarray(doc.submeshes)
     w.i32(len(subs))
     w.records(subs.astype(SUBMESH_DTYPE, copy=False) if subs.dtype.names else
-              np.asarray(subs, "<i4").reshape(-1, 4))
+              fit(subs, "<i4", "msh: submeshes").reshape(-1, 4))
     mask = doc.vertex_mask
     nv = int(doc.vertex_count)
     w.i32(nv)
@@ -242,9 +242,9 @@ def write(doc: MshFile) -> bytes:
         w.records(_array(doc, "billboard_centers", "<f4", (nv, 3)))
     elif doc.billboard_centers is not None:
         raise DocumentError("msh: billboard_centers given but the POSITION2 bit (0x2) is clear")
-    faces = np.asarray(doc.faces).reshape(-1, 3)
+    faces = fit(doc.faces, "<u2", "msh: faces").reshape(-1, 3)
     w.i32(len(faces))
-    w.records(faces, "<u2")
+    w.records(faces)
     if doc.version == MESH_CONTROL_POINT_VERSION:
         pts = doc.control_points or []
         w.i32(len(pts))
