@@ -556,6 +556,13 @@ def test_non_indexed_partial_triangle_is_left_out():
     assert len(ls.from_scene(sc).pieces[0].lods[0].faces) == 1
 
 
+def test_key_times_beyond_uint32_ms_are_refused():
+    sc = _blender_like_scene()
+    sc.animations[0].channels[0].times = np.array([0.0, 1.0, 5e6], np.float32)
+    with pytest.raises(retromesh.DocumentError, match="uint32 milliseconds"):
+        ls.from_scene(sc)       # they wrapped round silently before
+
+
 def test_static_scene_to_abc(tmp_path):
     sc = Scene()
     prim = Primitive(positions=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], float),

@@ -954,6 +954,9 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
             allt = np.concatenate([c.times.astype(np.float64) for c in chans])
             ms = np.unique(np.round(allt * 1000.0).astype(np.int64))
             ms = ms - min(int(ms[0]), 0)
+            if int(ms[-1]) > 0xFFFFFFFF:
+                raise DocumentError(f"animation {a.name!r} lasts {ms[-1] / 1000.0:g} s; ABC key "
+                                    "times are uint32 milliseconds (at most about 49.7 days)")
         else:
             ms = np.zeros(1, np.int64)
         secs = ms / 1000.0
