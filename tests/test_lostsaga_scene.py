@@ -817,3 +817,17 @@ def test_non_finite_positions_warn():
     with pytest.warns(LossWarning, match="1 vertex positions hold NaN"):
         scene = retromesh.load(retromesh.to_bytes(m), format="msh")
     assert np.all(np.isfinite(scene.meshes[0].primitives[0].positions))
+
+
+def test_step_keys_hold_until_the_next_key():
+    from retromesh.formats.lostsaga.scene import ani_from_scene
+    m, s = samples.skinned_column(2)
+    scene = retromesh.load(retromesh.to_bytes(m), format="msh", skeleton=s,
+                           animations=[samples.wave_animation(s, keys=5)])
+    for c in scene.animations[0].channels:
+        c.interpolation = "STEP"
+    a = ani_from_scene(scene)
+    track = a.tracks[1]
+    assert track.keys["time"].tolist() == [0, 249, 250, 499, 500, 749, 750, 999, 1000]
+    r = track.keys["rotation"]
+    assert np.array_equal(r[1], r[0]) and np.array_equal(r[3], r[2])
