@@ -761,7 +761,7 @@ def test_a_second_skin_on_the_same_joints_stays_skinned(tmp_path):
     """Exporters write one skin per mesh: a skin using the main skin's joints (any order) whose
     bind differs by one matrix is merged onto the main skin exactly."""
     from retromesh.scene import Mesh, Node, Primitive, Skin
-    from retromesh.transforms import compose_trs, inverse
+    from retromesh.transforms import compose_trs
     m, s = samples.skinned_column(3)
     scene = retromesh.load(retromesh.to_bytes(m), format="msh", skeleton=s,
                            animations=[samples.wave_animation(s)])

@@ -38,24 +38,25 @@ from_scene
 ``msh`` from a Scene: every mesh node becomes submeshes of one ``.msh`` (static nodes baked to
 world space, skinned ones kept in bind space; when the scene is skinned, unskinned mesh nodes are
 bound rigidly, weight 1, to the joint they hang under, or to the root bone with a LossWarning: a
-type-1 mesh has no unweighted vertices; a further skin over the same joints with the same bind
-pose up to one matrix -- exporters write one skin per mesh -- is merged onto the first); with a
-skin also a ``.skl`` (joints of the first
-skin) and one ``.ani`` per animation (``DEFAULT`` 4000, or ``animation_format="comp4"/"comp8"``;
-``rounding="engine"|"nearest"``): ``{"": msh, ".skl": skl, ".ani": ani}`` or
-``"_<name>.ani"`` keys when there are several animations. Non-joint nodes between the joints (an
-exporter's rotated or scaled ``Armature`` node) are folded into the bones' LocalTMs and, at their
-rest transform, into the ``.ani`` keys of the bones below them (keys are relative to the ``.skl``
-parent). ``.skl``/``.ani`` hold no scale: a constant uniform joint scale (B3D roots, an Armature
-scaled by 0.01) is baked into the bone offsets and inverse binds (skinned vertices stay put);
-non-uniform or animated scale and channels of non-joint nodes are dropped with a LossWarning. The mesh type is 1 when skinned, else
-the type recorded in ``Mesh.extras.mesh_type`` by ``to_scene`` (so a lightmap mesh stays type 2
-through glTF), else 0. Weights are sorted heaviest first (the engine stops at the first weight
-<= 0). Key times are whole milliseconds (rounded); a glTF animation that starts late (one clip of
-a longer timeline) is moved to start at 0 ms with its events, one read from an ``.ani``
-(``extras.lostsaga_version``) keeps its times. When the meshes have materials, the material script ``<mesh>.txt`` (one ``material``
-block per submesh with the base colour texture's name, :func:`script_from_scene`) is written too
-(``material_script=False`` to leave it out).
+type-1 mesh has no unweighted vertices; a further skin over the same joints with the same bind pose
+up to one matrix -- exporters write one skin per mesh -- is merged onto the first); with a skin
+also a ``.skl`` (joints of the first skin) and one ``.ani`` per animation (``DEFAULT`` 4000, or
+``animation_format="comp4"/"comp8"``; ``rounding="engine"|"nearest"``): ``{"": msh, ".skl": skl,
+".ani": ani}`` or ``"_<name>.ani"`` keys when there are several animations. Non-joint nodes between
+the joints (an exporter's rotated or scaled ``Armature`` node) are folded into the bones' LocalTMs
+and, at their rest transform, into the ``.ani`` keys of the bones below them (keys are relative to
+the ``.skl`` parent). ``.skl``/``.ani`` hold no scale: a constant uniform joint scale (B3D roots,
+an Armature scaled by 0.01) is baked into the bone offsets and inverse binds (skinned vertices stay
+put); non-uniform or animated scale and channels of non-joint nodes are dropped with a LossWarning.
+The mesh type is 1 when skinned, else the type recorded in ``Mesh.extras.mesh_type`` by
+``to_scene`` (so a lightmap mesh stays type 2 through glTF), else 0. Weights are sorted heaviest
+first (the engine stops at the first weight <= 0). Key times are whole milliseconds (rounded); a
+glTF animation that starts late (one clip of a longer timeline) is moved to start at 0 ms with its
+events, one read from an ``.ani`` (``extras.lostsaga_version``) keeps its times; STEP channels get a
+hold key 1 ms before each key (``.ani`` keys are interpolated linearly). When the meshes
+have materials, the material script ``<mesh>.txt`` (one ``material`` block per submesh with the
+base colour texture's name, :func:`script_from_scene`) is written too (``material_script=False`` to
+leave it out).
 """
 from __future__ import annotations
 
