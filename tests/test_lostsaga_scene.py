@@ -7,6 +7,8 @@ import warnings
 import numpy as np
 import pytest
 import trimesh
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import retromesh
@@ -831,3 +833,61 @@ def test_step_keys_hold_until_the_next_key():
     assert track.keys["time"].tolist() == [0, 249, 250, 499, 500, 749, 750, 999, 1000]
     r = track.keys["rotation"]
     assert np.array_equal(r[1], r[0]) and np.array_equal(r[3], r[2])
+
+
+@pytest.mark.filterwarnings("ignore::retromesh.LossWarning")
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_random_hierarchies_pose_the_same_after_msh_skl_ani(seed):
+    """Random joint trees under a rotated, translated, uniformly scaled Armature, with non-joint
+    nodes in between and scaled joints: the engine files pose every vertex where glTF does."""
+    import tempfile
+    from pathlib import Path
+
+    from retromesh.scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
+    from retromesh.transforms import inverse
+    rng = np.random.default_rng(seed)
+
+    def rq():
+        q = rng.normal(size=4)
+        return q / np.linalg.norm(q)
+    scene = Scene()
+    arm = scene.add_node(Node(name="Armature", translation=rng.normal(size=3), rotation=rq(),
+                              scale=np.full(3, rng.choice([1.0, 0.01, 2.5]))))
+    joints: list[int] = []
+    for k in range(int(rng.integers(2, 7))):
+        parent = arm if k == 0 else joints[int(rng.integers(len(joints)))]
+        if rng.random() < 0.3:
+            parent = scene.add_node(Node(name=f"mid{k}", translation=rng.normal(size=3),
+                                         rotation=rq(), scale=np.full(3, rng.choice([1.0, 1.5]))),
+                                    parent=parent)
+        joints.append(scene.add_node(Node(name=f"j{k}", translation=rng.normal(size=3),
+                                          rotation=rq(), scale=np.full(3, rng.choice([1.0, 0.5]))),
+                                     parent=parent))
+    nv = 30
+    w = rng.uniform(0.1, 1, (nv, 4))
+    prim = Primitive(positions=(rng.normal(size=(nv, 3)) * 3).astype(np.float32),
+                     indices=np.arange(nv, dtype=np.uint32),
+                     joints=rng.integers(0, len(joints), (nv, 4)).astype(np.uint16),
+                     weights=(w / w.sum(1, keepdims=True)).astype(np.float32))
+    skin = scene.add_skin(Skin(joints=joints,
+                               inverse_bind_matrices=inverse(scene.world_matrices()[joints])))
+    scene.add_node(Node(name="m", mesh=scene.add_mesh(Mesh(name="m", primitives=[prim])),
+                        skin=skin))
+    times = np.array([0.0, 0.5, 1.0])
+    channels = []
+    for j in joints:
+        q = np.stack([rq() for _ in times])
+        channels.append(Channel(j, "rotation", times, q * np.sign(q[:, 3:4])))
+        channels.append(Channel(j, "translation", times,
+                                scene.nodes[j].translation + rng.normal(size=(3, 3)) * 0.3))
+    scene.animations.append(Animation(name="a", channels=channels))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "a.msh"
+        retromesh.save(scene, out)
+        back = retromesh.load(out, skeleton=out.with_suffix(".skl"),
+                              animations=[out.with_suffix(".ani")])
+    size = np.ptp(_posed(scene, scene.animations[0], 0.0), axis=0).max()
+    for t in (0.0, 0.25, 0.9):
+        err = np.abs(_posed(scene, scene.animations[0], t) - _posed(back, back.animations[0], t))
+        assert err.max() < 1e-5 * size
