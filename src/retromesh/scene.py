@@ -363,15 +363,16 @@ class Scene:
         for r in self.roots + [r for _, rs in self.extra_scenes for r in rs]:
             if not 0 <= r < n or r in seen_child:
                 raise DocumentError(f"scene root {r} is out of range or has a parent")
-        # cycles: every node reachable from a root at most once
-        parent = self.parents()
-        for i in range(n):
-            j, steps = i, 0
-            while j >= 0:
-                j = parent[j]
-                steps += 1
-                if steps > n:
-                    raise DocumentError(f"node {i} is in a cycle")
+        # cycles: with one parent per node, a node is in a cycle exactly when walking down
+        # from the parentless nodes never reaches it
+        reached = [False] * n
+        stack = [i for i in range(n) if i not in seen_child]
+        while stack:
+            i = stack.pop()
+            reached[i] = True
+            stack.extend(self.nodes[i].children)
+        if not all(reached):
+            raise DocumentError(f"node {reached.index(False)} is in a cycle")
         for mi, mesh in enumerate(self.meshes):
             for pi, p in enumerate(mesh.primitives):
                 if p.material is not None and not 0 <= p.material < len(self.materials):
