@@ -144,6 +144,12 @@ def test_scene_validate_catches_bad_references():
     s.nodes[a].children.append(a)
     with pytest.raises(DocumentError):
         s.validate()
+    s = Scene()                                  # a two-node cycle beside a proper root
+    s.add_node(Node(name="root"))
+    s.nodes.append(Node(name="b", children=[2]))
+    s.nodes.append(Node(name="c", children=[1]))
+    with pytest.raises(DocumentError, match="cycle"):
+        s.validate()
     s = Scene()
     n = s.add_node(Node(name="a", mesh=0))
     s.add_mesh(Mesh(primitives=[Primitive(positions=np.zeros((3, 3)), joints=np.full((3, 4), 2),
