@@ -217,3 +217,17 @@ def test_formats_lists_b3d_and_gltf():
 def test_every_format_module_loads():
     from retromesh import registry
     assert registry.broken() == {}
+
+
+def test_channel_sampling():
+    lin = Channel(0, "translation", [0, 1, 2], [[0, 0, 0], [1, 0, 0], [1, 2, 0]])
+    assert np.allclose(lin.sample([-1, 0.5, 1.0, 1.5, 3]),
+                       [[0, 0, 0], [0.5, 0, 0], [1, 0, 0], [1, 1, 0], [1, 2, 0]])
+    step = Channel(0, "scale", [0, 1], [[1, 1, 1], [2, 2, 2]], "STEP")
+    assert np.allclose(step.sample([0.99, 1.0]), [[1, 1, 1], [2, 2, 2]])
+    # a cubic spline with zero tangents eases in and out; at u = 0.5 it is half way
+    cub = Channel(0, "translation", [0, 2], [[0, 0, 0], [0, 0, 0], [0, 0, 0],
+                                             [0, 0, 0], [4, 0, 0], [0, 0, 0]], "CUBICSPLINE")
+    assert np.allclose(cub.sample([1.0, 0.5]), [[2, 0, 0], [4 * (3 * 0.0625 - 2 * 0.015625), 0, 0]])
+    rot = Channel(0, "rotation", [0, 1], [[0, 0, 0, 1], [0, 0, 1, 0]])
+    assert np.allclose(rot.sample([0.5]), [[0, 0, np.sqrt(0.5), np.sqrt(0.5)]])

@@ -31,7 +31,7 @@ def pose_world(scene: Scene, anim: Animation | None, t: float) -> np.ndarray:
         for c in anim.channels:
             if c.path == "weights":
                 continue
-            v = ls._sample(c, np.array([t]))[0]
+            v = c.sample(np.array([t]))[0]
             {"translation": T, "rotation": R, "scale": Sc}[c.path][c.node] = v
     return world_matrices(compose_trs(T, R, Sc), scene.parents())
 

@@ -243,20 +243,31 @@ class Channel:
 
     def sample(self, times) -> np.ndarray:
         """Values at ``times`` (seconds), held at the ends: linear (slerp for rotations) between
-        keys, the earlier key for STEP; cubic splines are sampled through their key values."""
-        from .transforms import quat_slerp
+        keys, the earlier key for STEP, the Hermite curve of glTF for CUBICSPLINE (rotations
+        normalised). A time within a microsecond of a key counts as that key (float32 times)."""
+        from .transforms import quat_normalize, quat_slerp
         t = np.asarray(times, dtype=np.float64)
         kt = self.times.astype(np.float64)
         v = self.key_values().astype(np.float64)
-        i = np.clip(np.searchsorted(kt, t + 1e-6, side="right") - 1, 0, len(kt) - 1)
-        j = np.minimum(i + 1, len(kt) - 1)
-        span = np.where(j > i, kt[j] - kt[i], 1.0)
-        u = np.clip((t - kt[i]) / span, 0.0, 1.0)
-        if self.interpolation == "STEP":
-            u = np.zeros_like(u)
+        k = len(kt)
+        i = np.clip(np.searchsorted(kt, t + 1e-6, side="right") - 1, 0, k - 1)
+        if self.interpolation == "STEP" or k == 1:
+            return v[i]
+        i = np.minimum(i, k - 2)
+        dt = kt[i + 1] - kt[i]
+        u = np.clip((t - kt[i]) / np.where(dt > 0, dt, 1.0), 0.0, 1.0)
+        if self.interpolation == "CUBICSPLINE":
+            triples = self.values.astype(np.float64).reshape(k, 3, -1)
+            a_in, b_out = triples[:, 0], triples[:, 2]
+            u2, u3 = u * u, u * u * u
+            out = ((2 * u3 - 3 * u2 + 1)[:, None] * v[i]
+                   + ((u3 - 2 * u2 + u) * dt)[:, None] * b_out[i]
+                   + (-2 * u3 + 3 * u2)[:, None] * v[i + 1]
+                   + ((u3 - u2) * dt)[:, None] * a_in[i + 1])
+            return quat_normalize(out) if self.path == "rotation" else out
         if self.path == "rotation":
-            return quat_slerp(v[i], v[j], u)
-        return v[i] + (v[j] - v[i]) * u[:, None]
+            return quat_slerp(v[i], v[i + 1], u)
+        return v[i] + (v[i + 1] - v[i]) * u[:, None]
 
 
 @dataclass

@@ -76,7 +76,7 @@ import numpy as np
 from ...errors import DocumentError, FormatError, LossWarning
 from ...scene import Animation as SAnimation
 from ...scene import Channel, Material, Mesh, MorphTarget, Node as SNode, Primitive, Scene, Skin
-from ...transforms import (compose_trs, decompose_trs, quat_continuous, quat_normalize, quat_slerp, world_matrices)
+from ...transforms import (compose_trs, decompose_trs, quat_continuous, quat_normalize, world_matrices)
 from . import abc as abcmod
 from .abc import (CORNER, TRANSFORM, VERTEX, WEIGHT, AbcModel, AnimationSection,
                   AnimBinding, AnimBindingsSection, ChildModel, ChildModelsSection,
@@ -545,37 +545,6 @@ def to_scene(doc, *, source=None, lods: bool = True, flip_mat: int | None = None
 
 
 # -- Scene -> v9..v13 ----------------------------------------------------------------------
-def _sample(c: Channel, t: np.ndarray) -> np.ndarray:
-    times = c.times.astype(np.float64)
-    v = c.values.astype(np.float64)
-    k = len(times)
-    if c.interpolation == "CUBICSPLINE":
-        tin, val, tout = v[0::3], v[1::3], v[2::3]
-    else:
-        val = v
-    if k == 1:
-        return np.repeat(val[:1], len(t), 0)
-    # key times are float32 in glTF: a sample time within 1 microsecond of a key is that key
-    t = np.asarray(t, np.float64)
-    t = np.where(np.abs(times[np.clip(np.searchsorted(times, t), 0, k - 1)] - t) < 1e-6,
-                 times[np.clip(np.searchsorted(times, t), 0, k - 1)], t)
-    i = np.clip(np.searchsorted(times, t, side="right") - 1, 0, k - 2)
-    t0, t1 = times[i], times[i + 1]
-    dt = t1 - t0
-    s = np.clip((t - t0) / np.where(dt > 0, dt, 1.0), 0.0, 1.0)
-    if c.interpolation == "STEP":
-        j = np.clip(np.searchsorted(times, t, side="right") - 1, 0, k - 1)
-        return val[j]
-    if c.interpolation == "CUBICSPLINE":
-        s2, s3_ = s * s, s * s * s
-        out = ((2 * s3_ - 3 * s2 + 1)[:, None] * val[i] + ((s3_ - 2 * s2 + s) * dt)[:, None] * tout[i]
-               + (-2 * s3_ + 3 * s2)[:, None] * val[i + 1] + ((s3_ - s2) * dt)[:, None] * tin[i + 1])
-        return quat_normalize(out) if c.path == "rotation" else out
-    if c.path == "rotation":
-        return quat_slerp(val[i], val[i + 1], s)
-    return val[i] + s[:, None] * (val[i + 1] - val[i])
-
-
 def _reachable(scene: Scene) -> set[int]:
     out: set[int] = set()
     stack = list(scene.roots)
@@ -965,7 +934,7 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
         R = np.repeat(r0[None], k, 0)
         Sc = np.repeat(s0[None], k, 0)
         for c in chans:
-            vals = _sample(c, secs)
+            vals = c.sample(secs)
             if c.path == "translation":
                 T[:, c.node] = vals
             elif c.path == "rotation":
