@@ -130,3 +130,19 @@ def test_embed_finds_minetest_textures_folder(tmp_path):
     retromesh.convert(models / "crate.b3d", tmp_path / "out.glb", save_options={"embed_images": True})
     assert assert_valid(tmp_path / "out.glb")["hasTextures"]
     assert retromesh.load(tmp_path / "out.glb").textures[0].image == make_examples.crate_png()
+
+
+def test_non_png_texture_names_refer_to_png_and_come_back(tmp_path):
+    s = make_examples.crate_scene()
+    s.textures[0].uri = "C:\\work\\skins\\Crate.dds"
+    retromesh.save(s, tmp_path / "c.glb")
+    assert_valid(tmp_path / "c.glb")
+    from retromesh.gltf import reader  # noqa: F401
+    import json
+    import struct
+    data = (tmp_path / "c.glb").read_bytes()
+    n = struct.unpack_from("<I", data, 12)[0]
+    image = json.loads(data[20:20 + n])["images"][0]
+    assert image["uri"] == "Crate.png"
+    assert image["extras"]["original_uri"] == "C:/work/skins/Crate.dds"
+    assert retromesh.load(tmp_path / "c.glb").textures[0].uri == "C:/work/skins/Crate.dds"

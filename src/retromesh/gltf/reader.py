@@ -181,8 +181,9 @@ def gltf_to_scene(gdoc: GltfDocument, *, source: Path | None = None, file: str |
         if t.source is not None and 0 <= t.source < len(doc.images or []):
             img = doc.images[t.source]
             tex.name = tex.name or img.name or ""
+            original = (img.extras or {}).get("original_uri") if isinstance(img.extras, dict) else None
             if img.uri and not img.uri.startswith("data:"):
-                tex.uri = unquote(img.uri)
+                tex.uri = original if isinstance(original, str) else unquote(img.uri)
             elif img.uri:
                 tex.image = base64.b64decode(img.uri.split(",", 1)[1])
                 tex.mime_type = img.mimeType

@@ -278,16 +278,23 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = False, image_dir: Path |
             if found:
                 data, mime = found
             else:
-                warnings.warn(f"image {t.uri!r} not found next to the source; kept as a URI",
-                              LossWarning, stacklevel=2)
+                warnings.warn(f"image {t.uri!r}: no PNG or JPEG of that name next to the source "
+                              "or in a textures folder; kept as a URI", LossWarning, stacklevel=2)
         if data is not None and mime in ("image/png", "image/jpeg"):
             image.bufferView = buf.view(data)
             image.mimeType = mime
         else:
-            uri = (t.uri or t.name or "texture.png").replace("\\", "/")
+            original = (t.uri or t.name or "texture.png").replace("\\", "/")
+            uri = original
             if uri.startswith("/") or (len(uri) > 1 and uri[1] == ":") or "://" in uri:
-                image.extras = {"original_uri": uri}      # absolute paths of the author's disk
-                uri = uri.rsplit("/", 1)[-1] or "texture.png"
+                uri = uri.rsplit("/", 1)[-1] or "texture.png"   # a path on the author's disk
+            stem, dot, ext = uri.rpartition(".")
+            if not dot or ext.lower() not in ("png", "jpg", "jpeg"):
+                # glTF images are PNG or JPEG: refer to the converted image users make
+                # (skin.dds -> skin.png); the name in the source file is kept in extras
+                uri = (stem if dot else uri) + ".png"
+            if uri != original:
+                image.extras = {"original_uri": original}
             image.uri = uri.replace("%", "%25").replace(" ", "%20")
         doc.images.append(image)
         doc.samplers.append(g.Sampler(magFilter=9729, minFilter=9987 if t.mipmaps else 9729,
