@@ -137,7 +137,6 @@ def test_non_png_texture_names_refer_to_png_and_come_back(tmp_path):
     s.textures[0].uri = "C:\\work\\skins\\Crate.dds"
     retromesh.save(s, tmp_path / "c.glb")
     assert_valid(tmp_path / "c.glb")
-    from retromesh.gltf import reader  # noqa: F401
     import json
     import struct
     data = (tmp_path / "c.glb").read_bytes()
