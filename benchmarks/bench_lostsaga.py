@@ -11,10 +11,7 @@ Never asserts timings.
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
-import time
-import tracemalloc
 import warnings
 from pathlib import Path
 
@@ -23,27 +20,8 @@ import numpy as np
 import retromesh
 from retromesh import registry
 from retromesh.formats.lostsaga import quatcodec, samples
+from measure import CORPUS, peak, timed  # noqa: E402  (benchmarks/measure.py)
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = Path(os.environ.get("RETROMESH_CORPUS", ROOT.parent / "shared" / "corpus"))
-
-
-def timed(fn, repeat: int):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
-
-
-def peak(fn) -> float:
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1] / 2**20
-    finally:
-        tracemalloc.stop()
 
 
 def quiet(fn):

@@ -9,10 +9,8 @@ as in the template's hard-coded count, 60-bone keys, 200 keyframes). Never asser
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 import time
-import tracemalloc
 import warnings
 from pathlib import Path
 
@@ -23,28 +21,8 @@ from retromesh import registry
 from retromesh.formats.wolfire import samples
 from retromesh.formats.wolfire.obj import write_obj
 from retromesh.formats.wolfire.phxbn import PhxControl
+from measure import CORPUS, peak, timed  # noqa: E402  (benchmarks/measure.py)
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = Path(os.environ.get("RETROMESH_CORPUS", ROOT.parent / "shared" / "corpus"))
-
-
-def timed(fn, repeat: int):
-    best = float("inf")
-    out = None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
-
-
-def peak(fn) -> float:
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1] / 2**20
-    finally:
-        tracemalloc.stop()
 
 
 def row(name: str, size: int, r: float, w: float, s: float, g: float, mem: float) -> None:
