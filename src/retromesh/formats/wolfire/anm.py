@@ -59,6 +59,7 @@ import numpy as np
 from ...binio import Reader, Writer
 from ...errors import DocumentError
 from ...registry import Format, register
+from .common import need
 
 __all__ = ["AnmFile", "AnmKeyframe", "AnmEvent", "AnmIkBone", "AnmLabelWeight", "read", "write",
            "MAX_VERSION", "weapon_dtype"]
@@ -220,10 +221,7 @@ def read(r: Reader) -> AnmFile:
 
 # -- writing -------------------------------------------------------------------------------
 def _need(value: Any, present: bool, what: str, version: int) -> None:
-    if present and value is None:
-        raise DocumentError(f".anm version {version} needs {what}")
-    if not present and value is not None:
-        raise DocumentError(f".anm version {version} has no {what} (set it to None)")
+    need(value, present, what, f".anm version {version}")
 
 
 def _w_label(w: Writer, b: bytes) -> None:

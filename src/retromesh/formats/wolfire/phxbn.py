@@ -61,6 +61,7 @@ import numpy as np
 from ...binio import Reader, Writer
 from ...errors import DocumentError, FormatError
 from ...registry import Format, register
+from .common import need
 
 __all__ = ["PhxbnFile", "PhxControl", "PhxJoint", "PhxSimpleIk", "read", "write",
            "MIN_VERSION", "MAX_VERSION", "has_control"]
@@ -269,10 +270,7 @@ def read(r: Reader) -> PhxbnFile:
 
 
 def _need(value: Any, present: bool, what: str, version: int) -> None:
-    if present and value is None:
-        raise DocumentError(f".phxbn version {version} needs {what}")
-    if not present and value is not None:
-        raise DocumentError(f".phxbn version {version} has no {what} (set it to None)")
+    need(value, present, what, f".phxbn version {version}")
 
 
 def _arr(value, dtype, shape_tail: tuple, n: int | None, what: str) -> np.ndarray:
