@@ -291,3 +291,21 @@ def test_truncation_and_huge_lengths_at_every_chunk_boundary():
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     read_or_format_error(bytes(b), "x.b3d", scene=True)
+
+
+def test_embedded_images_are_written_beside_the_b3d(tmp_path):
+    """A GLB with its textures inside (as Blender exports) gives a B3D plus the image files."""
+    s = make_examples.crate_scene()
+    s.textures[0].uri = None
+    s.textures[0].name = "crate wood"
+    s.textures[0].image = make_examples.crate_png()
+    s.textures[0].mime_type = "image/png"
+    retromesh.save(s, tmp_path / "in.glb")
+    written = retromesh.convert(tmp_path / "in.glb", tmp_path / "box.b3d")
+    assert sorted(p.name for p in written) == ["box.b3d", "crate_wood.png"]
+    assert (tmp_path / "crate_wood.png").read_bytes() == make_examples.crate_png()
+    doc = retromesh.read(tmp_path / "box.b3d")
+    assert [t.file for t in doc.textures] == [b"crate_wood.png"]
+    # and back: the texture found beside the B3D is embedded again
+    retromesh.convert(tmp_path / "box.b3d", tmp_path / "again.glb", save_options={"embed_images": True})
+    assert retromesh.load(tmp_path / "again.glb").textures[0].image == make_examples.crate_png()

@@ -108,11 +108,23 @@ def save(scene: Scene, target: str | os.PathLike, format: str | None = None,
 
 
 def _write_result(result: Any, target: Path) -> list[Path]:
+    """Write what ``from_scene`` or a converter returned: one document, or a dict whose key
+    ``""`` is the main document, keys starting with ``.`` or ``_`` are suffixes to the
+    target's stem (``".skl"``, ``"_walk.ani"``) and other keys are file names beside it
+    (``"skin.png"``); values are documents, or bytes written as they are."""
     docs = result if isinstance(result, dict) else {"": result}
     files: dict[Path, bytes] = {}
-    for suffix, doc in docs.items():
-        path = target if suffix == "" else target.with_name(target.stem + suffix)
-        files.update(_outputs(doc, path))
+    for key, doc in docs.items():
+        if key == "":
+            path = target
+        elif key[0] in "._":
+            path = target.with_name(target.stem + key)
+        else:
+            path = target.with_name(Path(key).name)
+        if isinstance(doc, (bytes, bytearray)):
+            files[path] = bytes(doc)
+        else:
+            files.update(_outputs(doc, path))
     return atomic_write_many(files)
 
 

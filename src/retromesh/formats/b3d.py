@@ -773,7 +773,15 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
 
 # -- from_scene ----------------------------------------------------------------------------
 
-def _brushes_for(scene: Scene) -> tuple[Texs, Brus, dict[int, int]]:
+def _image_file_name(t: Texture, index: int) -> str:
+    """A file name for an image embedded in the scene (B3D refers to textures by name)."""
+    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in (t.name or "")) or f"texture{index}"
+    ext = ".jpg" if t.mime_type == "image/jpeg" else ".png"
+    return stem if stem.lower().endswith(ext) else stem + ext
+
+
+def _brushes_for(scene: Scene, images: dict[str, bytes]) -> tuple[Texs, Brus, dict[int, int]]:
+    """TEXS and BRUS for the scene's materials; embedded images to write go into ``images``."""
     texs = Texs()
     tex_index: dict[tuple, int] = {}
     brus = Brus(n_texs=0)
@@ -784,7 +792,11 @@ def _brushes_for(scene: Scene) -> tuple[Texs, Brus, dict[int, int]]:
         ref = m.base_color_texture
         if ref is not None and 0 <= ref.texture < len(scene.textures):
             t = scene.textures[ref.texture]
-            name = (t.uri or t.name or f"texture{ref.texture}.png")
+            if t.uri is None and t.image is not None:
+                name = _image_file_name(t, ref.texture)
+                images[name] = t.image
+            else:
+                name = (t.uri or t.name or f"texture{ref.texture}.png")
             flags = 1 | 8
             if m.alpha_mode == "BLEND":
                 flags |= 2
@@ -820,7 +832,8 @@ def _frames_for(times: np.ndarray, fps: float) -> tuple[np.ndarray, bool]:
     return np.round(f).astype(np.int64), on_frames
 
 
-def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None = None) -> B3dFile:
+def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None = None,
+               write_images: bool = True) -> B3dFile | dict[str, Any]:
     """glTF conventions -> one B3D file Minetest/Luanti, Irrlicht and assimp load.
 
     All meshes are merged into one MESH on the root NODE (one TRIS per material), in the space
@@ -828,11 +841,14 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
     nodes, whose rest transforms are set to the bind pose given by the inverse bind matrices;
     unskinned meshes under animated nodes are bound rigidly to their node. Animations become
     KEYS (frames from 1) under one ANIM at ``fps`` (default: the source's, else 30); several
-    animations are laid end to end on one timeline (Minetest plays frame ranges), and the
-    ranges are listed in the ANIM node's name-less extras... reported through a LossWarning.
-    ``animation=name`` keeps only that animation.
+    animations are laid end to end on one timeline (Minetest plays frame ranges) and a
+    LossWarning lists their frame ranges.
+    ``animation=name`` keeps only that animation. Images embedded in the scene (a GLB from
+    Blender) are written beside the B3D under the names its TEXS chunk uses (the result is then
+    ``{"": doc, "name.png": bytes}``) unless ``write_images`` is false.
     """
-    texs, brus, brush_of = _brushes_for(scene)
+    images: dict[str, bytes] = {}
+    texs, brus, brush_of = _brushes_for(scene, images)
     worlds = scene.world_matrices() if scene.nodes else np.zeros((0, 4, 4))
     parents = scene.parents()
 
@@ -1027,6 +1043,8 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
     if brus.brushes:
         doc.children.append(brus)
     doc.children.append(root)
+    if images and write_images:
+        return {"": doc, **images}
     return doc
 
 
