@@ -231,3 +231,22 @@ def test_channel_sampling():
     assert np.allclose(cub.sample([1.0, 0.5]), [[2, 0, 0], [4 * (3 * 0.0625 - 2 * 0.015625), 0, 0]])
     rot = Channel(0, "rotation", [0, 1], [[0, 0, 0, 1], [0, 0, 1, 0]])
     assert np.allclose(rot.sample([0.5]), [[0, 0, np.sqrt(0.5), np.sqrt(0.5)]])
+
+
+def test_count_fields_point_at_themselves():
+    r = Reader(struct_pack("<i", -3) + b"\0" * 8)
+    with pytest.raises(LimitError) as exc:
+        r.count("num_bones", 4)
+    assert exc.value.offset == 0 and "num_bones" in str(exc.value)
+    r = Reader(b"\0" * 4 + struct_pack("<i", 3) + b"\0" * 8)
+    r.raw(4)
+    with pytest.raises(LimitError) as exc:
+        r.count("num_bones", 4)          # 12 bytes needed, 8 left
+    assert exc.value.offset == 4
+    r = Reader(struct_pack("<H", 2) + b"\0" * 4)
+    assert r.count("n", 2, "H") == 2
+
+
+def struct_pack(fmt, *values):
+    import struct
+    return struct.pack(fmt, *values)

@@ -102,6 +102,18 @@ class Reader:
                             f"{self.end - self.pos} bytes left", n, field=name, error=LimitError)
         return n
 
+    def count(self, name: str, itemsize: int, fmt: str = "i") -> int:
+        """Read a count field and check it: not negative, and ``count`` items of at least
+        ``itemsize`` bytes fit in what is left. Errors point at the count field itself."""
+        start = self.pos
+        n = self._one(fmt, name)
+        if n < 0:
+            raise self.fail(f"{name} >= 0", n, offset=start, error=LimitError)
+        if itemsize and n * itemsize > self.end - self.pos:
+            raise self.fail(f"{name} items of {itemsize} bytes to fit in the "
+                            f"{self.end - self.pos} bytes left", n, offset=start, error=LimitError)
+        return n
+
     @contextmanager
     def chunk(self, length: int, name: str | None = None, *, skip_rest: bool = True) -> Iterator[int]:
         """Read inside ``length`` bytes from the cursor; the length must fit in the parent.

@@ -141,48 +141,39 @@ def _label(r: Reader, what: str) -> bytes:
     return r.raw(n, what)
 
 
-def _count(r: Reader, itemsize: int, name: str) -> int:
-    start = r.pos
-    n = r.i32(name)
-    if n < 0:
-        raise r.fail(f"{name} >= 0", n, offset=start)
-    r.check_count(n, itemsize, name)
-    return n
-
-
 def _read_keyframe(r: Reader, version: int, centered: bool) -> AnmKeyframe:
     kf = AnmKeyframe(time=r.i32("time"))
     if version >= 4:
-        n = _count(r, 4, "num_weights")
+        n = r.count("num_weights", 4)
         kf.weights = r.records("<f4", n, "weights")
-    n = _count(r, 64, "num_bone_mats")
+    n = r.count("num_bone_mats", 64)
     kf.bone_mats = r.records(MAT_DTYPE, n, "bone_mats").reshape(n, 16)
     if version >= 7:
         dt = weapon_dtype(version)
-        n = _count(r, dt.itemsize, "num_weapon_mats")
+        n = r.count("num_weapon_mats", dt.itemsize)
         kf.weapon_mats = r.records(dt, n, "weapon_mats")
     if version >= 9:
         kf.use_mobility = r.u8("use_mobility")
         if kf.use_mobility:
             kf.mobility = r.records("<f4", 16, "mobility")
     if version >= 2:
-        n = _count(r, 8, "num_events")
+        n = r.count("num_events", 8)
         kf.events = []
         for i in range(n):
             with r.at(f"events[{i}]"):
                 kf.events.append(AnmEvent(r.i32("which_bone"), _label(r, "event name")))
     if version >= 3:
-        n = _count(r, 32, "num_ik_bones")
+        n = r.count("num_ik_bones", 32)
         kf.ik_bones = []
         for i in range(n):
             with r.at(f"ik_bones[{i}]"):
                 filler = r.floats(6, "filler")
-                m = _count(r, 4, "path_length")
+                m = r.count("path_length", 4)
                 path = r.records("<i4", m, "path")
                 kf.ik_bones.append(AnmIkBone(tuple(filler), path, _label(r, "ik bone label")))
     for ver, name in ((5, "shape_keys"), (6, "status_keys")):
         if version >= ver:
-            n = _count(r, 8, f"num_{name}")
+            n = r.count(f"num_{name}", 8)
             items = []
             for i in range(n):
                 with r.at(f"{name}[{i}]"):

@@ -126,17 +126,8 @@ def has_control(stage: int) -> bool:
     return stage in (1, 2)
 
 
-def _count(r: Reader, itemsize: int, name: str) -> int:
-    start = r.pos
-    n = r.i32(name)
-    if n < 0:
-        raise r.fail(f"{name} >= 0", n, offset=start)
-    r.check_count(n, itemsize, name)
-    return n
-
-
 def _read_joints(r: Reader) -> list[PhxJoint]:
-    n = _count(r, 12, "num_joints")
+    n = r.count("num_joints", 12)
     joints = []
     for i in range(n):
         with r.at(f"joints[{i}]"):
@@ -153,7 +144,7 @@ def _read_joints(r: Reader) -> list[PhxJoint]:
 
 
 def _read_simple_ik(r: Reader) -> list[PhxSimpleIk]:
-    n = _count(r, 12, "simple_ik_bones")
+    n = r.count("simple_ik_bones", 12)
     out = []
     for i in range(n):
         with r.at(f"simple_ik_bones[{i}]"):
@@ -235,12 +226,12 @@ def read(r: Reader) -> PhxbnFile:
             stage = first
     doc = PhxbnFile(version=version, rigging_stage=stage)
     with r.at("points"):
-        n = _count(r, 12, "count")
+        n = r.count("count", 12)
         doc.points = r.records(("<f4", (3,)), n, "points").reshape(n, 3)
         if version >= 8:
             doc.point_parents = r.records("<i4", n, "point_parents")
     with r.at("bones"):
-        m = _count(r, 8, "count")
+        m = r.count("count", 8)
         doc.bone_ends = r.records(("<i4", (2,)), m, "bone_ends").reshape(m, 2)
         if version >= 8:
             doc.bone_parents = r.records("<i4", m, "bone_parents")
@@ -253,7 +244,7 @@ def read(r: Reader) -> PhxbnFile:
     if has_control(stage):
         with r.at("control_joints"):
             if version >= 11:
-                nv = _count(r, 32, "num_vertices")
+                nv = r.count("num_vertices", 32)
                 stored: int | None = nv
             else:
                 nv = _infer_vertices(r, version, m)

@@ -92,14 +92,8 @@ def _str(r: Reader, what: str) -> bytes:
     return r.pstring("H", what)
 
 
-def _count(r: Reader, itemsize: int, name: str) -> int:
-    n = r.u16(name)
-    r.check_count(n, itemsize, name)
-    return n
-
-
 def _pairs(r: Reader) -> list[SavPair]:
-    n = _count(r, 4, "num_values")
+    n = r.count("num_values", 4, "H")
     out = []
     for i in range(n):
         with r.at(f"values[{i}]"):
@@ -116,7 +110,7 @@ def read(r: Reader) -> SavFile:
         raise r.fail("a save version 1, 2 or 3 (3 is the engine's)", version, offset=15,
                      field="version")
     doc = SavFile(version)
-    n = _count(r, 18 if version < 3 else 28, "level_count")
+    n = r.count("level_count", 18 if version < 3 else 28, "H")
     for i in range(n):
         with r.at(f"levels[{i}]"):
             if version < 3:
@@ -127,13 +121,13 @@ def read(r: Reader) -> SavFile:
             lv = SavLevel(_str(r, "campaign_id"), _str(r, "save_category"), _str(r, "save_name"),
                           r.raw(16, "md5"))
             lv.values = _pairs(r)
-            k = _count(r, 4, "num_arrays")
+            k = r.count("num_arrays", 4, "H")
             for j in range(k):
                 with r.at(f"arrays[{j}]"):
                     key = _str(r, "key")
-                    m = _count(r, 2, "num_values")
+                    m = r.count("num_values", 2, "H")
                     lv.arrays.append(SavArray(key, [_str(r, f"values[{x}]") for x in range(m)]))
-            k = _count(r, 6, "num_ints")
+            k = r.count("num_ints", 6, "H")
             for j in range(k):
                 with r.at(f"ints[{j}]"):
                     lv.ints.append(SavInt(_str(r, "key"), r.i32("value")))
