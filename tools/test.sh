@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite from nothing: installs retromesh with its test dependencies and the
-# Khronos glTF-Validator (npm), then runs pytest. Extra arguments go to pytest.
+# Khronos glTF-Validator (npm), runs every tools/setup/*.sh (each installs what one tier of
+# real-client checks needs: it may fail soft, and that tier then skips with its reason), then
+# runs pytest. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # assimp-utils is optional: an independent B3D reader and the benchmark's reference
@@ -9,4 +11,10 @@ if ! command -v assimp >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && 
 fi
 python3 -m pip install --quiet --disable-pip-version-check -e ".[test]"
 npm install --prefix tools/gltf-validator --no-audit --no-fund --no-package-lock --silent
+for setup in tools/setup/*.sh; do
+  [ -e "$setup" ] || continue
+  start=$SECONDS
+  bash "$setup" || echo "note: $setup failed; its tier will skip"
+  echo "setup: $setup took $((SECONDS - start)) s"
+done
 python3 -m pytest -q "$@"

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from . import registry
-from .errors import (DocumentError, FormatError, LimitError, LossWarning, RetromeshError,
-                     UnknownFormatError, UnsupportedError)
+from .errors import (DocumentError, FormatError, LimitError, LossWarning, MissingTextureWarning,
+                     RetromeshError, UnknownFormatError, UnsupportedError)
 from .fileio import Source, atomic_write_many, read_source
 from .registry import Format
 from .scene import Scene
@@ -28,7 +28,7 @@ __all__ = [
     "read", "write", "to_bytes", "load", "save", "formats", "detect", "convert",
     "Scene", "Format",
     "RetromeshError", "FormatError", "UnknownFormatError", "LimitError", "UnsupportedError",
-    "DocumentError", "LossWarning",
+    "DocumentError", "LossWarning", "MissingTextureWarning",
 ]
 
 

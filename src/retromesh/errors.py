@@ -13,6 +13,7 @@ __all__ = [
     "UnsupportedError",
     "DocumentError",
     "LossWarning",
+    "MissingTextureWarning",
 ]
 
 
@@ -83,3 +84,13 @@ class DocumentError(RetromeshError):
 
 class LossWarning(UserWarning):
     """A conversion dropped or approximated something; the message says what."""
+
+
+class MissingTextureWarning(LossWarning):
+    """A texture a model names could not be found (beside the source, in the ``texture_path``
+    folders or the game's usual layout); the output keeps its name as a relative reference.
+    ``name`` is the texture's name as the model gives it."""
+
+    def __init__(self, message: str, name: str = "") -> None:
+        super().__init__(message)
+        self.name = name
