@@ -359,3 +359,6 @@ def formats() -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+from .ksy.cli import ksy as _ksy  # noqa: E402
+app.command("ksy")(_ksy)

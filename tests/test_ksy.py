@@ -1,0 +1,177 @@
+"""The Kaitai Struct descriptions read every example and corpus file to its last byte and see
+what retromesh's native readers see (counts, names, versions, first and last records)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+
+import retromesh
+from retromesh import ksy
+from conftest import CORPUS, ROOT
+from ksycheck import compile_all, top_class
+
+#: every extension retromesh reads natively, each with a description
+SEED_EXTENSIONS = ("b3d", "solid", "anm", "phxbn", "fzx", "sav", "abc", "skl", "ani", "msh", "cms",
+                   "vxl", "hva")
+
+CHECKS: dict[str, tuple[tuple[str, ...], Callable]] = {}
+
+
+def agrees(ident: str, *extensions: str):
+    def register(fn: Callable) -> Callable:
+        CHECKS[ident] = (extensions, fn)
+        return fn
+    return register
+
+
+def _files(extensions: tuple[str, ...]) -> list[Path]:
+    out: list[Path] = []
+    for ext in extensions:
+        out += sorted((ROOT / "examples").rglob(f"*.{ext}"))
+        if CORPUS.is_dir():
+            out += sorted(CORPUS.rglob(f"*.{ext}"))
+    return out
+
+
+def _close(a, b) -> bool:
+    return np.allclose(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64),
+                       equal_nan=True, rtol=0, atol=0)
+
+
+# -- per-format agreement ------------------------------------------------------------------
+
+@agrees("lugaru_solid", "solid")
+def _solid(doc, k) -> None:
+    assert (k.vertex_count, k.triangle_count) == (len(doc.vertices), len(doc.triangles))
+    if len(doc.vertices):
+        for i in (0, -1):
+            v = k.vertices[i]
+            assert _close([v.x, v.y, v.z], doc.vertices[i])
+    if len(doc.triangles):
+        for i in (0, -1):
+            t, n = k.triangles[i], doc.triangles[i]
+            assert [t.i0, t.u0, t.i1, t.u1, t.i2, t.u2] == [int(n[f]) for f in
+                                                            ("i0", "u0", "i1", "u1", "i2", "u2")]
+            assert _close(t.gx, n["gx"]) and _close(t.gy, n["gy"])
+    assert k.trailing == doc.trailing
+
+
+def _b3d_children(body) -> list:
+    return [c.chunk for c in body.children.items if getattr(c, "chunk", None) is not None]
+
+
+def _b3d_tail(body) -> bytes:
+    return b"".join(getattr(c, "tail", None) or b"" for c in body.children.items)
+
+
+def _b3d_compare(native, chunk) -> None:
+    from retromesh.formats import b3d
+    body = chunk.body
+    name = type(native).__name__
+    tag = {"NodeChunk": "NODE", "MeshChunk": "MESH", "Vrts": "VRTS", "Tris": "TRIS", "Bone": "BONE",
+           "Keys": "KEYS", "AnimChunk": "ANIM", "Texs": "TEXS", "Brus": "BRUS"}.get(name)
+    if isinstance(native, b3d.RawChunk):
+        assert chunk.tag.encode() == native.tag
+        return
+    assert chunk.tag == tag, (chunk.tag, name)
+    if tag == "NODE":
+        assert body.name.encode() == native.name
+        assert _close(body.position, native.position) and _close(body.rotation, native.rotation)
+        kids = _b3d_children(body)
+        assert len(kids) == len(native.children)
+        for n, c in zip(native.children, kids):
+            _b3d_compare(n, c)
+        assert _b3d_tail(body) == native.tail
+    elif tag == "MESH":
+        assert body.brush_id == native.brush_id
+        kids = _b3d_children(body)
+        assert len(kids) == len(native.children)
+        for n, c in zip(native.children, kids):
+            _b3d_compare(n, c)
+    elif tag == "VRTS":
+        assert (body.flags, body.tex_coord_sets, body.tex_coord_set_size) == \
+            (native.flags, native.tex_coord_sets, native.tex_coord_set_size)
+        assert len(body.vertices) == len(native.vertices)
+        for i in (0, -1)[:len(body.vertices)]:
+            assert _close(body.vertices[i].position, native.vertices[i]["position"])
+            if native.flags & 1:
+                assert _close(body.vertices[i].normal, native.vertices[i]["normal"])
+    elif tag == "TRIS":
+        assert body.brush_id == native.brush_id
+        assert len(body.triangles) == len(native.triangles)
+        for i in (0, -1)[:len(body.triangles)]:
+            assert list(body.triangles[i].vertex_id) == [int(x) for x in native.triangles[i]]
+    elif tag == "BONE":
+        assert len(body.weights) == len(native.weights)
+        for i in (0, -1)[:len(body.weights)]:
+            w = native.weights[i]
+            assert (body.weights[i].vertex_id, body.weights[i].weight) == \
+                (int(w["vertex"]), float(w["weight"]))
+    elif tag == "KEYS":
+        assert body.flags == native.flags and len(body.keys) == len(native.keys)
+        for i in (0, -1)[:len(body.keys)]:
+            assert body.keys[i].frame == int(native.keys[i]["frame"])
+            if native.flags & 4:
+                assert _close(body.keys[i].rotation, native.keys[i]["rotation"])
+    elif tag == "ANIM":
+        assert (body.flags, body.frames) == (native.flags, native.frames)
+        assert _close(body.fps, native.fps)
+    elif tag == "TEXS":
+        assert [t.file.encode() for t in body.textures] == [t.file for t in native.textures]
+        assert [(t.flags, t.blend) for t in body.textures] == \
+            [(t.flags, t.blend) for t in native.textures]
+    elif tag == "BRUS":
+        assert body.n_texs == native.n_texs
+        assert [(b.name.encode(), b.blend, b.fx, list(b.texture_id)) for b in body.brushes] == \
+            [(b.name, b.blend, b.fx, list(b.texture_ids)) for b in native.brushes]
+
+
+@agrees("blitz3d_b3d", "b3d")
+def _b3d(doc, k) -> None:
+    assert k.root.tag == "BB3D" and k.root.body.version == doc.version
+    kids = _b3d_children(k.root.body)
+    assert len(kids) == len(doc.children)
+    for n, c in zip(doc.children, kids):
+        _b3d_compare(n, c)
+    assert _b3d_tail(k.root.body) == doc.tail and k.trailing == doc.trailing
+
+
+# -- the tests -----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    return compile_all(tmp_path_factory.mktemp("ksy"))
+
+
+def _cases():
+    cases = []
+    for ident, (exts, _) in sorted(CHECKS.items()):
+        files = _files(exts)
+        if not files:
+            cases.append(pytest.param(ident, None, id=f"{ident}-none",
+                                      marks=pytest.mark.skip(reason=f"no .{exts[0]} files")))
+        cases += [pytest.param(ident, f, id=f"{ident}-{f.name}") for f in files]
+    return cases
+
+
+@pytest.mark.parametrize("ident,path", _cases())
+def test_description_reads_file_and_agrees(compiled, ident, path):
+    data = path.read_bytes()
+    obj = top_class(compiled[ident]).from_bytes(data)
+    assert obj._io.pos() == len(data), f"{len(data) - obj._io.pos()} bytes left unparsed"
+    CHECKS[ident][1](retromesh.read(path), obj)
+
+
+@pytest.mark.parametrize("ext", SEED_EXTENSIONS)
+def test_every_extension_has_a_description(ext):
+    name = ksy.find(ext)
+    assert name[:-4] in CHECKS, f"{name} has no agreement check in this file"
+
+
+def test_descriptions_declare_their_extension():
+    for ident, fname in ksy.descriptions().items():
+        text = ksy.text(fname)
+        assert f"id: {ident}" in text and "file-extension:" in text and "doc:" in text
