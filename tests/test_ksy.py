@@ -139,6 +139,43 @@ def _b3d(doc, k) -> None:
     assert _b3d_tail(k.root.body) == doc.tail and k.trailing == doc.trailing
 
 
+@agrees("westwood_vxl", "vxl")
+def _vxl(doc, k) -> None:
+    assert (k.palette_count, k.limb_count, k.remap_start, k.remap_end) == \
+        (doc.palette_count, len(doc.limbs), doc.remap_start, doc.remap_end)
+    assert bytes(b for c in k.palette for b in (c.r, c.g, c.b)) == doc.palette.tobytes()
+    for head, tail, limb in zip(k.limb_headers, k.tailers, doc.limbs):
+        assert (head.name, head.index, head.unknown1, head.unknown2) == \
+            (limb.name, limb.index, limb.unknown1, limb.unknown2)
+        assert (tail.xsize, tail.ysize, tail.zsize, int(tail.normal_type.value
+                if hasattr(tail.normal_type, "value") else tail.normal_type)) == \
+            (limb.xsize, limb.ysize, limb.zsize, limb.normal_type)
+        assert _close(tail.scale, limb.scale) and _close(tail.transform, limb.transform.ravel())
+    for i in (0, -1)[:len(doc.limbs)]:
+        body, limb = k.tailers[i].limb_body, doc.limbs[i]
+        assert list(body.span_start) == limb.span_start.tolist()
+        assert list(body.span_end) == limb.span_end.tolist()
+        columns = [c.column for c in body.columns if c.start != -1]
+        voxels = [v for c in columns for r in c.runs for v in r.voxels]
+        grid = limb.voxels()
+        assert len(voxels) == grid.count
+        if voxels:      # first voxel of the first stored column, last of the last
+            first = np.argwhere(grid.mask.transpose(1, 0, 2))[0]      # (y, x, z) order
+            y, x, z = first
+            assert (voxels[0].colour, voxels[0].normal) == \
+                (int(grid.colour[x, y, z]), int(grid.normal[x, y, z]))
+
+
+@agrees("westwood_hva", "hva")
+def _hva(doc, k) -> None:
+    assert (k.name, k.frames, k.sections) == (doc.name, doc.frames, len(doc.section_names))
+    assert list(k.section_names) == doc.section_names
+    if doc.frames and doc.section_names:
+        assert _close(k.frame_list[0].matrices[0].m, doc.matrices[0, 0].ravel())
+        assert _close(k.frame_list[-1].matrices[-1].m, doc.matrices[-1, -1].ravel())
+    assert k.trailing == doc.trailing
+
+
 # -- the tests -----------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
