@@ -176,6 +176,70 @@ def _hva(doc, k) -> None:
     assert k.trailing == doc.trailing
 
 
+def _first_last(seq_k, arr, get) -> None:
+    assert len(seq_k) == len(arr)
+    for i in (0, -1)[:len(arr)]:
+        assert _close(get(seq_k[i]), arr[i])
+
+
+@agrees("lostsaga_skl", "skl")
+def _skl(doc, k) -> None:
+    assert (k.version, k.bone_count) == (doc.version, len(doc.bones))
+    for kb, nb, pose in zip(k.bones, doc.bones, doc.poses):
+        assert (kb.name.value, kb.parent.value, [c.value for c in kb.children]) == \
+            (nb.name, nb.parent, list(nb.children))
+        assert _close(kb.local_rotation, pose["local_rotation"])
+        assert _close(kb.object_tm, pose["object_tm"].ravel())
+    linked = k.linked_skeleton.value if hasattr(k, "linked_skeleton") and \
+        k.linked_skeleton is not None else None
+    assert linked == doc.linked_skeleton and k.trailing == doc.trailing
+
+
+@agrees("lostsaga_ani", "ani")
+def _ani(doc, k) -> None:
+    version = k.version.value if hasattr(k.version, "value") else k.version
+    assert (version, k.total_time, k.event_count, k.track_count) == \
+        (doc.version, doc.total_time, len(doc.events), len(doc.tracks))
+    assert [(e.type.value, e.info.value) for e in k.events] == [(e.type, e.info) for e in doc.events]
+    for kt, nt in zip(k.tracks, doc.tracks):
+        assert (kt.bone.value, kt.key_count) == (nt.bone, len(nt.keys))
+        _first_last(kt.keys, nt.keys["time"], lambda key: key.time)
+        _first_last(kt.keys, nt.keys["translation"], lambda key: key.translation)
+    assert k.trailing == doc.trailing
+
+
+@agrees("lostsaga_cms", "cms")
+def _cms(doc, k) -> None:
+    assert (k.version, k.vertex_count, k.face_count) == \
+        (doc.version, len(doc.positions), len(doc.faces))
+    _first_last(k.positions, doc.positions, lambda v: [v.x, v.y, v.z])
+    _first_last(k.faces, doc.faces, lambda f: f.indices)
+    assert k.trailing == doc.trailing
+
+
+@agrees("lostsaga_msh", "msh")
+def _msh(doc, k) -> None:
+    mesh_type = k.mesh_type.value if hasattr(k.mesh_type, "value") else k.mesh_type
+    assert (k.version, mesh_type, k.vertex_mask, k.vertex_count, k.submesh_count, k.face_count) \
+        == (doc.version, doc.mesh_type, doc.vertex_mask, doc.vertex_count, len(doc.submeshes),
+            len(doc.faces))
+    assert _close([*k.bbox_min, *k.bbox_max, k.radius], doc.bbox)
+    for name, get in (("positions", lambda v: [v.x, v.y, v.z]), ("normals", lambda v: [v.x, v.y, v.z]),
+                      ("uv0", lambda v: [v.u, v.v]), ("uv1", lambda v: [v.u, v.v])):
+        native = getattr(doc, name)
+        assert (getattr(k, name, None) is None) == (native is None), name
+        if native is not None:
+            _first_last(getattr(k, name), native, get)
+    if doc.weights is not None:
+        assert [n.value for n in k.bone_names] == list(doc.bone_names)
+        _first_last(k.weights, doc.weights["weight"], lambda w: w.weight)
+    _first_last(k.faces, doc.faces, lambda f: f.indices)
+    if doc.control_points is not None:
+        assert [(c.type.value, c.bone.value) for c in k.control_points] == \
+            [(c.type, c.bone) for c in doc.control_points]
+    assert k.trailing == doc.trailing
+
+
 # -- the tests -----------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
