@@ -240,6 +240,75 @@ def _msh(doc, k) -> None:
     assert k.trailing == doc.trailing
 
 
+def _opt(k, name):
+    return getattr(k, name, None)
+
+
+@agrees("overgrowth_anm", "anm")
+def _anm(doc, k) -> None:
+    assert (k.version, _opt(k, "centered"), _opt(k, "looping"), _opt(k, "start"), k.length,
+            k.keyframe_count) == (doc.version, doc.centered, doc.looping, doc.start, doc.length,
+                                  len(doc.keyframes))
+    for i in (0, -1):
+        kk, nk = k.keyframes[i], doc.keyframes[i]
+        assert kk.time == nk.time and kk.num_bone_mats == len(nk.bone_mats)
+        _first_last(kk.bone_mats, nk.bone_mats, lambda m: m.m)
+        if nk.events is not None:
+            assert [(e.which_bone, e.name.value) for e in kk.events] == \
+                [(e.bone, e.name) for e in nk.events]
+        if nk.ik_bones is not None:
+            assert [list(b.path) for b in kk.ik_bones] == [list(b.path) for b in nk.ik_bones]
+        if nk.weapon_mats is not None:
+            assert kk.num_weapon_mats == len(nk.weapon_mats)
+        if nk.center_offset is not None:
+            assert _close(kk.center_offset, nk.center_offset)
+    assert k.trailing == doc.trailing
+
+
+@agrees("overgrowth_phxbn", "phxbn")
+def _phxbn(doc, k) -> None:
+    assert (k.version, k.rigging_stage, k.point_count, k.bone_count) == \
+        (doc.version, doc.rigging_stage, len(doc.points), len(doc.bone_ends))
+    _first_last(k.points, doc.points, lambda v: [v.x, v.y, v.z])
+    _first_last(k.bone_ends, doc.bone_ends, lambda b: b.points)
+    if doc.bone_mats is not None:
+        _first_last(k.bone_mats, doc.bone_mats, lambda m: m.m)
+    if doc.version >= 11:
+        if doc.control is not None:
+            c = k.control
+            assert c.num_vertices == len(doc.control.weights)
+            assert list(c.hier_parents) == doc.control.hier_parents.tolist()
+            assert [(j.type.value if hasattr(j.type, "value") else j.type, list(j.bone_ids))
+                    for j in c.joints] == [(j.type, list(j.bones)) for j in doc.control.joints]
+            assert _close(c.weights[-4:], doc.control.weights[-1])
+        assert [(b.bone_id, b.chain_length, b.name) for b in k.simple_ik_bones] == \
+            [(b.bone, b.chain_length, b.name) for b in doc.simple_ik]
+        assert k.trailing == doc.trailing
+
+
+@agrees("overgrowth_fzx", "fzx")
+def _fzx(doc, k) -> None:
+    assert (k.version, k.object_count) == (doc.version, len(doc.objects))
+    assert [o.label.encode() for o in k.objects] == [o.label for o in doc.objects]
+    _first_last(k.objects, [o.rotation for o in doc.objects], lambda o: o.rotation)
+    _first_last(k.objects, [o.scale for o in doc.objects], lambda o: o.scale)
+
+
+@agrees("overgrowth_sav", "sav")
+def _sav(doc, k) -> None:
+    assert (k.version, k.level_count) == (doc.version, len(doc.levels))
+    for kl, nl in zip(k.levels, doc.levels):
+        assert [(p.key.value, p.value.value) for p in kl.pairs] == \
+            [(p.key, p.value) for p in nl.values]
+        if doc.version == 3:
+            assert (kl.campaign_id.value, kl.save_category.value, kl.save_name.value, kl.md5) == \
+                (nl.campaign_id, nl.save_category, nl.save_name, nl.md5)
+            assert [(a.key.value, [v.value for v in a.values]) for a in kl.arrays] == \
+                [(a.key, a.values) for a in nl.arrays]
+            assert [(i.key.value, i.value) for i in kl.ints] == [(i.key, i.value) for i in nl.ints]
+    assert k.trailing == doc.trailing
+
+
 # -- the tests -----------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
