@@ -309,6 +309,78 @@ def _sav(doc, k) -> None:
     assert k.trailing == doc.trailing
 
 
+def _abc_section(n, k) -> None:
+    kind = type(n).__name__
+    if kind == "RawSection":
+        assert bytes(k.body) == n.data
+        return
+    b = k.body
+    if hasattr(n, "gap"):
+        assert b.gap == n.gap, kind
+    if kind == "HeaderSection":
+        assert (b.version, b.node_count, b.lod_count, b.piece_count, b.animation_count,
+                b.command_string.value, list(b.lod_distances)) == \
+            (n.version, n.node_count, n.lod_count, n.piece_count, n.animation_count,
+             n.command_string, [float(x) for x in n.lod_distances])
+    elif kind == "PiecesSection":
+        assert [p.name.value for p in b.pieces] == [p.name for p in n.pieces]
+        for kp, np_ in zip(b.pieces, n.pieces):
+            for kl, nl in zip(kp.lods, np_.lods):
+                assert (kl.face_count, kl.vertex_count) == (len(nl.faces), len(nl.vertices))
+                _first_last(kl.vertices, nl.vertices["location"],
+                            lambda v: [v.location.x, v.location.y, v.location.z])
+                assert sum(v.weight_count for v in kl.vertices) == len(nl.weights)
+    elif kind == "NodesSection":
+        assert [(x.name.value, x.index, x.flags, x.child_count) for x in b.nodes] == \
+            [(x.name, x.index, x.flags, x.child_count) for x in n.nodes]
+        if n.weight_sets is not None:
+            assert [(w.name.value, w.count) for w in b.weight_sets] == \
+                [(w.name, len(w.weights)) for w in n.weight_sets]
+    elif kind == "ChildModelsSection":
+        models = b.child_models if b.h.version < 13 else \
+            (b.layout_extra if n.extra else b.layout_plain)
+        assert [(c.name.value, c.build_number) for c in models] == \
+            [(c.name, c.build_number) for c in n.child_models]
+    elif kind == "AnimationSection":
+        assert [(a.name.value, a.key_count) for a in b.animations] == \
+            [(a.name, len(a.key_times)) for a in n.animations]
+        for ka, na in zip(b.animations, n.animations):
+            _first_last(ka.keys, na.key_times, lambda key: key.time_ms)
+    elif kind == "SocketsSection":
+        assert [(x.node, x.name.value) for x in b.sockets] == [(x.node, x.name) for x in n.sockets]
+    elif kind == "AnimBindingsSection":
+        assert [x.name.value for x in b.bindings] == [x.name for x in n.bindings]
+    elif kind == "HeaderV6":
+        assert (b.token.value, b.command_string.value) == (n.token, n.command_string)
+    elif kind == "GeometryV6":
+        assert (b.triangle_count, b.vertex_count, b.normal_vertex_count, list(b.vertex_start)) == \
+            (len(n.faces), len(n.vertices), n.normal_vertex_count, n.vertex_start.tolist())
+        _first_last(b.vertices, n.vertices["location"],
+                    lambda v: [v.location.x, v.location.y, v.location.z])
+    elif kind == "NodesV6":
+        assert [(x.name.value, x.flags, x.md_vert_count, x.child_count) for x in b.nodes] == \
+            [(x.name, x.flags, len(x.md_verts), x.child_count) for x in n.nodes]
+    elif kind == "AnimationsV6":
+        assert [(a.name.value, a.length, a.key_count) for a in b.animations] == \
+            [(a.name, a.length, len(a.keys)) for a in n.animations]
+        for ka, na in zip(b.animations, n.animations):
+            assert len(ka.tracks) == len(na.tracks)
+            for kt, nt in zip(ka.tracks, na.tracks):
+                assert len(kt.deform) == (0 if nt.deform is None else nt.deform.size)
+    elif kind == "AnimDimsV6":
+        _first_last(b.dims, n.dims, lambda v: [v.x, v.y, v.z])
+    elif kind == "TransformInfoV6":
+        assert (b.flip_mat, b.fix_anim_keyframes) == (n.flip_mat, n.fix_anim_keyframes)
+
+
+@agrees("lithtech_abc", "abc")
+def _abc(doc, k) -> None:
+    assert len(k.sections) == len(doc.sections)
+    for n, ks in zip(doc.sections, k.sections):
+        _abc_section(n, ks)
+    assert k.trailing == getattr(doc, "trailing", b"")
+
+
 # -- fixtures made by our own writers: every version branch the real files do not cover ------
 
 def _fixtures() -> dict[str, Callable[[], bytes]]:
@@ -337,6 +409,11 @@ def _fixtures() -> dict[str, Callable[[], bytes]]:
     out["column.skl"] = doc(lambda: ls.skinned_column()[1])
     out["sphere_ts.vxl"] = doc(lambda: ww.sphere(12, normal_type=2))
     out["tank.hva"] = doc(lambda: ww.tank()[1])
+    from retromesh.formats.lithtech import samples as lt
+    for v in (6, 9, 10, 11, 12, 13):
+        out[f"abc_v{v}.abc"] = lambda v=v: lt.sample_bytes(v)
+    out["abc_v13_heavy.abc"] = lambda: lt.sample_bytes(13, heavy=True)
+    out["abc_v6_tristrips.abc"] = lambda: lt.sample_bytes(6, transform_info=False)
     return out
 
 
@@ -382,3 +459,28 @@ def test_descriptions_declare_their_extension():
     for ident, fname in ksy.descriptions().items():
         text = ksy.text(fname)
         assert f"id: {ident}" in text and "file-extension:" in text and "doc:" in text
+
+
+def test_corrupt_files_stop_at_the_field(compiled):
+    from kaitaistruct import KaitaiStructError
+    vxl = bytearray((ROOT / "examples" / "westwood" / "tank.vxl").read_bytes())
+    vxl[0:5] = b"Voxol"
+    with pytest.raises(KaitaiStructError) as err:
+        top_class(compiled["westwood_vxl"]).from_bytes(bytes(vxl))
+    assert "/seq/0" in str(err.value) and "Voxel Animation" in str(err.value)   # the magic
+    anm = bytearray((ROOT / "examples" / "wolfire" / "walk.anm").read_bytes())
+    anm[0:4] = (12).to_bytes(4, "little")
+    with pytest.raises(KaitaiStructError) as err:
+        top_class(compiled["overgrowth_anm"]).from_bytes(bytes(anm))
+    assert "/seq/0" in str(err.value) and "max 11" in str(err.value)    # the version
+
+
+def test_cli_prints_and_writes_descriptions(tmp_path):
+    from typer.testing import CliRunner
+    from retromesh.cli import app
+    res = CliRunner().invoke(app, ["ksy", "vxl"])
+    assert res.exit_code == 0 and "id: westwood_vxl" in res.output
+    res = CliRunner().invoke(app, ["ksy", "-o", str(tmp_path)])
+    assert res.exit_code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(ksy.descriptions().values())
+    assert CliRunner().invoke(app, ["ksy", "nosuch"]).exit_code == 2
