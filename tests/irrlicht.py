@@ -24,7 +24,7 @@ SETUP = ROOT / "tools" / "setup" / "20-irrlicht.sh"
 CACHE = Path(os.environ.get("RETROMESH_CACHE", Path.home() / ".cache" / "retromesh")) / "irrcheck"
 
 #: the aspects ``differences`` reports on
-ASPECTS = ("counts", "triangles", "joints", "weights", "frames", "speed", "materials", "textures", "bbox")
+ASPECTS = ("counts", "triangles", "surface", "joints", "weights", "frames", "speed", "materials", "textures", "bbox")
 
 
 @functools.cache
@@ -84,17 +84,30 @@ def _triangles(report: dict, frame_index: int) -> np.ndarray:
     return np.asarray(report["triangles"][frame_index], dtype=float).reshape(-1, 9)
 
 
+def _surface(report: dict) -> np.ndarray:
+    """Frame 0's triangles with what is drawn on them: per corner the position divided by the model
+    size, both UV sets and the vertex colour's four channels divided by 255."""
+    corners = np.asarray(report["triangles"][0], dtype=float).reshape(-1, 3) / model_size(report)
+    surf = np.asarray(report["surface"], dtype=float).reshape(-1, 5)
+    argb = surf[:, 4].astype(np.uint32)
+    channels = np.stack([(argb >> s) & 0xFF for s in (24, 16, 8, 0)], axis=1) / 255.0
+    return np.concatenate([corners, surf[:, :4], channels], axis=1).reshape(-1, 33)
+
+
 def _triangle_distance(a: np.ndarray, b: np.ndarray) -> float:
-    """Largest distance from a triangle of either set to the nearest triangle of the other; a
-    triangle matches any rotation of its corners (same winding), so buffer and index order and
-    where a triangle starts do not matter."""
+    """Largest distance from a triangle of either set to the nearest triangle of the other (rows:
+    the three corners' values one after the other); a triangle matches any rotation of its corners
+    (same winding), so buffer and index order and where a triangle starts do not matter."""
     from scipy.spatial import cKDTree
 
     if len(a) == 0 or len(b) == 0:
         return 0.0 if len(a) == len(b) else float("inf")
 
+    width = a.shape[1]
+
     def rotations(t: np.ndarray) -> np.ndarray:
-        return np.concatenate([np.roll(t.reshape(-1, 3, 3), k, axis=1).reshape(-1, 9) for k in range(3)])
+        corners = t.reshape(len(t), 3, width // 3)
+        return np.concatenate([np.roll(corners, k, axis=1).reshape(-1, width) for k in range(3)])
 
     return float(max(cKDTree(rotations(b)).query(a)[0].max(), cKDTree(rotations(a)).query(b)[0].max()))
 
@@ -135,6 +148,12 @@ def differences(a: dict, b: dict, *, rel_tol: float = 1e-3) -> dict[str, str]:
                 worst.append(f"frame {frame:g}: {d:.6g}")
         if worst:
             diff["triangles"] = f"posed triangles move (tolerance {tol:.3g}): " + ", ".join(worst)
+
+    if "surface" in a and "surface" in b:
+        d = _triangle_distance(_surface(a), _surface(b))
+        if not d <= rel_tol:
+            diff["surface"] = (f"frame 0's UVs or vertex colours differ: distance {d:.4g} (positions / model size, "
+                               f"UVs, colours / 255; tolerance {rel_tol:g})")
 
     ja = [(j["name"], j["parent"]) for j in a.get("joints", [])]
     jb = [(j["name"], j["parent"]) for j in b.get("joints", [])]

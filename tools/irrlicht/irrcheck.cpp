@@ -6,7 +6,8 @@
 // us knows which file hung): load ok/failed, mesh buffers with their materials, vertex and index
 // totals, and for skinned meshes (every B3D is one) the joints with their weights and keys, the
 // frame count, the animation speed and the bounding box of the posed mesh at frames 0, N/3, 2N/3
-// and N (N = getFrameCount()). --triangles adds every triangle's posed corners at those frames.
+// and N (N = getFrameCount()). --triangles adds every triangle's posed corners at those frames
+// and, at frame 0, each corner's UVs and vertex colour.
 //
 // The device is EDT_NULL: no window, no GPU. Textures named by a B3D's TEXS chunk are registered
 // beforehand as 1x1 dummy images under their base names, so that Irrlicht's own loader (which
@@ -143,6 +144,41 @@ std::string triangles_json(scene::IMesh* mesh) {
     return out + "]";
 }
 
+// Frame 0's surface, corner by corner in the order of triangles_json: u, v, u2, v2 (the second UV
+// set, 0 unless the buffer has two) and the vertex colour as ARGB.
+std::string surface_json(scene::IMesh* mesh) {
+    std::string out = "[";
+    bool first = true;
+    for (u32 b = 0; b < mesh->getMeshBufferCount(); ++b) {
+        scene::IMeshBuffer* mb = mesh->getMeshBuffer(b);
+        const u16* idx = mb->getIndices();
+        u32 n = mb->getIndexCount() - mb->getIndexCount() % 3;
+        for (u32 i = 0; i < n; ++i) {
+            u32 v = idx[i];
+            core::vector2df uv(NAN, NAN), uv2(0, 0);
+            u32 argb = 0;
+            if (v < mb->getVertexCount()) {
+                if (mb->getVertexType() == video::EVT_2TCOORDS) {
+                    const auto& vx = static_cast<const video::S3DVertex2TCoords*>(mb->getVertices())[v];
+                    uv = vx.TCoords;
+                    uv2 = vx.TCoords2;
+                    argb = vx.Color.color;
+                } else if (mb->getVertexType() == video::EVT_STANDARD) {
+                    const auto& vx = static_cast<const video::S3DVertex*>(mb->getVertices())[v];
+                    uv = vx.TCoords;
+                    argb = vx.Color.color;
+                } else {
+                    uv = mb->getTCoords(v);
+                }
+            }
+            out += (first ? "" : ",") + jnum(uv.X) + "," + jnum(uv.Y) + "," + jnum(uv2.X) + "," + jnum(uv2.Y) +
+                   "," + std::to_string(argb);
+            first = false;
+        }
+    }
+    return out + "]";
+}
+
 std::string material_json(const video::SMaterial& m) {
     std::string out = "{\"type\":" + std::to_string(static_cast<int>(m.MaterialType));
     int t = static_cast<int>(m.MaterialType);
@@ -259,6 +295,7 @@ std::string report(IrrlichtDevice* device, const std::string& path, bool with_tr
             fr += (i ? "," : "") + jnum(frames[i]);
             bb += (i ? "," : "") + bbox_json(box);
             if (with_triangles) tr += (i ? "," : "") + triangles_json(posed);
+            if (with_triangles && i == 0) out += ",\"surface\":" + surface_json(posed);
         }
         out += ",\"frames\":" + fr + "],\"bbox\":" + bb + "]";
         if (with_triangles) out += ",\"triangles\":" + tr + "]";
