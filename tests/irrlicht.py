@@ -73,6 +73,16 @@ def run(files: list[Path | str], *, triangles: bool = False, timeout: float = 12
 
 # --- comparing two reports ---------------------------------------------------------------------
 
+#: Irrlicht's skinned mesh buffers (1.8 and Luanti's fork alike) index vertices with u16: a TRIS
+#: chunk that uses more distinct vertices wraps around and draws garbage
+MAX_BUFFER_VERTICES = 65535
+
+
+def oversized(report: dict) -> list[int]:
+    """Vertex counts of the mesh buffers too big for 16-bit indices."""
+    return [b["vertices"] for b in report.get("buffers", []) if b["vertices"] > MAX_BUFFER_VERTICES]
+
+
 def model_size(report: dict) -> float:
     """Diagonal of the frame-0 box (at least 1e-6): the scale the tolerances are relative to."""
     box = np.asarray(report.get("bbox") or [[0] * 6], dtype=float)[0]
@@ -139,6 +149,8 @@ def differences(a: dict, b: dict, *, rel_tol: float = 1e-3) -> dict[str, str]:
 
     if (a["vertices"], a["indices"]) != (b["vertices"], b["indices"]):
         diff["counts"] = f"vertices {a['vertices']} -> {b['vertices']}, indices {a['indices']} -> {b['indices']}"
+    elif oversized(b) and not oversized(a):
+        diff["counts"] = f"mesh buffers over Irrlicht's 16-bit indices: {oversized(b)} vertices"
 
     if "triangles" in a and "triangles" in b and a["frames"] == b["frames"]:
         worst = []

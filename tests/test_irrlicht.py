@@ -75,6 +75,11 @@ XFAIL: dict[tuple[str, str], str] = {
     ("h3dview__detail.b3d", "textures"): "#10 lightmap layer lost (its TEXS entry with flags 65585)",
     ("mtg__door_a.b3d", "joints"): "#10 doors growing a joint: 1 -> 2 joints (a 'root' NODE added)",
     ("mtg__door_b.b3d", "joints"): "#10 doors growing a joint: 1 -> 2 joints (a 'root' NODE added)",
+    # found by this tier, not in #10's list: the B3D writer puts every vertex of a big voxel model
+    # in one TRIS; Irrlicht (and Luanti's fork) index a mesh buffer with u16, so it must split
+    ("rv__gmon.vxl", "counts"): "VXL -> B3D: one TRIS uses 77968 vertices (> 65535, 16-bit indices wrap)",
+    ("rv__grtk.vxl", "counts"): "VXL -> B3D: one TRIS uses 98648 vertices (> 65535, 16-bit indices wrap)",
+    ("vengi__legs.vxl", "counts"): "VXL -> B3D: one TRIS uses 120576 vertices (> 65535, 16-bit indices wrap)",
     ("b3dng__cubewater_test.b3d", "materials"): "#10 brush colour clamped: 2.0 -> 1.0 (Irrlicht diffuse "
                                                 "0xfffefefe -> 0xffffffff)",
     ("b3dng__cubewater_test.b3d", "textures"): _FLAGS,
@@ -195,21 +200,62 @@ def test_b3d_glb_b3d_unchanged_in_irrlicht(irr_results, case, aspect):
     assert aspect not in diff, f"{case}: {diff[aspect]}"
 
 
+def _assert_sound(report: dict) -> None:
+    assert report["ok"], report["log"]
+    assert report["vertices"] > 0 and report["indices"] > 0
+    assert report["indices"] % 3 == 0
+    assert not irrlicht.oversized(report), (
+        f"mesh buffers of {irrlicht.oversized(report)} vertices: Irrlicht's 16-bit indices wrap "
+        f"(at most {irrlicht.MAX_BUFFER_VERTICES} vertices per TRIS)")
+    assert np.isfinite(np.asarray(report["bbox"], float)).all()
+
+
 @pytest.mark.parametrize("key", list(OTHER_FORMATS))
 def test_other_formats_to_b3d_load_in_irrlicht(irr_results, key):
     report = irr_results["others"][key]
     if isinstance(report, str):
         pytest.fail(report)
-    assert report["ok"], report["log"]
-    assert report["vertices"] > 0 and report["indices"] > 0
-    assert report["indices"] % 3 == 0
-    boxes = np.asarray(report["bbox"], float)
-    assert np.isfinite(boxes).all()
+    _assert_sound(report)
     if OTHER_FORMATS[key][2]:
         assert report["frame_count"] > 0 and report["speed"] > 0
         assert sum(j["weights"] for j in report["joints"]) > 0, "animated but nothing is skinned"
-        moved = np.abs(boxes[1:] - boxes[0]).max()
-        assert moved > 1e-3 * irrlicht.model_size(report), f"the posed box never changes: {boxes.tolist()}"
+        boxes, centres = np.asarray(report["bbox"], float), np.asarray(report["centroid"], float)
+        moved = max(np.abs(boxes[1:] - boxes[0]).max(), np.abs(centres[1:] - centres[0]).max())
+        assert moved > 1e-3 * irrlicht.model_size(report), f"the posed mesh never moves: {boxes.tolist()}"
+
+
+#: the corpus files of the other formats that go to B3D on their own
+CORPUS_OTHERS = (corpus_files("solid", "*.solid") + corpus_files("vxl", "*.vxl")
+                 + corpus_files("lostsaga", "*.msh"))
+
+
+@pytest.fixture(scope="module")
+def corpus_others(tmp_path_factory):
+    """{corpus file name: irrcheck report of its B3D, or why the conversion failed}."""
+    irrlicht.irrcheck()
+    work = tmp_path_factory.mktemp("irrlicht-corpus")
+    made, out = {}, {}
+    for src in CORPUS_OTHERS:
+        target = work / src.name / f"{src.stem}.b3d"
+        target.parent.mkdir()
+        try:
+            _quiet_convert(src, target)
+            made[src.name] = target
+        except Exception as exc:  # noqa: BLE001 - reported by the test of that file
+            out[src.name] = f"{src.name} -> B3D failed: {type(exc).__name__}: {exc}"
+    for name, report in zip(made, irrlicht.run(list(made.values()), timeout=300), strict=True):
+        out[name] = report
+    return out
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.name, marks=[pytest.mark.xfail(
+    strict=False, reason=XFAIL[(p.name, "counts")])] if (p.name, "counts") in XFAIL else [])
+    for p in CORPUS_OTHERS] or [pytest.param(None, marks=pytest.mark.skip(reason="no corpus"))])
+def test_corpus_of_other_formats_to_b3d_loads_in_irrlicht(corpus_others, path):
+    report = corpus_others[path.name]
+    if isinstance(report, str):
+        pytest.fail(report)
+    _assert_sound(report)
 
 
 # --- the judge itself: it must see what a player would see -------------------------------------

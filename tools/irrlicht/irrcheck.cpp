@@ -5,8 +5,8 @@
 // One JSON object per line per FILE on stdout (flushed after each, so a caller that had to kill
 // us knows which file hung): load ok/failed, mesh buffers with their materials, vertex and index
 // totals, and for skinned meshes (every B3D is one) the joints with their weights and keys, the
-// frame count, the animation speed and the bounding box of the posed mesh at frames 0, N/3, 2N/3
-// and N (N = getFrameCount()). --triangles adds every triangle's posed corners at those frames
+// frame count, the animation speed and the bounding box and mean vertex of the posed mesh at
+// frames 0, N/3, 2N/3 and N (N = getFrameCount()). --triangles adds every triangle's posed corners at those frames
 // and, at frame 0, each corner's UVs and vertex colour.
 //
 // The device is EDT_NULL: no window, no GPU. Textures named by a B3D's TEXS chunk are registered
@@ -121,6 +121,28 @@ std::string basename_of(const std::string& p) {
 std::string bbox_json(const core::aabbox3df& b) {
     return "[" + jnum(b.MinEdge.X) + "," + jnum(b.MinEdge.Y) + "," + jnum(b.MinEdge.Z) + "," +
            jnum(b.MaxEdge.X) + "," + jnum(b.MaxEdge.Y) + "," + jnum(b.MaxEdge.Z) + "]";
+}
+
+// Mean of every vertex position (buffer transformations applied): moves when any vertex moves.
+std::string centroid_json(scene::IMesh* mesh) {
+    double sum[3] = {0, 0, 0};
+    u32 count = 0;
+    for (u32 b = 0; b < mesh->getMeshBufferCount(); ++b) {
+        scene::IMeshBuffer* mb = mesh->getMeshBuffer(b);
+        const core::matrix4* xf = nullptr;
+        if (auto* smb = dynamic_cast<scene::SSkinMeshBuffer*>(mb))
+            if (!smb->Transformation.isIdentity()) xf = &smb->Transformation;
+        for (u32 v = 0; v < mb->getVertexCount(); ++v) {
+            core::vector3df pos = mb->getPosition(v);
+            if (xf) xf->transformVect(pos);
+            sum[0] += pos.X;
+            sum[1] += pos.Y;
+            sum[2] += pos.Z;
+            ++count;
+        }
+    }
+    if (count == 0) return "null";
+    return "[" + jnum(sum[0] / count) + "," + jnum(sum[1] / count) + "," + jnum(sum[2] / count) + "]";
 }
 
 std::string triangles_json(scene::IMesh* mesh) {
@@ -280,7 +302,7 @@ std::string report(IrrlichtDevice* device, const std::string& path, bool with_tr
         f32 n = static_cast<f32>(am->getFrameCount());
         std::vector<f32> frames = {0.f};
         if (n > 0) frames = {0.f, n / 3.f, 2.f * n / 3.f, n};
-        std::string fr = "[", bb = "[", tr = "[";
+        std::string fr = "[", bb = "[", tr = "[", ce = "[";
         for (size_t i = 0; i < frames.size(); ++i) {
             scene::IMesh* posed = mesh;
             core::aabbox3df box;
@@ -294,10 +316,11 @@ std::string report(IrrlichtDevice* device, const std::string& path, bool with_tr
             }
             fr += (i ? "," : "") + jnum(frames[i]);
             bb += (i ? "," : "") + bbox_json(box);
+            ce += (i ? "," : "") + centroid_json(posed);
             if (with_triangles) tr += (i ? "," : "") + triangles_json(posed);
             if (with_triangles && i == 0) out += ",\"surface\":" + surface_json(posed);
         }
-        out += ",\"frames\":" + fr + "],\"bbox\":" + bb + "]";
+        out += ",\"frames\":" + fr + "],\"bbox\":" + bb + "],\"centroid\":" + ce + "]";
         if (with_triangles) out += ",\"triangles\":" + tr + "]";
         smgr->getMeshCache()->removeMesh(am);
     }
