@@ -24,7 +24,8 @@ SETUP = ROOT / "tools" / "setup" / "20-irrlicht.sh"
 CACHE = Path(os.environ.get("RETROMESH_CACHE", Path.home() / ".cache" / "retromesh")) / "irrcheck"
 
 #: the aspects ``differences`` reports on
-ASPECTS = ("counts", "triangles", "surface", "joints", "weights", "frames", "speed", "materials", "textures", "bbox")
+ASPECTS = ("counts", "triangles", "surface", "joints", "weights", "frames", "speed", "materials", "textures",
+           "bbox")
 
 
 @functools.cache
@@ -65,7 +66,8 @@ def run(files: list[Path | str], *, triangles: bool = False, timeout: float = 12
         raise AssertionError(f"irrcheck hung on {files[min(done, len(files) - 1)]} "
                              f"(no answer within {timeout} s)") from None
     if res.returncode != 0:
-        raise AssertionError(f"irrcheck exited {res.returncode}: {res.stderr.decode(errors='replace')[-2000:]}")
+        err = res.stderr.decode(errors="replace")[-2000:]
+        raise AssertionError(f"irrcheck exited {res.returncode}: {err}")
     reports = [json.loads(line) for line in res.stdout.decode().splitlines() if line.startswith("{")]
     assert len(reports) == len(files), (len(reports), len(files), res.stderr[-2000:])
     return reports
@@ -122,6 +124,12 @@ def _triangle_distance(a: np.ndarray, b: np.ndarray) -> float:
     return float(max(cKDTree(rotations(b)).query(a)[0].max(), cKDTree(rotations(a)).query(b)[0].max()))
 
 
+def _joint_tree(report: dict) -> list[tuple[str, str]]:
+    """(joint name, parent's name) for every joint: the hierarchy independent of joint order."""
+    joints = report.get("joints", [])
+    return [(j["name"], joints[j["parent"]]["name"] if j["parent"] >= 0 else "") for j in joints]
+
+
 def _material_key(m: dict) -> tuple:
     layers = tuple((layer["texture"], layer["wrap_u"], layer["wrap_v"]) for layer in m["layers"])
     return (m["type"], m["diffuse"], m["ambient"], m["lighting"], m["zwrite"], m["backface_culling"],
@@ -148,7 +156,8 @@ def differences(a: dict, b: dict, *, rel_tol: float = 1e-3) -> dict[str, str]:
     tol = rel_tol * model_size(a)
 
     if (a["vertices"], a["indices"]) != (b["vertices"], b["indices"]):
-        diff["counts"] = f"vertices {a['vertices']} -> {b['vertices']}, indices {a['indices']} -> {b['indices']}"
+        diff["counts"] = (f"vertices {a['vertices']} -> {b['vertices']}, "
+                          f"indices {a['indices']} -> {b['indices']}")
     elif oversized(b) and not oversized(a):
         diff["counts"] = f"mesh buffers over Irrlicht's 16-bit indices: {oversized(b)} vertices"
 
@@ -164,16 +173,17 @@ def differences(a: dict, b: dict, *, rel_tol: float = 1e-3) -> dict[str, str]:
     if "surface" in a and "surface" in b:
         d = _triangle_distance(_surface(a), _surface(b))
         if not d <= rel_tol:
-            diff["surface"] = (f"frame 0's UVs or vertex colours differ: distance {d:.4g} (positions / model size, "
-                               f"UVs, colours / 255; tolerance {rel_tol:g})")
+            diff["surface"] = (f"frame 0's UVs or vertex colours differ: distance {d:.4g} "
+                               f"(positions / model size, UVs, colours / 255; tolerance {rel_tol:g})")
 
-    ja = [(j["name"], j["parent"]) for j in a.get("joints", [])]
-    jb = [(j["name"], j["parent"]) for j in b.get("joints", [])]
+    ja, jb = _joint_tree(a), _joint_tree(b)
     if sorted(ja) != sorted(jb):
-        names_a, names_b = [n for n, _ in ja], [n for n, _ in jb]
-        diff["joints"] = (f"{len(ja)} -> {len(jb)} joints; only before: "
-                          f"{sorted(set(names_a) - set(names_b))}, only after: {sorted(set(names_b) - set(names_a))}"
-                          if names_a != names_b else f"parents differ: {ja} -> {jb}")
+        names_a, names_b = {n for n, _ in ja}, {n for n, _ in jb}
+        if names_a != names_b or len(ja) != len(jb):
+            diff["joints"] = (f"{len(ja)} -> {len(jb)} joints; only before: {sorted(names_a - names_b)}, "
+                              f"only after: {sorted(names_b - names_a)}")
+        else:
+            diff["joints"] = f"parents differ: {sorted(set(ja) - set(jb))} -> {sorted(set(jb) - set(ja))}"
 
     wa = {j["name"]: (j["weights"], j["weight_sum"]) for j in a.get("joints", [])}
     wb = {j["name"]: (j["weights"], j["weight_sum"]) for j in b.get("joints", [])}
@@ -195,8 +205,10 @@ def differences(a: dict, b: dict, *, rel_tol: float = 1e-3) -> dict[str, str]:
     if ma != mb:
         only_a = [k for k in ma if k not in mb]
         only_b = [k for k in mb if k not in ma]
-        diff["materials"] = (f"before {_describe(only_a, ma)}; after {_describe(only_b, mb)}"
-                             if only_a or only_b else f"indices per material {list(ma.values())} -> {list(mb.values())}")
+        if only_a or only_b:
+            diff["materials"] = f"before {_describe(only_a, ma)}; after {_describe(only_b, mb)}"
+        else:
+            diff["materials"] = f"indices per material {list(ma.values())} -> {list(mb.values())}"
 
     # TEXS as Irrlicht's loader reads it: flags pick the material type (2 alpha, 4 masked, 64/128
     # sphere map), clamp (16/32), mipmaps (8: invisible to EDT_NULL) and the layer (65536 = second
@@ -220,8 +232,8 @@ def differences(a: dict, b: dict, *, rel_tol: float = 1e-3) -> dict[str, str]:
 
 
 def _describe(keys: list[tuple], counts: dict[tuple, int]) -> str:
-    names = ("type", "diffuse", "ambient", "lighting", "zwrite", "backface", "gouraud", "colormat", "shine", "layers",
-             "vertex_type")
+    names = ("type", "diffuse", "ambient", "lighting", "zwrite", "backface", "gouraud", "colormat", "shine",
+             "layers", "vertex_type")
     return "[" + "; ".join(
         ", ".join(f"{n}={v:#010x}" if n in ("diffuse", "ambient") else f"{n}={v}" for n, v in zip(names, k))
         + f" ({counts[k]} indices)" for k in keys) + "]"

@@ -21,10 +21,10 @@ brackets were measured with irrcheck on the corpus):
   and is never moved by skinning: it stays where the bind pose put it (mesh node transform applied
   at load) while the skeleton animates [hog, human, ninja: every weight is 0, Irrlicht has no
   weight at all and their posed box never changes]. Keys on the MESH's own node do not move it
-  either: the loader never attaches meshes to joints (rigid animation needs weights). Weights of a vertex are normalised to sum 1 when
-  their sum is neither 0 nor 1 (CSkinnedMesh::normalizeWeights at finalize). Every NODE becomes a
-  joint whether or not it has a BONE, so an empty BONE dropped is invisible, but an extra NODE is
-  one more joint (and Luanti attaches by joint name).
+  either: the loader never attaches meshes to joints (rigid animation needs weights). Weights of
+  a vertex are normalised to sum 1 when their sum is neither 0 nor 1 (normalizeWeights at
+  finalize). Every NODE becomes a joint whether or not it has a BONE, so an empty BONE dropped is
+  invisible, but an extra NODE is one more joint (and Luanti attaches by joint name).
 * Vertices: positions are transformed by the MESH node's global matrix at load. One mesh buffer
   per TRIS chunk, indexed with u16 (so at most 65535 distinct vertices per TRIS). A vertex used by
   two TRIS chunks is duplicated into each buffer, and its BONE weights then follow only the last
@@ -165,7 +165,8 @@ def irr_results(tmp_path_factory):
     work = tmp_path_factory.mktemp("irrlicht")
     others: dict[str, object] = {}
     for key, (src, opts, _) in OTHER_FORMATS.items():
-        opts = {k: ([EXAMPLES / x for x in v] if isinstance(v, list) else EXAMPLES / v) for k, v in opts.items()}
+        opts = {k: ([EXAMPLES / x for x in v] if isinstance(v, list) else EXAMPLES / v)
+                for k, v in opts.items()}
         out = work / "others" / key / f"{key}.b3d"
         out.parent.mkdir(parents=True)
         try:
@@ -192,7 +193,8 @@ def irr_results(tmp_path_factory):
 
     files = [f for p in pairs.values() if isinstance(p, tuple) for f in p]
     reports = iter(irrlicht.run(files, triangles=True, timeout=300))
-    roundtrip = {case: (next(reports), next(reports)) if isinstance(p, tuple) else p for case, p in pairs.items()}
+    roundtrip = {case: (next(reports), next(reports)) if isinstance(p, tuple) else p
+                 for case, p in pairs.items()}
     loaded = {r["file"]: r for pair in roundtrip.values() if isinstance(pair, tuple) for r in pair}
     return {"roundtrip": roundtrip,
             "others": {k: loaded[str(v)] if isinstance(v, Path) else v for k, v in others.items()}}
