@@ -19,6 +19,7 @@
 
 #include <irrlicht.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
