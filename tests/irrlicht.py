@@ -228,6 +228,13 @@ def differences(a: dict, b: dict, *, rel_tol: float = 1e-3) -> dict[str, str]:
                 if err is not None else f"{boxes_a.shape} -> {boxes_b.shape}")
     elif "frames" not in diff:
         diff["bbox"] = f"sampled frames {a['frames']} -> {b['frames']}"
+    every_a, every_b = a.get("bbox_every_frame"), b.get("bbox_every_frame")
+    if "bbox" not in diff and every_a and every_b and len(every_a) == len(every_b):
+        err = np.abs(np.asarray(every_a, float) - np.asarray(every_b, float)).max(axis=1)
+        bad = np.flatnonzero(~(err <= tol))
+        if len(bad):
+            diff["bbox"] = (f"posed boxes differ at {len(bad)} of {len(err)} whole frames (tolerance {tol:.3g}), "
+                            f"first at frame {bad[0]}: {err[bad[0]]:.6g}, worst {np.nanmax(err):.6g}")
     return diff
 
 

@@ -319,8 +319,14 @@ def test_the_comparison_sees_each_kind_of_change(tmp_path):
         for keys in chunks(doc, "Keys"):
             keys.keys = keys.keys[keys.keys["frame"] <= 40]
 
+    def one_frame(doc):  # a pose at file frame 7 only: between the four sampled frames
+        for keys in chunks(doc, "Keys"):
+            if keys.flags == 4:
+                keys.keys["rotation"][keys.keys["frame"] == 7] = (0.7071068, 0.0, 0.0, 0.7071068)
+
     changes = {"same": lambda doc: None, "speed": fps, "joints": rename, "triangles": move,
-               "surface": uvs, "materials": alpha_texture, "weights": drop_weights, "frames": shorter}
+               "surface": uvs, "materials": alpha_texture, "weights": drop_weights, "frames": shorter,
+               "bbox": one_frame}
     paths = [EXAMPLES / "wiggle.b3d"] + [variant(k, f) for k, f in changes.items()]
     original, *reports = irrlicht.run(paths, triangles=True)
     assert original["joint_count"] == len(chunks(base, "NodeChunk")) and original["frame_count"] > 0
@@ -332,3 +338,5 @@ def test_the_comparison_sees_each_kind_of_change(tmp_path):
             assert name in diff, (name, diff)
     assert "textures" in irrlicht.differences(original, reports[list(changes).index("materials")])
     assert "bbox" in irrlicht.differences(original, reports[list(changes).index("triangles")])
+    one = irrlicht.differences(original, reports[list(changes).index("bbox")])
+    assert "triangles" not in one and "whole frames" in one["bbox"], one

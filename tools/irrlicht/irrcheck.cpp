@@ -7,7 +7,8 @@
 // totals, and for skinned meshes (every B3D is one) the joints with their weights and keys, the
 // frame count, the animation speed and the bounding box and mean vertex of the posed mesh at
 // frames 0, N/3, 2N/3 and N (N = getFrameCount()). --triangles adds every triangle's posed corners at those frames
-// and, at frame 0, each corner's UVs and vertex colour.
+// and, at frame 0, each corner's UVs and vertex colour. Animated meshes also get the posed box at
+// every whole frame.
 //
 // The device is EDT_NULL: no window, no GPU. Textures named by a B3D's TEXS chunk are registered
 // beforehand as 1x1 dummy images under their base names, so that Irrlicht's own loader (which
@@ -323,6 +324,17 @@ std::string report(IrrlichtDevice* device, const std::string& path, bool with_tr
         }
         out += ",\"frames\":" + fr + "],\"bbox\":" + bb + "],\"centroid\":" + ce + "]";
         if (with_triangles) out += ",\"triangles\":" + tr + "]";
+        // and the posed box at every whole frame (Luanti plays frame ranges chosen by the mod)
+        if (sk && n > 0) {
+            std::string every = "[";
+            u32 last = std::min<u32>(am->getFrameCount(), 5000);
+            for (u32 f = 0; f <= last; ++f) {
+                sk->animateMesh(static_cast<f32>(f), 1.0f);
+                sk->skinMesh();
+                every += (f ? "," : "") + bbox_json(sk->getBoundingBox());
+            }
+            out += ",\"bbox_every_frame\":" + every + "]";
+        }
         smgr->getMeshCache()->removeMesh(am);
     }
 
