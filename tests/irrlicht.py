@@ -233,8 +233,9 @@ def differences(a: dict, b: dict, *, rel_tol: float = 1e-3) -> dict[str, str]:
         err = np.abs(np.asarray(every_a, float) - np.asarray(every_b, float)).max(axis=1)
         bad = np.flatnonzero(~(err <= tol))
         if len(bad):
-            diff["bbox"] = (f"posed boxes differ at {len(bad)} of {len(err)} whole frames (tolerance {tol:.3g}), "
-                            f"first at frame {bad[0]}: {err[bad[0]]:.6g}, worst {np.nanmax(err):.6g}")
+            diff["bbox"] = (f"posed boxes differ at {len(bad)} of {len(err)} whole frames "
+                            f"(tolerance {tol:.3g}), first at frame {bad[0]}: {err[bad[0]]:.6g}, "
+                            f"worst {np.nanmax(err):.6g}")
     return diff
 
 
