@@ -50,6 +50,11 @@ brackets were measured with irrcheck on the corpus):
   then by base name alone (irrcheck registers 1x1 stand-ins under the base names so that the
   layers Irrlicht picks can be compared without the images).
 
+Luanti's own copy (luanti-org/luanti irr/src/CB3DMeshFileLoader.cpp, read for comparison) differs:
+ANIM fps is ignored altogether (mods set frame_speed), a KEYS frame < 1 is an error and becomes 1,
+two textures give EMT_TRANSPARENT_VERTEX_ALPHA (no lightmap material), flags 64/128 and fx 1/2/4
+are gone; zero weights, empty BONEs, 1-based frames and u16 buffer indices are as in 1.8.
+
 The comparisons that fail on main today are listed in XFAIL (one entry per corpus file and
 aspect, naming the issue #10 item); the lead removes an entry when the fix is merged.
 """
