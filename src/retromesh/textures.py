@@ -16,7 +16,7 @@ Lookup rules (the first hit wins):
    ``textures`` folder inside it, a ``textures`` folder beside it (Luanti/Minetest mods keep
    ``models/`` and ``textures/`` side by side; Lugaru keeps ``Data/Models`` and
    ``Data/Textures``), a ``texture`` folder beside it (Lost Saga keeps ``resource/mesh`` and
-   ``resource/texture``); then every ``texture_path`` folder. Layout folder names are matched
+   ``resource/texture``); then every ``texture_path`` folder (``~`` expanded). Layout folder names are matched
    case-insensitively; a layout folder that is itself a symbolic link is not used (a
    ``texture_path`` folder may be one: the user named it).
 3. Inside a folder, names match case-insensitively (an exact-case match is preferred) and
@@ -142,7 +142,7 @@ class TextureFinder:
                 if layout is not None and not layout.is_symlink():
                     self._add(layout, deep=True)
         for extra in texture_path:
-            self._add(Path(extra), deep=True)
+            self._add(Path(extra).expanduser(), deep=True)
         self._listings: dict[Path, dict[str, list[str]]] = {}
         self._subdirs: dict[Path, list[Path]] = {}
         self._found: dict[str, Path | None] = {}
