@@ -16,9 +16,9 @@ Lookup rules (the first hit wins):
    ``textures`` folder inside it, a ``textures`` folder beside it (Luanti/Minetest mods keep
    ``models/`` and ``textures/`` side by side; Lugaru keeps ``Data/Models`` and
    ``Data/Textures``), a ``texture`` folder beside it (Lost Saga keeps ``resource/mesh`` and
-   ``resource/texture``); then every ``texture_path`` folder (``~`` expanded). Layout folder names are matched
-   case-insensitively; a layout folder that is itself a symbolic link is not used (a
-   ``texture_path`` folder may be one: the user named it).
+   ``resource/texture``); then every ``texture_path`` folder (``~`` expanded). Layout folder
+   names are matched case-insensitively; a layout folder that is itself a symbolic link is not
+   used (a ``texture_path`` folder may be one: the user named it).
 3. Inside a folder, names match case-insensitively (an exact-case match is preferred) and
    with extension swaps: the name as given, then its stem with ``.png``, ``.jpg``, ``.jpeg``,
    ``.tga``, ``.bmp``, ``.dds``, ``.pcx``. Only files with one of these extensions are taken.
