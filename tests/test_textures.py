@@ -373,3 +373,11 @@ def test_a_gltf_document_written_as_glb_or_bytes_carries_its_images(tmp_path):
     (png,) = _images(tmp_path / "o.glb")
     assert _same_pixels(png, im)
     assert_valid(tmp_path / "o.glb")
+
+
+def test_pillow_decodes_only_plain_raster_formats():
+    from retromesh.textures import gltf_image
+    with pytest.raises(ValueError):
+        gltf_image(b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 1 1\n")   # never Ghostscript
+    png = (ROOT / "examples" / "wiggle.png").read_bytes()
+    assert gltf_image(png) == (png, "image/png")

@@ -29,8 +29,9 @@ Lookup rules (the first hit wins):
 5. Containment: a hit is resolved (symbolic links followed) and taken only when the real
    file lies inside one of the (resolved) roots; anything else is never opened.
 6. Loading: PNG and JPEG files (recognised by their bytes, not their name) are kept as they
-   are; anything else Pillow can open (BMP, TGA, DDS, PCX...) is converted to PNG. Files over
-   :data:`MAX_FILE_BYTES` and images over Pillow's decompression-bomb limit are refused.
+   are; BMP, TGA, DDS, PCX (and the other plain raster formats Pillow reads: GIF, TIFF, WebP,
+   PPM, SGI, ICO) are converted to PNG. Files over :data:`MAX_FILE_BYTES` and images over
+   Pillow's decompression-bomb limit are refused.
    Results are cached per finder, so a file named by many materials is read once.
 """
 from __future__ import annotations
@@ -54,6 +55,9 @@ MAX_ENTRIES = 20000
 MAX_FILE_BYTES = 256 << 20
 
 _PNG = b"\x89PNG\r\n\x1a\n"
+#: what Pillow may decode (plain raster formats; never EPS/PDF, which call external programs)
+_PILLOW_FORMATS = ("BMP", "DIB", "TGA", "DDS", "PCX", "GIF", "TIFF", "WEBP", "PPM", "SGI", "ICO",
+                   "PNG", "JPEG")
 
 
 def image_mime(data: bytes) -> str | None:
@@ -80,7 +84,7 @@ def gltf_image(data: bytes) -> tuple[bytes, str]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data)) as im:
+            with Image.open(io.BytesIO(data), formats=_PILLOW_FORMATS) as im:
                 im.load()
                 if im.mode not in ("1", "L", "LA", "P", "RGB", "RGBA", "I", "I;16"):
                     im = im.convert("RGBA" if "A" in im.getbands() else "RGB")
