@@ -291,7 +291,8 @@ def test_split_name():
 
 def test_relative_texture_names_are_followed_inside_the_root(tmp_path):
     _image_file(tmp_path / "Skins" / "Body.png")
-    assert TextureFinder(tmp_path).find("skins\\body.bmp") == (tmp_path / "Skins" / "Body.png").resolve()
+    found = TextureFinder(tmp_path).find("skins\\body.bmp")
+    assert found == (tmp_path / "Skins" / "Body.png").resolve()
 
 
 def test_unreadable_image_is_reported_missing(tmp_path):

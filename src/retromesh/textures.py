@@ -44,7 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-__all__ = ["TextureFinder", "FoundImage", "gltf_image", "image_mime", "split_name", "IMAGE_EXTENSIONS"]
+__all__ = ["TextureFinder", "FoundImage", "gltf_image", "image_mime", "split_name",
+           "IMAGE_EXTENSIONS"]
 
 #: extensions tried, in order, after the name as given
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".tga", ".bmp", ".dds", ".pcx")

@@ -55,7 +55,8 @@ def _from_scene(scene: Scene, *, embed_images: bool = True,
 
 def _from_scene_json(scene: Scene, *, embed_images: bool = True,
                      texture_path: Iterable[str | os.PathLike] | str | os.PathLike = (),
-                     image_dir: Path | str | None = None, embed_buffer: bool = False) -> GltfDocument:
+                     image_dir: Path | str | None = None,
+                     embed_buffer: bool = False) -> GltfDocument:
     return _from_scene(scene, embed_images=embed_images, texture_path=texture_path,
                        image_dir=image_dir, embed_buffer=embed_buffer, binary=False)
 

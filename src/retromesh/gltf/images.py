@@ -29,7 +29,8 @@ from ..errors import LossWarning, MissingTextureWarning
 from ..scene import Scene
 from ..textures import TextureFinder, gltf_image, image_mime, split_name
 
-__all__ = ["add_textures", "source_dir_of", "safe_file_name"]
+__all__ = ["add_textures", "source_dir_of", "safe_file_name", "inline_image_files",
+           "data_uri_images", "place_image_files"]
 
 
 def source_dir_of(scene: Scene, image_dir: str | os.PathLike | None = None) -> Path | None:
@@ -109,8 +110,8 @@ class _Images:
 
 
 def add_textures(scene: Scene, doc: g.GLTF2, view, *, embed_images: bool = True,
-                 texture_path: Iterable[str | os.PathLike] = (),
-                 source_dir: Path | None = None, external: bool = False) -> tuple[list[int], dict[str, bytes]]:
+                 texture_path: Iterable[str | os.PathLike] = (), source_dir: Path | None = None,
+                 external: bool = False) -> tuple[list[int], dict[str, bytes]]:
     """Fill ``doc.images/samplers/textures``; returns (glTF texture index per scene texture,
     image files to write beside a ``.gltf``). ``view(bytes) -> bufferView index``."""
     from .writer import jsonable
