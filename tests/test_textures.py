@@ -382,3 +382,26 @@ def test_pillow_decodes_only_plain_raster_formats():
         gltf_image(b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 1 1\n")   # never Ghostscript
     png = (ROOT / "examples" / "wiggle.png").read_bytes()
     assert gltf_image(png) == (png, "image/png")
+
+
+@pytest.mark.corpus
+def test_corpus_one_image_per_distinct_texture_name(tmp_path):
+    """Issue #10 item 6: b3dng__cubewater_test named 24 textures, 18 of them "null"; its GLB
+    had 24 images. Now one image per distinct source, and missing names warn once each."""
+    from conftest import corpus_files
+    files = corpus_files("b3d", "*.b3d")
+    if not files:
+        pytest.skip("no B3D corpus")
+    outs = []
+    for path in files:
+        names = {t.file for t in retromesh.read(path).textures}
+        out = tmp_path / (path.stem + ".glb")
+        missing = _convert(path, out)
+        doc = _json(out)
+        assert len(doc.get("images", [])) == len(names), path.name
+        assert len(missing) == len(names) - len(_images(out)), path.name
+        outs.append(out)
+    cube = next((o for o in outs if o.stem == "b3dng__cubewater_test"), None)
+    if cube is not None:
+        assert len(_json(cube)["images"]) == 7
+    assert_valid_many(outs)
