@@ -138,7 +138,7 @@ class TextureFinder:
     def __init__(self, source_dir: str | os.PathLike | None = None,
                  texture_path: Iterable[str | os.PathLike] = ()) -> None:
         self.roots: list[Path] = []          # resolved, existing folders, in search order
-        self._deep: list[Path] = []          # roots whose subfolders are searched too
+        self._deep: dict[Path, dict[str, list[Path]] | None] = {}   # roots searched below too
         if source_dir is not None:
             src = Path(os.path.abspath(source_dir))     # '..' of the folder as the user sees it
             self._add(src, deep=False)
@@ -149,7 +149,6 @@ class TextureFinder:
         for extra in texture_path:
             self._add(Path(extra).expanduser(), deep=True)
         self._listings: dict[Path, dict[str, list[str]]] = {}
-        self._subdirs: dict[Path, list[Path]] = {}
         self._found: dict[str, Path | None] = {}
         self._loaded: dict[Path, FoundImage | str] = {}
 
@@ -164,7 +163,7 @@ class TextureFinder:
         if real not in self.roots:
             self.roots.append(real)
         if deep and real not in self._deep:
-            self._deep.append(real)
+            self._deep[real] = None
 
     @staticmethod
     def _child_dir(parent: Path, name: str) -> Path | None:
@@ -237,18 +236,18 @@ class TextureFinder:
             folder = folder / hit
         return self._in_folder(folder, parts[-1])
 
-    def _subfolders(self, root: Path) -> list[Path]:
-        """The folders below ``root``, breadth first, within the depth and entry budgets."""
-        cached = self._subdirs.get(root)
+    def _deep_index(self, root: Path) -> dict[str, list[Path]]:
+        """File name (lower case) -> the folders below ``root`` holding it, breadth first,
+        within the depth and entry budgets (built once per root, so that a model naming many
+        textures costs one walk)."""
+        cached = self._deep.get(root)
         if cached is not None:
             return cached
-        out: list[Path] = []
+        index: dict[str, list[Path]] = {}
         budget = MAX_ENTRIES
         queue = deque([(root, 0)])
         while queue and budget > 0:
             folder, depth = queue.popleft()
-            if depth >= MAX_DEPTH:
-                continue
             try:
                 with os.scandir(folder) as it:
                     for entry in it:
@@ -256,13 +255,14 @@ class TextureFinder:
                         if budget <= 0:
                             break
                         if entry.is_dir(follow_symlinks=False):
-                            sub = folder / entry.name
-                            out.append(sub)
-                            queue.append((sub, depth + 1))
+                            if depth + 1 < MAX_DEPTH:
+                                queue.append((folder / entry.name, depth + 1))
+                        elif folder != root:
+                            index.setdefault(entry.name.lower(), []).append(folder)
             except (OSError, ValueError):
                 continue
-        self._subdirs[root] = out
-        return out
+        self._deep[root] = index
+        return index
 
     def find(self, name: str) -> Path | None:
         """The real path of the file ``name`` refers to, or None."""
@@ -278,14 +278,15 @@ class TextureFinder:
                     hit = self._in_folder(root, base)
                 if hit is not None:
                     break
-            if hit is None:
-                for root in self._deep:
-                    for sub in self._subfolders(root):
-                        hit = self._in_folder(sub, base)
-                        if hit is not None:
-                            break
+            for root in self._deep if hit is None else ():
+                index = self._deep_index(root)
+                folders = {f: None for c in _candidates(base) for f in index.get(c.lower(), ())}
+                for folder in folders:
+                    hit = self._in_folder(folder, base)
                     if hit is not None:
                         break
+                if hit is not None:
+                    break
         self._found[name] = hit
         return hit
 
