@@ -141,7 +141,8 @@ def add_textures(scene: Scene, doc: g.GLTF2, view, *, embed_images: bool = True,
                     label = scene.name or "the model"
                     warnings.warn(MissingTextureWarning(
                         f"{label} names texture {t.uri!r}: {found}; kept as the relative "
-                        f"reference {_reference_uri(original)!r}", t.uri), stacklevel=3)
+                        f"reference {_reference_uri(original)!r} (--texture-path DIR adds a "
+                        "folder to search)", t.uri), stacklevel=3)
             else:
                 image_index = images.data(found.data, found.mime_type, t.name, found.path.stem)
         if image_index is None:
