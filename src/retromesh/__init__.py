@@ -104,7 +104,26 @@ def save(scene: Scene, target: str | os.PathLike, format: str | None = None,
     """
     target = Path(target)
     fmt = registry.get(format) if format else registry.get(target.suffix or "?")
+    options = _image_options_for(fmt.from_scene, options)
     return _write_result(from_scene(scene, fmt.name, **options), target)
+
+
+#: writing options every target accepts; targets with no use for them never see them
+_IMAGE_OPTIONS = ("embed_images", "texture_path")
+
+
+def _image_options_for(func: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` without ``embed_images``/``texture_path`` when ``func`` takes neither."""
+    if func is None or not any(k in options for k in _IMAGE_OPTIONS):
+        return options
+    import inspect
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return options
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return options
+    return {k: v for k, v in options.items() if k not in _IMAGE_OPTIONS or k in params}
 
 
 def _write_result(result: Any, target: Path) -> list[Path]:
@@ -145,6 +164,7 @@ def convert(source: Source, target: str | os.PathLike, format: str | None = None
     if direct is not None:
         if path is not None:
             options.setdefault("source", path)
+        save_options = _image_options_for(direct, save_options)
         return _write_result(direct(doc, **options, **save_options), target)
     if path is not None and fmt.to_scene is not None:
         options.setdefault("source", path)
