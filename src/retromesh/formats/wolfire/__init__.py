@@ -17,7 +17,8 @@ Typical use::
     retromesh dump --json save.sav > save.json; retromesh build save.json -o save.sav
 
 Options (``--set key=value``): ``fps`` (resampling rate, default 30), ``root_motion``
-(false: leave the centred root motion out), ``center`` (the OBJ's old centre), ``character``
+(false: leave the centred root motion out), ``center`` (the OBJ's old centre), ``kind``
+(.solid: the model kind whose load-time turn is applied, see :mod:`.solid_kinds`), ``character``
 (.solid: force the character conventions on or off), ``scale`` (.fzx body scale).
 """
 from __future__ import annotations
