@@ -21,7 +21,7 @@ register(Format(
     description="Westwood Tiberian Sun / Red Alert 2 voxel model",
     extensions=("vxl",), doc_types=(vxl.VxlFile,), sniff=vxl.sniff, magic_certain=True,
     read=vxl.read, write=vxl.write, to_scene=to_scene, from_scene=from_scene, endian="<",
-    scene_options=("source", "hva", "fps", "greedy", "normals", "scale", "palette"),
+    scene_options=("source", "hva", "fps", "greedy", "normals", "palette"),
     companions=("hva",), info=vxl.info, check=vxl.check))
 
 register(Format(

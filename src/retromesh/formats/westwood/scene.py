@@ -26,7 +26,8 @@ Placement (OpenRA ``Voxel.cs``; format-facts E): for limb ``l`` with scale ``s``
 ``R (b0 + v * k) + t'`` where ``[R | t]`` is the HVA matrix of the frame with
 ``t' = t * s * k``; without an HVA the tailer matrix is used with ``t' = t * k`` (in the corpus
 the tailer's translation equals the HVA's times ``s``: it is stored already scaled). Units stay
-voxels; ``scale=`` (default 1) scales the root node.
+voxels (the generic ``scale=`` load option scales the scene; a direct ``to_scene(scale=)``
+call scales the root node).
 
 HVA sections are matched to limbs by name when all names are unique and found, else by order
 when the counts agree, else by name where possible; unmatched limbs keep the tailer matrix.

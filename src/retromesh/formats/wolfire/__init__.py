@@ -19,7 +19,7 @@ Typical use::
 Options (``--set key=value``): ``fps`` (resampling rate, default 30), ``root_motion``
 (false: leave the centred root motion out), ``center`` (the OBJ's old centre), ``kind``
 (.solid: the model kind whose load-time turn is applied, see :mod:`.solid_kinds`), ``character``
-(.solid: force the character conventions on or off), ``scale`` (.fzx body scale).
+(.solid: force the character conventions on or off), ``body_scale`` (.fzx body scale).
 """
 from __future__ import annotations
 
