@@ -2,6 +2,11 @@
 hierarchical animations (``.hva``), and a MagicaVoxel ``.vox`` bridge so that voxel editors
 (MagicaVoxel, Goxel, vengi) can edit them.
 
+Orientation and units after conversion: the VXL grid is x forward, y left, z up (settled on
+the corpus, see :mod:`.scene`); it becomes glTF +Y up with the front on +Z and the left on +X
+(``(x, y, z) -> (y, z, x)``, a rotation, so windings stay). Units stay voxels (no metre
+definition exists for TS/RA2 voxels); the generic ``scale=`` load option scales the scene.
+
 Modules: :mod:`.vxl` and :mod:`.hva` (lossless native layers), :mod:`.voxels` (span codec,
 normal tables), :mod:`.meshing` (visible faces, greedy meshing), :mod:`.scene` (to_scene),
 :mod:`.vox` (MagicaVoxel files and the vxl <-> vox converters), :mod:`.voxelize`
