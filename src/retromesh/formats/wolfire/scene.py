@@ -42,7 +42,10 @@ Engine facts used (format-facts A2, A3, A6; Overgrowth ``bulletworld.cpp``,
   then weights are renormalised and duplicate joint ids merged. Identical corners are merged.
   OBJ texture ``v`` has its origin at the bottom: glTF ``v = 1 - vt``.
 
-``from_scene`` (glTF -> ``.phxbn`` v11 + ``.anm`` v11): joints of the first skin; bind frames
+``from_scene`` of a scene made by ``to_scene`` gives back every native field: the files' own
+versions, points, masses, ragdoll joints, simple IK bones, key times, events, IK bones, weapon
+and mobility matrices... kept on the root node (:mod:`.native_extras`; ``native=False``
+ignores them). Otherwise (glTF -> ``.phxbn`` v11 + ``.anm`` v11): joints of the first skin; bind frames
 from the inverse bind matrices; bone ends from the node extras written by ``to_scene``
 (``phxbn_bone``: start/end point ids and length) or, for foreign skeletons, from the joint's
 origin to the mean origin of its children (a leaf continues its parent's line by half; a lone

@@ -12,6 +12,7 @@ from ...errors import DocumentError, FormatError, LossWarning, UnsupportedError
 from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import decompose_trs, inverse, quat_continuous
 from .anm import AnmFile
+from .native_extras import ANM_KEY, PHXBN_KEY, anm_key, anm_stub, phxbn_stub
 from .bones import depth_order, unpack_mats, rot_y, safe_inv, skeleton_bind
 from .obj import ObjMesh, parse_obj
 from .phxbn import PhxbnFile
@@ -215,6 +216,8 @@ def add_animation(scene: Scene, anm: AnmFile, name: str, root: int, joints: list
         warnings.warn(f"animation {name!r}: weapon matrices are not converted", LossWarning,
                       stacklevel=3)
     anim = Animation(name=name, channels=channels, extras=extras)
+    kept = scene.nodes[root].extras.setdefault(ANM_KEY, {})
+    kept[anm_key(name, sum(a.name == name for a in scene.animations))] = anm_stub(anm)
     scene.animations.append(anim)
     return anim
 
@@ -245,6 +248,7 @@ def phxbn_to_scene(doc: PhxbnFile, *, source: Path | None = None, mesh: Any = No
     scene = Scene(name=name)
     root, joints = _add_skeleton(scene, name, bind, parents, doc)
     scene.extras["phxbn_version"] = doc.version
+    scene.nodes[root].extras[PHXBN_KEY] = phxbn_stub(doc, weights=mesh is None)
     if mesh is not None:
         obj = mesh if isinstance(mesh, ObjMesh) else _load_obj(Path(mesh))
         _add_mesh(scene, obj, doc, bind, joints, center,

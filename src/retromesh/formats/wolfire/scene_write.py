@@ -12,6 +12,7 @@ from ...scene import Animation, Scene, Skin
 from ...transforms import compose_trs
 from .anm import WEAPON8_DTYPE, AnmFile, AnmKeyframe
 from .bones import bone_frames, depth_order, pack_mats
+from .native_extras import TOL, anm_key, kept_anm, kept_phxbn, merge_phxbn, same
 from .phxbn import PhxbnFile, PhxControl
 from .scene_read import DEFAULT_FPS
 
@@ -138,9 +139,12 @@ def _centre_shift(mesh_parts) -> np.ndarray:
     return -c if np.abs(c).max() > 1e-6 else np.zeros(3)
 
 
-def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, **options: Any):
-    """Skeleton (v11), plus ``.obj`` (the skinned mesh, one corner per weight entry) and
-    ``.anm`` companions (``<stem>_<animation>.anm`` when there are several animations)."""
+def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, native: bool = True,
+                   **options: Any):
+    """Skeleton, plus ``.obj`` (the skinned mesh, one corner per weight entry) and ``.anm``
+    companions (``<stem>_<animation>.anm`` when there are several animations). The native
+    data ``to_scene`` kept in the root node's extras (:mod:`.native_extras`) are used unless
+    ``native=False``; without them the files are written as version 11."""
     skin, joints, bind, parents, root = _skeleton_of(scene)
     m = len(joints)
     points, bone_ends, frames = _bone_geometry(scene, joints, bind, parents)
@@ -190,6 +194,9 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, **options: Any):
         bone_com=mids.astype("<f4"), bone_mats=pack_mats(frames), control=control, simple_ik=[])
     if control is not None:
         control.num_vertices = len(control.weights)
+    kept = kept_phxbn(scene.nodes[root].extras, m) if root is not None and native else None
+    if kept is not None:
+        doc = merge_phxbn(kept, doc)
     if not scene.animations and obj_doc is None:
         return doc
     out: dict[str, Any] = {"": doc}
@@ -203,17 +210,27 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, **options: Any):
             suffix, k = stem + ".anm", 2
             while suffix in out:                     # two animations of the same (file) name
                 suffix, k = f"{stem}_{k}.anm", k + 1
-        out[suffix] = _animation_to_anm(scene, anim, joints, parents, root, correction, shift)
+        out[suffix] = _animation_to_anm(scene, anim, joints, parents, root, correction, shift,
+                                        native)
     return out
 
 
 def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents: np.ndarray,
                       root: int | None, correction: np.ndarray | None = None,
-                      shift: np.ndarray | None = None) -> AnmFile:
+                      shift: np.ndarray | None = None, native: bool = True) -> AnmFile:
     ex = anim.extras or {}
     key_ms = ex.get("key_times_ms")
     start = int(ex.get("start_ms", 0))
-    if key_ms:
+    kept = None
+    if root is not None and native:
+        at = next((i for i, a in enumerate(scene.animations) if a is anim), 0)
+        key = anm_key(anim.name, sum(a.name == anim.name for a in scene.animations[:at]))
+        kept = kept_anm(scene.nodes[root].extras, key, len(joints))
+    if kept is not None:               # the file's own keys, in its order
+        start = kept.start_ms
+        times_ms = np.array([int(k.time) for k in kept.keyframes], dtype=np.int64)
+        t = (times_ms - start) / 1000.0
+    elif key_ms:
         times_ms = np.array(sorted(int(k) for k in key_ms), dtype=np.int64)
         t = (times_ms - start) / 1000.0
     else:
@@ -270,6 +287,8 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
         world = world @ correction
     if shift is not None:
         world[..., :3, 3] += shift
+    if kept is not None:
+        return _into_kept(kept, world, root_t, root_r)
     centered = bool(ex.get("centered", root_t is not None or root_r is not None))
     version = 11
     doc = AnmFile(version=version, centered=1 if centered else 0,
@@ -308,7 +327,28 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
     return doc
 
 
-def scene_to_anm(scene: Scene, *, animation: str | None = None, **options: Any) -> AnmFile:
+def _into_kept(kept: AnmFile, world: np.ndarray, root_t: np.ndarray | None,
+               root_r: np.ndarray | None) -> AnmFile:
+    """The kept animation with the scene's bone matrices and root motion in its keys (kept
+    values where the scene's agree with them)."""
+    rot = None
+    if root_r is not None:
+        q = np.asarray(root_r, np.float64)
+        rot = 2 * np.arctan2(q[:, 1], q[:, 3])
+    for k, kf in enumerate(kept.keyframes):
+        kf.bone_mats = pack_mats(world[k])
+        if kf.rotation is not None and rot is not None:
+            d = (float(rot[k]) - float(kf.rotation) + np.pi) % (2 * np.pi) - np.pi
+            if abs(d) > TOL:
+                kf.rotation = float(kf.rotation) + d
+        if kf.center_offset is not None and root_t is not None \
+                and not same(root_t[k], kf.center_offset):
+            kf.center_offset = tuple(float(x) for x in root_t[k])
+    return kept
+
+
+def scene_to_anm(scene: Scene, *, animation: str | None = None, native: bool = True,
+                 **options: Any) -> AnmFile:
     if not scene.animations:
         raise UnsupportedError("the scene has no animation")
     anims = scene.animations
@@ -325,4 +365,4 @@ def scene_to_anm(scene: Scene, *, animation: str | None = None, **options: Any) 
     # the same space as the .phxbn written from this scene (centred on its skinned mesh)
     shift = _centre_shift(_skinned_parts(scene, skin, joints)[0])
     return _animation_to_anm(scene, anims[0], joints, parents, root, np.linalg.inv(bind) @ frames,
-                             shift)
+                             shift, native)
