@@ -44,6 +44,7 @@ import numpy as np
 from ...errors import DocumentError, FormatError, LossWarning
 from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene
 from ...transforms import compose_trs, decompose_trs, quat_continuous
+from . import keep
 from .hva import HvaFile
 from .meshing import quads_to_triangles, visible_quads
 from .voxels import SpanError, VoxelGrid, normal_table
@@ -318,6 +319,12 @@ def to_scene(doc: VxlFile, *, source: Path | None = None, hva: Any = None,
             mats.append(limb_matrices(limb, hdoc.matrices[:, sec], f"limbs[{i}]"))
     remap = (doc.remap_start, doc.remap_end)
     nodes = grid_scene(scene, grids, pal, remap, mats, root, greedy, normals)
+    # what glTF has no place for, so that from_scene can give the file back (see .keep)
+    for node, limb in zip(nodes, doc.limbs):
+        scene.nodes[node].extras[keep.LIMB_KEY] = keep.limb_extras(limb)
+    scene.nodes[root].extras[keep.FILE_KEY] = keep.file_extras(doc, pal, greedy, normals)
+    if hdoc is not None:
+        scene.nodes[root].extras[keep.HVA_KEY] = keep.hva_extras(hdoc, sections, fps)
     if frames > 1:
         c4 = _axes4()
         times = np.arange(frames, dtype=np.float64) / fps
