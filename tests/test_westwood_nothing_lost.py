@@ -119,3 +119,11 @@ def test_info_figures_survive(tank, tmp_path):
     retromesh.convert(tmp_path / "t.glb", tmp_path / "o.vxl")
     assert _info(retromesh.read(tmp_path / "o.vxl")) == _info(retromesh.read(tank))
     assert _info(retromesh.read(tmp_path / "o.hva")) == _info(retromesh.read(tank.with_suffix(".hva")))
+
+
+def test_scaled_load_still_gives_the_file_back(tank, tmp_path):
+    """--scale 0.01 on the way to glTF is undone on the way back (voxels have one grid)."""
+    retromesh.convert(tank, tmp_path / "t.glb", scale=0.01)
+    retromesh.convert(tmp_path / "t.glb", tmp_path / "o.vxl")
+    assert (tmp_path / "o.vxl").read_bytes() == tank.read_bytes()
+    assert (tmp_path / "o.hva").read_bytes() == tank.with_suffix(".hva").read_bytes()

@@ -5,6 +5,8 @@ Every format keeps the game's own units by default; ``retromesh.load(..., scale=
 target position offsets, the translation of inverse bind matrices and translation keys.
 Rotations, node scales, normals and UVs are unchanged, so the scene is exactly the original
 one seen through a uniform scale about the origin (``world' = s * world``), skins included.
+The factor is recorded (multiplied) in ``scene.extras["scale"]`` (the glTF's top-level
+extras), so that a writer that needs the game's units (a voxel grid) can undo it.
 """
 from __future__ import annotations
 
@@ -52,4 +54,13 @@ def scale_scene(scene: Scene, factor: float) -> Scene:
         for c in anim.channels:
             if c.path == "translation":      # CUBICSPLINE tangents scale with the values
                 c.values = (c.values * s).astype(c.values.dtype, copy=False)
+    before = scene.extras.get("scale", 1.0)
+    try:
+        total = float(before) * s
+    except (TypeError, ValueError):
+        total = s
+    if total == 1.0:
+        scene.extras.pop("scale", None)
+    else:
+        scene.extras["scale"] = total
     return scene

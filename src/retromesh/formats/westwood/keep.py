@@ -23,7 +23,9 @@ from). Node extras are where Blender keeps them (custom properties, exported aga
   transforms and keys (sampled at the kept fps, so its frame count stays), else (none kept)
   one made from the nodes, one section per limb.
 
-Anything else (a new mesh node, no kept data) goes through :func:`.voxelize.from_scene`.
+A scene loaded with the generic ``scale=`` option is measured back in voxels first (the factor
+is in ``scene.extras["scale"]``). Anything else (a new mesh node, no kept data) goes through
+:func:`.voxelize.from_scene`.
 """
 from __future__ import annotations
 
@@ -258,6 +260,12 @@ def restore(scene: Scene) -> dict[str, Any] | None:
     root = next((n for n in scene.nodes if FILE_KEY in n.extras), None)
     if root is None:
         return None
+    loaded_scale = scene.extras.get("scale", 1.0)
+    if isinstance(loaded_scale, (int, float)) and loaded_scale > 0 and loaded_scale != 1.0:
+        import copy
+        from ...units import scale_scene
+        scene = scale_scene(copy.deepcopy(scene), 1.0 / float(loaded_scale))   # back to voxels
+        root = next(n for n in scene.nodes if FILE_KEY in n.extras)
     try:
         kept = json.loads(root.extras[FILE_KEY])
     except (TypeError, ValueError):
