@@ -128,3 +128,10 @@ def test_solid_info_survives_glb(path, tmp_path):
     retromesh.convert(path, tmp_path / "m.glb")
     retromesh.convert(tmp_path / "m.glb", tmp_path / "m.solid")
     assert _info(retromesh.read(tmp_path / "m.solid")) == _info(retromesh.read(path))
+
+
+def test_example_box_solid_comes_back_byte_identical(tmp_path):
+    path = next(p for p in samples.write_examples(tmp_path / "ex") if p.suffix == ".solid")
+    retromesh.convert(path, tmp_path / "b.glb")
+    retromesh.convert(tmp_path / "b.glb", tmp_path / "b.solid")
+    assert (tmp_path / "b.solid").read_bytes() == path.read_bytes()
