@@ -98,7 +98,7 @@ def anm_key(name: str, earlier: int) -> str:
     return name if not earlier else f"{name}#{earlier + 1}"
 
 
-def kept_anm(extras: dict, name: str, bones: int) -> AnmFile | None:
+def kept_anm(extras: dict, name: str) -> AnmFile | None:
     """The kept animation of table key ``name`` (:func:`anm_key`) of a root node's extras."""
     table = extras.get(ANM_KEY)
     if isinstance(table, str):

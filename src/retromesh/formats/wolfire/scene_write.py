@@ -225,7 +225,7 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
     if root is not None and native:
         at = next((i for i, a in enumerate(scene.animations) if a is anim), 0)
         key = anm_key(anim.name, sum(a.name == anim.name for a in scene.animations[:at]))
-        kept = kept_anm(scene.nodes[root].extras, key, len(joints))
+        kept = kept_anm(scene.nodes[root].extras, key)
     if kept is not None:               # the file's own keys, in its order
         start = kept.start_ms
         times_ms = np.array([int(k.time) for k in kept.keyframes], dtype=np.int64)
