@@ -132,10 +132,14 @@ def test_round_trip_through_gltf_keeps_geometry_weights_and_keys(path, tmp_path)
                 assert np.allclose([w for _, w in ca], [w for _, w in cb], atol=1e-5)
     import shutil
     import subprocess
-    if shutil.which("assimp"):          # an independent reader loads what we wrote
-        res = subprocess.run(["assimp", "info", str(tmp_path / "b.b3d")], capture_output=True,
-                             text=True, timeout=120)
-        assert res.returncode == 0, res.stdout[-2000:]
+    if shutil.which("assimp"):          # an independent reader loads what we wrote ...
+        def assimp_loads(p):
+            return subprocess.run(["assimp", "info", str(p)], capture_output=True, text=True,
+                                  timeout=120)
+        res = assimp_loads(tmp_path / "b.b3d")
+        # ... when it loads the original (assimp rejects keys past ANIM.frames, which the round
+        # trip keeps as the file has them)
+        assert res.returncode == 0 or assimp_loads(path).returncode != 0, res.stdout[-2000:]
     k1, k2 = _keys(original), _keys(back)
     assert set(k1) == set(k2)
     for key in k1:

@@ -75,4 +75,4 @@ register(Format(
     name="b3d", family="Blitz3D", description="Blitz3D model/scene (Minetest/Luanti, Irrlicht)",
     extensions=("b3d",), doc_types=(B3dFile,), sniff=lambda h: h[:4] == b"BB3D",
     magic_certain=True, read=read, write=write, to_scene=to_scene, from_scene=from_scene,
-    scene_options=("source", "fps"), info=info, check=check))
+    scene_options=("source", "fps", "weights"), info=info, check=check))

@@ -1,4 +1,15 @@
-"""Scene (glTF conventions) -> B3D document: :func:`from_scene`."""
+"""Scene (glTF conventions) -> B3D document: :func:`from_scene`.
+
+Two layouts:
+
+* A scene that came from a B3D file (every node carries ``extras["b3d"]``, written by
+  :func:`.scene.to_scene`, and each skinned mesh is the root of its own skeleton) is written
+  back NODE for NODE by :mod:`.native`: every MESH on its own node, every BONE (empty ones
+  too), KEYS grouped as they were, every ANIM with its flags, frames and fps (0 stays 0), the
+  brushes and TEXS entries as recorded in the materials, the file's own weights.
+* Any other scene (a glTF made elsewhere) is merged into one MESH, as described in
+  :func:`from_scene`.
+"""
 from __future__ import annotations
 
 import warnings
@@ -7,97 +18,61 @@ from typing import Any
 import numpy as np
 
 from ...errors import DocumentError, LossWarning
-from ...scene import Scene, Texture
+from ...scene import Animation, Scene
 from ...transforms import decompose_trs, inverse
-from .axes import _WRAP_CLAMP, _Z, _rot_from_gltf
-from .chunks import (BONE_DTYPE, AnimChunk, B3dFile, Bone, BrushEntry, Brus, Keys, MeshChunk,
-                     NodeChunk, Texs, TextureEntry, Tris, Vrts, keys_dtype, vrts_dtype)
+from .axes import _Z, _rot_from_gltf
+from .chunks import BONE_DTYPE, AnimChunk, B3dFile, Bone, MeshChunk, NodeChunk, Tris, Vrts, vrts_dtype
+from .keys import animation_rate, keys_chunks, tracks_for
+from .materials import brushes_from_scene
+from .native import native_layout_fits, native_roots
 
 __all__ = ["from_scene"]
-
-
-def _image_file_name(t: Texture, index: int) -> str:
-    """A file name for an image embedded in the scene (B3D refers to textures by name)."""
-    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in (t.name or "")) or f"texture{index}"
-    ext = ".jpg" if t.mime_type == "image/jpeg" else ".png"
-    return stem if stem.lower().endswith(ext) else stem + ext
-
-
-def _brushes_for(scene: Scene, images: dict[str, bytes]) -> tuple[Texs, Brus, dict[int, int]]:
-    """TEXS and BRUS for the scene's materials; embedded images to write go into ``images``."""
-    texs = Texs()
-    tex_index: dict[tuple, int] = {}
-    brus = Brus(n_texs=0)
-    brush_of: dict[int, int] = {}
-    entries = []
-    for mi, m in enumerate(scene.materials):
-        tids = []
-        ref = m.base_color_texture
-        if ref is not None and 0 <= ref.texture < len(scene.textures):
-            t = scene.textures[ref.texture]
-            if t.uri is None and t.image is not None:
-                name = _image_file_name(t, ref.texture)
-                images[name] = t.image
-            else:
-                name = (t.uri or t.name or f"texture{ref.texture}.png")
-            flags = 1 | 8
-            if m.alpha_mode == "BLEND":
-                flags |= 2
-            elif m.alpha_mode == "MASK":
-                flags |= 4
-            if t.wrap_s == _WRAP_CLAMP:
-                flags |= 16
-            if t.wrap_t == _WRAP_CLAMP:
-                flags |= 32
-            if ref.texcoord == 1:
-                flags |= 0x10000
-            key = (name, flags, tuple(ref.offset), tuple(ref.scale), ref.rotation)
-            if key not in tex_index:
-                tex_index[key] = len(texs.textures)
-                texs.textures.append(TextureEntry(name.encode("utf-8"), flags, 2,
-                                                  tuple(ref.offset), tuple(ref.scale), ref.rotation))
-            tids.append(tex_index[key])
-        fx = (1 if m.unlit else 0) | (16 if m.double_sided else 0)
-        color = tuple(float(c) for c in m.base_color)
-        entries.append(BrushEntry((m.name or f"material{mi}").encode("utf-8"), color, 0.0, 1, fx,
-                                  tids))
-        brush_of[mi] = len(entries) - 1
-    brus.n_texs = max((len(e.texture_ids) for e in entries), default=0)
-    for e in entries:
-        e.texture_ids = e.texture_ids + [-1] * (brus.n_texs - len(e.texture_ids))
-    brus.brushes = entries
-    return texs, brus, brush_of
-
-
-def _frames_for(times: np.ndarray, fps: float) -> tuple[np.ndarray, bool]:
-    f = np.asarray(times, np.float64) * fps
-    on_frames = np.allclose(f, np.round(f), atol=1e-3)
-    return np.round(f).astype(np.int64), on_frames
 
 
 def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None = None,
                write_images: bool = True) -> B3dFile | dict[str, Any]:
     """glTF conventions -> one B3D file Minetest/Luanti, Irrlicht and assimp load.
 
-    All meshes are merged into one MESH on the root NODE (one TRIS per material), in the space
-    of the scene (skinned meshes in their bind pose). Skins become BONE chunks on the joint
-    nodes, whose rest transforms are set to the bind pose given by the inverse bind matrices;
-    unskinned meshes under animated nodes are bound rigidly to their node. Animations become
-    KEYS (frames from 1) under one ANIM at ``fps`` (default: the source's, else 30); several
-    animations are laid end to end on one timeline (Minetest plays frame ranges) and a
-    LossWarning lists their frame ranges.
+    A scene converted from B3D is written back with its own structure (see the module
+    docstring). Otherwise all meshes are merged into one MESH on the root NODE (one TRIS per
+    material), in the space of the scene (skinned meshes in their bind pose). Skins become
+    BONE chunks on the joint nodes, whose rest transforms are set to the bind pose given by the
+    inverse bind matrices; unskinned meshes under animated nodes are bound rigidly to their
+    node. Animations become KEYS (frames from 1) under one ANIM at ``fps`` (default: the
+    source's, else 30); several animations are laid end to end on one timeline (Minetest plays
+    frame ranges) and a LossWarning lists their frame ranges.
     ``animation=name`` keeps only that animation. Images embedded in the scene (a GLB from
     Blender) are written beside the B3D under the names its TEXS chunk uses (the result is then
     ``{"": doc, "name.png": bytes}``) unless ``write_images`` is false.
     """
     images: dict[str, bytes] = {}
-    texs, brus, brush_of = _brushes_for(scene, images)
-    worlds = scene.world_matrices() if scene.nodes else np.zeros((0, 4, 4))
-    parents = scene.parents()
+    texs, brus, brush_of, brush_ids = brushes_from_scene(scene, images)
+    anims = scene.animations
+    if animation is not None:
+        anims = [a for a in anims if a.name == animation]
+        if not anims:
+            raise DocumentError(f"no animation named {animation!r}")
+    if native_layout_fits(scene):
+        roots = native_roots(scene, anims, fps, brush_of, brush_ids)
+    else:
+        roots = [_merged_root(scene, anims, fps, brus, brush_of)]
+    doc = B3dFile(1, [])
+    if texs.textures:
+        doc.children.append(texs)
+    if brus.brushes:
+        doc.children.append(brus)
+    doc.children.extend(roots)
+    if images and write_images:
+        return {"": doc, **images}
+    return doc
 
-    # Skinned vertices are in bind space; B = W_j . IBM_j (the same for every joint when the
-    # rest pose is the bind pose) takes them to scene space, and B . inverse(IBM_j) is joint j's
-    # bind-pose world matrix, which becomes its B3D rest transform.
+
+# -- the merged layout (a glTF made elsewhere) -----------------------------------------------
+
+def _bind_pose(scene: Scene, worlds: np.ndarray) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+    """Skinned vertices are in bind space; B = W_j . IBM_j (the same for every joint when the
+    rest pose is the bind pose) takes them to scene space, and B . inverse(IBM_j) is joint j's
+    bind-pose world matrix, which becomes its B3D rest transform."""
     bind_world = worlds.copy()
     skin_space: dict[int, np.ndarray] = {}
     for si, skin in enumerate(scene.skins):
@@ -108,125 +83,146 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
         skin_space[si] = b
         for j, ibm in zip(skin.joints, skin.inverse_bind_matrices):
             bind_world[j] = b @ inverse(ibm)
+    return bind_world, skin_space
 
-    animated = {c.node for a in scene.animations for c in a.channels}
-    has_motion = bool(animated) or bool(scene.skins)
 
-    # merge meshes
-    pos_l, nrm_l, col_l, uv0_l, uv1_l = [], [], [], [], []
-    tris_by_brush: dict[int, list[np.ndarray]] = {}
-    weights_by_node: dict[int, list[np.ndarray]] = {}
-    any_normals = any(p.normals is not None for m in scene.meshes for p in m.primitives)
-    any_colors = any(p.colors is not None for m in scene.meshes for p in m.primitives)
-    n_sets = max((len(p.uvs) for m in scene.meshes for p in m.primitives), default=0)
-    if n_sets > 2:
-        warnings.warn("UV sets beyond the second are dropped (Irrlicht reads two)", LossWarning,
-                      stacklevel=2)
-    n_sets = min(n_sets, 2)
-    base = 0
-    for ni, node in enumerate(scene.nodes):
-        if node.mesh is None:
-            continue
-        skin = scene.skins[node.skin] if node.skin is not None else None
-        world = worlds[ni] if skin is None else skin_space[node.skin]
-        normal_m = np.linalg.inv(world[:3, :3]).T
-        for p in scene.meshes[node.mesh].primitives:
+class _Merged:
+    """Every mesh of the scene in one VRTS, TRIS per brush, BONE weights per node."""
+
+    def __init__(self, scene: Scene, worlds: np.ndarray, skin_space: dict[int, np.ndarray],
+                 brush_of: dict[int, list[int]]):
+        self.scene, self.worlds, self.skin_space, self.brush_of = scene, worlds, skin_space, brush_of
+        prims = [p for m in scene.meshes for p in m.primitives]
+        self.any_normals = any(p.normals is not None for p in prims)
+        self.any_colors = any(p.colors is not None for p in prims)
+        n_sets = max((len(p.uvs) for p in prims), default=0)
+        if n_sets > 2:
+            warnings.warn("UV sets beyond the second are dropped (Irrlicht reads two)",
+                          LossWarning, stacklevel=4)
+        self.n_sets = min(n_sets, 2)
+        self.pos, self.nrm, self.col, self.uv = [], [], [], ([], [])
+        self.tris_by_brush: dict[int, list[np.ndarray]] = {}
+        self.weights_by_node: dict[int, list[np.ndarray]] = {}
+        self.base = 0
+        animated = {c.node for a in scene.animations for c in a.channels}
+        self.has_motion = bool(animated) or bool(scene.skins)
+
+    def add_node(self, ni: int) -> None:
+        node = self.scene.nodes[ni]
+        skin = self.scene.skins[node.skin] if node.skin is not None else None
+        world = self.worlds[ni] if skin is None else self.skin_space[node.skin]
+        for p in self.scene.meshes[node.mesh].primitives:
             if p.mode != 4:
-                warnings.warn("non-triangle primitive dropped", LossWarning, stacklevel=2)
+                warnings.warn("non-triangle primitive dropped", LossWarning, stacklevel=4)
                 continue
-            n = len(p.positions)
-            pts = p.positions.astype(np.float64)
-            nrm = p.normals.astype(np.float64) if p.normals is not None else None
-            if not np.allclose(world, np.eye(4)):
-                pts = pts @ world[:3, :3].T + world[:3, 3]
-                if nrm is not None:
-                    nrm = nrm @ normal_m.T
-                    nrm /= np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-12)
-            pos_l.append(pts * _Z)
-            if any_normals:
-                if nrm is None:
-                    from ..gltf.writer import compute_normals
-                    nrm = compute_normals(pts, p.indices).astype(np.float64)
-                nrm_l.append(nrm * _Z)
-            if any_colors:
-                col_l.append(p.colors if p.colors is not None else np.ones((n, 4), np.float32))
-            for s, lst in enumerate((uv0_l, uv1_l)[:n_sets]):
-                lst.append(p.uvs[s] if s < len(p.uvs) else np.zeros((n, 2), np.float32))
-            idx = (p.indices if p.indices is not None else np.arange(n)).astype(np.int64)
-            tri = idx.reshape(-1, 3)[:, [0, 2, 1]] + base
-            brush = brush_of.get(p.material, -1) if p.material is not None else -1
-            tris_by_brush.setdefault(brush, []).append(tri)
-            vid = np.arange(base, base + n, dtype=np.int64)
-            if skin is not None and p.joints is not None:
-                for k in range(4):
-                    w = p.weights[:, k]
-                    ok = w > 0
-                    for jslot in np.unique(p.joints[ok, k]):
-                        sel = ok & (p.joints[:, k] == jslot)
-                        jnode = skin.joints[int(jslot)]
-                        rec = np.zeros(int(sel.sum()), BONE_DTYPE)
-                        rec["vertex"] = vid[sel]
-                        rec["weight"] = w[sel]
-                        weights_by_node.setdefault(jnode, []).append(rec)
-            elif has_motion:
-                rec = np.zeros(n, BONE_DTYPE)
-                rec["vertex"] = vid
-                rec["weight"] = 1.0
-                weights_by_node.setdefault(ni, []).append(rec)
-            base += n
+            self._add_primitive(ni, p, world, skin)
 
-    # animations -> frames on one timeline
-    anims = scene.animations
-    if animation is not None:
-        anims = [a for a in anims if a.name == animation]
-        if not anims:
-            raise DocumentError(f"no animation named {animation!r}")
-    src_fps = next((a.extras.get("fps") for a in anims if a.extras.get("fps")), None)
-    rate = float(fps or src_fps or 30.0)
+    def _add_primitive(self, ni: int, p, world: np.ndarray, skin) -> None:
+        n = len(p.positions)
+        pts = p.positions.astype(np.float64)
+        nrm = p.normals.astype(np.float64) if p.normals is not None else None
+        if not np.allclose(world, np.eye(4)):
+            pts = pts @ world[:3, :3].T + world[:3, 3]
+            if nrm is not None:
+                nrm = nrm @ np.linalg.inv(world[:3, :3])
+                nrm /= np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-12)
+        self.pos.append(pts * _Z)
+        if self.any_normals:
+            if nrm is None:
+                from ...gltf.writer import compute_normals
+                nrm = compute_normals(pts, p.indices).astype(np.float64)
+            self.nrm.append(nrm * _Z)
+        if self.any_colors:
+            self.col.append(p.colors if p.colors is not None else np.ones((n, 4), np.float32))
+        for s, lst in enumerate(self.uv[:self.n_sets]):
+            lst.append(p.uvs[s] if s < len(p.uvs) else np.zeros((n, 2), np.float32))
+        idx = (p.indices if p.indices is not None else np.arange(n)).astype(np.int64)
+        brush = self.brush_of.get(p.material, [-1])[0] if p.material is not None else -1
+        self.tris_by_brush.setdefault(brush, []).append(idx.reshape(-1, 3)[:, [0, 2, 1]] + self.base)
+        vid = np.arange(self.base, self.base + n, dtype=np.int64)
+        if skin is not None and p.joints is not None:
+            for k in range(4):
+                ok = p.weights[:, k] > 0
+                for jslot in np.unique(p.joints[ok, k]):
+                    sel = ok & (p.joints[:, k] == jslot)
+                    rec = np.zeros(int(sel.sum()), BONE_DTYPE)
+                    rec["vertex"] = vid[sel]
+                    rec["weight"] = p.weights[sel, k]
+                    self.weights_by_node.setdefault(skin.joints[int(jslot)], []).append(rec)
+        elif self.has_motion:
+            rec = np.zeros(n, BONE_DTYPE)
+            rec["vertex"] = vid
+            rec["weight"] = 1.0
+            self.weights_by_node.setdefault(ni, []).append(rec)
+        self.base += n
+
+    def mesh_chunk(self) -> MeshChunk:
+        v_dt = vrts_dtype((1 if self.any_normals else 0) | (2 if self.any_colors else 0),
+                          self.n_sets, 2 if self.n_sets else 0)
+        verts = np.zeros(self.base, v_dt)
+        verts["position"] = np.concatenate(self.pos)
+        if self.any_normals:
+            verts["normal"] = np.concatenate(self.nrm)
+        if self.any_colors:
+            verts["color"] = np.concatenate(self.col)
+        for s, lst in enumerate(self.uv[:self.n_sets]):
+            verts["uv"][:, s, :] = np.concatenate(lst)
+        flags = (1 if self.any_normals else 0) | (2 if self.any_colors else 0)
+        mesh = MeshChunk(-1, [Vrts(flags, self.n_sets, 2 if self.n_sets else 0, verts)])
+        for brush, tris in sorted(self.tris_by_brush.items()):
+            mesh.children.append(Tris(brush, np.concatenate(tris).astype(np.int32)))
+        return mesh
+
+
+def _timeline(anims: list[Animation], fps: float | None):
+    """KEYS per node for the animations laid end to end; rate, last frame, ranges."""
+    rate = animation_rate(anims[0], fps) if anims else float(fps or 30.0)
     first_frame = int(next((a.extras.get("b3d_first_frame") for a in anims
                             if "b3d_first_frame" in a.extras), 1))
-    keys_by_node: dict[int, list[Keys]] = {}
+    tracks_by_node: dict[int, dict] = {}
     offset = first_frame
     ranges = []
     for a in anims:
-        length = 0
-        for path, fld, bit in (("translation", "position", 1), ("scale", "scale", 2),
-                               ("rotation", "rotation", 4)):
-            for c in a.channels:
-                if c.path != path:
-                    continue
-                frames, on = _frames_for(c.times, rate)
-                if on and c.interpolation == "LINEAR":
-                    vals = c.values.astype(np.float64)
-                else:
-                    frames = np.arange(0, int(np.ceil(float(c.times[-1]) * rate - 1e-6)) + 1)
-                    vals = c.sample(frames / rate)
-                frames, uniq = np.unique(frames, return_index=True)
-                vals = vals[uniq]
-                rec = np.zeros(len(frames), keys_dtype(bit))
-                rec["frame"] = frames + offset
-                if path == "translation":
-                    rec[fld] = vals * _Z
-                elif path == "rotation":
-                    rec[fld] = _rot_from_gltf(vals)
-                else:
-                    rec[fld] = vals
-                keys_by_node.setdefault(c.node, []).append(Keys(bit, rec))
-                length = max(length, int(frames[-1]))
+        tracks, length = tracks_for(a, rate, offset)
+        for n, t in tracks.items():
+            tracks_by_node.setdefault(n, {}).update(t)     # a later animation's keys follow
         ranges.append((a.name, offset, offset + length))
         offset += length + 1
     if len(anims) > 1:
         warnings.warn("B3D holds one timeline: animations laid end to end at frames "
-                      + ", ".join(f"{n!r} {s}-{e}" for n, s, e in ranges), LossWarning, stacklevel=2)
+                      + ", ".join(f"{n!r} {s}-{e}" for n, s, e in ranges), LossWarning, stacklevel=4)
+    keys_by_node = {n: keys_chunks(t) for n, t in tracks_by_node.items()}
+    return keys_by_node, rate, offset - 1
 
-    # node tree: rest transforms from the bind pose where joints need it
-    def local_rest(i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+
+def _anim_chunk(anims: list[Animation], rate: float, last: int) -> AnimChunk:
+    # frames = the last key's frame, so that no key lies past the clip (assimp rejects that)
+    declared = max((int(a.extras.get("b3d_frames", 0)) for a in anims), default=0)
+    out_fps = rate
+    if len(anims) == 1 and anims[0].extras.get("b3d_fps") is not None:
+        recorded = float(anims[0].extras["b3d_fps"])
+        if recorded <= 0 and np.isclose(rate, float(anims[0].extras.get("fps", -1))):
+            out_fps = recorded              # the file said 0 (the engine's default): keep it
+    return AnimChunk(0, max(last, declared if len(anims) == 1 else 0), out_fps)
+
+
+def _merged_root(scene: Scene, anims: list[Animation], fps: float | None, brus,
+                 brush_of: dict[int, list[int]]) -> NodeChunk:
+    worlds = scene.world_matrices() if scene.nodes else np.zeros((0, 4, 4))
+    parents = scene.parents()
+    bind_world, skin_space = _bind_pose(scene, worlds)
+    merged = _Merged(scene, worlds, skin_space, brush_of)
+    for ni, node in enumerate(scene.nodes):
+        if node.mesh is not None:
+            merged.add_node(ni)
+    keys_by_node, rate, last = _timeline(anims, fps)
+
+    def local_rest(i: int):
         node = scene.nodes[i]
         if not np.allclose(bind_world[i], worlds[i], atol=1e-6):
             p = parents[i]
             parent_w = bind_world[p] if p >= 0 else np.eye(4)
-            t, r, s = decompose_trs(inverse(parent_w) @ bind_world[i])
-            return t, r, s
+            return decompose_trs(inverse(parent_w) @ bind_world[i])
         return node.translation, node.rotation, node.scale
 
     def build(i: int, depth: int) -> NodeChunk:
@@ -237,8 +233,11 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
         out = NodeChunk((node.name or f"node{i}").encode("utf-8"),
                         tuple(float(x) for x in np.asarray(t) * _Z),
                         tuple(float(x) for x in s), tuple(float(x) for x in _rot_from_gltf(r)))
-        if i in weights_by_node:
-            out.children.append(Bone(np.concatenate(weights_by_node[i])))
+        native = node.extras.get("b3d") if isinstance(node.extras.get("b3d"), dict) else {}
+        if i in merged.weights_by_node:
+            out.children.append(Bone(np.concatenate(merged.weights_by_node[i])))
+        elif native.get("bone"):
+            out.children.append(Bone(np.zeros(0, BONE_DTYPE)))   # a bone without weights
         out.children.extend(keys_by_node.get(i, []))
         out.children.extend(build(c, depth + 1) for c in node.children)
         return out
@@ -246,50 +245,27 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
     roots = scene.roots or [i for i, p in enumerate(parents) if p < 0]
     # the merged mesh is in scene space: it can live on the one root when that root is at the
     # origin (the usual shape of a Minetest model), else on a new "root" node above them all
-    own_root = len(roots) == 1 and np.allclose(local_rest(roots[0])[0], 0) and \
-        np.allclose(local_rest(roots[0])[1], (0, 0, 0, 1)) and np.allclose(local_rest(roots[0])[2], 1)
+    own_root = False
+    if len(roots) == 1:
+        t, r, s = local_rest(roots[0])
+        own_root = np.allclose(t, 0) and np.allclose(r, (0, 0, 0, 1)) and np.allclose(s, 1)
     if own_root:
         # a node is a MESH or a BONE, not both: vertices weighted to the mesh's own node follow
         # it anyway (Blitz binds unweighted vertices to the mesh node)
-        weights_by_node.pop(roots[0], None)
+        merged.weights_by_node.pop(roots[0], None)
     root = build(roots[0], 0) if own_root else NodeChunk(b"root")
     head: list = []
-    if base:
-        v_dt = vrts_dtype((1 if any_normals else 0) | (2 if any_colors else 0), n_sets,
-                          2 if n_sets else 0)
-        verts = np.zeros(base, v_dt)
-        verts["position"] = np.concatenate(pos_l)
-        if any_normals:
-            verts["normal"] = np.concatenate(nrm_l)
-        if any_colors:
-            verts["color"] = np.concatenate(col_l)
-        for s_, lst in enumerate((uv0_l, uv1_l)[:n_sets]):
-            verts["uv"][:, s_, :] = np.concatenate(lst)
-        mesh = MeshChunk(-1, [Vrts(v_dt_flags(v_dt), n_sets, 2 if n_sets else 0, verts)])
-        for brush, tris in sorted(tris_by_brush.items()):
-            mesh.children.append(Tris(brush, np.concatenate(tris).astype(np.int32)))
-        head.append(mesh)
-        if any_colors:
+    if merged.base:
+        head.append(merged.mesh_chunk())
+        if merged.any_colors:
             for b in brus.brushes:
                 b.fx |= 2
     if anims and keys_by_node:
-        # frames = the last key's frame, so that no key lies past the clip (assimp rejects that)
-        declared = max((int(a.extras.get("b3d_frames", 0)) for a in anims), default=0)
-        head.append(AnimChunk(0, max(offset - 1, declared if len(anims) == 1 else 0), rate))
+        head.append(_anim_chunk(anims, rate, last))
     if own_root:
-        root.children[0:0] = head
+        root.children[0:0] = [h for h in head]
+        root.children = [c for c in root.children
+                         if not (isinstance(c, Bone) and not len(c.weights) and merged.base)]
     else:
         root.children = head + [build(r, 0) for r in roots]
-    doc = B3dFile(1, [])
-    if texs.textures:
-        doc.children.append(texs)
-    if brus.brushes:
-        doc.children.append(brus)
-    doc.children.append(root)
-    if images and write_images:
-        return {"": doc, **images}
-    return doc
-
-
-def v_dt_flags(dt: np.dtype) -> int:
-    return (1 if "normal" in dt.names else 0) | (2 if "color" in dt.names else 0)
+    return root

@@ -7,53 +7,14 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import DocumentError, LossWarning
-from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene, Skin, Texture, TextureRef
+from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import inverse, quat_continuous
-from .axes import _WRAP_CLAMP, _WRAP_REPEAT, _Z, _Z32, _rot_to_gltf
-from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk, TextureEntry
+from .axes import _Z, _Z32, _rot_to_gltf
+from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
+from .materials import materials_to_scene
+from .skinning import WEIGHT_MODES, skin_weights, weight_record
 
 __all__ = ["to_scene"]
-
-
-def _texture_name(entry: TextureEntry) -> str:
-    return entry.file.decode("utf-8", "replace").replace("\\", "/")
-
-
-def _materials(doc: B3dFile, scene: Scene) -> dict[int, int]:
-    """Scene materials for the brushes; returns brush index -> material index."""
-    tex_entries = doc.textures
-    tex_map: dict[int, int] = {}
-    for i, t in enumerate(tex_entries):
-        name = _texture_name(t)
-        tex_map[i] = scene.add_texture(Texture(
-            name=Path(name).stem, uri=name,
-            wrap_s=_WRAP_CLAMP if t.flags & 16 else _WRAP_REPEAT,
-            wrap_t=_WRAP_CLAMP if t.flags & 32 else _WRAP_REPEAT,
-            mipmaps=bool(t.flags & 8) or True,
-            extras={"b3d_flags": t.flags, "b3d_blend": t.blend}))
-    out: dict[int, int] = {}
-    for bi, b in enumerate(doc.brushes):
-        mat = Material(name=b.name.decode("utf-8", "replace"),
-                       base_color=tuple(float(np.clip(c, 0, 1)) for c in b.color),
-                       unlit=bool(b.fx & 1), double_sided=bool(b.fx & 16),
-                       extras={"b3d_blend": b.blend, "b3d_fx": b.fx, "b3d_shininess": b.shininess})
-        if b.color[3] < 1.0 or b.fx & 32:
-            mat.alpha_mode = "BLEND"
-        tids = [t for t in b.texture_ids if 0 <= t < len(tex_entries)]
-        if tids:
-            t = tex_entries[tids[0]]
-            mat.base_color_texture = TextureRef(
-                texture=tex_map[tids[0]], texcoord=1 if t.flags & 0x10000 else 0,
-                offset=tuple(float(x) for x in t.position), scale=tuple(float(x) for x in t.scale),
-                rotation=float(t.rotation))
-            if t.flags & 4 and mat.alpha_mode == "OPAQUE":
-                mat.alpha_mode = "MASK"
-            elif t.flags & 2:
-                mat.alpha_mode = "BLEND"
-            if len(tids) > 1:
-                mat.extras["b3d_more_textures"] = [_texture_name(tex_entries[x]) for x in tids[1:]]
-        out[bi] = scene.add_material(mat)
-    return out
 
 
 def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: list[BrushEntry],
@@ -101,97 +62,96 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
             material=material)
         if colors is not None and not use_colors:
             prim.extras["b3d_vertex_colors_unused"] = True
+        prim.extras["b3d_brush"] = int(t.brush_id)
         prims.append(prim)
         ids.append(used)
     return prims, ids
 
 
-def _skin_weights(joints: list[tuple[int, np.ndarray]], n_vertices: int) -> tuple[np.ndarray, np.ndarray]:
-    """Top-4 weights per vertex (joint indices into the skin), renormalised; unweighted
-    vertices go to joint 0 (the mesh node)."""
-    vs, js, ws = [], [], []
-    for j, rec in joints:
-        ok = (rec["weight"] > 0) & (rec["vertex"] >= 0) & (rec["vertex"] < n_vertices)
-        vs.append(rec["vertex"][ok])
-        ws.append(rec["weight"][ok])
-        js.append(np.full(int(ok.sum()), j, np.uint16))
-    joints_out = np.zeros((n_vertices, 4), np.uint16)
-    weights_out = np.zeros((n_vertices, 4), np.float32)
-    if vs:
-        v = np.concatenate(vs)
-        j = np.concatenate(js)
-        w = np.concatenate(ws)
-        order = np.lexsort((-w, v))
-        v, j, w = v[order], j[order], w[order]
-        del order
-        rank = np.arange(len(v), dtype=np.int64) - np.searchsorted(v, v, side="left")
-        keep = rank < 4
-        joints_out[v[keep], rank[keep]] = j[keep]
-        weights_out[v[keep], rank[keep]] = w[keep]
-    total = weights_out.sum(axis=1)
-    empty = total <= 0
-    weights_out[empty, 0] = 1.0
-    joints_out[empty, 0] = 0
-    total[empty] = 1.0
-    weights_out /= total[:, None]
-    return joints_out, weights_out
+DEFAULT_FPS = 25.0
+"""Frame rate when ANIM says 0 or less, or there is no ANIM: Irrlicht's (``SkinnedMesh``
+``FramesPerSecond(25.f)``; ``readChunkANIM`` only sets a speed above 0), so Luanti plays such
+files at 25 frames a second. Blitz3D ignores ANIM's fps altogether (``Animate`` steps one frame
+per ``UpdateWorld``)."""
 
 
-def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = None) -> Scene:
-    """Blitz3D scene -> glTF conventions. ``fps`` overrides every ANIM's frame rate."""
+def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = None,
+             weights: str = "blitz3d") -> Scene:
+    """Blitz3D scene -> glTF conventions. ``fps`` overrides every ANIM's frame rate;
+    ``weights`` is ``"blitz3d"`` (normalised, all-zero weights animate) or ``"raw"`` (Irrlicht's
+    reading: zero weights ignored); see :mod:`.skinning`."""
+    if weights not in WEIGHT_MODES:
+        raise DocumentError(f"weights={weights!r}: one of {', '.join(WEIGHT_MODES)}")
     scene = Scene()
     if source is not None:
         scene.extras["source_dir"] = str(Path(source).parent)
-    brush_materials = _materials(doc, scene)
-    brushes = doc.brushes
+    walk = _Walk(scene, materials_to_scene(doc, scene), doc.brushes)
+    for root in doc.root_nodes:
+        walk.visit(root, None, -1, 0)
+    _skins(scene, walk, weights)
+    _animations(scene, walk.anims, walk.keys_of, walk.anim_of_node, fps)
+    return scene
 
-    node_index: dict[int, int] = {}            # id(NodeChunk) -> scene node
-    mesh_users: list[tuple[int, MeshChunk, list[np.ndarray]]] = []   # node, mesh, vertex ids
-    bones_by_mesh: dict[int, list[tuple[int, np.ndarray]]] = {}    # mesh slot -> (node, weights)
-    anims: list[tuple[AnimChunk, int]] = []     # ANIM chunk, scene node holding it
-    keys_of: dict[int, list[Keys]] = {}        # scene node -> KEYS chunks
-    anim_of_node: dict[int, int] = {}          # scene node -> index into anims (-1 = none)
 
-    def visit(chunk: NodeChunk, parent: int | None, anim_slot: int, depth: int) -> None:
+class _Walk:
+    """Scene nodes for the NODE tree, and what the skins and animations need of it."""
+
+    def __init__(self, scene: Scene, brush_materials: dict[int, int], brushes: list[BrushEntry]):
+        self.scene, self.brush_materials, self.brushes = scene, brush_materials, brushes
+        self.mesh_users: list[tuple[int, MeshChunk, list[np.ndarray]]] = []  # node, mesh, ids
+        self.bones_by_mesh: dict[int, list[tuple[int, np.ndarray]]] = {}   # mesh slot -> bones
+        self.anims: list[tuple[AnimChunk, int]] = []       # ANIM chunk, scene node holding it
+        self.keys_of: dict[int, list[Keys]] = {}           # scene node -> KEYS chunks
+        self.anim_of_node: dict[int, int] = {}             # scene node -> anims slot (-1 none)
+
+    def visit(self, chunk: NodeChunk, parent: int | None, anim_slot: int, depth: int) -> None:
         label = chunk.name.decode("utf-8", "replace")
         node = Node(name=label, translation=np.asarray(chunk.position, np.float64) * _Z,
                     rotation=_rot_to_gltf(chunk.rotation), scale=np.asarray(chunk.scale))
-        i = scene.add_node(node, parent)
-        node_index[id(chunk)] = i
+        i = self.scene.add_node(node, parent)
+        native: dict = {"v": 1}     # what glTF has no place for, to write the same NODE back
         for c in chunk.children:
             if isinstance(c, AnimChunk):
-                anims.append((c, i))
-                anim_slot = len(anims) - 1
-        anim_of_node[i] = anim_slot
+                self.anims.append((c, i))
+                anim_slot = len(self.anims) - 1
+                native["anim"] = [int(c.flags), int(c.frames), float(c.fps)]
+        self.anim_of_node[i] = anim_slot
         for c in chunk.children:
             if isinstance(c, MeshChunk):
-                prims, ids = _mesh_primitives(c, brush_materials, brushes, label)
-                node.mesh = scene.add_mesh(Mesh(name=label, primitives=prims))
-                mesh_users.append((i, c, ids))
+                prims, ids = _mesh_primitives(c, self.brush_materials, self.brushes, label)
+                node.mesh = self.scene.add_mesh(Mesh(name=label, primitives=prims))
+                self.mesh_users.append((i, c, ids))
+                v = c.vrts
+                native["mesh"] = {"brush": int(c.brush_id),
+                                  "vrts": [int(v.flags), int(v.tex_coord_sets),
+                                           int(v.tex_coord_set_size)]}
             elif isinstance(c, Bone):
-                if mesh_users:
-                    bones_by_mesh.setdefault(len(mesh_users) - 1, []).append((i, c.weights))
+                native["bone"] = True
+                if self.mesh_users:
+                    self.bones_by_mesh.setdefault(len(self.mesh_users) - 1, []).append((i, c.weights))
                 else:
                     warnings.warn(f"node {label!r}: BONE before any MESH ignored", LossWarning,
-                                  stacklevel=4)
+                                  stacklevel=5)
             elif isinstance(c, Keys):
-                keys_of.setdefault(i, []).append(c)
+                self.keys_of.setdefault(i, []).append(c)
+                native.setdefault("keys", []).append(int(c.flags))
             elif isinstance(c, NodeChunk):
                 if depth >= 200:
                     raise DocumentError("NODE nesting deeper than 200")
-                visit(c, i, anim_slot, depth + 1)
+                self.visit(c, i, anim_slot, depth + 1)
+        node.extras["b3d"] = native
 
-    for root in doc.root_nodes:
-        visit(root, None, -1, 0)
 
-    # skins: the mesh node is joint 0, then every node with a BONE for that mesh
+def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
+    """The mesh node is joint 0, then every node with a BONE for that mesh (empty ones too)."""
     worlds = scene.world_matrices()
-    for slot, bones in bones_by_mesh.items():
-        mesh_node, mesh_chunk, id_lists = mesh_users[slot]
+    for slot, bones in walk.bones_by_mesh.items():
+        mesh_node, mesh_chunk, id_lists = walk.mesh_users[slot]
         joint_nodes = [mesh_node] + [b for b, _ in bones if b != mesh_node]
         joint_of = {n: k for k, n in enumerate(joint_nodes)}
         n_vertices = len(mesh_chunk.vrts.vertices)
-        joints, weights = _skin_weights([(joint_of[b], w) for b, w in bones], n_vertices)
+        by_joint = [(joint_of[b], w) for b, w in bones]
+        joints, weights = skin_weights(by_joint, n_vertices, mode)
         ibm = np.stack([inverse(worlds[j]) @ worlds[mesh_node] for j in joint_nodes])
         skin = scene.add_skin(Skin(joints=joint_nodes, inverse_bind_matrices=ibm,
                                    name=scene.nodes[mesh_node].name))
@@ -200,9 +160,9 @@ def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = No
             prim.joints = joints[used]
             prim.weights = weights[used]
             prim.__post_init__()
-
-    _animations(scene, anims, keys_of, anim_of_node, fps)
-    return scene
+            record = weight_record(by_joint, n_vertices, used)
+            if record is not None:
+                prim.extras["b3d_weights"] = record
 
 
 def _merge_keys(chunks: list[Keys], field_name: str, bit: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -216,9 +176,19 @@ def _merge_keys(chunks: list[Keys], field_name: str, bit: int) -> tuple[np.ndarr
     f = np.concatenate(frames)
     v = np.concatenate(values)
     order = np.argsort(f, kind="stable")
-    f, v = f[order], v[order]
-    last = np.r_[f[1:] != f[:-1], True]        # a later key at the same frame wins
-    return f[last], v[last]
+    return f[order], v[order]
+
+
+def _key_times(frames: np.ndarray, first: int, fps: float) -> np.ndarray:
+    """Seconds for key frames. Several keys at one frame (a jump: h3dview ``ninja`` has them)
+    follow each other a ten-thousandth of a frame apart, so that glTF keeps them (its times
+    increase strictly) and from_scene gives back the same frame numbers."""
+    rank = np.arange(len(frames)) - np.searchsorted(frames, frames, side="left")
+    t = (frames - first) / fps
+    if rank.any():
+        step = max(1e-4 / fps, 4 * float(np.spacing(np.float32(max(abs(t[-1]), 1.0)))))
+        t = t + rank * step
+    return t
 
 
 def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[int, list[Keys]],
@@ -232,8 +202,8 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
             chunk, holder = anims[slot]
             name = scene.nodes[holder].name or f"anim{slot}"
         else:
-            chunk, name = AnimChunk(0, 0, 60.0), "keys"
-        fps = fps_override or (chunk.fps if chunk.fps > 0 else 60.0)
+            chunk, name = AnimChunk(0, 0, 0.0), "keys"
+        fps = fps_override or (chunk.fps if chunk.fps > 0 else DEFAULT_FPS)
         tracks = []
         for n in sorted(nodes):
             for path, fld, bit in (("translation", "position", 1), ("rotation", "rotation", 4),
@@ -250,7 +220,7 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
         if chunk.frames and last - first > chunk.frames:
             anim.extras["b3d_keys_beyond_frames"] = last
         for n, path, frames, values in tracks:
-            times = (frames - first) / fps
+            times = _key_times(frames, first, fps)
             if path == "translation":
                 values = values * _Z
             elif path == "rotation":
