@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import DocumentError, LossWarning
+from ...errors import DocumentError, LossWarning, UnsupportedError
 from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import inverse, quat_continuous
 from .axes import _Z, _Z32, _rot_to_gltf
@@ -81,7 +81,7 @@ def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = No
     ``weights`` is ``"blitz3d"`` (normalised, all-zero weights animate) or ``"raw"`` (Irrlicht's
     reading: zero weights ignored); see :mod:`.skinning`."""
     if weights not in WEIGHT_MODES:
-        raise DocumentError(f"weights={weights!r}: one of {', '.join(WEIGHT_MODES)}")
+        raise UnsupportedError(f"weights={weights!r}: one of {', '.join(WEIGHT_MODES)}")
     scene = Scene()
     if source is not None:
         scene.extras["source_dir"] = str(Path(source).parent)
