@@ -33,20 +33,39 @@ Where we differ from the spec text, and why (format-facts B; the engines' loader
 * ``tex_coord_set_size`` > 4 or ``tex_coord_sets`` > 8 are rejected as corrupt (Blitz's buffer is
   4 floats; the spec's maxima). A VRTS payload that is not a whole number of vertices is corrupt.
 * Several TRIS per MESH and several KEYS per NODE are normal; keys of several KEYS chunks of one
-  node are merged per channel on conversion (a later key at the same frame wins).
+  node are merged per channel on conversion. Several keys at one frame are a jump (h3dview
+  ``ninja``): glTF gets them a ten-thousandth of a frame apart, and they come back as they were.
 * BONE vertex ids refer to the most recent MESH before the BONE chunk in file order (Irrlicht's
   rule; in practice the mesh of the node that holds the ANIM).
-* Quaternions are stored ``w, x, y, z`` and rotate by the conjugate of the usual reading
-  (Blitz's matrix uses the transpose); together with the left-handed axes the conversion to
-  glTF is: position ``(x, y, -z)``, rotation ``(w, x, y, z) -> [x, y, -z, w]``, normals
-  ``(x, y, -z)``, triangle winding reversed. UVs are top-left based like glTF: no flip.
-* Key frames usually start at 1. glTF time = ``(frame - first frame of the ANIM) / fps``; fps 60
-  when ANIM says 0 or less. Keys beyond ``ANIM.frames`` are kept (the clip just gets longer; assimp
-  fails validation there). Each ANIM chunk gives one animation covering the keys of its subtree
-  (assimp drops them all when there are several).
-* Skinning follows Blitz: the mesh node is joint 0 and every node with a BONE chunk is a joint;
-  per vertex the 4 largest weights are kept and renormalised; vertices without weight follow
-  the mesh node. The bind pose is the NODE rest transform (not the first key).
+* Orientation (issue #10.8): the conversion to glTF is exactly the inverse of what Luanti's own
+  glTF loader does (``irr/src/CGLTFMeshFileLoader.cpp``: positions and normals ``(x, y, -z)``,
+  node matrices ``Z M Z`` with ``Z = diag(1, 1, -1)``, winding reversed), so a mob converted to
+  glTF and loaded by Luanti stands, faces and moves as the ``.b3d`` did. Up stays +Y, +X stays
+  +X, B3D's +Z (forward, into the screen, in Blitz3D/Irrlicht's left-handed axes) becomes glTF
+  -Z; Blender's glTF importer then shows it facing +Y (its Y-up to Z-up turn). Quaternions are
+  stored ``w, x, y, z`` and Irrlicht builds the NODE/KEYS matrix with ``getMatrix_transposed``
+  (the conjugate rotation; Blitz3D does the same), so rotation ``(w, x, y, z) -> [x, y, -z, w]``.
+  UVs are top-left based like glTF: no flip. See :mod:`.axes`.
+* Key frames usually start at 1. glTF time = ``(frame - first frame of the ANIM) / fps``. When
+  ANIM says 0 or less, or there is no ANIM, fps is 25: Irrlicht's default
+  (``SkinnedMesh::FramesPerSecond(25.f)``, kept unless ANIM's fps > 0), so what Luanti plays;
+  Blitz3D ignores the field (one frame per ``UpdateWorld``). From glTF the ANIM keeps fps 0.
+  Keys beyond ``ANIM.frames`` are kept (the clip just gets longer; assimp fails validation
+  there). Each ANIM chunk gives one animation covering the keys of its subtree (assimp drops
+  them all when there are several).
+* Skinning: the mesh node is joint 0 and every node with a BONE chunk is a joint (a BONE with no
+  weights too); per vertex the 4 largest weights are kept and normalised; vertices without
+  weight follow the mesh node. The bind pose is the NODE rest transform (not the first key).
+  BONE weights of 0.0 follow Blitz3D by default (h3dview ``ninja``, ``hog``, ``human`` have only
+  zeros: Blitz3D plays them, Irrlicht and Blender leave them frozen); ``weights="raw"``
+  (``--set weights=raw``) gives Irrlicht's reading. See :mod:`.skinning`.
+* Materials: one glTF texture per distinct file, one material per distinct brush; a second
+  texture layer (a lightmap on UV set 2), unclamped brush colours (2.0), TEXS flags/blend and
+  everything else glTF has no place for ride in ``extras`` (:mod:`.materials`).
+* B3D -> glTF -> B3D gives back the same structure (nodes, names, hierarchy, every MESH on its
+  node, bones, KEYS chunks, ANIM flags/frames/fps, TEXS, BRUS, VRTS flags and UV sets, the
+  file's own weights) from those ``extras`` (:mod:`.native`); a glTF made elsewhere is merged
+  into one MESH (:mod:`.export`).
 
 Quirks of the engines that read these files, documented for users, not imitated:
 

@@ -1,4 +1,12 @@
-"""Blitz3D's left-handed axes and ``w, x, y, z`` quaternions <-> glTF (shared by both directions)."""
+"""Blitz3D's left-handed axes and ``w, x, y, z`` quaternions <-> glTF (shared by both directions).
+
+The mapping is the inverse of Luanti's glTF loader (minetest/luanti ``irr/src/
+CGLTFMeshFileLoader.cpp``: ``convertHandedness`` negates Z of positions and normals, node
+transforms become ``rightToLeft * M * leftToRight`` with both = ``diag(1, 1, -1, 1)``, index
+order reversed) applied to what Irrlicht's B3D loader builds (``CB3DMeshFileLoader::
+readChunkNODE``: ``LocalMatrix = T * getMatrix_transposed(quaternion(x, y, z, w)) * S``,
+vertices as stored). So a converted model sits in Luanti exactly where the ``.b3d`` did.
+"""
 from __future__ import annotations
 
 import numpy as np
