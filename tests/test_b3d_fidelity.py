@@ -242,3 +242,32 @@ def test_b3d_to_gltf_is_the_inverse_of_luantis_gltf_loader(seed):
     raw = node.mesh.vrts.vertices["position"]
     assert np.allclose(scene.meshes[0].primitives[0].positions * [1, 1, -1], raw)
     assert np.allclose(_rot_to_gltf([1, 0, 0, 0]), [0, 0, 0, 1])
+
+
+def test_keys_without_anim_get_no_anim_back(tmp_path):
+    doc = _skinned(1.0)
+    body = doc.root_nodes[0]
+    body.children = [c for c in body.children if not isinstance(c, AnimChunk)]
+    _, back = _through_glb(doc, tmp_path)
+    assert _chunks(back, AnimChunk) == []
+    assert len(_chunks(back, Keys)) == len(_chunks(doc, Keys))
+
+
+@pytest.mark.parametrize("junk", [None, 7, "x", [1, 2], {"ids": ["a"]}, {"ids": [1e300]},
+                                  {"textures": 3}, {"v": 1, "mesh": {"vrts": [1, 99, -3]},
+                                                    "keys": ["q"], "anim": [None, "n", {}]},
+                                  {"mesh": "s", "bone": "yes", "keys": 5, "anim": 3, "color": "red",
+                                   "ids": [0], "textures": [{"texs": 0, "file": 5, "flags": "z"}]}])
+def test_foreign_or_broken_extras_never_crash(junk):
+    """Extras are data from the outside: a broken record is ignored, never a crash."""
+    scene = retromesh.load(retromesh.to_bytes(_lightmapped()), format="b3d")
+    for m in scene.materials:
+        m.extras["b3d_brush"] = junk
+    for n in scene.nodes:
+        n.extras["b3d"] = junk if isinstance(junk, dict) else n.extras["b3d"]
+    for p in scene.meshes[0].primitives:
+        p.extras["b3d_weights"] = junk
+        p.extras["b3d_brush"] = junk
+    scene.extras["b3d_unused_texs"] = junk
+    doc = retromesh.from_scene(scene, "b3d")
+    retromesh.read(retromesh.to_bytes(doc), format="b3d")

@@ -40,9 +40,11 @@ def _tex_record(tid: int, t: TextureEntry, scene_tex: int) -> dict[str, Any]:
 
 
 def _entry_of(rec: dict[str, Any]) -> TextureEntry:
-    return TextureEntry(str(rec["file"]).encode("latin-1"), int(rec["flags"]), int(rec["blend"]),
-                        tuple(float(x) for x in rec["position"]),
-                        tuple(float(x) for x in rec["scale"]), float(rec["rotation"]))
+    pos, scale = [float(x) for x in rec["position"]], [float(x) for x in rec["scale"]]
+    if len(pos) != 2 or len(scale) != 2:
+        raise ValueError("a texture position and scale have 2 numbers")
+    return TextureEntry(str(rec["file"]).encode("latin-1"), _i32(rec["flags"]), _i32(rec["blend"]),
+                        tuple(pos), tuple(scale), float(rec["rotation"]))
 
 
 def materials_to_scene(doc: B3dFile, scene: Scene) -> dict[int, int]:
@@ -126,25 +128,41 @@ def _texture_file(scene: Scene, index: int, images: dict[str, bytes]) -> str:
     return t.uri or t.name or f"texture{index}.png"
 
 
+_I32 = 2**31
+
+
+def _i32(x) -> int:
+    v = int(x)
+    if not -_I32 <= v < _I32:
+        raise ValueError(f"{v} is not a 32-bit integer")
+    return v
+
+
 def _recorded(m: Material, scene: Scene) -> dict[str, Any] | None:
-    """The material's ``b3d_brush`` record when the material still matches it."""
+    """The material's ``b3d_brush`` record, checked and typed, when the material still matches
+    it (same base texture file); None otherwise."""
     rec = m.extras.get("b3d_brush")
-    if not isinstance(rec, dict) or not isinstance(rec.get("ids"), list) or not rec["ids"]:
+    if not isinstance(rec, dict):
         return None
     try:
-        layers = [x for x in rec["textures"] if "file" in x]
-        ref = m.base_color_texture
-        if ref is None:
-            return rec if not layers else None
-        t = scene.textures[ref.texture]
-        names = {str(x["file"]).replace("\\", "/") for x in layers}
-        if (t.uri or "") not in names and not (t.uri is None and t.image is not None):
+        layers = [(_i32(x["texs"]), _entry_of(x) if "file" in x else None,
+                   int(x.get("texture", -1))) for x in rec["textures"]]
+        out = {"ids": [_i32(i) for i in rec["ids"]], "layers": layers,
+               "name": str(rec.get("name", m.name)).encode("latin-1", "replace"),
+               "color": tuple(float(c) for c in rec.get("color", m.base_color)),
+               "shininess": float(rec.get("shininess", 0.0)),
+               "blend": _i32(rec.get("blend", 1)), "fx": _i32(rec.get("fx", 0))}
+        if not out["ids"] or len(out["color"]) != 4 or len(layers) > 8:
             return None
-        for x in layers:
-            _entry_of(x)
-        [int(i) for i in rec["ids"]]
-        return rec
-    except (KeyError, TypeError, ValueError, IndexError):
+        ref = m.base_color_texture
+        files = {_texture_name(e) for _, e, _ in layers if e}
+        if ref is None:
+            return out if not files else None
+        t = scene.textures[ref.texture]
+        if (t.uri or "") not in files and not (t.uri is None and t.image is not None):
+            return None
+        return out
+    except (KeyError, TypeError, ValueError, IndexError, OverflowError, AttributeError):
         return None
 
 
@@ -161,24 +179,21 @@ def brushes_from_scene(scene: Scene, images: dict[str, bytes]
         if rec is None:
             continue
         m = scene.materials[mi]
-        color = [float(c) for c in rec.get("color", m.base_color)]
+        color = rec["color"]
         if not np.allclose(np.clip(color, 0, 1), m.base_color, atol=1e-6):
-            color = [float(c) for c in m.base_color]          # edited: the glTF colour wins
-        ids = []
-        for x in rec["textures"]:
-            ids.append(int(x["texs"]))
-            if "file" in x:
-                texs_slots.setdefault(int(x["texs"]), _entry_of(x))
-        n_texs = max(n_texs, len(ids))
+            color = tuple(float(c) for c in m.base_color)     # edited: the glTF colour wins
+        for tid, entry, _ in rec["layers"]:
+            if entry is not None:
+                texs_slots.setdefault(tid, entry)
+        n_texs = max(n_texs, len(rec["layers"]))
         for bi in rec["ids"]:
-            brush_slots.setdefault(int(bi), BrushEntry(
-                str(rec.get("name", m.name)).encode("latin-1", "replace"), tuple(color),
-                float(rec.get("shininess", 0.0)), int(rec.get("blend", 1)), int(rec.get("fx", 0)),
-                list(ids)))
-    for x in scene.extras.get("b3d_unused_texs", []) if texs_slots else []:
+            brush_slots.setdefault(bi, BrushEntry(rec["name"], color, rec["shininess"], rec["blend"],
+                                                  rec["fx"], [tid for tid, _, _ in rec["layers"]]))
+    unused = scene.extras.get("b3d_unused_texs")
+    for x in unused if texs_slots and isinstance(unused, list) else []:
         try:
-            texs_slots.setdefault(int(x["texs"]), _entry_of(x))
-        except (KeyError, TypeError, ValueError):
+            texs_slots.setdefault(_i32(x["texs"]), _entry_of(x))
+        except (KeyError, TypeError, ValueError, OverflowError, AttributeError):
             pass
     texs = Texs([texs_slots[i] for i in sorted(texs_slots)])
     tex_ids = {old: new for new, old in enumerate(sorted(texs_slots))}
@@ -189,7 +204,7 @@ def brushes_from_scene(scene: Scene, images: dict[str, bytes]
     brush_of: dict[int, list[int]] = {}
     for mi, rec in records.items():
         if rec is not None:
-            brush_of[mi] = [brush_ids[int(b)] for b in rec["ids"]]
+            brush_of[mi] = [brush_ids[b] for b in rec["ids"]]
     tex_index: dict[tuple, int] = {}
     for mi, m in enumerate(scene.materials):
         if records[mi] is not None:
@@ -206,11 +221,11 @@ def brushes_from_scene(scene: Scene, images: dict[str, bytes]
     for e in entries:
         e.texture_ids = e.texture_ids + [-1] * (n_texs - len(e.texture_ids))
     for rec in (r for r in records.values() if r is not None):
-        for x in rec["textures"]:
-            if "file" in x and 0 <= int(x.get("texture", -1)) < len(scene.textures):
-                t = scene.textures[int(x["texture"])]
+        for _, entry, ti in rec["layers"]:
+            if entry is not None and 0 <= ti < len(scene.textures):
+                t = scene.textures[ti]
                 if t.uri is None and t.image is not None:       # embedded: write it beside
-                    name = str(x["file"]).replace("\\", "/").rsplit("/", 1)[-1]
+                    name = entry.file.decode("latin-1").replace("\\", "/").rsplit("/", 1)[-1]
                     images.setdefault(name, t.image)
     return texs, Brus(n_texs, entries), brush_of, brush_ids
 

@@ -64,13 +64,29 @@ def native_layout_fits(scene: Scene) -> bool:
     return True
 
 
+def _ints(value, n: int) -> list[int] | None:
+    """``n`` numbers from a record in extras, or None when it is not that."""
+    try:
+        if isinstance(value, list) and len(value) == n:
+            return [int(float(x)) for x in value]
+    except (TypeError, ValueError, OverflowError):
+        pass
+    return None
+
+
 def _holders(scene: Scene, anims: list[Animation]) -> dict[int, int]:
-    """Animation index -> the node whose ANIM it came from (by name), else the first root."""
+    """Animation index -> the node whose ANIM it came from (-1: keys without ANIM)."""
     with_anim = [i for i, n in enumerate(scene.nodes) if "anim" in (_native(n) or {})]
     out = {}
     for ai, a in enumerate(anims):
-        same = [i for i in with_anim if scene.nodes[i].name == a.name]
-        out[ai] = same[0] if same else (with_anim[0] if with_anim else _preorder(scene)[0])
+        holder = a.extras.get("b3d_holder")
+        if holder == -1:
+            out[ai] = -1
+        elif isinstance(holder, int) and holder in with_anim and scene.nodes[holder].name == a.name:
+            out[ai] = holder
+        else:
+            same = [i for i in with_anim if scene.nodes[i].name == a.name]
+            out[ai] = same[0] if same else (with_anim[0] if with_anim else _preorder(scene)[0])
     return out
 
 
@@ -78,14 +94,15 @@ def native_roots(scene: Scene, anims: list[Animation], fps: float | None,
                  brush_of: dict[int, list[int]], brush_ids: dict[int, int]) -> list[NodeChunk]:
     holders = _holders(scene, anims)
     tracks: dict[int, dict[str, Track]] = {}
-    anim_out: dict[int, tuple[Animation, float, int]] = {}      # holder -> anim, rate, last
+    anim_out: dict[int, tuple] = {}         # holder -> animation, rate, last frame, first
     for ai, a in enumerate(anims):
         rate = animation_rate(a, fps)
-        first = int(a.extras.get("b3d_first_frame", 1))
+        first = (_ints([a.extras.get("b3d_first_frame", 1)], 1) or [1])[0]
         t, length = tracks_for(a, rate, first)
         for n, per_path in t.items():
             tracks.setdefault(n, {}).update(per_path)
-        anim_out[holders[ai]] = (a, rate, first + length)
+        if holders[ai] >= 0:
+            anim_out[holders[ai]] = (a, rate, first + length, first)
     bones = _bone_weights(scene)
     writer = _Writer(scene, tracks, anim_out, bones, brush_of, brush_ids)
     parents = scene.parents()
@@ -104,7 +121,7 @@ def _bone_weights(scene: Scene) -> dict[int, list[np.ndarray]]:
         for p in scene.meshes[node.mesh].primitives:
             n = len(p.positions)
             if p.joints is not None:
-                v, j, w = _primitive_weights(p)
+                v, j, w = _primitive_weights(p, len(skin.joints))
                 for slot in np.unique(j):
                     if slot == 0 and not own:
                         continue            # B3D: vertices without weights follow the mesh node
@@ -117,7 +134,7 @@ def _bone_weights(scene: Scene) -> dict[int, list[np.ndarray]]:
     return out
 
 
-def _primitive_weights(p) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _primitive_weights(p, n_joints: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n = len(p.positions)
     ok = p.weights > 0
     v = np.broadcast_to(np.arange(n)[:, None], ok.shape)[ok]
@@ -128,10 +145,11 @@ def _primitive_weights(p) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             rv = np.asarray(rec["vertex"], np.int64)
             rj = np.asarray(rec["joint"], np.int64)
             rw = np.asarray(rec["weight"], np.float32)
-            if len(rv) == len(rj) == len(rw) and (not len(rv) or (rv.min() >= 0 and rv.max() < n)):
+            if len(rv) == len(rj) == len(rw) and (not len(rv) or (
+                    rv.min() >= 0 and rv.max() < n and rj.min() >= 0 and rj.max() < n_joints)):
                 keep = ~np.isin(v, rv)          # the file's own entries for these vertices
                 v, j, w = np.r_[v[keep], rv], np.r_[j[keep], rj], np.r_[w[keep], rw]
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):
             pass
     order = np.argsort(v, kind="stable")
     return v[order], j[order], w[order]
@@ -152,12 +170,14 @@ class _Writer:
                         tuple(float(x) for x in node.scale),
                         tuple(float(x) for x in _rot_from_gltf(node.rotation)))
         if node.mesh is not None:
-            out.children.append(self.mesh(node, native.get("mesh") or {}))
+            rec = native.get("mesh")
+            out.children.append(self.mesh(node, rec if isinstance(rec, dict) else {}))
         if i in self.bones:
             out.children.append(Bone(np.concatenate(self.bones[i])))
         elif native.get("bone"):
             out.children.append(Bone(np.zeros(0, BONE_DTYPE)))
-        layout = native.get("keys") if isinstance(native.get("keys"), list) else None
+        layout = native.get("keys")
+        layout = _ints(layout, len(layout)) if isinstance(layout, list) else None
         if i in self.tracks or layout:
             out.children.extend(keys_chunks(self.tracks.get(i, {}), layout))
         out.children.extend(self.node(c, depth + 1) for c in node.children)
@@ -167,34 +187,36 @@ class _Writer:
         return out
 
     def anim(self, i: int, recorded) -> AnimChunk | None:
+        ints = _ints(recorded[:2], 2) if isinstance(recorded, list) and len(recorded) == 3 else None
+        try:
+            rec_fps = float(recorded[2]) if ints else None
+        except (TypeError, ValueError):
+            ints = rec_fps = None
         if i not in self.anim_out:
-            if isinstance(recorded, list) and len(recorded) == 3:
-                return AnimChunk(int(recorded[0]), int(recorded[1]), float(recorded[2]))
-            return None
-        a, rate, last = self.anim_out[i]
-        first = int(a.extras.get("b3d_first_frame", 1))
+            return AnimChunk(ints[0], ints[1], rec_fps) if ints else None
+        a, rate, last, first = self.anim_out[i]
         flags, frames, out_fps = 0, last - first, rate
-        if isinstance(recorded, list) and len(recorded) == 3:
-            flags = int(recorded[0])
-            if int(recorded[1]) >= frames or "b3d_keys_beyond_frames" in a.extras:
-                frames = int(recorded[1])
-            if float(recorded[2]) <= 0 and np.isclose(rate, float(a.extras.get("fps", -1))):
-                out_fps = float(recorded[2])        # 0: the engine's default, kept
+        if ints:
+            flags = ints[0]
+            if ints[1] >= frames or "b3d_keys_beyond_frames" in a.extras:
+                frames = ints[1]
+            if rec_fps <= 0 and np.isclose(rate, float(a.extras.get("fps", -1) or -1)):
+                out_fps = rec_fps                   # 0: the engine's default, kept
         return AnimChunk(flags, frames, out_fps)
 
     def mesh(self, node, rec: dict) -> MeshChunk:
         prims = [p for p in self.scene.meshes[node.mesh].primitives if p.mode == 4]
-        vr = rec.get("vrts") if isinstance(rec.get("vrts"), list) and len(rec["vrts"]) == 3 else None
+        vr = _ints(rec.get("vrts"), 3)
         n_uv = max((len(p.uvs) for p in prims), default=0)
-        if vr is not None:
-            flags, sets, size = (int(x) for x in vr)
+        if vr is not None and 0 <= vr[1] <= 8 and 0 <= vr[2] <= 4:
+            flags, sets, size = vr[0] & 3, vr[1], vr[2]
         else:
             flags = (1 if any(p.normals is not None for p in prims) else 0) | \
                     (2 if any(p.colors is not None for p in prims) else 0)
             sets, size = min(n_uv, 2), 2 if n_uv else 0
         n = sum(len(p.positions) for p in prims)
         verts = np.zeros(n, vrts_dtype(flags, sets, size))
-        mesh = MeshChunk(self.brush_ids.get(int(rec.get("brush", -1)), -1))
+        mesh = MeshChunk(self.brush_ids.get((_ints([rec.get("brush", -1)], 1) or [-1])[0], -1))
         base = 0
         for p in prims:
             k = len(p.positions)
