@@ -236,6 +236,9 @@ def test_several_animations_go_end_to_end():
         doc = retromesh.from_scene(s, "b3d")
     anim = next(c for n, _ in doc.walk() for c in n.children if isinstance(c, AnimChunk))
     assert anim.frames == 98           # keys at frames 1..49 and 50..98
+    frames = np.concatenate([c.keys["frame"] for n, _ in doc.walk() for c in n.children
+                             if isinstance(c, Keys)])
+    assert frames.min() == 1 and frames.max() == 98 and (frames == 49).any() and (frames == 50).any()
 
 
 def test_json_dump_build_identity():

@@ -271,3 +271,14 @@ def test_foreign_or_broken_extras_never_crash(junk):
     scene.extras["b3d_unused_texs"] = junk
     doc = retromesh.from_scene(scene, "b3d")
     retromesh.read(retromesh.to_bytes(doc), format="b3d")
+
+
+def test_a_second_animation_of_the_same_bones_goes_end_to_end():
+    import copy
+    scene = retromesh.load(retromesh.to_bytes(_skinned(1.0, fps=24.0)), format="b3d")
+    scene.animations.append(copy.deepcopy(scene.animations[0]))
+    scene.animations[1].name = "again"
+    with pytest.warns(retromesh.LossWarning, match="end to end"):
+        doc = retromesh.from_scene(scene, "b3d")
+    frames = sorted(f for k in _chunks(doc, Keys) for f in k.keys["frame"])
+    assert frames[0] == 1 and frames[-1] == 22           # 1..11, then 12..22

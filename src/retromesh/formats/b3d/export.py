@@ -52,7 +52,9 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
         anims = [a for a in anims if a.name == animation]
         if not anims:
             raise DocumentError(f"no animation named {animation!r}")
-    if native_layout_fits(scene):
+    animated = [{c.node for c in a.channels} for a in anims]
+    disjoint = sum(map(len, animated)) == len(set().union(*animated))
+    if disjoint and native_layout_fits(scene):     # (B3D: each ANIM moves its own subtree)
         roots = native_roots(scene, anims, fps, brush_of, brush_ids)
     else:
         roots = [_merged_root(scene, anims, fps, brus, brush_of)]
@@ -179,19 +181,18 @@ def _timeline(anims: list[Animation], fps: float | None):
     rate = animation_rate(anims[0], fps) if anims else float(fps or 30.0)
     first_frame = int(next((a.extras.get("b3d_first_frame") for a in anims
                             if "b3d_first_frame" in a.extras), 1))
-    tracks_by_node: dict[int, dict] = {}
+    keys_by_node: dict[int, list] = {}
     offset = first_frame
     ranges = []
     for a in anims:
         tracks, length = tracks_for(a, rate, offset)
-        for n, t in tracks.items():
-            tracks_by_node.setdefault(n, {}).update(t)     # a later animation's keys follow
+        for n, t in tracks.items():          # a later animation's KEYS follow the earlier ones
+            keys_by_node.setdefault(n, []).extend(keys_chunks(t))
         ranges.append((a.name, offset, offset + length))
         offset += length + 1
     if len(anims) > 1:
         warnings.warn("B3D holds one timeline: animations laid end to end at frames "
                       + ", ".join(f"{n!r} {s}-{e}" for n, s, e in ranges), LossWarning, stacklevel=4)
-    keys_by_node = {n: keys_chunks(t) for n, t in tracks_by_node.items()}
     return keys_by_node, rate, offset - 1
 
 
