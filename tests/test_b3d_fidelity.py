@@ -282,3 +282,16 @@ def test_a_second_animation_of_the_same_bones_goes_end_to_end():
         doc = retromesh.from_scene(scene, "b3d")
     frames = sorted(f for k in _chunks(doc, Keys) for f in k.keys["frame"])
     assert frames[0] == 1 and frames[-1] == 22           # 1..11, then 12..22
+
+
+def test_what_blender_keeps_is_enough_for_fps_and_frames():
+    """Blender's glTF importer keeps node, mesh and material extras as custom properties, not
+    animation or primitive extras: fps 0 and the frame numbers still come back."""
+    scene = retromesh.load(retromesh.to_bytes(_skinned(1.0, fps=0.0)), format="b3d")
+    for a in scene.animations:
+        a.extras.clear()
+    for p in scene.meshes[0].primitives:
+        p.extras.clear()
+    doc = retromesh.from_scene(scene, "b3d")
+    assert [(a.frames, a.fps) for a in _chunks(doc, AnimChunk)] == [(10, 0.0)]
+    assert sorted(f for k in _chunks(doc, Keys) for f in k.keys["frame"]) == [1, 11]

@@ -24,7 +24,7 @@ from .axes import _Z, _rot_from_gltf
 from .chunks import BONE_DTYPE, AnimChunk, B3dFile, Bone, MeshChunk, NodeChunk, Tris, Vrts, vrts_dtype
 from .keys import animation_rate, keys_chunks, tracks_for
 from .materials import brushes_from_scene
-from .native import native_layout_fits, native_roots
+from .native import anim_record, native_layout_fits, native_roots
 
 __all__ = ["from_scene"]
 
@@ -176,11 +176,13 @@ class _Merged:
         return mesh
 
 
-def _timeline(anims: list[Animation], fps: float | None):
+def _timeline(anims: list[Animation], fps: float | None, recorded):
     """KEYS per node for the animations laid end to end; rate, last frame, ranges."""
-    rate = animation_rate(anims[0], fps) if anims else float(fps or 30.0)
+    rate = animation_rate(anims[0], fps, recorded[2] if recorded else None) if anims \
+        else float(fps or 30.0)
     first_frame = int(next((a.extras.get("b3d_first_frame") for a in anims
-                            if "b3d_first_frame" in a.extras), 1))
+                            if isinstance(a.extras.get("b3d_first_frame"), int)),
+                           recorded[3] if recorded else 1))
     keys_by_node: dict[int, list] = {}
     offset = first_frame
     ranges = []
@@ -196,15 +198,17 @@ def _timeline(anims: list[Animation], fps: float | None):
     return keys_by_node, rate, offset - 1
 
 
-def _anim_chunk(anims: list[Animation], rate: float, last: int) -> AnimChunk:
-    # frames = the last key's frame, so that no key lies past the clip (assimp rejects that)
-    declared = max((int(a.extras.get("b3d_frames", 0)) for a in anims), default=0)
-    out_fps = rate
-    if len(anims) == 1 and anims[0].extras.get("b3d_fps") is not None:
-        recorded = float(anims[0].extras["b3d_fps"])
-        if recorded <= 0 and np.isclose(rate, float(anims[0].extras.get("fps", -1))):
-            out_fps = recorded              # the file said 0 (the engine's default): keep it
-    return AnimChunk(0, max(last, declared if len(anims) == 1 else 0), out_fps)
+def _anim_chunk(anims: list[Animation], rate: float, last: int, recorded) -> AnimChunk:
+    # frames = the last key's frame, so that no key lies past the clip (assimp rejects that),
+    # unless the B3D file this came from said otherwise
+    declared = max((a.extras.get("b3d_frames", 0) for a in anims
+                    if isinstance(a.extras.get("b3d_frames", 0), int)), default=0)
+    flags, out_fps = 0, rate
+    if recorded and len(anims) == 1:
+        flags, declared = recorded[0], recorded[1]
+        if recorded[2] <= 0 and np.isclose(rate, animation_rate(anims[0], None, recorded[2])):
+            out_fps = recorded[2]           # the file said 0 (the engine's default): keep it
+    return AnimChunk(flags, max(last, declared if len(anims) == 1 else 0), out_fps)
 
 
 def _merged_root(scene: Scene, anims: list[Animation], fps: float | None, brus,
@@ -216,7 +220,8 @@ def _merged_root(scene: Scene, anims: list[Animation], fps: float | None, brus,
     for ni, node in enumerate(scene.nodes):
         if node.mesh is not None:
             merged.add_node(ni)
-    keys_by_node, rate, last = _timeline(anims, fps)
+    recorded = next((r for r in map(anim_record, scene.nodes) if r), None)
+    keys_by_node, rate, last = _timeline(anims, fps, recorded)
 
     def local_rest(i: int):
         node = scene.nodes[i]
@@ -262,7 +267,7 @@ def _merged_root(scene: Scene, anims: list[Animation], fps: float | None, brus,
             for b in brus.brushes:
                 b.fx |= 2
     if anims and keys_by_node:
-        head.append(_anim_chunk(anims, rate, last))
+        head.append(_anim_chunk(anims, rate, last, recorded))
     if own_root:
         root.children[0:0] = [h for h in head]
         root.children = [c for c in root.children

@@ -44,8 +44,16 @@ def _to_b3d(path: str, vals: np.ndarray) -> np.ndarray:
     return vals
 
 
-def animation_rate(a: Animation, fps: float | None) -> float:
-    return float(fps or a.extras.get("fps") or 30.0)
+def animation_rate(a: Animation, fps: float | None, recorded_fps: float | None = None) -> float:
+    """The ``fps`` option, else what to_scene played the animation at (its extras, else the
+    ANIM recorded on its node: 25 for 0), else 30."""
+    try:
+        played = float(a.extras.get("fps") or 0)
+    except (TypeError, ValueError):
+        played = 0.0
+    if not played > 0 and recorded_fps is not None:
+        played = recorded_fps if recorded_fps > 0 else 25.0
+    return float(fps or (played if played > 0 else 30.0))
 
 
 def tracks_for(a: Animation, rate: float, offset: int) -> tuple[dict[int, dict[str, Track]], int]:

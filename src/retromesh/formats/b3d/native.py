@@ -17,7 +17,7 @@ from .axes import _Z, _rot_from_gltf
 from .chunks import BONE_DTYPE, AnimChunk, Bone, MeshChunk, NodeChunk, Tris, Vrts, vrts_dtype
 from .keys import Track, animation_rate, keys_chunks, tracks_for
 
-__all__ = ["native_layout_fits", "native_roots"]
+__all__ = ["native_layout_fits", "native_roots", "anim_record"]
 
 
 def _native(node) -> dict | None:
@@ -74,6 +74,17 @@ def _ints(value, n: int) -> list[int] | None:
     return None
 
 
+def anim_record(node) -> tuple[int, int, float, int] | None:
+    """The ANIM a node held in the B3D file: flags, frames, fps, first key frame."""
+    rec = (_native(node) or {}).get("anim")
+    ints = _ints(rec[:2], 2) if isinstance(rec, list) and len(rec) == 3 else None
+    try:
+        return (ints[0], ints[1], float(rec[2]),
+                (_ints([(_native(node) or {}).get("first", 1)], 1) or [1])[0]) if ints else None
+    except (TypeError, ValueError):
+        return None
+
+
 def _holders(scene: Scene, anims: list[Animation]) -> dict[int, int]:
     """Animation index -> the node whose ANIM it came from (-1: keys without ANIM)."""
     with_anim = [i for i, n in enumerate(scene.nodes) if "anim" in (_native(n) or {})]
@@ -96,8 +107,9 @@ def native_roots(scene: Scene, anims: list[Animation], fps: float | None,
     tracks: dict[int, dict[str, Track]] = {}
     anim_out: dict[int, tuple] = {}         # holder -> animation, rate, last frame, first
     for ai, a in enumerate(anims):
-        rate = animation_rate(a, fps)
-        first = (_ints([a.extras.get("b3d_first_frame", 1)], 1) or [1])[0]
+        rec = anim_record(scene.nodes[holders[ai]]) if holders[ai] >= 0 else None
+        rate = animation_rate(a, fps, rec[2] if rec else None)
+        first = (_ints([a.extras.get("b3d_first_frame", rec[3] if rec else 1)], 1) or [1])[0]
         t, length = tracks_for(a, rate, first)
         for n, per_path in t.items():
             tracks.setdefault(n, {}).update(per_path)
@@ -181,17 +193,14 @@ class _Writer:
         if i in self.tracks or layout:
             out.children.extend(keys_chunks(self.tracks.get(i, {}), layout))
         out.children.extend(self.node(c, depth + 1) for c in node.children)
-        anim = self.anim(i, native.get("anim"))
+        anim = self.anim(i)
         if anim is not None:
             out.children.append(anim)
         return out
 
-    def anim(self, i: int, recorded) -> AnimChunk | None:
-        ints = _ints(recorded[:2], 2) if isinstance(recorded, list) and len(recorded) == 3 else None
-        try:
-            rec_fps = float(recorded[2]) if ints else None
-        except (TypeError, ValueError):
-            ints = rec_fps = None
+    def anim(self, i: int) -> AnimChunk | None:
+        rec = anim_record(self.scene.nodes[i])
+        ints, rec_fps = (rec[:2], rec[2]) if rec else (None, None)
         if i not in self.anim_out:
             return AnimChunk(ints[0], ints[1], rec_fps) if ints else None
         a, rate, last, first = self.anim_out[i]
@@ -200,7 +209,7 @@ class _Writer:
             flags = ints[0]
             if ints[1] >= frames or "b3d_keys_beyond_frames" in a.extras:
                 frames = ints[1]
-            if rec_fps <= 0 and np.isclose(rate, float(a.extras.get("fps", -1) or -1)):
+            if rec_fps <= 0 and np.isclose(rate, animation_rate(a, None, rec_fps)):
                 out_fps = rec_fps                   # 0: the engine's default, kept
         return AnimChunk(flags, frames, out_fps)
 

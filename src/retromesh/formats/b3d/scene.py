@@ -217,6 +217,8 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
         anim = Animation(name=name, extras={"b3d_fps": float(chunk.fps), "b3d_frames": chunk.frames,
                                             "b3d_first_frame": first, "fps": fps,
                                             "b3d_holder": holder if slot >= 0 else -1})
+        if slot >= 0:       # on the node too: Blender keeps node extras, not animation extras
+            scene.nodes[holder].extras["b3d"]["first"] = first
         last = max(int(f[-1]) for _, _, f, _ in tracks)
         if chunk.frames and last - first > chunk.frames:
             anim.extras["b3d_keys_beyond_frames"] = last
