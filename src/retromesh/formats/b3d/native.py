@@ -218,7 +218,7 @@ class _Writer:
         vr = _ints(rec.get("vrts"), 3)
         n_uv = max((len(p.uvs) for p in prims), default=0)
         if vr is not None and 0 <= vr[1] <= 8 and 0 <= vr[2] <= 4:
-            flags, sets, size = vr[0] & 3, vr[1], vr[2]
+            flags, sets, size = vr
         else:
             flags = (1 if any(p.normals is not None for p in prims) else 0) | \
                     (2 if any(p.colors is not None for p in prims) else 0)
