@@ -12,7 +12,7 @@ from ...transforms import inverse, quat_continuous
 from .axes import _Z, _Z32, _rot_to_gltf
 from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
 from .materials import materials_to_scene
-from .skinning import WEIGHT_MODES, skin_weights, weight_record
+from .skinning import WEIGHT_MODES, entries, odd_vertices, skin_weights, weight_record
 
 __all__ = ["to_scene"]
 
@@ -150,8 +150,9 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
         joint_nodes = [mesh_node] + [b for b, _ in bones if b != mesh_node]
         joint_of = {n: k for k, n in enumerate(joint_nodes)}
         n_vertices = len(mesh_chunk.vrts.vertices)
-        by_joint = [(joint_of[b], w) for b, w in bones]
-        joints, weights = skin_weights(by_joint, n_vertices, mode)
+        ent = entries([(joint_of[b], w) for b, w in bones], n_vertices)
+        joints, weights = skin_weights(ent, n_vertices, mode)
+        odd = odd_vertices(ent, n_vertices)
         ibm = np.stack([inverse(worlds[j]) @ worlds[mesh_node] for j in joint_nodes])
         skin = scene.add_skin(Skin(joints=joint_nodes, inverse_bind_matrices=ibm,
                                    name=scene.nodes[mesh_node].name))
@@ -160,7 +161,7 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
             prim.joints = joints[used]
             prim.weights = weights[used]
             prim.__post_init__()
-            record = weight_record(by_joint, n_vertices, used)
+            record = weight_record(ent, odd, used) if odd.any() else None
             if record is not None:
                 prim.extras["b3d_weights"] = record
 

@@ -22,20 +22,22 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["skin_weights", "weight_record"]
+__all__ = ["entries", "skin_weights", "odd_vertices", "weight_record"]
 
 WEIGHT_MODES = ("blitz3d", "raw")
 
 
-def _entries(bones: list[tuple[int, np.ndarray]], n_vertices: int):
+def entries(bones: list[tuple[int, np.ndarray]], n_vertices: int
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every BONE entry of one mesh as (vertex, joint slot, weight), in file order."""
     vs, js, ws = [], [], []
     for j, rec in bones:
         ok = (rec["vertex"] >= 0) & (rec["vertex"] < n_vertices)
-        vs.append(rec["vertex"][ok].astype(np.int64))
-        ws.append(rec["weight"][ok].astype(np.float64))
-        js.append(np.full(int(ok.sum()), j, np.int64))
+        vs.append(rec["vertex"][ok].astype(np.int32))
+        ws.append(rec["weight"][ok].astype(np.float32))
+        js.append(np.full(int(ok.sum()), j, np.int32))
     if not vs:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.float32)
     return np.concatenate(vs), np.concatenate(js), np.concatenate(ws)
 
 
@@ -51,10 +53,9 @@ def _top4(v, j, w, n_vertices):
     return joints, weights
 
 
-def skin_weights(bones: list[tuple[int, np.ndarray]], n_vertices: int, mode: str = "blitz3d"
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def skin_weights(ent, n_vertices: int, mode: str = "blitz3d") -> tuple[np.ndarray, np.ndarray]:
     """Top-4 joints (indices into the skin) and weights per vertex, rows summing to 1."""
-    v, j, w = _entries(bones, n_vertices)
+    v, j, w = ent
     pos = w > 0
     joints, weights = _top4(v[pos], j[pos], w[pos], n_vertices)
     total = weights.sum(axis=1)
@@ -66,7 +67,7 @@ def skin_weights(bones: list[tuple[int, np.ndarray]], n_vertices: int, mode: str
         if zero_only.any():
             sel = zero_only[v]
             # the first 4 bones naming the vertex, in file order, share it equally
-            zj, zw = _top4(v[sel], j[sel], np.ones(int(sel.sum())), n_vertices)
+            zj, zw = _top4(v[sel], j[sel], np.ones(int(sel.sum()), np.float32), n_vertices)
             joints[zero_only] = zj[zero_only]
             weights[zero_only] = zw[zero_only]
             total = weights.sum(axis=1)
@@ -78,23 +79,26 @@ def skin_weights(bones: list[tuple[int, np.ndarray]], n_vertices: int, mode: str
     return joints, weights
 
 
-def weight_record(bones: list[tuple[int, np.ndarray]], n_vertices: int, used: np.ndarray
-                  ) -> dict | None:
-    """The file's entries for the vertices (of one primitive, whose original vertex ids are the
-    sorted ``used``) that the glTF weights would not give back; None when there are none."""
-    v, j, w = _entries(bones, n_vertices)
-    if not len(v):
-        return None
+def odd_vertices(ent, n_vertices: int) -> np.ndarray:
+    """Vertices whose glTF weights would not give back the file's: named only with zero
+    weights, positive weights not summing to 1, or more than 4 of them."""
+    v, _, w = ent
     pos = w > 0
     count = np.bincount(v[pos], minlength=n_vertices)
     total = np.bincount(v[pos], weights=w[pos], minlength=n_vertices)
     named = np.bincount(v, minlength=n_vertices) > 0
-    odd = named & ((count == 0) | (count > 4) | (np.abs(total - 1.0) > 1e-5))
-    in_prim = np.zeros(n_vertices, bool)
+    return named & ((count == 0) | (count > 4) | (np.abs(total - 1.0) > 1e-5))
+
+
+def weight_record(ent, odd: np.ndarray, used: np.ndarray) -> dict | None:
+    """The file's entries for the odd vertices of one primitive (whose original vertex ids are
+    the sorted ``used``); None when there are none."""
+    v, j, w = ent
+    in_prim = np.zeros(len(odd), bool)
     in_prim[used] = True
     sel = odd[v] & in_prim[v]
     if not sel.any():
         return None
     local = np.searchsorted(used, v[sel])
     return {"count": int(len(used)), "vertex": local.tolist(), "joint": j[sel].tolist(),
-            "weight": [float(x) for x in w[sel].astype(np.float32)]}
+            "weight": [float(x) for x in w[sel]]}
