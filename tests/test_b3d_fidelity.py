@@ -295,3 +295,11 @@ def test_what_blender_keeps_is_enough_for_fps_and_frames():
     doc = retromesh.from_scene(scene, "b3d")
     assert [(a.frames, a.fps) for a in _chunks(doc, AnimChunk)] == [(10, 0.0)]
     assert sorted(f for k in _chunks(doc, Keys) for f in k.keys["frame"]) == [1, 11]
+
+
+def test_check_warns_about_zero_weight_vertices():
+    from retromesh.formats.b3d import check
+    problems = check(_skinned(0.0))
+    assert any("4 vertices have only zero BONE weights" in p and p.startswith("warning:")
+               for p in problems)
+    assert not any("zero BONE weights" in p for p in check(_skinned(1.0)))

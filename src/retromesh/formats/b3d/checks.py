@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .chunks import AnimChunk, B3dFile, Bone, Keys, MeshChunk, NodeChunk, RawChunk, Tris, Vrts
 
 __all__ = ["info", "check"]
@@ -75,4 +77,30 @@ def check(doc: B3dFile) -> list[str]:
             elif isinstance(c, Keys):
                 if c.flags & ~7:
                     problems.append(f"node {label!r}: KEYS flags {c.flags} has unknown bits")
+    problems.extend(_zero_weight_warnings(doc))
     return problems
+
+
+def _zero_weight_warnings(doc: B3dFile) -> list[str]:
+    """Vertices named by BONE entries that all weigh 0: Blitz3D moves them with their bone,
+    Irrlicht/Luanti and Blender leave them still (to_scene follows Blitz3D; weights=raw)."""
+    out, named, positive, mesh_label = [], None, None, ""
+
+    def flush():
+        if named is not None and (named & ~positive).any():
+            out.append(f"warning: mesh {mesh_label!r}: {int((named & ~positive).sum())} vertices "
+                       "have only zero BONE weights (Blitz3D animates them, Irrlicht does not)")
+    for node, _ in doc.walk():
+        for c in node.children:
+            if isinstance(c, MeshChunk):
+                flush()
+                n = len(c.vrts.vertices) if c.vrts is not None else 0
+                named, positive = np.zeros(n, bool), np.zeros(n, bool)
+                mesh_label = node.name.decode("latin-1")
+            elif isinstance(c, Bone) and named is not None and len(c.weights):
+                v = c.weights["vertex"]
+                ok = (v >= 0) & (v < len(named))
+                named[v[ok]] = True
+                positive[v[ok & (c.weights["weight"] > 0)]] = True
+    flush()
+    return out
