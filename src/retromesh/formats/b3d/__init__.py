@@ -72,7 +72,10 @@ Quirks of the engines that read these files, documented for users, not imitated:
 * Irrlicht (Minetest/Luanti) ignores a BONE chunk of 8 bytes or less, i.e. a bone with exactly
   one weight entry has no effect there; ``check`` reports such bones.
 * Irrlicht subtracts 1 from frame numbers (1-based frames) and rejects ``tex_coord_sets >= 3`` or
-  ``tex_coord_set_size >= 4``; ``from_scene`` writes at most 2 sets of size 2 and frames from 1.
+  ``tex_coord_set_size >= 4``; ``from_scene`` writes at most 2 sets of size 2 and frames from 1
+  for a glTF made elsewhere (a glTF made from B3D gets the file's own VRTS layout back).
+* Irrlicht colours vertices with the VRTS colours whenever they are present (fx bit 2 or not)
+  and else with the brush colour; Blitz3D uses them only with fx bit 2, and so does to_scene.
 """
 from __future__ import annotations
 
