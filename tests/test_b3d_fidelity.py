@@ -303,3 +303,75 @@ def test_check_warns_about_zero_weight_vertices():
     assert any("4 vertices have only zero BONE weights" in p and p.startswith("warning:")
                for p in problems)
     assert not any("zero BONE weights" in p for p in check(_skinned(1.0)))
+
+
+# -- property: any B3D structure survives B3D -> GLB -> B3D -----------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def _b3d_structures(draw):
+    n_tex = draw(st.integers(0, 3))
+    texs = [TextureEntry(draw(st.sampled_from([b"a.png", b"b.png", b"c d.jpg"])),
+                         draw(st.sampled_from([1, 9, 3, 0x10031])), draw(st.integers(0, 5)))
+            for _ in range(n_tex)]
+    n_brush = draw(st.integers(0, 3))
+    n_layers = draw(st.integers(0, 2))
+    brushes = [BrushEntry(draw(st.sampled_from([b"m", b"n"])),
+                          tuple(draw(st.sampled_from([0.5, 1.0, 2.0])) for _ in range(3)) + (1.0,),
+                          0.0, draw(st.integers(1, 3)), draw(st.sampled_from([0, 2, 16])),
+                          [draw(st.integers(-1, n_tex - 1)) for _ in range(n_layers)])
+               for _ in range(n_brush)]
+    sets = draw(st.integers(0, 2))
+    flags = draw(st.integers(0, 3))
+    v = np.zeros(6, vrts_dtype(flags, sets, 2 if sets else 0))
+    v["position"] = draw(st.permutations([(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0), (2, 0, 1),
+                                          (2, 1, 1)]))
+    if flags & 1:
+        v["normal"] = (0, 0, 1)
+    if flags & 2:
+        v["color"] = 1.0
+    brush_ids = st.integers(-1, n_brush - 1)
+    mesh = MeshChunk(draw(brush_ids), [Vrts(flags, sets, 2 if sets else 0, v)])
+    for tri in ([[0, 1, 2], [0, 2, 3]], [[1, 4, 5], [1, 5, 2]])[:draw(st.integers(1, 2))]:
+        mesh.children.append(Tris(draw(brush_ids), np.array(tri, np.int32)))
+    n_bones = draw(st.integers(0, 3))
+    fps = draw(st.sampled_from([0.0, 24.0, 60.0]))
+    root = NodeChunk(b"root", (draw(st.sampled_from([0.0, 3.0])), 0, 0), children=[mesh])
+    parent = root
+    for b in range(n_bones):
+        weights = draw(st.lists(st.tuples(st.integers(0, 5), st.sampled_from([0.0, 0.25, 1.0])),
+                                max_size=6, unique_by=lambda x: x[0]))
+        node = NodeChunk(b"bone%d" % b, (0, 1, 0), children=[_bone(weights)])
+        if draw(st.booleans()):
+            frames = sorted(draw(st.lists(st.integers(1, 30), min_size=1, max_size=4)))
+            k_flags = draw(st.sampled_from([1, 2, 4, 5, 7]))
+            node.children.append(_keys(k_flags, frames, **{
+                f: v for f, v, bit in (("position", (0, 1, 0), 1), ("scale", (1, 1, 1), 2),
+                                       ("rotation", (1, 0, 0, 0), 4)) if k_flags & bit}))
+        parent.children.append(node)
+        parent = node if draw(st.booleans()) else parent
+    if draw(st.booleans()):         # a static mesh after the skeleton, away from the origin
+        root.children.append(NodeChunk(b"prop", (0, 0, 2), (2, 2, 2), (0.6, 0.8, 0, 0), children=[
+            _quad_mesh(draw(brush_ids), (draw(brush_ids),), sets=sets, flags=flags)]))
+    if draw(st.booleans()):
+        holder = draw(st.sampled_from([root, parent]))
+        holder.children.append(AnimChunk(draw(st.integers(0, 2)), draw(st.integers(0, 40)), fps))
+    children = ([Texs(texs)] if texs else []) + ([Brus(n_layers, brushes)] if brushes else [])
+    return B3dFile(1, children + [root])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_b3d_structures())
+def test_generated_structures_survive_glb_round_trip(doc):
+    from test_b3d_corpus import _native_counts
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", retromesh.LossWarning)
+        scene = retromesh.load(retromesh.to_bytes(doc), format="b3d")
+        glb = retromesh.to_bytes(retromesh.from_scene(scene, "glb"))
+        back = retromesh.from_scene(retromesh.load(glb, format="glb"), "b3d")
+    before, after = _native_counts(doc), _native_counts(back)
+    for key in before:
+        assert before[key] == after[key], key

@@ -24,7 +24,7 @@ from .axes import _Z, _rot_from_gltf
 from .chunks import BONE_DTYPE, AnimChunk, B3dFile, Bone, MeshChunk, NodeChunk, Tris, Vrts, vrts_dtype
 from .keys import animation_rate, keys_chunks, tracks_for
 from .materials import brushes_from_scene
-from .native import anim_record, native_layout_fits, native_roots
+from .native import anim_record, fold_moved_meshes, native_layout_fits, native_roots
 
 __all__ = ["from_scene"]
 
@@ -54,8 +54,9 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
             raise DocumentError(f"no animation named {animation!r}")
     animated = [{c.node for c in a.channels} for a in anims]
     disjoint = sum(map(len, animated)) == len(set().union(*animated))
-    if disjoint and native_layout_fits(scene):     # (B3D: each ANIM moves its own subtree)
-        roots = native_roots(scene, anims, fps, brush_of, brush_ids)
+    folded = fold_moved_meshes(scene)
+    if disjoint and native_layout_fits(folded):    # (B3D: each ANIM moves its own subtree)
+        roots = native_roots(folded, anims, fps, brush_of, brush_ids)
     else:
         roots = [_merged_root(scene, anims, fps, brus, brush_of)]
     doc = B3dFile(1, [])

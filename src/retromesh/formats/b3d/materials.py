@@ -146,7 +146,7 @@ def _recorded(m: Material, scene: Scene) -> dict[str, Any] | None:
         return None
     try:
         layers = [(_i32(x["texs"]), _entry_of(x) if "file" in x else None,
-                   int(x.get("texture", -1))) for x in rec["textures"]]
+                   int(x.get("texture", -1))) for x in rec.get("textures", [])]
         out = {"ids": [_i32(i) for i in rec["ids"]], "layers": layers,
                "name": str(rec.get("name", m.name)).encode("latin-1", "replace"),
                "color": tuple(float(c) for c in rec.get("color", m.base_color)),
@@ -190,7 +190,7 @@ def brushes_from_scene(scene: Scene, images: dict[str, bytes]
             brush_slots.setdefault(bi, BrushEntry(rec["name"], color, rec["shininess"], rec["blend"],
                                                   rec["fx"], [tid for tid, _, _ in rec["layers"]]))
     unused = scene.extras.get("b3d_unused_texs")
-    for x in unused if texs_slots and isinstance(unused, list) else []:
+    for x in unused if isinstance(unused, list) else []:
         try:
             texs_slots.setdefault(_i32(x["texs"]), _entry_of(x))
         except (KeyError, TypeError, ValueError, OverflowError, AttributeError):

@@ -8,6 +8,8 @@ weights where glTF's normalised ones differ), ``animation.extras`` (first frame,
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from ...errors import DocumentError
@@ -17,7 +19,7 @@ from .axes import _Z, _rot_from_gltf
 from .chunks import BONE_DTYPE, AnimChunk, Bone, MeshChunk, NodeChunk, Tris, Vrts, vrts_dtype
 from .keys import Track, animation_rate, keys_chunks, tracks_for
 
-__all__ = ["native_layout_fits", "native_roots", "anim_record"]
+__all__ = ["native_layout_fits", "native_roots", "anim_record", "fold_moved_meshes"]
 
 
 def _native(node) -> dict | None:
@@ -33,6 +35,33 @@ def _preorder(scene: Scene) -> list[int]:
         i = stack.pop()
         out.append(i)
         stack.extend(reversed(scene.nodes[i].children))
+    return out
+
+
+def fold_moved_meshes(scene: Scene) -> Scene:
+    """Our glTF writer moves a skinned mesh whose node has a transform to a root node of its
+    own (``<name>_skinned``, appended last; glTF ignores a skinned mesh node's transform). Put
+    such meshes back on the node they came from (joint 0 of their skin, whose extras say it
+    held a MESH); returns the scene unchanged when there are none."""
+    parents = scene.parents()
+    moved: dict[int, int] = {}
+    for m, node in enumerate(scene.nodes):
+        if _native(node) is not None or node.mesh is None or node.skin is None:
+            continue
+        j = scene.skins[node.skin].joints[0]
+        owner = scene.nodes[j]
+        if (parents[m] >= 0 or node.children or owner.mesh is not None or j in moved
+                or "mesh" not in (_native(owner) or {})):
+            return scene
+        moved[j] = m
+    if not moved or min(moved.values()) < len(scene.nodes) - len(moved):
+        return scene
+    out = copy.copy(scene)
+    out.nodes = [copy.copy(n) for n in scene.nodes[:len(scene.nodes) - len(moved)]]
+    for j, m in moved.items():
+        out.nodes[j].mesh, out.nodes[j].skin = scene.nodes[m].mesh, scene.nodes[m].skin
+    if scene.roots:
+        out.roots = [r for r in scene.roots if r not in moved.values()]
     return out
 
 
@@ -206,9 +235,7 @@ class _Writer:
         a, rate, last, first = self.anim_out[i]
         flags, frames, out_fps = 0, last - first, rate
         if ints:
-            flags = ints[0]
-            if ints[1] >= frames or "b3d_keys_beyond_frames" in a.extras:
-                frames = ints[1]
+            flags, frames = ints      # as the file had them (Irrlicht reads neither)
             if rec_fps <= 0 and np.isclose(rate, animation_rate(a, None, rec_fps)):
                 out_fps = rec_fps                   # 0: the engine's default, kept
         return AnimChunk(flags, frames, out_fps)
