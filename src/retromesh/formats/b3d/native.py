@@ -1,8 +1,10 @@
 """A scene that came from a B3D file, written back NODE for NODE (see :mod:`.export`).
 
-It relies on what :func:`.scene.to_scene` leaves in ``extras`` (glTF keeps them; so does
-Blender's importer/exporter with custom properties on): ``node.extras["b3d"]`` (``mesh`` brush
-and VRTS flags/sets/size, ``bone``, ``keys`` flags per KEYS chunk, ``anim`` flags/frames/fps),
+It relies on what :func:`.scene.to_scene` leaves in ``extras`` (glTF keeps them; Blender's
+importer keeps node, mesh and material extras as custom properties, not primitive or animation
+extras, glTF-Blender-IO ``blender/imp``): ``node.extras["b3d"]`` (``mesh`` brush
+and VRTS flags/sets/size, ``bone``, ``keys`` flags per KEYS chunk, ``anim`` flags/frames/fps
+and ``first`` key frame: enough for fps and frame numbers when animation extras are lost),
 ``primitive.extras["b3d_brush"]`` (the TRIS brush) and ``["b3d_weights"]`` (the file's own
 weights where glTF's normalised ones differ), ``animation.extras`` (first frame, fps).
 """
