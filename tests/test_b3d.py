@@ -176,13 +176,13 @@ def test_keys_past_anim_frames_are_kept_and_several_anims(tmp_path):
     anim = next(c for c in root.children if isinstance(c, AnimChunk))
     anim.frames = 10                                   # keys run to frame 49
     bone2 = root.nodes[0].nodes[0].nodes[0]
-    bone2.children.append(AnimChunk(0, 5, 0.0))        # a second ANIM (fps 0 -> 60) for bone2..3
+    bone2.children.append(AnimChunk(0, 5, 0.0))        # a second ANIM (fps 0 -> 25) for bone2..3
     scene = retromesh.load(retromesh.to_bytes(doc), format="b3d")
     assert len(scene.animations) == 2
     main = next(a for a in scene.animations if a.extras["b3d_fps"] == 24.0)
     assert main.extras["b3d_keys_beyond_frames"] == 49
     second = next(a for a in scene.animations if a is not main)
-    assert second.extras["fps"] == 60.0
+    assert second.extras["fps"] == 25.0
     retromesh.save(scene, tmp_path / "a.glb")
     assert assert_valid(tmp_path / "a.glb")["animationCount"] == 2
 
@@ -236,6 +236,9 @@ def test_several_animations_go_end_to_end():
         doc = retromesh.from_scene(s, "b3d")
     anim = next(c for n, _ in doc.walk() for c in n.children if isinstance(c, AnimChunk))
     assert anim.frames == 98           # keys at frames 1..49 and 50..98
+    frames = np.concatenate([c.keys["frame"] for n, _ in doc.walk() for c in n.children
+                             if isinstance(c, Keys)])
+    assert frames.min() == 1 and frames.max() == 98 and (frames == 49).any() and (frames == 50).any()
 
 
 def test_json_dump_build_identity():

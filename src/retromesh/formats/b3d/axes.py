@@ -1,0 +1,30 @@
+"""Blitz3D's left-handed axes and ``w, x, y, z`` quaternions <-> glTF (shared by both directions).
+
+The mapping is the inverse of Luanti's glTF loader (minetest/luanti ``irr/src/
+CGLTFMeshFileLoader.cpp``: ``convertHandedness`` negates Z of positions and normals, node
+transforms become ``rightToLeft * M * leftToRight`` with both = ``diag(1, 1, -1, 1)``, index
+order reversed) applied to what Irrlicht's B3D loader builds (``CB3DMeshFileLoader::
+readChunkNODE``: ``LocalMatrix = T * getMatrix_transposed(quaternion(x, y, z, w)) * S``,
+vertices as stored). So a converted model sits in Luanti exactly where the ``.b3d`` did.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_Z = np.array([1.0, 1.0, -1.0])
+_Z32 = _Z.astype(np.float32)
+
+
+def _rot_to_gltf(wxyz) -> np.ndarray:
+    q = np.asarray(wxyz, dtype=np.float64)
+    out = np.stack([q[..., 1], q[..., 2], -q[..., 3], q[..., 0]], axis=-1)
+    n = np.linalg.norm(out, axis=-1, keepdims=True)
+    return np.where(n > 1e-12, out / np.where(n > 1e-12, n, 1), [0.0, 0.0, 0.0, 1.0])
+
+
+def _rot_from_gltf(xyzw) -> np.ndarray:
+    q = np.asarray(xyzw, dtype=np.float64)
+    return np.stack([q[..., 3], q[..., 0], q[..., 1], -q[..., 2]], axis=-1)
+
+
+_WRAP_CLAMP, _WRAP_REPEAT = 33071, 10497

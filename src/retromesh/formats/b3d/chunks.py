@@ -1,0 +1,376 @@
+"""B3D chunks: the native document (dataclasses + numpy records), :func:`read` and :func:`write`.
+
+The layout table and the deviations from the spec are in the package docstring
+(:mod:`retromesh.formats.b3d`). This module never imports the scene mapping.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+import numpy as np
+
+from ...binio import Reader, Writer
+from ...errors import DocumentError
+
+__all__ = ["B3dFile", "TextureEntry", "Texs", "BrushEntry", "Brus", "NodeChunk", "MeshChunk",
+           "Vrts", "Tris", "Bone", "Keys", "AnimChunk", "RawChunk", "read", "write",
+           "vrts_dtype", "keys_dtype", "BONE_DTYPE", "TRI_DTYPE", "Reader", "Writer"]
+
+BONE_DTYPE = np.dtype([("vertex", "<i4"), ("weight", "<f4")])
+TRI_DTYPE = np.dtype("<i4")
+
+
+def vrts_dtype(flags: int, sets: int, size: int) -> np.dtype:
+    fields: list[tuple] = [("position", "<f4", (3,))]
+    if flags & 1:
+        fields.append(("normal", "<f4", (3,)))
+    if flags & 2:
+        fields.append(("color", "<f4", (4,)))
+    if sets and size:
+        fields.append(("uv", "<f4", (sets, size)))
+    return np.dtype(fields)
+
+
+def keys_dtype(flags: int) -> np.dtype:
+    fields: list[tuple] = [("frame", "<i4")]
+    if flags & 1:
+        fields.append(("position", "<f4", (3,)))
+    if flags & 2:
+        fields.append(("scale", "<f4", (3,)))
+    if flags & 4:
+        fields.append(("rotation", "<f4", (4,)))
+    return np.dtype(fields)
+
+
+# -- native document -----------------------------------------------------------------------
+
+@dataclass
+class TextureEntry:
+    file: bytes
+    flags: int = 1
+    blend: int = 2
+    position: tuple[float, float] = (0.0, 0.0)
+    scale: tuple[float, float] = (1.0, 1.0)
+    rotation: float = 0.0
+
+
+@dataclass
+class Texs:
+    textures: list[TextureEntry] = field(default_factory=list)
+
+
+@dataclass
+class BrushEntry:
+    name: bytes
+    color: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
+    shininess: float = 0.0
+    blend: int = 1
+    fx: int = 0
+    texture_ids: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Brus:
+    n_texs: int = 0
+    brushes: list[BrushEntry] = field(default_factory=list)
+
+
+@dataclass
+class Vrts:
+    flags: int
+    tex_coord_sets: int
+    tex_coord_set_size: int
+    vertices: np.ndarray          # vrts_dtype(flags, sets, size)
+
+
+@dataclass
+class Tris:
+    brush_id: int
+    triangles: np.ndarray         # (n, 3) int32
+
+
+@dataclass
+class RawChunk:
+    """A chunk this reader does not interpret (kept byte for byte)."""
+    tag: bytes
+    payload: bytes
+
+
+@dataclass
+class MeshChunk:
+    brush_id: int = -1
+    children: list[Union[Vrts, Tris, RawChunk]] = field(default_factory=list)
+    tail: bytes = b""
+
+    @property
+    def vrts(self) -> Vrts | None:
+        return next((c for c in self.children if isinstance(c, Vrts)), None)
+
+    @property
+    def tris(self) -> list[Tris]:
+        return [c for c in self.children if isinstance(c, Tris)]
+
+
+@dataclass
+class Bone:
+    weights: np.ndarray           # BONE_DTYPE records
+
+
+@dataclass
+class Keys:
+    flags: int
+    keys: np.ndarray              # keys_dtype(flags) records
+
+
+@dataclass
+class AnimChunk:
+    flags: int = 0
+    frames: int = 0
+    fps: float = 60.0
+
+
+@dataclass
+class NodeChunk:
+    name: bytes
+    position: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    rotation: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)   # w, x, y, z
+    children: list[Union["MeshChunk", Bone, Keys, "NodeChunk", AnimChunk, RawChunk]] = \
+        field(default_factory=list)
+    tail: bytes = b""
+
+    @property
+    def mesh(self) -> MeshChunk | None:
+        return next((c for c in self.children if isinstance(c, MeshChunk)), None)
+
+    @property
+    def nodes(self) -> list["NodeChunk"]:
+        return [c for c in self.children if isinstance(c, NodeChunk)]
+
+
+@dataclass
+class B3dFile:
+    version: int = 1
+    children: list[Union[Texs, Brus, NodeChunk, RawChunk]] = field(default_factory=list)
+    tail: bytes = b""
+    trailing: bytes = b""
+
+    @property
+    def textures(self) -> list[TextureEntry]:
+        return [t for c in self.children if isinstance(c, Texs) for t in c.textures]
+
+    @property
+    def brushes(self) -> list[BrushEntry]:
+        return [b for c in self.children if isinstance(c, Brus) for b in c.brushes]
+
+    @property
+    def root_nodes(self) -> list[NodeChunk]:
+        return [c for c in self.children if isinstance(c, NodeChunk)]
+
+    def walk(self):
+        """Every NODE in file (pre-)order with its depth."""
+        stack = [(n, 0) for n in reversed(self.root_nodes)]
+        while stack:
+            node, depth = stack.pop()
+            yield node, depth
+            stack.extend((c, depth + 1) for c in reversed(node.nodes))
+
+
+# -- reading -------------------------------------------------------------------------------
+
+def _read_texs(r: Reader) -> Texs:
+    out = Texs()
+    while not r.eof():
+        with r.at(f"textures[{len(out.textures)}]"):
+            name = r.cstring("file name")
+            flags, blend = r.unpack("ii", "flags, blend")
+            f = r.unpack("5f", "position, scale, rotation")
+            out.textures.append(TextureEntry(name, flags, blend, (f[0], f[1]), (f[2], f[3]), f[4]))
+    return out
+
+
+def _read_brus(r: Reader) -> Brus:
+    n = r.i32("n_texs")
+    if not 0 <= n <= 8:
+        raise r.fail("n_texs between 0 and 8", n, offset=r.pos - 4, field="n_texs")
+    out = Brus(n_texs=n)
+    while not r.eof():
+        with r.at(f"brushes[{len(out.brushes)}]"):
+            name = r.cstring("name")
+            f = r.unpack("5f", "colour, shininess")
+            blend, fx = r.unpack("ii", "blend, fx")
+            ids = list(r.unpack(f"{n}i", "texture ids")) if n else []
+            out.brushes.append(BrushEntry(name, f[:4], f[4], blend, fx, ids))
+    return out
+
+
+def _read_vrts(r: Reader) -> Vrts:
+    flags, sets, size = r.unpack("iii", "flags, tex_coord_sets, tex_coord_set_size")
+    if not 0 <= sets <= 8:
+        raise r.fail("tex_coord_sets between 0 and 8", sets, offset=r.pos - 8)
+    if not 0 <= size <= 4:
+        raise r.fail("tex_coord_set_size between 0 and 4", size, offset=r.pos - 4)
+    dt = vrts_dtype(flags, sets, size)
+    n, rest = divmod(r.remaining, dt.itemsize)
+    if rest:
+        raise r.fail(f"a whole number of {dt.itemsize}-byte vertices", f"{rest} bytes over")
+    return Vrts(flags, sets, size, r.records(dt, n, "vertices"))
+
+
+def _read_tris(r: Reader) -> Tris:
+    brush = r.i32("brush_id")
+    n, rest = divmod(r.remaining, 12)
+    if rest:
+        raise r.fail("a whole number of 12-byte triangles", f"{rest} bytes over")
+    return Tris(brush, r.records(TRI_DTYPE, 3 * n, "triangles").reshape(n, 3))
+
+
+def _read_bone(r: Reader) -> Bone:
+    n, rest = divmod(r.remaining, 8)
+    if rest:
+        raise r.fail("a whole number of 8-byte weights", f"{rest} bytes over")
+    return Bone(r.records(BONE_DTYPE, n, "weights"))
+
+
+def _read_keys(r: Reader) -> Keys:
+    flags = r.i32("flags")
+    dt = keys_dtype(flags)
+    n, rest = divmod(r.remaining, dt.itemsize)
+    if rest:
+        raise r.fail(f"a whole number of {dt.itemsize}-byte keys", f"{rest} bytes over")
+    return Keys(flags, r.records(dt, n, "keys"))
+
+
+def _read_anim(r: Reader) -> AnimChunk:
+    flags, frames = r.unpack("ii", "flags, frames")
+    return AnimChunk(flags, frames, r.f32("fps"))
+
+
+def _read_mesh(r: Reader) -> MeshChunk:
+    m = MeshChunk(r.i32("brush_id"))
+    m.children, m.tail = _read_children(r)
+    return m
+
+
+def _read_node(r: Reader) -> NodeChunk:
+    name = r.cstring("name")
+    f = r.unpack("10f", "position, scale, rotation")
+    n = NodeChunk(name, f[0:3], f[3:6], f[6:10])
+    n.children, n.tail = _read_children(r)
+    return n
+
+
+_READERS = {b"TEXS": _read_texs, b"BRUS": _read_brus, b"NODE": _read_node, b"MESH": _read_mesh,
+            b"VRTS": _read_vrts, b"TRIS": _read_tris, b"BONE": _read_bone, b"KEYS": _read_keys,
+            b"ANIM": _read_anim}
+
+
+def _read_children(r: Reader) -> tuple[list, bytes]:
+    out: list = []
+    counts: dict[bytes, int] = {}
+    while r.remaining >= 8:
+        tag = r.raw(4, "chunk tag")
+        length = r.i32("chunk length")
+        label = tag.decode("latin-1")
+        k = counts.get(tag, 0)
+        counts[tag] = k + 1
+        with r.chunk(length, f"{label}[{k}]" if k else label, skip_rest=False):
+            reader = _READERS.get(tag)
+            out.append(reader(r) if reader else RawChunk(tag, r.rest()))
+    return out, r.rest()
+
+
+def read(r: Reader) -> B3dFile:
+    tag = r.raw(4, "BB3D tag")
+    if tag != b"BB3D":
+        raise r.fail("the chunk tag 'BB3D'", tag, offset=0)
+    length = r.i32("BB3D length")
+    doc = B3dFile()
+    with r.chunk(length, "BB3D", skip_rest=False):
+        doc.version = r.i32("version")
+        doc.children, doc.tail = _read_children(r)
+    doc.trailing = r.rest()
+    return doc
+
+
+# -- writing -------------------------------------------------------------------------------
+
+def _check_records(arr: np.ndarray, dtype: np.dtype, what: str) -> np.ndarray:
+    a = np.asarray(arr)
+    if a.dtype != dtype:
+        try:
+            a = a.astype(dtype)
+        except (TypeError, ValueError) as exc:
+            raise DocumentError(f"{what}: records of {dtype} expected, got {a.dtype}") from exc
+    return a
+
+
+def _write_chunk(w: Writer, c: Any) -> None:
+    if isinstance(c, RawChunk):
+        if len(c.tag) != 4:
+            raise DocumentError(f"raw chunk tag {c.tag!r} is not 4 bytes")
+        w.raw(c.tag)
+        w.i32(len(c.payload))
+        w.raw(c.payload)
+        return
+    if isinstance(c, Texs):
+        with w.chunk(b"TEXS"):
+            for t in c.textures:
+                w.cstring(t.file)
+                w.pack("ii5f", t.flags, t.blend, *t.position, *t.scale, t.rotation)
+    elif isinstance(c, Brus):
+        with w.chunk(b"BRUS"):
+            w.i32(c.n_texs)
+            for b in c.brushes:
+                if len(b.texture_ids) != c.n_texs:
+                    raise DocumentError(f"brush {b.name!r} has {len(b.texture_ids)} texture ids, "
+                                        f"BRUS.n_texs is {c.n_texs}")
+                w.cstring(b.name)
+                w.pack("5f2i", *b.color, b.shininess, b.blend, b.fx)
+                w.ints(b.texture_ids)
+    elif isinstance(c, NodeChunk):
+        with w.chunk(b"NODE"):
+            w.cstring(c.name)
+            w.pack("10f", *c.position, *c.scale, *c.rotation)
+            for ch in c.children:
+                _write_chunk(w, ch)
+            w.raw(c.tail)
+    elif isinstance(c, MeshChunk):
+        with w.chunk(b"MESH"):
+            w.i32(c.brush_id)
+            for ch in c.children:
+                _write_chunk(w, ch)
+            w.raw(c.tail)
+    elif isinstance(c, Vrts):
+        with w.chunk(b"VRTS"):
+            w.pack("iii", c.flags, c.tex_coord_sets, c.tex_coord_set_size)
+            dt = vrts_dtype(c.flags, c.tex_coord_sets, c.tex_coord_set_size)
+            w.records(_check_records(c.vertices, dt, "VRTS.vertices"))
+    elif isinstance(c, Tris):
+        with w.chunk(b"TRIS"):
+            w.i32(c.brush_id)
+            w.records(np.asarray(c.triangles).reshape(-1, 3), TRI_DTYPE)
+    elif isinstance(c, Bone):
+        with w.chunk(b"BONE"):
+            w.records(_check_records(c.weights, BONE_DTYPE, "BONE.weights"))
+    elif isinstance(c, Keys):
+        with w.chunk(b"KEYS"):
+            w.i32(c.flags)
+            w.records(_check_records(c.keys, keys_dtype(c.flags), "KEYS.keys"))
+    elif isinstance(c, AnimChunk):
+        with w.chunk(b"ANIM"):
+            w.pack("iif", c.flags, c.frames, c.fps)
+    else:
+        raise DocumentError(f"{type(c).__name__} is not a B3D chunk")
+
+
+def write(doc: B3dFile) -> bytes:
+    w = Writer("<")
+    with w.chunk(b"BB3D"):
+        w.i32(doc.version)
+        for c in doc.children:
+            _write_chunk(w, c)
+        w.raw(doc.tail)
+    w.raw(doc.trailing)
+    return w.getvalue()

@@ -1,0 +1,107 @@
+"""Scene animations -> KEYS chunks and ANIM frame numbers (from_scene's timeline).
+
+Frames are ``first frame + round(time * rate)``; channels whose times do not fall on frames (or
+that are not LINEAR) are resampled at every frame. ``rate`` is the ``fps`` option, else the
+animation's ``extras["fps"]`` (what to_scene played it at: the ANIM's fps, 25 when that was 0),
+else 30.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...scene import Animation, Channel
+from .axes import _Z, _rot_from_gltf
+from .chunks import Keys, keys_dtype
+
+__all__ = ["Track", "animation_rate", "tracks_for", "keys_chunks"]
+
+_BITS = (("translation", "position", 1), ("scale", "scale", 2), ("rotation", "rotation", 4))
+_BIT_OF = {p: b for p, _, b in _BITS}
+
+
+@dataclass
+class Track:
+    """One channel on the B3D timeline: key frames and B3D values (``frames`` already offset)."""
+    channel: Channel
+    rate: float
+    offset: int
+    frames: np.ndarray
+    values: np.ndarray       # B3D axes: position/scale (k, 3), rotation w, x, y, z (k, 4)
+
+    def at(self, frames: np.ndarray) -> np.ndarray:
+        if len(frames) == len(self.frames) and np.array_equal(frames, self.frames):
+            return self.values
+        return _to_b3d(self.channel.path, self.channel.sample((frames - self.offset) / self.rate))
+
+
+def _to_b3d(path: str, vals: np.ndarray) -> np.ndarray:
+    if path == "translation":
+        return vals * _Z
+    if path == "rotation":
+        return _rot_from_gltf(vals)
+    return vals
+
+
+def animation_rate(a: Animation, fps: float | None, recorded_fps: float | None = None) -> float:
+    """The ``fps`` option, else what to_scene played the animation at (its extras, else the
+    ANIM recorded on its node: 25 for 0), else 30."""
+    try:
+        played = float(a.extras.get("fps") or 0)
+    except (TypeError, ValueError):
+        played = 0.0
+    if not played > 0 and recorded_fps is not None:
+        played = recorded_fps if recorded_fps > 0 else 25.0
+    return float(fps or (played if played > 0 else 30.0))
+
+
+def tracks_for(a: Animation, rate: float, offset: int) -> tuple[dict[int, dict[str, Track]], int]:
+    """The animation's channels as tracks per node and path; returns them and the last frame
+    used (relative to ``offset``)."""
+    out: dict[int, dict[str, Track]] = {}
+    length = 0
+    for c in a.channels:
+        if c.path not in _BIT_OF:
+            continue
+        f = np.asarray(c.times, np.float64) * rate
+        frames = np.round(f).astype(np.int64)
+        if np.allclose(f, frames, atol=1e-3) and c.interpolation == "LINEAR":
+            vals = c.values.astype(np.float64)
+        else:
+            frames = np.arange(0, int(np.ceil(float(c.times[-1]) * rate - 1e-6)) + 1)
+            vals = c.sample(frames / rate)
+        # keys a hair apart (a jump) keep their one frame number, as the B3D file had them
+        out.setdefault(c.node, {})[c.path] = Track(c, rate, offset, frames + offset,
+                                                   _to_b3d(c.path, vals))
+        length = max(length, int(frames[-1]))
+    return out, length
+
+
+def _chunk(tracks: list[Track]) -> Keys:
+    flags = sum(_BIT_OF[t.channel.path] for t in tracks)
+    if all(np.array_equal(t.frames, tracks[0].frames) for t in tracks):
+        frames = tracks[0].frames
+    else:
+        frames = np.unique(np.concatenate([t.frames for t in tracks]))
+    rec = np.zeros(len(frames), keys_dtype(flags))
+    rec["frame"] = frames
+    for t in tracks:
+        rec[dict((p, f) for p, f, _ in _BITS)[t.channel.path]] = t.at(frames)
+    return Keys(flags, rec)
+
+
+def keys_chunks(tracks: dict[str, Track], layout: list[int] | None = None) -> list[Keys]:
+    """KEYS chunks for one node: one per path (translation, scale, rotation), or grouped as the
+    flags in ``layout`` say (the node's KEYS chunks in the B3D file it came from)."""
+    left = [p for p, _, _ in _BITS if p in tracks]
+    out: list[Keys] = []
+    for flags in layout or []:
+        group = [p for p in left if _BIT_OF[p] & flags]
+        if group:
+            out.append(_chunk([tracks[p] for p in group]))
+            left = [p for p in left if p not in group]
+        else:
+            out.append(Keys(int(flags), np.zeros(0, keys_dtype(int(flags)))))
+    out.extend(_chunk([tracks[p]]) for p in left)
+    return out

@@ -1,0 +1,288 @@
+"""A scene that came from a B3D file, written back NODE for NODE (see :mod:`.export`).
+
+It relies on what :func:`.scene.to_scene` leaves in ``extras`` (glTF keeps them; Blender's
+importer keeps node, mesh and material extras as custom properties, not primitive or animation
+extras, glTF-Blender-IO ``blender/imp``): ``node.extras["b3d"]`` (``mesh`` brush
+and VRTS flags/sets/size, ``bone``, ``keys`` flags per KEYS chunk, ``anim`` flags/frames/fps
+and ``first`` key frame: enough for fps and frame numbers when animation extras are lost),
+``primitive.extras["b3d_brush"]`` (the TRIS brush) and ``["b3d_weights"]`` (the file's own
+weights where glTF's normalised ones differ), ``animation.extras`` (first frame, fps).
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from ...errors import DocumentError
+from ...scene import Animation, Scene
+from ...transforms import inverse
+from .axes import _Z, _rot_from_gltf
+from .chunks import BONE_DTYPE, AnimChunk, Bone, MeshChunk, NodeChunk, Tris, Vrts, vrts_dtype
+from .keys import Track, animation_rate, keys_chunks, tracks_for
+
+__all__ = ["native_layout_fits", "native_roots", "anim_record", "fold_moved_meshes"]
+
+
+def _native(node) -> dict | None:
+    n = node.extras.get("b3d")
+    return n if isinstance(n, dict) else None
+
+
+def _preorder(scene: Scene) -> list[int]:
+    out: list[int] = []
+    parents = scene.parents()
+    stack = list(reversed(scene.roots or [i for i, p in enumerate(parents) if p < 0]))
+    while stack:
+        i = stack.pop()
+        out.append(i)
+        stack.extend(reversed(scene.nodes[i].children))
+    return out
+
+
+def fold_moved_meshes(scene: Scene) -> Scene:
+    """Our glTF writer moves a skinned mesh whose node has a transform to a root node of its
+    own (``<name>_skinned``, appended last; glTF ignores a skinned mesh node's transform). Put
+    such meshes back on the node they came from (joint 0 of their skin, whose extras say it
+    held a MESH); returns the scene unchanged when there are none."""
+    parents = scene.parents()
+    moved: dict[int, int] = {}
+    for m, node in enumerate(scene.nodes):
+        if _native(node) is not None or node.mesh is None or node.skin is None:
+            continue
+        j = scene.skins[node.skin].joints[0]
+        owner = scene.nodes[j]
+        if (parents[m] >= 0 or node.children or owner.mesh is not None or j in moved
+                or "mesh" not in (_native(owner) or {})):
+            return scene
+        moved[j] = m
+    if not moved or min(moved.values()) < len(scene.nodes) - len(moved):
+        return scene
+    out = copy.copy(scene)
+    out.nodes = [copy.copy(n) for n in scene.nodes[:len(scene.nodes) - len(moved)]]
+    for j, m in moved.items():
+        out.nodes[j].mesh, out.nodes[j].skin = scene.nodes[m].mesh, scene.nodes[m].skin
+    if scene.roots:
+        out.roots = [r for r in scene.roots if r not in moved.values()]
+    return out
+
+
+def native_layout_fits(scene: Scene) -> bool:
+    """Every node came from B3D, and each skinned mesh node is joint 0 of its skin with the
+    other joints below it, in its rest pose, before the next MESH in file order."""
+    if not scene.nodes or any(_native(n) is None for n in scene.nodes):
+        return False
+    order = _preorder(scene)
+    if len(order) != len(scene.nodes):
+        return False
+    pos = {n: k for k, n in enumerate(order)}
+    worlds = scene.world_matrices()
+    mesh_at = [pos[i] for i, n in enumerate(scene.nodes) if n.mesh is not None]
+    for i, node in enumerate(scene.nodes):
+        if node.skin is None:
+            continue
+        skin = scene.skins[node.skin]
+        if skin.joints[0] != i or any(pos[j] < pos[i] for j in skin.joints):
+            return False
+        last = max(pos[j] for j in skin.joints)
+        if any(pos[i] < m <= last for m in mesh_at):
+            return False
+        if skin.inverse_bind_matrices is not None:
+            expect = np.stack([inverse(worlds[j]) @ worlds[i] for j in skin.joints])
+            scale = max(1.0, float(np.abs(expect).max()))
+            if not np.allclose(skin.inverse_bind_matrices, expect, atol=1e-4 * scale):
+                return False
+    return True
+
+
+def _ints(value, n: int) -> list[int] | None:
+    """``n`` numbers from a record in extras, or None when it is not that."""
+    try:
+        if isinstance(value, list) and len(value) == n:
+            return [int(float(x)) for x in value]
+    except (TypeError, ValueError, OverflowError):
+        pass
+    return None
+
+
+def anim_record(node) -> tuple[int, int, float, int] | None:
+    """The ANIM a node held in the B3D file: flags, frames, fps, first key frame."""
+    rec = (_native(node) or {}).get("anim")
+    ints = _ints(rec[:2], 2) if isinstance(rec, list) and len(rec) == 3 else None
+    try:
+        return (ints[0], ints[1], float(rec[2]),
+                (_ints([(_native(node) or {}).get("first", 1)], 1) or [1])[0]) if ints else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _holders(scene: Scene, anims: list[Animation]) -> dict[int, int]:
+    """Animation index -> the node whose ANIM it came from (-1: keys without ANIM)."""
+    with_anim = [i for i, n in enumerate(scene.nodes) if "anim" in (_native(n) or {})]
+    out = {}
+    for ai, a in enumerate(anims):
+        holder = a.extras.get("b3d_holder")
+        if holder == -1:
+            out[ai] = -1
+        elif isinstance(holder, int) and holder in with_anim and scene.nodes[holder].name == a.name:
+            out[ai] = holder
+        else:
+            same = [i for i in with_anim if scene.nodes[i].name == a.name]
+            out[ai] = same[0] if same else (with_anim[0] if with_anim else _preorder(scene)[0])
+    return out
+
+
+def native_roots(scene: Scene, anims: list[Animation], fps: float | None,
+                 brush_of: dict[int, list[int]], brush_ids: dict[int, int]) -> list[NodeChunk]:
+    holders = _holders(scene, anims)
+    tracks: dict[int, dict[str, Track]] = {}
+    anim_out: dict[int, tuple] = {}         # holder -> animation, rate, last frame, first
+    for ai, a in enumerate(anims):
+        rec = anim_record(scene.nodes[holders[ai]]) if holders[ai] >= 0 else None
+        rate = animation_rate(a, fps, rec[2] if rec else None)
+        first = (_ints([a.extras.get("b3d_first_frame", rec[3] if rec else 1)], 1) or [1])[0]
+        t, length = tracks_for(a, rate, first)
+        for n, per_path in t.items():
+            tracks.setdefault(n, {}).update(per_path)
+        if holders[ai] >= 0:
+            anim_out[holders[ai]] = (a, rate, first + length, first)
+    bones = _bone_weights(scene)
+    writer = _Writer(scene, tracks, anim_out, bones, brush_of, brush_ids)
+    parents = scene.parents()
+    return [writer.node(r, 0) for r in (scene.roots or [i for i, p in enumerate(parents) if p < 0])]
+
+
+def _bone_weights(scene: Scene) -> dict[int, list[np.ndarray]]:
+    """BONE records per joint node, vertex ids into the VRTS the mesh node's primitives make."""
+    out: dict[int, list[np.ndarray]] = {}
+    for node in scene.nodes:
+        if node.skin is None or node.mesh is None:
+            continue
+        skin = scene.skins[node.skin]
+        own = bool((_native(node) or {}).get("bone"))     # the mesh node had a BONE too
+        base = 0
+        for p in scene.meshes[node.mesh].primitives:
+            n = len(p.positions)
+            if p.joints is not None:
+                v, j, w = _primitive_weights(p, len(skin.joints))
+                for slot in np.unique(j):
+                    if slot == 0 and not own:
+                        continue            # B3D: vertices without weights follow the mesh node
+                    sel = j == slot
+                    rec = np.zeros(int(sel.sum()), BONE_DTYPE)
+                    rec["vertex"] = v[sel] + base
+                    rec["weight"] = w[sel]
+                    out.setdefault(skin.joints[int(slot)], []).append(rec)
+            base += n
+    return out
+
+
+def _primitive_weights(p, n_joints: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n = len(p.positions)
+    ok = p.weights > 0
+    v = np.broadcast_to(np.arange(n)[:, None], ok.shape)[ok]
+    j, w = p.joints[ok].astype(np.int64), p.weights[ok].astype(np.float32)
+    rec = p.extras.get("b3d_weights")
+    if isinstance(rec, dict) and rec.get("count") == n:
+        try:
+            rv = np.asarray(rec["vertex"], np.int64)
+            rj = np.asarray(rec["joint"], np.int64)
+            rw = np.asarray(rec["weight"], np.float32)
+            if len(rv) == len(rj) == len(rw) and (not len(rv) or (
+                    rv.min() >= 0 and rv.max() < n and rj.min() >= 0 and rj.max() < n_joints)):
+                keep = ~np.isin(v, rv)          # the file's own entries for these vertices
+                v, j, w = np.r_[v[keep], rv], np.r_[j[keep], rj], np.r_[w[keep], rw]
+        except (KeyError, TypeError, ValueError, OverflowError):
+            pass
+    order = np.argsort(v, kind="stable")
+    return v[order], j[order], w[order]
+
+
+class _Writer:
+    def __init__(self, scene, tracks, anim_out, bones, brush_of, brush_ids):
+        self.scene, self.tracks, self.anim_out, self.bones = scene, tracks, anim_out, bones
+        self.brush_of, self.brush_ids = brush_of, brush_ids
+
+    def node(self, i: int, depth: int) -> NodeChunk:
+        if depth > 200:
+            raise DocumentError("node tree deeper than 200")
+        node = self.scene.nodes[i]
+        native = _native(node) or {}
+        out = NodeChunk((node.name or f"node{i}").encode("utf-8"),
+                        tuple(float(x) for x in node.translation * _Z),
+                        tuple(float(x) for x in node.scale),
+                        tuple(float(x) for x in _rot_from_gltf(node.rotation)))
+        if node.mesh is not None:
+            rec = native.get("mesh")
+            out.children.append(self.mesh(node, rec if isinstance(rec, dict) else {}))
+        if i in self.bones:
+            out.children.append(Bone(np.concatenate(self.bones[i])))
+        elif native.get("bone"):
+            out.children.append(Bone(np.zeros(0, BONE_DTYPE)))
+        layout = native.get("keys")
+        layout = _ints(layout, len(layout)) if isinstance(layout, list) else None
+        if i in self.tracks or layout:
+            out.children.extend(keys_chunks(self.tracks.get(i, {}), layout))
+        out.children.extend(self.node(c, depth + 1) for c in node.children)
+        anim = self.anim(i)
+        if anim is not None:
+            out.children.append(anim)
+        return out
+
+    def anim(self, i: int) -> AnimChunk | None:
+        rec = anim_record(self.scene.nodes[i])
+        ints, rec_fps = (rec[:2], rec[2]) if rec else (None, None)
+        if i not in self.anim_out:
+            return AnimChunk(ints[0], ints[1], rec_fps) if ints else None
+        a, rate, last, first = self.anim_out[i]
+        flags, frames, out_fps = 0, last - first, rate
+        if ints:
+            flags, frames = ints      # as the file had them (Irrlicht reads neither)
+            if rec_fps <= 0 and np.isclose(rate, animation_rate(a, None, rec_fps)):
+                out_fps = rec_fps                   # 0: the engine's default, kept
+        return AnimChunk(flags, frames, out_fps)
+
+    def mesh(self, node, rec: dict) -> MeshChunk:
+        prims = [p for p in self.scene.meshes[node.mesh].primitives if p.mode == 4]
+        vr = _ints(rec.get("vrts"), 3)
+        n_uv = max((len(p.uvs) for p in prims), default=0)
+        if vr is not None and 0 <= vr[1] <= 8 and 0 <= vr[2] <= 4:
+            flags, sets, size = vr
+        else:
+            flags = (1 if any(p.normals is not None for p in prims) else 0) | \
+                    (2 if any(p.colors is not None for p in prims) else 0)
+            sets, size = min(n_uv, 2), 2 if n_uv else 0
+        n = sum(len(p.positions) for p in prims)
+        verts = np.zeros(n, vrts_dtype(flags, sets, size))
+        mesh = MeshChunk(self.brush_ids.get((_ints([rec.get("brush", -1)], 1) or [-1])[0], -1))
+        base = 0
+        for p in prims:
+            k = len(p.positions)
+            part = verts[base:base + k]
+            part["position"] = p.positions * _Z
+            if flags & 1:
+                if p.normals is None:
+                    from ...gltf.writer import compute_normals
+                    part["normal"] = compute_normals(p.positions, p.indices) * _Z
+                else:
+                    part["normal"] = p.normals * _Z
+            if flags & 2:
+                part["color"] = p.colors if p.colors is not None else 1.0
+            for s in range(min(sets, len(p.uvs))):
+                part["uv"][:, s, :min(size, 2)] = p.uvs[s][:, :min(size, 2)]
+            idx = (p.indices if p.indices is not None else np.arange(k)).astype(np.int64)
+            tri = idx.reshape(-1, 3)[:, [0, 2, 1]] + base
+            mesh.children.append(Tris(self.tris_brush(p, mesh.brush_id), tri.astype(np.int32)))
+            base += k
+        mesh.children.insert(0, Vrts(flags, sets, size, verts))
+        return mesh
+
+    def tris_brush(self, p, mesh_brush: int) -> int:
+        allowed = self.brush_of.get(p.material, []) if p.material is not None else []
+        rec = p.extras.get("b3d_brush")
+        if isinstance(rec, int):
+            if rec == -1 and (mesh_brush in allowed or (p.material is None and mesh_brush == -1)):
+                return -1
+            if self.brush_ids.get(rec, -2) in allowed:
+                return self.brush_ids[rec]
+        return allowed[0] if allowed else -1

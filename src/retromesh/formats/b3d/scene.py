@@ -1,0 +1,233 @@
+"""B3D document -> :class:`retromesh.Scene` (glTF conventions): :func:`to_scene`."""
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from ...errors import DocumentError, LossWarning, UnsupportedError
+from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
+from ...transforms import inverse, quat_continuous
+from .axes import _Z, _Z32, _rot_to_gltf
+from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
+from .materials import materials_to_scene
+from .skinning import WEIGHT_MODES, entries, odd_vertices, skin_weights, weight_record
+
+__all__ = ["to_scene"]
+
+
+def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: list[BrushEntry],
+                     label: str) -> tuple[list[Primitive], list[np.ndarray]]:
+    """Primitives of one MESH (one per TRIS) and, per primitive, the original vertex ids."""
+    v = mesh.vrts
+    if v is None:
+        raise DocumentError(f"node {label!r}: MESH has no VRTS chunk")
+    verts = v.vertices
+    n = len(verts)
+    pos = verts["position"] * _Z32
+    normals = verts["normal"] * _Z32 if v.flags & 1 else None
+    colors = verts["color"] if v.flags & 2 else None
+    uvs = []
+    if v.tex_coord_sets and v.tex_coord_set_size:
+        for s in range(min(v.tex_coord_sets, 2)):
+            uv = np.zeros((n, 2), np.float32)
+            k = min(v.tex_coord_set_size, 2)
+            uv[:, :k] = verts["uv"][:, s, :k]
+            uvs.append(uv)
+    prims, ids = [], []
+    tris_list = mesh.tris
+    for t in tris_list:
+        tri = np.asarray(t.triangles).reshape(-1, 3)
+        if not len(tri):
+            continue
+        if tri.min() < 0 or tri.max() >= n:
+            raise DocumentError(f"node {label!r}: TRIS refers to vertex {int(tri.max())} of {n}")
+        brush = t.brush_id if t.brush_id >= 0 else mesh.brush_id
+        material = brush_materials.get(brush)
+        use_colors = colors is not None and (0 <= brush < len(brushes) and brushes[brush].fx & 2)
+        if len(tris_list) == 1:
+            used = np.arange(n)
+            local = tri.view(np.uint32) if tri.dtype == np.int32 else tri.astype(np.uint32)
+            pick = lambda a: a                                    # noqa: E731  (no copy)
+        else:
+            used, inv = np.unique(tri, return_inverse=True)
+            local = inv.reshape(-1, 3).astype(np.uint32)
+            pick = lambda a, used=used: a[used]                   # noqa: E731
+        prim = Primitive(
+            positions=pick(pos), indices=local[:, [0, 2, 1]].reshape(-1),
+            normals=None if normals is None else pick(normals),
+            uvs=[pick(uv) for uv in uvs],
+            colors=None if not use_colors else np.clip(pick(colors), 0, 1),
+            material=material)
+        if colors is not None and not use_colors:
+            prim.extras["b3d_vertex_colors_unused"] = True
+        prim.extras["b3d_brush"] = int(t.brush_id)
+        prims.append(prim)
+        ids.append(used)
+    return prims, ids
+
+
+DEFAULT_FPS = 25.0
+"""Frame rate when ANIM says 0 or less, or there is no ANIM: Irrlicht's (``SkinnedMesh``
+``FramesPerSecond(25.f)``; ``readChunkANIM`` only sets a speed above 0), so Luanti plays such
+files at 25 frames a second. Blitz3D ignores ANIM's fps altogether (``Animate`` steps one frame
+per ``UpdateWorld``)."""
+
+
+def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = None,
+             weights: str = "blitz3d") -> Scene:
+    """Blitz3D scene -> glTF conventions. ``fps`` overrides every ANIM's frame rate;
+    ``weights`` is ``"blitz3d"`` (normalised, all-zero weights animate) or ``"raw"`` (Irrlicht's
+    reading: zero weights ignored); see :mod:`.skinning`."""
+    if weights not in WEIGHT_MODES:
+        raise UnsupportedError(f"weights={weights!r}: one of {', '.join(WEIGHT_MODES)}")
+    scene = Scene()
+    if source is not None:
+        scene.extras["source_dir"] = str(Path(source).parent)
+    walk = _Walk(scene, materials_to_scene(doc, scene), doc.brushes)
+    for root in doc.root_nodes:
+        walk.visit(root, None, -1, 0)
+    _skins(scene, walk, weights)
+    _animations(scene, walk.anims, walk.keys_of, walk.anim_of_node, fps)
+    return scene
+
+
+class _Walk:
+    """Scene nodes for the NODE tree, and what the skins and animations need of it."""
+
+    def __init__(self, scene: Scene, brush_materials: dict[int, int], brushes: list[BrushEntry]):
+        self.scene, self.brush_materials, self.brushes = scene, brush_materials, brushes
+        self.mesh_users: list[tuple[int, MeshChunk, list[np.ndarray]]] = []  # node, mesh, ids
+        self.bones_by_mesh: dict[int, list[tuple[int, np.ndarray]]] = {}   # mesh slot -> bones
+        self.anims: list[tuple[AnimChunk, int]] = []       # ANIM chunk, scene node holding it
+        self.keys_of: dict[int, list[Keys]] = {}           # scene node -> KEYS chunks
+        self.anim_of_node: dict[int, int] = {}             # scene node -> anims slot (-1 none)
+
+    def visit(self, chunk: NodeChunk, parent: int | None, anim_slot: int, depth: int) -> None:
+        label = chunk.name.decode("utf-8", "replace")
+        node = Node(name=label, translation=np.asarray(chunk.position, np.float64) * _Z,
+                    rotation=_rot_to_gltf(chunk.rotation), scale=np.asarray(chunk.scale))
+        i = self.scene.add_node(node, parent)
+        native: dict = {"v": 1}     # what glTF has no place for, to write the same NODE back
+        for c in chunk.children:
+            if isinstance(c, AnimChunk):
+                self.anims.append((c, i))
+                anim_slot = len(self.anims) - 1
+                native["anim"] = [int(c.flags), int(c.frames), float(c.fps)]
+        self.anim_of_node[i] = anim_slot
+        for c in chunk.children:
+            if isinstance(c, MeshChunk):
+                prims, ids = _mesh_primitives(c, self.brush_materials, self.brushes, label)
+                node.mesh = self.scene.add_mesh(Mesh(name=label, primitives=prims))
+                self.mesh_users.append((i, c, ids))
+                v = c.vrts
+                native["mesh"] = {"brush": int(c.brush_id),
+                                  "vrts": [int(v.flags), int(v.tex_coord_sets),
+                                           int(v.tex_coord_set_size)]}
+            elif isinstance(c, Bone):
+                native["bone"] = True
+                if self.mesh_users:
+                    self.bones_by_mesh.setdefault(len(self.mesh_users) - 1, []).append((i, c.weights))
+                else:
+                    warnings.warn(f"node {label!r}: BONE before any MESH ignored", LossWarning,
+                                  stacklevel=5)
+            elif isinstance(c, Keys):
+                self.keys_of.setdefault(i, []).append(c)
+                native.setdefault("keys", []).append(int(c.flags))
+            elif isinstance(c, NodeChunk):
+                if depth >= 200:
+                    raise DocumentError("NODE nesting deeper than 200")
+                self.visit(c, i, anim_slot, depth + 1)
+        node.extras["b3d"] = native
+
+
+def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
+    """The mesh node is joint 0, then every node with a BONE for that mesh (empty ones too)."""
+    worlds = scene.world_matrices()
+    for slot, bones in walk.bones_by_mesh.items():
+        mesh_node, mesh_chunk, id_lists = walk.mesh_users[slot]
+        joint_nodes = [mesh_node] + [b for b, _ in bones if b != mesh_node]
+        joint_of = {n: k for k, n in enumerate(joint_nodes)}
+        n_vertices = len(mesh_chunk.vrts.vertices)
+        ent = entries([(joint_of[b], w) for b, w in bones], n_vertices)
+        joints, weights = skin_weights(ent, n_vertices, mode)
+        odd = odd_vertices(ent, n_vertices)
+        ibm = np.stack([inverse(worlds[j]) @ worlds[mesh_node] for j in joint_nodes])
+        skin = scene.add_skin(Skin(joints=joint_nodes, inverse_bind_matrices=ibm,
+                                   name=scene.nodes[mesh_node].name))
+        scene.nodes[mesh_node].skin = skin
+        for prim, used in zip(scene.meshes[scene.nodes[mesh_node].mesh].primitives, id_lists):
+            prim.joints = joints[used]
+            prim.weights = weights[used]
+            prim.__post_init__()
+            record = weight_record(ent, odd, used) if odd.any() else None
+            if record is not None:
+                prim.extras["b3d_weights"] = record
+
+
+def _merge_keys(chunks: list[Keys], field_name: str, bit: int) -> tuple[np.ndarray, np.ndarray] | None:
+    frames, values = [], []
+    for c in chunks:
+        if c.flags & bit and len(c.keys):
+            frames.append(c.keys["frame"].astype(np.int64))
+            values.append(c.keys[field_name].astype(np.float64))
+    if not frames:
+        return None
+    f = np.concatenate(frames)
+    v = np.concatenate(values)
+    order = np.argsort(f, kind="stable")
+    return f[order], v[order]
+
+
+def _key_times(frames: np.ndarray, first: int, fps: float) -> np.ndarray:
+    """Seconds for key frames. Several keys at one frame (a jump: h3dview ``ninja`` has them)
+    follow each other a ten-thousandth of a frame apart, so that glTF keeps them (its times
+    increase strictly) and from_scene gives back the same frame numbers."""
+    rank = np.arange(len(frames)) - np.searchsorted(frames, frames, side="left")
+    t = (frames - first) / fps
+    if rank.any():
+        step = max(1e-4 / fps, 4 * float(np.spacing(np.float32(max(abs(t[-1]), 1.0)))))
+        t = t + rank * step
+    return t
+
+
+def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[int, list[Keys]],
+                anim_of_node: dict[int, int], fps_override: float | None) -> None:
+    groups: dict[int, list[int]] = {}
+    for node, slot in anim_of_node.items():
+        if node in keys_of:
+            groups.setdefault(slot, []).append(node)
+    for slot, nodes in sorted(groups.items()):
+        if slot >= 0:
+            chunk, holder = anims[slot]
+            name = scene.nodes[holder].name or f"anim{slot}"
+        else:
+            chunk, name = AnimChunk(0, 0, 0.0), "keys"
+        fps = fps_override or (chunk.fps if chunk.fps > 0 else DEFAULT_FPS)
+        tracks = []
+        for n in sorted(nodes):
+            for path, fld, bit in (("translation", "position", 1), ("rotation", "rotation", 4),
+                                   ("scale", "scale", 2)):
+                merged = _merge_keys(keys_of[n], fld, bit)
+                if merged is not None:
+                    tracks.append((n, path, *merged))
+        if not tracks:
+            continue
+        first = min(int(f[0]) for _, _, f, _ in tracks)
+        anim = Animation(name=name, extras={"b3d_fps": float(chunk.fps), "b3d_frames": chunk.frames,
+                                            "b3d_first_frame": first, "fps": fps,
+                                            "b3d_holder": holder if slot >= 0 else -1})
+        if slot >= 0:       # on the node too: Blender keeps node extras, not animation extras
+            scene.nodes[holder].extras["b3d"]["first"] = first
+        last = max(int(f[-1]) for _, _, f, _ in tracks)
+        if chunk.frames and last - first > chunk.frames:
+            anim.extras["b3d_keys_beyond_frames"] = last
+        for n, path, frames, values in tracks:
+            times = _key_times(frames, first, fps)
+            if path == "translation":
+                values = values * _Z
+            elif path == "rotation":
+                values = quat_continuous(_rot_to_gltf(values))
+            anim.channels.append(Channel(node=n, path=path, times=times, values=values))
+        scene.animations.append(anim)
