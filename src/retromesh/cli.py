@@ -51,12 +51,22 @@ def _echo(text: str = "", err: bool = False) -> None:
     typer.echo(text, err=err)
 
 
+def _tagged(tag: str, color: str, text: str, err: bool = True) -> None:
+    """``tag text`` wrapped to the terminal, file names never broken."""
+    import textwrap
+    first, *rest = text.split("\n")
+    lines = textwrap.wrap(f"{tag} {first}", width=_width(), subsequent_indent="    ",
+                          break_long_words=False, break_on_hyphens=False) or [tag]
+    lines[0] = typer.style(tag, fg=color, bold=color == "red") + lines[0][len(tag):]
+    _echo("\n".join(lines + rest), err=err)
+
+
 def _error(message: str) -> None:
-    _echo(typer.style("error", fg="red", bold=True) + ": " + message, err=True)
+    _tagged("error:", "red", message)
 
 
 def _warn(message: str) -> None:
-    _echo(typer.style("warning", fg="yellow") + ": " + message, err=True)
+    _tagged("warning:", "yellow", message)
 
 
 def _usage(message: str) -> NoReturn:
@@ -321,38 +331,38 @@ def _summary(results: list[Result], output: Path | None, seconds: float) -> None
         src = str(r.job.source)
         if detail.startswith(src + ": "):
             detail = detail[len(src) + 2:]
-        _echo(typer.style("failed", fg="red") + f"  {r.job.label}: {detail}", err=True)
+        _tagged("failed:", "red", f"{r.job.label}: {detail}")
     for r in warned:
-        _echo(typer.style("warning", fg="yellow") + f" {r.job.label}: {r.notes[0]}"
-              + (f" (+{len(r.notes) - 1} more)" if len(r.notes) > 1 else ""), err=True)
+        _tagged("warning:", "yellow", f"{r.job.label}: {r.notes[0]}"
+                + (f" (+{len(r.notes) - 1} more)" if len(r.notes) > 1 else ""))
     missing = sum(r.missing_textures for r in results)
     done = len(results) - len(failed)
-    where = f" into {output}" if output is not None else ""
-    _echo(f"{done} converted, {len(failed)} failed ({len(warned)} with warnings, "
-          f"{missing} missing textures) in {seconds:.1f} s{where}", err=True)
+    _tagged(f"{done} converted,", "green" if not failed else "red",
+            f"{len(failed)} failed ({len(warned)} with warnings, {missing} missing textures, "
+            f"{seconds:.1f} s)")
 
 
 @app.command()
 def convert(
-    inputs: list[Path] = typer.Argument(..., help="Files or folders to convert.",
-                                        show_default=False),
+    inputs: list[Path] = typer.Argument(..., help="Files or folders.", show_default=False,
+                                        metavar="INPUT"),
     output: Optional[Path] = typer.Option(
-        None, "-o", "--output", rich_help_panel=OUTPUT, show_default=False,
-        help="Output file, or folder for folders. Default for one file: <name>.glb "
-             "in the current folder."),
-    to: str = typer.Option("glb", "--to", rich_help_panel=OUTPUT,
-                           help="Output extension when -o is a folder or left out."),
-    embed_images: Optional[bool] = typer.Option(
-        None, "--embed-images/--no-embed-images", rich_help_panel=OUTPUT, show_default=False,
-        help="Put the textures in the GLB (default) or keep references only."),
+        None, "-o", "--output", rich_help_panel=OUTPUT, show_default=False, metavar="PATH",
+        help="File or folder; default ./NAME.glb"),
+    to: str = typer.Option("glb", "--to", rich_help_panel=OUTPUT, metavar="EXT",
+                           show_default=False, help="Output extension for folders (glb)."),
+    no_embed: bool = typer.Option(False, "--no-embed-images", rich_help_panel=OUTPUT,
+                                  help="Reference textures, don't embed them."),
+    embed: bool = typer.Option(False, "--embed-images", hidden=True,
+                               help="Put the textures in the GLB (the default)."),
     texture_path: Optional[list[Path]] = typer.Option(
         None, "--texture-path", metavar="DIR", rich_help_panel=OUTPUT, show_default=False,
-        help="Another folder to look for textures in (repeatable)."),
+        help="Another folder with textures (repeatable)."),
     overwrite: bool = typer.Option(False, "--overwrite", rich_help_panel=OUTPUT,
                                    help="Allow an output to replace an input."),
     preset: Optional[str] = typer.Option(None, "--preset", rich_help_panel=OUTPUT,
                                          metavar="luanti", show_default=False,
-                                         help="luanti: a GLB within Luanti's rules."),
+                                         help="A GLB within Luanti's rules."),
     skeleton: Optional[Path] = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
                                             help=".skl / .phxbn skeleton.", show_default=False),
     mesh: Optional[Path] = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
@@ -361,32 +371,36 @@ def convert(
         None, "--animation", "-a", metavar="FILE", rich_help_panel=COMPANIONS,
         help=".ani / .anm animation (repeatable).", show_default=False),
     hva: Optional[Path] = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
-                                       help=".hva for a .vxl (default: beside it).",
+                                       help=".hva of a .vxl (default: beside it).",
                                        show_default=False),
-    companions: bool = typer.Option(True, "--companions/--no-companions",
-                                    rich_help_panel=COMPANIONS,
-                                    help="Read the .skl/.ani/.obj/.anm of the same name."),
+    no_companions: bool = typer.Option(False, "--no-companions", rich_help_panel=COMPANIONS,
+                                       help="Don't read same-name .skl/.ani/.obj/.anm."),
     fps: Optional[float] = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
                                         help="Animation frame rate (> 0).", show_default=False),
     scale: Optional[float] = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
                                           help="Uniform scale (> 0).", show_default=False),
     set_: Optional[list[str]] = typer.Option(
         None, "--set", metavar="KEY=VALUE", rich_help_panel=ADVANCED, show_default=False,
-        help="Reading option (see `retromesh formats`)."),
+        help="Reading option (retromesh formats)."),
     write_option: Optional[list[str]] = typer.Option(
         None, "-O", "--write-option", metavar="KEY=VALUE", rich_help_panel=ADVANCED,
-        show_default=False, help="Writing option, e.g. fps, version, game."),
+        show_default=False, help="Writing option: fps, version, game..."),
     format: Optional[str] = typer.Option(None, "--format", "-f", rich_help_panel=ADVANCED,
-                                         help="Force the input format.", show_default=False),
-    jobs: int = typer.Option(1, "-j", "--jobs", min=1, rich_help_panel=ADVANCED,
-                             help="Files converted in parallel."),
+                                         metavar="NAME", help="Force the input format.",
+                                         show_default=False),
+    jobs: int = typer.Option(1, "-j", "--jobs", min=1, rich_help_panel=ADVANCED, metavar="N",
+                             help="Files converted in parallel.", show_default=False),
 ) -> None:
-    """Convert models to glTF (or back), one file or whole folders.
+    """Convert models to glTF (or back): one file, or whole folders.
 
-    One file: `retromesh convert tank.vxl` writes tank.glb in the current folder.
-    A folder: `retromesh convert mods/ -o out/` converts every model, reading each model's
-    companion files with it, and goes on past bad files (exit 1 at the end).
+    `retromesh convert tank.vxl` writes tank.glb in the current folder.
+
+    `retromesh convert mods/ -o out/` converts a whole folder.
+
+    Each format's --set and -O options: `retromesh formats`.
     """
+    embed_images = False if no_embed else (True if embed else None)
+    companions = not no_companions
     if preset not in (None, "luanti"):
         _usage(f"--preset {preset}: unknown preset (valid: luanti)")
     for item in inputs:
@@ -490,7 +504,7 @@ def _info_lines(name: str, entry: dict[str, Any], width: int) -> list[str]:
 @app.command()
 def info(
     files: list[Path] = typer.Argument(..., help="Files or folders to describe.",
-                                       show_default=False),
+                                       show_default=False, metavar="INPUT"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     skeleton: Optional[Path] = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
                                             help="As for convert.", show_default=False),
@@ -501,9 +515,8 @@ def info(
                                                    help="As for convert.", show_default=False),
     hva: Optional[Path] = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
                                        help="As for convert.", show_default=False),
-    companions: bool = typer.Option(True, "--companions/--no-companions",
-                                    rich_help_panel=COMPANIONS,
-                                    help="Read the companions of the same name."),
+    no_companions: bool = typer.Option(False, "--no-companions", rich_help_panel=COMPANIONS,
+                                       help="As for convert."),
     fps: Optional[float] = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
                                         show_default=False, help="As for convert."),
     scale: Optional[float] = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
@@ -512,9 +525,11 @@ def info(
                                              rich_help_panel=ADVANCED, show_default=False,
                                              help="Reading option."),
     format: Optional[str] = typer.Option(None, "--format", "-f", rich_help_panel=ADVANCED,
-                                         show_default=False, help="Force the input format."),
+                                         metavar="NAME", show_default=False,
+                                         help="Force the input format."),
 ) -> None:
-    """What a file holds, as convert sees it: counts, names, textures, bounds, animations."""
+    """What a file holds as convert sees it: counts, textures, bounds, animations."""
+    companions = not no_companions
     explicit = bool(skeleton or mesh or animation)
     base_opts = _companion_options(skeleton, mesh, animation, hva, fps, scale, set_)
     from .clitools.report import native_info, scene_info
@@ -655,7 +670,7 @@ def _check_file(f: Path, format: Optional[str], scene: bool, luanti: bool
 
 @app.command()
 def check(files: list[Path] = typer.Argument(..., help="Files or folders to check.",
-                                             show_default=False),
+                                             show_default=False, metavar="INPUT"),
           format: Optional[str] = typer.Option(None, "--format", "-f", show_default=False,
                                                help="Force the input format."),
           scene: bool = typer.Option(True, help="Also convert to a scene and check it."),
@@ -672,16 +687,16 @@ def check(files: list[Path] = typer.Argument(..., help="Files or folders to chec
             failures += 1
             detail = describe(exc, f)
             detail = detail[len(str(f)) + 2:] if detail.startswith(str(f) + ": ") else detail
-            _echo(typer.style("failed", fg="red") + f" {label}: {detail}")
+            _tagged("failed:", "red", f"{label}: {detail}", err=False)
             continue
         errors = [p for p in problems if not p.startswith("warning:")]
         if errors:
             failures += 1
-            _echo(typer.style("failed", fg="red") + f" {label} ({name}): " + "; ".join(problems))
+            _tagged("failed:", "red", f"{label} ({name}): " + "; ".join(problems), err=False)
         elif problems:
-            _echo(typer.style("ok", fg="yellow") + f" {label} ({name}): " + "; ".join(problems))
+            _tagged("ok:", "yellow", f"{label} ({name}): " + "; ".join(problems), err=False)
         else:
-            _echo(typer.style("ok", fg="green") + f" {label} ({name}): {ok}")
+            _tagged("ok:", "green", f"{label} ({name}): {ok}", err=False)
     _echo(f"{total - failures} ok, {failures} failed")
     if failures:
         raise typer.Exit(EXIT_FAILED)

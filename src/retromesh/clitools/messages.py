@@ -67,6 +67,8 @@ def describe(exc: BaseException, path: str | Path | None = None) -> str:
             text = ": ".join(where) + ": " + text
         if _truncated(exc):
             text = "truncated: " + text
+        elif exc.got == repr(b"") and exc.offset == 0:
+            text = "empty file"
         return cli_hints(f"{file or '<data>'}: {text}")
     if isinstance(exc, OSError):
         file = exc.filename if exc.filename is not None else name
