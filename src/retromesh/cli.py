@@ -466,7 +466,8 @@ def _fmt_counts(counts: dict[str, Any]) -> str:
 
 def _info_lines(name: str, entry: dict[str, Any], width: int) -> list[str]:
     import textwrap
-    lines = [f"{name} ({entry.get('format', '?')})"]
+    head = f"{name} ({entry.get('format', '?')})"
+    lines = [head] if len(head) <= width else [name, f"  ({entry.get('format', '?')})"]
     rows: list[tuple[str, str]] = []
     native = {k: v for k, v in entry.items() if k not in ("format", "scene", "companions")}
     if entry.get("companions"):
