@@ -355,3 +355,18 @@ def test_agreed_flags_reach_the_library(wiggle, tmp_path, monkeypatch):
 def test_gitignore_keeps_out_folder_out():
     from conftest import ROOT
     assert "/out/" in (ROOT / ".gitignore").read_text().split()
+
+
+def test_one_warning_of_many_files_is_said_once(tmp_path):
+    from retromesh.formats.lostsaga import samples
+    samples.write_example(tmp_path / "src")
+    msh = (tmp_path / "src" / "column.msh").read_bytes()
+    d = tmp_path / "many"
+    d.mkdir()
+    for i in range(30):
+        (d / f"c{i:02}.msh").write_bytes(msh)      # skinned, no skeleton beside: a warning each
+    res = run("convert", d, "-o", tmp_path / "out", env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    lines = _lines(res.output)
+    assert len(lines) <= 6, res.output
+    assert "30 files" in flat(res) and lines[-1].startswith("30 converted, 0 failed (30 with")

@@ -305,7 +305,7 @@ def _run_all(jobs: list[Job], workers: int) -> list[Result]:
     console = Console(stderr=True, width=width)
     with Progress(TextColumn("converting"), BarColumn(bar_width=12), MofNCompleteColumn(),
                   TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[current]}"),
-                  console=console, transient=True) as progress:
+                  console=console, transient=True, disable=not console.is_terminal) as progress:
         task = progress.add_task("converting", total=len(jobs),
                                  current=_short(jobs[0].label, name_width))
         if workers > 1:
@@ -332,9 +332,17 @@ def _summary(results: list[Result], output: Path | None, seconds: float) -> None
         if detail.startswith(src + ": "):
             detail = detail[len(src) + 2:]
         _tagged("failed:", "red", f"{r.job.label}: {detail}")
+    by_note: dict[str, list[str]] = {}      # one warning shared by many files: said once
     for r in warned:
-        _tagged("warning:", "yellow", f"{r.job.label}: {r.notes[0]}"
-                + (f" (+{len(r.notes) - 1} more)" if len(r.notes) > 1 else ""))
+        for note in r.notes:
+            by_note.setdefault(note, []).append(r.job.label)
+    for note, labels in sorted(by_note.items(), key=lambda kv: (-len(kv[1]), kv[1][0])):
+        if len(labels) == 1:
+            _tagged("warning:", "yellow", f"{labels[0]}: {note}")
+        else:
+            more = f" and {len(labels) - 3} more" if len(labels) > 3 else ""
+            _tagged("warning:", "yellow", f"{note} ({len(labels)} files: "
+                    f"{', '.join(labels[:3])}{more})")
     missing = sum(r.missing_textures for r in results)
     done = len(results) - len(failed)
     _tagged(f"{done} converted,", "green" if not failed else "red",
