@@ -8,13 +8,9 @@ bad value). Output fits an 80-column terminal. The helpers live in :mod:`retrome
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import time
-import traceback
 import warnings
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, Optional
 
@@ -23,10 +19,13 @@ import typer
 import retromesh
 from . import registry
 from .clitools import plan
-from .clitools.messages import EXIT_FAILED, EXIT_USAGE, cli_hints, describe
+from .clitools.batch import Job, run as _run, run_all as _run_all, summary as _summary
+from .clitools.messages import EXIT_FAILED, EXIT_USAGE, describe
+from .clitools.output import echo as _echo, error as _error, tagged as _tagged, warn as _warn
+from .clitools.output import width as _width
 from .clitools.options import (OptionError, check_options, parse_pairs, positive, read_options,
                                write_options)
-from .errors import LossWarning, MissingTextureWarning, RetromeshError, UnknownFormatError
+from .errors import LossWarning, RetromeshError, UnknownFormatError
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode="rich",
                   help="Read, inspect and convert the 3D formats of classic games "
@@ -42,32 +41,6 @@ def main() -> None:
 
 
 # -- output ----------------------------------------------------------------------------------
-
-def _width() -> int:
-    return max(shutil.get_terminal_size((80, 24)).columns, 40)
-
-
-def _echo(text: str = "", err: bool = False) -> None:
-    typer.echo(text, err=err)
-
-
-def _tagged(tag: str, color: str, text: str, err: bool = True) -> None:
-    """``tag text`` wrapped to the terminal, file names never broken."""
-    import textwrap
-    first, *rest = text.split("\n")
-    lines = textwrap.wrap(f"{tag} {first}", width=_width(), subsequent_indent="    ",
-                          break_long_words=False, break_on_hyphens=False) or [tag]
-    lines[0] = typer.style(tag, fg=color, bold=color == "red") + lines[0][len(tag):]
-    _echo("\n".join(lines + rest), err=err)
-
-
-def _error(message: str) -> None:
-    _tagged("error:", "red", message)
-
-
-def _warn(message: str) -> None:
-    _tagged("warning:", "yellow", message)
-
 
 def _usage(message: str) -> NoReturn:
     _error(message)
@@ -159,63 +132,6 @@ def _detect(path: Path, format: Optional[str]) -> registry.Format:
 
 # -- convert ---------------------------------------------------------------------------------
 
-@dataclass
-class Job:
-    source: Path
-    target: Path
-    load_options: dict[str, Any] = field(default_factory=dict)
-    save_options: dict[str, Any] = field(default_factory=dict)
-    format: str | None = None
-    preset: str | None = None
-    base: Path | None = None       # the input folder it was found in
-    members: list[Path] = field(default_factory=list)
-
-    @property
-    def label(self) -> str:
-        if self.base is not None:
-            try:
-                return str(self.source.relative_to(self.base))
-            except ValueError:
-                pass
-        return str(self.source)
-
-
-@dataclass
-class Result:
-    job: Job
-    ok: bool
-    written: list[str] = field(default_factory=list)
-    message: str = ""
-    notes: list[str] = field(default_factory=list)
-    missing_textures: int = 0
-
-
-def _convert_one(job: Job) -> list[Path]:
-    if job.preset == "luanti":
-        from .clitools.luanti import convert_for_luanti
-        return convert_for_luanti(job.source, job.target, job.format, job.load_options,
-                                  job.save_options)
-    return retromesh.convert(job.source, job.target, format=job.format,
-                             save_options=job.save_options, **job.load_options)
-
-
-def _run(job: Job) -> Result:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", LossWarning)
-        try:
-            res = Result(job, True, [str(p) for p in _convert_one(job)])
-        except (RetromeshError, OSError) as exc:
-            res = Result(job, False, message=describe(exc, job.source))
-        except Exception as exc:  # a bug: report it, keep the batch going
-            res = Result(job, False, message=f"{job.source}: internal error "
-                         f"{type(exc).__name__}: {exc}\n" + traceback.format_exc(limit=4))
-    losses = [w for w in caught if issubclass(w.category, LossWarning)]
-    res.notes = sorted({cli_hints(str(w.message)) for w in losses})
-    res.missing_textures = len({str(w.message) for w in losses
-                                if issubclass(w.category, MissingTextureWarning)})
-    return res
-
-
 def _plan_jobs(inputs: list[Path], output: Optional[Path], to: str, format: Optional[str],
                load_opts: dict[str, Any], save_opts: dict[str, Any], explicit: bool,
                companions: bool, preset: Optional[str]) -> list[Job]:
@@ -289,65 +205,6 @@ def _plan_jobs(inputs: list[Path], output: Optional[Path], to: str, format: Opti
         if counts[j.target] > 1:
             j.target = j.target.with_name(f"{j.source.name}.{ext}")
     return jobs
-
-
-def _short(text: str, width: int) -> str:
-    return text if len(text) <= width else "…" + text[-(width - 1):]
-
-
-def _run_all(jobs: list[Job], workers: int) -> list[Result]:
-    from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeRemainingColumn)
-    results: list[Result] = []
-    width = _width()
-    name_width = max(width - 46, 12)
-    console = Console(stderr=True, width=width)
-    with Progress(TextColumn("converting"), BarColumn(bar_width=12), MofNCompleteColumn(),
-                  TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[current]}"),
-                  console=console, transient=True, disable=not console.is_terminal) as progress:
-        task = progress.add_task("converting", total=len(jobs),
-                                 current=_short(jobs[0].label, name_width))
-        if workers > 1:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = {pool.submit(_run, j): j for j in jobs}
-                for fut in as_completed(futures):
-                    results.append(fut.result())
-                    progress.update(task, advance=1,
-                                    current=_short(futures[fut].label, name_width))
-        else:
-            for j in jobs:
-                progress.update(task, current=_short(j.label, name_width))
-                results.append(_run(j))
-                progress.advance(task)
-    return sorted(results, key=lambda r: str(r.job.source))
-
-
-def _summary(results: list[Result], output: Path | None, seconds: float) -> None:
-    failed = [r for r in results if not r.ok]
-    warned = [r for r in results if r.ok and r.notes]
-    for r in failed:
-        detail = r.message
-        src = str(r.job.source)
-        if detail.startswith(src + ": "):
-            detail = detail[len(src) + 2:]
-        _tagged("failed:", "red", f"{r.job.label}: {detail}")
-    by_note: dict[str, list[str]] = {}      # one warning shared by many files: said once
-    for r in warned:
-        for note in r.notes:
-            by_note.setdefault(note, []).append(r.job.label)
-    for note, labels in sorted(by_note.items(), key=lambda kv: (-len(kv[1]), kv[1][0])):
-        if len(labels) == 1:
-            _tagged("warning:", "yellow", f"{labels[0]}: {note}")
-        else:
-            more = f" and {len(labels) - 3} more" if len(labels) > 3 else ""
-            _tagged("warning:", "yellow", f"{note} ({len(labels)} files: "
-                    f"{', '.join(labels[:3])}{more})")
-    missing = sum(r.missing_textures for r in results)
-    done = len(results) - len(failed)
-    _tagged(f"{done} converted,", "green" if not failed else "red",
-            f"{len(failed)} failed ({len(warned)} with warnings, {missing} missing textures, "
-            f"{seconds:.1f} s)")
 
 
 @app.command()
@@ -468,48 +325,6 @@ def convert(
 
 # -- info ------------------------------------------------------------------------------------
 
-def _fmt_counts(counts: dict[str, Any]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in counts.items() if k != "format")
-
-
-def _info_lines(name: str, entry: dict[str, Any], width: int) -> list[str]:
-    import textwrap
-    head = f"{name} ({entry.get('format', '?')})"
-    lines = [head] if len(head) <= width else [name, f"  ({entry.get('format', '?')})"]
-    rows: list[tuple[str, str]] = []
-    native = {k: v for k, v in entry.items() if k not in ("format", "scene", "companions")}
-    if entry.get("companions"):
-        rows.append(("read with", ", ".join(entry["companions"])))
-    rows.append(("native", _fmt_counts(native)))
-    scene = entry.get("scene")
-    if isinstance(scene, str):
-        rows.append(("scene", scene))
-    elif isinstance(scene, dict):
-        rows.append(("scene", _fmt_counts({k: v for k, v in scene.items()
-                                           if isinstance(v, int)})))
-        for key, label in (("mesh_names", "meshes"), ("material_names", "materials")):
-            if scene[key]:
-                rows.append((label, ", ".join(n or "(unnamed)" for n in scene[key])))
-        if scene["texture_files"]:
-            rows.append(("textures", ", ".join(f"{t['name']} ({t['status']})"
-                                                for t in scene["texture_files"])))
-        bb = scene["bounding_box"]
-        if bb:
-            def v(xs):
-                return "(" + ", ".join(f"{x:g}" for x in xs) + ")"
-            rows.append(("bounds", f"min {v(bb['min'])} max {v(bb['max'])}"))
-        for a in scene["animation_clips"]:
-            rows.append(("animation", f"{a['name'] or '(unnamed)'}: {a['seconds']:g} s, "
-                                      f"{a['channels']} channels"))
-        for n in scene["notes"]:
-            rows.append(("warning", n))
-    for label, text in rows:
-        lines += textwrap.wrap(text, width=width, initial_indent=f"  {label:<10} ",
-                               subsequent_indent=" " * 13, break_long_words=False,
-                               break_on_hyphens=False) or [f"  {label}"]
-    return lines
-
-
 @app.command()
 def info(
     files: list[Path] = typer.Argument(..., help="Files or folders to describe.",
@@ -541,7 +356,7 @@ def info(
     companions = not no_companions
     explicit = bool(skeleton or mesh or animation)
     base_opts = _companion_options(skeleton, mesh, animation, hva, fps, scale, set_)
-    from .clitools.report import native_info, scene_info
+    from .clitools.report import info_lines, native_info, scene_info
     report: dict[str, Any] = {}
     failed = False
     width = _width()
@@ -580,7 +395,7 @@ def info(
             if "error" in entry:
                 _error(entry["error"])
                 continue
-            _echo("\n".join(_info_lines(name, entry, width)))
+            _echo("\n".join(info_lines(name, entry, width)))
     if failed:
         raise typer.Exit(EXIT_FAILED)
 

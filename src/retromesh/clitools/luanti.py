@@ -39,7 +39,6 @@ MAX_BRUSH_TEXTURES = 4
 def _b3d_problems(doc: Any) -> list[str]:
     from ..formats.b3d import Bone, Keys, MeshChunk
     out: list[str] = []
-    n_brush = len(doc.brushes)
     if doc.tail:
         out.append(f"luanti: {len(doc.tail)} bytes at the end of BB3D too short for a chunk "
                    "(read as a chunk header: misread)")

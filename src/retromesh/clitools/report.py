@@ -19,7 +19,7 @@ from ..scene import Scene
 from .messages import cli_hints
 from .options import read_options, write_options
 
-__all__ = ["native_info", "scene_info", "format_entries", "format_blocks"]
+__all__ = ["native_info", "scene_info", "format_entries", "format_blocks", "info_lines"]
 
 
 def native_info(fmt: registry.Format, doc: Any) -> dict[str, Any]:
@@ -132,4 +132,45 @@ def format_blocks(width: int = 80) -> list[str]:
             lines += wrap.wrap("--set: " + ", ".join(e["read_options"]))
         if e["write_options"]:
             lines += wrap.wrap("-O: " + ", ".join(e["write_options"]))
+    return lines
+
+
+def _fmt_counts(counts: dict[str, Any]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items() if k != "format")
+
+
+def info_lines(name: str, entry: dict[str, Any], width: int) -> list[str]:
+    head = f"{name} ({entry.get('format', '?')})"
+    lines = [head] if len(head) <= width else [name, f"  ({entry.get('format', '?')})"]
+    rows: list[tuple[str, str]] = []
+    native = {k: v for k, v in entry.items() if k not in ("format", "scene", "companions")}
+    if entry.get("companions"):
+        rows.append(("read with", ", ".join(entry["companions"])))
+    rows.append(("native", _fmt_counts(native)))
+    scene = entry.get("scene")
+    if isinstance(scene, str):
+        rows.append(("scene", scene))
+    elif isinstance(scene, dict):
+        rows.append(("scene", _fmt_counts({k: v for k, v in scene.items()
+                                           if isinstance(v, int)})))
+        for key, label in (("mesh_names", "meshes"), ("material_names", "materials")):
+            if scene[key]:
+                rows.append((label, ", ".join(n or "(unnamed)" for n in scene[key])))
+        if scene["texture_files"]:
+            rows.append(("textures", ", ".join(f"{t['name']} ({t['status']})"
+                                                for t in scene["texture_files"])))
+        bb = scene["bounding_box"]
+        if bb:
+            def v(xs):
+                return "(" + ", ".join(f"{x:g}" for x in xs) + ")"
+            rows.append(("bounds", f"min {v(bb['min'])} max {v(bb['max'])}"))
+        for a in scene["animation_clips"]:
+            rows.append(("animation", f"{a['name'] or '(unnamed)'}: {a['seconds']:g} s, "
+                                      f"{a['channels']} channels"))
+        for n in scene["notes"]:
+            rows.append(("warning", n))
+    for label, text in rows:
+        lines += textwrap.wrap(text, width=width, initial_indent=f"  {label:<10} ",
+                               subsequent_indent=" " * 13, break_long_words=False,
+                               break_on_hyphens=False) or [f"  {label}"]
     return lines
