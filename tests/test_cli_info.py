@@ -61,3 +61,16 @@ def test_info_reports_names_textures_bounds_and_animations(tmp_path):
     text = run("info", tmp_path / "wiggle.b3d").output
     for word in ("textures", "wiggle.png (", "bounds", "animation"):
         assert word in text
+
+
+def test_preview_tool_draws_the_model(tmp_path):
+    import importlib.util
+    from conftest import ROOT
+    spec = importlib.util.spec_from_file_location("preview", ROOT / "tools" / "preview.py")
+    preview = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(preview)
+    (tmp_path / "w.b3d").write_bytes(wiggle_bytes())
+    assert run("convert", tmp_path / "w.b3d", "-o", tmp_path / "w.glb").exit_code == 0
+    image = preview.render(tmp_path / "w.glb", size=64, frames=2)
+    assert image.size == (128, 64)
+    assert len(set(image.getdata())) > 3          # something was drawn over the background
