@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-
 from typer.testing import CliRunner
 
 import retromesh
