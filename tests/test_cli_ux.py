@@ -369,3 +369,18 @@ def test_one_warning_of_many_files_is_said_once(tmp_path):
     lines = _lines(res.output)
     assert len(lines) <= 6, res.output
     assert "30 files" in flat(res) and lines[-1].startswith("30 converted, 0 failed (30 with")
+
+
+def test_output_names_prefer_the_game_model(tmp_path):
+    from retromesh.formats.westwood import samples as ww
+    from retromesh.formats.wolfire import samples as wf
+    d = tmp_path / "in"
+    d.mkdir()
+    ww.write_examples(d)                       # tank.vxl + tank.hva + tank.vox
+    (d / "box.b3d").write_bytes(crate_bytes())
+    solid = next(p for p in wf.write_examples(tmp_path / "w") if p.suffix == ".solid")
+    (d / "box.solid").write_bytes(solid.read_bytes())
+    res = run("convert", d, "-o", tmp_path / "out")
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "box.b3d.glb", "box.solid.glb", "tank.glb", "tank.vox.glb"]

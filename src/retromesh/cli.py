@@ -198,12 +198,7 @@ def _plan_jobs(inputs: list[Path], output: Optional[Path], to: str, format: Opti
     unused = sorted(set(load_opts) - used)
     if unused:
         _usage(f"--set {unused[0]}: no file of this conversion takes it")
-    counts: dict[Path, int] = {}
-    for j in jobs:
-        counts[j.target] = counts.get(j.target, 0) + 1
-    for j in jobs:   # box.b3d and box.solid in one folder: box.b3d.glb, box.solid.glb
-        if counts[j.target] > 1:
-            j.target = j.target.with_name(f"{j.source.name}.{ext}")
+    plan.name_outputs(jobs, ext)
     return jobs
 
 

@@ -4,8 +4,9 @@ A model is often several files: Lost Saga ``body.msh`` + ``body.skl`` + ``body_w
 Overgrowth ``man.phxbn`` + ``man.obj`` + ``man_run.anm``, Westwood ``tank.vxl`` + ``tank.hva``.
 A folder conversion groups them as a person would — one output per model, the companions read
 with it and not converted again on their own — and names the output after the model
-(``tank.glb``); only two different models of one name in one folder (``box.b3d`` and
-``box.solid``) keep their extension (``box.b3d.glb``).
+(``tank.glb``). When two files of one folder would give the same name, a game model wins
+over an exchange copy or side file (``tank.vxl`` -> tank.glb, ``tank.vox`` -> tank.vox.glb);
+two game models of one name (``box.b3d``, ``box.solid``) both keep their extension.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 
 from .. import registry
 
-__all__ = ["Group", "companions", "scannable", "group_folder"]
+__all__ = ["Group", "companions", "scannable", "group_folder", "name_outputs"]
 
 #: primary extension -> (skeleton ext, mesh ext, animation ext): what is read beside it
 _RULES = {
@@ -25,6 +26,9 @@ _RULES = {
 }
 #: files that another one reads on its own (``.hva`` beside its ``.vxl``)
 _AUTO = {"vxl": "hva"}
+#: exchange copies or side files of a model: beside a game model of the same name they yield
+#: the plain output name to it (``tank.vxl`` -> tank.glb, ``tank.vox`` -> tank.vox.glb)
+_SECONDARY = {"vox", "obj", "fzx"}
 
 
 @dataclass
@@ -147,3 +151,19 @@ def auto_companions(source: Path) -> list[Path]:
         return []
     return [c for c in (source.with_suffix("." + ext), source.with_suffix("." + ext.upper()))
             if c.is_file()][:1]
+
+
+def name_outputs(jobs: list, ext: str) -> None:
+    """Resolve output names that collide (see the module docstring); ``jobs`` have
+    ``source`` and ``target``."""
+    by_target: dict[Path, list] = {}
+    for j in jobs:
+        by_target.setdefault(j.target, []).append(j)
+    for same in by_target.values():
+        if len(same) < 2:
+            continue
+        main = [j for j in same if j.source.suffix.lower().lstrip(".") not in _SECONDARY]
+        keep = main[0] if len(main) == 1 else None
+        for j in same:
+            if j is not keep:
+                j.target = j.target.with_name(f"{j.source.name}.{ext}")
