@@ -384,3 +384,9 @@ def test_output_names_prefer_the_game_model(tmp_path):
     assert res.exit_code == 0, res.output
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "box.b3d.glb", "box.solid.glb", "tank.glb", "tank.vox.glb"]
+
+
+def test_gltf_only_flags_are_refused_for_other_outputs(wiggle, tmp_path):
+    res = run("convert", wiggle, "-o", tmp_path / "x.b3d", "--no-embed-images")
+    assert res.exit_code == 2 and "only for glTF output" in flat(res)
+    assert not (tmp_path / "x.b3d").exists()

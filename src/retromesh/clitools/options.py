@@ -1,8 +1,8 @@
 """Reading (``--set``) and writing (``-O``) options: parsed, named and checked up front.
 
 The options a format takes are read off its ``to_scene``/``from_scene`` signatures (and those
-of the direct converters, VXL <-> VOX), plus the generic ones every conversion understands:
-``scale`` when reading, ``embed_images`` and ``texture_path`` when writing. A value is
+of the direct converters, VXL <-> VOX), plus the generic ones: ``scale`` for every reading,
+``embed_images`` and ``texture_path`` for glTF output. A value is
 converted by the parameter's annotation (``float``, ``int``, ``bool``); ``fps`` and ``scale``
 follow one rule for every format: a finite number greater than 0.
 """
@@ -27,6 +27,8 @@ _POSITIVE = ("fps", "scale")
 #: reading options that have a flag of their own
 _FLAGS = {"skeleton": "--skeleton", "mesh": "--mesh", "animations": "--animation",
           "hva": "--hva", "fps": "--fps", "scale": "--scale"}
+_WRITE_FLAGS = {"embed_images": "--embed-images/--no-embed-images",
+                "texture_path": "--texture-path"}
 
 
 class OptionError(ValueError):
@@ -82,7 +84,7 @@ def write_options(fmt: registry.Format) -> dict[str, inspect.Parameter | None]:
                     out.setdefault(name, p)
     for name in _FORWARDED.get(fmt.name, ()):
         out.setdefault(name, None)
-    if fmt.from_scene is not None:
+    if fmt.from_scene is not None and fmt.family == "glTF 2.0":
         for name in GENERIC_WRITE:
             out.setdefault(name, None)
     return out
@@ -137,7 +139,10 @@ def check_options(options: dict[str, Any], valid: dict[str, inspect.Parameter | 
     """Options converted to their types; an unknown one raises OptionError naming the valid."""
     out = {}
     for name, value in options.items():
-        label = f"{flag} {name}" if flag != "--set" or name not in _FLAGS else _FLAGS[name]
+        flags = _FLAGS if flag == "--set" else _WRITE_FLAGS
+        label = flags.get(name, f"{flag} {name}")
+        if name not in valid and name in GENERIC_WRITE and flag == "-O":
+            raise OptionError(f"{label}: only for glTF output (.glb, .gltf), not {fmt_names}")
         if name not in valid:
             listed = ", ".join(sorted(valid)) or "none"
             raise OptionError(f"{label}: not a {what} option of {fmt_names} (valid: {listed})")

@@ -17,7 +17,7 @@ from .. import registry
 from ..errors import LossWarning, MissingTextureWarning
 from ..scene import Scene
 from .messages import cli_hints
-from .options import read_options, write_options
+from .options import GENERIC_READ, GENERIC_WRITE, read_options, write_options
 
 __all__ = ["native_info", "scene_info", "format_entries", "format_blocks", "info_lines"]
 
@@ -115,7 +115,14 @@ def format_blocks(width: int = 80) -> list[str]:
     width = max(width, 40)
     wrap = textwrap.TextWrapper(width=width, initial_indent="    ", subsequent_indent="      ",
                                 break_long_words=False, break_on_hyphens=False)
+    lines += textwrap.wrap("Every format: --set scale=N (or --scale N). glTF output: -O "
+                           "embed_images=false (--no-embed-images), -O texture_path=[DIR] "
+                           "(--texture-path DIR).", width=width, break_long_words=False,
+                           break_on_hyphens=False)
+    generic = set(GENERIC_READ) | set(GENERIC_WRITE)
     for e in format_entries():
+        e = {**e, "read_options": [o for o in e["read_options"] if o not in generic],
+             "write_options": [o for o in e["write_options"] if o not in generic]}
         can = [k for k, v in (("read", "read"), ("write", "write"), ("to_scene", "to glTF"),
                               ("from_scene", "from glTF")) if e["supports"][k]]
         labels = dict(read="read", write="write", to_scene="to glTF", from_scene="from glTF")
