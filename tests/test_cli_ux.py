@@ -390,3 +390,19 @@ def test_gltf_only_flags_are_refused_for_other_outputs(wiggle, tmp_path):
     res = run("convert", wiggle, "-o", tmp_path / "x.b3d", "--no-embed-images")
     assert res.exit_code == 2 and "only for glTF output" in flat(res)
     assert not (tmp_path / "x.b3d").exists()
+
+
+def test_progress_shows_the_current_file_and_an_eta(tmp_path, monkeypatch, capsys):
+    from retromesh.clitools.batch import Job, run_all
+    d = tmp_path / "in" / "deep"
+    d.mkdir(parents=True)
+    for i in range(3):
+        (d / f"w{i}.b3d").write_bytes(wiggle_bytes())
+    monkeypatch.setenv("FORCE_COLOR", "1")          # rich draws as on a terminal
+    monkeypatch.setenv("COLUMNS", "80")
+    jobs = [Job(d / f"w{i}.b3d", tmp_path / "out" / f"w{i}.glb", base=tmp_path / "in")
+            for i in range(3)]
+    results = run_all(jobs, 1)
+    assert all(r.ok for r in results)
+    err = capsys.readouterr().err
+    assert "eta" in err and "deep/w2.b3d" in err and "3/3" in err
