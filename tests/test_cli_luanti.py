@@ -92,3 +92,11 @@ def test_preset_luanti_writes_within_the_rules(tmp_path):
     res = run("check", "--luanti", tmp_path / "lu.glb")
     assert res.exit_code == 0 and "warning" not in res.output, res.output
     assert run("convert", glb, "-o", tmp_path / "x.glb", "--preset", "nope").exit_code == 2
+
+
+def test_truncated_b3d_is_flagged_for_luanti(tmp_path):
+    (tmp_path / "t.b3d").write_bytes(wiggle_bytes()[:300])
+    res = run("check", "--luanti", tmp_path / "t.b3d")
+    assert res.exit_code == 1
+    text = " ".join(res.output.split())
+    assert "truncated" in text and "Luanti" in text

@@ -506,6 +506,8 @@ def check(files: list[Path] = typer.Argument(..., help="Files or folders to chec
             failures += 1
             detail = describe(exc, f)
             detail = detail[len(str(f)) + 2:] if detail.startswith(str(f) + ": ") else detail
+            if luanti and f.suffix.lower() in (".b3d", ".glb", ".gltf"):
+                detail += " (Luanti's loader would misread it, hang or crash)"
             _tagged("failed:", "red", f"{label}: {detail}", err=False)
             continue
         errors = [p for p in problems if not p.startswith("warning:")]
