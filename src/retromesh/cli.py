@@ -217,7 +217,7 @@ def convert(
                                help="Put the textures in the GLB (the default)."),
     texture_path: Optional[list[Path]] = typer.Option(
         None, "--texture-path", metavar="DIR", rich_help_panel=OUTPUT, show_default=False,
-        help="Another folder with textures (repeatable)."),
+        help="More texture folders (repeatable)."),
     overwrite: bool = typer.Option(False, "--overwrite", rich_help_panel=OUTPUT,
                                    help="Allow an output to replace an input."),
     preset: Optional[str] = typer.Option(None, "--preset", rich_help_panel=OUTPUT,
