@@ -43,6 +43,8 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> Path:
             path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     except OSError as exc:   # name the file asked for, not the hidden temporary one
+        if exc.errno is None:
+            raise
         raise type(exc)(exc.errno, exc.strerror, str(path)) from None
     try:
         try:
