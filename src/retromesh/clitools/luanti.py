@@ -16,7 +16,9 @@ glTF — refused: ``extensionsRequired``, an interpolation other than STEP/LINEA
 morph-target animation (``weights`` channels), 65535 or more vertices in a primitive (16-bit
 indices). Ignored: images (the textures come from the mod's ``textures =``, by index), every
 animation but the first before Luanti 5.17, every UV set but the first, negative weights. Only
-triangle lists are drawn.
+triangle lists are drawn. Weights that do not sum to 1 are rescaled by Luanti; retromesh's
+Scene normalises them on reading, so this check (which works on the JSON and the Scene)
+does not see raw accessor values, and every GLB retromesh writes has them normalised.
 """
 from __future__ import annotations
 
