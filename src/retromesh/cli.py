@@ -152,7 +152,7 @@ def _plan_jobs(inputs: list[Path], output: Optional[Path], to: str, format: Opti
             found = {k: v for k, v in plan.companions(src).items()
                      if any(k in read_options(f) for f in fmts)}
             if found:
-                names = [p.name for p in plan._members(found)]
+                names = [p.name for p in plan.members(found)]
                 _echo(f"reading with it: {', '.join(names)} (--no-companions to leave them)",
                       err=True)
             opts.update(found)
@@ -371,7 +371,7 @@ def info(
                     opts = check_options(opts, read_options(fmt), "reading", fmt.name, "--set")
                 except OptionError as exc:
                     _usage(str(exc))
-                members = [p.name for p in plan._members(opts)]
+                members = [p.name for p in plan.members(opts)]
                 members += [p.name for p in plan.auto_companions(f) if "hva" not in opts]
                 if members:
                     entry["companions"] = members

@@ -16,7 +16,8 @@ from typing import Any
 
 from .. import registry
 
-__all__ = ["Group", "companions", "scannable", "group_folder", "name_outputs"]
+__all__ = ["Group", "companions", "members", "scannable", "group_folder", "name_outputs",
+           "auto_companions"]
 
 #: primary extension -> (skeleton ext, mesh ext, animation ext): what is read beside it
 _RULES = {
@@ -89,7 +90,8 @@ def companions(primary: Path, siblings: list[Path] | None = None) -> dict[str, A
     return out
 
 
-def _members(options: dict[str, Any]) -> list[Path]:
+def members(options: dict[str, Any]) -> list[Path]:
+    """The companion files named by reading options (skeleton, mesh, animations)."""
     out = []
     for key in ("skeleton", "mesh"):
         if key in options:
@@ -132,10 +134,10 @@ def group_folder(files: list[Path]) -> list[Group]:
             if p in taken:
                 continue
             opts = companions(p, [s for s in here if s not in taken])
-            members = _members(opts)
+            found = members(opts)
             taken.add(p)
-            taken.update(members)
-            groups.append(Group(p, opts, members))
+            taken.update(found)
+            groups.append(Group(p, opts, found))
         _adopt_orphans(groups, here, taken)
         for f in here:
             if f not in taken:
