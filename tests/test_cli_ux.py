@@ -406,3 +406,22 @@ def test_progress_shows_the_current_file_and_an_eta(tmp_path, monkeypatch, capsy
     assert all(r.ok for r in results)
     err = capsys.readouterr().err
     assert "eta" in err and "deep/w2.b3d" in err and "3/3" in err
+
+
+def test_warnings_name_paths_relative_to_the_input_folder(tmp_path, monkeypatch):
+    import warnings
+    from retromesh import MissingTextureWarning
+    d = tmp_path / "in" / "mobs"
+    d.mkdir(parents=True)
+    (d / "a.b3d").write_bytes(wiggle_bytes())
+    (d / "b.b3d").write_bytes(wiggle_bytes())
+
+    def fake_convert(source, target, **kw):
+        warnings.warn(MissingTextureWarning(f"'skin.png': not found in {source.parent.resolve()};"
+                                            " kept", "skin.png"))
+        return [target]
+    monkeypatch.setattr(retromesh, "convert", fake_convert)
+    res = run("convert", tmp_path / "in", "-o", tmp_path / "out", env={"COLUMNS": "80"})
+    assert res.exit_code == 0
+    assert str(tmp_path) not in res.output
+    assert "not found in mobs; kept (2 files: mobs/a.b3d, mobs/b.b3d)" in flat(res)

@@ -15,7 +15,7 @@ from typing import Any
 
 import retromesh
 from ..errors import LossWarning, MissingTextureWarning, RetromeshError
-from .messages import cli_hints, describe
+from .messages import cli_hints, describe, short_paths
 from .output import tagged, width
 
 __all__ = ["Job", "Result", "run", "run_all", "summary"]
@@ -72,7 +72,7 @@ def run(job: Job) -> Result:
             res = Result(job, False, message=f"{job.source}: internal error "
                          f"{type(exc).__name__}: {exc}\n" + traceback.format_exc(limit=4))
     losses = [w for w in caught if issubclass(w.category, LossWarning)]
-    res.notes = sorted({cli_hints(str(w.message)) for w in losses})
+    res.notes = sorted({short_paths(cli_hints(str(w.message)), job.base) for w in losses})
     res.missing_textures = len({str(w.message) for w in losses
                                 if issubclass(w.category, MissingTextureWarning)})
     return res

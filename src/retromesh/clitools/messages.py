@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..errors import FormatError, LimitError
 
-__all__ = ["describe", "cli_hints", "EXIT_FAILED", "EXIT_USAGE"]
+__all__ = ["describe", "cli_hints", "short_paths", "EXIT_FAILED", "EXIT_USAGE"]
 
 #: a file could not be read/converted/written (the batch went on)
 EXIT_FAILED = 1
@@ -81,4 +81,23 @@ def describe(exc: BaseException, path: str | Path | None = None) -> str:
     text = cli_hints(str(exc))
     if name and not text.startswith(name):
         return f"{name}: {text}"
+    return text
+
+
+def short_paths(text: str, base: Path | None = None) -> str:
+    """Absolute paths in a message made relative: to the input folder ``base`` (as the batch
+    summary names files) or to the current folder."""
+    import os
+    roots = []
+    if base is not None:
+        roots.append(Path(base).resolve())
+    try:
+        roots.append(Path.cwd().resolve())
+    except OSError:
+        pass
+    for root in roots:
+        prefix = str(root).rstrip(os.sep) + os.sep
+        if len(prefix) > 1:
+            text = text.replace(prefix, "")
+            text = text.replace(str(root) + ";", ".;").replace(str(root) + ")", ".)")
     return text
