@@ -347,7 +347,7 @@ def info(
                                          metavar="NAME", show_default=False,
                                          help="Force the input format."),
 ) -> None:
-    """What a file holds as convert sees it: counts, textures, bounds, animations."""
+    """What a file holds, as convert sees it: counts, textures, clips."""
     companions = not no_companions
     explicit = bool(skeleton or mesh or animation)
     base_opts = _companion_options(skeleton, mesh, animation, hva, fps, scale, set_)
@@ -405,7 +405,7 @@ def dump(file: Path = typer.Argument(..., show_default=False),
                                                help="Write the JSON here (default: stdout)."),
          format: Optional[str] = typer.Option(None, "--format", "-f", show_default=False,
                                               help="Force the input format.")) -> None:
-    """Lossless JSON of the native document (edit it, then `retromesh build`)."""
+    """Lossless JSON of a native document (edit it, then `build` it)."""
     from . import jsoncodec
     if not file.is_file():
         _usage(describe(FileNotFoundError(2, "", str(file)) if not file.exists()
@@ -439,7 +439,7 @@ def build(source: Path = typer.Argument(..., help="JSON written by `retromesh du
                                       help="The file to build."),
           overwrite: bool = typer.Option(False, help="Allow replacing the JSON file itself.")
           ) -> None:
-    """Build a native file from the JSON of `retromesh dump` (byte-identical when unedited).
+    """A native file from the JSON of `dump` (identical when unedited).
 
     The document is checked before anything is written: every field present, and the bytes
     built read back as the format.
@@ -495,7 +495,7 @@ def check(files: list[Path] = typer.Argument(..., help="Files or folders to chec
           scene: bool = typer.Option(True, help="Also convert to a scene and check it."),
           luanti: bool = typer.Option(False, "--luanti",
                                       help="Also flag what Luanti's loaders reject.")) -> None:
-    """Parse, byte round trip (glTF: structure) and structural checks; exit 1 on a failure."""
+    """Parse, round trip and structural checks (--luanti: Luanti's rules)."""
     failures = total = 0
     for f, base in _expand(files):
         total += 1
@@ -527,7 +527,7 @@ def check(files: list[Path] = typer.Argument(..., help="Files or folders to chec
 
 @app.command()
 def formats(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    """The registered formats: extensions, what each can do, its --set and -O options."""
+    """Every format: extensions, abilities, --set and -O options."""
     from .clitools.report import format_blocks, format_entries
     if as_json:
         _echo(json.dumps(format_entries(), indent=1))
