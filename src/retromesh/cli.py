@@ -1,360 +1,538 @@
-"""The ``retromesh`` command: convert, info, dump, build, check, formats."""
+"""The ``retromesh`` command: convert, info, dump, build, check, formats.
+
+Every subcommand reports problems the same way — ``error: <file>: <message>`` on stderr —
+and exits 0 when all went well, 1 when a file could not be read, converted or written (a batch
+goes on past it), 2 when the command line itself is wrong (missing input, unknown option,
+bad value). Output fits an 80-column terminal. The helpers live in :mod:`retromesh.clitools`.
+"""
 from __future__ import annotations
 
 import json
 import sys
-import traceback
+import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, NoReturn, Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 import retromesh
-from . import jsoncodec, registry
-from .errors import LossWarning, RetromeshError
+from . import registry
+from .clitools import plan
+from .clitools.batch import Job, run as _run, run_all as _run_all, summary as _summary
+from .clitools.messages import EXIT_FAILED, EXIT_USAGE, describe
+from .clitools.output import echo as _echo, error as _error, tagged as _tagged, warn as _warn
+from .clitools.output import width as _width
+from .clitools.options import (OptionError, check_options, parse_pairs, positive, read_options,
+                               write_options)
+from .errors import LossWarning, RetromeshError, UnknownFormatError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Read, inspect and convert the 3D formats of classic games (glTF 2.0 first).")
-console = Console(stderr=True)
-out = Console()
+app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode="rich",
+                  help="Read, inspect and convert the 3D formats of classic games "
+                       "(glTF 2.0 first).")
+
+COMPANIONS = "Companion files"
+OUTPUT = "Output"
+ADVANCED = "Advanced"
 
 
 def main() -> None:
     app()
 
 
-# -- helpers -------------------------------------------------------------------------------
+# -- output ----------------------------------------------------------------------------------
 
-def _parse_pairs(pairs: list[str] | None, what: str) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for pair in pairs or []:
-        if "=" not in pair:
-            raise typer.BadParameter(f"{what} takes key=value, got {pair!r}")
-        key, value = pair.split("=", 1)
-        try:
-            options[key.strip().replace("-", "_")] = json.loads(value)
-        except ValueError:
-            options[key.strip().replace("-", "_")] = value
-    return options
+def _usage(message: str) -> NoReturn:
+    _error(message)
+    raise typer.Exit(EXIT_USAGE)
 
 
-def _scannable(path: Path) -> bool:
-    """A file a folder conversion picks up: a known extension whose format converts to a scene."""
+def _version(value: bool) -> None:
+    if value:
+        _echo(f"retromesh {retromesh.__version__}")
+        raise typer.Exit()
+
+
+@app.callback(invoke_without_command=True)
+def _root(ctx: typer.Context,
+          version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    if ctx.invoked_subcommand is None:
+        _echo(ctx.get_help())
+        raise typer.Exit()
+
+
+# -- inputs ----------------------------------------------------------------------------------
+
+def _readable(path: Path) -> bool:
     ext = path.suffix.lower().lstrip(".")
-    return any(ext in f.extensions and f.to_scene is not None and f.family != "glTF 2.0"
-               for f in registry.formats())
+    return bool(ext) and any(ext in f.extensions and f.read is not None for f in registry.formats())
 
 
-@dataclass
-class Job:
-    source: Path
-    target: Path
-    load_options: dict[str, Any] = field(default_factory=dict)
-    save_options: dict[str, Any] = field(default_factory=dict)
-    format: str | None = None
+def _expand(items: list[Path], keep=_readable) -> list[tuple[Path, Path | None]]:
+    """(file, the folder it was found in) for files and folders; a missing one is exit 2."""
+    out: list[tuple[Path, Path | None]] = []
+    for item in items:
+        if item.is_dir():
+            out += [(p, item) for p in sorted(item.rglob("*")) if p.is_file() and keep(p)]
+        elif item.is_file():
+            out.append((item, None))
+        else:
+            _usage(f"{item}: no such file or folder")
+    return out
 
 
-@dataclass
-class Result:
-    job: Job
-    ok: bool
-    written: list[str] = field(default_factory=list)
-    message: str = ""
-    notes: list[str] = field(default_factory=list)
-
-
-def _run(job: Job) -> Result:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", LossWarning)
-        try:
-            written = retromesh.convert(job.source, job.target, format=job.format,
-                                        save_options=job.save_options, **job.load_options)
-            res = Result(job, True, [str(p) for p in written])
-        except RetromeshError as exc:
-            res = Result(job, False, message=str(exc))
-        except OSError as exc:
-            res = Result(job, False, message=f"{exc.filename or job.source}: {exc.strerror or exc}")
-        except Exception as exc:  # a bug: report it, keep the batch going
-            res = Result(job, False, message=f"internal error {type(exc).__name__}: {exc}\n"
-                                             + traceback.format_exc(limit=4))
-    res.notes = sorted({str(w.message) for w in caught if issubclass(w.category, LossWarning)})
-    return res
-
-
-def _same_file(a: Path, b: Path) -> bool:
+def _companion_options(skeleton: Optional[Path], mesh: Optional[Path],
+                       animation: Optional[list[Path]], hva: Optional[Path],
+                       fps: Optional[float], scale: Optional[float],
+                       set_: Optional[list[str]]) -> dict[str, Any]:
     try:
-        return a.resolve() == b.resolve()
-    except OSError:
-        return False
+        opts = parse_pairs(set_, "--set")
+        for key, value in (("skeleton", skeleton), ("mesh", mesh), ("hva", hva)):
+            if value is not None:
+                if not value.is_file():
+                    raise OptionError(f"{value}: no such file (--{key})")
+                opts[key] = value
+        for a in animation or []:
+            if not a.is_file():
+                raise OptionError(f"{a}: no such file (--animation)")
+        if animation:
+            opts["animations"] = list(animation)
+        if fps is not None:
+            opts["fps"] = positive("--fps", fps)
+        if scale is not None:
+            opts["scale"] = positive("--scale", scale)
+    except OptionError as exc:
+        _usage(str(exc))
+    return opts
 
 
-# -- commands ------------------------------------------------------------------------------
+def _formats_for(path: Path, format: Optional[str]) -> list[registry.Format]:
+    """The formats that may read ``path`` and convert it (by --format or its extension)."""
+    if format:
+        return [registry.get(format)]
+    ext = path.suffix.lower().lstrip(".")
+    return [f for f in registry.formats() if ext in f.extensions and f.to_scene is not None]
+
+
+def _load_options_for(fmts: list[registry.Format], opts: dict[str, Any]) -> dict[str, Any]:
+    valid: dict[str, Any] = {}
+    for f in fmts:
+        for k, v in read_options(f).items():
+            valid.setdefault(k, v)
+    names = "/".join(f.name for f in fmts) or "this file"
+    return check_options(opts, valid, "reading", names, "--set")
+
+
+def _detect(path: Path, format: Optional[str]) -> registry.Format:
+    with path.open("rb") as fh:
+        head = fh.read(registry.SNIFF_BYTES)
+    return registry.detect(head, str(path), format)
+
+
+# -- convert ---------------------------------------------------------------------------------
+
+def _plan_jobs(inputs: list[Path], output: Optional[Path], to: str, format: Optional[str],
+               load_opts: dict[str, Any], save_opts: dict[str, Any], explicit: bool,
+               companions: bool, preset: Optional[str]) -> list[Job]:
+    single = len(inputs) == 1 and inputs[0].is_file() and (
+        output is None or (bool(output.suffix) and not output.is_dir()))
+    if single:
+        src = inputs[0]
+        target = output if output is not None else Path.cwd() / f"{src.stem}.{to.lstrip('.')}"
+        fmts = _formats_for(src, format)
+        if not fmts:
+            try:
+                fmts = [_detect(src, format)]
+            except RetromeshError as exc:
+                _error(describe(exc, src))
+                raise typer.Exit(EXIT_FAILED)
+        opts = dict(load_opts)
+        if companions and not explicit:
+            found = {k: v for k, v in plan.companions(src).items()
+                     if any(k in read_options(f) for f in fmts)}
+            if found:
+                names = [p.name for p in plan.members(found)]
+                _echo(f"reading with it: {', '.join(names)} (--no-companions to leave them)",
+                      err=True)
+            opts.update(found)
+        try:
+            opts = _load_options_for(fmts, opts)
+        except OptionError as exc:
+            _usage(str(exc))
+        return [Job(src, target, opts, dict(save_opts), format, preset)]
+    if output is None:
+        _usage("a folder or several files convert into a folder: give -o FOLDER")
+    if output.is_file() or (output.suffix and not output.is_dir() and
+                            any(output.suffix.lower().lstrip(".") in f.extensions
+                                for f in registry.formats())):
+        _usage(f"{output}: a folder or several files convert into a folder, not into one "
+               f"file; give -o FOLDER (and --to {output.suffix.lstrip('.') or 'glb'})")
+    ext = to.lower().lstrip(".")
+    items = _expand(inputs, plan.scannable)
+    groups: list[tuple[plan.Group, Path | None]] = []
+    by_base: dict[Path | None, list[Path]] = {}
+    for f, base in items:
+        by_base.setdefault(base, []).append(f)
+    for base, files in by_base.items():
+        if base is None or not companions or explicit:
+            groups += [(plan.Group(f), base) for f in files]
+        else:
+            groups += [(g, base) for g in plan.group_folder(files)]
+    if not groups:
+        _error("nothing to convert (no files of a known format found)")
+        raise typer.Exit(EXIT_FAILED)
+    jobs: list[Job] = []
+    used: set[str] = set()
+    for g, base in groups:
+        fmts = _formats_for(g.source, format)
+        accepted = {k: v for k, v in load_opts.items() if any(k in read_options(f) for f in fmts)}
+        used.update(accepted)
+        try:
+            opts = _load_options_for(fmts, {**accepted, **g.options})
+        except OptionError as exc:
+            _usage(str(exc))
+        rel = g.source.relative_to(base) if base is not None else Path(g.source.name)
+        jobs.append(Job(g.source, output / rel.with_suffix("." + ext), opts, dict(save_opts),
+                        format, preset, base, g.members))
+    unused = sorted(set(load_opts) - used)
+    if unused:
+        _usage(f"--set {unused[0]}: no file of this conversion takes it")
+    plan.name_outputs(jobs, ext)
+    return jobs
+
 
 @app.command()
 def convert(
-    inputs: list[Path] = typer.Argument(..., help="Files or folders to convert."),
-    output: Path = typer.Option(..., "-o", "--output",
-                                help="Output file (one input) or folder (several inputs or a folder)."),
-    to: str = typer.Option("glb", "--to", help="Output format for folder conversions (extension)."),
-    jobs: int = typer.Option(1, "-j", "--jobs", min=1, help="Files converted in parallel."),
-    format: Optional[str] = typer.Option(None, "--format", "-f", help="Force the input format."),
-    skeleton: Optional[Path] = typer.Option(None, help="Skeleton file (.phxbn, .skl, ...)."),
-    mesh: Optional[Path] = typer.Option(None, help="Mesh file to skin (e.g. an OBJ for .phxbn)."),
-    animation: Optional[list[Path]] = typer.Option(None, "--animation", "-a",
-                                                   help="Animation file(s); repeat for several."),
-    hva: Optional[Path] = typer.Option(None, help="HVA animation for a .vxl (default: found beside it)."),
-    fps: Optional[float] = typer.Option(None, help="Frame rate for animation conversion."),
-    embed_images: bool = typer.Option(False, help="Put textures found beside the source into the GLB."),
-    set_: Optional[list[str]] = typer.Option(None, "--set", help="Reading option key=value."),
-    write_option: Optional[list[str]] = typer.Option(None, "-O", "--write-option",
-                                                     help="Writing option key=value."),
-    overwrite: bool = typer.Option(False, help="Allow an output to replace an input file."),
+    inputs: list[Path] = typer.Argument(..., help="Files or folders.", show_default=False,
+                                        metavar="INPUT"),
+    output: Optional[Path] = typer.Option(
+        None, "-o", "--output", rich_help_panel=OUTPUT, show_default=False, metavar="PATH",
+        help="File or folder; default ./NAME.glb"),
+    to: str = typer.Option("glb", "--to", rich_help_panel=OUTPUT, metavar="EXT",
+                           show_default=False, help="Output extension for folders (glb)."),
+    no_embed: bool = typer.Option(False, "--no-embed-images", rich_help_panel=OUTPUT,
+                                  help="Reference textures, don't embed them."),
+    embed: bool = typer.Option(False, "--embed-images", hidden=True,
+                               help="Put the textures in the GLB (the default)."),
+    texture_path: Optional[list[Path]] = typer.Option(
+        None, "--texture-path", metavar="DIR", rich_help_panel=OUTPUT, show_default=False,
+        help="More texture folders (repeatable)."),
+    overwrite: bool = typer.Option(False, "--overwrite", rich_help_panel=OUTPUT,
+                                   help="Allow an output to replace an input."),
+    preset: Optional[str] = typer.Option(None, "--preset", rich_help_panel=OUTPUT,
+                                         metavar="luanti", show_default=False,
+                                         help="A GLB within Luanti's rules."),
+    skeleton: Optional[Path] = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
+                                            help=".skl / .phxbn skeleton.", show_default=False),
+    mesh: Optional[Path] = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
+                                        help=".obj / .msh mesh to skin.", show_default=False),
+    animation: Optional[list[Path]] = typer.Option(
+        None, "--animation", "-a", metavar="FILE", rich_help_panel=COMPANIONS,
+        help=".ani / .anm animation (repeatable).", show_default=False),
+    hva: Optional[Path] = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
+                                       help=".hva of a .vxl (default: beside it).",
+                                       show_default=False),
+    no_companions: bool = typer.Option(False, "--no-companions", rich_help_panel=COMPANIONS,
+                                       help="Don't read same-name .skl/.ani/.obj/.anm."),
+    fps: Optional[float] = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
+                                        help="Animation frame rate (> 0).", show_default=False),
+    scale: Optional[float] = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
+                                          help="Uniform scale (> 0).", show_default=False),
+    set_: Optional[list[str]] = typer.Option(
+        None, "--set", metavar="KEY=VALUE", rich_help_panel=ADVANCED, show_default=False,
+        help="Reading option (retromesh formats)."),
+    write_option: Optional[list[str]] = typer.Option(
+        None, "-O", "--write-option", metavar="KEY=VALUE", rich_help_panel=ADVANCED,
+        show_default=False, help="Writing option: fps, version, game..."),
+    format: Optional[str] = typer.Option(None, "--format", "-f", rich_help_panel=ADVANCED,
+                                         metavar="NAME", help="Force the input format.",
+                                         show_default=False),
+    jobs: int = typer.Option(1, "-j", "--jobs", min=1, rich_help_panel=ADVANCED, metavar="N",
+                             help="Files converted in parallel.", show_default=False),
 ) -> None:
-    """Convert models to glTF (or any format that can be written), one file or whole folders."""
-    load_opts = _parse_pairs(set_, "--set")
-    for key, value in (("skeleton", skeleton), ("mesh", mesh), ("hva", hva), ("fps", fps)):
-        if value is not None:
-            load_opts[key] = value
-    if animation:
-        load_opts["animations"] = list(animation)
-    save_opts = _parse_pairs(write_option, "-O")
-    if embed_images:
-        save_opts["embed_images"] = True
+    """Convert models to glTF (or back): one file, or whole folders.
 
-    single = len(inputs) == 1 and inputs[0].is_file() and output.suffix and not output.is_dir()
-    jobs_list: list[Job] = []
-    if single:
-        jobs_list.append(Job(inputs[0], output, load_opts, save_opts, format))
-    else:
-        ext = to.lower().lstrip(".")
-        for item in inputs:
-            if item.is_dir():
-                files = sorted(p for p in item.rglob("*") if p.is_file() and _scannable(p))
-                for f in files:
-                    rel = f.relative_to(item)
-                    jobs_list.append(Job(f, output / rel.with_suffix("." + ext), dict(load_opts),
-                                         save_opts, format))
-            elif item.is_file():
-                jobs_list.append(Job(item, output / (item.stem + "." + ext), dict(load_opts),
-                                     save_opts, format))
-            else:
-                console.print(f"[red]error[/]: {item}: no such file or folder")
-                raise typer.Exit(2)
-        if not jobs_list:
-            console.print("[yellow]nothing to convert[/] (no files of a known format found)")
-            raise typer.Exit(1)
-        # body.msh and body.skl would both become body.glb: keep the source extension then
-        seen: dict[Path, int] = {}
+    `retromesh convert tank.vxl` writes tank.glb in the current folder.
+
+    `retromesh convert mods/ -o out/` converts a whole folder.
+
+    Each format's --set and -O options: `retromesh formats`.
+    """
+    embed_images = False if no_embed else (True if embed else None)
+    companions = not no_companions
+    if preset not in (None, "luanti"):
+        _usage(f"--preset {preset}: unknown preset (valid: luanti)")
+    for item in inputs:
+        if not item.exists():
+            _usage(f"{item}: no such file or folder")
+    explicit = bool(skeleton or mesh or animation)
+    load_opts = _companion_options(skeleton, mesh, animation, hva, fps, scale, set_)
+    try:
+        save_opts = parse_pairs(write_option, "-O")
+    except OptionError as exc:
+        _usage(str(exc))
+    if embed_images is not None:
+        save_opts["embed_images"] = embed_images
+    if texture_path:
+        for d in texture_path:
+            if not d.is_dir():
+                _usage(f"{d}: no such folder (--texture-path)")
+        save_opts["texture_path"] = list(texture_path)
+    if preset == "luanti":
+        save_opts.setdefault("embed_images", False)
+    jobs_list = _plan_jobs(inputs, output, to, format, load_opts, save_opts, explicit,
+                           companions, preset)
+    single = len(jobs_list) == 1 and jobs_list[0].base is None
+    try:
+        tfmt = registry.get(jobs_list[0].target.suffix or "?")
+    except UnknownFormatError:
+        exts = sorted({"." + e for f in registry.formats() if f.from_scene is not None
+                       for e in f.extensions})
+        suffix = jobs_list[0].target.suffix or "(no extension)"
+        _usage(f"{jobs_list[0].target}: cannot write {suffix} files (writable: {' '.join(exts)})")
+    try:
+        valid = write_options(tfmt)
         for j in jobs_list:
-            seen[j.target] = seen.get(j.target, 0) + 1
-        for j in jobs_list:
-            if seen[j.target] > 1:
-                j.target = j.target.with_name(f"{j.source.name}.{ext}")
-    sources = {j.source.resolve() for j in jobs_list}
+            j.save_options = check_options(j.save_options, valid, "writing", tfmt.name, "-O")
+    except OptionError as exc:
+        _usage(str(exc))
+    sources = {s.resolve() for j in jobs_list for s in [j.source, *j.members]}
     for j in jobs_list:
         if not overwrite and j.target.resolve() in sources:
-            console.print(f"[red]error[/]: {j.target} would overwrite an input (use --overwrite)")
-            raise typer.Exit(2)
+            _usage(f"{j.target}: would overwrite an input (use --overwrite)")
 
-    results: list[Result] = []
-    if len(jobs_list) == 1:
-        results.append(_run(jobs_list[0]))
-    else:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=console, transient=False) as progress:
-            task = progress.add_task("converting", total=len(jobs_list))
-            if jobs > 1:
-                with ProcessPoolExecutor(max_workers=jobs) as pool:
-                    futures = [pool.submit(_run, j) for j in jobs_list]
-                    for fut in as_completed(futures):
-                        results.append(fut.result())
-                        progress.advance(task)
-            else:
-                for j in jobs_list:
-                    results.append(_run(j))
-                    progress.advance(task)
-        results.sort(key=lambda r: str(r.job.source))
-
-    failed = [r for r in results if not r.ok]
-    if len(results) == 1:
-        r = results[0]
+    start = time.monotonic()
+    if single:
+        r = _run(jobs_list[0])
         for note in r.notes:
-            console.print(f"[yellow]note[/]: {note}")
-        if r.ok:
-            console.print(f"[green]wrote[/] {', '.join(r.written)}")
-        else:
-            console.print(f"[red]failed[/]: {r.message}")
-    else:
-        table = Table(title="conversion summary")
-        table.add_column("file")
-        table.add_column("result")
-        table.add_column("details", overflow="fold")
-        for r in results:
-            if r.ok:
-                table.add_row(str(r.job.source), "[green]ok[/]",
-                              "; ".join(r.notes)[:300] if r.notes else r.written[-1])
-            else:
-                table.add_row(str(r.job.source), "[red]failed[/]", r.message)
-        console.print(table)
-        console.print(f"{len(results) - len(failed)} converted, {len(failed)} failed")
-    if failed:
-        raise typer.Exit(1)
+            _warn(note)
+        if not r.ok:
+            _error(r.message)
+            raise typer.Exit(EXIT_FAILED)
+        _echo(f"wrote {', '.join(r.written)}", err=True)
+        return
+    results = _run_all(jobs_list, jobs)
+    _summary(results, output, time.monotonic() - start)
+    if any(not r.ok for r in results):
+        raise typer.Exit(EXIT_FAILED)
 
+
+# -- info ------------------------------------------------------------------------------------
 
 @app.command()
-def info(files: list[Path] = typer.Argument(..., help="Files to describe."),
-         format: Optional[str] = typer.Option(None, "--format", "-f"),
-         as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.")) -> None:
-    """Counts of what a file holds: nodes, meshes, vertices, triangles, bones, keys, animations..."""
+def info(
+    files: list[Path] = typer.Argument(..., help="Files or folders to describe.",
+                                       show_default=False, metavar="INPUT"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    skeleton: Optional[Path] = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
+                                            help="As for convert.", show_default=False),
+    mesh: Optional[Path] = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
+                                        help="As for convert.", show_default=False),
+    animation: Optional[list[Path]] = typer.Option(None, "--animation", "-a", metavar="FILE",
+                                                   rich_help_panel=COMPANIONS,
+                                                   help="As for convert.", show_default=False),
+    hva: Optional[Path] = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
+                                       help="As for convert.", show_default=False),
+    no_companions: bool = typer.Option(False, "--no-companions", rich_help_panel=COMPANIONS,
+                                       help="As for convert."),
+    fps: Optional[float] = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
+                                        show_default=False, help="As for convert."),
+    scale: Optional[float] = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
+                                          show_default=False, help="As for convert."),
+    set_: Optional[list[str]] = typer.Option(None, "--set", metavar="KEY=VALUE",
+                                             rich_help_panel=ADVANCED, show_default=False,
+                                             help="Reading option."),
+    format: Optional[str] = typer.Option(None, "--format", "-f", rich_help_panel=ADVANCED,
+                                         metavar="NAME", show_default=False,
+                                         help="Force the input format."),
+) -> None:
+    """What a file holds, as convert sees it: counts, textures, clips."""
+    companions = not no_companions
+    explicit = bool(skeleton or mesh or animation)
+    base_opts = _companion_options(skeleton, mesh, animation, hva, fps, scale, set_)
+    from .clitools.report import info_lines, native_info, scene_info
     report: dict[str, Any] = {}
     failed = False
-    for f in files:
+    width = _width()
+    for f, _ in _expand(files):
         try:
-            data, name, path = f.read_bytes(), str(f), f
-            fmt = registry.detect(data[:registry.SNIFF_BYTES], name, format)
-            doc = registry.parse(fmt, data, name, path)
-            entry: dict[str, Any] = {"format": fmt.name}
-            if fmt.info:
-                entry.update(fmt.info(doc))
+            data = f.read_bytes()
+            fmt = registry.detect(data[:registry.SNIFF_BYTES], str(f), format)
+            doc = registry.parse(fmt, data, str(f), f)
+            entry = native_info(fmt, doc)
+            del doc, data
             if fmt.to_scene is not None:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", LossWarning)
-                    try:
-                        scene = registry.convert_to_scene(fmt, doc, name, source=path) \
-                            if "source" in fmt.scene_options else registry.convert_to_scene(fmt, doc, name)
-                        counts = scene.counts()
-                        counts["keys"] = sum(len(c.times) for a in scene.animations for c in a.channels)
-                        entry["scene"] = counts
-                    except RetromeshError as exc:
-                        entry["scene"] = f"not convertible: {exc}"
+                opts = dict(base_opts)
+                if companions and not explicit:
+                    opts.update({k: v for k, v in plan.companions(f).items()
+                                 if k in read_options(fmt)})
+                try:
+                    opts = check_options(opts, read_options(fmt), "reading", fmt.name, "--set")
+                except OptionError as exc:
+                    _usage(str(exc))
+                members = [p.name for p in plan.members(opts)]
+                members += [p.name for p in plan.auto_companions(f) if "hva" not in opts]
+                if members:
+                    entry["companions"] = members
+                try:
+                    entry["scene"] = scene_info(f, format, opts)
+                except RetromeshError as exc:
+                    entry["scene"] = f"not convertible: {describe(exc, f)}"
             report[str(f)] = entry
         except (RetromeshError, OSError) as exc:
-            report[str(f)] = {"error": str(exc)}
+            report[str(f)] = {"error": describe(exc, f)}
             failed = True
     if as_json:
-        out.print_json(json.dumps(report, default=str))
+        _echo(json.dumps(report, indent=1, default=str))
     else:
-        for f, entry in report.items():
-            table = Table(title=f"{f}")
-            table.add_column("what")
-            table.add_column("native", justify="right")
-            table.add_column("scene (glTF)", justify="right")
+        for name, entry in report.items():
             if "error" in entry:
-                console.print(f"[red]{f}[/]: {entry['error']}")
+                _error(entry["error"])
                 continue
-            scene = entry.get("scene") if isinstance(entry.get("scene"), dict) else {}
-            keys = [k for k in entry if k != "scene"] + [k for k in scene if k not in entry]
-            for k in keys:
-                table.add_row(k, str(entry.get(k, "")), str(scene.get(k, "")))
-            out.print(table)
-            if isinstance(entry.get("scene"), str):
-                console.print(f"[yellow]{entry['scene']}[/]")
+            _echo("\n".join(info_lines(name, entry, width)))
     if failed:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED)
 
+
+# -- dump / build ----------------------------------------------------------------------------
 
 @app.command()
-def dump(file: Path = typer.Argument(...),
-         as_json: bool = typer.Option(True, "--json/--no-json", help="Lossless JSON (default)."),
-         output: Optional[Path] = typer.Option(None, "-o", "--output"),
-         format: Optional[str] = typer.Option(None, "--format", "-f")) -> None:
-    """Lossless JSON of the native document (edit it, then `retromesh build`)."""
+def dump(file: Path = typer.Argument(..., show_default=False),
+         as_json: bool = typer.Option(True, "--json", hidden=True,
+                                      help="Lossless JSON (the only form; kept for scripts)."),
+         output: Optional[Path] = typer.Option(None, "-o", "--output", show_default=False,
+                                               help="Write the JSON here (default: stdout)."),
+         format: Optional[str] = typer.Option(None, "--format", "-f", show_default=False,
+                                              help="Force the input format.")) -> None:
+    """Lossless JSON of a native document (edit it, then `build` it)."""
+    from . import jsoncodec
+    if not file.is_file():
+        _usage(describe(FileNotFoundError(2, "", str(file)) if not file.exists()
+                        else IsADirectoryError(21, "", str(file))))
     try:
+        fmt = _detect(file, format)
+        if fmt.family == "glTF 2.0":
+            _error(f"{file}: glTF is not a native game format: dump writes the native document "
+                   "of a game file (a .gltf is JSON already; see `retromesh info`)")
+            raise typer.Exit(EXIT_FAILED)
         doc = retromesh.read(file, format=format)
+        text = jsoncodec.dumps(doc)
     except (RetromeshError, OSError) as exc:
-        console.print(f"[red]error[/]: {exc}")
-        raise typer.Exit(1)
-    text = jsoncodec.dumps(doc)
+        _error(describe(exc, file))
+        raise typer.Exit(EXIT_FAILED)
+    except TypeError as exc:
+        _error(f"{file}: cannot be dumped as JSON ({exc})")
+        raise typer.Exit(EXIT_FAILED)
     if output:
         from .fileio import atomic_write
         atomic_write(output, text.encode("utf-8"))
+        _echo(f"wrote {output}", err=True)
     else:
         sys.stdout.write(text + "\n")
 
 
 @app.command()
-def build(source: Path = typer.Argument(..., help="JSON written by `retromesh dump --json`."),
-          output: Path = typer.Option(..., "-o", "--output"),
-          overwrite: bool = typer.Option(False, help="Allow replacing the JSON file itself.")) -> None:
-    """Build a native file from the JSON of `retromesh dump` (byte-identical when unedited)."""
-    if _same_file(source, output) and not overwrite:
-        console.print("[red]error[/]: the output is the input")
-        raise typer.Exit(2)
+def build(source: Path = typer.Argument(..., help="JSON written by `retromesh dump`.",
+                                        show_default=False),
+          output: Path = typer.Option(..., "-o", "--output", show_default=False,
+                                      help="The file to build."),
+          overwrite: bool = typer.Option(False, help="Allow replacing the JSON file itself.")
+          ) -> None:
+    """A native file from the JSON of `dump` (identical when unedited).
+
+    The document is checked before anything is written: every field present, and the bytes
+    built read back as the format.
+    """
+    from .clitools.docs import build_checked
+    from .fileio import atomic_write_many
+    if not source.is_file():
+        _usage(f"{source}: no such file")
+    if output.exists() and output.resolve() == source.resolve() and not overwrite:
+        _usage(f"{output}: the output is the input (use --overwrite)")
     try:
-        doc = jsoncodec.loads(source.read_bytes())
-        written = retromesh.write(doc, output)
-    except (RetromeshError, OSError, TypeError) as exc:
-        console.print(f"[red]error[/]: {source}: {exc}")
-        raise typer.Exit(1)
-    console.print(f"[green]wrote[/] {', '.join(map(str, written))}")
+        files = build_checked(source.read_bytes(), output)
+        written = atomic_write_many(files)
+    except (RetromeshError, OSError) as exc:
+        _error(describe(exc, source))
+        raise typer.Exit(EXIT_FAILED)
+    _echo(f"wrote {', '.join(map(str, written))}", err=True)
+
+
+# -- check -----------------------------------------------------------------------------------
+
+def _check_file(f: Path, format: Optional[str], scene: bool, luanti: bool
+                ) -> tuple[str, str, list[str]]:
+    data = f.read_bytes()
+    fmt = registry.detect(data[:registry.SNIFF_BYTES], str(f), format)
+    doc = registry.parse(fmt, data, str(f), f)
+    problems: list[str] = []
+    gltf = fmt.family == "glTF 2.0"
+    if not gltf and fmt.write is not None and fmt.write(doc) != data:
+        problems.append("byte round trip differs")
+    if fmt.check is not None:
+        problems += fmt.check(doc)
+    if (scene or gltf) and fmt.to_scene is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LossWarning)
+            try:
+                kwargs = {"source": f} if "source" in fmt.scene_options else {}
+                registry.convert_to_scene(fmt, doc, str(f), **kwargs)
+            except RetromeshError as exc:
+                problems.append(f"scene: {describe(exc, f)}")
+    if luanti:
+        from .clitools.luanti import check_for_luanti
+        problems += check_for_luanti(fmt, doc, data)
+    ok = "glTF structure reads back" if gltf else "round trip identical"
+    return fmt.name, ok, problems
 
 
 @app.command()
-def check(files: list[Path] = typer.Argument(...),
-          format: Optional[str] = typer.Option(None, "--format", "-f"),
-          scene: bool = typer.Option(True, help="Also convert to a scene and check it.")) -> None:
-    """Parse, byte round trip and structural checks; exit 1 on any failure."""
-    table = Table(title="check")
-    table.add_column("file")
-    table.add_column("format")
-    table.add_column("result")
-    table.add_column("details", overflow="fold")
-    failures = 0
-    for f in files:
+def check(files: list[Path] = typer.Argument(..., help="Files or folders to check.",
+                                             show_default=False, metavar="INPUT"),
+          format: Optional[str] = typer.Option(None, "--format", "-f", show_default=False,
+                                               help="Force the input format."),
+          scene: bool = typer.Option(True, help="Also convert to a scene and check it."),
+          luanti: bool = typer.Option(False, "--luanti",
+                                      help="Also flag what Luanti's loaders reject.")) -> None:
+    """Parse, round trip and structural checks (--luanti: Luanti's rules)."""
+    failures = total = 0
+    for f, base in _expand(files):
+        total += 1
+        label = str(f.relative_to(base)) if base is not None else str(f)
         try:
-            data = f.read_bytes()
-            fmt = registry.detect(data[:registry.SNIFF_BYTES], str(f), format)
-            doc = registry.parse(fmt, data, str(f), f)
-            problems: list[str] = []
-            if fmt.write is not None and fmt.write(doc) != data:
-                problems.append("byte round trip differs")
-            if fmt.check is not None:
-                problems += fmt.check(doc)
-            if scene and fmt.to_scene is not None:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", LossWarning)
-                    try:
-                        kwargs = {"source": f} if "source" in fmt.scene_options else {}
-                        registry.convert_to_scene(fmt, doc, str(f), **kwargs)
-                    except RetromeshError as exc:
-                        problems.append(f"scene: {exc}")
-            errors = [p for p in problems if not p.startswith("warning:")]
-            if errors:
-                failures += 1
-                table.add_row(str(f), fmt.name, "[red]problems[/]", "; ".join(problems))
-            elif problems:
-                table.add_row(str(f), fmt.name, "[yellow]ok[/]", "; ".join(problems))
-            else:
-                table.add_row(str(f), fmt.name, "[green]ok[/]", "round trip identical")
+            name, ok, problems = _check_file(f, format, scene, luanti)
         except (RetromeshError, OSError) as exc:
             failures += 1
-            table.add_row(str(f), "?", "[red]failed[/]", str(exc))
-    out.print(table)
+            detail = describe(exc, f)
+            detail = detail[len(str(f)) + 2:] if detail.startswith(str(f) + ": ") else detail
+            if luanti and f.suffix.lower() in (".b3d", ".glb", ".gltf"):
+                detail += " (Luanti's loader would misread it, hang or crash)"
+            _tagged("failed:", "red", f"{label}: {detail}", err=False)
+            continue
+        errors = [p for p in problems if not p.startswith("warning:")]
+        if errors:
+            failures += 1
+            _tagged("failed:", "red", f"{label} ({name}): " + "; ".join(problems), err=False)
+        elif problems:
+            _tagged("ok:", "yellow", f"{label} ({name}): " + "; ".join(problems), err=False)
+        else:
+            _tagged("ok:", "green", f"{label} ({name}): {ok}", err=False)
+    _echo(f"{total - failures} ok, {failures} failed")
     if failures:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED)
 
+
+# -- formats ---------------------------------------------------------------------------------
 
 @app.command()
-def formats() -> None:
-    """The registered formats and what each supports."""
-    table = Table(title="retromesh formats")
-    for col in ("name", "family", "extensions", "read", "write", "to glTF", "from glTF",
-                "options", "description"):
-        table.add_column(col)
-    yes = "[green]yes[/]"
-    for f in registry.formats():
-        s = f.supports()
-        table.add_row(f.name, f.family, " ".join("." + e for e in f.extensions),
-                      yes if s["read"] else "-", yes if s["write"] else "-",
-                      yes if s["to_scene"] else "-", yes if s["from_scene"] else "-",
-                      ", ".join(o for o in f.scene_options if o != "source"), f.description)
-    out.print(table)
+def formats(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Every format: extensions, abilities, --set and -O options."""
+    from .clitools.report import format_blocks, format_entries
+    if as_json:
+        _echo(json.dumps(format_entries(), indent=1))
+    else:
+        _echo("\n".join(format_blocks(_width())))
 
 
 if __name__ == "__main__":  # pragma: no cover

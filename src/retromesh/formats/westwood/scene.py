@@ -308,6 +308,20 @@ def to_scene(doc: VxlFile, *, source: Path | None = None, hva: Any = None,
     frames = 1
     if hdoc is not None and hdoc.matrices.shape[1]:
         sections = match_sections([l.name for l in doc.limbs], hdoc.section_names)
+        # real pairs often differ in names only (the game goes by position): warn on a count
+        # that differs, or on names that differ in an HVA the user named (another model's?)
+        doc_names = [l.name for l in doc.limbs]
+        limbs = {n.split(b"\0", 1)[0] for n in doc_names}
+        if len(hdoc.section_names) != len(doc.limbs) or (hva is not None and not limbs <= {
+                n.split(b"\0", 1)[0] for n in hdoc.section_names}):
+            def _names(ns: list[bytes]) -> str:
+                return ", ".join(n.split(b"\0", 1)[0].decode("latin-1") for n in ns[:4])
+            warnings.warn(f"{Path(hpath).name if hpath else 'the HVA'} has sections "
+                          f"({_names(hdoc.section_names)}) for limbs ({_names(doc_names)}): "
+                          "another model's HVA? "
+                          + ("Matrices taken by position" if len(hdoc.section_names) == len(doc.limbs)
+                             else "Unmatched limbs keep their rest pose"),
+                          LossWarning, stacklevel=2)
         frames = max(hdoc.frames, 1)
         scene.extras["hva"] = Path(hpath).name if hpath else "given"   # no local folders
     mats = []

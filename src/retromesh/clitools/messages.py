@@ -1,0 +1,103 @@
+"""One error style for every subcommand: ``error: <file>: <message>``.
+
+The library's messages name Python keywords (``pass skeleton=<.skl>``); on the command line
+they name the flags instead (``--skeleton FILE``). A FormatError already starts with its file,
+so the file is never printed twice; a read past the end says "truncated" first.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..errors import FormatError, LimitError
+
+__all__ = ["describe", "cli_hints", "short_paths", "EXIT_FAILED", "EXIT_USAGE"]
+
+#: a file could not be read/converted/written (the batch went on)
+EXIT_FAILED = 1
+#: the command line itself is wrong (missing input, unknown option, bad value)
+EXIT_USAGE = 2
+
+_FLAGS = {"skeleton": "--skeleton FILE", "mesh": "--mesh FILE", "hva": "--hva FILE",
+          "animations": "--animation FILE", "fps": "--fps N", "scale": "--scale N",
+          "format": "--format NAME", "texture_path": "--texture-path DIR"}
+_WRITE = {"animation", "animation_format", "version", "game", "rounding", "mesh_type",
+          "resolution", "voxel_size", "clockwise", "write_mesh"}
+_HINT = re.compile(r"\b([a-z_]+)=(<([^<>]*)>|\.\.\.|'([^']*)'|NAME\b|FILE\b)")
+
+
+def _flag(match: re.Match) -> str:
+    key, whole, inner, quoted = match.group(1), match.group(2), match.group(3), match.group(4)
+    if key in _FLAGS:
+        flag = _FLAGS[key]
+        if quoted is not None:
+            flag = flag.split()[0] + " " + quoted
+        extra = inner.strip() if inner else ""
+        if extra.startswith("the "):
+            extra = extra[4:]
+        return f"{flag} ({extra})" if extra and not extra.startswith(".") else flag
+    value = "FILE" if inner is not None else (quoted if quoted is not None else whole)
+    if value == "...":
+        value = "VALUE"
+    return f"{'-O' if key in _WRITE else '--set'} {key}={value}"
+
+
+def cli_hints(text: str) -> str:
+    """Turn the library's keyword hints into command-line flags."""
+    return _HINT.sub(_flag, text)
+
+
+def _truncated(exc: FormatError) -> bool:
+    said = f"{exc.expected} {exc.got}"
+    return isinstance(exc, LimitError) and "bytes left" in said and "left over" not in said
+
+
+def describe(exc: BaseException, path: str | Path | None = None) -> str:
+    """``<file>: <message>`` for any error, the file named once."""
+    name = str(path) if path is not None else None
+    if isinstance(exc, FormatError):
+        file = exc.file or name
+        where = []
+        if exc.offset is not None:
+            where.append(f"byte {exc.offset} (0x{exc.offset:x})")
+        if exc.path:
+            where.append(exc.path)
+        text = f"expected {exc.expected}" + (f", got {exc.got}" if exc.got is not None else "")
+        if where:
+            text = ": ".join(where) + ": " + text
+        if _truncated(exc):
+            text = "truncated: " + text
+        elif exc.got == repr(b"") and exc.offset == 0:
+            text = "empty file"
+        return cli_hints(f"{file or '<data>'}: {text}")
+    if isinstance(exc, OSError):
+        file = exc.filename if exc.filename is not None else name
+        reason = exc.strerror or str(exc)
+        if isinstance(exc, FileNotFoundError):
+            reason = "no such file or folder"
+        elif isinstance(exc, IsADirectoryError):
+            reason = "is a folder, not a file"
+        return f"{file}: {reason}" if file else reason
+    text = cli_hints(str(exc))
+    if name and not text.startswith(name):
+        return f"{name}: {text}"
+    return text
+
+
+def short_paths(text: str, base: Path | None = None) -> str:
+    """Absolute paths in a message made relative: to the input folder ``base`` (as the batch
+    summary names files) or to the current folder."""
+    import os
+    roots = []
+    if base is not None:
+        roots.append(Path(base).resolve())
+    try:
+        roots.append(Path.cwd().resolve())
+    except OSError:
+        pass
+    for root in roots:
+        prefix = str(root).rstrip(os.sep) + os.sep
+        if len(prefix) > 1:
+            text = text.replace(prefix, "")
+            text = text.replace(str(root) + ";", ".;").replace(str(root) + ")", ".)")
+    return text
