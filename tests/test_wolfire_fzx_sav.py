@@ -203,9 +203,9 @@ def test_hypothesis_mutations(data):
 def test_fzx_centre_from_mesh_and_scale(tmp_path):
     (tmp_path / "s.fzx").write_bytes(retromesh.to_bytes(samples.fzx_sample()))
     (tmp_path / "s.obj").write_bytes(samples.stick_obj())
-    scene = retromesh.load(tmp_path / "s.fzx", mesh=tmp_path / "s.obj", scale=2)
+    scene = retromesh.load(tmp_path / "s.fzx", mesh=tmp_path / "s.obj", body_scale=2)
     assert np.allclose(scene.nodes[0].scale, 2)
     assert np.allclose(scene.nodes[0].extras["center"], samples.OBJ_OFFSET)
     assert np.allclose(scene.nodes[1].translation, np.array([0, 0.75, 0]) - samples.OBJ_OFFSET)
     with pytest.raises(FormatError):
-        retromesh.load(tmp_path / "s.fzx", scale=-1)
+        retromesh.load(tmp_path / "s.fzx", body_scale=-1)

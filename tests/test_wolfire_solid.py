@@ -51,7 +51,8 @@ def test_corpus_scene(path):
     assert np.allclose(np.sort(prim.uvs[0][tri][:, :, 0].ravel()), np.sort(gx.ravel()))
     name = path.name.split("__")[-1]
     is_char = scene.nodes[0].extras["lugaru_character"]
-    assert is_char == (name.startswith(("Body", "Wolf", "Rabbit")))
+    # Belt is the clothes drawn over the characters: turned and UV-flipped as they are
+    assert is_char == (name.startswith(("Body", "Wolf", "Rabbit", "Belt")))
 
 
 def test_corpus_gltf_valid(tmp_path):
@@ -193,3 +194,85 @@ def test_foreign_upright_character_written_as_lugaru_stores_it(path):
     assert a.shape == b.shape and np.abs(a - b).max() < 2e-3
     assert np.allclose(np.sort(out.triangles["gy"].ravel()), np.sort(doc.triangles["gy"].ravel()),
                        atol=1e-6)
+
+
+# -- the game's load-time rotations (issue #10 item 5) -------------------------------------
+def _world_positions(scene: Scene) -> np.ndarray:
+    w = scene.world_matrices()[0]
+    p = scene.meshes[0].primitives[0].positions.astype(float)
+    return (np.c_[p, np.ones(len(p))] @ w.T)[:, :3]
+
+
+#: per kind of model, the axis of its longest extent after conversion (the game's view)
+UPRIGHT = {"TreeTrunk": 1, "Leaves": 1, "Chimney": 1, "Wall": 1, "Body": 1, "Rabbit": 1,
+           "Wolf": 1, "Tunnel": 2, "Sword": 2, "Staff": 2, "ThrowingKnife": 2, "Hawk": 0}
+
+
+@pytest.mark.parametrize("path", [p for p in SOLIDS if p.stem.split("__")[-1] in UPRIGHT],
+                         ids=lambda p: p.name)
+def test_corpus_models_stand_as_the_game_shows_them(path, tmp_path):
+    name = path.stem.split("__")[-1]
+    retromesh.convert(path, tmp_path / "m.glb")
+    scene = retromesh.load(tmp_path / "m.glb")
+    ext = np.ptp(_world_positions(scene), axis=0)
+    assert int(np.argmax(ext)) == UPRIGHT[name], ext
+
+
+@pytest.mark.parametrize("name", ["TreeTrunk", "Leaves", "Bush"])
+def test_plants_grow_up_from_the_ground(name):
+    path = [p for p in SOLIDS if p.stem.endswith(name)]
+    if not path:
+        pytest.skip("no corpus")
+    p = _world_positions(retromesh.load(path[0]))
+    assert p[:, 1].min() > -1 and p[:, 1].max() > 30           # base at y = 0, growing up
+
+
+def test_kind_rotations_follow_the_game_code():
+    from retromesh.formats.wolfire.solid_kinds import ROTATIONS, game_rotate, kind_of_name
+    # DoRotation: Y, then Z, then X; Rotate(90, 0, 0) sends +Z to -Y
+    assert np.allclose(game_rotate(90, 0, 0) @ [0, 0, 1], [0, -1, 0])
+    assert np.allclose(game_rotate(0, 90, 0) @ [1, 0, 0], [0, 0, -1])
+    assert np.allclose(game_rotate(0, 0, 90) @ [1, 0, 0], [0, 1, 0])
+    assert np.allclose(ROTATIONS["object"], game_rotate(90, 1, 1))
+    assert np.allclose(ROTATIONS["platform"], game_rotate(90, 1, 1) @ game_rotate(90, 0, 0))
+    assert np.allclose(ROTATIONS["blade"],
+                       game_rotate(0, 0, 90) @ game_rotate(0, 90, 0) @ game_rotate(90, 0, 0))
+    for r in ROTATIONS.values():
+        assert np.allclose(r @ r.T, np.eye(3)) and np.isclose(np.linalg.det(r), 1)
+    assert kind_of_name("Models/TreeTrunk.solid") == "object"
+    assert kind_of_name("lugaru__Sword") == "blade" and kind_of_name("mine.solid") is None
+
+
+@pytest.mark.parametrize("path", corpus_params("solid", "*.solid"))
+def test_corpus_glb_round_trip_is_byte_identical(path, tmp_path):
+    retromesh.convert(path, tmp_path / "m.glb")
+    retromesh.convert(tmp_path / "m.glb", tmp_path / "back.solid")
+    assert (tmp_path / "back.solid").read_bytes() == path.read_bytes()
+
+
+@pytest.mark.parametrize("path", [p for p in SOLIDS if p.stem.split("__")[-1] in
+                                  ("Rabbit", "TreeTrunk", "Sword", "Platform", "Belt")],
+                         ids=lambda p: p.name)
+def test_round_trip_without_extras_uses_the_node_name_and_rotation(path, tmp_path):
+    """Blender exports no custom properties by default: the kind comes back from the node's
+    name and its rotation, and the file is still byte-identical."""
+    retromesh.convert(path, tmp_path / "m.glb")
+    scene = retromesh.load(tmp_path / "m.glb")
+    for n in scene.nodes:
+        n.extras.clear()
+    scene.nodes[0].name = path.stem.split("__")[-1]
+    assert retromesh.to_bytes(from_scene(scene)) == path.read_bytes()
+
+
+def test_foreign_upright_tree_is_stored_lying_down():
+    """A foreign mesh saved with kind="object" is turned back as Lugaru stores objects."""
+    pos = np.array([[0, 0, 0], [1, 0, 0], [0, 10, 0], [0, 0, 1]], np.float32)
+    idx = np.array([0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3], np.uint32)
+    scene = Scene(nodes=[Node(mesh=0)], roots=[0], meshes=[Mesh(primitives=[Primitive(
+        positions=pos, indices=idx, uvs=[np.zeros((4, 2), np.float32)])])])
+    out = from_scene(scene, kind="object")
+    ext = np.ptp(out.vertices.astype(float), axis=0)
+    assert np.argmax(ext) == 2                       # stored along Z, as TreeTrunk.solid
+    again = retromesh.registry.get("solid").to_scene(out, kind="object")
+    back = np.round(_world_positions(again), 4)
+    assert np.allclose(back[np.lexsort(back.T)], pos[np.lexsort(pos.T)], atol=1e-5)

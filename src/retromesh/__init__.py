@@ -79,12 +79,27 @@ def load(source: Source, format: str | None = None, **options: Any) -> Scene:
     """Read a file and convert it to a format-neutral :class:`Scene`.
 
     ``options`` are the format's conversion options (``skeleton=``, ``animations=``,
-    ``hva=``, ``fps=`` ...; see ``retromesh formats``).
+    ``hva=``, ``fps=`` ...; see ``retromesh formats``), and for every format ``scale=``
+    (default 1: the game's units), a uniform factor applied to the whole scene
+    (:mod:`retromesh.units`).
     """
+    scale = _pop_scale(options)
     doc, fmt, name, path = _read(source, format)
     if path is not None and fmt.to_scene is not None:
         options.setdefault("source", path)
-    return registry.convert_to_scene(fmt, doc, name, **options)
+    return _scaled(registry.convert_to_scene(fmt, doc, name, **options), scale)
+
+
+def _pop_scale(options: dict[str, Any]) -> float:
+    from .units import check_scale
+    return check_scale(options.pop("scale", 1.0))
+
+
+def _scaled(scene: Scene, scale: float) -> Scene:
+    if scale != 1.0:
+        from .units import scale_scene
+        scale_scene(scene, scale)
+    return scene
 
 
 def from_scene(scene: Scene, format: str, **options: Any) -> Any:
@@ -104,7 +119,26 @@ def save(scene: Scene, target: str | os.PathLike, format: str | None = None,
     """
     target = Path(target)
     fmt = registry.get(format) if format else registry.get(target.suffix or "?")
+    options = _image_options_for(fmt.from_scene, options)
     return _write_result(from_scene(scene, fmt.name, **options), target)
+
+
+#: writing options every target accepts; targets with no use for them never see them
+_IMAGE_OPTIONS = ("embed_images", "texture_path")
+
+
+def _image_options_for(func: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` without ``embed_images``/``texture_path`` when ``func`` takes neither."""
+    if func is None or not any(k in options for k in _IMAGE_OPTIONS):
+        return options
+    import inspect
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return options
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return options
+    return {k: v for k, v in options.items() if k not in _IMAGE_OPTIONS or k in params}
 
 
 def _write_result(result: Any, target: Path) -> list[Path]:
@@ -135,19 +169,25 @@ def convert(source: Source, target: str | os.PathLike, format: str | None = None
 
     A direct native-to-native converter is used when one is registered (VXL <-> VOX);
     otherwise the file goes through a :class:`Scene`. ``options`` go to the reading side
-    (``to_scene``), ``save_options`` to the writing side (``from_scene``).
+    (``to_scene``; ``scale=`` as in :func:`load`), ``save_options`` to the writing side
+    (``from_scene``).
     """
     target = Path(target)
     save_options = dict(save_options or {})
+    scale = _pop_scale(options)
     doc, fmt, name, path = _read(source, format)
     tfmt = registry.get(target_format) if target_format else registry.get(target.suffix or "?")
     direct = registry.converter(fmt.name, tfmt.name)
+    if direct is not None and scale != 1.0:
+        raise UnsupportedError(f"scale does not apply to the direct {fmt.name} -> {tfmt.name} "
+                               "conversion (voxels have no units)")
     if direct is not None:
         if path is not None:
             options.setdefault("source", path)
+        save_options = _image_options_for(direct, save_options)
         return _write_result(direct(doc, **options, **save_options), target)
     if path is not None and fmt.to_scene is not None:
         options.setdefault("source", path)
-    scene = registry.convert_to_scene(fmt, doc, name, **options)
+    scene = _scaled(registry.convert_to_scene(fmt, doc, name, **options), scale)
     del doc                     # the native document is not needed while writing
     return save(scene, target, tfmt.name, **save_options)

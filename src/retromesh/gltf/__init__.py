@@ -1,15 +1,19 @@
 """glTF 2.0: the Scene <-> glTF bridge, registered as the ``glb`` and ``gltf`` formats.
 
 ``retromesh.save(scene, "x.glb")`` writes a binary GLB; ``"x.gltf"`` writes JSON plus an
-``x.bin`` beside it. Options of the writing side: ``embed_images=True`` puts the PNG/JPEG files
-found next to the source into the GLB instead of referring to them by relative URI;
-``image_dir=`` says where to look for them; ``embed_buffer=True`` (``.gltf`` only) puts the
-buffer into the JSON as a data URI.
+``x.bin`` and the image files beside it. Options of the writing side: ``embed_images=True``
+(the default) looks every texture the scene names up — beside the source, in the game's usual
+folders and in the ``texture_path=[...]`` folders (see :mod:`retromesh.textures`) — and puts
+the ones found into the GLB (converted to PNG when glTF cannot carry them), or beside the
+``.gltf``; ``embed_images=False`` keeps relative references only. ``image_dir=`` overrides the
+source folder; ``embed_buffer=True`` (``.gltf`` only) puts the buffer and the images into the
+JSON as data URIs.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from ..registry import Format, register
 from ..scene import Scene
@@ -37,13 +41,24 @@ def _to_scene(doc: GltfDocument, *, source: Path | None = None) -> Scene:
     return gltf_to_scene(doc, source=source)
 
 
-def _from_scene(scene: Scene, *, embed_images: bool = False, image_dir: Path | str | None = None,
-                embed_buffer: bool = False, binary: bool = True) -> GltfDocument:
-    doc = scene_to_gltf(scene, embed_images=embed_images,
-                        image_dir=Path(image_dir) if image_dir else None)
+def _from_scene(scene: Scene, *, embed_images: bool = True,
+                texture_path: Iterable[str | os.PathLike] | str | os.PathLike = (),
+                image_dir: Path | str | None = None, embed_buffer: bool = False,
+                binary: bool = True) -> GltfDocument:
+    doc = scene_to_gltf(scene, embed_images=embed_images, texture_path=texture_path,
+                        image_dir=Path(image_dir) if image_dir else None,
+                        external_images=not binary and not embed_buffer)
     doc.binary = binary
     doc.embed_buffer = embed_buffer  # type: ignore[attr-defined]
     return doc
+
+
+def _from_scene_json(scene: Scene, *, embed_images: bool = True,
+                     texture_path: Iterable[str | os.PathLike] | str | os.PathLike = (),
+                     image_dir: Path | str | None = None,
+                     embed_buffer: bool = False) -> GltfDocument:
+    return _from_scene(scene, embed_images=embed_images, texture_path=texture_path,
+                       image_dir=image_dir, embed_buffer=embed_buffer, binary=False)
 
 
 def _info(doc: GltfDocument) -> dict[str, Any]:
@@ -62,4 +77,4 @@ register(Format(
     name="gltf", family="glTF 2.0", description="glTF 2.0 JSON (+ .bin)", extensions=("gltf",),
     doc_types=(GltfDocument,), sniff=lambda h: h.lstrip()[:1] == b"{", magic_certain=False,
     read=read_gltf_json, write=_write, outputs=_outputs, to_scene=_to_scene,
-    from_scene=_from_scene, scene_options=("source",), info=_info))
+    from_scene=_from_scene_json, scene_options=("source",), info=_info))

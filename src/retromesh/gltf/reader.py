@@ -298,6 +298,6 @@ def gltf_to_scene(gdoc: GltfDocument, *, source: Path | None = None, file: str |
                 raise FormatError("a consistent animation channel", file=file,
                                   path=f"animations[{ai}].channels[{ci}]", got=str(exc)) from exc
         scene.animations.append(anim)
-    if isinstance(doc.extras, dict):
-        scene.extras.update(doc.extras)
+    if isinstance(doc.extras, dict):   # never a source_dir from the file: it steers texture lookups
+        scene.extras.update({k: v for k, v in doc.extras.items() if k != "source_dir"})
     return scene

@@ -18,17 +18,21 @@ from __future__ import annotations
 import base64
 import json
 import math
+import os
+import re
 import struct
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 import pygltflib as g
 
 from ..errors import LossWarning
 from ..scene import Primitive, Scene
+from .images import add_textures, data_uri_images, inline_image_files, place_image_files, \
+    source_dir_of
 
 __all__ = ["GltfDocument", "scene_to_gltf", "glb_bytes", "gltf_files", "compute_normals"]
 
@@ -48,6 +52,8 @@ class GltfDocument:
     #: external files the JSON refers to that were loaded alongside (uri -> bytes)
     resources: dict[str, bytes] = field(default_factory=dict)
     binary: bool = True
+    #: image files to write beside a ``.gltf`` (plain file name -> PNG/JPEG bytes)
+    image_files: dict[str, bytes] = field(default_factory=dict)
 
 
 def jsonable(value: Any) -> Any:
@@ -234,74 +240,35 @@ def _primitive(buf: _Buffer, p: Primitive, material_map: dict[int, int]) -> g.Pr
     return prim
 
 
-def _find_image(uri: str, image_dir: Path | None) -> tuple[bytes, str] | None:
-    """The PNG/JPEG a texture name refers to, looked up beside the source and in a sibling
-    ``textures`` folder (Minetest/Luanti mods keep models/ and textures/ side by side); the
-    name's case and extension may differ (game files often say .bmp/.tga for a .png)."""
-    if image_dir is None:
-        return None
-    name = Path(uri.replace("\\", "/")).name
-    stem = Path(name).stem.lower()
-    for folder in (image_dir, image_dir / "textures", image_dir.parent / "textures"):
-        try:
-            listing = {p.name.lower(): p for p in folder.iterdir() if p.is_file()}
-        except OSError:
-            continue
-        for candidate in (name.lower(), stem + ".png", stem + ".jpg", stem + ".jpeg"):
-            path = listing.get(candidate)
-            if path is None:
-                continue
-            data = path.read_bytes()
-            if data[:8] == b"\x89PNG\r\n\x1a\n":
-                return data, "image/png"
-            if data[:3] == b"\xff\xd8\xff":
-                return data, "image/jpeg"
-    return None
+def _folders(texture_path: Any) -> list[Path]:
+    if texture_path is None:
+        return []
+    if isinstance(texture_path, (str, os.PathLike)):
+        return [Path(texture_path)]
+    return [Path(p) for p in texture_path]
 
 
-def scene_to_gltf(scene: Scene, *, embed_images: bool = False, image_dir: Path | None = None,
+def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
+                  texture_path: Iterable[str | os.PathLike] | str | os.PathLike = (),
+                  image_dir: str | os.PathLike | None = None, external_images: bool = False,
                   generator: str = "retromesh") -> GltfDocument:
+    """The glTF asset of ``scene``.
+
+    ``embed_images``: look the textures the scene names up (beside the source file, in the
+    game's usual folders and in ``texture_path``; see :mod:`retromesh.textures`) and put the
+    ones found into the asset; the others stay relative references and warn
+    :class:`~retromesh.MissingTextureWarning`. Images the scene carries are always put in.
+    ``image_dir`` overrides the source folder the scene names; ``external_images`` keeps the
+    images as files to write beside a ``.gltf`` (``GltfDocument.image_files``).
+    """
     scene.validate()
     buf = _Buffer()
     doc = g.GLTF2(asset=g.Asset(version="2.0", generator=generator))
     used_ext: set[str] = set()
-    if image_dir is None and scene.extras.get("source_dir"):
-        image_dir = Path(scene.extras["source_dir"])
 
-    # textures, images, samplers
-    for t in scene.textures:
-        image = g.Image(name=t.name or None)
-        data = t.image
-        mime = t.mime_type
-        if data is None and embed_images and t.uri:
-            found = _find_image(t.uri, image_dir)
-            if found:
-                data, mime = found
-            else:
-                warnings.warn(f"image {t.uri!r}: no PNG or JPEG of that name next to the source "
-                              "or in a textures folder; kept as a URI", LossWarning, stacklevel=2)
-        if data is not None and mime in ("image/png", "image/jpeg"):
-            image.bufferView = buf.view(data)
-            image.mimeType = mime
-        else:
-            original = (t.uri or t.name or "texture.png").replace("\\", "/")
-            uri = original
-            if uri.startswith("/") or (len(uri) > 1 and uri[1] == ":") or "://" in uri:
-                uri = uri.rsplit("/", 1)[-1] or "texture.png"   # a path on the author's disk
-            stem, dot, ext = uri.rpartition(".")
-            if not dot or ext.lower() not in ("png", "jpg", "jpeg"):
-                # glTF images are PNG or JPEG: refer to the converted image users make
-                # (skin.dds -> skin.png); the name in the source file is kept in extras
-                uri = (stem if dot else uri) + ".png"
-            if uri != original:
-                image.extras = {"original_uri": original}
-            image.uri = uri.replace("%", "%25").replace(" ", "%20")
-        doc.images.append(image)
-        doc.samplers.append(g.Sampler(magFilter=9729, minFilter=9987 if t.mipmaps else 9729,
-                                      wrapS=t.wrap_s, wrapT=t.wrap_t))
-        doc.textures.append(g.Texture(source=len(doc.images) - 1, sampler=len(doc.samplers) - 1,
-                                      name=t.name or None,
-                                      extras=jsonable(t.extras) if t.extras else None))
+    texture_map, image_files = add_textures(
+        scene, doc, buf.view, embed_images=embed_images, texture_path=_folders(texture_path),
+        source_dir=source_dir_of(scene, image_dir), external=external_images)
 
     for m in scene.materials:
         pbr = g.PbrMetallicRoughness(baseColorFactor=[float(np.clip(c, 0, 1)) for c in m.base_color],
@@ -309,7 +276,7 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = False, image_dir: Path |
                                      roughnessFactor=float(m.roughness))
         if m.base_color_texture is not None:
             ref = m.base_color_texture
-            info = g.TextureInfo(index=ref.texture, texCoord=ref.texcoord or None)
+            info = g.TextureInfo(index=texture_map[ref.texture], texCoord=ref.texcoord or None)
             if ref.has_transform:
                 info.extensions = {"KHR_texture_transform": {
                     "offset": [float(x) for x in ref.offset], "scale": [float(x) for x in ref.scale],
@@ -414,15 +381,16 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = False, image_dir: Path |
                 target=g.AnimationChannelTarget(node=c.node, path=c.path)))
         doc.animations.append(ga)
 
-    if scene.extras:
-        doc.extras = jsonable(scene.extras)
+    extras = {k: v for k, v in scene.extras.items() if k != "source_dir"}   # a local folder
+    if extras:
+        doc.extras = jsonable(extras)
     doc.extensionsUsed = sorted(used_ext) or []
     doc.accessors = buf.accessors
     doc.bufferViews = buf.views
     blob = buf.blob()
     if blob:
         doc.buffers = [g.Buffer(byteLength=len(blob))]
-    return GltfDocument(doc, blob)
+    return GltfDocument(doc, blob, image_files=image_files, binary=not external_images)
 
 
 def _json_bytes(doc: g.GLTF2) -> bytes:
@@ -430,7 +398,32 @@ def _json_bytes(doc: g.GLTF2) -> bytes:
     return text.encode("utf-8")
 
 
+def _inline_images(gdoc: GltfDocument) -> None:
+    """Move the image files of a document made for ``.gltf`` into its buffer (for a GLB)."""
+    if not gdoc.image_files:
+        return
+    doc = gdoc.gltf
+    parts, size = [gdoc.blob], len(gdoc.blob)
+
+    def view(data: bytes) -> int:
+        nonlocal size
+        pad = (-size) % 4
+        parts.append(b"\0" * pad)
+        doc.bufferViews.append(g.BufferView(buffer=0, byteOffset=size + pad, byteLength=len(data)))
+        parts.append(data)
+        size += pad + len(data)
+        return len(doc.bufferViews) - 1
+
+    inline_image_files(doc, gdoc.image_files, view)
+    gdoc.blob = b"".join(parts)
+    if not doc.buffers:
+        doc.buffers = [g.Buffer(byteLength=len(gdoc.blob))]
+    gdoc.image_files = {}
+    gdoc.binary = True
+
+
 def glb_bytes(gdoc: GltfDocument) -> bytes:
+    _inline_images(gdoc)
     doc = gdoc.gltf
     if doc.buffers:
         doc.buffers[0].uri = None
@@ -446,8 +439,13 @@ def glb_bytes(gdoc: GltfDocument) -> bytes:
     return b"".join(parts)
 
 
+def _plain_name(name: str) -> bool:
+    return bool(re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_. -]*", name))
+
+
 def gltf_files(gdoc: GltfDocument, path: Path, *, embed_buffer: bool = False) -> dict[Path, bytes]:
-    """``.gltf`` JSON plus its ``.bin`` beside it (or a data URI when ``embed_buffer``)."""
+    """``.gltf`` JSON plus its ``.bin`` and image files beside it (or data URIs when
+    ``embed_buffer``). Nothing is written outside ``path``'s folder."""
     doc = gdoc.gltf
     files: dict[Path, bytes] = {}
     bin_path = path.with_suffix(".bin")
@@ -458,10 +456,16 @@ def gltf_files(gdoc: GltfDocument, path: Path, *, embed_buffer: bool = False) ->
         else:
             doc.buffers[0].uri = bin_path.name.replace(" ", "%20")
         doc.buffers[0].byteLength = len(gdoc.blob)
+    if embed_buffer:
+        data_uri_images(doc, gdoc.image_files)
+        images = {}
+    else:
+        images = place_image_files(doc, gdoc.image_files, path.parent)
     files[path] = json.dumps(json.loads(_json_bytes(doc)), indent=1).encode("utf-8")
     if doc.buffers and not embed_buffer:
         files[bin_path] = gdoc.blob
+    files.update(images)
     for uri, data in gdoc.resources.items():
-        if uri != bin_path.name:
+        if uri != bin_path.name and _plain_name(uri):
             files[path.parent / uri] = data
     return files

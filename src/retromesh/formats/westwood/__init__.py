@@ -2,10 +2,16 @@
 hierarchical animations (``.hva``), and a MagicaVoxel ``.vox`` bridge so that voxel editors
 (MagicaVoxel, Goxel, vengi) can edit them.
 
+Orientation and units after conversion: the VXL grid is x forward, y left, z up (settled on
+the corpus, see :mod:`.scene`); it becomes glTF +Y up with the front on +Z and the left on +X
+(``(x, y, z) -> (y, z, x)``, a rotation, so windings stay). Units stay voxels (no metre
+definition exists for TS/RA2 voxels); the generic ``scale=`` load option scales the scene.
+
 Modules: :mod:`.vxl` and :mod:`.hva` (lossless native layers), :mod:`.voxels` (span codec,
 normal tables), :mod:`.meshing` (visible faces, greedy meshing), :mod:`.scene` (to_scene),
 :mod:`.vox` (MagicaVoxel files and the vxl <-> vox converters), :mod:`.voxelize`
-(Scene -> .vxl by surface voxelisation), :mod:`.samples` (small files
+(Scene -> .vxl by surface voxelisation), :mod:`.keep` (the .vxl/.hva kept in node extras so
+that .vxl -> .glb -> .vxl gives the files back, byte for byte when unedited), :mod:`.samples` (small files
 made by our writers). An ``aos-vxl`` entry recognises Ace of Spades / Voxlap ``.vxl`` maps and
 says so instead of misreading them.
 """
@@ -21,7 +27,7 @@ register(Format(
     description="Westwood Tiberian Sun / Red Alert 2 voxel model",
     extensions=("vxl",), doc_types=(vxl.VxlFile,), sniff=vxl.sniff, magic_certain=True,
     read=vxl.read, write=vxl.write, to_scene=to_scene, from_scene=from_scene, endian="<",
-    scene_options=("source", "hva", "fps", "greedy", "normals", "scale", "palette"),
+    scene_options=("source", "hva", "fps", "greedy", "normals", "palette"),
     companions=("hva",), info=vxl.info, check=vxl.check))
 
 register(Format(

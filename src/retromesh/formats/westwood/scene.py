@@ -26,7 +26,8 @@ Placement (OpenRA ``Voxel.cs``; format-facts E): for limb ``l`` with scale ``s``
 ``R (b0 + v * k) + t'`` where ``[R | t]`` is the HVA matrix of the frame with
 ``t' = t * s * k``; without an HVA the tailer matrix is used with ``t' = t * k`` (in the corpus
 the tailer's translation equals the HVA's times ``s``: it is stored already scaled). Units stay
-voxels; ``scale=`` (default 1) scales the root node.
+voxels (the generic ``scale=`` load option scales the scene; a direct ``to_scene(scale=)``
+call scales the root node).
 
 HVA sections are matched to limbs by name when all names are unique and found, else by order
 when the counts agree, else by name where possible; unmatched limbs keep the tailer matrix.
@@ -43,6 +44,7 @@ import numpy as np
 from ...errors import DocumentError, FormatError, LossWarning
 from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene
 from ...transforms import compose_trs, decompose_trs, quat_continuous
+from . import keep
 from .hva import HvaFile
 from .meshing import quads_to_triangles, visible_quads
 from .voxels import SpanError, VoxelGrid, normal_table
@@ -317,6 +319,12 @@ def to_scene(doc: VxlFile, *, source: Path | None = None, hva: Any = None,
             mats.append(limb_matrices(limb, hdoc.matrices[:, sec], f"limbs[{i}]"))
     remap = (doc.remap_start, doc.remap_end)
     nodes = grid_scene(scene, grids, pal, remap, mats, root, greedy, normals)
+    # what glTF has no place for, so that from_scene can give the file back (see .keep)
+    for node, limb in zip(nodes, doc.limbs):
+        scene.nodes[node].extras[keep.LIMB_KEY] = keep.limb_extras(limb)
+    scene.nodes[root].extras[keep.FILE_KEY] = keep.file_extras(doc, pal, greedy, normals)
+    if hdoc is not None:
+        scene.nodes[root].extras[keep.HVA_KEY] = keep.hva_extras(hdoc, sections, fps)
     if frames > 1:
         c4 = _axes4()
         times = np.arange(frames, dtype=np.float64) / fps

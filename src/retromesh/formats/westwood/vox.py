@@ -734,7 +734,7 @@ register(Format(
     description="MagicaVoxel voxel models (bridge for .vxl editing)",
     extensions=("vox",), doc_types=(VoxFile,), sniff=sniff, magic_certain=True, read=read,
     write=write, to_scene=to_scene, from_scene=from_scene, endian="<",
-    scene_options=("source", "greedy", "scale"),
+    scene_options=("source", "greedy"),
     info=lambda d: {"models": len([c for c in d.chunks if isinstance(c, VoxXyzi)]),
                     "voxels": sum(len(c.voxels) for c in d.chunks if isinstance(c, VoxXyzi)),
                     "version": d.version}))

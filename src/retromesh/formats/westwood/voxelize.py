@@ -14,6 +14,9 @@
   Primitives of a material named ``player_remap`` take the player-colour ramp 16..31 by
   brightness. Interior voxels take the colour of the surface voxel before them along x.
 * Normals: estimated from the shape for the chosen table (``game="ra2"`` default, ``"ts"``).
+* A scene made from a ``.vxl`` (its limbs kept in node extras) gives that file back instead,
+  untouched limbs as they came, edited ones voxelised in their own grids (:mod:`.keep`),
+  unless ``native=False`` or one of ``resolution``/``voxel_size``/``game`` is given.
 * Placement: each limb's bounds are its box in *voxel* units (``k = 1``, like every game
   file and vengi's writer; OpenRA ignores ``k`` for the grid), tailer and HVA matrices are
   identity. :func:`.scene.to_scene` therefore puts the voxels where the triangles were,
@@ -130,8 +133,20 @@ def _palette(srgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return pal, np.array(_FREE)[idx][inv.reshape(-1)]
 
 
-def from_scene(scene: Scene, *, resolution: int = 64, voxel_size: float | None = None,
-               game: str = "ra2", fill: bool = True, **options: Any) -> dict[str, Any]:
+def from_scene(scene: Scene, *, resolution: int | None = None, voxel_size: float | None = None,
+               game: str | None = None, fill: bool = True, native: bool = True,
+               **options: Any) -> dict[str, Any]:
+    """See the module docstring; a scene made from a ``.vxl`` gives that file back (untouched
+    limbs as they came, edited ones voxelised in their own grids: :mod:`.keep`) unless
+    ``native=False`` or a voxelisation option (``resolution``, ``voxel_size``, ``game``) is
+    given."""
+    if native and resolution is None and voxel_size is None and game is None:
+        from .keep import restore
+        kept = restore(scene)
+        if kept is not None:
+            return kept
+    resolution = 64 if resolution is None else resolution
+    game = "ra2" if game is None else game
     from .scene import positive_option
     resolution = positive_option("resolution", resolution)
     if voxel_size is not None:

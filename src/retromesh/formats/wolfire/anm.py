@@ -51,14 +51,12 @@ are model-space bone frames (same axes as glTF: Overgrowth is OpenGL, right-hand
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
-from ...registry import Format, register
 from .common import need
 
 __all__ = ["AnmFile", "AnmKeyframe", "AnmEvent", "AnmIkBone", "AnmLabelWeight", "read", "write",
@@ -328,26 +326,5 @@ def check(doc: AnmFile) -> list[str]:
     return out
 
 
-def _sniff(head: bytes) -> bool:
+def sniff(head: bytes) -> bool:
     return len(head) >= 4 and 0 <= int.from_bytes(head[:4], "little", signed=True) <= MAX_VERSION
-
-
-def _to_scene(doc: AnmFile, *, source: Path | None = None, skeleton: Any = None,
-              mesh: Any = None, animations: Any = None, fps: float | None = None,
-              root_motion: bool = True, center: Any = None):
-    from .scene import anm_to_scene
-    return anm_to_scene(doc, source=source, skeleton=skeleton, mesh=mesh, animations=animations,
-                        fps=fps, root_motion=root_motion, center=center)
-
-
-def _from_scene(scene, **options: Any):
-    from .scene import scene_to_anm
-    return scene_to_anm(scene, **options)
-
-
-register(Format(
-    name="anm", family="Wolfire", description="Overgrowth animation (.anm, versions 0-11)",
-    extensions=("anm",), doc_types=(AnmFile,), sniff=_sniff, magic_certain=False,
-    read=read, write=write, to_scene=_to_scene, from_scene=_from_scene, endian="<",
-    scene_options=("source", "skeleton", "mesh", "animations", "fps", "root_motion", "center"),
-    companions=("phxbn", "obj"), info=info, check=check))

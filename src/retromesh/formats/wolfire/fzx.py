@@ -25,7 +25,7 @@ Where we differ from the spec text, and why:
   builds ``quaternion(x=r[1], y=r[3], z=-r[2], w=r[0])`` and places the volume at
   ``(x, z, -y) - old_model_center``, then scales by the body scale. ``to_scene`` does the same
   (``center=`` the OBJ's old centre, or ``mesh=`` the OBJ to take it from; default 0;
-  ``scale=`` the body scale, on the root node).
+  ``body_scale=`` the body scale, on the root node).
 * Shapes: box half-extents ``(sx, sz, sy)``; capsule radius ``scale[0]`` and half-length of
   its straight part ``scale[2]`` along the volume's local Y; sphere radius = mean of the scale.
 * Labels: tokens (case-insensitive) ``l r m capsule box sphere`` + a body part; ``M`` adds a
@@ -213,10 +213,11 @@ def volume_mesh(o: FzxObject, shape: str | None) -> tuple[np.ndarray, np.ndarray
 
 
 def to_scene(doc: FzxFile, *, source: Path | None = None, center: Any = None,
-             mesh: Any = None, scale: float = 1.0) -> Scene:
+             mesh: Any = None, body_scale: float = 1.0) -> Scene:
     """Volumes in engine (= glTF) space. ``center``: the character OBJ's old centre (what the
     engine subtracts); ``mesh``: an OBJ to take that centre from (its bounding-box centre);
-    ``scale``: the character's body scale (applied on a root node)."""
+    ``body_scale``: the character's body scale (applied on a root node; the generic ``scale``
+    load option scales the whole scene instead)."""
     if center is None and mesh is not None:
         from .obj import parse_obj
         o = parse_obj(Path(mesh).read_bytes(), str(mesh))
@@ -225,9 +226,12 @@ def to_scene(doc: FzxFile, *, source: Path | None = None, center: Any = None,
     center = (0.0, 0.0, 0.0) if center is None else tuple(float(c) for c in np.ravel(center))
     if len(center) != 3:
         raise DocumentError("center takes 3 numbers")
-    scale = float(scale)
+    try:
+        scale = float(body_scale)
+    except (TypeError, ValueError):
+        raise DocumentError(f"body_scale must be a number, got {body_scale!r}") from None
     if not np.isfinite(scale) or scale <= 0:
-        raise DocumentError(f"scale must be a positive number, got {scale}")
+        raise DocumentError(f"body_scale must be a positive number, got {body_scale!r}")
     scene = Scene(name=source.stem if source else "fzx")
     root = scene.add_node(Node(name=scene.name, scale=[scale] * 3,
                                extras={"fzx_version": doc.version, "center": list(center)}))
@@ -272,4 +276,4 @@ register(Format(
     name="fzx", family="Wolfire", description="Overgrowth ragdoll volumes (.fzx)",
     extensions=("fzx",), doc_types=(FzxFile,), sniff=lambda h: h[:8] == HEADER,
     magic_certain=True, read=read, write=write, to_scene=to_scene, endian="<",
-    scene_options=("source", "center", "mesh", "scale"), info=info, check=check))
+    scene_options=("source", "center", "mesh", "body_scale"), info=info, check=check))

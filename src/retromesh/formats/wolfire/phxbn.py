@@ -53,14 +53,12 @@ Where we differ from the spec text (the wiki table and 010 template), and why:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError, FormatError
-from ...registry import Format, register
 from .common import need
 
 __all__ = ["PhxbnFile", "PhxControl", "PhxJoint", "PhxSimpleIk", "read", "write",
@@ -385,29 +383,8 @@ def check(doc: PhxbnFile) -> list[str]:
     return out
 
 
-def _sniff(head: bytes) -> bool:
+def sniff(head: bytes) -> bool:
     if len(head) < 8:
         return False
     first = int.from_bytes(head[:4], "little", signed=True)
     return -1 <= first <= MAX_VERSION
-
-
-def _to_scene(doc: PhxbnFile, *, source: Path | None = None, mesh: Path | None = None,
-              animations: list[Path] | None = None, fps: float | None = None,
-              root_motion: bool = True, center: Any = None):
-    from .scene import phxbn_to_scene
-    return phxbn_to_scene(doc, source=source, mesh=mesh, animations=animations, fps=fps,
-                          root_motion=root_motion, center=center)
-
-
-def _from_scene(scene, **options: Any):
-    from .scene import scene_to_phxbn
-    return scene_to_phxbn(scene, **options)
-
-
-register(Format(
-    name="phxbn", family="Wolfire", description="Overgrowth skeleton (.phxbn, versions 5-11)",
-    extensions=("phxbn",), doc_types=(PhxbnFile,), sniff=_sniff, magic_certain=False,
-    read=read, write=write, to_scene=_to_scene, from_scene=_from_scene, endian="<",
-    scene_options=("source", "mesh", "animations", "fps", "root_motion", "center"),
-    companions=("anm", "obj"), info=info, check=check))

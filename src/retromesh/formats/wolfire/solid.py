@@ -38,22 +38,32 @@ Conversion to glTF (``to_scene``):
   are stored CCW-outward; characters (Body*, Wolf*, Rabbit) and weapons (Sword, Staff,
   ThrowingKnife) CW-outward: for those the corner order is reversed (UVs with it).
 * UVs: textures are uploaded bottom-up (OpenGL), so for objects ``v = 1 - gy``. Character
-  bodies are drawn after ``FlipTexCoords`` (``gy = -gy``, GL_REPEAT), so ``v = gy`` for them.
-  Character bodies are also stored upside down (the game rotates them 180 degrees about X):
-  the mesh node gets that rotation. "Character" is decided by the option ``character``
-  (``None``: detected as a CW-outward model whose bounding box is tallest along Y, which picks
-  exactly Body*, BodyLow, Rabbit, Wolf*, WolfLow of the shipped models; weapons are long in X).
+  bodies (and Belt, their clothes) are drawn after ``FlipTexCoords`` (``gy = -gy``,
+  GL_REPEAT), so ``v = gy`` for them.
+* Orientation: most models are stored lying down or upside down and the game turns them when
+  it loads them. The mesh node gets exactly that turn, by model kind (table and sources in
+  :mod:`.solid_kinds`): characters ``Rotate(180, 0, 0)``; objects (TreeTrunk, Leaves, Bush,
+  Wall, Chimney, Box, Rock, ... and the Hawk) ``Rotate(90, 1, 1)``; Platform one more
+  ``Rotate(90, 0, 0)`` first; weapons their ``Weapon::Load`` turns; Eye/Cornea/Iris none.
+  So after conversion +Y is up as in the game (a tree grows up from y = 0), and the mesh
+  data stays as stored. The kind comes from the option ``kind``, else the file name, else
+  ``character`` for a CW-outward model tallest along Y (which picks exactly Body*, BodyLow,
+  Rabbit, Wolf*, WolfLow of the shipped models), else ``plain``; ``character=True/False`` is
+  the older spelling.
 * Units are the file's (Lugaru scales characters by 0.04 and objects by 0.3 x their level scale);
-  no scale is applied.
+  no scale is applied (the generic ``scale=`` load option does that).
 
 ``from_scene``: every triangle primitive of the scene (node transforms applied, the
-upright-rotation of a node made by ``to_scene`` left out), vertices merged by position,
-per-corner UVs kept (``gx = u``, ``gy = 1 - v``, or ``gy = v`` with ``character=True``),
-winding written CCW (objects) or CW (``clockwise=True``, as characters and weapons are stored);
-both options default to what ``to_scene`` recorded in the node's extras, so a .solid -> glTF ->
-.solid round trip keeps the original winding and UV convention. ``character=True`` on a
-foreign (upright) mesh writes it upside down, as Lugaru stores characters, and CW-outward
-unless ``clockwise=False``.
+upright turn of a node made by ``to_scene`` left out, any other mesh turned back by its kind's
+rotation), vertices merged by position in the scene's vertex order (so an unedited model gets
+the file's vertex order back: .solid -> .glb -> .solid is byte-identical for all 37 shipped
+models), per-corner UVs kept (``gx = u``, ``gy = 1 - v``, or ``gy = v`` for characters),
+winding written CCW (objects) or CW (``clockwise=True``, as characters and weapons are stored).
+``kind``/``clockwise`` default to what ``to_scene`` recorded in the node's extras; when those
+are gone (Blender exports no custom properties by default) to the kind of the mesh node's name
+(``Rabbit``, ``TreeTrunk``), a node whose own rotation is exactly that kind's being taken as
+to_scene's upright turn. ``kind="character"`` on a foreign (upright) mesh writes it upside
+down, as Lugaru stores characters, and CW-outward unless ``clockwise=False``.
 More than 32767 vertices or triangles is refused with a DocumentError.
 """
 from __future__ import annotations
@@ -61,6 +71,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -68,6 +79,7 @@ from ...binio import Reader, Writer
 from ...errors import DocumentError, LossWarning
 from ...registry import Format, register
 from ...scene import Mesh, Node, Primitive, Scene
+from .solid_kinds import CW_KINDS, ROTATIONS, kind_of_name, rotation_matrix, rotation_quat
 
 __all__ = ["SolidFile", "TRI_DTYPE", "read", "write", "to_scene", "from_scene", "signed_volume",
            "is_character"]
@@ -191,42 +203,99 @@ def mesh_arrays(doc: SolidFile, character: bool) -> tuple[np.ndarray, np.ndarray
     return positions, normals[vi].astype(np.float32), uvs, inverse.reshape(-1).astype(np.uint32)
 
 
-def to_scene(doc: SolidFile, *, source: Path | None = None, character: bool | None = None) -> Scene:
-    if character is None:
-        character = is_character(doc)
+def _kind(doc: SolidFile | None, name: Any, character: bool | None, kind: str | None) -> str:
+    if kind is not None:
+        if kind not in ROTATIONS:
+            raise DocumentError(f"kind must be one of {sorted(ROTATIONS)}, got {kind!r}")
+        return kind
+    found = kind_of_name(name)
+    if character is not None:
+        if character:
+            return "character"
+        return "plain" if found in (None, "character") else found
+    if found is None:
+        found = "character" if doc is not None and is_character(doc) else "plain"
+    return found
+
+
+def to_scene(doc: SolidFile, *, source: Path | None = None, character: bool | None = None,
+             kind: str | None = None) -> Scene:
+    """``kind`` (see :mod:`.solid_kinds`) defaults to the one of the file name, else
+    ``character`` when the shape says so, else ``plain``; ``character=True/False`` is the
+    older spelling of ``kind="character"`` / not a character."""
+    kind = _kind(doc, source, character, kind)
     name = source.stem if source else "solid"
     scene = Scene(name=name)
-    pos, nrm, uvs, idx = mesh_arrays(doc, bool(character))
+    is_char = kind == "character"
+    pos, nrm, uvs, idx = mesh_arrays(doc, is_char)
     if len(idx):
         prim = Primitive(positions=pos, normals=nrm, uvs=[uvs], indices=idx)
         m = scene.add_mesh(Mesh(name=name, primitives=[prim]))
     else:
         m = None
-    extras = {"lugaru_character": bool(character),
+    extras = {"lugaru_kind": kind, "lugaru_character": is_char,
               "lugaru_clockwise": signed_volume(doc.vertices, doc.indices()) < 0}
     rotation = [0.0, 0.0, 0.0, 1.0]
-    if character:
-        rotation = [1.0, 0.0, 0.0, 0.0]       # 180 degrees about X: the game's Rotate(180,0,0)
+    if kind != "plain":
+        rotation = rotation_quat(kind)      # the game's load-time Rotate(...) calls
         extras[UPRIGHT_KEY] = True
     scene.add_node(Node(name=name, mesh=m, rotation=rotation, extras=extras))
     return scene
 
 
+def _scene_kind(scene: Scene, character: bool | None, kind: str | None) -> tuple[str, bool]:
+    """(kind, whether it was recorded or named rather than guessed) of a scene's meshes."""
+    meshes = [n for n in scene.nodes if n.mesh is not None]
+    if kind is not None or character is not None:
+        return _kind(None, meshes[0].name if meshes else None, character, kind), True
+    for n in meshes:
+        k = n.extras.get("lugaru_kind")
+        if k in ROTATIONS:
+            return k, True
+        if n.extras.get("lugaru_character"):
+            return "character", True
+    for n in meshes:                    # extras lost (Blender exports none by default): names
+        k = kind_of_name(n.name)
+        if k is not None:
+            return k, True
+    return "plain", False
+
+
+def _is_upright(node: Node, kind: str) -> bool:
+    """The node carries to_scene's upright rotation: marked so, or (marks lost) a node whose
+    own rotation is exactly the kind's, with no translation or scale."""
+    if node.extras.get(UPRIGHT_KEY):
+        return True
+    if kind == "plain" or "lugaru_kind" in node.extras:
+        return False
+    q = np.asarray(node.rotation, np.float64)
+    r = np.asarray(rotation_quat(kind))
+    return (min(np.abs(q - r).max(), np.abs(q + r).max()) < 1e-5
+            and np.abs(np.asarray(node.translation)).max() < 1e-6
+            and np.abs(np.asarray(node.scale) - 1).max() < 1e-6)
+
+
 def from_scene(scene: Scene, *, clockwise: bool | None = None,
-               character: bool | None = None) -> SolidFile:
-    """``clockwise``/``character`` default to what ``to_scene`` recorded on the mesh node
-    (``lugaru_clockwise``/``lugaru_character`` extras), else False (an object). A character
-    is written as Lugaru stores them: upside down (the game's ``Rotate(180,0,0)`` undone on
-    meshes that do not carry to_scene's upright mark) and, unless told, CW-outward."""
+               character: bool | None = None, kind: str | None = None) -> SolidFile:
+    """``kind`` (:mod:`.solid_kinds`), ``clockwise`` and ``character`` default to what
+    ``to_scene`` recorded on the mesh node (``lugaru_kind``/``lugaru_clockwise``/
+    ``lugaru_character`` extras), else to the kind of the mesh node's name (``TreeTrunk``),
+    else ``plain`` (no rotation, counter-clockwise). A model is written as Lugaru stores it:
+    the game's load-time rotation is undone (a node carrying to_scene's upright rotation just
+    leaves it out) and characters and weapons are written clockwise-outward unless told."""
+    kind, _ = _scene_kind(scene, character, kind)
+    is_char = kind == "character"
     marks = [n.extras for n in scene.nodes if n.mesh is not None]
-    if character is None:
-        character = any(bool(e.get("lugaru_character")) for e in marks)
     if clockwise is None:
         if any("lugaru_clockwise" in e for e in marks):
             clockwise = any(bool(e.get("lugaru_clockwise")) for e in marks)
         else:
-            clockwise = bool(character)
-    upside_down = np.diag([1.0, -1.0, -1.0, 1.0])
+            names = [kind_of_name(n.name) for n in scene.nodes if n.mesh is not None]
+            belt = any(Path(str(n.name)).stem.lower().endswith("belt")
+                       for n in scene.nodes if n.mesh is not None)
+            clockwise = kind in CW_KINDS and not (belt and kind in names)
+    game = np.eye(4)
+    game[:3, :3] = rotation_matrix(kind).T             # undo the game's load-time turn
     worlds = scene.world_matrices()
     parents = scene.parents()
     pos_l, uv_l, tri_l = [], [], []
@@ -234,20 +303,21 @@ def from_scene(scene: Scene, *, clockwise: bool | None = None,
     for ni, node in enumerate(scene.nodes):
         if node.mesh is None:
             continue
-        if node.extras.get(UPRIGHT_KEY) and node.skin is None:
+        if node.skin is None and _is_upright(node, kind):
             # leave the upright rotation out: undo the node's own local transform
             world = worlds[parents[ni]] if parents[ni] >= 0 else np.eye(4)
         else:
             world = np.eye(4) if node.skin is not None else worlds[ni]
-            if character:
-                world = upside_down @ world          # the game turns characters upright
+            world = game @ world
         for p in scene.meshes[node.mesh].primitives:
             if p.mode != 4:
                 warnings.warn("non-triangle primitive dropped", LossWarning, stacklevel=2)
                 continue
             n = len(p.positions)
-            pts = np.c_[p.positions.astype(np.float64), np.ones(n)] @ world.T
-            pos_l.append(pts[:, :3])
+            pos = p.positions.astype(np.float64)
+            if not np.array_equal(world, np.eye(4)):
+                pos = (np.c_[pos, np.ones(n)] @ world.T)[:, :3]
+            pos_l.append(pos)
             uv_l.append(p.uvs[0].astype(np.float64) if p.uvs else np.zeros((n, 2)))
             idx = (p.indices if p.indices is not None else np.arange(n)).astype(np.int64)
             t = idx.reshape(-1, 3)
@@ -260,15 +330,17 @@ def from_scene(scene: Scene, *, clockwise: bool | None = None,
     pos = np.concatenate(pos_l)
     uv = np.concatenate(uv_l)
     tri = np.concatenate(tri_l) if tri_l else np.zeros((0, 3), np.int64)
-    # merge vertices by position (UVs live on the triangle corners)
-    p32 = pos.astype(">f4")
-    uniq, inverse = np.unique(p32.astype("<f4").view("<u4").reshape(-1, 3), axis=0,
-                              return_inverse=True)
+    # merge vertices by position, in the order of the scene's vertices (to_scene keeps the
+    # file's order, so an unedited model gets its vertex order back); UVs live on the corners
+    p32 = pos.astype("<f4")
+    _, first, inverse = np.unique(p32.view("<u4").reshape(-1, 3), axis=0, return_index=True,
+                                  return_inverse=True)
     inverse = inverse.reshape(-1)
     used = np.unique(inverse[tri.reshape(-1)]) if len(tri) else np.zeros(0, np.int64)
-    remap = np.full(len(uniq), -1, np.int64)
+    used = used[np.argsort(first[used], kind="stable")]
+    remap = np.full(len(first), -1, np.int64)
     remap[used] = np.arange(len(used))
-    verts = uniq[used].view("<f4").astype(">f4")
+    verts = p32[first[used]].astype(">f4")
     corners = remap[inverse[tri]]
     uvc = uv[tri]                                    # (T, 3, 2)
     if clockwise:
@@ -282,7 +354,7 @@ def from_scene(scene: Scene, *, clockwise: bool | None = None,
     tris["i0"], tris["i1"], tris["i2"] = corners[:, 0], corners[:, 1], corners[:, 2]
     tris["u0"], tris["u1"], tris["u2"] = corners[:, 1], corners[:, 2], 0
     tris["gx"] = uvc[:, :, 0]
-    tris["gy"] = uvc[:, :, 1] if character else 1.0 - uvc[:, :, 1]
+    tris["gy"] = uvc[:, :, 1] if is_char else 1.0 - uvc[:, :, 1]
     return SolidFile(verts.reshape(-1, 3), tris)
 
 
@@ -314,4 +386,4 @@ register(Format(
     name="solid", family="Wolfire", description="Lugaru model (.solid, big-endian)",
     extensions=("solid",), doc_types=(SolidFile,), sniff=_sniff, magic_certain=False,
     read=read, write=write, to_scene=to_scene, from_scene=from_scene, endian=">",
-    scene_options=("source", "character"), info=info, check=check))
+    scene_options=("source", "character", "kind"), info=info, check=check))
