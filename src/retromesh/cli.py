@@ -540,3 +540,7 @@ if __name__ == "__main__":  # pragma: no cover
 
 from .ksy.cli import ksy as _ksy  # noqa: E402
 app.command("ksy")(_ksy)
+
+from .gallery.cli import gallery as _gallery, view as _view  # noqa: E402
+app.command("gallery")(_gallery)
+app.command("view")(_view)

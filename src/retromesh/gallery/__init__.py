@@ -1,0 +1,1 @@
+"""``retromesh gallery`` and ``retromesh view``: see models before converting them."""
