@@ -535,12 +535,13 @@ def formats(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -
         _echo("\n".join(format_blocks(_width())))
 
 
-if __name__ == "__main__":  # pragma: no cover
-    main()
-
 from .ksy.cli import ksy as _ksy  # noqa: E402
 app.command("ksy")(_ksy)
 
 from .gallery.cli import gallery as _gallery, view as _view  # noqa: E402
 app.command("gallery")(_gallery)
 app.command("view")(_view)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
