@@ -359,3 +359,6 @@ def formats() -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+from .blender.cli import app as _blender_app  # noqa: E402  (retromesh blender build)
+app.add_typer(_blender_app, name="blender")

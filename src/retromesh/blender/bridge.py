@@ -1,0 +1,156 @@
+"""What the Blender operators do besides calling Blender: group the files a user picked into
+conversions (a main file and its companions), convert to a temporary GLB and back, collect the
+LossWarnings for Blender's report. No bpy here, so all of it is tested without Blender.
+
+Grouping: among the picked files, a mesh or model file is the main file of a group; skeletons,
+animations and meshes picked with it become its companions (``.msh`` + ``.skl`` + ``.ani``;
+``.phxbn`` + ``.obj`` + ``.anm``; ``.vxl`` + ``.hva``). Companions not picked but lying beside
+the main file are found by name: ``<stem>.skl`` and ``<stem>_*.ani`` for a ``.msh``,
+``<stem>.obj`` and ``<stem>_*.anm`` for a ``.phxbn``, ``<stem>.msh`` for a ``.skl``,
+``<stem>.hva`` for a ``.vxl`` (the VXL reader itself looks there too). These are the names
+retromesh's writers give the companions, so an exported file comes back whole.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+__all__ = ["Job", "group_files", "load_to_glb", "convert_glb", "IMPORT_EXTENSIONS",
+           "EXPORT_EXTENSIONS"]
+
+# role of each extension: main files in order of precedence, then companions
+_MAIN_ORDER = ("msh", "cms", "phxbn", "vxl", "vox", "b3d", "abc", "solid", "glb", "gltf", "fzx",
+               "skl", "obj", "anm", "ani")
+# companion extension -> option name, per main extension
+_COMPANIONS = {
+    "msh": {"skl": "skeleton", "ani": "animations"},
+    "skl": {"msh": "mesh", "ani": "animations"},
+    "ani": {"skl": "skeleton", "msh": "mesh"},
+    "phxbn": {"obj": "mesh", "anm": "animations"},
+    "anm": {"phxbn": "skeleton", "obj": "mesh"},
+    "vxl": {"hva": "hva"},
+    "fzx": {"obj": "mesh"},
+}
+_LISTS = {"animations"}
+# companions looked for beside the main file: option -> name patterns ({stem})
+_BESIDE = {
+    "msh": {"skeleton": ["{stem}.skl"], "animations": ["{stem}_*.ani"]},
+    "skl": {"mesh": ["{stem}.msh"], "animations": ["{stem}_*.ani"]},
+    "phxbn": {"mesh": ["{stem}.obj"], "animations": ["{stem}_*.anm"]},
+}
+
+IMPORT_EXTENSIONS = ("b3d", "solid", "phxbn", "anm", "obj", "fzx", "abc", "msh", "cms", "skl",
+                     "ani", "vxl", "hva", "vox")
+EXPORT_EXTENSIONS = ("b3d", "solid", "phxbn", "anm", "abc", "msh", "vxl", "vox")
+
+
+@dataclass
+class Job:
+    """One conversion: the main file and the reading options naming its companions."""
+    main: Path
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def companions(self) -> list[Path]:
+        out: list[Path] = []
+        for value in self.options.values():
+            out += [Path(v) for v in (value if isinstance(value, list) else [value])
+                    if isinstance(v, (str, Path))]
+        return out
+
+
+def _ext(p: Path) -> str:
+    return p.suffix.lower().lstrip(".")
+
+
+def _beside(main: Path, pattern: str) -> list[Path]:
+    """Files beside ``main`` matching ``pattern`` (``{stem}`` filled in), case-insensitively."""
+    import fnmatch
+    want = pattern.format(stem=main.stem).lower()
+    try:
+        return sorted(p for p in main.parent.iterdir()
+                      if p.is_file() and fnmatch.fnmatchcase(p.name.lower(), want) and p != main)
+    except OSError:
+        return []
+
+
+def group_files(paths: Iterable[str | os.PathLike], *, find_beside: bool = True) -> list[Job]:
+    """Split the picked files into conversions (see the module docstring)."""
+    files = []
+    for p in paths:
+        p = Path(p)
+        if p not in files:
+            files.append(p)
+    left = list(files)
+    jobs: list[Job] = []
+    for main_ext in _MAIN_ORDER:
+        for main in [p for p in left if _ext(p) == main_ext]:
+            if main not in left:
+                continue
+            left.remove(main)
+            job = Job(main)
+            roles = _COMPANIONS.get(main_ext, {})
+            for comp in [p for p in left if _ext(p) in roles]:
+                option = roles[_ext(comp)]
+                if option in _LISTS:
+                    job.options.setdefault(option, []).append(comp)
+                elif option not in job.options or comp.stem.lower() == main.stem.lower():
+                    if option in job.options:
+                        left.append(job.options[option])
+                    job.options[option] = comp
+                else:
+                    continue
+                left.remove(comp)
+            if find_beside:
+                for option, patterns in _BESIDE.get(main_ext, {}).items():
+                    if option in job.options:
+                        continue
+                    found = [f for pat in patterns for f in _beside(main, pat)]
+                    if found:
+                        job.options[option] = found if option in _LISTS else found[0]
+            jobs.append(job)
+    jobs += [Job(p) for p in left]     # anything else: let retromesh say what it is
+    return jobs
+
+
+def _warned(caught: list[warnings.WarningMessage]) -> list[str]:
+    from ..errors import LossWarning
+    seen: list[str] = []
+    for w in caught:
+        if issubclass(w.category, LossWarning) and str(w.message) not in seen:
+            seen.append(str(w.message))
+    return seen
+
+
+def load_to_glb(job: Job, glb: str | os.PathLike, **options: Any) -> list[str]:
+    """Read ``job`` with retromesh and write it as ``glb``; returns the LossWarnings' texts.
+    ``options`` the main file's format does not take (``fps`` for a B3D...) are left out."""
+    import retromesh
+    accepted = retromesh.detect(job.main).scene_options
+    options = {k: v for k, v in options.items() if k in accepted}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scene = retromesh.load(job.main, **{**job.options, **options})
+        retromesh.save(scene, glb)
+    return _warned(caught)
+
+
+def convert_glb(glb: str | os.PathLike, target: str | os.PathLike,
+                **save_options: Any) -> tuple[list[Path], list[str]]:
+    """Convert the GLB Blender wrote to ``target`` (format from its extension) and its
+    companions; returns (paths written, LossWarnings' texts)."""
+    import retromesh
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        written = retromesh.convert(glb, target, save_options=save_options)
+    return written, _warned(caught)
+
+
+def temp_glb(prefix: str = "retromesh-") -> tuple[tempfile.TemporaryDirectory, Path]:
+    """A temporary folder and the GLB path inside it (clean the folder up when done)."""
+    tmp = tempfile.TemporaryDirectory(prefix=prefix)
+    return tmp, Path(tmp.name) / "scene.glb"
