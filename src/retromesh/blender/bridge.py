@@ -43,6 +43,9 @@ _BESIDE = {
     "phxbn": {"mesh": ["{stem}.obj"], "animations": ["{stem}_*.anm"]},
 }
 
+# picked with a model, these are read from beside it by the formats themselves (materials, images)
+_PASSIVE = {"txt", "png", "jpg", "jpeg", "bmp", "tga", "dds", "pcx"}
+
 IMPORT_EXTENSIONS = ("b3d", "solid", "phxbn", "anm", "obj", "fzx", "abc", "msh", "cms", "skl",
                      "ani", "vxl", "hva", "vox")
 EXPORT_EXTENSIONS = ("b3d", "solid", "phxbn", "anm", "abc", "msh", "vxl", "vox")
@@ -113,6 +116,8 @@ def group_files(paths: Iterable[str | os.PathLike], *, find_beside: bool = True)
                     if found:
                         job.options[option] = found if option in _LISTS else found[0]
             jobs.append(job)
+    if jobs:
+        left = [p for p in left if _ext(p) not in _PASSIVE]
     jobs += [Job(p) for p in left]     # anything else: let retromesh say what it is
     return jobs
 
@@ -135,7 +140,8 @@ def load_to_glb(job: Job, glb: str | os.PathLike, **options: Any) -> list[str]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         scene = retromesh.load(job.main, **{**job.options, **options})
-        retromesh.save(scene, glb)
+        # the GLB is temporary: the images must travel inside it
+        retromesh.save(scene, glb, embed_images=True)
     return _warned(caught)
 
 

@@ -1,0 +1,70 @@
+"""The Blender extension's parts that run without Blender: file grouping, the manifest, the
+dependency list, and that the add-on's import path stays free of bpy and the CLI's packages."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from retromesh.blender import bridge
+from retromesh.blender.build import BLENDER_SHIPS, CLI_ONLY, manifest_text, runtime_dependencies
+
+ROOT = Path(__file__).resolve().parents[1]
+EX = ROOT / "examples"
+
+
+def test_group_picks_main_file_and_companions():
+    jobs = bridge.group_files([EX / "wolfire/walk.anm", EX / "wolfire/stick.phxbn",
+                               EX / "wolfire/wave.anm"])
+    assert len(jobs) == 1 and jobs[0].main.name == "stick.phxbn"
+    assert [p.name for p in jobs[0].options["animations"]] == ["walk.anm", "wave.anm"]
+    assert jobs[0].options["mesh"].name == "stick.obj"          # found beside by name
+
+
+def test_group_finds_lost_saga_companions_by_name(tmp_path):
+    jobs = bridge.group_files([EX / "lostsaga/column.msh"])
+    assert jobs[0].options["skeleton"].name == "column.skl"
+    assert [p.name for p in jobs[0].options["animations"]] == ["column_wave.ani"]
+    assert bridge.group_files([EX / "lostsaga/column.msh"], find_beside=False)[0].options == {}
+
+
+def test_group_keeps_unrelated_models_apart_and_drops_material_files():
+    picked = [EX / "wiggle.b3d", EX / "crate.b3d", EX / "westwood/tank.vxl",
+              EX / "westwood/tank.hva", EX / "lostsaga/column.txt"]
+    jobs = bridge.group_files(picked)
+    assert sorted(j.main.name for j in jobs) == ["crate.b3d", "tank.vxl", "wiggle.b3d"]
+    tank = next(j for j in jobs if j.main.name == "tank.vxl")
+    assert tank.options["hva"].name == "tank.hva"
+
+
+def test_load_to_glb_embeds_images_and_skips_options_a_format_lacks(tmp_path):
+    glb = tmp_path / "w.glb"
+    bridge.load_to_glb(bridge.Job(EX / "wiggle.b3d"), glb, fps=30)   # B3D takes no fps
+    import retromesh
+    scene = retromesh.load(glb)
+    assert scene.textures and scene.textures[0].image is not None
+
+
+def test_dependencies_leave_out_numpy_and_the_cli():
+    names = {p.split("==")[0] for p in runtime_dependencies()}
+    assert "pygltflib" in names
+    assert not names & (BLENDER_SHIPS | CLI_ONLY)
+
+
+def test_manifest_is_a_blender_4_2_extension():
+    m = tomllib.loads(manifest_text("0.1.0", ["retromesh-0.1.0-py3-none-any.whl"]))
+    assert m["schema_version"] == "1.0.0" and m["id"] == "retromesh" and m["type"] == "add-on"
+    assert m["blender_version_min"] == "4.2.0"
+    assert m["wheels"] == ["./wheels/retromesh-0.1.0-py3-none-any.whl"]
+    assert not m["tagline"].endswith(".") and len(m["tagline"]) <= 64
+
+
+def test_addon_path_imports_neither_bpy_nor_the_cli(tmp_path):
+    code = ("import sys, retromesh.blender, retromesh.blender.bridge as b\n"
+            f"b.load_to_glb(b.Job(__import__('pathlib').Path({str(EX / 'wiggle.b3d')!r})), "
+            f"{str(tmp_path / 'x.glb')!r})\n"
+            "b.convert_glb({0!r}, {1!r})\n".format(str(tmp_path / "x.glb"), str(tmp_path / "y.b3d"))
+            + "bad = [m for m in ('bpy', 'typer', 'rich', 'retromesh.cli') if m in sys.modules]\n"
+              "assert not bad, bad\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
