@@ -68,3 +68,24 @@ def test_addon_path_imports_neither_bpy_nor_the_cli(tmp_path):
             + "bad = [m for m in ('bpy', 'typer', 'rich', 'retromesh.cli') if m in sys.modules]\n"
               "assert not bad, bad\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_extras_survive_blender_as_marked_json(tmp_path):
+    """Values a Blender custom property cannot hold travel as JSON text and come back."""
+    import retromesh
+    glb = tmp_path / "c.glb"
+    bridge.load_to_glb(bridge.group_files([EX / "lostsaga/column.msh"])[0], glb)
+    original = retromesh.load(glb).animations[0].extras
+    per_animation = bridge.encode_extras(glb)
+    events = per_animation["column_wave"]["events"]
+    assert isinstance(events, str) and events.startswith(bridge.JSON_MARK)
+    assert per_animation["column_wave"]["total_time_ms"] == original["total_time_ms"]
+    bridge.decode_extras(glb)
+    assert retromesh.load(glb).animations[0].extras == original
+
+
+def test_marked_json_edited_into_nonsense_stays_text():
+    assert bridge._decode({"a": bridge.JSON_MARK + "{oops"}) == {"a": bridge.JSON_MARK + "{oops"}
+    assert bridge._encode({"n": None, "b": True, "big": 2 ** 40, "s": "x", "f": 1.5}) == {
+        "n": bridge.JSON_MARK + "null", "b": bridge.JSON_MARK + "true",
+        "big": bridge.JSON_MARK + str(2 ** 40), "s": "x", "f": 1.5}

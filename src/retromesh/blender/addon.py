@@ -58,6 +58,22 @@ def _report_warnings(op: Operator, messages: list[str]) -> None:
         op.report({"WARNING"}, m)
 
 
+def _put_animation_extras(objects, extras: dict[str, dict]) -> None:
+    """Blender's importer leaves animations' extras out; its exporter writes action custom
+    properties as the animation's extras. The importer names each object's NLA track after the
+    glTF animation whose action it holds."""
+    for obj in objects:
+        ad = obj.animation_data
+        if ad is None:
+            continue
+        for track in ad.nla_tracks:
+            values = extras.get(track.name)
+            for strip in track.strips if values else ():
+                if strip.action is not None:
+                    for key, value in values.items():
+                        strip.action[key] = value
+
+
 class IMPORT_SCENE_OT_retromesh(Operator, ImportHelper):
     """Import classic game models (B3D, Lugaru/Overgrowth, LithTech ABC, Lost Saga, Westwood VXL)
     with their skeletons and animations"""
@@ -101,15 +117,18 @@ class IMPORT_SCENE_OT_retromesh(Operator, ImportHelper):
             try:
                 notes = bridge.load_to_glb(job, glb, **options)
                 _report_warnings(self, notes)
+                anim_extras = bridge.encode_extras(glb)
                 before = set(bpy.data.objects)
                 result = gltf(filepath=str(glb),
                               **_known(props, {**GLTF_IMPORT, "import_shading": self.shading}))
                 if "FINISHED" not in result:
                     self.report({"ERROR"}, f"{job.main.name}: Blender's glTF importer failed")
                     continue
-                for obj in set(bpy.data.objects) - before:
+                new = set(bpy.data.objects) - before
+                for obj in new:
                     if obj.parent is None:
                         obj["retromesh_source"] = str(job.main)
+                _put_animation_extras(new, anim_extras)
                 done += 1
             except (retromesh.RetromeshError, OSError) as exc:
                 self.report({"ERROR"}, f"{job.main.name}: {exc}")

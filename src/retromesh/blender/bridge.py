@@ -12,7 +12,9 @@ retromesh's writers give the companions, so an exported file comes back whole.
 """
 from __future__ import annotations
 
+import json
 import os
+import struct
 import tempfile
 import warnings
 from dataclasses import dataclass, field
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 __all__ = ["Job", "group_files", "load_to_glb", "convert_glb", "IMPORT_EXTENSIONS",
-           "EXPORT_EXTENSIONS"]
+           "EXPORT_EXTENSIONS", "encode_extras", "decode_extras", "JSON_MARK"]
 
 # role of each extension: main files in order of precedence, then companions
 _MAIN_ORDER = ("msh", "cms", "phxbn", "vxl", "vox", "b3d", "abc", "solid", "glb", "gltf", "fzx",
@@ -122,6 +124,96 @@ def group_files(paths: Iterable[str | os.PathLike], *, find_beside: bool = True)
     return jobs
 
 
+# -- extras through Blender ----------------------------------------------------------------------
+# Blender's glTF importer turns ``extras`` into custom properties, but a value a custom property
+# cannot hold (None, a list of dicts, a mixed list, a 64-bit int...) comes back as Python's
+# ``str()`` of it, and animations' extras are not imported at all (the exporter does write action
+# custom properties back). So before Blender sees our GLB, every extras value that is not a plain
+# string or number is stored as JSON text behind JSON_MARK (readable and editable in Blender's
+# custom properties panel), the addon puts the animations' extras on their actions, and the GLB
+# Blender writes is decoded again before retromesh converts it.
+
+#: prefix of an extras string that holds a JSON value
+JSON_MARK = "retromesh-json:"
+_INT32 = 2 ** 31
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return -_INT32 <= value < _INT32
+    return isinstance(value, (str, float))
+
+
+def _encode(extras: Any) -> Any:
+    if not isinstance(extras, dict):
+        return extras
+    return {k: v if _plain(v) else JSON_MARK + json.dumps(v, separators=(",", ":"))
+            for k, v in extras.items()}
+
+
+def _decode(extras: Any) -> Any:
+    if not isinstance(extras, dict):
+        return extras
+    out = {}
+    for k, v in extras.items():
+        if isinstance(v, str) and v.startswith(JSON_MARK):
+            try:
+                v = json.loads(v[len(JSON_MARK):])
+            except ValueError:
+                pass                     # edited into something that is no JSON: keep the text
+        out[k] = v
+    return out
+
+
+def _walk_extras(node: Any, fn) -> None:
+    if isinstance(node, dict):
+        if "extras" in node:
+            node["extras"] = fn(node["extras"])
+        for k, v in node.items():
+            if k != "extras":
+                _walk_extras(v, fn)
+    elif isinstance(node, list):
+        for v in node:
+            _walk_extras(v, fn)
+
+
+def _read_glb(path: Path) -> tuple[dict, bytes]:
+    data = Path(path).read_bytes()
+    magic, _, length = struct.unpack_from("<4sII", data)
+    if magic != b"glTF":
+        raise ValueError(f"{path} is no GLB")
+    clen, ctype = struct.unpack_from("<I4s", data, 12)
+    doc = json.loads(data[20:20 + clen])
+    rest = data[20 + clen:length]
+    return doc, rest
+
+
+def _write_glb(path: Path, doc: dict, rest: bytes) -> None:
+    text = json.dumps(doc, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 4)
+    body = struct.pack("<I4s", len(text), b"JSON") + text + rest
+    Path(path).write_bytes(struct.pack("<4sII", b"glTF", 2, 12 + len(body)) + body)
+
+
+def encode_extras(glb: str | os.PathLike) -> dict[str, dict[str, Any]]:
+    """Make the GLB's extras survive Blender (see above); returns each animation's encoded
+    extras by animation name (for the caller to put on the actions Blender makes)."""
+    doc, rest = _read_glb(Path(glb))
+    _walk_extras(doc, _encode)
+    _write_glb(Path(glb), doc, rest)
+    return {a.get("name", f"animation_{i}"): a["extras"]
+            for i, a in enumerate(doc.get("animations", [])) if isinstance(a.get("extras"), dict)}
+
+
+def decode_extras(glb: str | os.PathLike) -> None:
+    """Undo :func:`encode_extras` in a GLB Blender wrote."""
+    doc, rest = _read_glb(Path(glb))
+    _walk_extras(doc, _decode)
+    _write_glb(Path(glb), doc, rest)
+
+
 def _warned(caught: list[warnings.WarningMessage]) -> list[str]:
     from ..errors import LossWarning
     seen: list[str] = []
@@ -150,6 +242,7 @@ def convert_glb(glb: str | os.PathLike, target: str | os.PathLike,
     """Convert the GLB Blender wrote to ``target`` (format from its extension) and its
     companions; returns (paths written, LossWarnings' texts)."""
     import retromesh
+    decode_extras(glb)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         written = retromesh.convert(glb, target, save_options=save_options)
