@@ -40,6 +40,10 @@ scene.camera = cam
 for obj in scene.objects:                # the armature's bone shapes stay out of the picture
     if obj.type == "ARMATURE" or obj.name.startswith("Icosphere"):
         obj.hide_render = True
+for mat in bpy.data.materials:           # pixel-art textures: show the texels
+    for node in mat.node_tree.nodes if mat.node_tree else ():
+        if node.type == "TEX_IMAGE":
+            node.interpolation = "Closest"
 scene.render.engine = "BLENDER_WORKBENCH"
 shading = scene.display.shading
 shading.light = "STUDIO"
