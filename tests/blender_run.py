@@ -17,7 +17,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-VENV = Path(os.environ.get("RETROMESH_BPY_VENV", Path.home() / ".cache/retromesh/bpy42"))
+CACHE = Path.home() / ".cache" / "retromesh"
+#: the bpy venvs the tier runs with (tools/setup/30-blender.sh, 31-blender45.sh)
+VENVS = {"bpy42": Path(os.environ.get("RETROMESH_BPY_VENV", CACHE / "bpy42")),
+         "bpy45": Path(os.environ.get("RETROMESH_BPY45_VENV", CACHE / "bpy45"))}
+VENV = VENVS["bpy42"]
 MARK = "RETROMESH-RESULT "
 
 _RUNNER = r'''
@@ -44,25 +48,38 @@ class BlenderError(RuntimeError):
     pass
 
 
-def python() -> Path:
-    return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+def python(venv: Path = VENV) -> Path:
+    return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-@functools.lru_cache(maxsize=1)
-def unavailable() -> str | None:
-    """Why Blender cannot run here (None when it can)."""
-    if not python().is_file():
-        return (f"no bpy venv at {VENV} (run `bash tools/setup/30-blender.sh`, or set "
-                "RETROMESH_BPY_VENV)")
+@functools.lru_cache(maxsize=None)
+def unavailable(venv: Path = VENV) -> str | None:
+    """Why Blender cannot run from ``venv`` (None when it can)."""
+    if not python(venv).is_file():
+        return (f"no bpy venv at {venv} (run tools/setup/30-blender.sh or 31-blender45.sh, or "
+                "set RETROMESH_BPY_VENV / RETROMESH_BPY45_VENV)")
     try:
-        version = run("emit(bpy.app.version_string)", timeout=300)
+        version = run("emit(bpy.app.version_string)", timeout=300, venv=venv)
     except (BlenderError, subprocess.TimeoutExpired, OSError) as exc:
-        return f"the bpy venv at {VENV} cannot run Blender: {str(exc)[-500:]}"
-    return None if version else f"the bpy venv at {VENV} printed nothing"
+        return f"the bpy venv at {venv} cannot run Blender: {str(exc)[-500:]}"
+    return None if version else f"the bpy venv at {venv} printed nothing"
+
+
+class Blender:
+    """One bpy venv: ``run`` and ``unavailable`` bound to it."""
+
+    def __init__(self, venv: Path):
+        self.venv = Path(venv)
+
+    def unavailable(self) -> str | None:
+        return unavailable(self.venv)
+
+    def run(self, script: str, args: dict[str, Any] | None = None, **kw: Any) -> Any:
+        return run(script, args, venv=self.venv, **kw)
 
 
 def run(script: str, args: dict[str, Any] | None = None, *, user_resources: str | Path | None = None,
-        timeout: float = 600) -> Any:
+        timeout: float = 600, venv: Path = VENV) -> Any:
     """Run ``script`` (source text) in Blender; returns what it passed to ``emit``."""
     with tempfile.TemporaryDirectory(prefix="retromesh-bpy-") as tmp:
         script_path = Path(tmp) / "script.py"
@@ -74,7 +91,7 @@ def run(script: str, args: dict[str, Any] | None = None, *, user_resources: str 
                    RETROMESH_BLENDER_SCRIPT=str(script_path),
                    BLENDER_USER_RESOURCES=str(user_resources or Path(tmp) / "user"),
                    PYTHONNOUSERSITE="1")
-        done = subprocess.run([str(python()), str(runner)], cwd=tmp, env=env, timeout=timeout,
+        done = subprocess.run([str(python(venv)), str(runner)], cwd=tmp, env=env, timeout=timeout,
                               capture_output=True, text=True, errors="replace")
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith(MARK)]
     if not lines:

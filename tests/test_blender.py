@@ -1,4 +1,5 @@
-"""Blender tier: what Blender 4.2 (the ``bpy`` wheel, tools/setup/30-blender.sh) makes of our files.
+"""Blender tier: what Blender makes of our files, for each installed ``bpy`` wheel (4.2 LTS from
+tools/setup/30-blender.sh, 4.5 LTS from 31-blender45.sh; the test ids say which).
 
 (a) issue #10: every example's GLB and a selection of corpus conversions, imported with
     Blender's own glTF importer (defaults, as a user does): counts, images with pixels,
@@ -141,12 +142,14 @@ ROUNDTRIP_GROUPS = {k: v for k, v in _groups(CORPUS_ROUNDTRIP).items() if k not 
 
 # -- fixtures -----------------------------------------------------------------------------------
 
-@pytest.fixture(scope="session")
-def blender():
-    reason = blender_run.unavailable()
+@pytest.fixture(scope="session", params=sorted(blender_run.VENVS))
+def blender(request):
+    """Blender 4.2 LTS, and 4.5 LTS when tools/setup/31-blender45.sh installed it."""
+    runner = blender_run.Blender(blender_run.VENVS[request.param])
+    reason = runner.unavailable()
     if reason:
-        pytest.skip(f"Blender tier: {reason}")
-    return blender_run
+        pytest.skip(f"Blender tier ({request.param}): {reason}")
+    return runner
 
 
 def _convert(files: list[Path], glb: Path) -> retromesh.Scene:

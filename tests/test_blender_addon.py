@@ -89,3 +89,24 @@ def test_marked_json_edited_into_nonsense_stays_text():
     assert bridge._encode({"n": None, "b": True, "big": 2 ** 40, "s": "x", "f": 1.5}) == {
         "n": bridge.JSON_MARK + "null", "b": bridge.JSON_MARK + "true",
         "big": bridge.JSON_MARK + str(2 ** 40), "s": "x", "f": 1.5}
+
+
+def test_texture_whose_image_is_missing_comes_back_after_blender_drops_it(tmp_path):
+    """Blender's exporter leaves out textures it could not load; the material's extras bring
+    them back, unless the slot holds a texture by then."""
+    import retromesh
+    glb = tmp_path / "c.glb"
+    bridge.load_to_glb(bridge.group_files([EX / "lostsaga/column.msh"])[0], glb)
+    assert retromesh.load(glb).textures[0].image is None      # column_diffuse.png is not there
+    bridge.encode_extras(glb)
+    doc, rest = bridge._read_glb(glb)
+    for m in doc["materials"]:                                 # what Blender's exporter does
+        m["pbrMetallicRoughness"].pop("baseColorTexture")
+    for key in ("textures", "images", "samplers"):
+        doc.pop(key, None)
+    bridge._write_glb(glb, doc, rest)
+    bridge.decode_extras(glb)
+    scene = retromesh.load(glb)
+    assert [t.uri for t in scene.textures] == ["column_diffuse.png"]
+    assert scene.materials[0].base_color_texture is not None
+    assert bridge.MISSING_IMAGES not in scene.materials[0].extras

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Blender tier (tests/test_blender.py): a venv of its own holding the pinned `bpy` wheel from PyPI,
 # so Blender's numpy never meets the project's. The ~300 MB wheel is kept in
-# ~/.cache/retromesh/wheels so reruns install offline. Override the venv with RETROMESH_BPY_VENV.
+# ~/.cache/retromesh/wheels so reruns install offline (first install ~0.5-1.5 min, then ~1 s).
+# Override the venv with RETROMESH_BPY_VENV (31-blender45.sh reuses this script for 4.5).
 set -euo pipefail
 BPY_SPEC="${RETROMESH_BPY_SPEC:-bpy==4.2.*}"
 # the numpy Blender 4.2 ships (the wheel itself does not pin it and would take numpy 2)

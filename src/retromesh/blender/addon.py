@@ -181,6 +181,18 @@ class EXPORT_SCENE_OT_retromesh(Operator, ExportHelper):
         return {"FINISHED"}
 
 
+class IO_FH_retromesh(bpy.types.FileHandler):
+    """Drag and drop of game model files onto the 3D viewport (.obj stays Blender's own)."""
+    bl_idname = "IO_FH_retromesh"
+    bl_label = "retromesh"
+    bl_import_operator = "import_scene.retromesh"
+    bl_file_extensions = ";".join("." + e for e in bridge.IMPORT_EXTENSIONS if e != "obj")
+
+    @classmethod
+    def poll_drop(cls, context):
+        return context.area is not None and context.area.type == "VIEW_3D"
+
+
 def _menu_import(self, context):
     self.layout.operator(IMPORT_SCENE_OT_retromesh.bl_idname, text=LABEL)
 
@@ -189,7 +201,7 @@ def _menu_export(self, context):
     self.layout.operator(EXPORT_SCENE_OT_retromesh.bl_idname, text=LABEL)
 
 
-_CLASSES = (IMPORT_SCENE_OT_retromesh, EXPORT_SCENE_OT_retromesh)
+_CLASSES = (IMPORT_SCENE_OT_retromesh, EXPORT_SCENE_OT_retromesh, IO_FH_retromesh)
 
 
 def register() -> None:

@@ -197,10 +197,76 @@ def _write_glb(path: Path, doc: dict, rest: bytes) -> None:
     Path(path).write_bytes(struct.pack("<4sII", b"glTF", 2, 12 + len(body)) + body)
 
 
+# Blender's exporter leaves out every texture whose image it could not load, so a texture that
+# was not found beside the model would vanish from the file written back. Each material keeps
+# the references to such images in its extras (key MISSING_IMAGES) and they are put back into
+# the GLB Blender writes, unless the slot holds a texture by then (one assigned in Blender).
+MISSING_IMAGES = "retromesh_missing_images"
+_SLOTS = (("pbrMetallicRoughness", "baseColorTexture"), ("pbrMetallicRoughness",
+          "metallicRoughnessTexture"), (None, "normalTexture"), (None, "occlusionTexture"),
+          (None, "emissiveTexture"))
+
+
+def _slot(material: dict, group: str | None, name: str, create: bool = False) -> dict:
+    holder = material
+    if group:
+        if group not in material and create:
+            material[group] = {}
+        holder = material.get(group, {})
+    return holder
+
+
+def _keep_missing_images(doc: dict) -> None:
+    textures, images = doc.get("textures", []), doc.get("images", [])
+    samplers = doc.get("samplers", [])
+    for mat in doc.get("materials", []):
+        kept = {}
+        for group, name in _SLOTS:
+            info = _slot(mat, group, name).get(name)
+            if not isinstance(info, dict) or not 0 <= info.get("index", -1) < len(textures):
+                continue
+            tex = textures[info["index"]]
+            src = tex.get("source")
+            if not isinstance(src, int) or not 0 <= src < len(images) or "uri" not in images[src]:
+                continue                 # an image inside the GLB: Blender keeps it
+            sampler = tex.get("sampler")
+            kept[f"{group or ''}/{name}"] = {
+                "info": {k: v for k, v in info.items() if k != "index"},
+                "texture": {k: v for k, v in tex.items() if k not in ("source", "sampler")},
+                "image": images[src],
+                "sampler": samplers[sampler] if isinstance(sampler, int)
+                and 0 <= sampler < len(samplers) else None}
+        if kept:
+            mat.setdefault("extras", {})[MISSING_IMAGES] = kept
+
+
+def _restore_missing_images(doc: dict) -> None:
+    for mat in doc.get("materials", []):
+        extras = mat.get("extras")
+        if not isinstance(extras, dict) or not isinstance(extras.get(MISSING_IMAGES), dict):
+            continue
+        kept = extras.pop(MISSING_IMAGES)
+        if not extras:
+            del mat["extras"]
+        for key, entry in kept.items():
+            group, _, name = key.partition("/")
+            holder = _slot(mat, group or None, name, create=True)
+            if name in holder or not isinstance(entry, dict) or "image" not in entry:
+                continue
+            doc.setdefault("images", []).append(entry["image"])
+            tex = dict(entry.get("texture") or {}, source=len(doc["images"]) - 1)
+            if entry.get("sampler") is not None:
+                doc.setdefault("samplers", []).append(entry["sampler"])
+                tex["sampler"] = len(doc["samplers"]) - 1
+            doc.setdefault("textures", []).append(tex)
+            holder[name] = dict(entry.get("info") or {}, index=len(doc["textures"]) - 1)
+
+
 def encode_extras(glb: str | os.PathLike) -> dict[str, dict[str, Any]]:
     """Make the GLB's extras survive Blender (see above); returns each animation's encoded
     extras by animation name (for the caller to put on the actions Blender makes)."""
     doc, rest = _read_glb(Path(glb))
+    _keep_missing_images(doc)
     _walk_extras(doc, _encode)
     _write_glb(Path(glb), doc, rest)
     return {a.get("name", f"animation_{i}"): a["extras"]
@@ -211,6 +277,7 @@ def decode_extras(glb: str | os.PathLike) -> None:
     """Undo :func:`encode_extras` in a GLB Blender wrote."""
     doc, rest = _read_glb(Path(glb))
     _walk_extras(doc, _decode)
+    _restore_missing_images(doc)
     _write_glb(Path(glb), doc, rest)
 
 
