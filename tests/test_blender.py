@@ -49,21 +49,18 @@ XFAIL: dict[str, str] = {
     "moves:h3dview__human.b3d": "needs b3d (all-zero BONE weights mean Blitz3D's full weight)",
     # (b) issue #11 round trip through Blender: "roundtrip:<file>", else "roundtrip:corpus/<folder>"
     # -> what was measured (the plain format -> GLB -> format path loses the same unless noted)
-    "roundtrip:wiggle.b3d": ("b3d.nodes 5→7 (Blender splits the mesh-and-root-joint node into "
-                             "an armature object, a bone and a mesh object)"),
     "roundtrip:stick.phxbn": "phxbn.joints 5→0, simple_ik_bones 5→0",
     "roundtrip:model_v12.abc": ("abc pieces 2→4, lods 2→1 (Blender only); weights 44→100, weight sets "
                                 "2→0, child models 2→1"),
     "roundtrip:model_v6.abc": "abc version 6→12, deformation nodes 1→None, sections 6→7",
-    "roundtrip:column.msh": "txt texture units 1→0 (Blender drops the image that is not there)",
     "roundtrip:tank.vxl": "hva frames 8→1; vxl re-voxelised (voxels 2050→28483, 24x14x6→57x34x15)",
     "roundtrip:tank.vox": "vox re-voxelised (voxels 2050→28564)",
-    "roundtrip:corpus/b3d": ("skinned: nodes +2 (Blender's armature object and split root), bones "
-                             "without weights dropped (sheep 7→6, ninja 28→1), weights re-limited to "
-                             "4 per vertex (bee 9072→1206), keys written per frame (bee 1008→3024); "
-                             "textures n→0 (images absent beside the corpus: Blender drops them); "
-                             "meshes merged (castel 16→1, cubewater 46→1, its 46 ANIMs→0); "
-                             "unknown chunks dropped; door_a/b nodes 1→2"),
+    "roundtrip:corpus/b3d": ("as on the plain path: bones without weights dropped (sheep 7→6, "
+                             "ninja 28→0), weights re-limited (bee 9072→1206), keys per frame "
+                             "(bee 1008→3024), meshes merged (castel 16→1, cubewater 46→1 and its "
+                             "46 ANIMs→0), unknown chunks dropped, door_a/b nodes 1→2; Blender "
+                             "only: castel's 12 double-sided triangles merged (752→740), dwarf2 "
+                             "weights 1583→1591, zombie 657→685, hog keys 114→344"),
     "roundtrip:corpus/lostsaga": ("skinned .msh without its .skl (not in the corpus) comes back static: "
                                   "mesh type animation→static, bones 19→None; spiral_cube submeshes "
                                   "5→1 (Blender only)"),

@@ -110,3 +110,33 @@ def test_texture_whose_image_is_missing_comes_back_after_blender_drops_it(tmp_pa
     assert [t.uri for t in scene.textures] == ["column_diffuse.png"]
     assert scene.materials[0].base_color_texture is not None
     assert bridge.MISSING_IMAGES not in scene.materials[0].extras
+
+
+def _glb_doc(nodes, skins, animations=()):
+    return {"asset": {"version": "2.0"}, "scenes": [{"nodes": [0]}], "nodes": nodes,
+            "skins": skins, "animations": list(animations)}
+
+
+def test_blender_armature_split_folds_back_into_the_mesh_joint():
+    """Blender makes armature object A -> (mesh object M, bone B) of a mesh-and-joint node."""
+    nodes = [{"name": "A", "children": [1, 2], "rotation": [1e-8, 0, 0, 1]},
+             {"name": "M", "mesh": 0, "skin": 0, "extras": {"m": 1}},
+             {"name": "B", "children": [3], "extras": {bridge.MESH_JOINT: 1, "b": 2}},
+             {"name": "bone0"}]
+    doc = _glb_doc(nodes, [{"joints": [2, 3]}],
+                   [{"channels": [{"target": {"node": 3, "path": "rotation"}}]}])
+    bridge._snap_noise(doc)
+    bridge._merge_mesh_joints(doc)
+    assert [n["name"] for n in doc["nodes"]] == ["B", "bone0"]
+    assert doc["nodes"][0] == {"name": "B", "children": [1], "mesh": 0, "skin": 0,
+                               "extras": {"m": 1, "b": 2}}
+    assert doc["scenes"][0]["nodes"] == [0] and doc["skins"][0]["joints"] == [0, 1]
+    assert doc["animations"][0]["channels"][0]["target"]["node"] == 1
+
+
+def test_armature_that_moves_on_its_own_is_kept():
+    nodes = [{"name": "A", "children": [1, 2], "translation": [0, 1, 0]},
+             {"name": "M", "mesh": 0, "skin": 0}, {"name": "B", "extras": {bridge.MESH_JOINT: 1}}]
+    doc = _glb_doc(nodes, [{"joints": [2]}])
+    bridge._merge_mesh_joints(doc)
+    assert [n["name"] for n in doc["nodes"]] == ["A", "M", "B"] and "extras" not in doc["nodes"][2]

@@ -13,6 +13,7 @@ retromesh's writers give the companions, so an exported file comes back whole.
 from __future__ import annotations
 
 import json
+import math
 import os
 import struct
 import tempfile
@@ -262,11 +263,124 @@ def _restore_missing_images(doc: dict) -> None:
             holder[name] = dict(entry.get("info") or {}, index=len(doc["textures"]) - 1)
 
 
+# A node that is both a mesh and a joint (Blitz3D's skinned mesh is the root of its bones)
+# becomes three in Blender: an armature object, the bone and a mesh object beside it. The bone
+# carries MESH_JOINT in its extras; in the GLB Blender writes, the armature node and the mesh
+# node fold back into that joint (only when neither moves on its own: identity transforms, no
+# animation of their own).
+MESH_JOINT = "retromesh_mesh_joint"
+_TRS = ("matrix", "translation", "rotation", "scale")
+
+
+def _mark_mesh_joints(doc: dict) -> None:
+    joints = {j for skin in doc.get("skins", []) for j in skin.get("joints", [])}
+    for i, node in enumerate(doc.get("nodes", [])):
+        if "mesh" in node and i in joints:
+            node.setdefault("extras", {})[MESH_JOINT] = 1
+
+
+def _identity(node: dict) -> bool:
+    m = node.get("matrix")
+    if m is not None and [round(v, 6) for v in m] != [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]:
+        return False
+    return ([round(v, 6) for v in node.get("translation", [0, 0, 0])] == [0, 0, 0]
+            and [round(v, 6) for v in node.get("rotation", [0, 0, 0, 1])] in ([0, 0, 0, 1], [0, 0, 0, -1])
+            and [round(v, 6) for v in node.get("scale", [1, 1, 1])] == [1, 1, 1])
+
+
+def _remove_nodes(doc: dict, gone: set[int]) -> None:
+    nodes = doc["nodes"]
+    new = {}
+    for i in range(len(nodes)):
+        if i not in gone:
+            new[i] = len(new)
+    doc["nodes"] = [n for i, n in enumerate(nodes) if i not in gone]
+    for n in doc["nodes"]:
+        if "children" in n:
+            n["children"] = [new[c] for c in n["children"] if c in new]
+            if not n["children"]:
+                del n["children"]
+    for skin in doc.get("skins", []):
+        skin["joints"] = [new[j] for j in skin.get("joints", [])]
+        if "skeleton" in skin:
+            if skin["skeleton"] in new:
+                skin["skeleton"] = new[skin["skeleton"]]
+            else:
+                del skin["skeleton"]
+    for scene in doc.get("scenes", []):
+        scene["nodes"] = [new[n] for n in scene.get("nodes", []) if n in new]
+    for anim in doc.get("animations", []):
+        for ch in anim.get("channels", []):
+            target = ch.get("target", {})
+            if "node" in target:
+                target["node"] = new[target["node"]]
+
+
+def _merge_mesh_joints(doc: dict) -> None:
+    nodes = doc.get("nodes", [])
+    parent = {c: i for i, n in enumerate(nodes) for c in n.get("children", [])}
+    joints = {j for skin in doc.get("skins", []) for j in skin.get("joints", [])}
+    animated = {ch.get("target", {}).get("node") for a in doc.get("animations", [])
+                for ch in a.get("channels", [])}
+    gone: set[int] = set()
+    for b, bone in enumerate(nodes):
+        extras = bone.get("extras")
+        if not isinstance(extras, dict) or MESH_JOINT not in extras:
+            continue
+        del extras[MESH_JOINT]
+        if not extras:
+            del bone["extras"]
+        a = parent.get(b)
+        if a is None or a in gone or a in joints or a in animated or "mesh" in nodes[a] \
+                or not _identity(nodes[a]) or "mesh" in bone:
+            continue
+        meshes = [m for m in nodes[a].get("children", []) if m != b and "mesh" in nodes[m]
+                  and "skin" in nodes[m] and not nodes[m].get("children") and m not in joints
+                  and m not in animated and _identity(nodes[m])
+                  and b in doc["skins"][nodes[m]["skin"]].get("joints", [])]
+        if len(meshes) != 1:
+            continue
+        m = meshes[0]
+        bone["mesh"], bone["skin"] = nodes[m]["mesh"], nodes[m]["skin"]
+        if isinstance(nodes[m].get("extras"), dict):
+            bone["extras"] = {**nodes[m]["extras"], **bone.get("extras", {})}
+        rest = [c for c in nodes[a].get("children", []) if c != m]
+        up = parent.get(a)
+        if up is None:
+            for scene in doc.get("scenes", []):
+                if a in scene.get("nodes", []):
+                    i = scene["nodes"].index(a)
+                    scene["nodes"][i:i + 1] = rest
+        else:
+            i = nodes[up]["children"].index(a)
+            nodes[up]["children"][i:i + 1] = rest
+        gone |= {a, m}
+    if gone:
+        _remove_nodes(doc, gone)
+
+
+def _snap_noise(doc: dict, eps: float = 1e-6) -> None:
+    """Blender stores transforms as float32 matrices: an identity rotation comes back with
+    components around 1e-8, a unit scale as 0.9999999. Snap those to the exact values (writers
+    test for "no rotation" and would otherwise add nodes)."""
+    for node in doc.get("nodes", []):
+        q = node.get("rotation")
+        if q is not None:
+            q = [0.0 if abs(v) < eps else v for v in q]
+            if sum(v != 0.0 for v in q) == 1:      # a unit quaternion: that one is +-1
+                q = [math.copysign(1.0, v) if v else 0.0 for v in q]
+            node["rotation"] = q
+        sc = node.get("scale")
+        if sc is not None:
+            node["scale"] = [1.0 if abs(v - 1) < eps else v for v in sc]
+
+
 def encode_extras(glb: str | os.PathLike) -> dict[str, dict[str, Any]]:
     """Make the GLB's extras survive Blender (see above); returns each animation's encoded
     extras by animation name (for the caller to put on the actions Blender makes)."""
     doc, rest = _read_glb(Path(glb))
     _keep_missing_images(doc)
+    _mark_mesh_joints(doc)
     _walk_extras(doc, _encode)
     _write_glb(Path(glb), doc, rest)
     return {a.get("name", f"animation_{i}"): a["extras"]
@@ -278,6 +392,8 @@ def decode_extras(glb: str | os.PathLike) -> None:
     doc, rest = _read_glb(Path(glb))
     _walk_extras(doc, _decode)
     _restore_missing_images(doc)
+    _snap_noise(doc)
+    _merge_mesh_joints(doc)
     _write_glb(Path(glb), doc, rest)
 
 
