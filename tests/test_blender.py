@@ -312,11 +312,12 @@ def edits(blender, extension, tmp_path_factory):
     src = [str(EX / "wiggle.b3d")]
     jobs = [{"files": src, "out": str(out / "plain/wiggle.b3d")},
             {"files": src, "out": str(out / "moved/wiggle.b3d"), "edit": "move_vertex"},
-            {"files": src, "out": str(out / "renamed/wiggle.b3d"), "edit": "rename_bone"}]
+            {"files": src, "out": str(out / "renamed/wiggle.b3d"), "edit": "rename_bone"},
+            {"files": src, "out": str(out / "voxels/wiggle.vox")}]
     results = _roundtrip(blender, extension, jobs)
     for r in results:
         assert "error" not in r, r["error"]
-    return {"plain": results[0], "moved": results[1], "renamed": results[2]}
+    return {"plain": results[0], "moved": results[1], "renamed": results[2], "vox": results[3]}
 
 
 def test_moved_vertex_is_found_in_the_b3d_and_nothing_else_changed(edits):
@@ -343,6 +344,15 @@ def test_renamed_bone_is_found_in_the_b3d_and_nothing_else_changed(edits):
     assert [new.encode() if n == old.encode() else n for n in n0] == n1
     assert np.array_equal(p0, p1) and np.array_equal(t0, t1)
     assert all(np.array_equal(a, b) for a, b in zip(k0, k1, strict=True))
+
+
+def test_loss_warnings_reach_blenders_report(edits, roundtrips):
+    """A skinned, animated model written as voxels cannot keep its animation: the export says so;
+    a texture that is not there: the import says so."""
+    vox = edits["vox"]
+    assert vox["export"] == ["FINISHED"] and Path(vox["out"]).is_file()
+    assert vox["export_warnings"], "exporting an animated model to .vox reported no loss"
+    assert any("column_diffuse" in w for w in roundtrips["column.msh"]["import_warnings"])
 
 
 # -- (d) a picture for the README ---------------------------------------------------------------
