@@ -543,5 +543,9 @@ app.command("gallery")(_gallery)
 app.command("view")(_view)
 
 
+from .blender.cli import app as _blender_app  # noqa: E402  (retromesh blender build)
+app.add_typer(_blender_app, name="blender")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

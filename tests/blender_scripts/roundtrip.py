@@ -1,0 +1,59 @@
+# Inside Blender with the retromesh extension installed in BLENDER_USER_RESOURCES: for each job,
+# File > Import > Classic game model (retromesh) the picked files, then File > Export to
+# job["out"] (its extension picks the format); optionally apply one edit in between.
+import os
+import sys
+import time
+import addon_utils
+
+MODULE = "bl_ext.user_default.retromesh"
+
+
+def fresh():
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    addon_utils.enable(MODULE, default_set=True)
+
+
+def edit(kind):
+    """The edits of the editing test: move one vertex of the first mesh, rename one bone."""
+    if kind == "move_vertex":
+        obj = next(o for o in bpy.context.scene.objects
+                   if o.type == "MESH" and o.data.users and not o.name.startswith("Icosphere"))
+        obj.data.vertices[ARGS.get("vertex", 0)].co.z += 0.5
+        return {"object": obj.name}
+    if kind == "rename_bone":
+        arm = next(o for o in bpy.context.scene.objects if o.type == "ARMATURE")
+        bone = arm.data.bones[ARGS.get("bone", 1)]
+        old = bone.name
+        bone.name = "renamed_" + old
+        return {"old": old, "new": bone.name}
+    return {}
+
+
+out = []
+for job in ARGS["jobs"]:
+    start = time.perf_counter()
+    res = {"out": job["out"]}
+    try:
+        fresh()
+        files = job["files"]
+        folder = os.path.dirname(files[0])
+        r = bpy.ops.import_scene.retromesh(filepath=files[0], directory=folder,
+                                           files=[{"name": os.path.basename(f)} for f in files])
+        addon = sys.modules[MODULE.rsplit(".", 1)[0] + ".retromesh"] if False else None
+        from retromesh.blender import addon as rm_addon
+        res["import"] = list(r)
+        res["import_warnings"] = list(rm_addon.LAST_WARNINGS)
+        res["objects"] = sorted(o.type for o in bpy.context.scene.objects)
+        if job.get("edit"):
+            res["edit"] = edit(job["edit"])
+        os.makedirs(os.path.dirname(job["out"]), exist_ok=True)
+        r = bpy.ops.export_scene.retromesh(filepath=job["out"])
+        res["export"] = list(r)
+        res["export_warnings"] = list(rm_addon.LAST_WARNINGS)
+    except Exception:
+        import traceback
+        res["error"] = traceback.format_exc()[-2000:]
+    res["seconds"] = round(time.perf_counter() - start, 2)
+    out.append(res)
+emit(out)

@@ -1,0 +1,372 @@
+"""Blender tier: what Blender makes of our files, for each installed ``bpy`` wheel (4.2 LTS from
+tools/setup/30-blender.sh, 4.5 LTS from 31-blender45.sh; the test ids say which).
+
+(a) issue #10: every example's GLB and a selection of corpus conversions, imported with
+    Blender's own glTF importer (defaults, as a user does): counts, images with pixels,
+    animated files move, props stand upright.
+(b) issue #11: the extension (``retromesh blender build``) installed headless; File > Import >
+    Classic game model, then File > Export, per example and per corpus file that has a writer;
+    the native counts (``retromesh info``) of the file and its companions before and after.
+(c) editing: a vertex moved / a bone renamed in Blender is found in the exported B3D and nothing
+    else changed.
+(d) a Workbench render of examples/wiggle.b3d imported through the extension
+    (``RETROMESH_SCREENSHOT=docs/blender-import.png`` keeps it: the README's picture).
+
+Blender runs in subprocesses (a few batches); everything skips with the reason when the bpy venv
+is absent. Checks that wait for another branch, or that measure a loss still to be fixed, are
+listed in XFAIL below (non-strict): drop an entry once its branch is merged.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import blender_run
+import native_counts
+import retromesh
+from conftest import CORPUS
+from retromesh.blender import bridge
+
+ROOT = Path(__file__).resolve().parents[1]
+EX = ROOT / "examples"
+SCRIPTS = Path(__file__).parent / "blender_scripts"
+
+# -- what is expected to fail today, and why (one place; the lead drops entries after merging) --
+XFAIL: dict[str, str] = {
+    # (a) issue #10 checks: "<check>:<file>"
+    "images:wiggle.b3d": "needs tex (texture embedded in the GLB by default)",
+    "images:crate.b3d": "needs tex (texture embedded in the GLB by default)",
+    "images:column.msh": "needs tex (texture embedded in the GLB by default)",
+    "upright:lugaru__TreeTrunk.solid": "needs orient branch (Lugaru props stand up)",
+    "upright:lugaru__Chimney.solid": "needs orient branch (Lugaru props stand up)",
+    "moves:h3dview__ninja.b3d": "needs b3d (all-zero BONE weights mean Blitz3D's full weight)",
+    "moves:h3dview__hog.b3d": "needs b3d (all-zero BONE weights mean Blitz3D's full weight)",
+    "moves:h3dview__human.b3d": "needs b3d (all-zero BONE weights mean Blitz3D's full weight)",
+    # (b) issue #11 round trip through Blender: "roundtrip:<file>", else "roundtrip:corpus/<folder>"
+    # -> what was measured (the plain format -> GLB -> format path loses the same unless noted)
+    "roundtrip:stick.phxbn": "phxbn.joints 5→0, simple_ik_bones 5→0",
+    "roundtrip:model_v12.abc": ("abc pieces 2→4, lods 2→1 (Blender only); weights 44→100, weight sets "
+                                "2→0, child models 2→1"),
+    "roundtrip:model_v6.abc": "abc version 6→12, deformation nodes 1→None, sections 6→7",
+    "roundtrip:tank.vxl": "hva frames 8→1; vxl re-voxelised (voxels 2050→28483, 24x14x6→57x34x15)",
+    "roundtrip:tank.vox": "vox re-voxelised (voxels 2050→28564)",
+    "roundtrip:corpus/b3d": ("as on the plain path: bones without weights dropped (sheep 7→6, "
+                             "ninja 28→0), weights re-limited (bee 9072→1206), keys per frame "
+                             "(bee 1008→3024), meshes merged (castel 16→1, cubewater 46→1 and its "
+                             "46 ANIMs→0), unknown chunks dropped, door_a/b nodes 1→2; Blender "
+                             "only: castel's 12 double-sided triangles merged (752→740), dwarf2 "
+                             "weights 1583→1591, zombie 657→685, hog keys 114→344"),
+    "roundtrip:corpus/lostsaga": ("skinned .msh without its .skl (not in the corpus) comes back static: "
+                                  "mesh type animation→static, bones 19→None; spiral_cube submeshes "
+                                  "5→1 (Blender only)"),
+    "roundtrip:corpus/vxl": ("re-voxelised to 64 along the longest side (jeep voxels 2220→26738, "
+                             "32x14x13→64x29x26), TS normals→RA2, hva frames 15→1"),
+}
+
+
+def _mark(*keys: str):
+    """The xfail mark of the first of ``keys`` listed in XFAIL (none when none is)."""
+    for key in keys:
+        if key in XFAIL:
+            return [pytest.mark.xfail(strict=False, reason=XFAIL[key])]
+    return []
+
+
+# -- the files ----------------------------------------------------------------------------------
+
+#: example name -> the files a user picks together (the first is the main file); the writer
+#: target of the round trip is the main file's name
+EXAMPLES: dict[str, list[str]] = {
+    "wiggle.b3d": ["wiggle.b3d"],
+    "crate.b3d": ["crate.b3d"],
+    "box.solid": ["wolfire/box.solid"],
+    "stick.phxbn": ["wolfire/stick.phxbn", "wolfire/stick.obj", "wolfire/walk.anm",
+                    "wolfire/wave.anm"],
+    "stick.fzx": ["wolfire/stick.fzx"],
+    "model_v12.abc": ["lithtech/model_v12.abc"],
+    "model_v6.abc": ["lithtech/model_v6.abc"],
+    "column.msh": ["lostsaga/column.msh", "lostsaga/column.skl", "lostsaga/column_wave.ani",
+                   "lostsaga/column.txt"],
+    "tank.vxl": ["westwood/tank.vxl", "westwood/tank.hva"],
+    "tank.vox": ["westwood/tank.vox"],
+}
+NO_WRITER = {"stick.fzx"}
+
+#: corpus files whose conversions Blender imports in (a) (all B3D, a sample of the others)
+CORPUS_IMPORT = {
+    "b3d": ["*.b3d"],
+    "solid": ["lugaru__Rabbit.solid", "lugaru__Wolf.solid", "lugaru__TreeTrunk.solid",
+              "lugaru__Chimney.solid", "lugaru__Sword.solid", "lugaru__Box.solid"],
+    "lostsaga": ["*.msh", "*.cms"],
+    "vxl": ["rv__jeep.vxl", "rv__hind.vxl", "rv__havoc.vxl", "rv__disk.vxl"],
+}
+#: corpus files round-tripped through the extension in (b) (time-boxed subset; every writer)
+CORPUS_ROUNDTRIP = {
+    "b3d": ["*.b3d"],
+    "solid": ["lugaru__Rabbit.solid", "lugaru__TreeTrunk.solid", "lugaru__Sword.solid",
+              "lugaru__Box.solid"],
+    "lostsaga": ["*.msh", "*.cms"],
+    "vxl": ["rv__jeep.vxl", "rv__disk.vxl"],
+}
+#: props that must stand upright (taller than wide) after import
+UPRIGHT = {"lugaru__TreeTrunk.solid", "lugaru__Chimney.solid"}
+
+
+def _corpus(selection: dict[str, list[str]]) -> dict[str, list[Path]]:
+    out: dict[str, list[Path]] = {}
+    for folder, patterns in selection.items():
+        for pat in patterns:
+            for f in sorted((CORPUS / folder).glob(pat)) if (CORPUS / folder).is_dir() else []:
+                hva = f.with_suffix(".hva")          # read from beside the .vxl, written back
+                out[f.name] = [f, hva] if f.suffix.lower() == ".vxl" and hva.is_file() else [f]
+    return out
+
+
+def _groups(selection_corpus: dict[str, list[str]]) -> dict[str, list[Path]]:
+    groups = {name: [EX / f for f in files] for name, files in EXAMPLES.items()}
+    groups.update(_corpus(selection_corpus))
+    return groups
+
+
+IMPORT_GROUPS = _groups(CORPUS_IMPORT)
+ROUNDTRIP_GROUPS = {k: v for k, v in _groups(CORPUS_ROUNDTRIP).items() if k not in NO_WRITER}
+
+
+# -- fixtures -----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session", params=sorted(blender_run.VENVS))
+def blender(request):
+    """Blender 4.2 LTS, and 4.5 LTS when tools/setup/31-blender45.sh installed it."""
+    runner = blender_run.Blender(blender_run.VENVS[request.param])
+    reason = runner.unavailable()
+    if reason:
+        pytest.skip(f"Blender tier ({request.param}): {reason}")
+    return runner
+
+
+def _convert(files: list[Path], glb: Path) -> retromesh.Scene:
+    job = bridge.group_files(files)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scene = retromesh.load(job.main, **job.options)
+        retromesh.save(scene, glb)           # the default a user gets from `retromesh convert`
+    return retromesh.load(glb)
+
+
+def _animated(scene: retromesh.Scene) -> bool:
+    return any(np.ptp(np.asarray(c.values, dtype=float), axis=0).max() > 1e-6
+               for a in scene.animations for c in a.channels if len(c.times) > 1)
+
+
+@pytest.fixture(scope="session")
+def gltf_import(blender, tmp_path_factory):
+    """(a): convert every file of IMPORT_GROUPS to GLB, import all in one Blender batch."""
+    folder = tmp_path_factory.mktemp("glb")
+    expected, files = {}, {}
+    for name, group in IMPORT_GROUPS.items():
+        glb = folder / (name + ".glb")
+        try:
+            scene = _convert(group, glb)
+        except retromesh.RetromeshError as exc:
+            expected[name] = {"error": str(exc)}
+            continue
+        c = scene.counts()
+        used = sum(len(np.unique(p.indices)) if p.indices is not None else len(p.positions)
+                   for m in scene.meshes for p in m.primitives)
+        # a Blender mesh holds one face per set of vertices (double-sided pairs become one)
+        faces = sum(len(np.unique(np.sort(p.indices.reshape(-1, 3), axis=1), axis=0))
+                    if p.indices is not None else p.triangle_count
+                    for m in scene.meshes for p in m.primitives)
+        expected[name] = {**c, "unique_faces": faces, "unique_joints": len({j for s in scene.skins for j in s.joints}),
+                          "used_vertices": used,
+                          "animated": _animated(scene),
+                          "images": len(scene.textures)}
+        files[name] = str(glb)
+    got = blender.run((SCRIPTS / "gltf_stats.py").read_text(), {"files": list(files.values())})
+    return {name: (expected[name], got.get(files.get(name), {"error": expected[name].get("error")}))
+            for name in IMPORT_GROUPS}
+
+
+@pytest.fixture(scope="session")
+def extension(blender, tmp_path_factory):
+    """The extension zip, built once and installed into a private BLENDER_USER_RESOURCES."""
+    from retromesh.blender import build_extension
+    cache = Path.home() / ".cache" / "retromesh" / "extension-wheels"
+    zip_path = build_extension(tmp_path_factory.mktemp("dist"), wheel_cache=cache)
+    user = tmp_path_factory.mktemp("blender-user")
+    result = blender.run("emit(list(bpy.ops.extensions.package_install_files(filepath=ARGS['zip'], "
+                         "repo='user_default', enable_on_install=True)))",
+                         {"zip": str(zip_path)}, user_resources=user)
+    assert result == ["FINISHED"]
+    return {"zip": zip_path, "user": user}
+
+
+def _roundtrip(blender, extension, jobs: list[dict]) -> list[dict]:
+    return blender.run((SCRIPTS / "roundtrip.py").read_text(), {"jobs": jobs},
+                       user_resources=extension["user"])
+
+
+@pytest.fixture(scope="session")
+def roundtrips(blender, extension, tmp_path_factory):
+    """(b): every ROUNDTRIP_GROUPS entry imported and exported by the extension (one batch)."""
+    out = tmp_path_factory.mktemp("roundtrip")
+    jobs = [{"name": name, "files": [str(f) for f in group if f.suffix.lower() != ".txt"],
+             "out": str(out / name / group[0].name)} for name, group in ROUNDTRIP_GROUPS.items()]
+    results = _roundtrip(blender, extension, jobs)
+    return {job["name"]: res for job, res in zip(jobs, results)}
+
+
+# -- (a) Blender's glTF importer on our GLBs -----------------------------------------------------
+
+def _family(name: str, groups: dict[str, list[Path]]) -> str:
+    first = groups[name][0]
+    return f"corpus/{first.parent.name}" if name not in EXAMPLES else "examples"
+
+
+def _params(check: str, names, groups=None) -> list:
+    groups = groups or IMPORT_GROUPS
+    return [pytest.param(n, id=n, marks=_mark(f"{check}:{n}", f"{check}:{_family(n, groups)}"))
+            for n in names]
+
+
+def _stats(gltf_import, name):
+    expected, got = gltf_import[name]
+    assert "error" not in expected, expected.get("error")
+    assert "error" not in got, got.get("error")
+    assert got["result"] == ["FINISHED"]
+    return expected, got
+
+
+@pytest.mark.parametrize("name", _params("counts", IMPORT_GROUPS))
+def test_gltf_import_counts(gltf_import, name):
+    expected, got = _stats(gltf_import, name)
+    assert got["meshes"] == expected["meshes"]
+    assert got["vertices"] == expected["used_vertices"]     # Blender drops unused vertices
+    assert got["triangles"] == expected["unique_faces"]
+    assert got["bones"] == expected["unique_joints"]
+    assert (got["actions"] > 0) == (expected["animations"] > 0)
+
+
+@pytest.mark.parametrize("name", _params("images", [n for n in IMPORT_GROUPS if n in EXAMPLES]))
+def test_gltf_import_images_have_pixels(gltf_import, name):
+    expected, got = _stats(gltf_import, name)
+    assert len(got["images"]) == expected["images"]
+    for im in got["images"]:
+        assert im["size"][0] > 0 and im["size"][1] > 0 and im["has_data"] and im["pixels"], im
+
+
+@pytest.mark.parametrize("name", _params("moves", IMPORT_GROUPS))
+def test_gltf_import_animation_moves(gltf_import, name):
+    expected, got = _stats(gltf_import, name)
+    if not expected["animated"]:
+        pytest.skip("no animation that changes anything")
+    # the mesh must move, not only the skeleton (all-zero skin weights leave it frozen)
+    motion = got["vertex_motion"] if expected["meshes"] else got["bone_motion"]
+    assert motion > 1e-4, got
+
+
+@pytest.mark.parametrize("name", _params("upright", [n for n in IMPORT_GROUPS if n in UPRIGHT]))
+def test_gltf_import_props_stand_upright(gltf_import, name):
+    _, got = _stats(gltf_import, name)
+    x, y, z = got["box"]                     # Blender: Z up
+    assert z > max(x, y), got["box"]
+
+
+# -- (b) the extension: import, export, compare native counts ----------------------------------
+
+@pytest.mark.parametrize("name", _params("roundtrip", ROUNDTRIP_GROUPS, ROUNDTRIP_GROUPS))
+def test_extension_roundtrip_keeps_native_counts(roundtrips, name):
+    res = roundtrips[name]
+    assert "error" not in res, res["error"]
+    assert res["import"] == ["FINISHED"] and res["export"] == ["FINISHED"]
+    group = ROUNDTRIP_GROUPS[name]
+    out = Path(res["out"])
+    stem = group[0].stem
+    before = native_counts.counts(group, stem)
+    after = native_counts.counts(sorted(out.parent.iterdir()), stem)
+    diffs = native_counts.differences(before, after)
+    assert not diffs, "; ".join(diffs)
+
+
+# -- (c) editing --------------------------------------------------------------------------------
+
+def _b3d_parts(path: Path):
+    from retromesh.formats import b3d
+    doc = retromesh.read(path)
+    chunks = list(b3d._all_chunks(doc))
+    positions = np.concatenate([c.vertices["position"] for c in chunks if isinstance(c, b3d.Vrts)])
+    names = [c.name for c in chunks if isinstance(c, b3d.NodeChunk)]
+    tris = np.concatenate([c.triangles for c in chunks if isinstance(c, b3d.Tris)])
+    keys = [c.keys for c in chunks if isinstance(c, b3d.Keys)]
+    return positions, names, tris, keys
+
+
+@pytest.fixture(scope="session")
+def edits(blender, extension, tmp_path_factory):
+    out = tmp_path_factory.mktemp("edits")
+    src = [str(EX / "wiggle.b3d")]
+    jobs = [{"files": src, "out": str(out / "plain/wiggle.b3d")},
+            {"files": src, "out": str(out / "moved/wiggle.b3d"), "edit": "move_vertex"},
+            {"files": src, "out": str(out / "renamed/wiggle.b3d"), "edit": "rename_bone"},
+            {"files": src, "out": str(out / "voxels/wiggle.vox")}]
+    results = _roundtrip(blender, extension, jobs)
+    for r in results:
+        assert "error" not in r, r["error"]
+    return {"plain": results[0], "moved": results[1], "renamed": results[2], "vox": results[3]}
+
+
+def test_moved_vertex_is_found_in_the_b3d_and_nothing_else_changed(edits):
+    p0, n0, t0, k0 = _b3d_parts(Path(edits["plain"]["out"]))
+    p1, n1, t1, k1 = _b3d_parts(Path(edits["moved"]["out"]))
+    assert n0 == n1 and np.array_equal(t0, t1)
+    assert all(np.array_equal(a, b) for a, b in zip(k0, k1, strict=True))
+    changed = np.flatnonzero(np.abs(p1 - p0).max(axis=1) > 1e-6)
+    assert 1 <= len(changed) <= 4, changed          # one Blender vertex (split corners aside)
+    delta = p1[changed] - p0[changed]
+    # Blender +Z is glTF +Y is Blitz3D +Y
+    assert np.allclose(delta, [0.0, 0.5, 0.0], atol=1e-5), delta
+    # the original file's other positions are all still there
+    orig = _b3d_parts(EX / "wiggle.b3d")[0]
+    kept = np.delete(p1, changed, axis=0)
+    assert np.abs(kept[:, None, :] - orig[None, :, :]).max(axis=2).min(axis=1).max() < 1e-5
+
+
+def test_renamed_bone_is_found_in_the_b3d_and_nothing_else_changed(edits):
+    p0, n0, t0, k0 = _b3d_parts(Path(edits["plain"]["out"]))
+    p1, n1, t1, k1 = _b3d_parts(Path(edits["renamed"]["out"]))
+    old, new = edits["renamed"]["edit"]["old"], edits["renamed"]["edit"]["new"]
+    assert old.encode() in n0 and new.encode() in n1
+    assert [new.encode() if n == old.encode() else n for n in n0] == n1
+    assert np.array_equal(p0, p1) and np.array_equal(t0, t1)
+    assert all(np.array_equal(a, b) for a, b in zip(k0, k1, strict=True))
+
+
+def test_loss_warnings_reach_blenders_report(edits, roundtrips):
+    """A skinned, animated model written as voxels cannot keep its animation: the export says so;
+    a texture that is not there: the import says so."""
+    vox = edits["vox"]
+    assert vox["export"] == ["FINISHED"] and Path(vox["out"]).is_file()
+    assert vox["export_warnings"], "exporting an animated model to .vox reported no loss"
+    assert any("column_diffuse" in w for w in roundtrips["column.msh"]["import_warnings"])
+
+
+# -- (d) a picture for the README ---------------------------------------------------------------
+
+def test_workbench_render_of_wiggle(blender, extension, tmp_path):
+    png = tmp_path / "wiggle.png"
+    res = blender.run((SCRIPTS / "render.py").read_text(),
+                      {"files": [str(EX / "wiggle.b3d")], "out": str(png)},
+                      user_resources=extension["user"])
+    assert res["import"] == ["FINISHED"] and png.is_file()
+    from PIL import Image
+    with Image.open(png) as im:
+        px = np.asarray(im.convert("RGB"), dtype=np.int16)
+    assert px.std() > 10                      # not a blank frame
+    keep = os.environ.get("RETROMESH_SCREENSHOT")
+    if keep:
+        shutil.copyfile(png, keep)

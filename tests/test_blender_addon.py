@@ -1,0 +1,142 @@
+"""The Blender extension's parts that run without Blender: file grouping, the manifest, the
+dependency list, and that the add-on's import path stays free of bpy and the CLI's packages."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from retromesh.blender import bridge
+from retromesh.blender.build import BLENDER_SHIPS, CLI_ONLY, manifest_text, runtime_dependencies
+
+ROOT = Path(__file__).resolve().parents[1]
+EX = ROOT / "examples"
+
+
+def test_group_picks_main_file_and_companions():
+    jobs = bridge.group_files([EX / "wolfire/walk.anm", EX / "wolfire/stick.phxbn",
+                               EX / "wolfire/wave.anm"])
+    assert len(jobs) == 1 and jobs[0].main.name == "stick.phxbn"
+    assert [p.name for p in jobs[0].options["animations"]] == ["walk.anm", "wave.anm"]
+    assert jobs[0].options["mesh"].name == "stick.obj"          # found beside by name
+
+
+def test_group_finds_lost_saga_companions_by_name(tmp_path):
+    jobs = bridge.group_files([EX / "lostsaga/column.msh"])
+    assert jobs[0].options["skeleton"].name == "column.skl"
+    assert [p.name for p in jobs[0].options["animations"]] == ["column_wave.ani"]
+    assert bridge.group_files([EX / "lostsaga/column.msh"], find_beside=False)[0].options == {}
+
+
+def test_group_keeps_unrelated_models_apart_and_drops_material_files():
+    picked = [EX / "wiggle.b3d", EX / "crate.b3d", EX / "westwood/tank.vxl",
+              EX / "westwood/tank.hva", EX / "lostsaga/column.txt"]
+    jobs = bridge.group_files(picked)
+    assert sorted(j.main.name for j in jobs) == ["crate.b3d", "tank.vxl", "wiggle.b3d"]
+    tank = next(j for j in jobs if j.main.name == "tank.vxl")
+    assert tank.options["hva"].name == "tank.hva"
+
+
+def test_load_to_glb_embeds_images_and_skips_options_a_format_lacks(tmp_path):
+    glb = tmp_path / "w.glb"
+    bridge.load_to_glb(bridge.Job(EX / "wiggle.b3d"), glb, fps=30)   # B3D takes no fps
+    import retromesh
+    scene = retromesh.load(glb)
+    assert scene.textures and scene.textures[0].image is not None
+
+
+def test_dependencies_leave_out_numpy_and_the_cli():
+    names = {p.split("==")[0] for p in runtime_dependencies()}
+    assert "pygltflib" in names
+    assert not names & (BLENDER_SHIPS | CLI_ONLY)
+
+
+def test_manifest_is_a_blender_4_2_extension():
+    m = tomllib.loads(manifest_text("0.1.0", ["retromesh-0.1.0-py3-none-any.whl"]))
+    assert m["schema_version"] == "1.0.0" and m["id"] == "retromesh" and m["type"] == "add-on"
+    assert m["blender_version_min"] == "4.2.0"
+    assert m["wheels"] == ["./wheels/retromesh-0.1.0-py3-none-any.whl"]
+    assert not m["tagline"].endswith(".") and len(m["tagline"]) <= 64
+
+
+def test_addon_path_imports_neither_bpy_nor_the_cli(tmp_path):
+    code = ("import sys, retromesh.blender, retromesh.blender.bridge as b\n"
+            f"b.load_to_glb(b.Job(__import__('pathlib').Path({str(EX / 'wiggle.b3d')!r})), "
+            f"{str(tmp_path / 'x.glb')!r})\n"
+            "b.convert_glb({0!r}, {1!r})\n".format(str(tmp_path / "x.glb"), str(tmp_path / "y.b3d"))
+            + "bad = [m for m in ('bpy', 'typer', 'rich', 'retromesh.cli') if m in sys.modules]\n"
+              "assert not bad, bad\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_extras_survive_blender_as_marked_json(tmp_path):
+    """Values a Blender custom property cannot hold travel as JSON text and come back."""
+    import retromesh
+    glb = tmp_path / "c.glb"
+    bridge.load_to_glb(bridge.group_files([EX / "lostsaga/column.msh"])[0], glb)
+    original = retromesh.load(glb).animations[0].extras
+    per_animation = bridge.encode_extras(glb)
+    events = per_animation["column_wave"]["events"]
+    assert isinstance(events, str) and events.startswith(bridge.JSON_MARK)
+    assert per_animation["column_wave"]["total_time_ms"] == original["total_time_ms"]
+    bridge.decode_extras(glb)
+    assert retromesh.load(glb).animations[0].extras == original
+
+
+def test_marked_json_edited_into_nonsense_stays_text():
+    assert bridge._decode({"a": bridge.JSON_MARK + "{oops"}) == {"a": bridge.JSON_MARK + "{oops"}
+    assert bridge._encode({"n": None, "b": True, "big": 2 ** 40, "s": "x", "f": 1.5}) == {
+        "n": bridge.JSON_MARK + "null", "b": bridge.JSON_MARK + "true",
+        "big": bridge.JSON_MARK + str(2 ** 40), "s": "x", "f": 1.5}
+
+
+def test_texture_whose_image_is_missing_comes_back_after_blender_drops_it(tmp_path):
+    """Blender's exporter leaves out textures it could not load; the material's extras bring
+    them back, unless the slot holds a texture by then."""
+    import retromesh
+    glb = tmp_path / "c.glb"
+    bridge.load_to_glb(bridge.group_files([EX / "lostsaga/column.msh"])[0], glb)
+    assert retromesh.load(glb).textures[0].image is None      # column_diffuse.png is not there
+    bridge.encode_extras(glb)
+    doc, rest = bridge._read_glb(glb)
+    for m in doc["materials"]:                                 # what Blender's exporter does
+        m["pbrMetallicRoughness"].pop("baseColorTexture")
+    for key in ("textures", "images", "samplers"):
+        doc.pop(key, None)
+    bridge._write_glb(glb, doc, rest)
+    bridge.decode_extras(glb)
+    scene = retromesh.load(glb)
+    assert [t.uri for t in scene.textures] == ["column_diffuse.png"]
+    assert scene.materials[0].base_color_texture is not None
+    assert bridge.MISSING_IMAGES not in scene.materials[0].extras
+
+
+def _glb_doc(nodes, skins, animations=()):
+    return {"asset": {"version": "2.0"}, "scenes": [{"nodes": [0]}], "nodes": nodes,
+            "skins": skins, "animations": list(animations)}
+
+
+def test_blender_armature_split_folds_back_into_the_mesh_joint():
+    """Blender makes armature object A -> (mesh object M, bone B) of a mesh-and-joint node."""
+    nodes = [{"name": "A", "children": [1, 2], "rotation": [1e-8, 0, 0, 1]},
+             {"name": "M", "mesh": 0, "skin": 0, "extras": {"m": 1}},
+             {"name": "B", "children": [3], "extras": {bridge.MESH_JOINT: 1, "b": 2}},
+             {"name": "bone0"}]
+    doc = _glb_doc(nodes, [{"joints": [2, 3]}],
+                   [{"channels": [{"target": {"node": 3, "path": "rotation"}}]}])
+    bridge._snap_noise(doc)
+    bridge._merge_mesh_joints(doc)
+    assert [n["name"] for n in doc["nodes"]] == ["B", "bone0"]
+    assert doc["nodes"][0] == {"name": "B", "children": [1], "mesh": 0, "skin": 0,
+                               "extras": {"m": 1, "b": 2}}
+    assert doc["scenes"][0]["nodes"] == [0] and doc["skins"][0]["joints"] == [0, 1]
+    assert doc["animations"][0]["channels"][0]["target"]["node"] == 1
+
+
+def test_armature_that_moves_on_its_own_is_kept():
+    nodes = [{"name": "A", "children": [1, 2], "translation": [0, 1, 0]},
+             {"name": "M", "mesh": 0, "skin": 0}, {"name": "B", "extras": {bridge.MESH_JOINT: 1}}]
+    doc = _glb_doc(nodes, [{"joints": [2]}])
+    bridge._merge_mesh_joints(doc)
+    assert [n["name"] for n in doc["nodes"]] == ["A", "M", "B"] and "extras" not in doc["nodes"][2]
