@@ -118,7 +118,8 @@ def test_to_scene_structure(version):
     for mesh in sc.meshes:
         assert mesh.extras["bind_max_deviation"] < 1e-5
     assert sc.extras["command_string"] == "Rigid 0 ShadowEnable 1"
-    assert "upper" in sc.extras["weight_sets"] and len(sc.extras["child_models"]) == 2
+    assert [w["name"] for w in sc.extras["weight_sets"]] == ["upper", "empty"]
+    assert len(sc.extras["child_models"]) == 2
 
 
 def test_to_scene_without_lods():

@@ -27,7 +27,9 @@ v9-v13 -> Scene
     with flag 0x02 (rotation only) get their bind offset instead of the key's translation;
     a node whose bind matrix carries scale gets a scale channel of 1 (engine keys have none);
   * sockets become nodes under their node (``extras["abc_socket"]``); command string, LOD
-    distances, weight sets, child models and anim bindings go to the scene's extras.
+    distances, weight sets, child models (with their transforms) and anim bindings go to the
+    scene's extras, with a copy of every animation's extras (Blender drops animation extras);
+    :mod:`.scene_extras` lists everything that rides in extras.
 
 v6 -> Scene
   * the bind pose is the first key of the first animation (haekb's reading; v6 stores no bind
@@ -46,18 +48,23 @@ v6 -> Scene
     derived from format-facts (the engine mirrors Z when it is set) and is unverified;
   * only the full-detail mesh is converted (how faces map to the v6 LOD vertices is unknown).
 
-Scene -> v12 (``from_scene``; ``version=9..13`` writes another version)
+Scene -> v9..v13 (``from_scene``: the version of the scene's ``abc_version`` extra, else v12;
+``version=9..13`` overrides it)
   * joints of the skins used by the default scene's meshes become the nodes (parent = nearest
     joint ancestor; a synthetic ``root`` when there is not exactly one root); bind matrices are
     ``S rigid(inverse(IBM)) S`` (rotation and translation only: ABC keys hold no scale, so a
     joint's scale, e.g. an armature object's unapplied scale, is baked into its weight
     locations instead); vertices are the glTF vertices (model space), weights the non-zero
-    ones with ``location = inverse(m) @ vertex``; a mesh without skin under an animated node
+    ones with ``location = inverse(m) @ vertex``; glTF vertices that differ only in their UVs
+    are merged back into one ABC vertex (UVs are per face corner in ABC); a mesh without skin under an animated node
     becomes a node of its own (bound where it rests) so that it keeps its motion; other meshes
     without skin are frozen in place (turned over when their transform mirrors) and follow
     their nearest joint ancestor as it rests, or a static synthetic ``root`` when they have
     none;
-  * every animation is sampled at the union of its key times (rounded to whole ms): animated
+  * every animation is sampled at the union of its key times (rounded to whole ms), or at the
+    file's key times kept in the extras (``key_times_ms``) when the glTF's are among them, or
+    span the same time within a 24 fps frame (an exporter that samples every frame, such as
+    Blender's; warned): animated
     world matrices of the whole glTF hierarchy are evaluated and each node's key is
     ``inverse(parent world) @ world`` of the rigid parts (so armature objects and non-joint
     parents are baked in, which is what keeps Blender round trips from "exploding"); scale
@@ -65,10 +72,16 @@ Scene -> v12 (``from_scene``; ``version=9..13`` writes another version)
   * a primitive of more than 65535 vertices (ABC faces index vertices with uint16) becomes
     several pieces ``<name>_part<k>``, runs of its triangles (without LODs);
   * LOD n > 0 comes back from the nodes ``<piece>_lod<n>`` of other scenes (``extras``
-    ``abc_piece``/``abc_lod``, as ``to_scene`` writes them); a piece with fewer LODs than the
+    ``abc_piece``/``abc_lod``, as ``to_scene`` writes them, else the name), and from such nodes
+    of the default scene when their piece is there too (Blender's importer brings the nodes of
+    every scene into its one scene, so the LODs come back from Blender beside their piece,
+    named ``<piece>_lod<n>``); a piece with fewer LODs than the
     others repeats its last one (every piece must have LODCount LODs);
-  * node flags, sockets, keyframe strings, interpolation times, LOD distances, command string
-    and weight sets come back from the extras ``to_scene`` wrote.
+  * node flags and indices, sockets, keyframe strings, interpolation times, animation extents,
+    LOD distances, command string, weight sets, child models, anim bindings, each piece's
+    material index and LOD weight come back from the extras ``to_scene`` wrote (checked against
+    the scene: a weight set or child model that does not fit the nodes is left out or given
+    the bind transforms, with a LossWarning).
 """
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from ...scene import Animation as SAnimation
 from ...scene import Channel, Material, Mesh, Node as SNode, Primitive, Scene, Skin
 from ...transforms import decompose_trs, quat_continuous, quat_normalize
 from .abc import AbcModel, Lod
+from .scene_extras import f32, scene_extras
 from .scene_common import (S3, S4, SQ, _fail, _finite, _increasing, _split_corners, _txt,
                            _unit_normals, bind_deviation, tree_parents)
 
@@ -84,7 +85,6 @@ def _lod_primitive(lod: Lod, world_file: np.ndarray, path: str, n_nodes: int):
 
 
 def _v9_scene(doc: AbcModel, lods: bool) -> Scene:
-    h = doc.header
     scene = Scene(name="abc")
     nodes = doc.nodes
     n = len(nodes)
@@ -164,18 +164,7 @@ def _v9_scene(doc: AbcModel, lods: bool) -> Scene:
         anim = _v9_animation(a, nodes, parents, t_rest, s_rest, f"animations[{ai}]")
         if anim is not None:
             scene.animations.append(anim)
-    scene.extras = {
-        "abc_version": int(h.version),
-        "command_string": _txt(h.command_string),
-        "internal_radius": float(h.internal_radius),
-        "lod_distances": [float(x) for x in np.asarray(h.lod_distances).reshape(-1)],
-        "weight_sets": {_txt(w.name): [float(x) for x in np.asarray(w.weights).reshape(-1)]
-                        for w in doc.weight_sets},
-        "child_models": [{"name": _txt(c.name), "build_number": int(c.build_number)}
-                         for c in doc.child_models],
-        "anim_bindings": [{"name": _txt(b.name), "extents": list(b.extents),
-                           "origin": list(b.origin)} for b in doc.anim_bindings],
-    }
+    scene.extras = scene_extras(doc, [{"name": a.name, **a.extras} for a in scene.animations])
     if missing:
         scene.extras["missing_children"] = missing
     return scene
@@ -214,8 +203,8 @@ def _v9_animation(a, nodes, parents, t_rest, s_rest, path: str) -> SAnimation | 
     markers = [{"time": float(t) / 1000.0, "string": _txt(s)}
                for t, s, k in zip(np.asarray(a.key_times).tolist(), a.key_strings, keep) if s and k]
     anim.extras = {"interpolation_ms": 200 if a.interpolation_ms is None else int(a.interpolation_ms),
-                   "unknown": int(a.unknown), "extents": [float(x) for x in a.extents],
-                   "markers": markers}
+                   "unknown": int(a.unknown), "extents": f32(a.extents),
+                   "markers": markers, "key_times_ms": [int(t) for t in times]}
     return anim
 
 

@@ -1,6 +1,7 @@
 """Scene -> LithTech ABC v9..v13 (``from_scene``; the mapping is in :mod:`.scene`)."""
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -11,10 +12,13 @@ from ...scene import Primitive, Scene
 from ...transforms import compose_trs, decompose_trs, quat_normalize, world_matrices
 from . import abc as abcmod
 from .abc import (CORNER, TRANSFORM, VERTEX, WEIGHT, AbcModel, AnimationSection,
-                  AnimBinding, AnimBindingsSection, ChildModel, ChildModelsSection,
+                  AnimBindingsSection, ChildModelsSection,
                   HeaderSection, Lod, Node, NodesSection, Piece, PiecesSection, Socket,
-                  SocketsSection, WeightSet)
+                  SocketsSection)
+from . import scene_extras as xt
 from .scene_common import S3, S4, SQ, _rigid, _xfloat, _xint
+
+_LOD_NAME = re.compile(r"(.+)_lod([1-9][0-9]*)")
 
 
 # -- Scene -> v9..v13 ----------------------------------------------------------------------
@@ -30,8 +34,50 @@ def _reachable(scene: Scene) -> set[int]:
     return out
 
 
-def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
-    """A Scene as an ABC model (v12 unless ``version`` says otherwise); see the module docstring."""
+def _lod_key(scene: Scene, i: int) -> tuple[str, int] | None:
+    """(piece, level > 0) of a node that holds a LOD: from its extras (``abc_piece``/``abc_lod``),
+    else from a name ``<piece>_lod<n>`` (node or mesh)."""
+    nd = scene.nodes[i]
+    piece, lod = nd.extras.get("abc_piece"), nd.extras.get("abc_lod")
+    if isinstance(piece, str) and isinstance(lod, int) and not isinstance(lod, bool):
+        return (piece, lod) if lod > 0 else None
+    for name in (nd.name, scene.meshes[nd.mesh].name if nd.mesh is not None else ""):
+        m = _LOD_NAME.fullmatch(name or "")
+        if m:
+            return m.group(1), int(m.group(2))
+    return None
+
+
+def _piece_key(scene: Scene, i: int) -> str:
+    nd = scene.nodes[i]
+    piece = nd.extras.get("abc_piece")
+    if isinstance(piece, str):
+        return piece
+    return scene.meshes[nd.mesh].name or nd.name
+
+
+def _lod_nodes(scene: Scene, mesh_nodes: list[int], reach: set[int]) -> dict[tuple[str, int], int]:
+    out: dict[tuple[str, int], int] = {}
+    for _, roots in scene.extra_scenes:
+        for r in roots:
+            if r not in reach and scene.nodes[r].mesh is not None:
+                key = _lod_key(scene, r)
+                if key is not None:
+                    out.setdefault(key, r)
+    keys = {i: _lod_key(scene, i) for i in mesh_nodes}
+    pieces = {_piece_key(scene, i) for i in mesh_nodes if keys[i] is None}
+    for i in mesh_nodes:
+        if keys[i] is not None and keys[i][0] in pieces:
+            out.setdefault(keys[i], i)
+    return out
+
+
+def from_scene(scene: Scene, *, version: int | None = None, **options) -> AbcModel:
+    """A Scene as an ABC model: the version its extras name (``abc_version``, as ``to_scene``
+    writes it), else v12, unless ``version`` says otherwise; see the module docstring."""
+    ex = scene.extras or {}
+    if version is None:
+        version = _xint(ex.get("abc_version"), 12, min(abcmod.VERSIONS), max(abcmod.VERSIONS))
     if version not in abcmod.VERSIONS:
         raise DocumentError(f"ABC from_scene writes versions {abcmod.VERSIONS}, not {version}")
     nodes = scene.nodes
@@ -39,11 +85,16 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
     reach = _reachable(scene)
     rest_world = scene.world_matrices()
     mesh_nodes = [i for i in sorted(reach) if nodes[i].mesh is not None]
+    # LOD n > 0 nodes: of other scenes (as to_scene writes them), or of the default scene
+    # (Blender imports every scene's nodes into one) when they name a piece that is there
+    lod_nodes = _lod_nodes(scene, mesh_nodes, reach)
+    lod_set = set(lod_nodes.values())
+    mesh_nodes = [i for i in mesh_nodes if i not in lod_set]
     # joints and their bind worlds (glTF space)
     bind: dict[int, np.ndarray] = {}
     conflicts: set[int] = set()
     singular: set[int] = set()
-    for i in mesh_nodes:
+    for i in mesh_nodes + sorted(lod_set):
         si = nodes[i].skin
         if si is None:
             continue
@@ -128,15 +179,6 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
     # other scenes, as to_scene writes them)
     ctx = dict(scene=scene, parents=parents, jset=jset, abc_index=abc_index,
                rest_world=rest_world, inv_bind_file=inv_bind_file, bind_rigid=bind_rigid)
-    lod_nodes: dict[tuple[str, int], int] = {}
-    for _, roots in scene.extra_scenes:
-        for r in roots:
-            nd = nodes[r]
-            if r in reach or nd.mesh is None:
-                continue
-            piece, lod = nd.extras.get("abc_piece"), nd.extras.get("abc_lod")
-            if isinstance(piece, str) and isinstance(lod, int) and lod > 0:
-                lod_nodes[(piece, lod)] = r
     used_lod_nodes: set[int] = set()
     pieces: list[Piece] = []
     for mi_node in mesh_nodes:
@@ -149,7 +191,7 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
                 continue
             parts = _uint16_parts(prim)
             lods = [_prim_lod(ctx, mi_node, parts[0], mesh.name)]
-            key = nd.extras.get("abc_piece")
+            key = _piece_key(scene, mi_node)
             level = 1
             while len(parts) == 1 and isinstance(key, str) and (key, level) in lod_nodes:
                 ln = lod_nodes[(key, level)]
@@ -164,12 +206,16 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
             pname = mesh.name or nd.name or f"piece{len(pieces)}"
             if len(mesh.primitives) > 1:
                 pname = f"{pname}_{pi}"
+            mex = mesh.extras or {}
+            mat_index = _xint(mex.get("material_index"), prim.material or 0, 0, 0xFFFF) \
+                if len(mesh.primitives) == 1 else prim.material or 0
+            lod_weight = _xfloat(mex.get("lod_weight"), 1.0) if version > 9 else None
             for k, part in enumerate(parts):
                 pieces.append(Piece(
-                    material_index=prim.material or 0,
+                    material_index=mat_index,
                     specular_power=_xfloat(mat.extras.get("specular_power"), 0.0) if mat else 0.0,
                     specular_scale=_xfloat(mat.extras.get("specular_scale"), 1.0) if mat else 1.0,
-                    lod_weight=1.0 if version > 9 else None,
+                    lod_weight=lod_weight,
                     name=(pname if len(parts) == 1 else f"{pname}_part{k}").encode("latin-1", "replace"),
                     lods=lods if k == 0 else [_prim_lod(ctx, mi_node, part, mesh.name)]))
     lost = []
@@ -190,6 +236,7 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
             p.lods.append(p.lods[-1])
     unused = [r for _, roots in scene.extra_scenes for r in roots
               if r not in reach and nodes[r].mesh is not None and r not in used_lod_nodes]
+    unused += [r for r in sorted(lod_set - used_lod_nodes) if r in reach]
     if unused:
         warnings.warn(f"{len(unused)} meshes of other scenes are not LODs of a written piece "
                       "and were left out", LossWarning, stacklevel=2)
@@ -216,15 +263,8 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
     radius = float(np.linalg.norm(allpos, axis=1).max()) if len(allpos) else 0.0
     ext = tuple(float(x) for x in (np.abs(allpos).max(0) if len(allpos) else np.zeros(3)).astype(np.float32))
     for a in anims:
-        a.extents = ext
-    ex = scene.extras or {}
-    weight_sets = []
-    sets = ex.get("weight_sets")
-    for name, vals in (sets.items() if isinstance(sets, dict) else ()):
-        if isinstance(vals, list) and len(vals) == nn and \
-                all(_xfloat(x, None) is not None for x in vals):
-            weight_sets.append(WeightSet(name=str(name).encode("latin-1", "replace"),
-                                         weights=np.asarray(vals, "<f4")))
+        if a.extents is None:
+            a.extents = ext
     base = np.zeros(nn, TRANSFORM if version < 13 else abcmod.TRANSFORM13)
     inv_par = np.stack([np.eye(4) if p < 0 else inv_bind_file[p] for p in abc_par])
     bt, bq, _ = decompose_trs(inv_par @ bind_file)
@@ -234,14 +274,14 @@ def from_scene(scene: Scene, *, version: int = 12, **options) -> AbcModel:
                            command_string=str(ex.get("command_string", "")).encode("latin-1", "replace"),
                            internal_radius=radius,
                            lod_distances=np.asarray(_lod_distances(ex, lod_count), "<f4"),
-                           unknown_v13=0 if version >= 13 else None)
+                           unknown_v13=_xint(ex.get("unknown_v13"), 0, 0, 2**32 - 1)
+                           if version >= 13 else None)
     model = AbcModel(sections=[
         header, PiecesSection(pieces=pieces),
-        NodesSection(nodes=abc_nodes, weight_sets=weight_sets),
-        ChildModelsSection(child_models=[ChildModel(name=b"", build_number=0, transforms=base)],
-                           extra=version >= 13),
+        NodesSection(nodes=abc_nodes, weight_sets=xt.weight_sets(ex, nn)),
+        ChildModelsSection(child_models=xt.child_models(ex, base), extra=version >= 13),
         AnimationSection(animations=anims), SocketsSection(sockets=sockets),
-        AnimBindingsSection(bindings=[AnimBinding(name=a.name, extents=ext) for a in anims])])
+        AnimBindingsSection(bindings=xt.anim_bindings(ex, [a.name for a in anims], ext))])
     return abcmod.recount(model)
 
 
@@ -334,6 +374,10 @@ def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lo
         jj[:, 0] = follow
         w = np.zeros((nv, 4))
         w[:, 0] = 1.0
+    uv = prim.uvs[0] if prim.uvs else np.zeros((nv, 2), np.float32)
+    corner_uv = uv[idx.reshape(-1, 3)]
+    fpos, normals, jj, w, idx = _merge_vertices(fpos, normals, jj, w, idx)
+    nv = len(fpos)
     mask = w > 0
     owner = np.nonzero(mask)[0]
     wnode = jj[mask]
@@ -350,9 +394,49 @@ def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lo
     tri = idx.reshape(-1, 3)[:, [0, 2, 1]]
     faces = np.zeros(tri.shape, CORNER)
     faces["vertex"] = tri
-    uv = prim.uvs[0] if prim.uvs else np.zeros((nv, 2), np.float32)
-    faces["uv"] = uv[tri]
+    faces["uv"] = corner_uv[:, [0, 2, 1]]
     return Lod(faces=faces, vertices=verts, weights=weights)
+
+
+def _merge_vertices(pos, normals, joints, weights, idx):
+    """glTF vertices that differ only in their UVs are one ABC vertex (ABC keeps UVs per face
+    corner, and ``to_scene`` splits its vertices per distinct UV): vertices with equal location,
+    normal and influences are merged, in the order of their first use."""
+    nv = len(pos)
+    if nv < 2:
+        return pos, normals, joints, weights, idx
+    order = np.argsort(-weights, 1, kind="stable")
+    w = np.take_along_axis(weights, order, 1)
+    j = np.where(w > 0, np.take_along_axis(joints, order, 1), 0)
+    key = np.concatenate([pos, normals, w, j.astype(np.float64)], 1) + 0.0   # -0.0 -> 0.0
+    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    if len(first) == nv:
+        return pos, normals, joints, weights, idx
+    rank = np.empty(len(first), np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    keep = np.sort(first)
+    return pos[keep], normals[keep], joints[keep], weights[keep], rank[inverse][idx]
+
+
+def _kept_key_times(kept, ms: np.ndarray, name: str) -> np.ndarray:
+    """The file's key times from the extras when the glTF keys are among them (an unedited
+    round trip); also when they span the same time within a frame at 24 fps (an exporter that
+    samples every frame, such as Blender's): the animation is then sampled at the file's times
+    (warned). Otherwise the glTF key times."""
+    if not isinstance(kept, list) or not kept or len(kept) > 1 << 20 or not all(
+            isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 0xFFFFFFFF for x in kept):
+        return ms
+    kt = np.asarray(kept, np.int64)
+    if np.any(np.diff(kt) <= 0):
+        return ms
+    if np.isin(ms, kt).all():
+        return kt
+    if abs(int(ms[0]) - int(kt[0])) <= 42 and abs(int(ms[-1]) - int(kt[-1])) <= 42:
+        warnings.warn(f"animation {name!r}: sampled at the {len(kt)} key times of the original "
+                      f"file (the glTF has {len(ms)} other key times)", LossWarning, stacklevel=4)
+        return kt
+    return ms
 
 
 def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], version: int,
@@ -378,6 +462,8 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
                                     "times are uint32 milliseconds (at most about 49.7 days)")
         else:
             ms = np.zeros(1, np.int64)
+        ex = xt.animation_extras(scene, a)
+        ms = _kept_key_times(ex.get("key_times_ms"), ms, a.name)
         secs = ms / 1000.0
         k = len(ms)
         T = np.repeat(t0[None], k, 0)
@@ -406,7 +492,6 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
         tr = np.zeros((len(order), k), dt)
         tr["location"] = np.transpose(t, (1, 0, 2))
         tr["rotation"] = np.transpose(quat_normalize(q), (1, 0, 2))
-        ex = a.extras or {}
         strings = [b""] * k
         markers = ex.get("markers")
         for m in (markers if isinstance(markers, list) else ()):
@@ -421,6 +506,7 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
             interpolation_ms=_xint(ex.get("interpolation_ms"), 200, 0, 2**32 - 1)
             if version >= 12 else None,
             key_times=ms.astype("<u4"), key_strings=strings,
+            extents=tuple(xt.floats(ex.get("extents"), 3) or ()) or None,
             markers=np.full(len(order), -1, "<i4") if version >= 13 else None, transforms=tr))
     if scaled:
         warnings.warn("ABC keyframes hold no scale: joint scale that differs from the bind "
