@@ -16,8 +16,11 @@ to_scene
   pairs, a skin (4 influences; the influences after the first weight <= 0 are dropped like the
   engine does; the glTF writer then renormalises each vertex's weights to sum 1, as glTF
   requires). ``animations=[...]`` (.ani) become glTF animations (ms -> s; events, total time
-  and track weights in the animation's ``extras``). Without a skeleton a skinned mesh converts
-  static, with a LossWarning naming the missing skeleton.
+  and track weights in the animation's ``extras``). Without a skeleton a skinned mesh is bound
+  to placeholder bones of its bone list, resting at the origin with identity inverse binds (so it
+  looks as stored and keeps its weights; extras ``lostsaga_placeholder``), with a LossWarning
+  naming the missing skeleton; ``from_scene`` writes no ``.skl`` for such bones. (With
+  animations but no skeleton it converts static.)
 * ``.skl`` alone -> the joint hierarchy (``mesh=``, ``animations=`` may be added);
   ``.ani`` alone -> joint nodes named by its tracks, placed flat under one root (the hierarchy is
   in the skeleton: pass ``skeleton=`` for the real one), animated; ``.cms`` -> a collision mesh
@@ -34,7 +37,13 @@ to_scene
   are (D3DX slerp/matrix of a non-unit quaternion also scales the bone). Their count is kept in the
   animation's ``extras.non_unit_rotation_keys``.
 * The corpus animation has keys up to 1 ms after its ``total_time``; the glTF animation simply
-  ends at its last key (``extras.total_time_ms`` keeps the file's value).
+  ends at its last key (``extras.total_time_ms`` keeps the file's value, ``last_key_ms`` the last
+  key's time: ``from_scene`` writes the file's total time back while the keys end there).
+* What glTF has no place for rides in extras and comes back when it fits the scene: mesh
+  ``lostsaga_version``, ``mesh_type``, ``vertex_mask`` (the INDICES bit that has no data),
+  ``submeshes`` (the vertex ranges, written back when they cover the vertices each submesh
+  uses), ``bone_names`` (with empty names), ``control_points`` (v2002) and
+  ``billboard_centers`` (one row when they are all equal, else up to 4096 vertices).
 
 from_scene
 ----------
@@ -203,6 +212,7 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
     extras: dict[str, Any] = {
         "lostsaga_version": doc.version,
         "total_time_ms": doc.total_time,
+        "last_key_ms": max(int(c.times[-1] * 1000.0 + 0.5) for c in channels) if channels else 0,
         "events": [{"type": text(e.type), "info": text(e.info), "time": float(e.time) / 1000.0}
                    for e in doc.events],
     }
@@ -398,20 +408,43 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
         diffuse_set = 1 if msh.mesh_type == 2 and msh.uv1 is not None else 0
         material_ids = _materials(scene, script, mesh_name, diffuse_set, _texcoord_map(msh))
         joint_of_id = None
+        placeholder = False
         skinned = msh.weights is not None and msh.bone_names is not None
         if skinned and skl is None:
-            names = [text(n) for n in msh.bone_names if n]
-            warnings.warn(f"skinned mesh converted static: no skeleton given (pass skeleton=<the "
-                          f".skl with bones {', '.join(names[:4])}{'...' if len(names) > 4 else ''}>)",
-                          LossWarning, stacklevel=3)
+            names = [n for n in msh.bone_names if n]           # the engine skips empty names
+            shown = ", ".join(text(n) for n in names[:4]) + ("..." if len(names) > 4 else "")
+            if names and not anis:
+                # the weights and bone names are kept on bones of our own that rest at the
+                # origin with identity inverse binds (so the mesh looks as it is stored);
+                # from_scene writes no .skl for them
+                warnings.warn(f"skinned mesh bound to placeholder bones at the origin: no skeleton "
+                              f"given (pass skeleton=<the .skl with bones {shown}>)", LossWarning,
+                              stacklevel=3)
+                root = scene.add_node(Node(name="skeleton", extras={"lostsaga_placeholder": True}))
+                joint_nodes = [scene.add_node(Node(name=text(n), extras={"lostsaga_placeholder": True}),
+                                              parent=root) for n in names]
+                joint_of_id = np.arange(len(names), dtype=np.int64)
+                placeholder = True
+            else:
+                warnings.warn(f"skinned mesh converted static: no skeleton given (pass skeleton=<the "
+                              f".skl with bones {shown}>)", LossWarning, stacklevel=3)
         elif skinned:
             names = [n for n in msh.bone_names if n]           # the engine skips empty names
             joint_of_id = np.array([bone_index.get(n, -1) for n in names], dtype=np.int64)
         prims = _mesh_primitives(msh, joint_of_id, material_ids)
         mesh = Mesh(name=mesh_name, primitives=prims,
                     extras={"mesh_type": msh_mod.MESH_TYPES.get(msh.mesh_type, msh.mesh_type),
-                            "lostsaga_version": msh.version})
-        if skinned and joint_of_id is None:
+                            "lostsaga_version": msh.version, "vertex_mask": msh.vertex_mask})
+        if len(msh.submeshes):
+            mesh.extras["submeshes"] = [[int(x) for x in row.tolist()] for row in msh.submeshes]
+        if msh.billboard_centers is not None:
+            bc = _billboard_extras(msh.billboard_centers)
+            if bc is not None:
+                mesh.extras["billboard_centers"] = bc
+            else:
+                warnings.warn(f"{msh.vertex_count} billboard centres have no place in glTF; left out",
+                              LossWarning, stacklevel=3)
+        if skinned and (joint_of_id is None or placeholder):
             mesh.extras["bone_names"] = [text(n) for n in msh.bone_names]
         if msh.control_points:
             mesh.extras["control_points"] = [
@@ -421,7 +454,8 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
         node = Node(name=mesh_name, mesh=mi)
         if joint_of_id is not None and prims and any(p.joints is not None for p in prims):
             node.skin = scene.add_skin(Skin(joints=joint_nodes,
-                                            inverse_bind_matrices=_inverse_binds(skl),
+                                            inverse_bind_matrices=np.tile(np.eye(4), (len(joint_nodes), 1, 1))
+                                            if placeholder else _inverse_binds(skl),
                                             skeleton=None, name=(name or "skin")))
         scene.add_node(node)
     if cms is not None:
@@ -446,6 +480,22 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
         for ani_name, doc in anis:
             _add_animation(scene, doc, ani_name, targets)
     return scene
+
+
+#: billboard centres (a per-vertex array glTF has no place for) ride in the mesh's extras up to
+#: this many vertices (or as one row when they are all the same)
+MAX_BILLBOARD_EXTRAS = 4096
+
+
+def _billboard_extras(centers: np.ndarray) -> list[float] | None:
+    c = np.asarray(centers, np.float32).reshape(-1, 3)
+    if not np.all(np.isfinite(c)):
+        return None
+    if len(c) and np.all(c == c[0]):
+        c = c[:1]
+    elif len(c) > MAX_BILLBOARD_EXTRAS:
+        return None
+    return [float(str(x)) for x in vec_to_gltf(c).astype(np.float32).reshape(-1)]
 
 
 def _flat_joints(scene: Scene, anis: Sequence[tuple[str, AniFile]], name: str) -> dict[bytes, int]:

@@ -16,8 +16,8 @@ from . import msh as msh_mod
 from .ani import AniEvent, AniFile, AniTrack
 from .cms import CmsFile
 from .common import (ANIMATION_VER_COMP4, ANIMATION_VER_COMP8, ANIMATION_VER_DEFAULT,
-                     MESH_VERSION, VERTEX_COLOR_MESH_VERSION, encode_name, quat_from_gltf,
-                     _unit_rows, text, vec_from_gltf)
+                     MESH_CONTROL_POINT_VERSION, MESH_VERSION, VERTEX_COLOR_MESH_VERSION,
+                     _unit_rows, encode_name, quat_from_gltf, text, vec_from_gltf)
 from .msh import MshFile
 from .quatcodec import encode_comp4, encode_comp8
 from .skl import POSE_DTYPE, SklBone, SklFile
@@ -223,7 +223,10 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
                                    encode_name(str(e.get("info", ""))),
                                    (float(e.get("time", 0.0)) - t0) * 1000.0))
     total = anim.extras.get("total_time_ms")
-    total = int(total) if isinstance(total, (int, float)) and total >= end else end
+    # the file's total time; also when its keys ran past it (the corpus animation ends 1 ms
+    # after its total time) and still end where they did
+    total = int(total) if isinstance(total, (int, float)) and 0 <= total < 2**31 and \
+        (total >= end or anim.extras.get("last_key_ms") == end) else end
     return AniFile(version=version, events=events, total_time=total, tracks=tracks)
 
 
@@ -408,6 +411,9 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = "default", rounding:
         faces=np.concatenate(faces).astype(np.uint16))
     if doc.version == 2002:
         doc.control_points = []
+    placeholder = skl is not None and all(
+        scene.nodes[j].extras.get("lostsaga_placeholder") for j in joints)
+    _restore_mesh_extras(scene, doc, placeholder, version is not None, mesh_type is not None)
     lo, hi = P.min(axis=0), P.max(axis=0)
     radius = float(np.linalg.norm(hi - lo)) / 2.0     # what the add-on's files hold
     doc.bbox = np.array([*lo, *hi, radius], dtype=np.float32)
@@ -419,7 +425,9 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = "default", rounding:
             warnings.warn("animations without a skin are not written (.ani needs a skeleton)",
                           LossWarning, stacklevel=2)
         return doc if script is None else {"": doc, ".txt": script}
-    out: dict[str, Any] = {"": doc, ".skl": skl}
+    out: dict[str, Any] = {"": doc}
+    if not placeholder:            # bones of our own (no skeleton was given): no .skl
+        out[".skl"] = skl
     if script is not None:
         out[".txt"] = script
     anis = _animations(scene, joints, skl.names(), bone_parents, animation_format, rounding)
@@ -427,7 +435,79 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = "default", rounding:
         out[".ani"] = next(iter(anis.values()))
     else:
         out.update(anis)
-    return out
+    return out if len(out) > 1 else doc
+
+
+def _recorded_mesh(scene: Scene) -> tuple[dict, np.ndarray | None]:
+    """The extras ``to_scene`` gave the mesh of a ``.msh`` and that node's world matrix, when
+    the scene holds exactly one mesh node (else ``({}, None)``)."""
+    nodes = [i for i, n in enumerate(scene.nodes) if n.mesh is not None]
+    if len(nodes) != 1:
+        return {}, None
+    ex = scene.meshes[scene.nodes[nodes[0]].mesh].extras or {}
+    return (ex, scene.world_matrices()[nodes[0]]) if "lostsaga_version" in ex else ({}, None)
+
+
+def _restore_mesh_extras(scene: Scene, doc: MshFile, placeholder: bool, version_given: bool,
+                         type_given: bool) -> None:
+    """What glTF has no place for, from the mesh's extras, where it fits the mesh written:
+    version, mesh type (of a skinned mesh on placeholder bones), the bone list with its empty
+    names, the INDICES bit, control points (v2002) and the submesh vertex ranges."""
+    ex, world = _recorded_mesh(scene)
+    if not ex:
+        return
+    v = ex.get("lostsaga_version")
+    if not version_given and v in (MESH_VERSION, VERTEX_COLOR_MESH_VERSION, MESH_CONTROL_POINT_VERSION):
+        doc.version = v
+        doc.control_points = [] if v == MESH_CONTROL_POINT_VERSION else None
+    if not type_given and (placeholder or doc.weights is None):
+        by_name = {name: k for k, name in msh_mod.MESH_TYPES.items()}
+        t = ex.get("mesh_type")
+        t = by_name.get(t, t)
+        if isinstance(t, int) and not isinstance(t, bool) and 0 <= t < 2**31 and \
+                (doc.weights is not None or t != 1):
+            doc.mesh_type = t
+    names = ex.get("bone_names")
+    if placeholder and isinstance(names, list) and all(isinstance(n, str) for n in names) and \
+            [encode_name(n) for n in names if n] == doc.bone_names:
+        doc.bone_names = [encode_name(n) for n in names]
+    mask = ex.get("vertex_mask")
+    if isinstance(mask, int) and doc.weights is not None and not mask & msh_mod.INDICES:
+        doc.vertex_mask &= ~msh_mod.INDICES         # WEIGHTS without INDICES, as the add-on writes
+    cps = ex.get("control_points")
+    if doc.version == MESH_CONTROL_POINT_VERSION and isinstance(cps, list):
+        doc.control_points = []
+        for c in cps:
+            pt = c.get("point") if isinstance(c, dict) else None
+            if not (isinstance(pt, list) and len(pt) == 3 and
+                    all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in pt)):
+                continue
+            q = world @ np.array([*pt, 1.0])
+            doc.control_points.append(msh_mod.ControlPoint(
+                encode_name(str(c.get("type", ""))), encode_name(str(c.get("bone", ""))),
+                encode_name(str(c.get("extra", ""))),
+                vec_from_gltf(q[:3]).astype(np.float32)))
+    bc = ex.get("billboard_centers")
+    if isinstance(bc, list) and len(bc) in (3, 3 * doc.vertex_count) and \
+            all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in bc):
+        c = vec_from_gltf(np.asarray(bc, np.float64).reshape(-1, 3))
+        doc.billboard_centers = np.broadcast_to(c, (doc.vertex_count, 3)).astype(np.float32)
+        doc.vertex_mask |= msh_mod.POSITION2
+    subs = ex.get("submeshes")
+    if isinstance(subs, list) and len(subs) == len(doc.submeshes) and all(
+            isinstance(r, list) and len(r) == 4 and all(isinstance(x, int) for x in r) for r in subs):
+        rec = np.array([tuple(r) for r in subs], msh_mod.SUBMESH_DTYPE)
+        cur = doc.submeshes
+        flat = np.asarray(doc.faces, np.int64).reshape(-1)
+        fits = np.array_equal(rec["index_start"], cur["index_start"]) and \
+            np.array_equal(rec["face_count"], cur["face_count"])
+        for r in rec if fits else ():
+            used = flat[int(r["index_start"]):int(r["index_start"]) + 3 * int(r["face_count"])]
+            lo, n = int(r["min_index"]), int(r["vertex_count"])
+            fits = fits and lo >= 0 and lo + n <= doc.vertex_count and \
+                (not len(used) or (used.min() >= lo and used.max() < lo + n))
+        if fits:             # the recorded ranges cover the vertices each submesh uses
+            doc.submeshes = rec
 
 
 def _skin_onto(other: Skin, bone_of: dict[int, int], ibm: np.ndarray, world: np.ndarray):

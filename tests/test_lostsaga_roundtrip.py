@@ -1,0 +1,117 @@
+"""Issue #11 "nothing lost" for Lost Saga on the plain path ``file -> .glb -> file``
+(retromesh.convert both ways): every count ``info()`` reports, for the file and each companion
+(``.skl``, ``.ani``), and the structure the game uses (bone names and parents, submeshes, mesh
+bone list, control points, animation events, total time, tracks and their key times) come back
+equal."""
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import retromesh
+from retromesh import registry
+from conftest import ROOT, corpus_params
+from gltfcheck import assert_valid
+from retromesh import LossWarning
+from retromesh.formats.lostsaga import AniFile, CmsFile, MshFile, SklFile, samples
+from retromesh.formats.lostsaga.common import (ANIMATION_VER_COMP4, ANIMATION_VER_COMP8,
+                                               ANIMATION_VER_DEFAULT)
+
+EXAMPLES = ROOT / "examples" / "lostsaga"
+ANI_FORMAT = {ANIMATION_VER_DEFAULT: "default", ANIMATION_VER_COMP4: "comp4",
+              ANIMATION_VER_COMP8: "comp8"}
+
+
+FORMATS = {MshFile: "msh", SklFile: "skl", AniFile: "ani", CmsFile: "cms"}
+
+
+def summary(doc) -> dict:
+    """Everything the round trip must keep, as plain values."""
+    out = {f"info.{k}": v for k, v in registry.get(FORMATS[type(doc)]).info(doc).items()}
+    if isinstance(doc, MshFile):
+        out.update(submeshes=[(int(s["vertex_count"]), int(s["face_count"])) for s in doc.submeshes],
+                   bone_names=doc.bone_names, mesh_type=doc.mesh_type,
+                   control_points=[(c.type, c.bone) for c in doc.control_points or []])
+    elif isinstance(doc, SklFile):
+        out.update(bones=[(b.name, b.parent) for b in doc.bones])
+    elif isinstance(doc, AniFile):
+        out.update(version=doc.version, total_time=doc.total_time,
+                   events=[(e.type, e.info, round(e.time, 3)) for e in doc.events],
+                   tracks=[(t.bone, list(map(int, t.keys["time"]))) for t in doc.tracks])
+    return out
+
+
+def differences(a, b) -> dict:
+    sa, sb = summary(a), summary(b)
+    return {k: (sa.get(k), sb.get(k)) for k in sa.keys() | sb.keys() if sa.get(k) != sb.get(k)}
+
+
+def round_trip(src: Path, tmp_path: Path, **load) -> dict[str, Path]:
+    """src -> mid.glb -> back<suffix>; returns the written files by suffix."""
+    glb = tmp_path / "mid.glb"
+    retromesh.convert(src, glb, **load)
+    assert_valid(glb)
+    save = {}
+    doc = retromesh.read(src)
+    if isinstance(doc, AniFile):
+        save["animation_format"] = ANI_FORMAT[doc.version]
+    written = retromesh.convert(glb, tmp_path / f"back{src.suffix}", save_options=save)
+    return {p.suffix: p for p in written}
+
+
+CASES = [
+    pytest.param("column.msh", {"skeleton": "column.skl", "animations": ["column_wave.ani"]},
+                 id="column.msh+skl+ani"),
+    pytest.param("column_wave.ani", {"skeleton": "column.skl"}, id="column_wave.ani+skl"),
+    pytest.param("column.skl", {}, id="column.skl"),
+]
+
+
+@pytest.mark.parametrize("name, companions", CASES)
+def test_examples_survive_gltf(name, companions, tmp_path):
+    load = {k: ([EXAMPLES / x for x in v] if isinstance(v, list) else EXAMPLES / v)
+            for k, v in companions.items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LossWarning)
+        out = round_trip(EXAMPLES / name, tmp_path, **load)
+    originals = {Path(name).suffix: EXAMPLES / name}
+    if name.endswith(".msh"):            # a .msh comes back with its skeleton and animation
+        originals[".skl"] = load["skeleton"]
+        originals[".ani"] = load["animations"][0]
+    assert set(originals) <= set(out)
+    for suffix, path in originals.items():
+        assert differences(retromesh.read(path), retromesh.read(out[suffix])) == {}, suffix
+
+
+@pytest.mark.parametrize("path", corpus_params("lostsaga"))
+def test_corpus_files_survive_gltf(path, tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LossWarning)    # no skeleton beside the meshes
+        out = round_trip(path, tmp_path)
+    back = out[path.suffix]
+    assert differences(retromesh.read(path), retromesh.read(back)) == {}
+
+
+@pytest.mark.parametrize("version", [ANIMATION_VER_DEFAULT, ANIMATION_VER_COMP4, ANIMATION_VER_COMP8])
+def test_sample_animation_survives_gltf(version, tmp_path):
+    msh, skl = samples.skinned_column()
+    ani = samples.wave_animation(skl, version)
+    for doc, name in ((msh, "s.msh"), (skl, "s.skl"), (ani, "s.ani")):
+        retromesh.write(doc, tmp_path / name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LossWarning)
+        out = round_trip(tmp_path / "s.ani", tmp_path, skeleton=tmp_path / "s.skl")
+    assert differences(ani, retromesh.read(out[".ani"])) == {}
+
+
+@pytest.mark.parametrize("version, mesh_type", [(2000, 0), (2001, 2), (2002, 0)])
+def test_sample_meshes_survive_gltf(version, mesh_type, tmp_path):
+    doc = samples.full_mesh(version, mesh_type)
+    retromesh.write(doc, tmp_path / "m.msh")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LossWarning)
+        out = round_trip(tmp_path / "m.msh", tmp_path)
+    assert differences(doc, retromesh.read(out[".msh"])) == {}
