@@ -115,3 +115,39 @@ def test_sample_meshes_survive_gltf(version, mesh_type, tmp_path):
         warnings.simplefilter("ignore", LossWarning)
         out = round_trip(tmp_path / "m.msh", tmp_path)
     assert differences(doc, retromesh.read(out[".msh"])) == {}
+
+
+# -- what a Blender import + export does to the glTF (glTF-Blender-IO 4.2) -------------------
+def blenderish(scene, resample_fps: float | None = None):
+    """No animation extras (Blender's importer drops them; the scene's it keeps), and keys
+    sampled per frame as its exporter does by default."""
+    from retromesh.scene import Channel
+    for a in scene.animations:
+        a.extras = {}
+        if resample_fps:
+            end = max(float(c.times[-1]) for c in a.channels)
+            frames = np.arange(0, int(np.floor(end * resample_fps + 1e-9)) + 1) / resample_fps
+            a.channels = [Channel(c.node, c.path, frames, c.sample(frames), c.interpolation)
+                          for c in a.channels]
+    return scene
+
+
+@pytest.mark.parametrize("fps", [None, 24.0])
+def test_blender_like_scene_keeps_events_length_and_keys(fps, tmp_path):
+    glb = tmp_path / "c.glb"
+    retromesh.convert(EXAMPLES / "column.msh", glb, skeleton=EXAMPLES / "column.skl",
+                      animations=[EXAMPLES / "column_wave.ani"])
+    sc = blenderish(retromesh.load(glb), fps)
+    if fps:
+        assert len(sc.animations[0].channels[0].times) == 25       # per frame, not 21 keys
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", LossWarning)
+        paths = retromesh.save(sc, tmp_path / "back.msh")
+    assert [str(w.message) for w in caught if "sampled at the key times" in str(w.message)] == \
+        (["animation 'column_wave': 4 tracks sampled at the key times of the original file "
+          "(the glTF has other key times)"] if fps else [])
+    back = {p.suffix: p for p in paths}
+    a0, a1 = retromesh.read(EXAMPLES / "column_wave.ani"), retromesh.read(back[".ani"])
+    assert differences(a0, a1) == {}
+    for t0, t1 in zip(a0.tracks, a1.tracks):
+        assert np.abs(t0.keys["translation"] - t1.keys["translation"]).max() < 1e-2

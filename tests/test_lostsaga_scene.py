@@ -764,6 +764,7 @@ def test_key_and_event_times_survive_gltf(tmp_path):
     # a glTF animation that starts late (one clip of a longer timeline) starts at 0 ms,
     # its events moved with it
     scene.animations[0].extras.pop("lostsaga_version")
+    scene.extras.pop("lostsaga_animations")            # (the scene's copy of the extras)
     c = retromesh.formats.lostsaga.scene.ani_from_scene(scene)
     assert c.tracks[0].keys["time"][0] == 0 and c.events[0].time == pytest.approx(-50.0)
 

@@ -421,9 +421,9 @@ def _merge_vertices(pos, normals, joints, weights, idx):
 
 def _kept_key_times(kept, ms: np.ndarray, name: str) -> np.ndarray:
     """The file's key times from the extras when the glTF keys are among them (an unedited
-    round trip); also when they span the same time within a frame at 24 fps (an exporter that
-    samples every frame, such as Blender's): the animation is then sampled at the file's times
-    (warned). Otherwise the glTF key times."""
+    round trip); also when they are evenly spaced over the same time within a frame at 24 fps
+    (an exporter that samples every frame, such as Blender's): the animation is then sampled at
+    the file's times (warned). Otherwise the glTF key times."""
     if not isinstance(kept, list) or not kept or len(kept) > 1 << 20 or not all(
             isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 0xFFFFFFFF for x in kept):
         return ms
@@ -432,7 +432,9 @@ def _kept_key_times(kept, ms: np.ndarray, name: str) -> np.ndarray:
         return ms
     if np.isin(ms, kt).all():
         return kt
-    if abs(int(ms[0]) - int(kt[0])) <= 42 and abs(int(ms[-1]) - int(kt[-1])) <= 42:
+    steps = np.diff(ms)
+    if len(steps) and int(steps.max()) - int(steps.min()) <= 1 and \
+            abs(int(ms[0]) - int(kt[0])) <= 42 and abs(int(ms[-1]) - int(kt[-1])) <= 42:
         warnings.warn(f"animation {name!r}: sampled at the {len(kt)} key times of the original "
                       f"file (the glTF has {len(ms)} other key times)", LossWarning, stacklevel=4)
         return kt

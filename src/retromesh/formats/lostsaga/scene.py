@@ -44,6 +44,16 @@ to_scene
   ``submeshes`` (the vertex ranges, written back when they cover the vertices each submesh
   uses), ``bone_names`` (with empty names), ``control_points`` (v2002) and
   ``billboard_centers`` (one row when they are all equal, else up to 4096 vertices).
+  Animation: ``lostsaga_version``, ``total_time_ms``, ``last_key_ms``, ``events``,
+  ``track_weights``, ``key_times_ms`` (each distinct list of track key times once) with
+  ``track_key_times`` ({bone: which list}). Blender's glTF importer (glTF-Blender-IO 4.2 and
+  main) drops animation extras but keeps node, bone, mesh, material and scene extras as custom
+  properties (written back with ``export_extras``), so the scene also keeps a copy of every
+  animation's extras under ``lostsaga_animations`` ([{name, ...}]; Blender exports an imported
+  animation under its name again); ``from_scene`` reads the animation's own extras first.
+  An exporter that samples every frame (Blender's default) changes the key times: ``from_scene``
+  samples each track at the file's key times again when the glTF's are evenly spaced over the
+  same time (within a 24 fps frame), with a LossWarning.
 
 from_scene
 ----------
@@ -175,6 +185,7 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
     dropped = 0
     non_unit = 0
     weights: dict[str, float] = {}
+    track_times: dict[str, list[int]] = {}
     for ti, track in enumerate(doc.tracks):
         if len(track.keys) == 0:
             continue
@@ -198,6 +209,7 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
         keep = np.append(times[1:] != times[:-1], True)        # a later key at the same ms wins
         times, rot, trans = times[keep], rot[keep], trans[keep]
         secs = times / 1000.0
+        track_times[text(track.bone)] = [int(t) for t in times]
         non_unit += int(np.sum(np.abs(np.linalg.norm(rot, axis=1) - 1.0) > 1e-3))
         channels.append(Channel(node, "rotation", secs,
                                 quat_continuous(_unit_quats(quat_to_gltf(rot)))))
@@ -218,12 +230,21 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
     }
     if weights:
         extras["track_weights"] = weights
+    # the key times of every track (distinct lists once): what an exporter that samples every
+    # frame (Blender's) changes; from_scene samples at them again
+    distinct: dict[tuple, int] = {}
+    for bone, ts in track_times.items():
+        distinct.setdefault(tuple(ts), len(distinct))
+    extras["key_times_ms"] = [list(ts) for ts in distinct]
+    extras["track_key_times"] = {bone: distinct[tuple(ts)] for bone, ts in track_times.items()}
     if non_unit:
         extras["non_unit_rotation_keys"] = non_unit      # normalised for glTF
     if not channels:
         warnings.warn(f"animation {name!r} has no usable keys; left out", LossWarning, stacklevel=3)
         return
     scene.animations.append(Animation(name=name, channels=channels, extras=extras))
+    # Blender's glTF importer drops animation extras but keeps the scene's: a copy by name
+    scene.extras.setdefault("lostsaga_animations", []).append({"name": name, **extras})
 
 
 # -- mesh --------------------------------------------------------------------------------------

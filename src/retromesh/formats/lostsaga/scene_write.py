@@ -155,6 +155,43 @@ def _key_frames(scene: Scene, joints: list[int], bone_parents: list[int]) -> lis
     return out
 
 
+def _animation_extras(scene: Scene, anim: Animation) -> dict:
+    """The animation's extras; the copy the scene keeps under its name fills what it lacks
+    (Blender's glTF importer drops animation extras, not the scene's)."""
+    kept = scene.extras.get("lostsaga_animations")
+    kept = next((k for k in kept if isinstance(k, dict) and k.get("name") == anim.name), None) \
+        if isinstance(kept, list) else None
+    out = dict(kept) if kept is not None else {}
+    out.update(anim.extras or {})
+    return out
+
+
+def _kept_key_times(ex: dict, bone: bytes, ms: np.ndarray) -> np.ndarray | None:
+    """The bone's key times of the original file (extras ``key_times_ms``/``track_key_times``)
+    when the glTF's are among them, or are evenly spaced over the same time within a frame at
+    24 fps (an exporter that samples every frame, such as Blender's); else None."""
+    lists, which = ex.get("key_times_ms"), ex.get("track_key_times")
+    if not isinstance(lists, list) or not isinstance(which, dict):
+        return None
+    i = which.get(text(bone))
+    if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(lists):
+        return None
+    kt = lists[i]
+    if not isinstance(kt, list) or not kt or not all(
+            isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**31 for x in kt):
+        return None
+    kt = np.asarray(kt, np.int64)
+    if np.any(np.diff(kt) <= 0) or not len(ms):
+        return None
+    if np.isin(ms, kt).all():
+        return kt
+    steps = np.diff(ms)
+    if len(steps) and int(steps.max()) - int(steps.min()) <= 1 and \
+            abs(int(ms[0]) - int(kt[0])) <= 42 and abs(int(ms[-1]) - int(kt[-1])) <= 42:
+        return kt               # evenly spaced keys over the same time: sampled per frame
+    return None
+
+
 def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: list[bytes],
                       bone_parents: list[int], version: int, rounding: str) -> AniFile:
     by_node: dict[int, dict[str, Channel]] = {}
@@ -171,13 +208,15 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
                       LossWarning, stacklevel=4)
     frames = _key_frames(scene, joints, bone_parents)
     dt = ani_mod.key_dtype(version)
+    ex = _animation_extras(scene, anim)
     tracks = []
     # an animation laid on a longer timeline starts at 0 in the .ani; one read from a Lost Saga
     # file keeps its times as they were (its first key need not be at 0 ms)
-    t0 = (0.0 if "lostsaga_version" in anim.extras
+    t0 = (0.0 if "lostsaga_version" in ex
           else min((float(c.times[0]) for c in anim.channels), default=0.0))
     end = 0
     scaled = False
+    resampled = 0
     for k, node in enumerate(joints):
         chs = by_node.get(node)
         if not chs or not ({"rotation", "translation"} & chs.keys()):
@@ -189,6 +228,14 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
         ms = np.round((times - t0) * 1000.0).astype(np.int64)
         keep = np.append(ms[1:] != ms[:-1], True)
         times, ms = times[keep], ms[keep]
+        kept = _kept_key_times(ex, names[k], ms)
+        if kept is not None and not np.array_equal(kept, ms):
+            resampled += not np.isin(ms, kept).all()
+            # sampled at the glTF's own key times where they are the file's (keys 1 ms apart
+            # are steps: a time off by float32 rounding would blend them)
+            at = np.searchsorted(ms, kept).clip(0, len(ms) - 1)
+            times = np.where(ms[at] == kept, times[at], kept / 1000.0 + t0)
+            ms = kept
         nd = scene.nodes[node]
         rot = (chs["rotation"].sample(times) if "rotation" in chs
                else np.tile(nd.rotation, (len(times), 1)))
@@ -216,17 +263,20 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
     if scaled:
         warnings.warn(f"animation {anim.name!r}: scale that changes over time or is not uniform "
                       "is not kept by .ani keys", LossWarning, stacklevel=4)
+    if resampled:
+        warnings.warn(f"animation {anim.name!r}: {resampled} tracks sampled at the key times of the "
+                      "original file (the glTF has other key times)", LossWarning, stacklevel=4)
     events = []
-    for e in anim.extras.get("events", []) if isinstance(anim.extras.get("events"), list) else []:
+    for e in ex.get("events", []) if isinstance(ex.get("events"), list) else []:
         if isinstance(e, dict):
             events.append(AniEvent(encode_name(str(e.get("type", ""))),
                                    encode_name(str(e.get("info", ""))),
                                    (float(e.get("time", 0.0)) - t0) * 1000.0))
-    total = anim.extras.get("total_time_ms")
+    total = ex.get("total_time_ms")
     # the file's total time; also when its keys ran past it (the corpus animation ends 1 ms
     # after its total time) and still end where they did
     total = int(total) if isinstance(total, (int, float)) and 0 <= total < 2**31 and \
-        (total >= end or anim.extras.get("last_key_ms") == end) else end
+        (total >= end or ex.get("last_key_ms") == end) else end
     return AniFile(version=version, events=events, total_time=total, tracks=tracks)
 
 
