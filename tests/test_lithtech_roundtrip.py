@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import retromesh
 from conftest import ROOT, corpus_params
@@ -134,3 +136,14 @@ def test_per_frame_keys_come_back_at_the_file_key_times(tmp_path):
     for a0, a1 in zip(doc.animations, back.animations):
         dots = np.abs((a0.transforms["rotation"] * a1.transforms["rotation"]).sum(-1))
         assert np.abs(dots - 1).max() < 1e-2
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(times=st.lists(st.integers(0, 3_600_000), min_size=3, max_size=3, unique=True))
+def test_any_key_times_come_back_to_the_millisecond(times, tmp_path):
+    doc = samples.build_sample(12)
+    doc.animations[0].key_times = np.array(sorted(times), "<u4")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LossWarning)
+        _, back = round_trip(abc.write(doc), tmp_path)
+    assert differences(summary(doc), summary(back)) == {}

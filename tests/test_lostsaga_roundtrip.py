@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import retromesh
 from retromesh import registry
@@ -151,3 +153,21 @@ def test_blender_like_scene_keeps_events_length_and_keys(fps, tmp_path):
     assert differences(a0, a1) == {}
     for t0, t1 in zip(a0.tracks, a1.tracks):
         assert np.abs(t0.keys["translation"] - t1.keys["translation"]).max() < 1e-2
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_track_key_times_come_back_to_the_millisecond(data, tmp_path):
+    msh, skl = samples.skinned_column()
+    ani = samples.wave_animation(skl, keys=4)
+    for t in ani.tracks:
+        t.keys["time"] = sorted(data.draw(st.lists(st.integers(0, 3_600_000), min_size=4,
+                                                   max_size=4, unique=True)))
+    ani.total_time = int(max(int(t.keys["time"][-1]) for t in ani.tracks))
+    ani.events[0].time = float(data.draw(st.integers(0, ani.total_time)))
+    for doc, name in ((skl, "s.skl"), (ani, "s.ani")):
+        retromesh.write(doc, tmp_path / name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LossWarning)
+        out = round_trip(tmp_path / "s.ani", tmp_path, skeleton=tmp_path / "s.skl")
+    assert differences(ani, retromesh.read(out[".ani"])) == {}
