@@ -23,8 +23,6 @@ from retromesh.formats.lostsaga.common import (ANIMATION_VER_COMP4, ANIMATION_VE
                                                ANIMATION_VER_DEFAULT)
 
 EXAMPLES = ROOT / "examples" / "lostsaga"
-ANI_FORMAT = {ANIMATION_VER_DEFAULT: "default", ANIMATION_VER_COMP4: "comp4",
-              ANIMATION_VER_COMP8: "comp8"}
 
 
 FORMATS = {MshFile: "msh", SklFile: "skl", AniFile: "ani", CmsFile: "cms"}
@@ -38,11 +36,12 @@ def summary(doc) -> dict:
                    bone_names=doc.bone_names, mesh_type=doc.mesh_type,
                    control_points=[(c.type, c.bone) for c in doc.control_points or []])
     elif isinstance(doc, SklFile):
-        out.update(bones=[(b.name, b.parent) for b in doc.bones])
+        out.update(bones=[(b.name, b.parent) for b in doc.bones], version=doc.version,
+                   linked_skeleton=doc.linked_skeleton)
     elif isinstance(doc, AniFile):
         out.update(version=doc.version, total_time=doc.total_time,
                    events=[(e.type, e.info, round(e.time, 3)) for e in doc.events],
-                   tracks=[(t.bone, list(map(int, t.keys["time"]))) for t in doc.tracks])
+                   tracks=[(t.bone, t.weight, list(map(int, t.keys["time"]))) for t in doc.tracks])
     return out
 
 
@@ -56,11 +55,7 @@ def round_trip(src: Path, tmp_path: Path, **load) -> dict[str, Path]:
     glb = tmp_path / "mid.glb"
     retromesh.convert(src, glb, **load)
     assert_valid(glb)
-    save = {}
-    doc = retromesh.read(src)
-    if isinstance(doc, AniFile):
-        save["animation_format"] = ANI_FORMAT[doc.version]
-    written = retromesh.convert(glb, tmp_path / f"back{src.suffix}", save_options=save)
+    written = retromesh.convert(glb, tmp_path / f"back{src.suffix}")
     return {p.suffix: p for p in written}
 
 
@@ -100,13 +95,18 @@ def test_corpus_files_survive_gltf(path, tmp_path):
 @pytest.mark.parametrize("version", [ANIMATION_VER_DEFAULT, ANIMATION_VER_COMP4, ANIMATION_VER_COMP8])
 def test_sample_animation_survives_gltf(version, tmp_path):
     msh, skl = samples.skinned_column()
+    skl.linked_skeleton = b"biped_base"
     ani = samples.wave_animation(skl, version)
+    ani.tracks = ani.tracks[::-1]                 # not in skeleton order
+    ani.tracks[0].weight = 0.5
     for doc, name in ((msh, "s.msh"), (skl, "s.skl"), (ani, "s.ani")):
         retromesh.write(doc, tmp_path / name)
     with warnings.catch_warnings():
         warnings.simplefilter("error", LossWarning)
         out = round_trip(tmp_path / "s.ani", tmp_path, skeleton=tmp_path / "s.skl")
-    assert differences(ani, retromesh.read(out[".ani"])) == {}
+        assert differences(ani, retromesh.read(out[".ani"])) == {}
+        retromesh.convert(tmp_path / "mid.glb", tmp_path / "back2.skl")
+    assert differences(skl, retromesh.read(tmp_path / "back2.skl")) == {}
 
 
 @pytest.mark.parametrize("version, mesh_type", [(2000, 0), (2001, 2), (2002, 0)])

@@ -44,9 +44,10 @@ to_scene
   ``submeshes`` (the vertex ranges, written back when they cover the vertices each submesh
   uses), ``bone_names`` (with empty names), ``control_points`` (v2002) and
   ``billboard_centers`` (one row when they are all equal, else up to 4096 vertices).
+  Scene: ``lostsaga_skeleton`` (the ``.skl`` version and linked skeleton).
   Animation: ``lostsaga_version``, ``total_time_ms``, ``last_key_ms``, ``events``,
   ``track_weights``, ``key_times_ms`` (each distinct list of track key times once) with
-  ``track_key_times`` ({bone: which list}). Blender's glTF importer (glTF-Blender-IO 4.2 and
+  ``track_key_times`` ({bone: which list}, in the file's track order, which comes back). Blender's glTF importer (glTF-Blender-IO 4.2 and
   main) drops animation extras but keeps node, bone, mesh, material and scene extras as custom
   properties (written back with ``export_extras``), so the scene also keeps a copy of every
   animation's extras under ``lostsaga_animations`` ([{name, ...}]; Blender exports an imported
@@ -62,8 +63,8 @@ world space, skinned ones kept in bind space; when the scene is skinned, unskinn
 bound rigidly, weight 1, to the joint they hang under, or to the root bone with a LossWarning: a
 type-1 mesh has no unweighted vertices; a further skin over the same joints with the same bind pose
 up to one matrix -- exporters write one skin per mesh -- is merged onto the first); with a skin
-also a ``.skl`` (joints of the first skin) and one ``.ani`` per animation (``DEFAULT`` 4000, or
-``animation_format="comp4"/"comp8"``; ``rounding="engine"|"nearest"``): ``{"": msh, ".skl": skl,
+also a ``.skl`` (joints of the first skin) and one ``.ani`` per animation (the version it was
+read from, else ``DEFAULT`` 4000; ``animation_format="default"/"comp4"/"comp8"`` overrides; ``rounding="engine"|"nearest"``): ``{"": msh, ".skl": skl,
 ".ani": ani}`` or ``"_<name>.ani"`` keys when there are several animations. Non-joint nodes between
 the joints (an exporter's rotated or scaled ``Armature`` node) are folded into the bones' LocalTMs
 and, at their rest transform, into the ``.ani`` keys of the bones below them (keys are relative to
@@ -165,6 +166,11 @@ def _add_skeleton(scene: Scene, skl: SklFile) -> tuple[list[int], dict[bytes, in
             scene.roots.append(nodes[i])
         else:
             scene.nodes[nodes[p]].children.append(nodes[i])
+    scene.extras["lostsaga_skeleton"] = {"version": int(skl.version)}
+    if skl.linked_skeleton is None:          # the field is absent at the end of the file
+        scene.extras["lostsaga_skeleton"]["linked_skeleton_absent"] = True
+    elif skl.linked_skeleton:
+        scene.extras["lostsaga_skeleton"]["linked_skeleton"] = text(skl.linked_skeleton)
     index: dict[bytes, int] = {}
     for i, b in enumerate(skl.bones):
         index.setdefault(b.name, i)

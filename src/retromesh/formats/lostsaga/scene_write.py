@@ -129,7 +129,17 @@ def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
     for k, p in enumerate(parents):
         if p >= 0:
             bones[p].children.append(names[k])
-    return SklFile(bones=bones, poses=poses, linked_skeleton=b""), list(skin.joints), parents
+    kept = scene.extras.get("lostsaga_skeleton")
+    kept = kept if isinstance(kept, dict) else {}
+    linked = kept.get("linked_skeleton")
+    version = kept.get("version")
+    skl = SklFile(bones=bones, poses=poses,
+                  linked_skeleton=encode_name(linked) if isinstance(linked, str) else b"")
+    if isinstance(version, int) and not isinstance(version, bool) and 0 <= version < 2**31:
+        skl.version = version
+    if kept.get("linked_skeleton_absent") is True:
+        skl.linked_skeleton = None
+    return skl, list(skin.joints), parents
 
 
 def _key_frames(scene: Scene, joints: list[int], bone_parents: list[int]) -> list:
@@ -164,6 +174,13 @@ def _animation_extras(scene: Scene, anim: Animation) -> dict:
     out = dict(kept) if kept is not None else {}
     out.update(anim.extras or {})
     return out
+
+
+def _track_weight(ex: dict, bone: bytes) -> float:
+    w = ex.get("track_weights")
+    w = w.get(text(bone), 1.0) if isinstance(w, dict) else 1.0
+    return float(w) if isinstance(w, (int, float)) and not isinstance(w, bool) and \
+        np.isfinite(w) and abs(w) < 3e38 else 1.0
 
 
 def _kept_key_times(ex: dict, bone: bytes, ms: np.ndarray) -> np.ndarray | None:
@@ -259,10 +276,14 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
         else:
             keys["rotation"] = rot
         end = max(end, int(ms[-1]))
-        tracks.append(AniTrack(bone=names[k], weight=1.0, keys=keys))
+        tracks.append(AniTrack(bone=names[k], weight=_track_weight(ex, names[k]), keys=keys))
     if scaled:
         warnings.warn(f"animation {anim.name!r}: scale that changes over time or is not uniform "
                       "is not kept by .ani keys", LossWarning, stacklevel=4)
+    order = ex.get("track_key_times")          # the file's track order (dicts keep it)
+    if isinstance(order, dict):
+        rank = {name: i for i, name in enumerate(order)}
+        tracks.sort(key=lambda t: rank.get(text(t.bone), len(rank)))
     if resampled:
         warnings.warn(f"animation {anim.name!r}: {resampled} tracks sampled at the key times of the "
                       "original file (the glTF has other key times)", LossWarning, stacklevel=4)
@@ -282,9 +303,12 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
 
 def _animations(scene: Scene, joints: list[int], names: list[bytes], bone_parents: list[int],
                 animation_format: Any, rounding: str) -> dict[str, AniFile]:
-    version = _ani_version(animation_format)
     out: dict[str, AniFile] = {}
     for i, anim in enumerate(scene.animations):
+        # the format asked for, else the one the animation was read from, else DEFAULT
+        recorded = _animation_extras(scene, anim).get("lostsaga_version")
+        version = _ani_version(animation_format if animation_format is not None else
+                               recorded if recorded in _ANI_VERSIONS.values() else "default")
         doc = _animation_to_ani(scene, anim, joints, names, bone_parents, version, rounding)
         if not doc.tracks:
             continue
@@ -296,7 +320,7 @@ def _animations(scene: Scene, joints: list[int], names: list[bytes], bone_parent
     return out
 
 
-def ani_from_scene(scene: Scene, *, animation_format: Any = "default",
+def ani_from_scene(scene: Scene, *, animation_format: Any = None,
                    rounding: str = "engine", **options: Any):
     if not scene.animations:
         raise DocumentError("ani: the scene has no animations")
@@ -317,7 +341,7 @@ def _d3d_colors(c: np.ndarray) -> np.ndarray:
     return (b[:, 3] << 24) | (b[:, 0] << 16) | (b[:, 1] << 8) | b[:, 2]
 
 
-def msh_from_scene(scene: Scene, *, animation_format: Any = "default", rounding: str = "engine",
+def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str = "engine",
                    version: int | None = None, mesh_type: int | None = None, **options: Any):
     from ...gltf.writer import compute_normals
     world = scene.world_matrices()
