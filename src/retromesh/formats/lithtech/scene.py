@@ -63,8 +63,9 @@ Scene -> v9..v13 (``from_scene``: the version of the scene's ``abc_version`` ext
     none;
   * every animation is sampled at the union of its key times (rounded to whole ms), or at the
     file's key times kept in the extras (``key_times_ms``) when the glTF's are among them, or
-    span the same time within a 24 fps frame (an exporter that samples every frame, such as
-    Blender's; warned): animated
+    lie on one frame grid (24/25/30/50/60 fps) within the file's time span, as an exporter that
+    samples every frame and drops repeated values leaves them (Blender's defaults; warned):
+    animated
     world matrices of the whole glTF hierarchy are evaluated and each node's key is
     ``inverse(parent world) @ world`` of the rigid parts (so armature objects and non-joint
     parents are baked in, which is what keeps Blender round trips from "exploding"); scale

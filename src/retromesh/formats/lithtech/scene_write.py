@@ -16,7 +16,7 @@ from .abc import (CORNER, TRANSFORM, VERTEX, WEIGHT, AbcModel, AnimationSection,
                   HeaderSection, Lod, Node, NodesSection, Piece, PiecesSection, Socket,
                   SocketsSection)
 from . import scene_extras as xt
-from .scene_common import S3, S4, SQ, _rigid, _xfloat, _xint
+from .scene_common import S3, S4, SQ, _rigid, _xfloat, _xint, per_frame
 
 _LOD_NAME = re.compile(r"(.+)_lod([1-9][0-9]*)")
 
@@ -421,9 +421,9 @@ def _merge_vertices(pos, normals, joints, weights, idx):
 
 def _kept_key_times(kept, ms: np.ndarray, name: str) -> np.ndarray:
     """The file's key times from the extras when the glTF keys are among them (an unedited
-    round trip); also when they are evenly spaced over the same time within a frame at 24 fps
-    (an exporter that samples every frame, such as Blender's): the animation is then sampled at
-    the file's times (warned). Otherwise the glTF key times."""
+    round trip); also when they look like an exporter's per-frame sampling of them (Blender's,
+    :func:`per_frame`): the animation is then sampled at the file's times (warned). Otherwise the
+    glTF key times."""
     if not isinstance(kept, list) or not kept or len(kept) > 1 << 20 or not all(
             isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 0xFFFFFFFF for x in kept):
         return ms
@@ -432,9 +432,7 @@ def _kept_key_times(kept, ms: np.ndarray, name: str) -> np.ndarray:
         return ms
     if np.isin(ms, kt).all():
         return kt
-    steps = np.diff(ms)
-    if len(steps) and int(steps.max()) - int(steps.min()) <= 1 and \
-            abs(int(ms[0]) - int(kt[0])) <= 42 and abs(int(ms[-1]) - int(kt[-1])) <= 42:
+    if per_frame(ms, kt):
         warnings.warn(f"animation {name!r}: sampled at the {len(kt)} key times of the original "
                       f"file (the glTF has {len(ms)} other key times)", LossWarning, stacklevel=4)
         return kt

@@ -53,8 +53,9 @@ to_scene
   animation's extras under ``lostsaga_animations`` ([{name, ...}]; Blender exports an imported
   animation under its name again); ``from_scene`` reads the animation's own extras first.
   An exporter that samples every frame (Blender's default) changes the key times: ``from_scene``
-  samples each track at the file's key times again when the glTF's are evenly spaced over the
-  same time (within a 24 fps frame), with a LossWarning.
+  samples each track at the file's key times again when the glTF's lie on one frame grid
+  (24/25/30/50/60 fps) within the file's time span (:func:`.common.per_frame`), with a
+  LossWarning.
 
 from_scene
 ----------

@@ -17,7 +17,8 @@ from .ani import AniEvent, AniFile, AniTrack
 from .cms import CmsFile
 from .common import (ANIMATION_VER_COMP4, ANIMATION_VER_COMP8, ANIMATION_VER_DEFAULT,
                      MESH_CONTROL_POINT_VERSION, MESH_VERSION, VERTEX_COLOR_MESH_VERSION,
-                     _unit_rows, encode_name, quat_from_gltf, text, vec_from_gltf)
+                     _unit_rows, encode_name, per_frame, quat_from_gltf, text,
+                     vec_from_gltf)
 from .msh import MshFile
 from .quatcodec import encode_comp4, encode_comp8
 from .skl import POSE_DTYPE, SklBone, SklFile
@@ -185,8 +186,8 @@ def _track_weight(ex: dict, bone: bytes) -> float:
 
 def _kept_key_times(ex: dict, bone: bytes, ms: np.ndarray) -> np.ndarray | None:
     """The bone's key times of the original file (extras ``key_times_ms``/``track_key_times``)
-    when the glTF's are among them, or are evenly spaced over the same time within a frame at
-    24 fps (an exporter that samples every frame, such as Blender's); else None."""
+    when the glTF's are among them, or look like an exporter's per-frame sampling of them
+    (Blender's, :func:`.common.per_frame`); else None."""
     lists, which = ex.get("key_times_ms"), ex.get("track_key_times")
     if not isinstance(lists, list) or not isinstance(which, dict):
         return None
@@ -202,11 +203,7 @@ def _kept_key_times(ex: dict, bone: bytes, ms: np.ndarray) -> np.ndarray | None:
         return None
     if np.isin(ms, kt).all():
         return kt
-    steps = np.diff(ms)
-    if len(steps) and int(steps.max()) - int(steps.min()) <= 1 and \
-            abs(int(ms[0]) - int(kt[0])) <= 42 and abs(int(ms[-1]) - int(kt[-1])) <= 42:
-        return kt               # evenly spaced keys over the same time: sampled per frame
-    return None
+    return kt if per_frame(ms, kt) else None
 
 
 def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: list[bytes],
