@@ -398,25 +398,35 @@ def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lo
     return Lod(faces=faces, vertices=verts, weights=weights)
 
 
-def _merge_vertices(pos, normals, joints, weights, idx):
+def _merge_vertices(pos, normals, joints, weights, idx, tol: float = 2e-3):
     """glTF vertices that differ only in their UVs are one ABC vertex (ABC keeps UVs per face
-    corner, and ``to_scene`` splits its vertices per distinct UV): vertices with equal location,
-    normal and influences are merged, in the order of their first use."""
+    corner, and ``to_scene`` splits its vertices per distinct UV): vertices with equal location
+    and influences and normals within ``tol`` (Blender writes each face corner's normal, a few
+    1e-4 apart) are merged, in the order of their first use."""
     nv = len(pos)
     if nv < 2:
         return pos, normals, joints, weights, idx
     order = np.argsort(-weights, 1, kind="stable")
     w = np.take_along_axis(weights, order, 1)
     j = np.where(w > 0, np.take_along_axis(joints, order, 1), 0)
-    key = np.concatenate([pos, normals, w, j.astype(np.float64)], 1) + 0.0   # -0.0 -> 0.0
-    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    if len(first) == nv:
+    key = np.concatenate([pos, w, j.astype(np.float64)], 1) + 0.0   # -0.0 -> 0.0
+    _, gid = np.unique(key, axis=0, return_inverse=True)
+    gid = gid.reshape(-1)
+    srt = np.lexsort((normals[:, 2], normals[:, 1], normals[:, 0], gid))
+    g_s, n_s = gid[srt], normals[srt]
+    new = np.ones(nv, bool)
+    new[1:] = (g_s[1:] != g_s[:-1]) | (np.abs(n_s[1:] - n_s[:-1]).max(1) > tol)
+    cluster = np.empty(nv, np.int64)
+    cluster[srt] = np.cumsum(new) - 1
+    nc = int(new.sum())
+    if nc == nv:
         return pos, normals, joints, weights, idx
-    rank = np.empty(len(first), np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    first = np.full(nc, nv, np.int64)
+    np.minimum.at(first, cluster, np.arange(nv))
+    rank = np.empty(nc, np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(nc)
     keep = np.sort(first)
-    return pos[keep], normals[keep], joints[keep], weights[keep], rank[inverse][idx]
+    return pos[keep], normals[keep], joints[keep], weights[keep], rank[cluster][idx]
 
 
 def _kept_key_times(kept, ms: np.ndarray, name: str) -> np.ndarray:
