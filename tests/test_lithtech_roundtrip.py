@@ -110,6 +110,11 @@ def blenderish(scene, *, keep_node_extras: bool = True, resample_fps: float | No
             frames = np.arange(0, int(np.floor(end * resample_fps + 1e-9)) + 1) / resample_fps
             a.channels = [_drop_repeats(Channel(c.node, c.path, frames, c.sample(frames),
                                                 c.interpolation)) for c in a.channels]
+    rng = np.random.default_rng(1)
+    for m in scene.meshes:          # each face corner's normal a few 1e-4 off, as Blender writes
+        for p in m.primitives:
+            n = p.normals + rng.normal(scale=2e-4, size=p.normals.shape)
+            p.normals = (n / np.linalg.norm(n, axis=1, keepdims=True)).astype(np.float32)
     if not keep_node_extras:
         for n in scene.nodes:
             n.extras = {k: v for k, v in n.extras.items() if k == "abc_socket"}
@@ -157,3 +162,15 @@ def test_any_key_times_come_back_to_the_millisecond(times, tmp_path):
         warnings.simplefilter("error", LossWarning)
         _, back = round_trip(abc.write(doc), tmp_path)
     assert differences(summary(doc), summary(back)) == {}
+
+
+def test_scene_extras_live_on_the_gltf_scene(tmp_path):
+    """Blender's importer and exporter keep the extras of the glTF scene, not the root's."""
+    import json
+    import struct
+    glb = tmp_path / "m.glb"
+    retromesh.convert(ROOT / "examples" / "lithtech" / "model_v12.abc", glb)
+    data = glb.read_bytes()
+    js = json.loads(data[20:20 + struct.unpack_from("<I", data, 12)[0]])
+    assert "extras" not in js and js["scenes"][js.get("scene", 0)]["extras"]["abc_version"] == 12
+    assert retromesh.load(glb).extras["abc_version"] == 12

@@ -181,3 +181,30 @@ def test_any_track_key_times_come_back_to_the_millisecond(data, tmp_path):
         warnings.simplefilter("error", LossWarning)
         out = round_trip(tmp_path / "s.ani", tmp_path, skeleton=tmp_path / "s.skl")
     assert differences(ani, retromesh.read(out[".ani"])) == {}
+
+
+def test_submeshes_joined_by_an_exporter_are_cut_again(tmp_path):
+    """Blender joins the primitives that share a material (here: none) into one."""
+    from retromesh.scene import Primitive
+    doc = samples.full_mesh(2000, mesh_type=0)
+    doc.weights = doc.bone_names = None
+    doc.vertex_mask &= ~0x18
+    retromesh.write(doc, tmp_path / "m.msh")
+    retromesh.convert(tmp_path / "m.msh", tmp_path / "m.glb")
+    sc = retromesh.load(tmp_path / "m.glb")
+    mesh = sc.meshes[0]
+    prims, base, idx = mesh.primitives, 0, []
+    for p in prims:
+        idx.append(p.indices + base)
+        base += len(p.positions)
+    joined = Primitive(positions=np.concatenate([p.positions for p in prims]),
+                       normals=np.concatenate([p.normals for p in prims]),
+                       tangents=np.concatenate([p.tangents for p in prims]),
+                       uvs=[np.concatenate([p.uvs[k] for p in prims]) for k in range(2)],
+                       colors=np.concatenate([p.colors for p in prims]),
+                       indices=np.concatenate(idx).astype(np.uint32))
+    mesh.primitives = [joined]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LossWarning)
+        back = registry.get("msh").from_scene(sc)
+    assert differences(doc, back) == {}

@@ -416,6 +416,7 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
                               material=p.material, joints=jw[0], weights=jw[1]))
     if not parts:
         raise DocumentError("msh: the scene has no triangle meshes")
+    parts = _resplit(scene, parts)
     total = sum(len(q["pos"]) for q in parts)
     if total > 65536:
         raise DocumentError(f"msh: {total} vertices; uint16 face indices address at most 65536")
@@ -507,6 +508,32 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
     else:
         out.update(anis)
     return out if len(out) > 1 else doc
+
+
+def _resplit(scene: Scene, parts: list[dict]) -> list[dict]:
+    """Blender's exporter joins the primitives that share a material (submeshes without one come
+    back as one primitive): a single part whose triangles add up to the submeshes recorded in the
+    mesh's extras is cut into them again, in order."""
+    subs = _recorded_mesh(scene)[0].get("submeshes")
+    if len(parts) != 1 or not isinstance(subs, list) or len(subs) < 2:
+        return parts
+    counts = [r[3] for r in subs if isinstance(r, list) and len(r) == 4]
+    q = parts[0]
+    tri = q["idx"].reshape(-1, 3)
+    if len(counts) != len(subs) or not all(isinstance(c, int) and c > 0 for c in counts) or \
+            sum(counts) != len(tri):
+        return parts
+    out, start = [], 0
+    for c in counts:
+        used, local = np.unique(tri[start:start + c], return_inverse=True)
+        start += c
+        part = dict(q)
+        for k in ("pos", "nrm", "tan", "colors", "joints", "weights"):
+            part[k] = None if q[k] is None else q[k][used]
+        part["uvs"] = [u[used] for u in q["uvs"]]
+        part["idx"] = local.reshape(-1)
+        out.append(part)
+    return out
 
 
 def _recorded_mesh(scene: Scene) -> tuple[dict, np.ndarray | None]:
