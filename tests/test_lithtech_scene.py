@@ -13,6 +13,7 @@ from gltfcheck import assert_valid, assert_valid_many
 from retromesh import LossWarning
 from retromesh.formats.lithtech import abc, samples
 from retromesh.formats.lithtech import scene as ls
+from retromesh.formats.lithtech import scene_v6 as ls_v6
 from retromesh.scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from retromesh.transforms import compose_trs, world_matrices
 
@@ -117,7 +118,8 @@ def test_to_scene_structure(version):
     for mesh in sc.meshes:
         assert mesh.extras["bind_max_deviation"] < 1e-5
     assert sc.extras["command_string"] == "Rigid 0 ShadowEnable 1"
-    assert "upper" in sc.extras["weight_sets"] and len(sc.extras["child_models"]) == 2
+    assert [w["name"] for w in sc.extras["weight_sets"]] == ["upper", "empty"]
+    assert len(sc.extras["child_models"]) == 2
 
 
 def test_to_scene_without_lods():
@@ -701,7 +703,7 @@ def test_generated_scenes_survive_abc(sc):
 
 
 def test_v6_morph_limit(monkeypatch):
-    monkeypatch.setattr(ls, "MAX_TARGETS", 2)
+    monkeypatch.setattr(ls_v6, "MAX_TARGETS", 2)
     with pytest.warns(LossWarning, match="morph-target limits"):
         sc = ls.to_scene(samples.build_sample(6))
     assert not sc.meshes[0].primitives[0].targets

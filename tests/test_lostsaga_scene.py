@@ -163,12 +163,21 @@ def test_weights_stop_at_first_non_positive_weight():
     assert p.joints[i, 0] == 0
 
 
-def test_skinned_mesh_without_skeleton_warns_and_is_static(column, tmp_path):
-    with pytest.warns(LossWarning, match="no skeleton given.*Bip01"):
+def test_skinned_mesh_without_skeleton_gets_placeholder_bones(column, tmp_path):
+    with pytest.warns(LossWarning, match="placeholder bones.*no skeleton given.*Bip01"):
         scene = retromesh.load(column / "column.msh")
-    assert not scene.skins and scene.meshes[0].primitives[0].joints is None
-    retromesh.save(scene, tmp_path / "static.glb")
-    assert assert_valid(tmp_path / "static.glb")["hasSkins"] is False
+    skin = scene.skins[0]
+    assert [scene.nodes[j].name for j in skin.joints] == [b.decode() for b in samples.bone_names(4)]
+    assert np.allclose(skin.inverse_bind_matrices, np.eye(4))
+    assert np.allclose(scene.world_matrices()[skin.joints], np.eye(4))    # looks as stored
+    retromesh.save(scene, tmp_path / "placeholder.glb")
+    assert assert_valid(tmp_path / "placeholder.glb")["hasSkins"] is True
+    # the bones are ours: the .msh comes back skinned, with no .skl
+    paths = retromesh.convert(tmp_path / "placeholder.glb", tmp_path / "back.msh")
+    assert {p.suffix for p in paths} == {".msh", ".txt"}
+    m0, m1 = retromesh.read(column / "column.msh"), retromesh.read(tmp_path / "back.msh")
+    assert m1.mesh_type == 1 and m1.bone_names == m0.bone_names
+    assert np.array_equal(m1.weights["bone"], m0.weights["bone"])
 
 
 def test_missing_bones_warn(column):
@@ -343,10 +352,10 @@ def test_static_scene_from_gltf(tmp_path):
     back = retromesh.registry.get("msh").from_scene(scene, material_script=False)
     assert isinstance(back, msh.MshFile) and back.mesh_type == 0
     assert back.vertex_mask & msh.COLOR0 and back.vertex_mask & msh.UV1
-    assert back.version == 2001 and len(back.submeshes) == 2
+    assert back.version == 2000 and len(back.submeshes) == 2     # kept from the file
     assert np.array_equal(np.sort(back.colors), np.sort(doc.colors))
     assert back.bbox == pytest.approx(doc.bbox, abs=1e-4)
-    assert retromesh.registry.get("msh").check(back) == []
+    assert retromesh.registry.get("msh").check(back) == retromesh.registry.get("msh").check(doc)
 
 
 def test_cms_from_any_scene(column):
@@ -755,6 +764,7 @@ def test_key_and_event_times_survive_gltf(tmp_path):
     # a glTF animation that starts late (one clip of a longer timeline) starts at 0 ms,
     # its events moved with it
     scene.animations[0].extras.pop("lostsaga_version")
+    scene.extras.pop("lostsaga_animations")            # (the scene's copy of the extras)
     c = retromesh.formats.lostsaga.scene.ani_from_scene(scene)
     assert c.tracks[0].keys["time"][0] == 0 and c.events[0].time == pytest.approx(-50.0)
 

@@ -274,6 +274,8 @@ def gltf_to_scene(gdoc: GltfDocument, *, source: Path | None = None, file: str |
     if scenes:
         scene.roots = list(scenes[main].nodes or [])
         scene.name = scenes[main].name or ""
+        if isinstance(scenes[main].extras, dict):      # (Blender's exporter writes them there)
+            scene.extras.update({k: v for k, v in scenes[main].extras.items() if k != "source_dir"})
         for i, sc in enumerate(scenes):
             if i != main:
                 scene.extra_scenes.append((sc.name or "", list(sc.nodes or [])))

@@ -387,6 +387,8 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
     doc.extensionsUsed = sorted(used_ext) or []
     doc.accessors = buf.accessors
     doc.bufferViews = buf.views
+    if doc.extras and doc.scenes:       # on the default scene: where Blender's importer keeps them
+        doc.scenes[0].extras, doc.extras = doc.extras, None
     blob = buf.blob()
     if blob:
         doc.buffers = [g.Buffer(byteLength=len(blob))]

@@ -1,5 +1,8 @@
 """Lost Saga <-> :class:`retromesh.Scene` (glTF conventions).
 
+This module holds the ``to_scene`` side; :mod:`.scene_write` the ``from_scene`` side (its
+functions are re-exported here).
+
 to_scene
 --------
 * ``.msh`` -> one mesh node; each submesh is a primitive (its faces, with the vertices they use);
@@ -13,8 +16,11 @@ to_scene
   pairs, a skin (4 influences; the influences after the first weight <= 0 are dropped like the
   engine does; the glTF writer then renormalises each vertex's weights to sum 1, as glTF
   requires). ``animations=[...]`` (.ani) become glTF animations (ms -> s; events, total time
-  and track weights in the animation's ``extras``). Without a skeleton a skinned mesh converts
-  static, with a LossWarning naming the missing skeleton.
+  and track weights in the animation's ``extras``). Without a skeleton a skinned mesh is bound
+  to placeholder bones of its bone list, resting at the origin with identity inverse binds (so it
+  looks as stored and keeps its weights; extras ``lostsaga_placeholder``), with a LossWarning
+  naming the missing skeleton; ``from_scene`` writes no ``.skl`` for such bones. (With
+  animations but no skeleton it converts static.)
 * ``.skl`` alone -> the joint hierarchy (``mesh=``, ``animations=`` may be added);
   ``.ani`` alone -> joint nodes named by its tracks, placed flat under one root (the hierarchy is
   in the skeleton: pass ``skeleton=`` for the real one), animated; ``.cms`` -> a collision mesh
@@ -31,7 +37,25 @@ to_scene
   are (D3DX slerp/matrix of a non-unit quaternion also scales the bone). Their count is kept in the
   animation's ``extras.non_unit_rotation_keys``.
 * The corpus animation has keys up to 1 ms after its ``total_time``; the glTF animation simply
-  ends at its last key (``extras.total_time_ms`` keeps the file's value).
+  ends at its last key (``extras.total_time_ms`` keeps the file's value, ``last_key_ms`` the last
+  key's time: ``from_scene`` writes the file's total time back while the keys end there).
+* What glTF has no place for rides in extras and comes back when it fits the scene: mesh
+  ``lostsaga_version``, ``mesh_type``, ``vertex_mask`` (the INDICES bit that has no data),
+  ``submeshes`` (the vertex ranges, written back when they cover the vertices each submesh
+  uses), ``bone_names`` (with empty names), ``control_points`` (v2002) and
+  ``billboard_centers`` (one row when they are all equal, else up to 4096 vertices).
+  Scene: ``lostsaga_skeleton`` (the ``.skl`` version and linked skeleton).
+  Animation: ``lostsaga_version``, ``total_time_ms``, ``last_key_ms``, ``events``,
+  ``track_weights``, ``key_times_ms`` (each distinct list of track key times once) with
+  ``track_key_times`` ({bone: which list}, in the file's track order, which comes back). Blender's glTF importer (glTF-Blender-IO 4.2 and
+  main) drops animation extras but keeps node, bone, mesh, material and scene extras as custom
+  properties (written back with ``export_extras``), so the scene also keeps a copy of every
+  animation's extras under ``lostsaga_animations`` ([{name, ...}]; Blender exports an imported
+  animation under its name again); ``from_scene`` reads the animation's own extras first.
+  An exporter that samples every frame (Blender's default) changes the key times: ``from_scene``
+  samples each track at the file's key times again when the glTF's lie on one frame grid
+  (24/25/30/50/60 fps) within the file's time span (:func:`.common.per_frame`), with a
+  LossWarning.
 
 from_scene
 ----------
@@ -40,8 +64,8 @@ world space, skinned ones kept in bind space; when the scene is skinned, unskinn
 bound rigidly, weight 1, to the joint they hang under, or to the root bone with a LossWarning: a
 type-1 mesh has no unweighted vertices; a further skin over the same joints with the same bind pose
 up to one matrix -- exporters write one skin per mesh -- is merged onto the first); with a skin
-also a ``.skl`` (joints of the first skin) and one ``.ani`` per animation (``DEFAULT`` 4000, or
-``animation_format="comp4"/"comp8"``; ``rounding="engine"|"nearest"``): ``{"": msh, ".skl": skl,
+also a ``.skl`` (joints of the first skin) and one ``.ani`` per animation (the version it was
+read from, else ``DEFAULT`` 4000; ``animation_format="default"/"comp4"/"comp8"`` overrides; ``rounding="engine"|"nearest"``): ``{"": msh, ".skl": skl,
 ".ani": ani}`` or ``"_<name>.ani"`` keys when there are several animations. Non-joint nodes between
 the joints (an exporter's rotated or scaled ``Armature`` node) are folded into the bones' LocalTMs
 and, at their rest transform, into the ``.ani`` keys of the bones below them (keys are relative to
@@ -66,20 +90,19 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ...errors import DocumentError, FormatError, LossWarning
+from ...errors import FormatError, LossWarning
 from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene, Skin, Texture, TextureRef
-from ...transforms import compose_trs, decompose_trs, inverse, quat_continuous, quat_normalize
+from ...transforms import compose_trs, quat_continuous, quat_normalize
 from . import ani as ani_mod
 from . import material as mat_mod
 from . import msh as msh_mod
-from .ani import AniEvent, AniFile, AniTrack
+from .ani import AniFile
 from .cms import CmsFile
-from .common import (ANIMATION_VER_COMP4, ANIMATION_VER_COMP8, ANIMATION_VER_DEFAULT,
-                     MESH_VERSION, VERTEX_COLOR_MESH_VERSION, encode_name, quat_from_gltf,
-                     quat_to_gltf, text, vec_from_gltf, vec_to_gltf)
+from .common import _prescale, _unit_rows, quat_to_gltf, text, vec_to_gltf
 from .msh import MshFile
-from .quatcodec import encode_comp4, encode_comp8
-from .skl import POSE_DTYPE, SklBone, SklFile
+from .scene_write import (ani_from_scene, cms_from_scene, msh_from_scene, script_from_scene,
+                          skl_from_scene)
+from .skl import SklFile
 
 __all__ = ["msh_to_scene", "skl_to_scene", "ani_to_scene", "cms_to_scene", "msh_from_scene",
            "skl_from_scene", "ani_from_scene", "cms_from_scene", "build_scene",
@@ -113,12 +136,6 @@ def _stem(item: Any, default: str) -> str:
 
 # -- skeleton ----------------------------------------------------------------------------------
 
-def _prescale(v: np.ndarray) -> np.ndarray:
-    """Rows divided by their largest magnitude (no overflow when squaring huge floats)."""
-    m = np.max(np.abs(v), axis=-1, keepdims=True) if v.size else np.ones(v.shape[:-1] + (1,))
-    return v / np.where(m > 0, m, 1.0)
-
-
 def _unit_quats(q: np.ndarray) -> np.ndarray:
     q = np.nan_to_num(np.asarray(q, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
     return quat_normalize(_prescale(q))
@@ -150,6 +167,11 @@ def _add_skeleton(scene: Scene, skl: SklFile) -> tuple[list[int], dict[bytes, in
             scene.roots.append(nodes[i])
         else:
             scene.nodes[nodes[p]].children.append(nodes[i])
+    scene.extras["lostsaga_skeleton"] = {"version": int(skl.version)}
+    if skl.linked_skeleton is None:          # the field is absent at the end of the file
+        scene.extras["lostsaga_skeleton"]["linked_skeleton_absent"] = True
+    elif skl.linked_skeleton:
+        scene.extras["lostsaga_skeleton"]["linked_skeleton"] = text(skl.linked_skeleton)
     index: dict[bytes, int] = {}
     for i, b in enumerate(skl.bones):
         index.setdefault(b.name, i)
@@ -170,6 +192,7 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
     dropped = 0
     non_unit = 0
     weights: dict[str, float] = {}
+    track_times: dict[str, list[int]] = {}
     for ti, track in enumerate(doc.tracks):
         if len(track.keys) == 0:
             continue
@@ -193,6 +216,7 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
         keep = np.append(times[1:] != times[:-1], True)        # a later key at the same ms wins
         times, rot, trans = times[keep], rot[keep], trans[keep]
         secs = times / 1000.0
+        track_times[text(track.bone)] = [int(t) for t in times]
         non_unit += int(np.sum(np.abs(np.linalg.norm(rot, axis=1) - 1.0) > 1e-3))
         channels.append(Channel(node, "rotation", secs,
                                 quat_continuous(_unit_quats(quat_to_gltf(rot)))))
@@ -207,17 +231,27 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
     extras: dict[str, Any] = {
         "lostsaga_version": doc.version,
         "total_time_ms": doc.total_time,
+        "last_key_ms": max(int(c.times[-1] * 1000.0 + 0.5) for c in channels) if channels else 0,
         "events": [{"type": text(e.type), "info": text(e.info), "time": float(e.time) / 1000.0}
                    for e in doc.events],
     }
     if weights:
         extras["track_weights"] = weights
+    # the key times of every track (distinct lists once): what an exporter that samples every
+    # frame (Blender's) changes; from_scene samples at them again
+    distinct: dict[tuple, int] = {}
+    for bone, ts in track_times.items():
+        distinct.setdefault(tuple(ts), len(distinct))
+    extras["key_times_ms"] = [list(ts) for ts in distinct]
+    extras["track_key_times"] = {bone: distinct[tuple(ts)] for bone, ts in track_times.items()}
     if non_unit:
         extras["non_unit_rotation_keys"] = non_unit      # normalised for glTF
     if not channels:
         warnings.warn(f"animation {name!r} has no usable keys; left out", LossWarning, stacklevel=3)
         return
     scene.animations.append(Animation(name=name, channels=channels, extras=extras))
+    # Blender's glTF importer drops animation extras but keeps the scene's: a copy by name
+    scene.extras.setdefault("lostsaga_animations", []).append({"name": name, **extras})
 
 
 # -- mesh --------------------------------------------------------------------------------------
@@ -226,14 +260,6 @@ def _colors(c: np.ndarray) -> np.ndarray:
     c = np.asarray(c, dtype=np.uint32)
     b = np.stack([(c >> 16) & 255, (c >> 8) & 255, c & 255, (c >> 24) & 255], axis=1)
     return b.astype(np.float32) / 255.0
-
-
-def _unit_rows(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    v = _prescale(np.asarray(v, dtype=np.float64))
-    n = np.linalg.norm(v, axis=1)
-    bad = ~np.isfinite(n) | (n < 1e-8)
-    out = np.where(bad[:, None], 0.0, v / np.where(bad, 1.0, n)[:, None])
-    return out, bad
 
 
 def _texcoord_map(doc: MshFile) -> dict[int, int]:
@@ -410,20 +436,43 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
         diffuse_set = 1 if msh.mesh_type == 2 and msh.uv1 is not None else 0
         material_ids = _materials(scene, script, mesh_name, diffuse_set, _texcoord_map(msh))
         joint_of_id = None
+        placeholder = False
         skinned = msh.weights is not None and msh.bone_names is not None
         if skinned and skl is None:
-            names = [text(n) for n in msh.bone_names if n]
-            warnings.warn(f"skinned mesh converted static: no skeleton given (pass skeleton=<the "
-                          f".skl with bones {', '.join(names[:4])}{'...' if len(names) > 4 else ''}>)",
-                          LossWarning, stacklevel=3)
+            names = [n for n in msh.bone_names if n]           # the engine skips empty names
+            shown = ", ".join(text(n) for n in names[:4]) + ("..." if len(names) > 4 else "")
+            if names and not anis:
+                # the weights and bone names are kept on bones of our own that rest at the
+                # origin with identity inverse binds (so the mesh looks as it is stored);
+                # from_scene writes no .skl for them
+                warnings.warn(f"skinned mesh bound to placeholder bones at the origin: no skeleton "
+                              f"given (pass skeleton=<the .skl with bones {shown}>)", LossWarning,
+                              stacklevel=3)
+                root = scene.add_node(Node(name="skeleton", extras={"lostsaga_placeholder": True}))
+                joint_nodes = [scene.add_node(Node(name=text(n), extras={"lostsaga_placeholder": True}),
+                                              parent=root) for n in names]
+                joint_of_id = np.arange(len(names), dtype=np.int64)
+                placeholder = True
+            else:
+                warnings.warn(f"skinned mesh converted static: no skeleton given (pass skeleton=<the "
+                              f".skl with bones {shown}>)", LossWarning, stacklevel=3)
         elif skinned:
             names = [n for n in msh.bone_names if n]           # the engine skips empty names
             joint_of_id = np.array([bone_index.get(n, -1) for n in names], dtype=np.int64)
         prims = _mesh_primitives(msh, joint_of_id, material_ids)
         mesh = Mesh(name=mesh_name, primitives=prims,
                     extras={"mesh_type": msh_mod.MESH_TYPES.get(msh.mesh_type, msh.mesh_type),
-                            "lostsaga_version": msh.version})
-        if skinned and joint_of_id is None:
+                            "lostsaga_version": msh.version, "vertex_mask": msh.vertex_mask})
+        if len(msh.submeshes):
+            mesh.extras["submeshes"] = [[int(x) for x in row.tolist()] for row in msh.submeshes]
+        if msh.billboard_centers is not None:
+            bc = _billboard_extras(msh.billboard_centers)
+            if bc is not None:
+                mesh.extras["billboard_centers"] = bc
+            else:
+                warnings.warn(f"{msh.vertex_count} billboard centres have no place in glTF; left out",
+                              LossWarning, stacklevel=3)
+        if skinned and (joint_of_id is None or placeholder):
             mesh.extras["bone_names"] = [text(n) for n in msh.bone_names]
         if msh.control_points:
             mesh.extras["control_points"] = [
@@ -433,7 +482,8 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
         node = Node(name=mesh_name, mesh=mi)
         if joint_of_id is not None and prims and any(p.joints is not None for p in prims):
             node.skin = scene.add_skin(Skin(joints=joint_nodes,
-                                            inverse_bind_matrices=_inverse_binds(skl),
+                                            inverse_bind_matrices=np.tile(np.eye(4), (len(joint_nodes), 1, 1))
+                                            if placeholder else _inverse_binds(skl),
                                             skeleton=None, name=(name or "skin")))
         scene.add_node(node)
     if cms is not None:
@@ -458,6 +508,22 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
         for ani_name, doc in anis:
             _add_animation(scene, doc, ani_name, targets)
     return scene
+
+
+#: billboard centres (a per-vertex array glTF has no place for) ride in the mesh's extras up to
+#: this many vertices (or as one row when they are all the same)
+MAX_BILLBOARD_EXTRAS = 4096
+
+
+def _billboard_extras(centers: np.ndarray) -> list[float] | None:
+    c = np.asarray(centers, np.float32).reshape(-1, 3)
+    if not np.all(np.isfinite(c)):
+        return None
+    if len(c) and np.all(c == c[0]):
+        c = c[:1]
+    elif len(c) > MAX_BILLBOARD_EXTRAS:
+        return None
+    return [float(str(x)) for x in vec_to_gltf(c).astype(np.float32).reshape(-1)]
 
 
 def _flat_joints(scene: Scene, anis: Sequence[tuple[str, AniFile]], name: str) -> dict[bytes, int]:
@@ -515,500 +581,3 @@ def cms_to_scene(doc: CmsFile, *, source: Path | None = None) -> Scene:
     return build_scene(cms=doc, source=source, name=_stem(source, "collision"))
 
 
-# == from_scene ================================================================================
-
-_ANI_VERSIONS = {"default": ANIMATION_VER_DEFAULT, "4000": ANIMATION_VER_DEFAULT,
-                 "comp4": ANIMATION_VER_COMP4, "4001": ANIMATION_VER_COMP4,
-                 "comp8": ANIMATION_VER_COMP8, "4002": ANIMATION_VER_COMP8}
-
-
-def _ani_version(value: Any) -> int:
-    key = str(value).lower()
-    if key not in _ANI_VERSIONS:
-        raise DocumentError(f"animation_format must be default, comp4 or comp8, got {value!r}")
-    return _ANI_VERSIONS[key]
-
-
-def _skinned_nodes(scene: Scene) -> list[int]:
-    return [i for i, n in enumerate(scene.nodes) if n.mesh is not None and n.skin is not None]
-
-
-def _joint_parents(scene: Scene, joints: list[int]) -> list[int]:
-    """Parent bone (index into ``joints``, -1 = root) of every joint: its nearest joint ancestor."""
-    parents_node = scene.parents()
-    pos = {n: i for i, n in enumerate(joints)}
-    parents = []
-    for n in joints:
-        p = parents_node[n]
-        while p >= 0 and p not in pos:
-            p = parents_node[p]
-        parents.append(pos[p] if p >= 0 else -1)
-    return parents
-
-
-def _unscale(world: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Joint world matrices without their (uniform) scale, and that scale per joint.
-
-    .skl/.ani hold no scale, so a constant uniform joint scale (a B3D root scaled by 3.77, an
-    exporter's Armature scaled by 0.01) is baked instead: bones use the rigid part of their world
-    matrix, child offsets are multiplied by the parent's scale and the inverse binds by the bone's
-    own scale -- the skinned vertices stay where they are."""
-    sig = np.cbrt(np.abs(np.linalg.det(world[:, :3, :3])))
-    sig = np.where(np.isfinite(sig) & (sig > 1e-12), sig, 1.0)
-    rigid = world.copy()
-    rigid[:, :3, :3] /= sig[:, None, None]
-    return rigid, sig
-
-
-def skl_from_scene(scene: Scene, **options: Any) -> SklFile:
-    return _skeleton(scene)[0]
-
-
-def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
-    """The ``.skl``, the scene node of every bone and every bone's parent bone (-1 = root)."""
-    skinned = _skinned_nodes(scene)
-    world = scene.world_matrices()
-    if skinned:
-        skin = scene.skins[scene.nodes[skinned[0]].skin]
-    elif scene.skins:
-        skin = scene.skins[0]
-    else:
-        # no skin: every node without a mesh is a bone
-        joints = [i for i, n in enumerate(scene.nodes) if n.mesh is None]
-        if not joints:
-            raise DocumentError("skl: the scene has no skin and no joint nodes")
-        skin = Skin(joints=joints)
-    # non-joint nodes between joints (an exporter's "Armature" node) are folded into the bones;
-    # the .ani keys are moved into the same frames (_key_frames)
-    parents = _joint_parents(scene, skin.joints)
-    n = len(skin.joints)
-    ibm = (np.asarray(skin.inverse_bind_matrices, dtype=np.float64)
-           if skin.inverse_bind_matrices is not None else inverse(world[skin.joints]))
-    rigid, sig = _unscale(world[skin.joints])
-    local = np.array([inverse(rigid[p]) @ rigid[k] if p >= 0 else rigid[k]
-                      for k, p in enumerate(parents)]).reshape(-1, 4, 4)
-    ibm = ibm.copy()
-    ibm[:, :3, :] *= sig[:, None, None]                          # diag(sig, sig, sig, 1) @ ibm
-    t, r, s = decompose_trs(local)
-    if not np.allclose(s, 1.0, atol=1e-4):
-        warnings.warn("non-uniform joint scale is not kept by .skl (LocalTM has none)",
-                      LossWarning, stacklevel=3)
-    poses = np.zeros(n, POSE_DTYPE)
-    poses["local_position"] = vec_from_gltf(t)
-    poses["local_rotation"] = quat_from_gltf(r)
-    it, ir, iscale = decompose_trs(ibm)
-    if not np.allclose(np.abs(iscale), 1.0, atol=1e-4):
-        warnings.warn("inverse bind matrices with scale: the .skl inverse pair holds only rotation "
-                      "and translation (scale dropped)", LossWarning, stacklevel=3)
-    poses["inverse_position"] = vec_from_gltf(it)
-    poses["inverse_rotation"] = quat_from_gltf(ir)
-    bind = inverse(ibm)
-    smat = np.diag([1.0, 1.0, -1.0, 1.0])
-    poses["object_tm"] = np.swapaxes(smat @ bind @ smat, -1, -2)       # D3DX row-vector form
-    names = []
-    seen: set[bytes] = set()
-    for k, j in enumerate(skin.joints):
-        nm = encode_name(scene.nodes[j].name or f"bone{k}")
-        while nm in seen:
-            nm += b"_"
-        seen.add(nm)
-        names.append(nm)
-    bones = [SklBone(name=names[k], parent=names[parents[k]] if parents[k] >= 0 else b"")
-             for k in range(n)]
-    for k, p in enumerate(parents):
-        if p >= 0:
-            bones[p].children.append(names[k])
-    return SklFile(bones=bones, poses=poses, linked_skeleton=b""), list(skin.joints), parents
-
-
-def _key_frames(scene: Scene, joints: list[int], bone_parents: list[int]) -> list:
-    """Per bone, None or the ``(pre, post)`` matrices that take its glTF-local keys ``L`` to its
-    rigid local TM relative to its ``.skl`` parent: ``pre @ L @ post``. ``pre`` holds the rest
-    transforms of non-joint nodes in between (an exporter's ``Armature`` node) and the parent's
-    baked scale, ``post`` the bone's own (see :func:`_unscale`)."""
-    world = scene.world_matrices()
-    gparents = scene.parents()
-    _, sig = _unscale(world[joints])
-    out = []
-    for k, n in enumerate(joints):
-        gp, bp = gparents[n], bone_parents[k]
-        pre = np.eye(4)
-        if gp >= 0 and not (bp >= 0 and gp == joints[bp]):
-            pre = world[gp] if bp < 0 else inverse(world[joints[bp]]) @ world[gp]
-        if bp >= 0:
-            pre = np.diag([sig[bp], sig[bp], sig[bp], 1.0]) @ pre
-        post = np.diag([1.0 / sig[k], 1.0 / sig[k], 1.0 / sig[k], 1.0])
-        trivial = np.allclose(pre, np.eye(4), atol=1e-12) and np.allclose(post, np.eye(4),
-                                                                            atol=1e-12)
-        out.append(None if trivial else (pre, post))
-    return out
-
-
-def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: list[bytes],
-                      bone_parents: list[int], version: int, rounding: str) -> AniFile:
-    by_node: dict[int, dict[str, Channel]] = {}
-    for c in anim.channels:
-        by_node.setdefault(c.node, {})[c.path] = c
-    if any(c.interpolation == "CUBICSPLINE" for c in anim.channels):
-        warnings.warn(f"animation {anim.name!r}: cubic-spline keys sampled linearly", LossWarning,
-                      stacklevel=4)
-    jset = set(joints)
-    others = sorted({scene.nodes[n].name or f"node{n}" for n in by_node if n not in jset})
-    if others:
-        warnings.warn(f"animation {anim.name!r}: channels of nodes that are not joints are not kept "
-                      f"by .ani ({', '.join(others[:5])}{'...' if len(others) > 5 else ''})",
-                      LossWarning, stacklevel=4)
-    frames = _key_frames(scene, joints, bone_parents)
-    dt = ani_mod.key_dtype(version)
-    tracks = []
-    # an animation laid on a longer timeline starts at 0 in the .ani; one read from a Lost Saga
-    # file keeps its times as they were (its first key need not be at 0 ms)
-    t0 = (0.0 if "lostsaga_version" in anim.extras
-          else min((float(c.times[0]) for c in anim.channels), default=0.0))
-    end = 0
-    scaled = False
-    for k, node in enumerate(joints):
-        chs = by_node.get(node)
-        if not chs or not ({"rotation", "translation"} & chs.keys()):
-            continue
-        used = [c for p, c in chs.items() if p in ("rotation", "translation")]
-        # .ani keys are interpolated linearly: a STEP channel gets a hold key 1 ms before each key
-        holds = [c.times[1:].astype(np.float64) - 0.001 for c in used if c.interpolation == "STEP"]
-        times = np.unique(np.concatenate([c.times.astype(np.float64) for c in used] + holds))
-        ms = np.round((times - t0) * 1000.0).astype(np.int64)
-        keep = np.append(ms[1:] != ms[:-1], True)
-        times, ms = times[keep], ms[keep]
-        nd = scene.nodes[node]
-        rot = (chs["rotation"].sample(times) if "rotation" in chs
-               else np.tile(nd.rotation, (len(times), 1)))
-        tr = (chs["translation"].sample(times) if "translation" in chs
-              else np.tile(nd.translation, (len(times), 1)))
-        rot = quat_normalize(rot)
-        sc = (chs["scale"].sample(times) if "scale" in chs
-              else np.tile(nd.scale, (len(times), 1)))
-        if frames[k] is not None:        # keys relative to the .skl parent, not the glTF parent
-            pre, post = frames[k]
-            tr, rot, sc = decompose_trs(pre @ compose_trs(tr, rot, sc) @ post)
-        scaled |= not np.allclose(sc, 1.0, atol=1e-4)
-        rot = quat_from_gltf(rot)
-        keys = np.zeros(len(times), dt)
-        keys["translation"] = vec_from_gltf(tr)
-        keys["time"] = ms
-        if version == ANIMATION_VER_COMP4:
-            keys["packed"] = encode_comp4(rot, rounding=rounding)
-        elif version == ANIMATION_VER_COMP8:
-            keys["high"], keys["low"] = encode_comp8(rot, rounding=rounding)
-        else:
-            keys["rotation"] = rot
-        end = max(end, int(ms[-1]))
-        tracks.append(AniTrack(bone=names[k], weight=1.0, keys=keys))
-    if scaled:
-        warnings.warn(f"animation {anim.name!r}: scale that changes over time or is not uniform "
-                      "is not kept by .ani keys", LossWarning, stacklevel=4)
-    events = []
-    for e in anim.extras.get("events", []) if isinstance(anim.extras.get("events"), list) else []:
-        if isinstance(e, dict):
-            events.append(AniEvent(encode_name(str(e.get("type", ""))),
-                                   encode_name(str(e.get("info", ""))),
-                                   (float(e.get("time", 0.0)) - t0) * 1000.0))
-    total = anim.extras.get("total_time_ms")
-    total = int(total) if isinstance(total, (int, float)) and total >= end else end
-    return AniFile(version=version, events=events, total_time=total, tracks=tracks)
-
-
-def _animations(scene: Scene, joints: list[int], names: list[bytes], bone_parents: list[int],
-                animation_format: Any, rounding: str) -> dict[str, AniFile]:
-    version = _ani_version(animation_format)
-    out: dict[str, AniFile] = {}
-    for i, anim in enumerate(scene.animations):
-        doc = _animation_to_ani(scene, anim, joints, names, bone_parents, version, rounding)
-        if not doc.tracks:
-            continue
-        label = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in (anim.name or f"anim{i}"))
-        key = f"_{label}.ani"
-        while key in out:
-            key = key[:-4] + "_.ani"
-        out[key] = doc
-    return out
-
-
-def ani_from_scene(scene: Scene, *, animation_format: Any = "default",
-                   rounding: str = "engine", **options: Any):
-    if not scene.animations:
-        raise DocumentError("ani: the scene has no animations")
-    skl, joints, bone_parents = _skeleton(scene)
-    anis = _animations(scene, joints, skl.names(), bone_parents, animation_format, rounding)
-    if not anis:
-        raise DocumentError("ani: no animation targets a joint")
-    docs = list(anis.values())
-    if len(docs) == 1:
-        return docs[0]
-    out: dict[str, Any] = {"": docs[0]}
-    out.update(list(anis.items())[1:])
-    return out
-
-
-def _d3d_colors(c: np.ndarray) -> np.ndarray:
-    b = np.clip(np.round(np.nan_to_num(c) * 255.0), 0, 255).astype(np.uint32)
-    return (b[:, 3] << 24) | (b[:, 0] << 16) | (b[:, 1] << 8) | b[:, 2]
-
-
-def msh_from_scene(scene: Scene, *, animation_format: Any = "default", rounding: str = "engine",
-                   version: int | None = None, mesh_type: int | None = None, **options: Any):
-    from ...gltf.writer import compute_normals
-    world = scene.world_matrices()
-    skinned_nodes = _skinned_nodes(scene)
-    skl = joints = bone_parents = None
-    if skinned_nodes:
-        skl, joints, bone_parents = _skeleton(scene)
-        if len(joints) > 256:
-            raise DocumentError(f"msh: {len(joints)} joints; the engine packs bone ids in a byte "
-                                "(at most 256)")
-    main_skin = scene.nodes[skinned_nodes[0]].skin if skinned_nodes else None
-    if skl is not None:
-        skin = scene.skins[main_skin]
-        ibm = (np.asarray(skin.inverse_bind_matrices, dtype=np.float64)
-               if skin.inverse_bind_matrices is not None else inverse(world[joints]))
-        bone_of = {n: k for k, n in enumerate(joints)}
-        gparents = scene.parents()
-    parts = []
-    for ni, node in enumerate(scene.nodes):
-        if node.mesh is None:
-            continue
-        skinned = node.skin is not None and node.skin == main_skin
-        m = world[ni]
-        remap = None
-        if node.skin is not None and not skinned:
-            remap, c = _skin_onto(scene.skins[node.skin], bone_of, ibm, world)
-            if remap is None:
-                warnings.warn(f"node {node.name!r}: a second skin with other joints or bind poses "
-                              "than the first is not supported; bound rigidly", LossWarning,
-                              stacklevel=2)
-            else:
-                m = c
-        rigid = None
-        if skl is not None and not skinned and remap is None:
-            # a type-1 mesh has no unskinned vertices (a vertex without weight collapses): bind
-            # the node rigidly to the joint it hangs under, in that bone's bind space
-            j = ni
-            while j >= 0 and j not in bone_of:
-                j = gparents[j]
-            if j < 0:
-                rigid = bone_parents.index(-1)
-                warnings.warn(f"node {node.name!r}: a mesh under no joint is bound to the root bone "
-                              f"{text(skl.bones[rigid].name)!r} (it follows that bone's keys)",
-                              LossWarning, stacklevel=2)
-            else:
-                rigid = bone_of[j]
-            m = inverse(ibm[rigid]) @ inverse(world[joints[rigid]]) @ m
-        nm = np.linalg.inv(m[:3, :3]).T if abs(np.linalg.det(m[:3, :3])) > 1e-12 else np.eye(3)
-        for p in scene.meshes[node.mesh].primitives:
-            if p.mode != 4 or len(p.positions) == 0:
-                continue
-            pos = p.positions.astype(np.float64)
-            idx = (p.indices.astype(np.int64) if p.indices is not None
-                   else np.arange(len(pos), dtype=np.int64))
-            nrm = p.normals.astype(np.float64) if p.normals is not None else None
-            if nrm is None:
-                nrm = compute_normals(p.positions, idx.astype(np.uint32)).astype(np.float64)
-            tan = p.tangents.astype(np.float64) if p.tangents is not None else None
-            if not skinned:
-                pos = pos @ m[:3, :3].T + m[:3, 3]
-                nrm = _unit_rows(nrm @ nm.T)[0]              # a scaled node: unit normals again
-                mirror = np.linalg.det(m[:3, :3]) < 0
-                if tan is not None:
-                    tan = np.concatenate([_unit_rows(tan[:, :3] @ m[:3, :3].T)[0],
-                                          -tan[:, 3:] if mirror else tan[:, 3:]], axis=1)
-                if mirror:
-                    idx = idx.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)
-            jw = (p.joints, p.weights) if skinned else (None, None)
-            if remap is not None and p.joints is not None:
-                jw = (remap[p.joints.astype(np.int64)], p.weights)
-            if rigid is not None:
-                jw = (np.tile([rigid, 0, 0, 0], (len(pos), 1)),
-                      np.tile([1.0, 0.0, 0.0, 0.0], (len(pos), 1)))
-            parts.append(dict(pos=pos, idx=idx, nrm=nrm, tan=tan, uvs=p.uvs, colors=p.colors,
-                              material=p.material, joints=jw[0], weights=jw[1]))
-    if not parts:
-        raise DocumentError("msh: the scene has no triangle meshes")
-    total = sum(len(q["pos"]) for q in parts)
-    if total > 65536:
-        raise DocumentError(f"msh: {total} vertices; uint16 face indices address at most 65536")
-    has_uv1 = any(len(q["uvs"]) > 1 for q in parts)
-    has_col = any(q["colors"] is not None for q in parts)
-    has_tan = all(q["tan"] is not None for q in parts)
-    has_w = skl is not None
-    mask = msh_mod.POSITION | msh_mod.NORMAL | msh_mod.UV0
-    mask |= msh_mod.UV1 if has_uv1 else 0
-    mask |= msh_mod.COLOR0 if has_col else 0
-    mask |= (msh_mod.TANGENT | msh_mod.BINORMAL) if has_tan else 0
-    mask |= (msh_mod.WEIGHTS | msh_mod.INDICES) if has_w else 0
-    pos, nrm, tan, bin_, uv0, uv1, col, wts, faces = [], [], [], [], [], [], [], [], []
-    subs = np.zeros(len(parts), msh_mod.SUBMESH_DTYPE)
-    base = istart = 0
-    for k, q in enumerate(parts):
-        n = len(q["pos"])
-        pos.append(vec_from_gltf(q["pos"]))
-        nrm.append(vec_from_gltf(q["nrm"]))
-        if has_tan:
-            t = q["tan"]
-            b = np.cross(q["nrm"], t[:, :3]) * np.where(t[:, 3:4] < 0, -1.0, 1.0)
-            tan.append(vec_from_gltf(t[:, :3]))
-            bin_.append(vec_from_gltf(b))
-        zero_uv = np.zeros((n, 2))
-        uv0.append(q["uvs"][0] if q["uvs"] else zero_uv)
-        if has_uv1:
-            uv1.append(q["uvs"][1] if len(q["uvs"]) > 1 else zero_uv)
-        if has_col:
-            col.append(_d3d_colors(q["colors"]) if q["colors"] is not None
-                       else np.full(n, 0xFFFFFFFF, np.uint32))
-        if has_w:
-            rec = np.zeros(n, msh_mod.WEIGHT_DTYPE)
-            if q["joints"] is not None:
-                w = np.nan_to_num(q["weights"].astype(np.float64))
-                j = q["joints"].astype(np.float64)
-                order = np.argsort(-w, axis=1, kind="stable")      # the engine stops at w <= 0
-                w = np.take_along_axis(w, order, axis=1)
-                j = np.take_along_axis(j, order, axis=1)
-                j[w <= 0] = 0
-                w[w <= 0] = 0
-                rec["weight"] = w
-                rec["bone"] = j
-            wts.append(rec)
-        f = q["idx"].reshape(-1, 3)[:, [0, 2, 1]] + base
-        faces.append(f)
-        subs[k] = (base, n, istart, len(f))
-        base += n
-        istart += 3 * len(f)
-    P = np.concatenate(pos).astype(np.float32)
-    doc = MshFile(
-        version=version if version is not None else (VERTEX_COLOR_MESH_VERSION if has_col
-                                                    else MESH_VERSION),
-        mesh_type=mesh_type if mesh_type is not None else _mesh_type(scene, has_w),
-        vertex_mask=mask, submeshes=subs, vertex_count=len(P), positions=P,
-        normals=np.concatenate(nrm).astype(np.float32),
-        tangents=np.concatenate(tan).astype(np.float32) if has_tan else None,
-        binormals=np.concatenate(bin_).astype(np.float32) if has_tan else None,
-        colors=np.concatenate(col).astype(np.uint32) if has_col else None,
-        uv0=np.concatenate(uv0).astype(np.float32),
-        uv1=np.concatenate(uv1).astype(np.float32) if has_uv1 else None,
-        bone_names=skl.names() if has_w else None,
-        weights=np.concatenate(wts) if has_w else None,
-        faces=np.concatenate(faces).astype(np.uint16))
-    if doc.version == 2002:
-        doc.control_points = []
-    lo, hi = P.min(axis=0), P.max(axis=0)
-    radius = float(np.linalg.norm(hi - lo)) / 2.0     # what the add-on's files hold
-    doc.bbox = np.array([*lo, *hi, radius], dtype=np.float32)
-    script = None
-    if any(q["material"] is not None for q in parts) and options.get("material_script", True):
-        script = mat_mod.MaterialScript(script_from_scene(scene).encode("utf-8"))
-    if not has_w:
-        if scene.animations:
-            warnings.warn("animations without a skin are not written (.ani needs a skeleton)",
-                          LossWarning, stacklevel=2)
-        return doc if script is None else {"": doc, ".txt": script}
-    out: dict[str, Any] = {"": doc, ".skl": skl}
-    if script is not None:
-        out[".txt"] = script
-    anis = _animations(scene, joints, skl.names(), bone_parents, animation_format, rounding)
-    if len(anis) == 1:
-        out[".ani"] = next(iter(anis.values()))
-    else:
-        out.update(anis)
-    return out
-
-
-def _skin_onto(other: Skin, bone_of: dict[int, int], ibm: np.ndarray, world: np.ndarray):
-    """``(bone index per joint of other, matrix)`` when the skin ``other`` (exporters write one
-    skin per mesh) uses joints of the main skin with the same bind pose up to one matrix ``C``
-    (``IBM_other = IBM_main @ C``): its vertices ``C @ v`` then skin on the main skin exactly.
-    ``(None, None)`` otherwise."""
-    if not other.joints or any(n not in bone_of for n in other.joints):
-        return None, None
-    remap = np.array([bone_of[n] for n in other.joints], dtype=np.int64)
-    ibm_o = (np.asarray(other.inverse_bind_matrices, dtype=np.float64)
-             if other.inverse_bind_matrices is not None else inverse(world[other.joints]))
-    c = inverse(ibm[remap]) @ ibm_o
-    if not np.allclose(c, c[0], atol=1e-5 * max(1.0, float(np.abs(c[0]).max()))):
-        return None, None
-    return remap, c[0]
-
-
-def _mesh_type(scene: Scene, skinned: bool) -> int:
-    """1 for skinned meshes; else the type a Lost Saga mesh came from (``extras.mesh_type``,
-    kept through glTF), else 0 (static)."""
-    if skinned:
-        return 1
-    by_name = {v: k for k, v in msh_mod.MESH_TYPES.items()}
-    kinds = {by_name.get(m.extras.get("mesh_type")) for m in scene.meshes}
-    kinds.discard(1)
-    if len(kinds) == 1 and None not in kinds:
-        return kinds.pop()
-    return 0
-
-
-def cms_from_scene(scene: Scene, **options: Any) -> CmsFile:
-    world = scene.world_matrices()
-    pos, faces, base = [], [], 0
-    for ni, node in enumerate(scene.nodes):
-        if node.mesh is None:
-            continue
-        m = world[ni]
-        for p in scene.meshes[node.mesh].primitives:
-            if p.mode != 4 or len(p.positions) == 0:
-                continue
-            v = p.positions.astype(np.float64) @ m[:3, :3].T + m[:3, 3]
-            idx = (p.indices.astype(np.int64) if p.indices is not None
-                   else np.arange(len(v), dtype=np.int64)).reshape(-1, 3)
-            if np.linalg.det(m[:3, :3]) < 0:
-                idx = idx[:, [0, 2, 1]]
-            pos.append(vec_from_gltf(v))
-            faces.append(idx[:, [0, 2, 1]] + base)
-            base += len(v)
-    if not pos:
-        raise DocumentError("cms: the scene has no triangle meshes")
-    if base > 65536:
-        raise DocumentError(f"cms: {base} vertices; uint16 face indices address at most 65536")
-    return CmsFile(positions=np.concatenate(pos).astype(np.float32),
-                   faces=np.concatenate(faces).astype(np.uint16))
-
-
-def script_from_scene(scene: Scene) -> str:
-    """The material script (``<mesh>.txt``) for the ``.msh`` that ``msh_from_scene`` writes: one
-    ``material`` block per submesh, in the same order, with the base colour texture's name; the
-    shader group and the other texture units (a lightmap) that ``to_scene`` kept in the
-    material's extras are written back."""
-    skinned = set(_skinned_nodes(scene))
-    out = []
-    for ni, node in enumerate(scene.nodes):
-        if node.mesh is None:
-            continue
-        for p in scene.meshes[node.mesh].primitives:
-            if p.mode != 4 or len(p.positions) == 0:
-                continue
-            sm = mat_mod.ScriptMaterial(shader_group="AnimateToonShade" if ni in skinned
-                                        else "Static")
-            if p.material is not None:
-                m = scene.materials[p.material]
-                if isinstance(m.extras.get("shader_group"), str) and m.extras["shader_group"]:
-                    sm.shader_group = m.extras["shader_group"]      # kept from a script we read
-                if m.base_color != (1.0, 1.0, 1.0, 1.0):
-                    sm.diffuse = tuple(float(c) for c in m.base_color)
-                ref = m.base_color_texture
-                if ref is not None:
-                    t = scene.textures[ref.texture]
-                    uri = (t.uri or t.name or "texture.dds").replace("\\", "/").rsplit("/", 1)[-1]
-                    sm.texture_units.append(mat_mod.TextureUnit(uri, ref.texcoord))
-                others = m.extras.get("other_texture_units")
-                for o in others if isinstance(others, list) else []:
-                    if isinstance(o, dict) and isinstance(o.get("texture"), str):
-                        try:
-                            tcs = int(o.get("tex_coord_set", 0))
-                        except (TypeError, ValueError):
-                            tcs = 0
-                        sm.texture_units.append(mat_mod.TextureUnit(o["texture"], tcs))
-                # unit order as the engine's scripts have it: a lightmap's set-0 unit first
-                sm.texture_units.sort(key=lambda u: u.tex_coord_set)
-            out.append(sm)
-    return mat_mod.write_script(out)

@@ -1,0 +1,146 @@
+"""Shared pieces of the LithTech ABC <-> Scene conversion: axis flips, small checks and the
+helpers that read numbers back from glTF extras (see :mod:`.scene` for the mapping)."""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ...errors import FormatError, LossWarning
+from ...transforms import compose_trs, decompose_trs
+from .abc import Lod
+
+__all__ = ["tree_parents", "bind_deviation"]
+
+S3 = np.array([1.0, 1.0, -1.0])
+SQ = np.array([-1.0, -1.0, 1.0, 1.0])
+S4 = np.diag([1.0, 1.0, -1.0, 1.0])
+
+
+def _txt(b: bytes) -> str:
+    return bytes(b).decode("latin-1")
+
+
+def _fail(expected: str, got: Any = None, path: str = "to_scene") -> FormatError:
+    return FormatError(expected, path=path, got=got)
+
+
+def tree_parents(child_counts: list[int]) -> tuple[list[int], int]:
+    """Parents of depth-first nodes from their child counts; also the number of announced
+    children that never came (0 in a well-formed file). Nodes after a finished tree are roots."""
+    parents: list[int] = []
+    stack: list[list[int]] = []
+    for i, c in enumerate(child_counts):
+        while stack and stack[-1][1] <= 0:
+            stack.pop()
+        if stack:
+            parents.append(stack[-1][0])
+            stack[-1][1] -= 1
+        else:
+            parents.append(-1)
+        stack.append([i, int(c)])
+    missing = sum(max(s[1], 0) for s in stack)
+    return parents, missing
+
+
+def _finite(a: np.ndarray, what: str, path: str) -> None:
+    if not np.all(np.isfinite(a)):
+        raise _fail(f"finite {what}", "NaN or infinity", path)
+
+
+def _unit_normals(n: np.ndarray) -> np.ndarray | None:
+    n = np.asarray(n, np.float64)
+    if not np.all(np.isfinite(n)):
+        return None
+    ln = np.linalg.norm(n, axis=1)
+    if len(n) and ln.min() < 1e-8:
+        return None
+    return n / ln[:, None] if len(n) else n
+
+
+def _split_corners(vertex_idx: np.ndarray, uv: np.ndarray):
+    """Unique (vertex, u, v) corners: (source vertex per glTF vertex, uv per glTF vertex,
+    index per corner). Two sorts of uint64 keys: the distinct UV pairs, then (vertex, uv id)."""
+    uv = np.ascontiguousarray(uv, np.float32)
+    uvkey = uv.view(np.uint64).reshape(-1)
+    uv_u, uv_id = np.unique(uvkey, return_inverse=True)
+    key = vertex_idx.astype(np.uint64) * np.uint64(len(uv_u)) + uv_id.reshape(-1).astype(np.uint64)
+    uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return vertex_idx[first].astype(np.int64), uv[first], inverse.reshape(-1)
+
+
+
+def bind_deviation(lod: Lod, mats: np.ndarray) -> float | None:
+    """``max |sum(bias * m_node @ weight.location) - vertex.location|`` over the weighted
+    vertices of a LOD (file space; ``mats`` are the nodes' bind matrices): how far the engine's
+    bind pose is from the stored vertex positions. None without weighted vertices."""
+    verts, wts = np.asarray(lod.vertices), np.asarray(lod.weights)
+    counts = verts["weight_count"].astype(np.int64)
+    if not len(wts) or int(counts.sum()) != len(wts):
+        return None
+    node = wts["node"].astype(np.int64)
+    if node.max() >= len(mats):
+        return None
+    owner = np.repeat(np.arange(len(verts)), counts)
+    wl = np.concatenate([wts["location"].astype(np.float64), np.ones((len(wts), 1))], 1)
+    placed = np.einsum("nij,nj->ni", mats[node], wl)[:, :3]
+    b = wts["bias"].astype(np.float64)[:, None]
+    acc = np.zeros((len(verts), 3))
+    with np.errstate(all="ignore"):
+        np.add.at(acc, owner, placed * np.where(np.isfinite(b), b, 0.0))
+        dev = np.linalg.norm(acc[counts > 0] - verts["location"][counts > 0], axis=1)
+    dev = dev[np.isfinite(dev)]
+    return float(dev.max()) if len(dev) else None
+
+
+
+def _increasing(times_ms: np.ndarray, name: str) -> np.ndarray:
+    # compared as the float32 seconds glTF stores (past ~4.6 hours whole ms run together)
+    t = (times_ms.astype(np.float64) / 1000.0).astype(np.float32)
+    prev = np.maximum.accumulate(np.concatenate([[-1.0], t[:-1]]).astype(np.float32))
+    keep = t > prev
+    if not keep.all():
+        warnings.warn(f"animation {name!r}: {int((~keep).sum())} keys whose time does not "
+                      "increase were dropped", LossWarning, stacklevel=4)
+    return keep
+
+
+
+def _xint(v: Any, default, lo: int, hi: int):
+    """An integer from glTF extras (anything a user or tool may have put there), else default."""
+    try:
+        x = int(v)
+    except (TypeError, ValueError, OverflowError):
+        return default
+    return x if lo <= x <= hi else default
+
+
+def _xfloat(v: Any, default):
+    """A float32-sized finite float from glTF extras, else default."""
+    try:
+        x = float(v)
+    except (TypeError, ValueError, OverflowError):
+        return default
+    return x if np.isfinite(x) and abs(x) < 3.0e38 else default
+
+
+def _rigid(m: np.ndarray) -> np.ndarray:
+    """The rotation and translation of affine matrices (scale and mirroring removed)."""
+    t, q, _ = decompose_trs(m)
+    return compose_trs(t, q, np.ones_like(t))
+
+
+def per_frame(ms, kt) -> bool:
+    """Whether glTF key times ``ms`` look like an exporter's per-frame sampling of the file's key
+    times ``kt`` (Blender samples every frame by default and then drops repeated values): all
+    on one frame grid (24, 25, 30, 50 or 60 fps, within 1 ms) and not beyond the file's first
+    and last key by more than a frame."""
+    ms = np.asarray(ms, np.int64)
+    rel = (ms - ms[0]).astype(np.float64)
+    for fps in (24, 25, 30, 50, 60):
+        frame = 1000.0 / fps
+        f = rel / frame
+        if np.all(np.abs(f - np.round(f)) * frame <= 1.0):
+            return bool(ms[0] >= kt[0] - frame and ms[-1] <= kt[-1] + frame)
+    return False

@@ -1,0 +1,178 @@
+"""LithTech data that glTF has no place for: written to glTF ``extras`` by ``to_scene`` and read
+back by ``from_scene`` when present and consistent with the scene.
+
+Where it rides (all plain JSON; floats are float32 values written in their shortest form):
+
+==========================  =====================================================================
+glTF object                 extras
+==========================  =====================================================================
+scene                       ``abc_version``, ``command_string``, ``internal_radius``,
+                            ``lod_distances``, ``weight_sets`` ([{name, weights}]: one float per node;
+                            ``weights`` left out when empty),
+                            ``child_models`` ([{name, build_number, transforms}]; ``transforms``
+                            is a flat list of per-node location+rotation (+2 floats in v13) for
+                            every child model after the first, in file space), ``anim_bindings``
+                            ([{name, extents, origin}]), ``abc_animations`` ([{name, the
+                            animation's extras below}]: a copy where Blender keeps it, see
+                            below), ``unknown_v13``
+animation                   ``interpolation_ms``, ``unknown``, ``extents``, ``markers``
+                            ([{time (s), string}]: the keyframe strings), ``key_times_ms``
+                            (the file's key times)
+node (joint)                ``abc_flags``, ``abc_index``
+node (socket)               ``abc_socket``: true
+node / mesh (piece)         node ``abc_piece``, ``abc_lod``; mesh ``piece``, ``lod``,
+                            ``material_index``, ``lod_weight`` and a few diagnostics
+material                    ``specular_power``, ``specular_scale``
+==========================  =====================================================================
+
+Blender (glTF-Blender-IO 4.2): its importer turns node, bone, mesh, material and scene extras
+into custom properties, which its exporter writes back with ``export_extras``; it does *not*
+import animation extras (actions get none), so the scene keeps a copy of every animation's
+extras under ``abc_animations`` with the animation's name (Blender exports an imported
+animation under its name again, the NLA track's). ``from_scene`` reads an animation's own extras
+first, then that copy. Names are values, not keys (Blender cuts property names at 63 bytes), and
+no list is empty (pygltflib leaves empty values out of the JSON).
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ...errors import LossWarning
+from .abc import AnimBinding, ChildModel, WeightSet
+from .scene_common import _txt, _xfloat, _xint
+
+__all__ = ["f32", "scene_extras", "animation_extras", "weight_sets", "child_models",
+           "anim_bindings", "floats"]
+
+
+def f32(values) -> list[float | None]:
+    """float32 values as the shortest Python floats that give them back (compact JSON); a
+    non-finite value becomes None (JSON has no NaN)."""
+    return [float(str(v)) if np.isfinite(v) else None
+            for v in np.asarray(values, np.float32).reshape(-1)]
+
+
+def floats(v: Any, n: int | None = None) -> list[float] | None:
+    """A list of finite float32-sized numbers from extras (``n`` of them when given), else None."""
+    if not isinstance(v, list) or (n is not None and len(v) != n):
+        return None
+    out = [_xfloat(x, None) if not isinstance(x, bool) else None for x in v]
+    return None if None in out else out
+
+
+def scene_extras(doc, anim_extras: list[dict]) -> dict[str, Any]:
+    """The scene's extras of a v9..v13 model (``anim_extras``: each animation's extras with its
+    name)."""
+    h = doc.header
+    ex: dict[str, Any] = {
+        "abc_version": int(h.version),
+        "command_string": _txt(h.command_string),
+        "internal_radius": f32([h.internal_radius])[0],
+        "lod_distances": f32(h.lod_distances),
+        "weight_sets": [{"name": _txt(w.name), "weights": f32(w.weights)} if len(w.weights)
+                        else {"name": _txt(w.name)} for w in doc.weight_sets],
+        "child_models": [],
+        "anim_bindings": [{"name": _txt(b.name), "extents": f32(b.extents),
+                           "origin": f32(b.origin)} for b in doc.anim_bindings],
+        "abc_animations": anim_extras,
+    }
+    for i, c in enumerate(doc.child_models):
+        cm: dict[str, Any] = {"name": _txt(c.name), "build_number": int(c.build_number)}
+        if i > 0:       # the first is the model itself: its transforms are the bind pose
+            t = np.asarray(c.transforms)
+            parts = [t[f].reshape(len(t), -1) for f in t.dtype.names]
+            cm["transforms"] = f32(np.concatenate(parts, 1)) if len(t) else []
+        ex["child_models"].append(cm)
+    if h.unknown_v13 is not None:
+        ex["unknown_v13"] = int(h.unknown_v13)
+    return ex
+
+
+def animation_extras(scene, anim) -> dict[str, Any]:
+    """An animation's extras; those the scene keeps for its name fill what it lacks."""
+    kept = (scene.extras or {}).get("abc_animations")
+    kept = next((k for k in kept if isinstance(k, dict) and k.get("name") == anim.name), None) \
+        if isinstance(kept, list) else None
+    out = dict(kept) if kept is not None else {}
+    out.update(anim.extras or {})
+    return out
+
+
+def weight_sets(ex: dict, nn: int) -> list[WeightSet]:
+    out = []
+    sets = ex.get("weight_sets")
+    if isinstance(sets, dict):                   # {name: weights}, as older versions wrote
+        sets = [{"name": k, "weights": v} for k, v in sets.items()]
+    bad = 0
+    for ws in (sets if isinstance(sets, list) else ()):
+        if not isinstance(ws, dict):
+            continue
+        name = ws.get("name", "")
+        v = floats(ws.get("weights", []))
+        if v is None or len(v) not in (0, nn):
+            bad += 1
+            continue
+        out.append(WeightSet(name=str(name).encode("latin-1", "replace"), weights=np.asarray(v, "<f4")))
+    if bad:
+        warnings.warn(f"{bad} weight sets in the scene's extras do not hold one weight per node "
+                      f"({nn}); left out", LossWarning, stacklevel=3)
+    return out
+
+
+def child_models(ex: dict, base: np.ndarray) -> list[ChildModel]:
+    """The model itself (``base``: its bind transforms), then the other child models kept in the
+    extras; one whose transforms do not fit the node count gets the bind transforms (warned)."""
+    out = [ChildModel(name=b"", build_number=0, transforms=base)]
+    kept = ex.get("child_models")
+    if not isinstance(kept, list):
+        return out
+    if kept and isinstance(kept[0], dict):
+        out[0].name = str(kept[0].get("name", "")).encode("latin-1", "replace")
+        out[0].build_number = _xint(kept[0].get("build_number"), 0, 0, 2**32 - 1)
+    stride = sum(int(np.prod(base.dtype[f].shape or (1,))) for f in base.dtype.names)
+    approximated = []
+    for cm in kept[1:]:
+        if not isinstance(cm, dict):
+            continue
+        name = str(cm.get("name", ""))
+        t = base.copy()
+        vals = floats(cm.get("transforms"))
+        if vals is not None and len(vals) == stride * len(base):
+            flat = np.asarray(vals, np.float64).reshape(len(base), stride)
+            col = 0
+            for f in base.dtype.names:
+                w = int(np.prod(base.dtype[f].shape or (1,)))
+                t[f] = flat[:, col:col + w].reshape(t[f].shape)
+                col += w
+        elif vals is not None and len(vals) == 7 * len(base):      # v13 <-> v9..12
+            flat = np.asarray(vals, np.float64).reshape(len(base), 7)
+            t["location"], t["rotation"] = flat[:, :3], flat[:, 3:7]
+        else:
+            approximated.append(name)
+        out.append(ChildModel(name=name.encode("latin-1", "replace"),
+                              build_number=_xint(cm.get("build_number"), 0, 0, 2**32 - 1),
+                              transforms=t))
+    if approximated:
+        warnings.warn(f"child models {', '.join(approximated[:5])}: their transforms do not fit "
+                      f"the {len(base)} nodes; the bind transforms were written", LossWarning,
+                      stacklevel=3)
+    return out
+
+
+def anim_bindings(ex: dict, names: list[bytes], extents) -> list[AnimBinding]:
+    """The bindings kept in the extras, else one per animation (``names``) with ``extents``."""
+    kept = ex.get("anim_bindings")
+    if not isinstance(kept, list):
+        return [AnimBinding(name=n, extents=extents) for n in names]
+    out = []
+    for b in kept:
+        if not isinstance(b, dict):
+            continue
+        e = floats(b.get("extents"), 3) or list(extents)
+        o = floats(b.get("origin"), 3) or [0.0, 0.0, 0.0]
+        out.append(AnimBinding(name=str(b.get("name", "")).encode("latin-1", "replace"),
+                               extents=tuple(e), origin=tuple(o)))
+    return out

@@ -1,0 +1,210 @@
+"""LithTech ABC v9..v13 -> :class:`~retromesh.scene.Scene` (the mapping is in :mod:`.scene`)."""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ...errors import LossWarning
+from ...scene import Animation as SAnimation
+from ...scene import Channel, Material, Mesh, Node as SNode, Primitive, Scene, Skin
+from ...transforms import decompose_trs, quat_continuous, quat_normalize
+from .abc import AbcModel, Lod
+from .scene_extras import f32, scene_extras
+from .scene_common import (S3, S4, SQ, _fail, _finite, _increasing, _split_corners, _txt,
+                           _unit_normals, bind_deviation, tree_parents)
+
+
+def _top4(owner: np.ndarray, node: np.ndarray, bias: np.ndarray, nv: int):
+    """Top 4 weights per vertex by bias, renormalised. Returns joints, weights, the number of
+    vertices that lost weights and the number without any usable weight."""
+    joints = np.zeros((nv, 4), np.uint16)
+    weights = np.zeros((nv, 4), np.float32)
+    bias = np.where(np.isfinite(bias) & (bias > 0), bias, 0.0)
+    order = np.lexsort((-bias, owner))
+    owner_s, node_s, bias_s = owner[order], node[order], bias[order]
+    counts = np.bincount(owner_s, minlength=nv)
+    first = np.cumsum(counts) - counts
+    rank = np.arange(len(owner_s)) - first[owner_s]
+    keep = rank < 4
+    dropped_v = np.unique(owner_s[(~keep) & (bias_s > 0)])
+    joints[owner_s[keep], rank[keep]] = node_s[keep]
+    weights[owner_s[keep], rank[keep]] = bias_s[keep]
+    total = weights.sum(axis=1)
+    empty = total <= 0
+    weights[empty] = (1.0, 0.0, 0.0, 0.0)
+    joints[empty] = 0
+    weights /= weights.sum(axis=1, keepdims=True)
+    joints[weights == 0] = 0
+    return joints, weights, len(dropped_v), int(empty.sum())
+
+
+def _material(scene: Scene, mat_map: dict[int, int], index: int, extras: dict) -> int:
+    if index not in mat_map:
+        mat_map[index] = scene.add_material(Material(name=f"material_{index}", extras=extras))
+    return mat_map[index]
+
+
+# -- v9..v13 -> Scene ----------------------------------------------------------------------
+def _lod_primitive(lod: Lod, world_file: np.ndarray, path: str, n_nodes: int):
+    faces = np.asarray(lod.faces)
+    verts = np.asarray(lod.vertices)
+    wts = np.asarray(lod.weights)
+    nv = len(verts)
+    if len(faces) == 0:
+        return None, {}
+    vidx = faces["vertex"].reshape(-1).astype(np.int64)
+    if vidx.max() >= nv:
+        raise _fail(f"face vertex indices below the {nv} vertices", int(vidx.max()), path)
+    uv = faces["uv"].reshape(-1, 2)
+    loc = verts["location"].astype(np.float64)
+    _finite(uv, "UVs", path)
+    _finite(loc, "vertex locations", path)
+    counts = verts["weight_count"].astype(np.int64)
+    if int(counts.sum()) != len(wts):
+        raise _fail(f"{int(counts.sum())} weights", len(wts), path)
+    owner = np.repeat(np.arange(nv), counts)
+    wnode = wts["node"].astype(np.int64)
+    extras: dict[str, Any] = {}
+    if len(wts) and wnode.max() >= max(n_nodes, 1):
+        raise _fail(f"weight node indices below the {n_nodes} nodes", int(wnode.max()), path)
+    if n_nodes:
+        joints, weights, lost, empty = _top4(owner, wnode, wts["bias"].astype(np.float64), nv)
+        extras["bind_max_deviation"] = bind_deviation(lod, world_file)
+        extras["vertices_with_dropped_weights"] = lost
+        extras["unweighted_vertices"] = empty
+    src, uv_g, corner = _split_corners(vidx, uv)
+    idx = corner.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1).astype(np.uint32)
+    normals = _unit_normals(verts["normal"][src] * S3)
+    prim = Primitive(positions=loc[src] * S3, normals=normals, uvs=[uv_g], indices=idx)
+    if n_nodes:
+        prim.joints = joints[src]
+        prim.weights = weights[src]
+    return prim, extras
+
+
+def _v9_scene(doc: AbcModel, lods: bool) -> Scene:
+    scene = Scene(name="abc")
+    nodes = doc.nodes
+    n = len(nodes)
+    mats = np.stack([np.asarray(nd.matrix, np.float64).reshape(4, 4) for nd in nodes]) if n \
+        else np.zeros((0, 4, 4))
+    _finite(mats, "node matrices", "nodes")
+    if n and np.any(np.abs(np.linalg.det(mats)) < 1e-12):
+        raise _fail("invertible node bind matrices", "a singular matrix", "nodes")
+    parents, missing = tree_parents([nd.child_count for nd in nodes])
+    world = S4 @ mats @ S4
+    inv_world = np.linalg.inv(world) if n else world
+    local = np.array([world[i] if parents[i] < 0 else inv_world[parents[i]] @ world[i]
+                      for i in range(n)]).reshape(n, 4, 4)
+    t_rest, r_rest, s_rest = decompose_trs(local) if n else (np.zeros((0, 3)),) * 3
+    for i, nd in enumerate(nodes):
+        scene.add_node(SNode(name=_txt(nd.name), translation=t_rest[i], rotation=r_rest[i],
+                             scale=s_rest[i], extras={"abc_flags": int(nd.flags),
+                                                      "abc_index": int(nd.index)}),
+                       parent=None if parents[i] < 0 else parents[i])
+    top = [i for i in range(n) if parents[i] < 0]
+    if len(top) > 1:
+        # child counts that end before the last node leave a forest; glTF joints need a
+        # common root, so the trees hang below an identity node of our own
+        hub = scene.add_node(SNode(name="abc_roots", extras={"abc_synthetic": True}))
+        for i in top:
+            scene.roots.remove(i)
+        scene.nodes[hub].children.extend(top)
+        top = [hub]
+    skin = scene.add_skin(Skin(joints=list(range(n)), inverse_bind_matrices=inv_world,
+                               skeleton=top[0], name="skeleton")) if n else None
+    # sockets
+    for si, s in enumerate(doc.sockets):
+        if not 0 <= s.node < n:
+            raise _fail(f"a socket node below {n}", s.node, f"sockets[{si}]")
+        t = np.asarray(s.location, np.float64) * S3
+        q = quat_normalize(np.asarray(s.rotation, np.float64) * SQ)
+        _finite(np.concatenate([t, q]), "socket transform", f"sockets[{si}]")
+        scene.add_node(SNode(name=_txt(s.name), translation=t, rotation=q,
+                             extras={"abc_socket": True}), parent=s.node)
+    # meshes
+    mat_map: dict[int, int] = {}
+    lod_roots: list[int] = []
+    lost_total = 0
+    for pi, piece in enumerate(doc.pieces):
+        m = _material(scene, mat_map, piece.material_index,
+                      {"specular_power": float(piece.specular_power),
+                       "specular_scale": float(piece.specular_scale)})
+        pname = _txt(piece.name) or f"piece{pi}"
+        for li, lod in enumerate(piece.lods):
+            if li > 0 and not lods:
+                break
+            prim, extras = _lod_primitive(lod, mats, f"pieces[{pi}].lods[{li}]", n)
+            if prim is None:
+                continue
+            prim.material = m
+            lost_total += extras.get("vertices_with_dropped_weights", 0)
+            extras.update(piece=pname, lod=li, material_index=int(piece.material_index))
+            if piece.lod_weight is not None:
+                extras["lod_weight"] = float(piece.lod_weight)
+            name = pname if li == 0 else f"{pname}_lod{li}"
+            mi = scene.add_mesh(Mesh(name=name, primitives=[prim], extras=extras))
+            node = SNode(name=name, extras={"abc_piece": pname, "abc_lod": li})
+            node.mesh = mi
+            node.skin = skin
+            idx = scene.add_node(node)
+            if li > 0:
+                scene.roots.remove(idx)
+                lod_roots.append(idx)
+    if lod_roots:
+        # the skeleton's roots too: a skinned mesh's scene must hold its joints
+        scene.extra_scenes.append(("lods", top + lod_roots))
+    if lost_total:
+        warnings.warn(f"{lost_total} vertices had more than 4 weights; the 4 largest were kept "
+                      "and renormalised", LossWarning, stacklevel=3)
+    # animations
+    for ai, a in enumerate(doc.animations):
+        anim = _v9_animation(a, nodes, parents, t_rest, s_rest, f"animations[{ai}]")
+        if anim is not None:
+            scene.animations.append(anim)
+    scene.extras = scene_extras(doc, [{"name": a.name, **a.extras} for a in scene.animations])
+    if missing:
+        scene.extras["missing_children"] = missing
+    return scene
+
+
+
+def _v9_animation(a, nodes, parents, t_rest, s_rest, path: str) -> SAnimation | None:
+    name = _txt(a.name)
+    times = np.asarray(a.key_times).reshape(-1)
+    tr = np.asarray(a.transforms)
+    n = len(nodes)
+    if len(times) == 0 or n == 0:
+        return None
+    if tr.shape != (n, len(times)):
+        raise _fail(f"transforms of shape ({n}, {len(times)})", tr.shape, path)
+    keep = _increasing(times, name)
+    times = times[keep]
+    loc = tr["location"][:, keep].astype(np.float64) * S3
+    rot = tr["rotation"][:, keep].astype(np.float64) * SQ
+    _finite(loc, "key locations", path)
+    _finite(rot, "key rotations", path)
+    secs = times.astype(np.float64) / 1000.0
+    anim = SAnimation(name=name)
+    for j in range(n):
+        if nodes[j].flags & 0x02:
+            t = np.repeat(t_rest[j][None], len(secs), 0)
+        else:
+            t = loc[j]
+        anim.channels.append(Channel(node=j, path="translation", times=secs, values=t))
+        anim.channels.append(Channel(node=j, path="rotation", times=secs,
+                                     values=quat_continuous(quat_normalize(rot[j]))))
+        if np.any(np.abs(s_rest[j] - 1.0) > 1e-6):
+            # a bind matrix with scale: the engine's animated transforms have none
+            anim.channels.append(Channel(node=j, path="scale", times=secs[:1],
+                                         values=np.ones((1, 3))))
+    markers = [{"time": float(t) / 1000.0, "string": _txt(s)}
+               for t, s, k in zip(np.asarray(a.key_times).tolist(), a.key_strings, keep) if s and k]
+    anim.extras = {"interpolation_ms": 200 if a.interpolation_ms is None else int(a.interpolation_ms),
+                   "unknown": int(a.unknown), "extents": f32(a.extents),
+                   "markers": markers, "key_times_ms": [int(t) for t in times]}
+    return anim
+
+

@@ -1,0 +1,170 @@
+"""LithTech ABC v6 (Shogo / Blood 2) -> :class:`~retromesh.scene.Scene` (the mapping is in
+:mod:`.scene`)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ...errors import LossWarning
+from ...scene import Animation as SAnimation
+from ...scene import Channel, Material, Mesh, MorphTarget, Node as SNode, Primitive, Scene, Skin
+from ...transforms import quat_continuous, quat_normalize
+from .abc_v6 import AbcV6Model
+from .scene_common import (S3, SQ, _fail, _finite, _increasing, _split_corners, _txt,
+                           _unit_normals, tree_parents)
+
+#: v6 vertex animation larger than this is left out (with a LossWarning) instead of becoming
+#: morph targets: targets per mesh, and targets x vertices
+MAX_TARGETS = 4096
+MAX_MORPH_VERTICES = 1 << 25
+
+
+# -- v6 -> Scene ---------------------------------------------------------------------------
+def _v6_scene(doc: AbcV6Model, lods: bool, flip_mat, fix_anim, morph: bool) -> Scene:
+    ti = doc.transform_info
+    flip = bool(ti.flip_mat if ti is not None else 1) if flip_mat is None else bool(flip_mat)
+    fix = bool(ti.fix_anim_keyframes if ti is not None else 1) if fix_anim is None else bool(fix_anim)
+    s3 = np.ones(3) if flip else S3
+    sq = np.ones(4) if flip else SQ
+    scene = Scene(name="abc")
+    nodes = doc.nodes
+    n = len(nodes)
+    anims = doc.animations
+    parents, missing = tree_parents([nd.child_count for nd in nodes])
+
+    def key_trs(a, k):
+        t = np.stack([np.asarray(tk.transforms["location"][k], np.float64) for tk in a.tracks])
+        q = np.stack([np.asarray(tk.transforms["rotation"][k], np.float64) for tk in a.tracks])
+        if fix:
+            q = q * np.array([-1.0, -1.0, -1.0, 1.0])
+        return t * s3, quat_normalize(q * sq)
+
+    for ai, a in enumerate(anims):
+        if len(a.tracks) != n:
+            raise _fail(f"{n} tracks", len(a.tracks), f"animations[{ai}]")
+        for j, tk in enumerate(a.tracks):
+            _finite(np.asarray(tk.transforms["location"], np.float64), "key locations",
+                    f"animations[{ai}].tracks[{j}]")
+            _finite(np.asarray(tk.transforms["rotation"], np.float64), "key rotations",
+                    f"animations[{ai}].tracks[{j}]")
+    if anims and len(anims[0].keys):
+        t_rest, r_rest = key_trs(anims[0], 0)
+    else:
+        t_rest, r_rest = np.zeros((n, 3)), np.tile([0.0, 0.0, 0.0, 1.0], (n, 1))
+    for i, nd in enumerate(nodes):
+        scene.add_node(SNode(name=_txt(nd.name), translation=t_rest[i], rotation=r_rest[i],
+                             extras={"abc_flags": int(nd.flags), "abc_index": int(nd.index)}),
+                       parent=None if parents[i] < 0 else parents[i])
+    world = scene.world_matrices()[:n] if n else np.zeros((0, 4, 4))
+    geo = doc.geometry
+    if geo is not None and len(geo.faces) and n:
+        verts = np.asarray(geo.vertices)
+        nv = len(verts)
+        faces = np.asarray(geo.faces)
+        vidx = faces["vertex"].reshape(-1).astype(np.int64)
+        if vidx.max() >= nv:
+            raise _fail(f"face vertex indices below the {nv} vertices", int(vidx.max()), "Geometry")
+        vnode = verts["node"].astype(np.int64)
+        if vnode.max() >= n:
+            raise _fail(f"vertex node indices below the {n} nodes", int(vnode.max()), "Geometry")
+        uv = faces["uv"].reshape(-1, 2)
+        _finite(uv, "UVs", "Geometry")
+        local = verts["location"].astype(np.float64) * s3
+        # deformation vertices take their first-frame position
+        md_of = {}
+        for j, nd in enumerate(nodes):
+            md = np.asarray(nd.md_verts).astype(np.int64)
+            if len(md) and md.max() >= nv:
+                raise _fail(f"MD vertex indices below {nv}", int(md.max()), f"nodes[{j}]")
+            if len(md):
+                md_of[j] = md
+
+        def deformed(a, j, k=None):
+            tk = a.tracks[j]
+            d = np.asarray(tk.deform, np.float64)
+            vals = d * np.asarray(tk.scale) + np.asarray(tk.translate)
+            return (vals if k is None else vals[k]) * s3
+
+        if anims and len(anims[0].keys):
+            for j, md in md_of.items():
+                local[md] = deformed(anims[0], j, 0)
+        _finite(local, "vertex locations", "Geometry")
+        wpos = np.einsum("nij,nj->ni", world[vnode], np.concatenate([local, np.ones((nv, 1))], 1))[:, :3]
+        nrm = verts["normal"].astype(np.float64) / 127.0 * s3
+        nrm = np.einsum("nij,nj->ni", world[vnode][:, :3, :3], nrm)
+        src, uv_g, corner = _split_corners(vidx, uv)
+        tri = corner.reshape(-1, 3)
+        if not flip:
+            tri = tri[:, [0, 2, 1]]
+        prim = Primitive(positions=wpos[src], normals=_unit_normals(nrm[src]), uvs=[uv_g],
+                         indices=tri.reshape(-1).astype(np.uint32),
+                         joints=np.column_stack([vnode[src], np.zeros((len(src), 3), int)]),
+                         weights=np.tile([1.0, 0.0, 0.0, 0.0], (len(src), 1)))
+        mesh = Mesh(name="model", primitives=[prim], extras={"normal_vertex_count": int(geo.normal_vertex_count)})
+        target_names: list[tuple[int, int]] = []
+        n_targets = sum(len(a.keys) for a in anims)
+        if morph and md_of and (n_targets > MAX_TARGETS or n_targets * len(src) > MAX_MORPH_VERTICES):
+            warnings.warn(f"{n_targets} vertex-animation keys on {len(src)} vertices are more than "
+                          f"the morph-target limits ({MAX_TARGETS} targets, {MAX_MORPH_VERTICES} "
+                          "target vertices); the vertex animation was left out", LossWarning,
+                          stacklevel=3)
+            morph = False
+        if morph and md_of:
+            base = wpos[src]
+            for ai, a in enumerate(anims):
+                for k in range(len(a.keys)):
+                    full = wpos.copy()
+                    for j, md in md_of.items():
+                        vals = deformed(a, j, k)
+                        full[md] = (world[j] @ np.concatenate([vals, np.ones((len(md), 1))], 1).T).T[:, :3]
+                    disp = full[src] - base
+                    _finite(disp, "vertex animation", f"animations[{ai}]")
+                    prim.targets.append(MorphTarget(positions=disp, name=f"{_txt(a.name)}:{k}"))
+                    target_names.append((ai, k))
+            mesh.weights = [0.0] * len(target_names)
+            mesh.extras["targetNames"] = [f"{_txt(anims[a].name)}:{k}" for a, k in target_names]
+        scene.add_material(Material(name="material_0"))
+        prim.material = 0
+        mi = scene.add_mesh(mesh)
+        mnode = scene.add_node(SNode(name="model"))
+        scene.nodes[mnode].mesh = mi
+        scene.nodes[mnode].skin = scene.add_skin(Skin(joints=list(range(n)),
+                                                      inverse_bind_matrices=np.linalg.inv(world),
+                                                      skeleton=0, name="skeleton"))
+    else:
+        mnode, target_names = None, []
+    for ai, a in enumerate(anims):
+        times = np.asarray(a.keys["time"]).reshape(-1)
+        if len(times) == 0 or n == 0:
+            continue
+        keep = _increasing(times, _txt(a.name))
+        secs = times[keep].astype(np.float64) / 1000.0
+        anim = SAnimation(name=_txt(a.name), extras={
+            "length": int(a.length),
+            "markers": [{"time": float(t) / 1000.0, "string": _txt(s)}
+                        for t, s, k in zip(times.tolist(), a.key_strings, keep) if s and k]})
+        ks = np.nonzero(keep)[0]
+        trs = [key_trs(a, k) for k in ks]
+        tt = np.stack([x[0] for x in trs], 1)   # (n, k, 3)
+        rr = np.stack([x[1] for x in trs], 1)
+        for j in range(n):
+            anim.channels.append(Channel(node=j, path="translation", times=secs, values=tt[j]))
+            anim.channels.append(Channel(node=j, path="rotation", times=secs,
+                                         values=quat_continuous(rr[j])))
+        if target_names and mnode is not None:
+            w = np.zeros((len(ks), len(target_names)), np.float32)
+            col = {tk: c for c, tk in enumerate(target_names)}
+            for r_, k in enumerate(ks):
+                w[r_, col[(ai, int(k))]] = 1.0
+            anim.channels.append(Channel(node=mnode, path="weights", times=secs, values=w))
+        scene.animations.append(anim)
+    hd = doc.header
+    scene.extras = {"abc_version": 6, "command_string": _txt(hd.command_string) if hd else "",
+                    "flip_mat": int(flip), "fix_anim_keyframes": int(fix),
+                    "vertex_animation": "morph targets" if target_names else "none"}
+    if missing:
+        scene.extras["missing_children"] = missing
+    return scene
+
+

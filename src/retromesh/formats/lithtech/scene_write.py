@@ -1,0 +1,526 @@
+"""Scene -> LithTech ABC v9..v13 (``from_scene``; the mapping is in :mod:`.scene`)."""
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+
+from ...errors import DocumentError, LossWarning
+from ...scene import Animation as SAnimation
+from ...scene import Primitive, Scene
+from ...transforms import compose_trs, decompose_trs, quat_normalize, world_matrices
+from . import abc as abcmod
+from .abc import (CORNER, TRANSFORM, VERTEX, WEIGHT, AbcModel, AnimationSection,
+                  AnimBindingsSection, ChildModelsSection,
+                  HeaderSection, Lod, Node, NodesSection, Piece, PiecesSection, Socket,
+                  SocketsSection)
+from . import scene_extras as xt
+from .scene_common import S3, S4, SQ, _rigid, _xfloat, _xint, per_frame
+
+_LOD_NAME = re.compile(r"(.+)_lod([1-9][0-9]*)")
+
+
+# -- Scene -> v9..v13 ----------------------------------------------------------------------
+def _reachable(scene: Scene) -> set[int]:
+    out: set[int] = set()
+    stack = list(scene.roots)
+    while stack:
+        i = stack.pop()
+        if i in out:
+            continue
+        out.add(i)
+        stack.extend(scene.nodes[i].children)
+    return out
+
+
+def _lod_key(scene: Scene, i: int) -> tuple[str, int] | None:
+    """(piece, level > 0) of a node that holds a LOD: from its extras (``abc_piece``/``abc_lod``),
+    else from a name ``<piece>_lod<n>`` (node or mesh)."""
+    nd = scene.nodes[i]
+    piece, lod = nd.extras.get("abc_piece"), nd.extras.get("abc_lod")
+    if isinstance(piece, str) and isinstance(lod, int) and not isinstance(lod, bool):
+        return (piece, lod) if lod > 0 else None
+    for name in (nd.name, scene.meshes[nd.mesh].name if nd.mesh is not None else ""):
+        m = _LOD_NAME.fullmatch(name or "")
+        if m:
+            return m.group(1), int(m.group(2))
+    return None
+
+
+def _piece_key(scene: Scene, i: int) -> str:
+    nd = scene.nodes[i]
+    piece = nd.extras.get("abc_piece")
+    if isinstance(piece, str):
+        return piece
+    return scene.meshes[nd.mesh].name or nd.name
+
+
+def _lod_nodes(scene: Scene, mesh_nodes: list[int], reach: set[int]) -> dict[tuple[str, int], int]:
+    out: dict[tuple[str, int], int] = {}
+    for _, roots in scene.extra_scenes:
+        for r in roots:
+            if r not in reach and scene.nodes[r].mesh is not None:
+                key = _lod_key(scene, r)
+                if key is not None:
+                    out.setdefault(key, r)
+    keys = {i: _lod_key(scene, i) for i in mesh_nodes}
+    pieces = {_piece_key(scene, i) for i in mesh_nodes if keys[i] is None}
+    for i in mesh_nodes:
+        if keys[i] is not None and keys[i][0] in pieces:
+            out.setdefault(keys[i], i)
+    return out
+
+
+def from_scene(scene: Scene, *, version: int | None = None, **options) -> AbcModel:
+    """A Scene as an ABC model: the version its extras name (``abc_version``, as ``to_scene``
+    writes it), else v12, unless ``version`` says otherwise; see the module docstring."""
+    ex = scene.extras or {}
+    if version is None:
+        version = _xint(ex.get("abc_version"), 12, min(abcmod.VERSIONS), max(abcmod.VERSIONS))
+    if version not in abcmod.VERSIONS:
+        raise DocumentError(f"ABC from_scene writes versions {abcmod.VERSIONS}, not {version}")
+    nodes = scene.nodes
+    parents = scene.parents()
+    reach = _reachable(scene)
+    rest_world = scene.world_matrices()
+    mesh_nodes = [i for i in sorted(reach) if nodes[i].mesh is not None]
+    # LOD n > 0 nodes: of other scenes (as to_scene writes them), or of the default scene
+    # (Blender imports every scene's nodes into one) when they name a piece that is there
+    lod_nodes = _lod_nodes(scene, mesh_nodes, reach)
+    lod_set = set(lod_nodes.values())
+    mesh_nodes = [i for i in mesh_nodes if i not in lod_set]
+    # joints and their bind worlds (glTF space)
+    bind: dict[int, np.ndarray] = {}
+    conflicts: set[int] = set()
+    singular: set[int] = set()
+    for i in mesh_nodes + sorted(lod_set):
+        si = nodes[i].skin
+        if si is None:
+            continue
+        skin = scene.skins[si]
+        ibm = skin.inverse_bind_matrices
+        for k, j in enumerate(skin.joints):
+            usable = ibm is not None and np.all(np.isfinite(ibm[k])) and \
+                abs(np.linalg.det(ibm[k].astype(np.float64))) > 1e-12
+            if ibm is not None and not usable:
+                singular.add(j)
+            m = np.linalg.inv(ibm[k].astype(np.float64)) if usable else rest_world[j]
+            if j not in bind:
+                bind[j] = m
+            elif not np.allclose(bind[j], m, atol=1e-4):
+                conflicts.add(j)
+    # a mesh without skin follows its nearest joint ancestor when nothing between them moves;
+    # under animated nodes it becomes a node of its own (bound where it rests) so that it
+    # keeps its motion; without a joint ancestor it hangs on a static synthetic root
+    animated = {c.node for a in scene.animations for c in a.channels if c.path != "weights"}
+    skin_joints = set(bind)
+    static_root = False
+    for i in mesh_nodes:
+        if nodes[i].skin is not None or i in bind:
+            continue
+        j, moves = i, False
+        while j >= 0 and j not in skin_joints:
+            moves = moves or j in animated
+            j = parents[j]
+        if moves:
+            bind[i] = rest_world[i]
+        elif j < 0:
+            static_root = True
+    jset = set(bind)
+    if singular:
+        warnings.warn(f"{len(singular)} joints have singular inverse bind matrices; they are "
+                      "bound where they rest", LossWarning, stacklevel=2)
+    if conflicts:
+        warnings.warn(f"{len(conflicts)} joints have different bind poses in different skins; "
+                      "ABC has one bind matrix per node, the first skin's is used", LossWarning,
+                      stacklevel=2)
+
+    def abc_parent(j: int) -> int:
+        p = parents[j]
+        while p >= 0 and p not in jset:
+            p = parents[p]
+        return p
+
+    jparent = {j: abc_parent(j) for j in jset}
+    roots = sorted(j for j in jset if jparent[j] < 0)
+    synthetic = len(roots) != 1 or static_root
+    order: list[int] = []          # scene node per ABC node (-1 = synthetic root)
+    kids = {j: sorted(c for c in jset if jparent[c] == j) for j in jset}
+    stack = list(reversed(roots))
+    while stack:
+        j = stack.pop()
+        order.append(j)
+        stack.extend(reversed(kids[j]))
+    if synthetic:
+        order.insert(0, -1)
+    abc_index = {j: i for i, j in enumerate(order)}
+    nn = len(order)
+    abc_par = [-1 if j < 0 else (abc_index[jparent[j]] if jparent[j] >= 0 else (0 if synthetic else -1))
+               for j in order]
+    bind_gl = np.stack([np.eye(4) if j < 0 else bind[j] for j in order])
+    # ABC keys hold no scale: the nodes are the rigid part of the bind worlds, and whatever
+    # scale a joint's world carries (``nonrigid``, constant over time in nearly every file)
+    # is baked into its weight locations (inverse(m) @ vertex)
+    bind_rigid = _rigid(bind_gl)
+    nonrigid = np.linalg.inv(bind_rigid) @ bind_gl
+    bind_file = S4 @ bind_rigid @ S4
+    inv_bind_file = np.linalg.inv(bind_file)
+    abc_nodes = []
+    for i, j in enumerate(order):
+        src = nodes[j] if j >= 0 else None
+        name = (src.name if src is not None else "root") or f"node{i}"
+        flags = _xint(src.extras.get("abc_flags"), 0, 0, 0xFF) if src is not None else 1
+        abc_nodes.append(Node(name=name.encode("latin-1", "replace"),
+                              index=_xint(src.extras.get("abc_index"), i, 0, 0xFFFF) if src is not None else i,
+                              flags=flags & 0xFF, matrix=bind_file[i].astype("<f4"),
+                              child_count=sum(1 for p in abc_par if p == i)))
+    # meshes -> pieces (LOD 0 from the default scene; LOD n from "<piece>_lod<n>" nodes of
+    # other scenes, as to_scene writes them)
+    ctx = dict(scene=scene, parents=parents, jset=jset, abc_index=abc_index,
+               rest_world=rest_world, inv_bind_file=inv_bind_file, bind_rigid=bind_rigid)
+    used_lod_nodes: set[int] = set()
+    pieces: list[Piece] = []
+    for mi_node in mesh_nodes:
+        nd = nodes[mi_node]
+        mesh = scene.meshes[nd.mesh]
+        for pi, prim in enumerate(mesh.primitives):
+            if prim.mode != 4:
+                warnings.warn(f"mesh {mesh.name!r}: primitive mode {prim.mode} is not triangles; "
+                              "left out", LossWarning, stacklevel=2)
+                continue
+            parts = _uint16_parts(prim)
+            lods = [_prim_lod(ctx, mi_node, parts[0], mesh.name)]
+            key = _piece_key(scene, mi_node)
+            level = 1
+            while len(parts) == 1 and isinstance(key, str) and (key, level) in lod_nodes:
+                ln = lod_nodes[(key, level)]
+                lmesh = scene.meshes[nodes[ln].mesh]
+                if pi >= len(lmesh.primitives) or lmesh.primitives[pi].mode != 4 or \
+                        len(lmesh.primitives[pi].positions) > 0xFFFF:
+                    break
+                lods.append(_prim_lod(ctx, ln, lmesh.primitives[pi], lmesh.name))
+                used_lod_nodes.add(ln)
+                level += 1
+            mat = scene.materials[prim.material] if prim.material is not None else None
+            pname = mesh.name or nd.name or f"piece{len(pieces)}"
+            if len(mesh.primitives) > 1:
+                pname = f"{pname}_{pi}"
+            mex = mesh.extras or {}
+            mat_index = _xint(mex.get("material_index"), prim.material or 0, 0, 0xFFFF) \
+                if len(mesh.primitives) == 1 else prim.material or 0
+            lod_weight = _xfloat(mex.get("lod_weight"), 1.0) if version > 9 else None
+            for k, part in enumerate(parts):
+                pieces.append(Piece(
+                    material_index=mat_index,
+                    specular_power=_xfloat(mat.extras.get("specular_power"), 0.0) if mat else 0.0,
+                    specular_scale=_xfloat(mat.extras.get("specular_scale"), 1.0) if mat else 1.0,
+                    lod_weight=lod_weight,
+                    name=(pname if len(parts) == 1 else f"{pname}_part{k}").encode("latin-1", "replace"),
+                    lods=lods if k == 0 else [_prim_lod(ctx, mi_node, part, mesh.name)]))
+    lost = []
+    for mi_node in mesh_nodes:
+        for prim in scene.meshes[nodes[mi_node].mesh].primitives:
+            if prim.targets:
+                lost.append("morph targets")
+            if len(prim.uvs) > 1:
+                lost.append("UV sets after the first")
+            if prim.colors is not None:
+                lost.append("vertex colours")
+    if lost:
+        warnings.warn("ABC has no place for " + ", ".join(sorted(set(lost))) + "; left out",
+                      LossWarning, stacklevel=2)
+    lod_count = max((len(p.lods) for p in pieces), default=1)
+    for p in pieces:              # every piece needs LODCount LODs: repeat the last one
+        while len(p.lods) < lod_count:
+            p.lods.append(p.lods[-1])
+    unused = [r for _, roots in scene.extra_scenes for r in roots
+              if r not in reach and nodes[r].mesh is not None and r not in used_lod_nodes]
+    unused += [r for r in sorted(lod_set - used_lod_nodes) if r in reach]
+    if unused:
+        warnings.warn(f"{len(unused)} meshes of other scenes are not LODs of a written piece "
+                      "and were left out", LossWarning, stacklevel=2)
+    # animations
+    anims = _animations_from_scene(scene, order, abc_par, version, nonrigid)
+    # sockets
+    sockets = []
+    for i in sorted(reach):
+        nd = nodes[i]
+        if not nd.extras.get("abc_socket") or i in jset:
+            continue
+        anc = parents[i]
+        while anc >= 0 and anc not in jset:
+            anc = parents[anc]
+        if anc < 0:
+            continue
+        local = np.linalg.inv(_rigid(rest_world[anc])) @ rest_world[i]
+        t, q, _ = decompose_trs(local)
+        sockets.append(Socket(node=abc_index[anc], name=nd.name.encode("latin-1", "replace"),
+                              rotation=tuple(float(x) for x in (q * SQ).astype(np.float32)),
+                              location=tuple(float(x) for x in (t * S3).astype(np.float32))))
+    # header and the rest
+    allpos = np.concatenate([p.lods[0].vertices["location"] for p in pieces]) if pieces else np.zeros((0, 3))
+    radius = float(np.linalg.norm(allpos, axis=1).max()) if len(allpos) else 0.0
+    ext = tuple(float(x) for x in (np.abs(allpos).max(0) if len(allpos) else np.zeros(3)).astype(np.float32))
+    for a in anims:
+        if a.extents is None:
+            a.extents = ext
+    base = np.zeros(nn, TRANSFORM if version < 13 else abcmod.TRANSFORM13)
+    inv_par = np.stack([np.eye(4) if p < 0 else inv_bind_file[p] for p in abc_par])
+    bt, bq, _ = decompose_trs(inv_par @ bind_file)
+    base["location"] = bt
+    base["rotation"] = bq
+    header = HeaderSection(version=version, lod_count=lod_count,
+                           command_string=str(ex.get("command_string", "")).encode("latin-1", "replace"),
+                           internal_radius=radius,
+                           lod_distances=np.asarray(_lod_distances(ex, lod_count), "<f4"),
+                           unknown_v13=_xint(ex.get("unknown_v13"), 0, 0, 2**32 - 1)
+                           if version >= 13 else None)
+    model = AbcModel(sections=[
+        header, PiecesSection(pieces=pieces),
+        NodesSection(nodes=abc_nodes, weight_sets=xt.weight_sets(ex, nn)),
+        ChildModelsSection(child_models=xt.child_models(ex, base), extra=version >= 13),
+        AnimationSection(animations=anims), SocketsSection(sockets=sockets),
+        AnimBindingsSection(bindings=xt.anim_bindings(ex, [a.name for a in anims], ext))])
+    return abcmod.recount(model)
+
+
+
+def _lod_distances(extras: dict, lod_count: int) -> list[float]:
+    d = extras.get("lod_distances")
+    if isinstance(d, list) and len(d) == lod_count:
+        vals = [_xfloat(x, None) for x in d]
+        if None not in vals:
+            return vals
+    return [0.0] + [float(10 * i) for i in range(1, lod_count)]
+
+
+def _uint16_parts(prim: Primitive) -> list[Primitive]:
+    """The primitive itself, or consecutive runs of its triangles that use at most 65535
+    vertices each (an ABC LOD indexes its vertices with uint16)."""
+    n = len(prim.positions)
+    if n <= 0xFFFF:
+        return [prim]
+    tri = prim.indices if prim.indices is not None else np.arange(n, dtype=np.uint32)
+    tri = tri[:len(tri) - len(tri) % 3].reshape(-1, 3)
+    parts, start = [], 0
+    while start < len(tri):
+        window = tri[start:start + 4 * 0xFFFF].reshape(-1)
+        _, first = np.unique(window, return_index=True)
+        fresh = np.zeros(len(window), np.int64)
+        fresh[first] = 1
+        used = np.cumsum(fresh)[2::3]             # distinct vertices up to each triangle
+        k = int(np.searchsorted(used, 0xFFFF, side="right"))
+        chunk = tri[start:start + k]
+        keep = np.unique(chunk)
+        skinned = prim.joints is not None and prim.weights is not None
+        parts.append(Primitive(positions=prim.positions[keep],
+                               normals=None if prim.normals is None else prim.normals[keep],
+                               uvs=[uv[keep] for uv in prim.uvs[:1]],
+                               joints=prim.joints[keep] if skinned else None,
+                               weights=prim.weights[keep] if skinned else None,
+                               material=prim.material,
+                               indices=np.searchsorted(keep, chunk.reshape(-1)).astype(np.uint32)))
+        start += k
+    return parts
+
+
+def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lod:
+    """One glTF primitive as an ABC LOD (vertices in model space, weights on ABC nodes)."""
+    scene, parents, jset = ctx["scene"], ctx["parents"], ctx["jset"]
+    abc_index, rest_world, inv_bind_file = ctx["abc_index"], ctx["rest_world"], ctx["inv_bind_file"]
+    nd = scene.nodes[node_index]
+    skin = scene.skins[nd.skin] if nd.skin is not None else None
+    follow = 0
+    if skin is None:
+        anc = node_index
+        while anc >= 0 and anc not in jset:
+            anc = parents[anc]
+        follow = abc_index[anc] if anc >= 0 else 0
+        # placed relative to where the followed node rests, moved to where it is bound
+        place = ctx["bind_rigid"][follow] @ np.linalg.inv(_rigid(rest_world[anc])) \
+            @ rest_world[node_index] if anc >= 0 else rest_world[node_index]
+    pos = prim.positions.astype(np.float64)
+    nv = len(pos)
+    idx = (prim.indices if prim.indices is not None else np.arange(nv)).astype(np.int64)
+    idx = idx[:len(idx) - len(idx) % 3]          # a non-indexed list may end in a partial triangle
+    if nv > 0xFFFF:
+        raise DocumentError(f"mesh {mesh_name!r} has {nv} vertices; an ABC LOD holds at most 65535")
+    normals = prim.normals.astype(np.float64) if prim.normals is not None else None
+    if skin is None:
+        m = place
+        pos = (m[:3, :3] @ pos.T).T + m[:3, 3]
+        if normals is not None:
+            normals = (np.linalg.inv(m[:3, :3]).T @ normals.T).T
+        if np.linalg.det(m[:3, :3]) < 0:      # a mirroring transform turns the faces over
+            idx = idx.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)
+    if normals is None:
+        from ...gltf.writer import compute_normals
+        normals = compute_normals(pos, idx).astype(np.float64)
+    ln = np.linalg.norm(normals, axis=1, keepdims=True)
+    normals = np.where(ln > 1e-12, normals / np.where(ln > 1e-12, ln, 1.0), 0.0)
+    fpos = pos * S3
+    if skin is not None and prim.joints is not None:
+        jmap = np.array([abc_index[j] for j in skin.joints], np.int64)
+        w = prim.weights.astype(np.float64)
+        w = np.where(np.isfinite(w) & (w > 0), w, 0.0)
+        empty = w.sum(1) <= 0
+        jj = jmap[np.clip(prim.joints.astype(np.int64), 0, len(jmap) - 1)]
+        w[empty, 0] = 1.0
+        jj[empty, 0] = 0
+        w /= w.sum(1, keepdims=True)
+    else:
+        jj = np.zeros((nv, 4), np.int64)
+        jj[:, 0] = follow
+        w = np.zeros((nv, 4))
+        w[:, 0] = 1.0
+    uv = prim.uvs[0] if prim.uvs else np.zeros((nv, 2), np.float32)
+    corner_uv = uv[idx.reshape(-1, 3)]
+    fpos, normals, jj, w, idx = _merge_vertices(fpos, normals, jj, w, idx)
+    nv = len(fpos)
+    mask = w > 0
+    owner = np.nonzero(mask)[0]
+    wnode = jj[mask]
+    loc = np.einsum("nij,nj->ni", inv_bind_file[wnode],
+                    np.concatenate([fpos[owner], np.ones((len(owner), 1))], 1))[:, :3]
+    verts = np.zeros(nv, VERTEX)
+    verts["weight_count"] = mask.sum(1)
+    verts["location"] = fpos
+    verts["normal"] = normals * S3
+    weights = np.zeros(len(owner), WEIGHT)
+    weights["node"] = wnode
+    weights["location"] = loc
+    weights["bias"] = w[mask]
+    tri = idx.reshape(-1, 3)[:, [0, 2, 1]]
+    faces = np.zeros(tri.shape, CORNER)
+    faces["vertex"] = tri
+    faces["uv"] = corner_uv[:, [0, 2, 1]]
+    return Lod(faces=faces, vertices=verts, weights=weights)
+
+
+def _merge_vertices(pos, normals, joints, weights, idx, tol: float = 2e-3):
+    """glTF vertices that differ only in their UVs are one ABC vertex (ABC keeps UVs per face
+    corner, and ``to_scene`` splits its vertices per distinct UV): vertices with equal location
+    and influences and normals within ``tol`` (Blender writes each face corner's normal, a few
+    1e-4 apart) are merged, in the order of their first use."""
+    nv = len(pos)
+    if nv < 2:
+        return pos, normals, joints, weights, idx
+    order = np.argsort(-weights, 1, kind="stable")
+    w = np.take_along_axis(weights, order, 1)
+    j = np.where(w > 0, np.take_along_axis(joints, order, 1), 0)
+    key = np.concatenate([pos, w, j.astype(np.float64)], 1) + 0.0   # -0.0 -> 0.0
+    _, gid = np.unique(key, axis=0, return_inverse=True)
+    gid = gid.reshape(-1)
+    srt = np.lexsort((normals[:, 2], normals[:, 1], normals[:, 0], gid))
+    g_s, n_s = gid[srt], normals[srt]
+    new = np.ones(nv, bool)
+    new[1:] = (g_s[1:] != g_s[:-1]) | (np.abs(n_s[1:] - n_s[:-1]).max(1) > tol)
+    cluster = np.empty(nv, np.int64)
+    cluster[srt] = np.cumsum(new) - 1
+    nc = int(new.sum())
+    if nc == nv:
+        return pos, normals, joints, weights, idx
+    first = np.full(nc, nv, np.int64)
+    np.minimum.at(first, cluster, np.arange(nv))
+    rank = np.empty(nc, np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(nc)
+    keep = np.sort(first)
+    return pos[keep], normals[keep], joints[keep], weights[keep], rank[cluster][idx]
+
+
+def _kept_key_times(kept, ms: np.ndarray, name: str) -> np.ndarray:
+    """The file's key times from the extras when the glTF keys are among them (an unedited
+    round trip); also when they look like an exporter's per-frame sampling of them (Blender's,
+    :func:`per_frame`): the animation is then sampled at the file's times (warned). Otherwise the
+    glTF key times."""
+    if not isinstance(kept, list) or not kept or len(kept) > 1 << 20 or not all(
+            isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 0xFFFFFFFF for x in kept):
+        return ms
+    kt = np.asarray(kept, np.int64)
+    if np.any(np.diff(kt) <= 0):
+        return ms
+    if np.isin(ms, kt).all():
+        return kt
+    if per_frame(ms, kt):
+        warnings.warn(f"animation {name!r}: sampled at the {len(kt)} key times of the original "
+                      f"file (the glTF has {len(ms)} other key times)", LossWarning, stacklevel=4)
+        return kt
+    return ms
+
+
+def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], version: int,
+                           nonrigid: np.ndarray):
+    nodes = scene.nodes
+    parents = scene.parents()
+    n_all = len(nodes)
+    t0 = np.stack([n.translation for n in nodes]) if n_all else np.zeros((0, 3))
+    r0 = np.stack([n.rotation for n in nodes]) if n_all else np.zeros((0, 4))
+    s0 = np.stack([n.scale for n in nodes]) if n_all else np.zeros((0, 3))
+    dt = abcmod.TRANSFORM13 if version >= 13 else TRANSFORM
+    out = []
+    src_anims = scene.animations or [SAnimation(name="base")]
+    scaled = False
+    for a in src_anims:
+        chans = [c for c in a.channels if c.path != "weights"]
+        if chans:
+            allt = np.concatenate([c.times.astype(np.float64) for c in chans])
+            ms = np.unique(np.round(allt * 1000.0).astype(np.int64))
+            ms = ms - min(int(ms[0]), 0)
+            if int(ms[-1]) > 0xFFFFFFFF:
+                raise DocumentError(f"animation {a.name!r} lasts {ms[-1] / 1000.0:g} s; ABC key "
+                                    "times are uint32 milliseconds (at most about 49.7 days)")
+        else:
+            ms = np.zeros(1, np.int64)
+        ex = xt.animation_extras(scene, a)
+        ms = _kept_key_times(ex.get("key_times_ms"), ms, a.name)
+        secs = ms / 1000.0
+        k = len(ms)
+        T = np.repeat(t0[None], k, 0)
+        R = np.repeat(r0[None], k, 0)
+        Sc = np.repeat(s0[None], k, 0)
+        for c in chans:
+            vals = c.sample(secs)
+            if c.path == "translation":
+                T[:, c.node] = vals
+            elif c.path == "rotation":
+                R[:, c.node] = vals
+            else:
+                Sc[:, c.node] = vals
+        world = world_matrices(compose_trs(T, R, Sc), parents) if n_all else np.zeros((k, 0, 4, 4))
+        Wfull = np.stack([np.broadcast_to(np.eye(4), (k, 4, 4)) if j < 0 else world[:, j]
+                          for j in order], 1)                               # (k, nn, 4, 4)
+        W = _rigid(Wfull)
+        # the scale part baked into the weights must be the one the animation has
+        if np.any(np.abs(np.linalg.inv(W) @ Wfull - nonrigid[None]) > 1e-3 * (1.0 + np.abs(nonrigid[None]))):
+            scaled = True
+        P = np.stack([np.broadcast_to(np.eye(4), (k, 4, 4)) if p < 0 else W[:, p]
+                      for p in abc_par], 1)
+        local = np.linalg.inv(P) @ W
+        lf = S4 @ local @ S4
+        t, q, _ = decompose_trs(lf)
+        tr = np.zeros((len(order), k), dt)
+        tr["location"] = np.transpose(t, (1, 0, 2))
+        tr["rotation"] = np.transpose(quat_normalize(q), (1, 0, 2))
+        strings = [b""] * k
+        markers = ex.get("markers")
+        for m in (markers if isinstance(markers, list) else ()):
+            try:
+                at = int(np.argmin(np.abs(ms - round(float(m["time"]) * 1000.0))))
+                strings[at] = str(m["string"]).encode("latin-1", "replace")
+            except (KeyError, TypeError, ValueError, OverflowError):
+                continue
+        out.append(abcmod.Animation(
+            name=(a.name or f"anim{len(out)}").encode("latin-1", "replace"),
+            unknown=_xint(ex.get("unknown"), -1, -2**31, 2**31 - 1),
+            interpolation_ms=_xint(ex.get("interpolation_ms"), 200, 0, 2**32 - 1)
+            if version >= 12 else None,
+            key_times=ms.astype("<u4"), key_strings=strings,
+            extents=tuple(xt.floats(ex.get("extents"), 3) or ()) or None,
+            markers=np.full(len(order), -1, "<i4") if version >= 13 else None, transforms=tr))
+    if scaled:
+        warnings.warn("ABC keyframes hold no scale: joint scale that differs from the bind "
+                      "pose's (baked into the weights) was dropped", LossWarning, stacklevel=3)
+    return out
+
+

@@ -1,0 +1,703 @@
+"""Scene -> Lost Saga ``.msh`` / ``.skl`` / ``.ani`` / ``.cms`` / material script (the
+``from_scene`` side; the mapping is in :mod:`.scene`)."""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ...errors import DocumentError, LossWarning
+from ...scene import Animation, Channel, Scene, Skin
+from ...transforms import compose_trs, decompose_trs, inverse, quat_normalize
+from . import ani as ani_mod
+from . import material as mat_mod
+from . import msh as msh_mod
+from .ani import AniEvent, AniFile, AniTrack
+from .cms import CmsFile
+from .common import (ANIMATION_VER_COMP4, ANIMATION_VER_COMP8, ANIMATION_VER_DEFAULT,
+                     MESH_CONTROL_POINT_VERSION, MESH_VERSION, VERTEX_COLOR_MESH_VERSION,
+                     _unit_rows, encode_name, per_frame, quat_from_gltf, text,
+                     vec_from_gltf)
+from .msh import MshFile
+from .quatcodec import encode_comp4, encode_comp8
+from .skl import POSE_DTYPE, SklBone, SklFile
+
+__all__ = ["msh_from_scene", "skl_from_scene", "ani_from_scene", "cms_from_scene",
+           "script_from_scene"]
+
+
+# == from_scene ================================================================================
+
+_ANI_VERSIONS = {"default": ANIMATION_VER_DEFAULT, "4000": ANIMATION_VER_DEFAULT,
+                 "comp4": ANIMATION_VER_COMP4, "4001": ANIMATION_VER_COMP4,
+                 "comp8": ANIMATION_VER_COMP8, "4002": ANIMATION_VER_COMP8}
+
+
+def _ani_version(value: Any) -> int:
+    key = str(value).lower()
+    if key not in _ANI_VERSIONS:
+        raise DocumentError(f"animation_format must be default, comp4 or comp8, got {value!r}")
+    return _ANI_VERSIONS[key]
+
+
+def _skinned_nodes(scene: Scene) -> list[int]:
+    return [i for i, n in enumerate(scene.nodes) if n.mesh is not None and n.skin is not None]
+
+
+def _joint_parents(scene: Scene, joints: list[int]) -> list[int]:
+    """Parent bone (index into ``joints``, -1 = root) of every joint: its nearest joint ancestor."""
+    parents_node = scene.parents()
+    pos = {n: i for i, n in enumerate(joints)}
+    parents = []
+    for n in joints:
+        p = parents_node[n]
+        while p >= 0 and p not in pos:
+            p = parents_node[p]
+        parents.append(pos[p] if p >= 0 else -1)
+    return parents
+
+
+def _unscale(world: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Joint world matrices without their (uniform) scale, and that scale per joint.
+
+    .skl/.ani hold no scale, so a constant uniform joint scale (a B3D root scaled by 3.77, an
+    exporter's Armature scaled by 0.01) is baked instead: bones use the rigid part of their world
+    matrix, child offsets are multiplied by the parent's scale and the inverse binds by the bone's
+    own scale -- the skinned vertices stay where they are."""
+    sig = np.cbrt(np.abs(np.linalg.det(world[:, :3, :3])))
+    sig = np.where(np.isfinite(sig) & (sig > 1e-12), sig, 1.0)
+    rigid = world.copy()
+    rigid[:, :3, :3] /= sig[:, None, None]
+    return rigid, sig
+
+
+def skl_from_scene(scene: Scene, **options: Any) -> SklFile:
+    return _skeleton(scene)[0]
+
+
+def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
+    """The ``.skl``, the scene node of every bone and every bone's parent bone (-1 = root)."""
+    skinned = _skinned_nodes(scene)
+    world = scene.world_matrices()
+    if skinned:
+        skin = scene.skins[scene.nodes[skinned[0]].skin]
+    elif scene.skins:
+        skin = scene.skins[0]
+    else:
+        # no skin: every node without a mesh is a bone
+        joints = [i for i, n in enumerate(scene.nodes) if n.mesh is None]
+        if not joints:
+            raise DocumentError("skl: the scene has no skin and no joint nodes")
+        skin = Skin(joints=joints)
+    # non-joint nodes between joints (an exporter's "Armature" node) are folded into the bones;
+    # the .ani keys are moved into the same frames (_key_frames)
+    parents = _joint_parents(scene, skin.joints)
+    n = len(skin.joints)
+    ibm = (np.asarray(skin.inverse_bind_matrices, dtype=np.float64)
+           if skin.inverse_bind_matrices is not None else inverse(world[skin.joints]))
+    rigid, sig = _unscale(world[skin.joints])
+    local = np.array([inverse(rigid[p]) @ rigid[k] if p >= 0 else rigid[k]
+                      for k, p in enumerate(parents)]).reshape(-1, 4, 4)
+    ibm = ibm.copy()
+    ibm[:, :3, :] *= sig[:, None, None]                          # diag(sig, sig, sig, 1) @ ibm
+    t, r, s = decompose_trs(local)
+    if not np.allclose(s, 1.0, atol=1e-4):
+        warnings.warn("non-uniform joint scale is not kept by .skl (LocalTM has none)",
+                      LossWarning, stacklevel=3)
+    poses = np.zeros(n, POSE_DTYPE)
+    poses["local_position"] = vec_from_gltf(t)
+    poses["local_rotation"] = quat_from_gltf(r)
+    it, ir, iscale = decompose_trs(ibm)
+    if not np.allclose(np.abs(iscale), 1.0, atol=1e-4):
+        warnings.warn("inverse bind matrices with scale: the .skl inverse pair holds only rotation "
+                      "and translation (scale dropped)", LossWarning, stacklevel=3)
+    poses["inverse_position"] = vec_from_gltf(it)
+    poses["inverse_rotation"] = quat_from_gltf(ir)
+    bind = inverse(ibm)
+    smat = np.diag([1.0, 1.0, -1.0, 1.0])
+    poses["object_tm"] = np.swapaxes(smat @ bind @ smat, -1, -2)       # D3DX row-vector form
+    names = []
+    seen: set[bytes] = set()
+    for k, j in enumerate(skin.joints):
+        nm = encode_name(scene.nodes[j].name or f"bone{k}")
+        while nm in seen:
+            nm += b"_"
+        seen.add(nm)
+        names.append(nm)
+    bones = [SklBone(name=names[k], parent=names[parents[k]] if parents[k] >= 0 else b"")
+             for k in range(n)]
+    for k, p in enumerate(parents):
+        if p >= 0:
+            bones[p].children.append(names[k])
+    kept = scene.extras.get("lostsaga_skeleton")
+    kept = kept if isinstance(kept, dict) else {}
+    linked = kept.get("linked_skeleton")
+    version = kept.get("version")
+    skl = SklFile(bones=bones, poses=poses,
+                  linked_skeleton=encode_name(linked) if isinstance(linked, str) else b"")
+    if isinstance(version, int) and not isinstance(version, bool) and 0 <= version < 2**31:
+        skl.version = version
+    if kept.get("linked_skeleton_absent") is True:
+        skl.linked_skeleton = None
+    return skl, list(skin.joints), parents
+
+
+def _key_frames(scene: Scene, joints: list[int], bone_parents: list[int]) -> list:
+    """Per bone, None or the ``(pre, post)`` matrices that take its glTF-local keys ``L`` to its
+    rigid local TM relative to its ``.skl`` parent: ``pre @ L @ post``. ``pre`` holds the rest
+    transforms of non-joint nodes in between (an exporter's ``Armature`` node) and the parent's
+    baked scale, ``post`` the bone's own (see :func:`_unscale`)."""
+    world = scene.world_matrices()
+    gparents = scene.parents()
+    _, sig = _unscale(world[joints])
+    out = []
+    for k, n in enumerate(joints):
+        gp, bp = gparents[n], bone_parents[k]
+        pre = np.eye(4)
+        if gp >= 0 and not (bp >= 0 and gp == joints[bp]):
+            pre = world[gp] if bp < 0 else inverse(world[joints[bp]]) @ world[gp]
+        if bp >= 0:
+            pre = np.diag([sig[bp], sig[bp], sig[bp], 1.0]) @ pre
+        post = np.diag([1.0 / sig[k], 1.0 / sig[k], 1.0 / sig[k], 1.0])
+        trivial = np.allclose(pre, np.eye(4), atol=1e-12) and np.allclose(post, np.eye(4),
+                                                                            atol=1e-12)
+        out.append(None if trivial else (pre, post))
+    return out
+
+
+def _animation_extras(scene: Scene, anim: Animation) -> dict:
+    """The animation's extras; the copy the scene keeps under its name fills what it lacks
+    (Blender's glTF importer drops animation extras, not the scene's)."""
+    kept = scene.extras.get("lostsaga_animations")
+    kept = next((k for k in kept if isinstance(k, dict) and k.get("name") == anim.name), None) \
+        if isinstance(kept, list) else None
+    out = dict(kept) if kept is not None else {}
+    out.update(anim.extras or {})
+    return out
+
+
+def _track_weight(ex: dict, bone: bytes) -> float:
+    w = ex.get("track_weights")
+    w = w.get(text(bone), 1.0) if isinstance(w, dict) else 1.0
+    return float(w) if isinstance(w, (int, float)) and not isinstance(w, bool) and \
+        np.isfinite(w) and abs(w) < 3e38 else 1.0
+
+
+def _kept_key_times(ex: dict, bone: bytes, ms: np.ndarray) -> np.ndarray | None:
+    """The bone's key times of the original file (extras ``key_times_ms``/``track_key_times``)
+    when the glTF's are among them, or look like an exporter's per-frame sampling of them
+    (Blender's, :func:`.common.per_frame`); else None."""
+    lists, which = ex.get("key_times_ms"), ex.get("track_key_times")
+    if not isinstance(lists, list) or not isinstance(which, dict):
+        return None
+    i = which.get(text(bone))
+    if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(lists):
+        return None
+    kt = lists[i]
+    if not isinstance(kt, list) or not kt or not all(
+            isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**31 for x in kt):
+        return None
+    kt = np.asarray(kt, np.int64)
+    if np.any(np.diff(kt) <= 0) or not len(ms):
+        return None
+    if np.isin(ms, kt).all():
+        return kt
+    return kt if per_frame(ms, kt) else None
+
+
+def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: list[bytes],
+                      bone_parents: list[int], version: int, rounding: str) -> AniFile:
+    by_node: dict[int, dict[str, Channel]] = {}
+    for c in anim.channels:
+        by_node.setdefault(c.node, {})[c.path] = c
+    if any(c.interpolation == "CUBICSPLINE" for c in anim.channels):
+        warnings.warn(f"animation {anim.name!r}: cubic-spline keys sampled linearly", LossWarning,
+                      stacklevel=4)
+    jset = set(joints)
+    others = sorted({scene.nodes[n].name or f"node{n}" for n in by_node if n not in jset})
+    if others:
+        warnings.warn(f"animation {anim.name!r}: channels of nodes that are not joints are not kept "
+                      f"by .ani ({', '.join(others[:5])}{'...' if len(others) > 5 else ''})",
+                      LossWarning, stacklevel=4)
+    frames = _key_frames(scene, joints, bone_parents)
+    dt = ani_mod.key_dtype(version)
+    ex = _animation_extras(scene, anim)
+    tracks = []
+    # an animation laid on a longer timeline starts at 0 in the .ani; one read from a Lost Saga
+    # file keeps its times as they were (its first key need not be at 0 ms)
+    t0 = (0.0 if "lostsaga_version" in ex
+          else min((float(c.times[0]) for c in anim.channels), default=0.0))
+    end = 0
+    scaled = False
+    resampled = 0
+    for k, node in enumerate(joints):
+        chs = by_node.get(node)
+        if not chs or not ({"rotation", "translation"} & chs.keys()):
+            continue
+        used = [c for p, c in chs.items() if p in ("rotation", "translation")]
+        # .ani keys are interpolated linearly: a STEP channel gets a hold key 1 ms before each key
+        holds = [c.times[1:].astype(np.float64) - 0.001 for c in used if c.interpolation == "STEP"]
+        times = np.unique(np.concatenate([c.times.astype(np.float64) for c in used] + holds))
+        ms = np.round((times - t0) * 1000.0).astype(np.int64)
+        keep = np.append(ms[1:] != ms[:-1], True)
+        times, ms = times[keep], ms[keep]
+        kept = _kept_key_times(ex, names[k], ms)
+        if kept is not None and not np.array_equal(kept, ms):
+            resampled += not np.isin(ms, kept).all()
+            # sampled at the glTF's own key times where they are the file's (keys 1 ms apart
+            # are steps: a time off by float32 rounding would blend them)
+            at = np.searchsorted(ms, kept).clip(0, len(ms) - 1)
+            times = np.where(ms[at] == kept, times[at], kept / 1000.0 + t0)
+            ms = kept
+        nd = scene.nodes[node]
+        rot = (chs["rotation"].sample(times) if "rotation" in chs
+               else np.tile(nd.rotation, (len(times), 1)))
+        tr = (chs["translation"].sample(times) if "translation" in chs
+              else np.tile(nd.translation, (len(times), 1)))
+        rot = quat_normalize(rot)
+        sc = (chs["scale"].sample(times) if "scale" in chs
+              else np.tile(nd.scale, (len(times), 1)))
+        if frames[k] is not None:        # keys relative to the .skl parent, not the glTF parent
+            pre, post = frames[k]
+            tr, rot, sc = decompose_trs(pre @ compose_trs(tr, rot, sc) @ post)
+        scaled |= not np.allclose(sc, 1.0, atol=1e-4)
+        rot = quat_from_gltf(rot)
+        keys = np.zeros(len(times), dt)
+        keys["translation"] = vec_from_gltf(tr)
+        keys["time"] = ms
+        if version == ANIMATION_VER_COMP4:
+            keys["packed"] = encode_comp4(rot, rounding=rounding)
+        elif version == ANIMATION_VER_COMP8:
+            keys["high"], keys["low"] = encode_comp8(rot, rounding=rounding)
+        else:
+            keys["rotation"] = rot
+        end = max(end, int(ms[-1]))
+        tracks.append(AniTrack(bone=names[k], weight=_track_weight(ex, names[k]), keys=keys))
+    if scaled:
+        warnings.warn(f"animation {anim.name!r}: scale that changes over time or is not uniform "
+                      "is not kept by .ani keys", LossWarning, stacklevel=4)
+    order = ex.get("track_key_times")          # the file's track order (dicts keep it)
+    if isinstance(order, dict):
+        rank = {name: i for i, name in enumerate(order)}
+        tracks.sort(key=lambda t: rank.get(text(t.bone), len(rank)))
+    if resampled:
+        warnings.warn(f"animation {anim.name!r}: {resampled} tracks sampled at the key times of the "
+                      "original file (the glTF has other key times)", LossWarning, stacklevel=4)
+    events = []
+    for e in ex.get("events", []) if isinstance(ex.get("events"), list) else []:
+        if isinstance(e, dict):
+            events.append(AniEvent(encode_name(str(e.get("type", ""))),
+                                   encode_name(str(e.get("info", ""))),
+                                   (float(e.get("time", 0.0)) - t0) * 1000.0))
+    total = ex.get("total_time_ms")
+    # the file's total time; also when its keys ran past it (the corpus animation ends 1 ms
+    # after its total time) and still end where they did
+    total = int(total) if isinstance(total, (int, float)) and 0 <= total < 2**31 and \
+        (total >= end or ex.get("last_key_ms") == end) else end
+    return AniFile(version=version, events=events, total_time=total, tracks=tracks)
+
+
+def _animations(scene: Scene, joints: list[int], names: list[bytes], bone_parents: list[int],
+                animation_format: Any, rounding: str) -> dict[str, AniFile]:
+    out: dict[str, AniFile] = {}
+    for i, anim in enumerate(scene.animations):
+        # the format asked for, else the one the animation was read from, else DEFAULT
+        recorded = _animation_extras(scene, anim).get("lostsaga_version")
+        version = _ani_version(animation_format if animation_format is not None else
+                               recorded if recorded in _ANI_VERSIONS.values() else "default")
+        doc = _animation_to_ani(scene, anim, joints, names, bone_parents, version, rounding)
+        if not doc.tracks:
+            continue
+        label = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in (anim.name or f"anim{i}"))
+        key = f"_{label}.ani"
+        while key in out:
+            key = key[:-4] + "_.ani"
+        out[key] = doc
+    return out
+
+
+def ani_from_scene(scene: Scene, *, animation_format: Any = None,
+                   rounding: str = "engine", **options: Any):
+    if not scene.animations:
+        raise DocumentError("ani: the scene has no animations")
+    skl, joints, bone_parents = _skeleton(scene)
+    anis = _animations(scene, joints, skl.names(), bone_parents, animation_format, rounding)
+    if not anis:
+        raise DocumentError("ani: no animation targets a joint")
+    docs = list(anis.values())
+    if len(docs) == 1:
+        return docs[0]
+    out: dict[str, Any] = {"": docs[0]}
+    out.update(list(anis.items())[1:])
+    return out
+
+
+def _d3d_colors(c: np.ndarray) -> np.ndarray:
+    b = np.clip(np.round(np.nan_to_num(c) * 255.0), 0, 255).astype(np.uint32)
+    return (b[:, 3] << 24) | (b[:, 0] << 16) | (b[:, 1] << 8) | b[:, 2]
+
+
+def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str = "engine",
+                   version: int | None = None, mesh_type: int | None = None, **options: Any):
+    from ...gltf.writer import compute_normals
+    world = scene.world_matrices()
+    skinned_nodes = _skinned_nodes(scene)
+    skl = joints = bone_parents = None
+    if skinned_nodes:
+        skl, joints, bone_parents = _skeleton(scene)
+        if len(joints) > 256:
+            raise DocumentError(f"msh: {len(joints)} joints; the engine packs bone ids in a byte "
+                                "(at most 256)")
+    main_skin = scene.nodes[skinned_nodes[0]].skin if skinned_nodes else None
+    if skl is not None:
+        skin = scene.skins[main_skin]
+        ibm = (np.asarray(skin.inverse_bind_matrices, dtype=np.float64)
+               if skin.inverse_bind_matrices is not None else inverse(world[joints]))
+        bone_of = {n: k for k, n in enumerate(joints)}
+        gparents = scene.parents()
+    parts = []
+    for ni, node in enumerate(scene.nodes):
+        if node.mesh is None:
+            continue
+        skinned = node.skin is not None and node.skin == main_skin
+        m = world[ni]
+        remap = None
+        if node.skin is not None and not skinned:
+            remap, c = _skin_onto(scene.skins[node.skin], bone_of, ibm, world)
+            if remap is None:
+                warnings.warn(f"node {node.name!r}: a second skin with other joints or bind poses "
+                              "than the first is not supported; bound rigidly", LossWarning,
+                              stacklevel=2)
+            else:
+                m = c
+        rigid = None
+        if skl is not None and not skinned and remap is None:
+            # a type-1 mesh has no unskinned vertices (a vertex without weight collapses): bind
+            # the node rigidly to the joint it hangs under, in that bone's bind space
+            j = ni
+            while j >= 0 and j not in bone_of:
+                j = gparents[j]
+            if j < 0:
+                rigid = bone_parents.index(-1)
+                warnings.warn(f"node {node.name!r}: a mesh under no joint is bound to the root bone "
+                              f"{text(skl.bones[rigid].name)!r} (it follows that bone's keys)",
+                              LossWarning, stacklevel=2)
+            else:
+                rigid = bone_of[j]
+            m = inverse(ibm[rigid]) @ inverse(world[joints[rigid]]) @ m
+        nm = np.linalg.inv(m[:3, :3]).T if abs(np.linalg.det(m[:3, :3])) > 1e-12 else np.eye(3)
+        for p in scene.meshes[node.mesh].primitives:
+            if p.mode != 4 or len(p.positions) == 0:
+                continue
+            pos = p.positions.astype(np.float64)
+            idx = (p.indices.astype(np.int64) if p.indices is not None
+                   else np.arange(len(pos), dtype=np.int64))
+            nrm = p.normals.astype(np.float64) if p.normals is not None else None
+            if nrm is None:
+                nrm = compute_normals(p.positions, idx.astype(np.uint32)).astype(np.float64)
+            tan = p.tangents.astype(np.float64) if p.tangents is not None else None
+            if not skinned:
+                pos = pos @ m[:3, :3].T + m[:3, 3]
+                nrm = _unit_rows(nrm @ nm.T)[0]              # a scaled node: unit normals again
+                mirror = np.linalg.det(m[:3, :3]) < 0
+                if tan is not None:
+                    tan = np.concatenate([_unit_rows(tan[:, :3] @ m[:3, :3].T)[0],
+                                          -tan[:, 3:] if mirror else tan[:, 3:]], axis=1)
+                if mirror:
+                    idx = idx.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)
+            jw = (p.joints, p.weights) if skinned else (None, None)
+            if remap is not None and p.joints is not None:
+                jw = (remap[p.joints.astype(np.int64)], p.weights)
+            if rigid is not None:
+                jw = (np.tile([rigid, 0, 0, 0], (len(pos), 1)),
+                      np.tile([1.0, 0.0, 0.0, 0.0], (len(pos), 1)))
+            parts.append(dict(pos=pos, idx=idx, nrm=nrm, tan=tan, uvs=p.uvs, colors=p.colors,
+                              material=p.material, joints=jw[0], weights=jw[1]))
+    if not parts:
+        raise DocumentError("msh: the scene has no triangle meshes")
+    parts = _resplit(scene, parts)
+    total = sum(len(q["pos"]) for q in parts)
+    if total > 65536:
+        raise DocumentError(f"msh: {total} vertices; uint16 face indices address at most 65536")
+    has_uv1 = any(len(q["uvs"]) > 1 for q in parts)
+    has_col = any(q["colors"] is not None for q in parts)
+    has_tan = all(q["tan"] is not None for q in parts)
+    has_w = skl is not None
+    mask = msh_mod.POSITION | msh_mod.NORMAL | msh_mod.UV0
+    mask |= msh_mod.UV1 if has_uv1 else 0
+    mask |= msh_mod.COLOR0 if has_col else 0
+    mask |= (msh_mod.TANGENT | msh_mod.BINORMAL) if has_tan else 0
+    mask |= (msh_mod.WEIGHTS | msh_mod.INDICES) if has_w else 0
+    pos, nrm, tan, bin_, uv0, uv1, col, wts, faces = [], [], [], [], [], [], [], [], []
+    subs = np.zeros(len(parts), msh_mod.SUBMESH_DTYPE)
+    base = istart = 0
+    for k, q in enumerate(parts):
+        n = len(q["pos"])
+        pos.append(vec_from_gltf(q["pos"]))
+        nrm.append(vec_from_gltf(q["nrm"]))
+        if has_tan:
+            t = q["tan"]
+            b = np.cross(q["nrm"], t[:, :3]) * np.where(t[:, 3:4] < 0, -1.0, 1.0)
+            tan.append(vec_from_gltf(t[:, :3]))
+            bin_.append(vec_from_gltf(b))
+        zero_uv = np.zeros((n, 2))
+        uv0.append(q["uvs"][0] if q["uvs"] else zero_uv)
+        if has_uv1:
+            uv1.append(q["uvs"][1] if len(q["uvs"]) > 1 else zero_uv)
+        if has_col:
+            col.append(_d3d_colors(q["colors"]) if q["colors"] is not None
+                       else np.full(n, 0xFFFFFFFF, np.uint32))
+        if has_w:
+            rec = np.zeros(n, msh_mod.WEIGHT_DTYPE)
+            if q["joints"] is not None:
+                w = np.nan_to_num(q["weights"].astype(np.float64))
+                j = q["joints"].astype(np.float64)
+                order = np.argsort(-w, axis=1, kind="stable")      # the engine stops at w <= 0
+                w = np.take_along_axis(w, order, axis=1)
+                j = np.take_along_axis(j, order, axis=1)
+                j[w <= 0] = 0
+                w[w <= 0] = 0
+                rec["weight"] = w
+                rec["bone"] = j
+            wts.append(rec)
+        f = q["idx"].reshape(-1, 3)[:, [0, 2, 1]] + base
+        faces.append(f)
+        subs[k] = (base, n, istart, len(f))
+        base += n
+        istart += 3 * len(f)
+    P = np.concatenate(pos).astype(np.float32)
+    doc = MshFile(
+        version=version if version is not None else (VERTEX_COLOR_MESH_VERSION if has_col
+                                                    else MESH_VERSION),
+        mesh_type=mesh_type if mesh_type is not None else _mesh_type(scene, has_w),
+        vertex_mask=mask, submeshes=subs, vertex_count=len(P), positions=P,
+        normals=np.concatenate(nrm).astype(np.float32),
+        tangents=np.concatenate(tan).astype(np.float32) if has_tan else None,
+        binormals=np.concatenate(bin_).astype(np.float32) if has_tan else None,
+        colors=np.concatenate(col).astype(np.uint32) if has_col else None,
+        uv0=np.concatenate(uv0).astype(np.float32),
+        uv1=np.concatenate(uv1).astype(np.float32) if has_uv1 else None,
+        bone_names=skl.names() if has_w else None,
+        weights=np.concatenate(wts) if has_w else None,
+        faces=np.concatenate(faces).astype(np.uint16))
+    if doc.version == 2002:
+        doc.control_points = []
+    placeholder = skl is not None and all(
+        scene.nodes[j].extras.get("lostsaga_placeholder") for j in joints)
+    _restore_mesh_extras(scene, doc, placeholder, version is not None, mesh_type is not None)
+    lo, hi = P.min(axis=0), P.max(axis=0)
+    radius = float(np.linalg.norm(hi - lo)) / 2.0     # what the add-on's files hold
+    doc.bbox = np.array([*lo, *hi, radius], dtype=np.float32)
+    script = None
+    if any(q["material"] is not None for q in parts) and options.get("material_script", True):
+        script = mat_mod.MaterialScript(script_from_scene(scene).encode("utf-8"))
+    if not has_w:
+        if scene.animations:
+            warnings.warn("animations without a skin are not written (.ani needs a skeleton)",
+                          LossWarning, stacklevel=2)
+        return doc if script is None else {"": doc, ".txt": script}
+    out: dict[str, Any] = {"": doc}
+    if not placeholder:            # bones of our own (no skeleton was given): no .skl
+        out[".skl"] = skl
+    if script is not None:
+        out[".txt"] = script
+    anis = _animations(scene, joints, skl.names(), bone_parents, animation_format, rounding)
+    if len(anis) == 1:
+        out[".ani"] = next(iter(anis.values()))
+    else:
+        out.update(anis)
+    return out if len(out) > 1 else doc
+
+
+def _resplit(scene: Scene, parts: list[dict]) -> list[dict]:
+    """Blender's exporter joins the primitives that share a material (submeshes without one come
+    back as one primitive): a single part whose triangles add up to the submeshes recorded in the
+    mesh's extras is cut into them again, in order."""
+    subs = _recorded_mesh(scene)[0].get("submeshes")
+    if len(parts) != 1 or not isinstance(subs, list) or len(subs) < 2:
+        return parts
+    counts = [r[3] for r in subs if isinstance(r, list) and len(r) == 4]
+    q = parts[0]
+    tri = q["idx"].reshape(-1, 3)
+    if len(counts) != len(subs) or not all(isinstance(c, int) and c > 0 for c in counts) or \
+            sum(counts) != len(tri):
+        return parts
+    out, start = [], 0
+    for c in counts:
+        used, local = np.unique(tri[start:start + c], return_inverse=True)
+        start += c
+        part = dict(q)
+        for k in ("pos", "nrm", "tan", "colors", "joints", "weights"):
+            part[k] = None if q[k] is None else q[k][used]
+        part["uvs"] = [u[used] for u in q["uvs"]]
+        part["idx"] = local.reshape(-1)
+        out.append(part)
+    return out
+
+
+def _recorded_mesh(scene: Scene) -> tuple[dict, np.ndarray | None]:
+    """The extras ``to_scene`` gave the mesh of a ``.msh`` and that node's world matrix, when
+    the scene holds exactly one mesh node (else ``({}, None)``)."""
+    nodes = [i for i, n in enumerate(scene.nodes) if n.mesh is not None]
+    if len(nodes) != 1:
+        return {}, None
+    ex = scene.meshes[scene.nodes[nodes[0]].mesh].extras or {}
+    return (ex, scene.world_matrices()[nodes[0]]) if "lostsaga_version" in ex else ({}, None)
+
+
+def _restore_mesh_extras(scene: Scene, doc: MshFile, placeholder: bool, version_given: bool,
+                         type_given: bool) -> None:
+    """What glTF has no place for, from the mesh's extras, where it fits the mesh written:
+    version, mesh type (of a skinned mesh on placeholder bones), the bone list with its empty
+    names, the INDICES bit, control points (v2002) and the submesh vertex ranges."""
+    ex, world = _recorded_mesh(scene)
+    if not ex:
+        return
+    v = ex.get("lostsaga_version")
+    if not version_given and v in (MESH_VERSION, VERTEX_COLOR_MESH_VERSION, MESH_CONTROL_POINT_VERSION):
+        doc.version = v
+        doc.control_points = [] if v == MESH_CONTROL_POINT_VERSION else None
+    if not type_given and (placeholder or doc.weights is None):
+        by_name = {name: k for k, name in msh_mod.MESH_TYPES.items()}
+        t = ex.get("mesh_type")
+        t = by_name.get(t, t)
+        if isinstance(t, int) and not isinstance(t, bool) and 0 <= t < 2**31 and \
+                (doc.weights is not None or t != 1):
+            doc.mesh_type = t
+    names = ex.get("bone_names")
+    if placeholder and isinstance(names, list) and all(isinstance(n, str) for n in names) and \
+            [encode_name(n) for n in names if n] == doc.bone_names:
+        doc.bone_names = [encode_name(n) for n in names]
+    mask = ex.get("vertex_mask")
+    if isinstance(mask, int) and doc.weights is not None and not mask & msh_mod.INDICES:
+        doc.vertex_mask &= ~msh_mod.INDICES         # WEIGHTS without INDICES, as the add-on writes
+    cps = ex.get("control_points")
+    if doc.version == MESH_CONTROL_POINT_VERSION and isinstance(cps, list):
+        doc.control_points = []
+        for c in cps:
+            pt = c.get("point") if isinstance(c, dict) else None
+            if not (isinstance(pt, list) and len(pt) == 3 and
+                    all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in pt)):
+                continue
+            q = world @ np.array([*pt, 1.0])
+            doc.control_points.append(msh_mod.ControlPoint(
+                encode_name(str(c.get("type", ""))), encode_name(str(c.get("bone", ""))),
+                encode_name(str(c.get("extra", ""))),
+                vec_from_gltf(q[:3]).astype(np.float32)))
+    bc = ex.get("billboard_centers")
+    if isinstance(bc, list) and len(bc) in (3, 3 * doc.vertex_count) and \
+            all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in bc):
+        c = vec_from_gltf(np.asarray(bc, np.float64).reshape(-1, 3))
+        doc.billboard_centers = np.broadcast_to(c, (doc.vertex_count, 3)).astype(np.float32)
+        doc.vertex_mask |= msh_mod.POSITION2
+    subs = ex.get("submeshes")
+    if isinstance(subs, list) and len(subs) == len(doc.submeshes) and all(
+            isinstance(r, list) and len(r) == 4 and all(isinstance(x, int) for x in r) for r in subs):
+        rec = np.array([tuple(r) for r in subs], msh_mod.SUBMESH_DTYPE)
+        cur = doc.submeshes
+        flat = np.asarray(doc.faces, np.int64).reshape(-1)
+        fits = np.array_equal(rec["index_start"], cur["index_start"]) and \
+            np.array_equal(rec["face_count"], cur["face_count"])
+        for r in rec if fits else ():
+            used = flat[int(r["index_start"]):int(r["index_start"]) + 3 * int(r["face_count"])]
+            lo, n = int(r["min_index"]), int(r["vertex_count"])
+            fits = fits and lo >= 0 and lo + n <= doc.vertex_count and \
+                (not len(used) or (used.min() >= lo and used.max() < lo + n))
+        if fits:             # the recorded ranges cover the vertices each submesh uses
+            doc.submeshes = rec
+
+
+def _skin_onto(other: Skin, bone_of: dict[int, int], ibm: np.ndarray, world: np.ndarray):
+    """``(bone index per joint of other, matrix)`` when the skin ``other`` (exporters write one
+    skin per mesh) uses joints of the main skin with the same bind pose up to one matrix ``C``
+    (``IBM_other = IBM_main @ C``): its vertices ``C @ v`` then skin on the main skin exactly.
+    ``(None, None)`` otherwise."""
+    if not other.joints or any(n not in bone_of for n in other.joints):
+        return None, None
+    remap = np.array([bone_of[n] for n in other.joints], dtype=np.int64)
+    ibm_o = (np.asarray(other.inverse_bind_matrices, dtype=np.float64)
+             if other.inverse_bind_matrices is not None else inverse(world[other.joints]))
+    c = inverse(ibm[remap]) @ ibm_o
+    if not np.allclose(c, c[0], atol=1e-5 * max(1.0, float(np.abs(c[0]).max()))):
+        return None, None
+    return remap, c[0]
+
+
+def _mesh_type(scene: Scene, skinned: bool) -> int:
+    """1 for skinned meshes; else the type a Lost Saga mesh came from (``extras.mesh_type``,
+    kept through glTF), else 0 (static)."""
+    if skinned:
+        return 1
+    by_name = {v: k for k, v in msh_mod.MESH_TYPES.items()}
+    kinds = {by_name.get(m.extras.get("mesh_type")) for m in scene.meshes}
+    kinds.discard(1)
+    if len(kinds) == 1 and None not in kinds:
+        return kinds.pop()
+    return 0
+
+
+def cms_from_scene(scene: Scene, **options: Any) -> CmsFile:
+    world = scene.world_matrices()
+    pos, faces, base = [], [], 0
+    for ni, node in enumerate(scene.nodes):
+        if node.mesh is None:
+            continue
+        m = world[ni]
+        for p in scene.meshes[node.mesh].primitives:
+            if p.mode != 4 or len(p.positions) == 0:
+                continue
+            v = p.positions.astype(np.float64) @ m[:3, :3].T + m[:3, 3]
+            idx = (p.indices.astype(np.int64) if p.indices is not None
+                   else np.arange(len(v), dtype=np.int64)).reshape(-1, 3)
+            if np.linalg.det(m[:3, :3]) < 0:
+                idx = idx[:, [0, 2, 1]]
+            pos.append(vec_from_gltf(v))
+            faces.append(idx[:, [0, 2, 1]] + base)
+            base += len(v)
+    if not pos:
+        raise DocumentError("cms: the scene has no triangle meshes")
+    if base > 65536:
+        raise DocumentError(f"cms: {base} vertices; uint16 face indices address at most 65536")
+    return CmsFile(positions=np.concatenate(pos).astype(np.float32),
+                   faces=np.concatenate(faces).astype(np.uint16))
+
+
+def script_from_scene(scene: Scene) -> str:
+    """The material script (``<mesh>.txt``) for the ``.msh`` that ``msh_from_scene`` writes: one
+    ``material`` block per submesh, in the same order, with the base colour texture's name; the
+    shader group and the other texture units (a lightmap) that ``to_scene`` kept in the
+    material's extras are written back."""
+    skinned = set(_skinned_nodes(scene))
+    out = []
+    for ni, node in enumerate(scene.nodes):
+        if node.mesh is None:
+            continue
+        for p in scene.meshes[node.mesh].primitives:
+            if p.mode != 4 or len(p.positions) == 0:
+                continue
+            sm = mat_mod.ScriptMaterial(shader_group="AnimateToonShade" if ni in skinned
+                                        else "Static")
+            if p.material is not None:
+                m = scene.materials[p.material]
+                if isinstance(m.extras.get("shader_group"), str) and m.extras["shader_group"]:
+                    sm.shader_group = m.extras["shader_group"]      # kept from a script we read
+                if m.base_color != (1.0, 1.0, 1.0, 1.0):
+                    sm.diffuse = tuple(float(c) for c in m.base_color)
+                ref = m.base_color_texture
+                if ref is not None:
+                    t = scene.textures[ref.texture]
+                    uri = (t.uri or t.name or "texture.dds").replace("\\", "/").rsplit("/", 1)[-1]
+                    sm.texture_units.append(mat_mod.TextureUnit(uri, ref.texcoord))
+                others = m.extras.get("other_texture_units")
+                for o in others if isinstance(others, list) else []:
+                    if isinstance(o, dict) and isinstance(o.get("texture"), str):
+                        try:
+                            tcs = int(o.get("tex_coord_set", 0))
+                        except (TypeError, ValueError):
+                            tcs = 0
+                        sm.texture_units.append(mat_mod.TextureUnit(o["texture"], tcs))
+                # unit order as the engine's scripts have it: a lightmap's set-0 unit first
+                sm.texture_units.sort(key=lambda u: u.tex_coord_set)
+            out.append(sm)
+    return mat_mod.write_script(out)
