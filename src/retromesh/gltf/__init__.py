@@ -47,6 +47,11 @@ def _from_scene(scene: Scene, *, embed_images: bool = False, image_dir: Path | s
 
 
 def _info(doc: GltfDocument) -> dict[str, Any]:
+    d = getattr(doc, "json", None)
+    if isinstance(d, dict):
+        return {k: len(d.get(k) or []) for k in
+                ("nodes", "meshes", "materials", "textures", "images", "skins", "animations",
+                 "accessors", "bufferViews")}
     d = doc.gltf
     return {k: len(getattr(d, k) or []) for k in
             ("nodes", "meshes", "materials", "textures", "images", "skins", "animations",
