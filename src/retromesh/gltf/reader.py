@@ -70,7 +70,9 @@ class ReadGltfDocument(GltfDocument):
         if self._gltf is None:
             import pygltflib as g
             try:
-                self._gltf = g.GLTF2.from_dict(self.json)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    self._gltf = g.GLTF2.from_dict(self.json)
             except Exception as exc:      # pygltflib's model is stricter than our reader
                 raise DocumentError(f"this glTF cannot be written back as it was read: "
                                     f"{type(exc).__name__}: {exc}") from exc
@@ -350,7 +352,11 @@ def gltf_to_scene(gdoc: GltfDocument, *, source: Path | None = None, file: str |
                     extras=j.extras(n))
         matrix = j.nums(n, "matrix", path, 16)
         if matrix is not None and matrix != _IDENTITY:
-            t, r, sc = decompose_trs(_matrix(matrix))
+            with np.errstate(all="ignore"):
+                t, r, sc = decompose_trs(_matrix(matrix))
+            if not all(np.all(np.abs(v) <= 3.4e38) for v in (t, r, sc)):
+                raise j.fail(path + ".matrix", "an affine matrix whose translation, rotation and "
+                             "scale fit float32", matrix[:4] + ["..."])
             node.translation, node.rotation, node.scale = t, r, sc
         else:
             for key, width in (("translation", 3), ("rotation", 4), ("scale", 3)):
