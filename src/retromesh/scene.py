@@ -433,15 +433,20 @@ class Scene:
 
     # -- numbers and writer fix-ups ---------------------------------------------------------
     def _validate_numbers(self) -> None:
+        trs = (("translation", 3), ("rotation", 4), ("scale", 3))
         for i, node in enumerate(self.nodes):
-            for key, width in (("translation", 3), ("rotation", 4), ("scale", 3)):
-                v = np.asarray(getattr(node, key))
-                if v.shape != (width,):
+            for key, width in trs:
+                if np.shape(getattr(node, key)) != (width,):
                     raise DocumentError(f"node {i} ({node.name!r}): {key} must have {width} "
-                                        f"numbers, got shape {v.shape}")
-                if not _finite32(v):
-                    raise DocumentError(f"node {i} ({node.name!r}): {key} {v.tolist()} is not "
-                                        "finite within float32")
+                                        f"numbers, got shape {np.shape(getattr(node, key))}")
+        if self.nodes:                      # one vectorised check (scenes of 20,000 nodes)
+            for key, width in trs:
+                values = np.array([getattr(n, key) for n in self.nodes], dtype=np.float64)
+                ok = np.all(np.abs(values) <= _FLT_MAX, axis=1)
+                if not np.all(ok):
+                    i = int(np.argmin(ok))
+                    raise DocumentError(f"node {i} ({self.nodes[i].name!r}): {key} "
+                                        f"{values[i].tolist()} is not finite within float32")
         for mi, mat in enumerate(self.materials):
             ref = mat.base_color_texture
             values = [*mat.base_color, *mat.emissive, mat.metallic, mat.roughness, mat.alpha_cutoff]
@@ -487,7 +492,8 @@ class Scene:
                                         f"joint {int(bad[0])} (node {j}, "
                                         f"{self.nodes[j].name!r}) is singular")
         out = self
-        fixed_nodes = [i for i, node in enumerate(self.nodes) if np.any(np.abs(node.scale) < 1e-6)]
+        scales = np.array([n.scale for n in self.nodes], dtype=np.float64).reshape(-1, 3)
+        fixed_nodes = np.flatnonzero(np.any(np.abs(scales) < 1e-6, axis=1)).tolist()
         if fixed_nodes:
             out = copy.copy(out)
             out.nodes = list(out.nodes)
@@ -526,9 +532,12 @@ class Scene:
         return out
 
 
+_FLT_MAX = 3.4028234663852886e38
+
+
 def _finite32(a) -> bool:
     a = np.asarray(a, dtype=np.float64)
-    return bool(np.all(np.abs(a) <= 3.4028234663852886e38))   # False for NaN too
+    return bool(np.all(np.abs(a) <= _FLT_MAX))   # False for NaN too
 
 
 def _nonzero_scale(s) -> np.ndarray:

@@ -112,6 +112,8 @@ WRONG = [None, "x", {}, [], True, False, -1, 0, 1, 2 ** 31, 2 ** 32 + 5, -2 ** 3
 
 def _paths(obj, prefix=()):
     yield prefix, obj
+    if len(prefix) > 12:
+        return
     if isinstance(obj, dict):
         for k, v in obj.items():
             yield from _paths(v, prefix + (k,))
