@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .binio import Reader
-from .errors import DocumentError, FormatError, LimitError, UnknownFormatError, UnsupportedError
+from .errors import (DocumentError, FormatError, LimitError, UnknownFormatError, UnsupportedError,
+                     UnsupportedInputError)
 
 __all__ = ["Format", "register", "register_converter", "converter", "formats", "get", "detect", "parse", "format_of",
            "convert_to_scene", "convert_from_scene", "serialize", "SNIFF_BYTES"]
@@ -217,6 +218,12 @@ def _struct_error() -> type[Exception]:
     return struct.error
 
 
+def _input_error(exc: BaseException) -> type[FormatError]:
+    if isinstance(exc, (MemoryError, RecursionError)):
+        return LimitError
+    return UnsupportedInputError if isinstance(exc, UnsupportedError) else FormatError
+
+
 def parse(fmt: Format, data: bytes | bytearray | memoryview, file: str | None = None,
           source_path: Path | None = None) -> Any:
     """Run ``fmt.read`` on ``data``; anything but a FormatError becomes one."""
@@ -229,7 +236,7 @@ def parse(fmt: Format, data: bytes | bytearray | memoryview, file: str | None = 
     except FormatError as exc:
         raise exc.with_file(file)
     except (_struct_error(), DocumentError, UnsupportedError, *_STRAY) as exc:
-        error = LimitError if isinstance(exc, (MemoryError, RecursionError)) else FormatError
+        error = _input_error(exc)
         raise error(f"a well-formed {fmt.name} file", file=file, offset=reader.pos,
                     path=reader.path or None,
                     got=f"{type(exc).__name__}: {exc}") from exc
@@ -252,7 +259,7 @@ def convert_to_scene(fmt: Format, doc: Any, file: str | None = None, **options: 
     except (_struct_error(), DocumentError, UnsupportedError, *_STRAY) as exc:
         if isinstance(exc, OSError) and not isinstance(exc, EOFError):
             raise
-        error = LimitError if isinstance(exc, (MemoryError, RecursionError)) else FormatError
+        error = _input_error(exc)
         raise error(f"content that forms a valid {fmt.name} scene", file=file,
                     path="to_scene", got=f"{type(exc).__name__}: {exc}") from exc
 

@@ -85,6 +85,10 @@ class Guard:
             roots = self.write_ok if writing else self.read_ok + self.write_ok + self.base
             if not self._inside(path, roots):
                 self.violations.append(f"{'write' if writing else 'read'} {path}")
+        elif event in ("os.listdir", "os.scandir") and args:
+            path = self._real(args[0])
+            if path is not None and not self._inside(path, self.read_ok + self.write_ok + self.base):
+                self.violations.append(f"list {path}")
         elif event in self.WRITE_EVENTS:
             for a in args[:self.WRITE_EVENTS[event]]:
                 path = self._real(a)

@@ -34,7 +34,7 @@ def _write(doc: GltfDocument) -> bytes:
 
 
 def _to_scene(doc: GltfDocument, *, source: Path | None = None) -> Scene:
-    return gltf_to_scene(doc, source=source)
+    return gltf_to_scene(doc, source=source, file=str(source) if source is not None else None)
 
 
 def _from_scene(scene: Scene, *, embed_images: bool = False, image_dir: Path | str | None = None,
