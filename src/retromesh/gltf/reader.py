@@ -272,8 +272,6 @@ class _Accessors:
             self._sparse(arr, sp, path + ".sparse", dt, width)
         if normalize and j.bool(a, "normalized", path) and arr.dtype.type in _NORM:
             arr = np.maximum(arr.astype(np.float32) / _NORM[arr.dtype.type], -1.0)
-        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-            raise j.fail(path, "finite numbers", "NaN or infinity")
         self.cache[key] = arr
         return arr
 
@@ -299,8 +297,11 @@ class _Accessors:
         arr[idx.astype(np.int64)] = values
 
     def typed(self, index: int | None, path: str, widths: tuple[int, ...], *,
-              floats_only: bool = False, normalize: bool = True) -> np.ndarray | None:
-        """An accessor used as ``path``, checked to have one of ``widths`` components."""
+              floats_only: bool = False, normalize: bool = True,
+              finite: bool = False) -> np.ndarray | None:
+        """An accessor used as ``path``, checked to have one of ``widths`` components (and
+        finite values when ``finite``: positions, bind matrices, animation keys; NaN normals,
+        UVs or colours are repaired by the writers instead)."""
         if index is None:
             return None
         _, dt, width = self.info(index)
@@ -309,7 +310,10 @@ class _Accessors:
             raise self.j.fail(f"{path} (accessors[{index}])",
                               f"{kinds}accessors of {' or '.join(map(str, widths))} components",
                               f"{width} x {dt.name}")
-        return self.get(index, normalize=normalize)
+        arr = self.get(index, normalize=normalize)
+        if finite and arr.dtype.kind == "f" and not np.all(np.abs(arr) <= 3.4028234663852886e38):
+            raise self.j.fail(f"{path} (accessors[{index}])", "finite numbers", "NaN or infinity")
+        return arr
 
 
 def _matrix(values) -> np.ndarray:
@@ -335,7 +339,7 @@ def gltf_to_scene(gdoc: GltfDocument, *, source: Path | None = None, file: str |
             raise j.fail(path + ".joints", "at least one joint", "none")
         ibm = acc.typed(j.index(s, "inverseBindMatrices", path, len(acc.accessors),
                                 what="accessors"), path + ".inverseBindMatrices", (16,),
-                        floats_only=True)
+                        floats_only=True, finite=True)
         mats = None
         if ibm is not None:
             if len(ibm) < len(joints):
@@ -504,7 +508,8 @@ def _meshes(j: Json, acc: _Accessors, scene: Scene) -> None:
                 return acc.typed(index, f"{apath}.{name}", widths, floats_only=floats_only,
                                  normalize=normalize)
 
-            pos = attr("POSITION", (3,), True)
+            pos = acc.typed(j.index(attrs, "POSITION", apath, n_acc, what="accessors"),
+                            apath + ".POSITION", (3,), floats_only=True, finite=True)
             if pos is None:
                 continue
             uvs = []
@@ -518,7 +523,7 @@ def _meshes(j: Json, acc: _Accessors, scene: Scene) -> None:
                 tp = f"{path}.targets[{ti}]"
                 targets.append(MorphTarget(
                     positions=acc.typed(j.index(t, "POSITION", tp, n_acc, what="accessors"),
-                                        tp + ".POSITION", (3,), floats_only=True),
+                                        tp + ".POSITION", (3,), floats_only=True, finite=True),
                     normals=acc.typed(j.index(t, "NORMAL", tp, n_acc, what="accessors"),
                                       tp + ".NORMAL", (3,), floats_only=True)))
             indices = acc.typed(j.index(p, "indices", path, n_acc, what="accessors"),
@@ -589,9 +594,9 @@ def _animations(j: Json, acc: _Accessors, scene: Scene) -> None:
             interp = j.choice(s, "interpolation", spath, ("LINEAR", "STEP", "CUBICSPLINE"),
                               "LINEAR")
             times = acc.typed(j.index(s, "input", spath, n_acc, required=True, what="accessors"),
-                              spath + ".input", (1,), floats_only=True)
+                              spath + ".input", (1,), floats_only=True, finite=True)
             values = acc.typed(j.index(s, "output", spath, n_acc, required=True, what="accessors"),
-                               spath + ".output", (1, 2, 3, 4))
+                               spath + ".output", (1, 2, 3, 4), finite=True)
             per_key = 3 if interp == "CUBICSPLINE" else 1
             rows = len(times) * per_key
             if kind == "weights":
