@@ -95,7 +95,7 @@ def contained_file(folder: Path, uri: str, max_bytes: int) -> bytes:
         if st.st_size > max_bytes:
             raise UnsafePath(f"{st.st_size} bytes, more than the limit of {max_bytes}")
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(max_bytes + 1)
+            data = fh.read(st.st_size + 1)     # read(n) allocates n bytes up front
     finally:
         os.close(fd)
     if len(data) > max_bytes:
