@@ -63,6 +63,7 @@ class ReadGltfDocument(GltfDocument):
         self.resources = resources
         self.binary = binary
         self.buffer_data = buffer_data
+        self.image_files: dict = {}      # images a writer placed beside a .gltf (none when read)
         self._gltf = None
 
     @property  # type: ignore[override]
@@ -372,11 +373,8 @@ def gltf_to_scene(gdoc: GltfDocument, *, source: Path | None = None, file: str |
         scene.nodes.append(node)
     _scenes(j, scene)
     _animations(j, acc, scene)
-    if isinstance(data.get("extras"), dict):
-        extras = dict(data["extras"])
-        if "source_dir" in extras and not isinstance(extras["source_dir"], str):
-            del extras["source_dir"]
-        scene.extras.update(extras)
+    if isinstance(data.get("extras"), dict):   # never a source_dir from the file: it steers texture lookups
+        scene.extras.update({k: v for k, v in data["extras"].items() if k != "source_dir"})
     return scene
 
 
