@@ -293,8 +293,9 @@ def test_stray_reader_exceptions_become_format_errors():
             raise exc
         fmt = registry.Format(name="fake", family="test", description="", extensions=("fake",),
                               read=read)
-        with pytest.raises(FormatError, match=type(exc).__name__):
+        with pytest.raises(FormatError, match=type(exc).__name__) as info:
             registry.parse(fmt, b"data", "f.fake")
+        assert isinstance(info.value, UnsupportedError) == isinstance(exc, UnsupportedError)
 
 
 def test_read_refuses_devices(tmp_path):
