@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
