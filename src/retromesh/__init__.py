@@ -12,6 +12,7 @@ Public API::
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from .errors import (DocumentError, FormatError, LimitError, LossWarning, Missin
                      RetromeshError, UnknownFormatError, UnsupportedError)
 from .fileio import Source, atomic_write_many, read_source
 from .registry import Format
+from .safenames import safe_name
 from .scene import Scene
 
 __version__ = "0.1.0"
@@ -60,13 +62,13 @@ def to_bytes(doc: Any) -> bytes:
     fmt = registry.format_of(doc)
     if fmt.write is None:
         raise UnsupportedError(f"{fmt.name} documents cannot be written as one byte string")
-    return fmt.write(doc)
+    return registry.serialize(fmt, fmt.write, doc)
 
 
 def _outputs(doc: Any, target: Path) -> dict[Path, bytes]:
     fmt = registry.format_of(doc)
     if fmt.outputs is not None:
-        return fmt.outputs(doc, target)
+        return registry.serialize(fmt, fmt.outputs, doc, target)
     return {target: to_bytes(doc)}
 
 
@@ -104,11 +106,7 @@ def _scaled(scene: Scene, scale: float) -> Scene:
 
 def from_scene(scene: Scene, format: str, **options: Any) -> Any:
     """Convert a Scene to the native document(s) of ``format``."""
-    fmt = registry.get(format)
-    if fmt.from_scene is None:
-        raise UnsupportedError(f"cannot write {fmt.name} files from a scene")
-    scene.validate()
-    return fmt.from_scene(scene, **options)
+    return registry.convert_from_scene(registry.get(format), scene, **options)
 
 
 def save(scene: Scene, target: str | os.PathLike, format: str | None = None,
@@ -151,10 +149,15 @@ def _write_result(result: Any, target: Path) -> list[Path]:
     for key, doc in docs.items():
         if key == "":
             path = target
-        elif key[0] in "._":
-            path = target.with_name(target.stem + key)
         else:
-            path = target.with_name(Path(key).name)
+            # keys come from the content (texture, companion names): a plain name in the
+            # target's folder, whatever they say
+            name = safe_name(target.stem + key if key[0] in "._" else key)
+            if name != (target.stem + key if key[0] in "._" else key):
+                warnings.warn(LossWarning(f"output file name {key!r} is not a plain file name; "
+                                          f"written as {name!r} beside {target.name}"),
+                              stacklevel=3)
+            path = target.with_name(name)
         if isinstance(doc, (bytes, bytearray)):
             files[path] = bytes(doc)
         else:
@@ -185,7 +188,8 @@ def convert(source: Source, target: str | os.PathLike, format: str | None = None
         if path is not None:
             options.setdefault("source", path)
         save_options = _image_options_for(direct, save_options)
-        return _write_result(direct(doc, **options, **save_options), target)
+        result = registry.serialize(tfmt, direct, doc, **options, **save_options)
+        return _write_result(result, target)
     if path is not None and fmt.to_scene is not None:
         options.setdefault("source", path)
     scene = _scaled(registry.convert_to_scene(fmt, doc, name, **options), scale)

@@ -283,7 +283,12 @@ class Writer:
         return len(self.buf)
 
     def pack(self, fmt: str, *values) -> None:
-        self.buf += _struct(self.endian + fmt).pack(*values)
+        try:
+            self.buf += _struct(self.endian + fmt).pack(*values)
+        except (struct.error, OverflowError, TypeError) as exc:
+            shown = ", ".join(repr(v) for v in values[:8]) + (", ..." if len(values) > 8 else "")
+            raise DocumentError(f"value(s) {shown} do not fit the {fmt!r} field at byte "
+                                f"{len(self.buf)}: {exc}") from None
 
     def u8(self, v: int) -> None:
         self.pack("B", v)
@@ -345,7 +350,11 @@ class Writer:
         self.buf += np.ascontiguousarray(arr).tobytes()
 
     def patch(self, offset: int, fmt: str, *values) -> None:
-        _struct(self.endian + fmt).pack_into(self.buf, offset, *values)
+        try:
+            _struct(self.endian + fmt).pack_into(self.buf, offset, *values)
+        except (struct.error, OverflowError, TypeError) as exc:
+            raise DocumentError(f"value(s) {values!r} do not fit the {fmt!r} field at byte "
+                                f"{offset}: {exc}") from None
 
     @contextmanager
     def chunk(self, tag: bytes | None = None, len_fmt: str = "i") -> Iterator[None]:

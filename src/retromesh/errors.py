@@ -12,6 +12,7 @@ __all__ = [
     "LimitError",
     "UnsupportedError",
     "DocumentError",
+    "UnsupportedInputError",
     "LossWarning",
     "MissingTextureWarning",
 ]
@@ -75,6 +76,12 @@ class LimitError(FormatError):
 
 class UnsupportedError(RetromeshError):
     """The operation exists in principle but not for this format or this content."""
+
+
+class UnsupportedInputError(FormatError, UnsupportedError):
+    """A reader or ``to_scene`` refused an input it recognises but does not support (a Voxlap
+    map named .vxl, an option the file needs): both a FormatError (every input problem is one)
+    and the UnsupportedError the reader raised."""
 
 
 class DocumentError(RetromeshError):

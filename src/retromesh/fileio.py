@@ -2,13 +2,17 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import IO, Union
 
-from .errors import RetromeshError
+from .errors import LimitError, RetromeshError
 
-__all__ = ["Source", "read_source", "atomic_write", "atomic_write_many"]
+__all__ = ["Source", "read_source", "atomic_write", "atomic_write_many", "MAX_INPUT_BYTES"]
+
+#: the largest file ``read_source`` reads (raise it for huge assets)
+MAX_INPUT_BYTES = 2 << 30
 
 Source = Union[str, os.PathLike, bytes, bytearray, memoryview, IO[bytes]]
 
@@ -20,9 +24,18 @@ def read_source(source: Source) -> tuple[bytes, str | None, Path | None]:
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         try:
-            return path.read_bytes(), str(path), path
+            st = path.stat()
         except IsADirectoryError:
             raise RetromeshError(f"{path}: is a folder, not a file") from None
+        if stat.S_ISDIR(st.st_mode):
+            raise RetromeshError(f"{path}: is a folder, not a file")
+        if not stat.S_ISREG(st.st_mode):
+            raise RetromeshError(f"{path}: is not a regular file (a device or pipe)")
+        if st.st_size > MAX_INPUT_BYTES:
+            raise LimitError(f"an input of at most {MAX_INPUT_BYTES} bytes "
+                             "(retromesh.fileio.MAX_INPUT_BYTES)", file=str(path), offset=0,
+                             got=st.st_size)
+        return path.read_bytes(), str(path), path
     read = getattr(source, "read", None)
     if read is None:
         raise TypeError(f"cannot read from {type(source).__name__}: give a path, bytes or a "

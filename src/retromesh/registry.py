@@ -7,7 +7,11 @@ file is never silently handed to another parser: a mismatch raises UnknownFormat
 
 :func:`parse` and :func:`convert_to_scene` wrap the format's functions so that no stray
 ``struct.error``/``IndexError``/``ValueError``/``MemoryError``/... escapes: each becomes a
-FormatError carrying the file, byte offset and field path where it happened.
+FormatError carrying the file, byte offset and field path where it happened (a
+DocumentError/UnsupportedError raised while reading is about the input too: FormatError).
+:func:`convert_from_scene` and :func:`serialize` are the writing funnels: the Scene is validated
+(and fixed up for game formats, :meth:`Scene.for_writing`) before ``from_scene``, and a stray
+exception of a writer becomes a DocumentError naming the format and what failed.
 """
 from __future__ import annotations
 
@@ -19,10 +23,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .binio import Reader
-from .errors import DocumentError, FormatError, LimitError, UnknownFormatError, UnsupportedError
+from .errors import (DocumentError, FormatError, LimitError, UnknownFormatError, UnsupportedError,
+                     UnsupportedInputError)
 
 __all__ = ["Format", "register", "register_converter", "converter", "formats", "get", "detect", "parse", "format_of",
-           "convert_to_scene", "SNIFF_BYTES"]
+           "convert_to_scene", "convert_from_scene", "serialize", "SNIFF_BYTES"]
 
 #: how many leading bytes sniff functions see
 SNIFF_BYTES = 4096
@@ -162,6 +167,15 @@ def _extension(filename: str | None) -> str:
     return Path(filename).suffix.lower().lstrip(".")
 
 
+def _sniff(fmt: Format, head: bytes) -> bool:
+    if fmt.sniff is None:
+        return False
+    try:
+        return bool(fmt.sniff(head))
+    except Exception:        # a sniff must never turn bad bytes into a crash
+        return False
+
+
 def detect(head: bytes, filename: str | None = None, format: str | None = None) -> Format:
     """Pick the format of a file from an explicit name, its extension and its first bytes."""
     _ensure_loaded()
@@ -171,10 +185,10 @@ def detect(head: bytes, filename: str | None = None, format: str | None = None) 
     ext = _extension(filename)
     candidates = [f for f in _FORMATS.values() if ext and ext in f.extensions]
     if candidates:
-        sniffed = [f for f in candidates if f.sniff is not None and f.sniff(head)]
+        sniffed = [f for f in candidates if _sniff(f, head)]
         if sniffed:
             return sniffed[0]
-        certain = [f for f in _FORMATS.values() if f.magic_certain and f.sniff and f.sniff(head)]
+        certain = [f for f in _FORMATS.values() if f.magic_certain and _sniff(f, head)]
         unsniffable = [f for f in candidates if f.sniff is None]
         if len(unsniffable) == 1 and not certain:
             return unsniffable[0]
@@ -187,7 +201,7 @@ def detect(head: bytes, filename: str | None = None, format: str | None = None) 
                     f"{other.name!r} to read it as that")
         raise UnknownFormatError(f"the signature of a {names} file", file=filename, offset=0,
                                  got=repr(head[:16]))
-    certain = [f for f in _FORMATS.values() if f.magic_certain and f.sniff and f.sniff(head)]
+    certain = [f for f in _FORMATS.values() if f.magic_certain and _sniff(f, head)]
     if certain:
         return certain[0]
     raise UnknownFormatError("a file type retromesh knows (by extension or magic)",
@@ -196,12 +210,18 @@ def detect(head: bytes, filename: str | None = None, format: str | None = None) 
 
 
 _STRAY = (ArithmeticError, IndexError, KeyError, ValueError, MemoryError, RecursionError,
-          UnicodeError, TypeError, AssertionError, LookupError, EOFError, OSError)
+          UnicodeError, TypeError, AttributeError, AssertionError, LookupError, EOFError, OSError)
 
 
 def _struct_error() -> type[Exception]:
     import struct
     return struct.error
+
+
+def _input_error(exc: BaseException) -> type[FormatError]:
+    if isinstance(exc, (MemoryError, RecursionError)):
+        return LimitError
+    return UnsupportedInputError if isinstance(exc, UnsupportedError) else FormatError
 
 
 def parse(fmt: Format, data: bytes | bytearray | memoryview, file: str | None = None,
@@ -215,8 +235,8 @@ def parse(fmt: Format, data: bytes | bytearray | memoryview, file: str | None = 
         return fmt.read(reader)
     except FormatError as exc:
         raise exc.with_file(file)
-    except (_struct_error(), DocumentError, *_STRAY) as exc:
-        error = LimitError if isinstance(exc, (MemoryError, RecursionError)) else FormatError
+    except (_struct_error(), DocumentError, UnsupportedError, *_STRAY) as exc:
+        error = _input_error(exc)
         raise error(f"a well-formed {fmt.name} file", file=file, offset=reader.pos,
                     path=reader.path or None,
                     got=f"{type(exc).__name__}: {exc}") from exc
@@ -236,8 +256,40 @@ def convert_to_scene(fmt: Format, doc: Any, file: str | None = None, **options: 
         return scene.validate()
     except FormatError as exc:
         raise exc.with_file(file)
-    except (_struct_error(), DocumentError, *_STRAY) as exc:
+    except (_struct_error(), DocumentError, UnsupportedError, *_STRAY) as exc:
         if isinstance(exc, OSError) and not isinstance(exc, EOFError):
             raise
-        raise FormatError(f"content that forms a valid {fmt.name} scene", file=file,
-                          path="to_scene", got=f"{type(exc).__name__}: {exc}") from exc
+        error = _input_error(exc)
+        raise error(f"content that forms a valid {fmt.name} scene", file=file,
+                    path="to_scene", got=f"{type(exc).__name__}: {exc}") from exc
+
+
+def _writer_failed(fmt: Format, stage: str, exc: BaseException) -> DocumentError:
+    return DocumentError(f"{fmt.name} {stage} failed on this content: "
+                         f"{type(exc).__name__}: {str(exc)[:300]}")
+
+
+def convert_from_scene(fmt: Format, scene: Any, **options: Any) -> Any:
+    """Run ``fmt.from_scene`` on a validated scene; anything but a RetromeshError becomes a
+    DocumentError saying which writer failed and why."""
+    if fmt.from_scene is None:
+        raise UnsupportedError(f"cannot write {fmt.name} files from a scene")
+    inspect.signature(fmt.from_scene).bind(scene, **options)   # TypeError: a caller's mistake
+    scene = scene.validate() if fmt.family == "glTF 2.0" else scene.for_writing()
+    try:
+        return fmt.from_scene(scene, **options)
+    except (_struct_error(), *_STRAY) as exc:
+        if isinstance(exc, OSError) and not isinstance(exc, EOFError):
+            raise
+        raise _writer_failed(fmt, "from_scene", exc) from exc
+
+
+def serialize(fmt: Format, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run a format's ``write``/``outputs`` (or a direct converter); a stray exception becomes
+    a DocumentError."""
+    try:
+        return fn(*args, **kwargs)
+    except (_struct_error(), *_STRAY) as exc:
+        if isinstance(exc, OSError) and not isinstance(exc, EOFError):
+            raise
+        raise _writer_failed(fmt, "writer", exc) from exc

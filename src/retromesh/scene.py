@@ -10,16 +10,32 @@ conversion could not express.
 
 Objects reference each other by index into the lists of :class:`Scene`, like glTF. Local
 invariants (array shapes and dtypes) are checked on construction; cross references are
-checked by :meth:`Scene.validate`, which ``load``/``save`` call.
+checked by :meth:`Scene.validate`, which ``load``/``save`` call: besides the references it
+requires node TRS of the right lengths (3/4/3) and every number a writer stores (node TRS,
+positions, inverse bind matrices, animation keys) finite and within float32.
+
+Before a game-format writer runs, :meth:`Scene.for_writing` makes the few fix-ups writers rely on,
+each reported with a :class:`~retromesh.LossWarning` (the caller's scene is not changed):
+
+- a non-indexed triangle primitive whose vertex count is not a multiple of 3 loses the
+  incomplete last triangle;
+- a zero (or sub-1e-6) node or key-frame scale becomes 1e-6 with its sign, so that the node's
+  matrix can be inverted (writers that store bind poses or parent-relative keys need inverses).
+
+A singular inverse bind matrix cannot be fixed up (it names no pose): DocumentError naming the
+skin and joint.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+import copy
+import warnings
+
 import numpy as np
 
-from .errors import DocumentError
+from .errors import DocumentError, LossWarning
 
 __all__ = [
     "Scene", "Node", "Mesh", "Primitive", "Material", "Texture", "TextureRef", "Skin",
@@ -354,8 +370,10 @@ class Scene:
         }
 
     def validate(self) -> "Scene":
-        """Check every cross reference; raises DocumentError. Returns self."""
+        """Check every cross reference, TRS lengths and finite numbers; raises DocumentError.
+        Returns self."""
         n = len(self.nodes)
+        self._validate_numbers()
         seen_child: set[int] = set()
         for i, node in enumerate(self.nodes):
             for c in node.children:
@@ -412,3 +430,132 @@ class Scene:
                 if not 0 <= c.node < n:
                     raise DocumentError(f"animation {ai} targets node {c.node}")
         return self
+
+    # -- numbers and writer fix-ups ---------------------------------------------------------
+    def _validate_numbers(self) -> None:
+        trs = (("translation", 3), ("rotation", 4), ("scale", 3))
+        for i, node in enumerate(self.nodes):
+            for key, width in trs:
+                if np.shape(getattr(node, key)) != (width,):
+                    raise DocumentError(f"node {i} ({node.name!r}): {key} must have {width} "
+                                        f"numbers, got shape {np.shape(getattr(node, key))}")
+        if self.nodes:                      # one vectorised check (scenes of 20,000 nodes)
+            for key, width in trs:
+                values = np.array([getattr(n, key) for n in self.nodes], dtype=np.float64)
+                ok = np.all(np.abs(values) <= _FLT_MAX, axis=1)
+                if not np.all(ok):
+                    i = int(np.argmin(ok))
+                    raise DocumentError(f"node {i} ({self.nodes[i].name!r}): {key} "
+                                        f"{values[i].tolist()} is not finite within float32")
+        for mi, mat in enumerate(self.materials):
+            ref = mat.base_color_texture
+            values = [*mat.base_color, *mat.emissive, mat.metallic, mat.roughness, mat.alpha_cutoff]
+            if ref is not None:
+                values += [*ref.offset, *ref.scale, ref.rotation]
+            try:
+                ok = _finite32(np.array(values, dtype=np.float64))
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                raise DocumentError(f"material {mi} ({mat.name!r}): colours, factors and texture "
+                                    "transform must be finite numbers")
+        for mi, mesh in enumerate(self.meshes):
+            if mesh.weights and not _finite32(np.array(mesh.weights, dtype=np.float64)):
+                raise DocumentError(f"mesh {mi} ({mesh.name!r}): morph weights are not finite")
+            for pi, p in enumerate(mesh.primitives):
+                if not _finite32(p.positions):
+                    raise DocumentError(f"mesh {mi} ({mesh.name!r}) primitive {pi}: vertex "
+                                        "positions are not finite within float32")
+        for si, skin in enumerate(self.skins):
+            m = skin.inverse_bind_matrices
+            if m is not None and not _finite32(m):
+                raise DocumentError(f"skin {si} ({skin.name!r}): inverse bind matrices are not "
+                                    "finite within float32")
+        for ai, anim in enumerate(self.animations):
+            for ci, c in enumerate(anim.channels):
+                if not (_finite32(c.values) and _finite32(c.times)):
+                    raise DocumentError(f"animation {ai} ({anim.name!r}) channel {ci}: keys are "
+                                        "not finite within float32")
+
+    def for_writing(self) -> "Scene":
+        """This scene validated and fixed up for a game-format writer (see the module
+        docstring); returns ``self`` when nothing needs fixing, else a fixed shallow copy."""
+        self.validate()
+        for si, skin in enumerate(self.skins):
+            m = skin.inverse_bind_matrices
+            if m is not None and len(m):
+                det = np.linalg.det(m[:, :3, :3])
+                bad = np.flatnonzero(~(np.abs(det) > 1e-18))
+                if len(bad):
+                    j = skin.joints[int(bad[0])]
+                    raise DocumentError(f"skin {si} ({skin.name!r}): the inverse bind matrix of "
+                                        f"joint {int(bad[0])} (node {j}, "
+                                        f"{self.nodes[j].name!r}) is singular")
+        out = self
+        scales = np.array([n.scale for n in self.nodes], dtype=np.float64).reshape(-1, 3)
+        fixed_nodes = np.flatnonzero(np.any(np.abs(scales) < 1e-6, axis=1)).tolist()
+        if fixed_nodes:
+            out = copy.copy(out)
+            out.nodes = list(out.nodes)
+            for i in fixed_nodes:
+                node = out.nodes[i] = copy.copy(out.nodes[i])
+                node.scale = _nonzero_scale(node.scale)
+            names = ", ".join(f"{i} ({self.nodes[i].name!r})" for i in fixed_nodes[:5])
+            warnings.warn(LossWarning(f"node scale 0 cannot be inverted: nodes {names} written "
+                                      "with scale 1e-6 instead"), stacklevel=3)
+        fixed_keys = [(ai, ci) for ai, a in enumerate(self.animations)
+                      for ci, c in enumerate(a.channels)
+                      if c.path == "scale" and np.any(np.abs(c.values) < 1e-6)]
+        if fixed_keys:
+            out = copy.copy(out) if out is self else out
+            out.animations = list(out.animations)
+            for ai, ci in fixed_keys:
+                a = out.animations[ai] = copy.copy(out.animations[ai])
+                a.channels = list(a.channels)
+                c = a.channels[ci] = copy.copy(a.channels[ci])
+                c.values = _nonzero_scale(c.values).astype(np.float32)
+            warnings.warn(LossWarning(f"{len(fixed_keys)} scale animation channels have scale 0 "
+                                      "keys; written as 1e-6"), stacklevel=3)
+        partial = [(mi, pi) for mi, m in enumerate(self.meshes) for pi, p in enumerate(m.primitives)
+                   if p.mode == 4 and p.indices is None and len(p.positions) % 3]
+        if partial:
+            out = copy.copy(out) if out is self else out
+            out.meshes = list(out.meshes)
+            for mi, pi in partial:
+                mesh = out.meshes[mi] = copy.copy(out.meshes[mi])
+                mesh.primitives = list(mesh.primitives)
+                mesh.primitives[pi] = _whole_triangles(mesh.primitives[pi])
+            where = ", ".join(f"mesh {mi} primitive {pi}" for mi, pi in partial[:5])
+            warnings.warn(LossWarning(f"{where}: the vertex count of a non-indexed triangle list "
+                                      "is not a multiple of 3; the incomplete last triangle is "
+                                      "dropped"), stacklevel=3)
+        return out
+
+
+_FLT_MAX = 3.4028234663852886e38
+
+
+def _finite32(a) -> bool:
+    a = np.asarray(a, dtype=np.float64)
+    return bool(np.all(np.abs(a) <= _FLT_MAX))   # False for NaN too
+
+
+def _nonzero_scale(s) -> np.ndarray:
+    s = np.array(s, dtype=np.float64)
+    small = np.abs(s) < 1e-6
+    s[small] = np.where(s[small] < 0, -1e-6, 1e-6)
+    return s
+
+
+def _whole_triangles(p: Primitive) -> Primitive:
+    n = len(p.positions) // 3 * 3
+    q = copy.copy(p)
+    for name in ("positions", "normals", "tangents", "colors", "joints", "weights"):
+        a = getattr(p, name)
+        if a is not None:
+            setattr(q, name, a[:n])
+    q.uvs = [uv[:n] for uv in p.uvs]
+    q.targets = [MorphTarget(positions=None if t.positions is None else t.positions[:n],
+                             normals=None if t.normals is None else t.normals[:n], name=t.name)
+                 for t in p.targets]
+    return q

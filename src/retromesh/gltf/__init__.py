@@ -38,7 +38,7 @@ def _write(doc: GltfDocument) -> bytes:
 
 
 def _to_scene(doc: GltfDocument, *, source: Path | None = None) -> Scene:
-    return gltf_to_scene(doc, source=source)
+    return gltf_to_scene(doc, source=source, file=str(source) if source is not None else None)
 
 
 def _from_scene(scene: Scene, *, embed_images: bool = True,
@@ -62,6 +62,11 @@ def _from_scene_json(scene: Scene, *, embed_images: bool = True,
 
 
 def _info(doc: GltfDocument) -> dict[str, Any]:
+    d = getattr(doc, "json", None)
+    if isinstance(d, dict):
+        return {k: len(d.get(k) or []) for k in
+                ("nodes", "meshes", "materials", "textures", "images", "skins", "animations",
+                 "accessors", "bufferViews")}
     d = doc.gltf
     return {k: len(getattr(d, k) or []) for k in
             ("nodes", "meshes", "materials", "textures", "images", "skins", "animations",

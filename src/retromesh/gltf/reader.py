@@ -1,33 +1,87 @@
-"""glTF 2.0 / GLB -> Scene (pygltflib for the JSON model, numpy for accessors).
+"""glTF 2.0 / GLB -> Scene (the standard library's JSON, numpy for accessors).
 
 Supports what ``from_scene`` of the game formats needs: meshes with every attribute, materials
 (base colour, textures, KHR_texture_transform, unlit), skins, animations, node matrices
 (decomposed to TRS), morph targets, sparse accessors, data URIs and external buffers.
+
+A glTF file is untrusted input, so the reader validates before it builds anything:
+
+- JSON parsed by ``json`` (bounded size, no NaN/Infinity); every field read through
+  :class:`~retromesh.gltf.jsonread.Json` (type, range, length checked: TRS 3/4/3, matrix 16);
+- bufferViews inside their buffer; accessors: known componentType/type, byteStride positive,
+  >= the element size and <= 252, ``byteOffset + (count-1)*stride + size`` inside the view;
+  sparse indices/values inside their views and below ``count``; an accessor without bufferView
+  is zeros, counted against ``LIMITS["accessor_bytes"]`` before it is allocated;
+- indices below the vertex count; every attribute of a primitive with the same count;
+- the node graph: children in range, one parent each, no cycle; scene roots parentless;
+- buffer URIs: ``data:`` (strict base64) or a regular file inside the glTF's folder
+  (:mod:`retromesh.safenames`); never ``..``, an absolute path, a symlink out or a device.
+
+Strided accessors are copied with plain slicing (never ``as_strided``): a negative or huge
+byteStride once made numpy read outside the buffer (segfault / heap bytes in the mesh).
+pygltflib's model of a read document (``doc.gltf``) is built only when something asks for it
+(writing the document back); it is slow on large node counts (0.27 ms per node).
 """
 from __future__ import annotations
 
 import base64
-import json
+import binascii
+import re
 import warnings
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import unquote_to_bytes
 
 import numpy as np
-import pygltflib as g
 
 from ..binio import Reader
-from ..errors import FormatError, LimitError
+from ..errors import DocumentError, FormatError, LimitError, LossWarning
+from ..safenames import UnsafePath, contained_file, relative_reference
 from ..scene import (Animation, Channel, Material, Mesh, MorphTarget, Node, Primitive, Scene,
                      Skin, Texture, TextureRef)
 from ..transforms import decompose_trs
+from .jsonread import LIMITS, Json, parse_json
 from .writer import GltfDocument
 
-__all__ = ["read_glb", "read_gltf_json", "gltf_to_scene"]
+__all__ = ["read_glb", "read_gltf_json", "gltf_to_scene", "LIMITS"]
 
 _DTYPES = {5120: np.int8, 5121: np.uint8, 5122: np.int16, 5123: np.uint16, 5125: np.uint32,
            5126: np.float32}
 _WIDTH = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
 _NORM = {np.int8: 127.0, np.uint8: 255.0, np.int16: 32767.0, np.uint16: 65535.0}
+_IDENTITY = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
+_DATA_URI = re.compile(r"^data:([^,]*?)(;base64)?,", re.S)
+
+
+class ReadGltfDocument(GltfDocument):
+    """A GltfDocument read from a file: the validated JSON (``json``) and every buffer's bytes
+    (``buffer_data``); the pygltflib model ``gltf`` is built on first use."""
+
+    def __init__(self, data: dict, blob: bytes, resources: dict[str, bytes], binary: bool,
+                 buffer_data: list[bytes]) -> None:
+        self.json = data
+        self.blob = blob
+        self.resources = resources
+        self.binary = binary
+        self.buffer_data = buffer_data
+        self.image_files: dict = {}      # images a writer placed beside a .gltf (none when read)
+        self._gltf = None
+
+    @property  # type: ignore[override]
+    def gltf(self):
+        if self._gltf is None:
+            import pygltflib as g
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    self._gltf = g.GLTF2.from_dict(self.json)
+            except Exception as exc:      # pygltflib's model is stricter than our reader
+                raise DocumentError(f"this glTF cannot be written back as it was read: "
+                                    f"{type(exc).__name__}: {exc}") from exc
+        return self._gltf
+
+    @gltf.setter
+    def gltf(self, value) -> None:
+        self._gltf = value
 
 
 def read_glb(r: Reader) -> GltfDocument:
@@ -40,129 +94,226 @@ def read_glb(r: Reader) -> GltfDocument:
         raise r.fail(f"a GLB length within the {r.end} bytes of the file", length, offset=8,
                      error=LimitError)
     json_doc = None
+    json_at = 12
     blob = b""
     while r.pos + 8 <= length:
         with r.at(f"chunk@{r.pos}"):
             size, kind = r.unpack("II", "chunk header")
+            at = r.pos
             body = r.raw(size, "chunk data")
         if kind == 0x4E4F534A and json_doc is None:
-            json_doc = body
+            json_doc, json_at = body, at
         elif kind == 0x004E4942 and not blob:
             blob = body
     if json_doc is None:
         raise r.fail("a JSON chunk", "none", offset=12)
-    return _from_json(r, json_doc, blob, binary=True)
+    return _document(r, parse_json(json_doc, r.file, json_at), blob, binary=True)
 
 
 def read_gltf_json(r: Reader) -> GltfDocument:
-    return _from_json(r, r.rest(), b"", binary=False)
+    return _document(r, parse_json(r.rest(), r.file), b"", binary=False)
 
 
-def _from_json(r: Reader, text: bytes, blob: bytes, binary: bool) -> GltfDocument:
+def _data_uri(uri: str, path: str, file: str | None) -> bytes:
+    m = _DATA_URI.match(uri)
+    if m is None:
+        raise FormatError("a data: URI 'data:[type][;base64],...'", file=file, path=path,
+                          got=uri[:40])
+    body = uri[m.end():]
+    limit = LIMITS["buffer_bytes"]
+    if len(body) * 3 // 4 > limit:
+        raise LimitError(f"a data: URI of at most {limit} bytes (LIMITS['buffer_bytes'])",
+                         file=file, path=path, got=len(body) * 3 // 4)
     try:
-        data = json.loads(text.decode("utf-8"))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            doc = g.GLTF2.from_json(text.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError, TypeError, KeyError, AttributeError) as exc:
-        raise FormatError("valid glTF JSON", file=r.file, offset=0, got=str(exc)[:200]) from exc
-    if not isinstance(data, dict) or "asset" not in data:
-        raise FormatError("a glTF JSON object with an 'asset'", file=r.file, offset=0)
+        if m.group(2):
+            return base64.b64decode(body, validate=True)
+        return unquote_to_bytes(body)
+    except (binascii.Error, ValueError) as exc:
+        raise FormatError("a data: URI with valid base64", file=file, path=path,
+                          got=str(exc)) from exc
+
+
+def _document(r: Reader, data: dict, blob: bytes, binary: bool) -> GltfDocument:
+    j = Json(data, r.file)
     base: Path | None = getattr(r, "source_path", None)
     resources: dict[str, bytes] = {}
-    for i, b in enumerate(doc.buffers or []):
-        if b.uri is None:
-            continue
-        if b.uri.startswith("data:"):
-            resources[b.uri] = base64.b64decode(b.uri.split(",", 1)[1])
-        elif base is not None:
-            path = base.parent / unquote(b.uri)
-            try:
-                resources[b.uri] = path.read_bytes()
-            except OSError as exc:
-                raise FormatError(f"the buffer file {b.uri!r} beside the glTF", file=r.file,
-                                  path=f"buffers[{i}].uri", got=str(exc)) from exc
+    buffer_data: list[bytes] = []
+    for i, b in enumerate(j.array("buffers")):
+        path = f"buffers[{i}]"
+        length = j.int(b, "byteLength", path, lo=0)
+        uri = j.str(b, "uri", path, None)
+        if uri is None:
+            if not binary or i != 0:
+                raise j.fail(path + ".uri", "a URI (only the first buffer of a GLB has none)",
+                             "nothing")
+            content = blob
+        elif uri.startswith("data:"):
+            content = _data_uri(uri, path + ".uri", r.file)
+        elif base is None:
+            raise j.fail(path + ".uri", "a data: URI (a glTF with external buffers must be read "
+                         "from a path)", uri[:80])
         else:
-            raise FormatError(f"buffer {b.uri!r} (a .gltf with external buffers must be read "
-                              "from a path)", file=r.file, path=f"buffers[{i}].uri")
-    return GltfDocument(doc, blob, resources, binary=binary)
+            try:
+                content = contained_file(base.parent, uri, LIMITS["buffer_bytes"])
+            except UnsafePath as exc:
+                error = LimitError if "limit" in str(exc) else FormatError
+                raise error("a regular file inside the glTF's folder", file=r.file,
+                            path=path + ".uri", got=f"{uri[:80]!r}: {exc}") from None
+            except OSError as exc:
+                raise j.fail(path + ".uri", "a buffer file beside the glTF",
+                             f"{uri[:80]!r}: {exc.strerror or exc}") from None
+            resources[uri] = content
+        if len(content) < length:
+            raise j.fail(path + ".byteLength", f"at most the {len(content)} bytes the buffer has",
+                         length)
+        buffer_data.append(content)
+    return ReadGltfDocument(data, blob, resources, binary, buffer_data)
+
+
+def _json_of(gdoc: GltfDocument) -> tuple[dict, list[bytes]]:
+    """The JSON and buffers of any GltfDocument (read, or made by ``scene_to_gltf``)."""
+    if isinstance(gdoc, ReadGltfDocument):
+        return gdoc.json, gdoc.buffer_data
+    import json
+    data = json.loads(gdoc.gltf.to_json())
+    buffers = []
+    for b in data.get("buffers") or []:
+        uri = b.get("uri")
+        if uri is None:
+            buffers.append(gdoc.blob)
+        elif uri.startswith("data:"):
+            buffers.append(_data_uri(uri, "buffers", None))
+        else:
+            buffers.append(gdoc.resources.get(uri, b""))
+    return data, buffers
 
 
 class _Accessors:
-    def __init__(self, gdoc: GltfDocument, file: str | None) -> None:
-        self.doc = gdoc.gltf
-        self.file = file
-        self.buffers: list[bytes] = []
-        for b in self.doc.buffers or []:
-            self.buffers.append(gdoc.resources[b.uri] if b.uri else gdoc.blob)
-        self.cache: dict[int, np.ndarray] = {}
+    def __init__(self, j: Json, buffers: list[bytes]) -> None:
+        self.j = j
+        self.buffers = buffers
+        self.views = j.array("bufferViews")
+        self.accessors = j.array("accessors")
+        self.cache: dict[tuple[int, bool], np.ndarray] = {}
+        self.budget = LIMITS["accessor_bytes"]
+        self._checked: set[int] = set()
 
-    def fail(self, path: str, expected: str, got=None) -> FormatError:
-        return FormatError(expected, file=self.file, path=path, got=got)
+    def view(self, index: int, path: str) -> tuple[memoryview, int | None]:
+        j = self.j
+        vpath = f"bufferViews[{index}]"
+        v = self.views[index]
+        b = j.index(v, "buffer", vpath, len(self.buffers), required=True, what="buffers")
+        data = self.buffers[b]
+        start = j.int(v, "byteOffset", vpath, 0, lo=0)
+        length = j.int(v, "byteLength", vpath, lo=0)
+        if start + length > len(data):
+            raise j.fail(vpath, f"a range inside the {len(data)} bytes of buffers[{b}]",
+                         f"byteOffset {start} + byteLength {length}")
+        stride = j.int(v, "byteStride", vpath, None, lo=4, hi=252)
+        return memoryview(data)[start:start + length], stride
 
-    def _view(self, index: int, path: str) -> tuple[memoryview, int | None]:
-        views = self.doc.bufferViews or []
-        if not 0 <= index < len(views):
-            raise self.fail(path, f"a bufferView index below {len(views)}", index)
-        v = views[index]
-        if not 0 <= v.buffer < len(self.buffers):
-            raise self.fail(f"bufferViews[{index}].buffer", "an existing buffer", v.buffer)
-        data = self.buffers[v.buffer]
-        start = v.byteOffset or 0
-        if start < 0 or start + v.byteLength > len(data):
-            raise self.fail(f"bufferViews[{index}]", f"a range inside the buffer's {len(data)} "
-                            "bytes", f"{start}+{v.byteLength}")
-        return memoryview(data)[start:start + v.byteLength], v.byteStride
+    def info(self, index: int) -> tuple[dict, np.dtype, int]:
+        j = self.j
+        path = f"accessors[{index}]"
+        a = self.accessors[index]
+        ctype = j.choice(a, "componentType", path, tuple(_DTYPES), None)
+        if ctype is None:
+            raise j.fail(path + ".componentType", "a componentType", "nothing")
+        kind = j.choice(a, "type", path, tuple(_WIDTH), None)
+        if kind is None:
+            raise j.fail(path + ".type", "a type (SCALAR, VEC3...)", "nothing")
+        return a, np.dtype(_DTYPES[ctype]).newbyteorder("<"), _WIDTH[kind]
+
+    def _spend(self, nbytes: int, path: str) -> None:
+        if nbytes > self.budget:
+            raise LimitError(f"accessors decoding to at most {LIMITS['accessor_bytes']} bytes in "
+                             "total (LIMITS['accessor_bytes'])", file=self.j.file, path=path,
+                             got=f"{nbytes} more bytes")
+        self.budget -= nbytes
+
+    def _slice(self, data: memoryview, off: int, count: int, dt: np.dtype, width: int,
+               stride: int | None, path: str) -> np.ndarray:
+        """``count`` elements of ``width`` x ``dt`` at ``off`` every ``stride`` bytes."""
+        elem = dt.itemsize * width
+        stride = stride or elem
+        if stride < elem:
+            raise self.j.fail(path, f"a byteStride of at least the element size {elem}", stride)
+        need = off + (count - 1) * stride + elem if count else off
+        if need > len(data):
+            raise self.j.fail(path, f"byteOffset + (count-1) x stride + {elem} = {need} bytes "
+                              f"inside its bufferView of {len(data)}", f"count {count}")
+        self._spend(count * elem, path)
+        raw = np.frombuffer(data, dtype=np.uint8, count=need - off, offset=off)
+        if stride != elem and count:
+            padded = np.zeros(count * stride, np.uint8)
+            padded[:len(raw)] = raw
+            raw = padded.reshape(count, stride)[:, :elem]
+        return np.ascontiguousarray(raw).view(dt).reshape(count, width)
 
     def get(self, index: int | None, *, normalize: bool = True) -> np.ndarray | None:
         if index is None:
             return None
-        key = index
+        key = (index, normalize)
         if key in self.cache:
             return self.cache[key]
-        accs = self.doc.accessors or []
+        j = self.j
         path = f"accessors[{index}]"
-        if not 0 <= index < len(accs):
-            raise self.fail(path, f"an accessor index below {len(accs)}", index)
-        a = accs[index]
-        if a.componentType not in _DTYPES or a.type not in _WIDTH:
-            raise self.fail(path, "a known componentType and type", (a.componentType, a.type))
-        dt = np.dtype(_DTYPES[a.componentType]).newbyteorder("<")
-        width = _WIDTH[a.type]
-        count = a.count
-        if count < 0 or count > 1 << 31:
-            raise self.fail(path, "a sane count", count)
-        if a.bufferView is None:
+        a, dt, width = self.info(index)
+        count = j.int(a, "count", path, lo=0)
+        off = j.int(a, "byteOffset", path, 0, lo=0)
+        bv = j.index(a, "bufferView", path, len(self.views), what="bufferViews")
+        if bv is None:
+            self._spend(count * width * dt.itemsize, path + ".count")
             arr = np.zeros((count, width), dtype=dt)
         else:
-            data, stride = self._view(a.bufferView, path)
-            off = a.byteOffset or 0
-            elem = dt.itemsize * width
-            stride = stride or elem
-            need = off + (count - 1) * stride + elem if count else 0
-            if need > len(data):
-                raise self.fail(path, f"{need} bytes inside its bufferView", len(data))
-            if stride == elem:
-                arr = np.frombuffer(data, dtype=dt, count=count * width, offset=off).reshape(count, width)
-            else:
-                arr = np.lib.stride_tricks.as_strided(
-                    np.frombuffer(data, dtype=np.uint8, offset=off),
-                    shape=(count, elem), strides=(stride, 1)).copy().view(dt).reshape(count, width)
-        arr = np.array(arr)
-        if a.sparse is not None and a.sparse.count:
-            sp = a.sparse
-            idata, _ = self._view(sp.indices.bufferView, path + ".sparse.indices")
-            idx = np.frombuffer(idata, dtype=_DTYPES[sp.indices.componentType],
-                                count=sp.count, offset=sp.indices.byteOffset or 0)
-            vdata, _ = self._view(sp.values.bufferView, path + ".sparse.values")
-            vals = np.frombuffer(vdata, dtype=dt, count=sp.count * width,
-                                 offset=sp.values.byteOffset or 0).reshape(-1, width)
-            if len(idx) and int(idx.max()) >= count:
-                raise self.fail(path + ".sparse", "indices inside the accessor", int(idx.max()))
-            arr[idx] = vals
-        if normalize and a.normalized and arr.dtype.type in _NORM:
+            data, stride = self.view(bv, path)
+            arr = self._slice(data, off, count, dt, width, stride, path + ".count").copy()
+        sp = j.obj(a, "sparse", path)
+        if sp is not None:
+            self._sparse(arr, sp, path + ".sparse", dt, width)
+        if normalize and j.bool(a, "normalized", path) and arr.dtype.type in _NORM:
             arr = np.maximum(arr.astype(np.float32) / _NORM[arr.dtype.type], -1.0)
         self.cache[key] = arr
+        return arr
+
+    def _sparse(self, arr: np.ndarray, sp: dict, path: str, dt: np.dtype, width: int) -> None:
+        j = self.j
+        n = j.int(sp, "count", path, lo=1, hi=len(arr))
+        ind = j.obj(sp, "indices", path, required=True)
+        vals = j.obj(sp, "values", path, required=True)
+        ipath, vpath = path + ".indices", path + ".values"
+        ctype = j.choice(ind, "componentType", ipath, (5121, 5123, 5125), None)
+        if ctype is None:
+            raise j.fail(ipath + ".componentType", "5121, 5123 or 5125", "nothing")
+        iview, _ = self.view(j.index(ind, "bufferView", ipath, len(self.views), required=True,
+                                     what="bufferViews"), ipath)
+        idx = self._slice(iview, j.int(ind, "byteOffset", ipath, 0, lo=0), n,
+                          np.dtype(_DTYPES[ctype]).newbyteorder("<"), 1, None, ipath).reshape(-1)
+        vview, _ = self.view(j.index(vals, "bufferView", vpath, len(self.views), required=True,
+                                     what="bufferViews"), vpath)
+        values = self._slice(vview, j.int(vals, "byteOffset", vpath, 0, lo=0), n, dt, width,
+                             None, vpath)
+        if len(idx) and int(idx.max()) >= len(arr):
+            raise j.fail(ipath, f"indices below the accessor's count {len(arr)}", int(idx.max()))
+        arr[idx.astype(np.int64)] = values
+
+    def typed(self, index: int | None, path: str, widths: tuple[int, ...], *,
+              floats_only: bool = False, normalize: bool = True,
+              finite: bool = False) -> np.ndarray | None:
+        """An accessor used as ``path``, checked to have one of ``widths`` components (and
+        finite values when ``finite``: positions, bind matrices, animation keys; NaN normals,
+        UVs or colours are repaired by the writers instead)."""
+        if index is None:
+            return None
+        _, dt, width = self.info(index)
+        if width not in widths or (floats_only and dt.kind != "f"):
+            kinds = "float " if floats_only else ""
+            raise self.j.fail(f"{path} (accessors[{index}])",
+                              f"{kinds}accessors of {' or '.join(map(str, widths))} components",
+                              f"{width} x {dt.name}")
+        arr = self.get(index, normalize=normalize)
+        if finite and arr.dtype.kind == "f" and not np.all(np.abs(arr) <= 3.4028234663852886e38):
+            raise self.j.fail(f"{path} (accessors[{index}])", "finite numbers", "NaN or infinity")
         return arr
 
 
@@ -171,135 +322,292 @@ def _matrix(values) -> np.ndarray:
 
 
 def gltf_to_scene(gdoc: GltfDocument, *, source: Path | None = None, file: str | None = None) -> Scene:
-    doc = gdoc.gltf
-    acc = _Accessors(gdoc, file)
+    data, buffers = _json_of(gdoc)
+    j = Json(data, file)
+    acc = _Accessors(j, buffers)
     scene = Scene()
     if source is not None:
         scene.extras["source_dir"] = str(Path(source).parent)
-    for i, t in enumerate(doc.textures or []):
-        tex = Texture(name=t.name or "")
-        if t.source is not None and 0 <= t.source < len(doc.images or []):
-            img = doc.images[t.source]
-            tex.name = tex.name or img.name or ""
-            original = (img.extras or {}).get("original_uri") if isinstance(img.extras, dict) else None
-            if img.uri and not img.uri.startswith("data:"):
-                tex.uri = original if isinstance(original, str) else unquote(img.uri)
-            elif img.uri:
-                tex.image = base64.b64decode(img.uri.split(",", 1)[1])
-                tex.mime_type = img.mimeType
-            elif img.bufferView is not None:
-                data, _ = acc._view(img.bufferView, f"images[{t.source}]")
-                tex.image = bytes(data)
-                tex.mime_type = img.mimeType
-        if t.sampler is not None and 0 <= t.sampler < len(doc.samplers or []):
-            s = doc.samplers[t.sampler]
-            tex.wrap_s = s.wrapS or 10497
-            tex.wrap_t = s.wrapT or 10497
+    _textures(j, acc, scene)
+    _materials(j, scene)
+    nodes = j.array("nodes")
+    _node_graph(j, nodes)
+    _meshes(j, acc, scene)
+    for si, s in enumerate(j.array("skins")):
+        path = f"skins[{si}]"
+        joints = j.indices(s, "joints", path, len(nodes), "nodes")
+        if not joints:
+            raise j.fail(path + ".joints", "at least one joint", "none")
+        ibm = acc.typed(j.index(s, "inverseBindMatrices", path, len(acc.accessors),
+                                what="accessors"), path + ".inverseBindMatrices", (16,),
+                        floats_only=True, finite=True)
+        mats = None
+        if ibm is not None:
+            if len(ibm) < len(joints):
+                raise j.fail(path + ".inverseBindMatrices", f"{len(joints)} matrices", len(ibm))
+            mats = ibm[:len(joints)].reshape(-1, 4, 4).transpose(0, 2, 1).astype(np.float64)
+        scene.skins.append(Skin(joints=list(joints), inverse_bind_matrices=mats,
+                                skeleton=j.index(s, "skeleton", path, len(nodes), what="nodes"),
+                                name=j.name(s), extras=j.extras(s)))
+    for i, n in enumerate(nodes):
+        path = f"nodes[{i}]"
+        node = Node(name=j.name(n), children=list(n.get("children") or []),
+                    mesh=j.index(n, "mesh", path, len(scene.meshes), what="meshes"),
+                    skin=j.index(n, "skin", path, len(scene.skins), what="skins"),
+                    extras=j.extras(n))
+        matrix = j.nums(n, "matrix", path, 16)
+        if matrix is not None and matrix != _IDENTITY:
+            with np.errstate(all="ignore"):
+                t, r, sc = decompose_trs(_matrix(matrix))
+            if not all(np.all(np.abs(v) <= 3.4e38) for v in (t, r, sc)):
+                raise j.fail(path + ".matrix", "an affine matrix whose translation, rotation and "
+                             "scale fit float32", matrix[:4] + ["..."])
+            node.translation, node.rotation, node.scale = t, r, sc
+        else:
+            for key, width in (("translation", 3), ("rotation", 4), ("scale", 3)):
+                values = j.nums(n, key, path, width)
+                if values is not None:
+                    setattr(node, key, np.array(values, dtype=np.float64))
+        if node.skin is not None and node.mesh is None:
+            raise j.fail(path + ".skin", "a skin only on a node with a mesh", node.skin)
+        scene.nodes.append(node)
+    _scenes(j, scene)
+    _animations(j, acc, scene)
+    if isinstance(data.get("extras"), dict):   # never a source_dir from the file: it steers texture lookups
+        scene.extras.update({k: v for k, v in data["extras"].items() if k != "source_dir"})
+    return scene
+
+
+def _node_graph(j: Json, nodes: list[dict]) -> None:
+    """Children in range, one parent each, no cycles (raises FormatError at the node)."""
+    parent = [-1] * len(nodes)
+    children: list[list[int]] = []
+    for i, n in enumerate(nodes):
+        kids = j.indices(n, "children", f"nodes[{i}]", len(nodes), "nodes")
+        for c in kids:
+            if c == i or parent[c] >= 0:
+                raise j.fail(f"nodes[{i}].children", "children that have no other parent",
+                             f"node {c}, already a child of node {i if c == i else parent[c]}")
+            parent[c] = i
+        children.append(kids)
+    # with one parent per node, a node is in a cycle exactly when no walk down from the
+    # parentless nodes reaches it
+    reached = [False] * len(nodes)
+    stack = [i for i, p in enumerate(parent) if p < 0]
+    while stack:
+        i = stack.pop()
+        reached[i] = True
+        stack.extend(children[i])
+    if not all(reached):
+        i = reached.index(False)
+        raise j.fail(f"nodes[{i}].children", "an acyclic node hierarchy", f"a cycle through node {i}")
+
+
+def _textures(j: Json, acc: _Accessors, scene: Scene) -> None:
+    images = j.array("images")
+    samplers = j.array("samplers")
+    for i, t in enumerate(j.array("textures")):
+        path = f"textures[{i}]"
+        tex = Texture(name=j.name(t), extras=j.extras(t))
+        src = j.index(t, "source", path, len(images), what="images")
+        if src is not None:
+            img = images[src]
+            ipath = f"images[{src}]"
+            tex.name = tex.name or j.name(img)
+            uri = j.str(img, "uri", ipath, None)
+            original = j.extras(img).get("original_uri")
+            if uri is not None and uri.startswith("data:"):
+                tex.image = _data_uri(uri, ipath + ".uri", j.file)
+                tex.mime_type = j.str(img, "mimeType", ipath, None)
+            elif uri is not None:
+                tex.uri = _texture_reference(original if isinstance(original, str) else uri,
+                                             isinstance(original, str), ipath, j)
+            else:
+                bv = j.index(img, "bufferView", ipath, len(acc.views), what="bufferViews")
+                if bv is not None:
+                    data, _ = acc.view(bv, ipath)
+                    tex.image = bytes(data)
+                    tex.mime_type = j.str(img, "mimeType", ipath, None)
+        sm = j.index(t, "sampler", path, len(samplers), what="samplers")
+        if sm is not None:
+            wraps = (33071, 33648, 10497)
+            tex.wrap_s = j.choice(samplers[sm], "wrapS", f"samplers[{sm}]", wraps, 10497)
+            tex.wrap_t = j.choice(samplers[sm], "wrapT", f"samplers[{sm}]", wraps, 10497)
         scene.textures.append(tex)
-    for m in doc.materials or []:
-        pbr = m.pbrMetallicRoughness
-        mat = Material(name=m.name or "", alpha_mode=m.alphaMode or "OPAQUE",
-                       alpha_cutoff=m.alphaCutoff if m.alphaCutoff is not None else 0.5,
-                       double_sided=bool(m.doubleSided),
-                       emissive=tuple(m.emissiveFactor or (0, 0, 0)),
-                       unlit="KHR_materials_unlit" in (m.extensions or {}),
-                       extras=dict(m.extras or {}))
+
+
+def _texture_reference(ref: str, is_name: bool, path: str, j: Json) -> str:
+    """A texture reference kept relative to the glTF's folder; one that leaves it (``../``,
+    an absolute path) is reduced to its file name, with a LossWarning. The name a game file
+    gave (``extras.original_uri``) is only a name: texture lookup uses its base name."""
+    if is_name:         # extras.original_uri: the name the game file gave, kept verbatim
+        return ref
+    try:
+        return relative_reference(ref)
+    except UnsafePath as exc:
+        name = unquote_to_bytes(re.split(r"[\\/]", ref)[-1]).decode("utf-8", "replace")
+        name = name or "texture.png"
+        warnings.warn(LossWarning(f"{j.file or '<data>'}: {path}.uri {ref[:80]!r} leaves the "
+                                  f"glTF's folder ({exc}); kept as {name!r}"), stacklevel=4)
+        return name
+
+
+def _materials(j: Json, scene: Scene) -> None:
+    for i, m in enumerate(j.array("materials")):
+        path = f"materials[{i}]"
+        ext = j.obj(m, "extensions", path) or {}
+        mat = Material(name=j.name(m),
+                       alpha_mode=j.choice(m, "alphaMode", path, ("OPAQUE", "MASK", "BLEND"),
+                                           "OPAQUE"),
+                       alpha_cutoff=j.num(m, "alphaCutoff", path, 0.5),
+                       double_sided=j.bool(m, "doubleSided", path),
+                       emissive=tuple(j.nums(m, "emissiveFactor", path, 3, (0.0, 0.0, 0.0))),
+                       unlit="KHR_materials_unlit" in ext, extras=j.extras(m))
+        pbr = j.obj(m, "pbrMetallicRoughness", path)
         if pbr is not None:
-            mat.base_color = tuple(pbr.baseColorFactor or (1, 1, 1, 1))
-            mat.metallic = 1.0 if pbr.metallicFactor is None else pbr.metallicFactor
-            mat.roughness = 1.0 if pbr.roughnessFactor is None else pbr.roughnessFactor
-            info = pbr.baseColorTexture
-            if info is not None and 0 <= info.index < len(scene.textures):
-                ref = TextureRef(texture=info.index, texcoord=info.texCoord or 0)
-                tt = (info.extensions or {}).get("KHR_texture_transform")
+            ppath = path + ".pbrMetallicRoughness"
+            mat.base_color = tuple(j.nums(pbr, "baseColorFactor", ppath, 4, (1.0, 1.0, 1.0, 1.0)))
+            mat.metallic = j.num(pbr, "metallicFactor", ppath, 1.0)
+            mat.roughness = j.num(pbr, "roughnessFactor", ppath, 1.0)
+            info = j.obj(pbr, "baseColorTexture", ppath)
+            if info is not None:
+                tpath = ppath + ".baseColorTexture"
+                index = j.index(info, "index", tpath, len(scene.textures), required=True,
+                                what="textures")
+                ref = TextureRef(texture=index, texcoord=j.int(info, "texCoord", tpath, 0, lo=0,
+                                                               hi=31))
+                tt = j.obj(j.obj(info, "extensions", tpath) or {}, "KHR_texture_transform",
+                           tpath + ".extensions")
                 if tt:
-                    ref.offset = tuple(tt.get("offset", (0.0, 0.0)))
-                    ref.scale = tuple(tt.get("scale", (1.0, 1.0)))
-                    ref.rotation = float(tt.get("rotation", 0.0))
-                    if "texCoord" in tt:
-                        ref.texcoord = tt["texCoord"]
+                    xpath = tpath + ".extensions.KHR_texture_transform"
+                    ref.offset = tuple(j.nums(tt, "offset", xpath, 2, (0.0, 0.0)))
+                    ref.scale = tuple(j.nums(tt, "scale", xpath, 2, (1.0, 1.0)))
+                    ref.rotation = j.num(tt, "rotation", xpath, 0.0)
+                    ref.texcoord = j.int(tt, "texCoord", xpath, ref.texcoord, lo=0, hi=31)
                 mat.base_color_texture = ref
         scene.materials.append(mat)
-    for mi, m in enumerate(doc.meshes or []):
-        mesh = Mesh(name=m.name or "", weights=list(m.weights or []), extras=dict(m.extras or {}))
-        for pi, p in enumerate(m.primitives):
-            a = p.attributes
-            pos = acc.get(a.POSITION)
+
+
+def _meshes(j: Json, acc: _Accessors, scene: Scene) -> None:
+    n_acc = len(acc.accessors)
+    for mi, m in enumerate(j.array("meshes")):
+        mpath = f"meshes[{mi}]"
+        mesh = Mesh(name=j.name(m), weights=j.nums(m, "weights", mpath, None, []),
+                    extras=j.extras(m))
+        prims = j.objects(m, "primitives", mpath)
+        for pi, p in enumerate(prims):
+            path = f"{mpath}.primitives[{pi}]"
+            attrs = j.obj(p, "attributes", path, required=True)
+            apath = path + ".attributes"
+
+            def attr(name: str, widths: tuple[int, ...], floats_only: bool = False,
+                     normalize: bool = True) -> np.ndarray | None:
+                index = j.index(attrs, name, apath, n_acc, what="accessors")
+                return acc.typed(index, f"{apath}.{name}", widths, floats_only=floats_only,
+                                 normalize=normalize)
+
+            pos = acc.typed(j.index(attrs, "POSITION", apath, n_acc, what="accessors"),
+                            apath + ".POSITION", (3,), floats_only=True, finite=True)
             if pos is None:
                 continue
             uvs = []
-            k = 0
-            while getattr(a, f"TEXCOORD_{k}", None) is not None:
-                uvs.append(acc.get(getattr(a, f"TEXCOORD_{k}")))
-                k += 1
-            colors = acc.get(a.COLOR_0)
+            while f"TEXCOORD_{len(uvs)}" in attrs:
+                uvs.append(attr(f"TEXCOORD_{len(uvs)}", (2,)))
+            colors = attr("COLOR_0", (3, 4))
             if colors is not None and colors.shape[1] == 3:
-                colors = np.concatenate([colors, np.ones((len(colors), 1), np.float32)], axis=1)
+                colors = np.concatenate([colors, np.ones((len(colors), 1), colors.dtype)], axis=1)
             targets = []
-            for t in p.targets or []:
-                targets.append(MorphTarget(positions=acc.get(t.get("POSITION")),
-                                           normals=acc.get(t.get("NORMAL"))))
+            for ti, t in enumerate(j.objects(p, "targets", path)):
+                tp = f"{path}.targets[{ti}]"
+                targets.append(MorphTarget(
+                    positions=acc.typed(j.index(t, "POSITION", tp, n_acc, what="accessors"),
+                                        tp + ".POSITION", (3,), floats_only=True, finite=True),
+                    normals=acc.typed(j.index(t, "NORMAL", tp, n_acc, what="accessors"),
+                                      tp + ".NORMAL", (3,), floats_only=True)))
+            indices = acc.typed(j.index(p, "indices", path, n_acc, what="accessors"),
+                                path + ".indices", (1,), normalize=False)
+            if indices is not None:
+                if indices.dtype.kind != "u":
+                    raise j.fail(path + ".indices", "an unsigned integer accessor",
+                                 indices.dtype.name)
+                if len(indices) and int(indices.max()) >= len(pos):
+                    raise j.fail(path + ".indices", f"indices below the {len(pos)} vertices",
+                                 int(indices.max()))
+            mode = j.int(p, "mode", path, 4, lo=0, hi=6)
+            if mode == 4 and indices is not None and len(indices) % 3:
+                raise j.fail(path + ".indices", "a multiple of 3 indices for triangles",
+                             len(indices))
+            joints = attr("JOINTS_0", (4,), normalize=False)
+            if joints is not None and joints.dtype.kind not in "u":
+                raise j.fail(apath + ".JOINTS_0", "unsigned integer joints", joints.dtype.name)
+            normals, tangents = attr("NORMAL", (3,), True), attr("TANGENT", (4,), True)
+            weights = attr("WEIGHTS_0", (4,))
+            material = j.index(p, "material", path, len(scene.materials), what="materials")
             try:
                 mesh.primitives.append(Primitive(
-                    positions=pos, indices=acc.get(p.indices), normals=acc.get(a.NORMAL),
-                    tangents=acc.get(a.TANGENT), uvs=uvs, colors=colors,
-                    joints=acc.get(a.JOINTS_0, normalize=False), weights=acc.get(a.WEIGHTS_0),
-                    material=p.material, targets=targets,
-                    mode=4 if p.mode is None else p.mode, extras=dict(p.extras or {})))
-            except Exception as exc:
-                raise FormatError("a consistent primitive", file=file,
-                                  path=f"meshes[{mi}].primitives[{pi}]", got=str(exc)) from exc
+                    positions=pos, indices=indices, normals=normals, tangents=tangents, uvs=uvs,
+                    colors=colors, joints=joints, weights=weights, material=material,
+                    targets=targets, mode=mode, extras=j.extras(p)))
+            except Exception as exc:      # DocumentError or numpy: counts that do not match
+                raise FormatError("a consistent primitive (every attribute as many rows as "
+                                  "POSITION)", file=j.file, path=path, got=str(exc)) from None
         scene.meshes.append(mesh)
-    for s in doc.skins or []:
-        ibm = acc.get(s.inverseBindMatrices)
-        mats = None if ibm is None else ibm.reshape(-1, 4, 4).transpose(0, 2, 1).astype(np.float64)
-        scene.skins.append(Skin(joints=list(s.joints), inverse_bind_matrices=mats,
-                                skeleton=s.skeleton, name=s.name or "", extras=dict(s.extras or {})))
-    for n in doc.nodes or []:
-        node = Node(name=n.name or "", children=list(n.children or []), mesh=n.mesh, skin=n.skin,
-                    extras=dict(n.extras or {}) if isinstance(n.extras, dict) else {})
-        if n.matrix is not None and list(n.matrix) != [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]:
-            t, r, sc = decompose_trs(_matrix(n.matrix))
-            node.translation, node.rotation, node.scale = t, r, sc
-        else:
-            if n.translation is not None:
-                node.translation = np.array(n.translation, dtype=np.float64)
-            if n.rotation is not None:
-                node.rotation = np.array(n.rotation, dtype=np.float64)
-            if n.scale is not None:
-                node.scale = np.array(n.scale, dtype=np.float64)
-        scene.nodes.append(node)
-    scenes = doc.scenes or []
-    main = doc.scene if doc.scene is not None else 0
+
+
+def _scenes(j: Json, scene: Scene) -> None:
+    scenes = j.array("scenes")
+    n = len(scene.nodes)
+    parents = scene.parents()
     if scenes:
-        scene.roots = list(scenes[main].nodes or [])
-        scene.name = scenes[main].name or ""
-        if isinstance(scenes[main].extras, dict):      # (Blender's exporter writes them there)
-            scene.extras.update({k: v for k, v in scenes[main].extras.items() if k != "source_dir"})
+        main = j.index(j.data, "scene", "", len(scenes), what="scenes") or 0
         for i, sc in enumerate(scenes):
-            if i != main:
-                scene.extra_scenes.append((sc.name or "", list(sc.nodes or [])))
+            roots = j.indices(sc, "nodes", f"scenes[{i}]", n, "nodes")
+            for r in roots:
+                if parents[r] >= 0:
+                    raise j.fail(f"scenes[{i}].nodes", "root nodes without a parent", r)
+            if i == main:
+                scene.roots, scene.name = list(roots), j.name(sc)
+                # Blender's exporter writes scene-level data there; never a source_dir from a
+                # file: it steers texture lookups
+                scene.extras.update({k: v for k, v in j.extras(sc).items() if k != "source_dir"})
+            else:
+                scene.extra_scenes.append((j.name(sc), list(roots)))
     else:
-        parents = scene.parents()
         scene.roots = [i for i, p in enumerate(parents) if p < 0]
-    for ai, a in enumerate(doc.animations or []):
-        anim = Animation(name=a.name or f"animation{ai}", extras=dict(a.extras or {}))
-        for ci, c in enumerate(a.channels):
-            if c.target.node is None:
-                continue
-            s = a.samplers[c.sampler]
-            times = acc.get(s.input)
-            values = acc.get(s.output)
-            if c.target.path == "weights":
-                values = values.reshape(len(times) * (3 if s.interpolation == "CUBICSPLINE" else 1), -1)
+
+
+def _animations(j: Json, acc: _Accessors, scene: Scene) -> None:
+    n_acc = len(acc.accessors)
+    for ai, a in enumerate(j.array("animations")):
+        apath = f"animations[{ai}]"
+        anim = Animation(name=j.name(a) or f"animation{ai}", extras=j.extras(a))
+        samplers = j.objects(a, "samplers", apath)
+        for ci, c in enumerate(j.objects(a, "channels", apath)):
+            path = f"{apath}.channels[{ci}]"
+            si = j.index(c, "sampler", path, len(samplers), required=True, what="samplers")
+            target = j.obj(c, "target", path, required=True)
+            node = j.index(target, "node", path + ".target", len(scene.nodes), what="nodes")
+            kind = j.str(target, "path", path + ".target")
+            if node is None or kind not in ("translation", "rotation", "scale", "weights"):
+                continue          # a channel of an extension (KHR_animation_pointer)
+            s = samplers[si]
+            spath = f"{apath}.samplers[{si}]"
+            interp = j.choice(s, "interpolation", spath, ("LINEAR", "STEP", "CUBICSPLINE"),
+                              "LINEAR")
+            times = acc.typed(j.index(s, "input", spath, n_acc, required=True, what="accessors"),
+                              spath + ".input", (1,), floats_only=True, finite=True)
+            values = acc.typed(j.index(s, "output", spath, n_acc, required=True, what="accessors"),
+                               spath + ".output", (1, 2, 3, 4), finite=True)
+            per_key = 3 if interp == "CUBICSPLINE" else 1
+            rows = len(times) * per_key
+            if kind == "weights":
+                if rows == 0 or values.size % rows:
+                    raise j.fail(spath + ".output", f"a multiple of {rows} weights", values.size)
+                values = values.reshape(rows, -1)
             try:
-                anim.channels.append(Channel(node=c.target.node, path=c.target.path,
-                                             times=times.reshape(-1), values=values,
-                                             interpolation=s.interpolation or "LINEAR"))
-            except Exception as exc:
-                raise FormatError("a consistent animation channel", file=file,
-                                  path=f"animations[{ai}].channels[{ci}]", got=str(exc)) from exc
+                anim.channels.append(Channel(node=node, path=kind, times=times.reshape(-1),
+                                             values=values, interpolation=interp))
+            except Exception as exc:     # DocumentError: counts, widths, time order
+                raise FormatError("a consistent animation channel", file=j.file, path=path,
+                                  got=str(exc)) from None
         scene.animations.append(anim)
-    if isinstance(doc.extras, dict):   # never a source_dir from the file: it steers texture lookups
-        scene.extras.update({k: v for k, v in doc.extras.items() if k != "source_dir"})
-    return scene

@@ -248,6 +248,11 @@ def _folders(texture_path: Any) -> list[Path]:
     return [Path(p) for p in texture_path]
 
 
+def _near(v: np.ndarray, ref: tuple) -> bool:
+    """``np.allclose(v, ref)`` without its per-call overhead (called per node)."""
+    return all(abs(x - y) <= 1e-8 + 1e-5 * abs(y) for x, y in zip(v.tolist(), ref))
+
+
 def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
                   texture_path: Iterable[str | os.PathLike] | str | os.PathLike = (),
                   image_dir: str | os.PathLike | None = None, external_images: bool = False,
@@ -326,12 +331,12 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
     for i, n in enumerate(scene.nodes):
         node = g.Node(name=n.name or None, children=list(n.children) or None,
                       extras=jsonable(n.extras) if n.extras else None)
-        if not np.allclose(n.translation, 0):
+        if not _near(n.translation, (0, 0, 0)):
             node.translation = [float(x) for x in n.translation]
-        if not np.allclose(n.rotation, (0, 0, 0, 1)):
+        if not _near(n.rotation, (0, 0, 0, 1)):
             q = n.rotation / (np.linalg.norm(n.rotation) or 1.0)
             node.rotation = [float(x) for x in q]
-        if not np.allclose(n.scale, 1):
+        if not _near(n.scale, (1, 1, 1)):
             node.scale = [float(x) for x in n.scale]
         mesh = mesh_map.get(n.mesh) if n.mesh is not None else None
         skin = skin_map.get(n.skin) if n.skin is not None else None
@@ -441,17 +446,24 @@ def glb_bytes(gdoc: GltfDocument) -> bytes:
     return b"".join(parts)
 
 
-def _plain_name(name: str) -> bool:
-    return bool(re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_. -]*", name))
-
-
 def gltf_files(gdoc: GltfDocument, path: Path, *, embed_buffer: bool = False) -> dict[Path, bytes]:
     """``.gltf`` JSON plus its ``.bin`` and image files beside it (or data URIs when
-    ``embed_buffer``). Nothing is written outside ``path``'s folder."""
+    ``embed_buffer``). Nothing is written outside ``path``'s folder.
+
+    The external files of a read document (``resources``) are written beside ``path`` under a
+    safe base name (:func:`retromesh.safenames.safe_name`): a URI such as ``../../x`` or
+    ``/etc/passwd`` in the input becomes ``x``/``passwd`` in the output folder (the JSON is
+    updated and a LossWarning says so); a ``data:`` URI is never a file name.
+    """
+    from urllib.parse import quote
+
+    from ..safenames import safe_name
     doc = gdoc.gltf
     files: dict[Path, bytes] = {}
     bin_path = path.with_suffix(".bin")
-    if doc.buffers:
+    # buffer 0 holds ``blob`` (GLB or scene_to_gltf); a read .gltf keeps its own buffer files
+    own_blob = bool(doc.buffers) and (bool(gdoc.blob) or doc.buffers[0].uri is None)
+    if own_blob:
         if embed_buffer:
             doc.buffers[0].uri = ("data:application/octet-stream;base64,"
                                   + base64.b64encode(gdoc.blob).decode("ascii"))
@@ -460,14 +472,37 @@ def gltf_files(gdoc: GltfDocument, path: Path, *, embed_buffer: bool = False) ->
         doc.buffers[0].byteLength = len(gdoc.blob)
     if embed_buffer:
         data_uri_images(doc, gdoc.image_files)
-        images = {}
+        images: dict[Path, bytes] = {}
     else:
         images = place_image_files(doc, gdoc.image_files, path.parent)
-    files[path] = json.dumps(json.loads(_json_bytes(doc)), indent=1).encode("utf-8")
-    if doc.buffers and not embed_buffer:
+    taken = {path.name.lower()} | ({bin_path.name.lower()} if own_blob and not embed_buffer else set())
+    taken |= {p.name.lower() for p in images}
+    renamed: dict[str, str] = {}
+    for uri, data in gdoc.resources.items():
+        if uri.startswith("data:"):
+            continue
+        name = safe_name(_unquote(uri), default="buffer.bin")
+        stem, dot, ext = name.rpartition(".")
+        k = 1
+        while name.lower() in taken:
+            name = f"{stem or ext}_{k}{dot}{ext if stem else ''}"
+            k += 1
+        taken.add(name.lower())
+        renamed[uri] = quote(name)
+        if renamed[uri] != uri:
+            warnings.warn(LossWarning(f"resource {uri[:80]!r} written as {name!r} in the output's "
+                                      "folder"), stacklevel=3)
+        files[path.parent / name] = data
+    for item in list(doc.buffers or []) + list(doc.images or []):
+        if getattr(item, "uri", None) in renamed:
+            item.uri = renamed[item.uri]
+    files = {path: json.dumps(json.loads(_json_bytes(doc)), indent=1).encode("utf-8"), **files}
+    if own_blob and not embed_buffer:
         files[bin_path] = gdoc.blob
     files.update(images)
-    for uri, data in gdoc.resources.items():
-        if uri != bin_path.name and _plain_name(uri):
-            files[path.parent / uri] = data
     return files
+
+
+def _unquote(uri: str) -> str:
+    from urllib.parse import unquote
+    return unquote(uri)

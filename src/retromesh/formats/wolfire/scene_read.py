@@ -165,10 +165,11 @@ def add_animation(scene: Scene, anm: AnmFile, name: str, root: int, joints: list
         raise DocumentError("key times must be finite")
     end = max(length, float(times[-1]), 0.0)
     step = 1000.0 / fps
-    grid = np.arange(0.0, end + 1e-9, step)
-    if len(grid) > 200000 or len(grid) * max(m, 1) > MAX_SAMPLE_BONES:
-        raise DocumentError(f"animation {name!r} would need {len(grid)} samples of {m} bones "
+    n_grid = int(end // step) + 2            # checked before np.arange allocates it
+    if n_grid > 200000 or n_grid * max(m, 1) > MAX_SAMPLE_BONES:
+        raise DocumentError(f"animation {name!r} would need {n_grid} samples of {m} bones "
                             f"(length {end / 1000:g} s); lower fps")
+    grid = np.arange(0.0, end + 1e-9, step)
     keyt = times[(times >= 0) & (times <= end)]
     sample = np.unique(np.round(np.concatenate([grid, keyt, [end]]), 6))
     # keep times distinct once stored as float32 seconds

@@ -235,6 +235,9 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
         t = (times_ms - start) / 1000.0
     else:
         dur = anim.duration
+        if dur * DEFAULT_FPS > 200000:
+            raise DocumentError(f"animation {anim.name!r} lasts {dur:g} s: more than 200000 "
+                                f"samples at {DEFAULT_FPS} fps")
         t = np.arange(0.0, dur + 1e-9, 1 / DEFAULT_FPS) if dur > 0 else np.zeros(1)
         if dur > 0 and dur - t[-1] > 1e-6:
             t = np.append(t, dur)

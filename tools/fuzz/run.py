@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""retromesh's mutation fuzzer.
+
+    python tools/fuzz/run.py --family b3d --cases 100000        # a campaign
+    python tools/fuzz/run.py --cases 70 --seed 1 --no-save      # what CI runs (every family)
+
+Seeds are the files in ``examples/`` and, for glTF, what our writers make of them (GLB, .gltf
+with an embedded buffer, .gltf with a .bin beside it). Each case is a seed mutated by
+``mutators.py`` (byte flips, interesting integers/floats, count fields inflated, truncation at
+record boundaries, block edits; structure-aware edits for glTF), written beside the seed's
+companions into ``<work>/<family>/a/b/in/`` and run by ``worker.py`` in a subprocess with an
+address-space cap (RLIMIT_AS) and a timeout: read -> load -> save(.glb) and, per family, save
+through the writers of the game formats into ``.../out/``.
+
+Allowed outcomes: success, FormatError while reading, DocumentError/UnsupportedError while
+writing. Findings: any other exception, a crash, a hang (``--timeout``), a case slower than
+``--slow`` seconds, an allocation hitting the cap or the RSS growing by more than ``--rss-mb``,
+and any file opened outside ``in/`` or written outside ``out/``. The first reproducer of each
+distinct finding is saved as ``tests/regressions/<family>/<sha1>.<ext>`` (``--no-save`` to
+skip), where the normal test suite runs it. A JSON summary goes to stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from driver import SRC, Driver  # noqa: E402
+from mutators import mutate_bytes, mutate_gltf  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+REGRESSIONS = ROOT / "tests" / "regressions"
+
+#: family -> (seed files relative to examples/, outputs every case is saved to)
+FAMILIES: dict[str, tuple[list[str], list[str]]] = {
+    "b3d": (["crate.b3d", "wiggle.b3d"], ["out.glb", "out.b3d"]),
+    "gltf": ([], ["out.glb"]),
+    "lugaru": (["wolfire/box.solid"], ["out.glb", "out.solid"]),
+    "overgrowth": (["wolfire/walk.anm", "wolfire/wave.anm", "wolfire/stick.phxbn",
+                    "wolfire/stick.fzx", "wolfire/example.sav"], ["out.glb"]),
+    "lithtech": (["lithtech/model_v6.abc", "lithtech/model_v12.abc"], ["out.glb", "out.abc"]),
+    "lostsaga": (["lostsaga/column.msh", "lostsaga/column.skl", "lostsaga/column_wave.ani"],
+                 ["out.glb", "out.msh"]),
+    "westwood": (["westwood/tank.vxl", "westwood/tank.hva", "westwood/tank.vox"],
+                 ["out.glb", "out.vxl"]),
+}
+#: writers a mutated glTF is also sent through (one per case, in turn)
+GLTF_WRITERS = ["out.b3d", "out.msh", "out.vxl", "out.abc", "out.gltf", "out.solid"]
+
+
+def gltf_seeds(folder: Path) -> list[Path]:
+    """GLB / .gltf files our writers make from the examples (the writers' fixtures)."""
+    sys.path.insert(0, str(SRC))
+    import warnings
+
+    import retromesh
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in ("crate.b3d", "wiggle.b3d", "lostsaga/column.msh", "lithtech/model_v12.abc",
+                     "westwood/tank.vxl"):
+            src = EXAMPLES / name
+            stem = Path(name).stem
+            scene = retromesh.load(src)
+            retromesh.save(scene, folder / f"{stem}.glb")
+            retromesh.save(scene, folder / f"{stem}_embedded.gltf", embed_buffer=True)
+            out += [folder / f"{stem}.glb", folder / f"{stem}_embedded.gltf"]
+        retromesh.save(retromesh.load(EXAMPLES / "crate.b3d"), folder / "crate_bin.gltf")
+        out.append(folder / "crate_bin.gltf")
+    return out
+
+
+def prepare_case_dir(work: Path, family: str) -> tuple[Path, Path]:
+    """``<work>/<family>/a/b/{in,out}`` with bait around them: a secret file the input must
+    not reach, a symlink out of ``in/`` and a FIFO in it."""
+    base = work / family / "a" / "b"
+    inp, out = base / "in", base / "out"
+    inp.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    (base / "secret.txt").write_bytes(b"SECRET-" * 8)
+    (work / family / "a" / "x.bin").write_bytes(b"\0" * 64)
+    link = inp / "link.bin"
+    if not link.is_symlink():
+        link.symlink_to("../secret.txt")
+    pipe = inp / "pipe.bin"
+    if not pipe.exists() and hasattr(os, "mkfifo"):
+        os.mkfifo(pipe)
+    return inp, out
+
+
+def _clean(folder: Path, keep: set[str]) -> None:
+    for p in folder.iterdir():
+        if p.name in keep:
+            continue
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink()
+
+
+def signature(result: dict) -> str:
+    status = result["status"]
+    if status == "exception":
+        return f"exception {result.get('type')} at {result.get('where')}"
+    if status == "escape":
+        return "escape " + result.get("message", "").split(" ")[0]
+    return status
+
+
+FINDINGS = {"exception", "crash", "hang", "memory", "escape", "slow"}
+
+
+def run_family(family: str, cases: int, rng: random.Random, work: Path, *, save: Path | None,
+               timeout: float, slow: float, mem_mb: int, rss_mb: int,
+               deadline: float | None = None, log=None) -> dict:
+    names, outputs = FAMILIES[family]
+    seeds = gltf_seeds(work / "_gltf_seeds") if family == "gltf" else [EXAMPLES / n for n in names]
+    inp, out = prepare_case_dir(work, family)
+    fixed = {"link.bin", "pipe.bin"}
+    driver = Driver(timeout=timeout, mem_mb=mem_mb, rss_mb=rss_mb)
+    counts: dict[str, int] = {}
+    findings: dict[str, dict] = {}
+    done = 0
+    try:
+        for i in range(cases):
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            seed = rng.choice(seeds)
+            data = seed.read_bytes()
+            ext = seed.suffix.lower().lstrip(".")
+            if ext in ("glb", "gltf") and rng.random() < 0.8:
+                mutated = mutate_gltf(data, ext, rng)
+            else:
+                mutated = mutate_bytes(data, rng)
+            _clean(inp, fixed)
+            _clean(out, set())
+            for comp in seed.parent.iterdir():       # companions: .bin, .skl, .hva, .png ...
+                if comp.is_file() and comp.stem.split("_")[0] == seed.stem.split("_")[0]:
+                    shutil.copyfile(comp, inp / comp.name)
+            target = inp / seed.name
+            target.write_bytes(mutated)
+            outs = list(outputs)
+            if family == "gltf":
+                outs.append(GLTF_WRITERS[i % len(GLTF_WRITERS)])
+            result = driver.run({"input": str(target), "outputs": [str(out / o) for o in outs]})
+            if result.get("seconds", 0) > slow and result["status"] not in FINDINGS:
+                result["status"] = "slow"
+                result["message"] = f"{result['seconds']} s"
+            counts[result["status"]] = counts.get(result["status"], 0) + 1
+            done += 1
+            if result["status"] in FINDINGS:
+                sig = signature(result)
+                entry = findings.setdefault(sig, {"count": 0, "example": result})
+                entry["count"] += 1
+                if entry["count"] == 1:
+                    digest = hashlib.sha1(mutated).hexdigest()
+                    entry["sha1"] = digest
+                    if save is not None:
+                        dest = save / family / f"{digest}.{ext}"
+                        dest.parent.mkdir(parents=True, exist_ok=True)
+                        dest.write_bytes(mutated)
+                        entry["saved"] = str(dest)
+                    if log:
+                        print(f"[{family} {i}] {sig}: {result.get('message', '')[:200]}",
+                              file=log, flush=True)
+    finally:
+        driver.stop()
+    return {"family": family, "cases": done, "outcomes": counts, "findings": findings}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--family", action="append", choices=sorted(FAMILIES),
+                    help="family to fuzz (repeatable; default: all)")
+    ap.add_argument("--cases", type=int, default=1000, help="cases per family")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout", type=float, default=20.0, help="seconds before a case is a hang")
+    ap.add_argument("--slow", type=float, default=1.0, help="seconds after which a case is slow")
+    ap.add_argument("--mem-mb", type=int, default=1536, help="address-space cap of the worker")
+    ap.add_argument("--rss-mb", type=int, default=400, help="RSS growth counted as a finding")
+    ap.add_argument("--minutes", type=float, default=None, help="stop each family after this")
+    ap.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp one)")
+    ap.add_argument("--no-save", action="store_true", help="do not save reproducers")
+    ap.add_argument("--save-dir", type=Path, default=REGRESSIONS)
+    args = ap.parse_args(argv)
+    work = args.work or Path(tempfile.mkdtemp(prefix="retromesh-fuzz-"))
+    rng = random.Random(args.seed)
+    summary = []
+    for family in args.family or sorted(FAMILIES):
+        deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
+        summary.append(run_family(family, args.cases, rng, work,
+                                  save=None if args.no_save else args.save_dir,
+                                  timeout=args.timeout, slow=args.slow, mem_mb=args.mem_mb,
+                                  rss_mb=args.rss_mb, deadline=deadline, log=sys.stderr))
+        print(json.dumps(summary[-1]), file=sys.stderr, flush=True)
+    if args.work is None:
+        shutil.rmtree(work, ignore_errors=True)
+    print(json.dumps(summary, indent=1))
+    return 1 if any(s["findings"] for s in summary) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
