@@ -312,3 +312,26 @@ def test_embedded_images_are_written_beside_the_b3d(tmp_path):
     # and back: the texture found beside the B3D is embedded again
     retromesh.convert(tmp_path / "box.b3d", tmp_path / "again.glb", save_options={"embed_images": True})
     assert retromesh.load(tmp_path / "again.glb").textures[0].image == make_examples.crate_png()
+
+
+def test_big_mesh_is_split_into_tris_irrlicht_can_index():
+    """Irrlicht makes one 16-bit mesh buffer per TRIS: no TRIS may use over 65535 vertices."""
+    from retromesh.formats.b3d.chunks import MAX_TRIS_VERTICES, Tris
+    from retromesh.scene import Mesh, Node, Primitive, Scene
+    n = 100_000 * 3
+    pos = np.random.default_rng(1).random((n, 3)).astype(np.float32)
+    s = Scene()
+    s.nodes[s.add_node(Node(name="m"))].mesh = s.add_mesh(Mesh(primitives=[
+        Primitive(positions=pos, indices=np.arange(n, dtype=np.uint32))]))
+    doc = retromesh.read(retromesh.to_bytes(retromesh.from_scene(s, "b3d")), format="b3d")
+    tris = [c for n_ in _walk(doc) for c in getattr(n_, "children", []) if isinstance(c, Tris)]
+    assert len(tris) > 1 and sum(len(t.triangles) for t in tris) == 100_000
+    assert all(len(np.unique(t.triangles)) <= MAX_TRIS_VERTICES for t in tris)
+
+
+def _walk(doc):
+    todo = list(doc.children)
+    while todo:
+        c = todo.pop()
+        yield c
+        todo += [k for k in getattr(c, "children", []) if hasattr(k, "children")]

@@ -71,50 +71,10 @@ from conftest import corpus_files
 
 import retromesh
 
-_FLAGS = ("#10 texture flags 1 -> 9: the round trip adds TEXS flag 8, which makes Irrlicht build mipmaps "
-          "for that texture (invisible to EDT_NULL, compared on the TEXS Irrlicht reads)")
-
-#: (case, aspect) -> why it fails on main today. strict=False: a fix landing early is no error.
-#: Two #10 items fail nowhere in Irrlicht today: all-zero weights and empty BONE chunks. Irrlicht
-#: drops zero weights and skips empty BONEs (joints come from NODEs); the round trip leaves both
-#: out of the B3D, which Irrlicht reads the same way (hog: 184 weights, all 0 -> none).
-XFAIL: dict[tuple[str, str], str] = {
-    ("h3dview__Bird.b3d", "speed"): "#10 fps 0 -> 25 and kept as 0: ANIM fps 0 plays at Irrlicht's 25, "
-                                    "the round trip writes 60",
-    ("h3dview__bones.b3d", "speed"): "#10 fps 0 -> 25 and kept as 0 (25 -> 60)",
-    ("h3dview__hog.b3d", "speed"): "#10 fps 0 -> 25 and kept as 0 (25 -> 60)",
-    ("h3dview__human.b3d", "speed"): "#10 fps 0 -> 25 and kept as 0 (25 -> 60)",
-    ("h3dview__ninja.b3d", "speed"): "#10 fps 0 -> 25 and kept as 0 (25 -> 60)",
-    ("h3dview__detail.b3d", "materials"): "#10 lightmap layer lost: EMT_LIGHTMAP with 2 layers -> "
-                                          "EMT_SOLID with 1",
-    ("h3dview__detail.b3d", "textures"): "#10 lightmap layer lost (its TEXS entry with flags 65585)",
-    ("mtg__door_a.b3d", "joints"): "#10 doors growing a joint: 1 -> 2 joints (a 'root' NODE added)",
-    ("mtg__door_b.b3d", "joints"): "#10 doors growing a joint: 1 -> 2 joints (a 'root' NODE added)",
-    ("b3dng__cubewater_test.b3d", "materials"): "#10 brush colour clamped: 2.0 -> 1.0 (Irrlicht diffuse "
-                                                "0xfffefefe -> 0xffffffff)",
-    ("b3dng__cubewater_test.b3d", "textures"): _FLAGS,
-    ("b3dng__dwarf2.b3d", "textures"): _FLAGS,
-    ("h3dview__Bird.b3d", "textures"): _FLAGS,
-    ("h3dview__bones.b3d", "textures"): _FLAGS,
-    ("h3dview__castel.b3d", "textures"): _FLAGS,
-    ("h3dview__cube.b3d", "textures"): _FLAGS,
-    ("h3dview__hog.b3d", "textures"): _FLAGS,
-    ("h3dview__human.b3d", "textures"): _FLAGS,
-    ("h3dview__ninja.b3d", "textures"): _FLAGS,
-    ("h3dview__zombie.b3d", "textures"): _FLAGS,
-    ("mobsanimal__mobs_bee.b3d", "textures"): _FLAGS,
-    ("mobsanimal__mobs_chicken.b3d", "textures"): _FLAGS,
-    ("mobsanimal__mobs_cow.b3d", "textures"): _FLAGS,
-    ("mobsanimal__mobs_rat.b3d", "textures"): _FLAGS,
-    ("mtg__carts_cart.b3d", "textures"): _FLAGS,
-    ("mtg__door_a.b3d", "textures"): _FLAGS,
-    ("mtg__door_b.b3d", "textures"): _FLAGS,
-    # found by this tier, not in #10's list: the B3D writer puts every vertex of a big voxel model
-    # in one TRIS; Irrlicht (and Luanti's fork) index a mesh buffer with u16, so it must split
-    ("rv__gmon.vxl", "counts"): "VXL -> B3D: one TRIS uses 77968 vertices (> 65535, 16-bit indices wrap)",
-    ("rv__grtk.vxl", "counts"): "VXL -> B3D: one TRIS uses 98648 vertices (> 65535, 16-bit indices wrap)",
-    ("vengi__legs.vxl", "counts"): "VXL -> B3D: one TRIS uses 120576 vertices (> 65535, 16-bit indices wrap)",
-}
+#: (case, aspect) -> why it fails today. strict=False: a fix landing early is no error. Empty:
+#: every #10 item this tier found (fps 0, lightmap, doors' joint, brush colour, texture flags,
+#: VXL -> B3D TRIS over 65535 vertices) now holds.
+XFAIL: dict[tuple[str, str], str] = {}
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

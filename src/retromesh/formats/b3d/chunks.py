@@ -90,6 +90,22 @@ class Tris:
     triangles: np.ndarray         # (n, 3) int32
 
 
+#: Irrlicht (and Luanti's copy) makes one mesh buffer of each TRIS, holding the vertices its
+#: triangles use, indexed with 16 bits
+MAX_TRIS_VERTICES = 65535
+
+
+def tris_chunks(brush_id: int, triangles: np.ndarray) -> list[Tris]:
+    """``triangles`` as one TRIS, or as several when they use more than 65535 distinct vertices
+    (runs of 21845 triangles: at most 65535 vertices each), so that Irrlicht's 16-bit mesh
+    buffers can hold every chunk."""
+    tri = np.asarray(triangles, dtype=np.int32).reshape(-1, 3)
+    if len(tri) * 3 <= MAX_TRIS_VERTICES or len(np.unique(tri)) <= MAX_TRIS_VERTICES:
+        return [Tris(brush_id, tri)]
+    step = MAX_TRIS_VERTICES // 3
+    return [Tris(brush_id, tri[i:i + step]) for i in range(0, len(tri), step)]
+
+
 @dataclass
 class RawChunk:
     """A chunk this reader does not interpret (kept byte for byte)."""

@@ -21,7 +21,8 @@ from ...errors import DocumentError, LossWarning
 from ...scene import Animation, Scene
 from ...transforms import decompose_trs, inverse
 from .axes import _Z, _rot_from_gltf
-from .chunks import BONE_DTYPE, AnimChunk, B3dFile, Bone, MeshChunk, NodeChunk, Tris, Vrts, vrts_dtype
+from .chunks import (BONE_DTYPE, AnimChunk, B3dFile, Bone, MeshChunk, NodeChunk, Vrts, tris_chunks,
+                     vrts_dtype)
 from .keys import animation_rate, keys_chunks, tracks_for
 from .materials import brushes_from_scene
 from .native import anim_record, fold_moved_meshes, native_layout_fits, native_roots
@@ -173,7 +174,7 @@ class _Merged:
         flags = (1 if self.any_normals else 0) | (2 if self.any_colors else 0)
         mesh = MeshChunk(-1, [Vrts(flags, self.n_sets, 2 if self.n_sets else 0, verts)])
         for brush, tris in sorted(self.tris_by_brush.items()):
-            mesh.children.append(Tris(brush, np.concatenate(tris).astype(np.int32)))
+            mesh.children += tris_chunks(brush, np.concatenate(tris))
         return mesh
 
 

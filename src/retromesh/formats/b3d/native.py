@@ -18,7 +18,7 @@ from ...errors import DocumentError
 from ...scene import Animation, Scene
 from ...transforms import inverse
 from .axes import _Z, _rot_from_gltf
-from .chunks import BONE_DTYPE, AnimChunk, Bone, MeshChunk, NodeChunk, Tris, Vrts, vrts_dtype
+from .chunks import BONE_DTYPE, AnimChunk, Bone, MeshChunk, NodeChunk, Vrts, tris_chunks, vrts_dtype
 from .keys import Track, animation_rate, keys_chunks, tracks_for
 
 __all__ = ["native_layout_fits", "native_roots", "anim_record", "fold_moved_meshes"]
@@ -272,7 +272,7 @@ class _Writer:
                 part["uv"][:, s, :min(size, 2)] = p.uvs[s][:, :min(size, 2)]
             idx = (p.indices if p.indices is not None else np.arange(k)).astype(np.int64)
             tri = idx.reshape(-1, 3)[:, [0, 2, 1]] + base
-            mesh.children.append(Tris(self.tris_brush(p, mesh.brush_id), tri.astype(np.int32)))
+            mesh.children += tris_chunks(self.tris_brush(p, mesh.brush_id), tri)
             base += k
         mesh.children.insert(0, Vrts(flags, sets, size, verts))
         return mesh
