@@ -324,14 +324,7 @@ def test_big_mesh_is_split_into_tris_irrlicht_can_index():
     s.nodes[s.add_node(Node(name="m"))].mesh = s.add_mesh(Mesh(primitives=[
         Primitive(positions=pos, indices=np.arange(n, dtype=np.uint32))]))
     doc = retromesh.read(retromesh.to_bytes(retromesh.from_scene(s, "b3d")), format="b3d")
-    tris = [c for n_ in _walk(doc) for c in getattr(n_, "children", []) if isinstance(c, Tris)]
+    tris = [c for c in doc.chunks() if isinstance(c, Tris)]
     assert len(tris) > 1 and sum(len(t.triangles) for t in tris) == 100_000
     assert all(len(np.unique(t.triangles)) <= MAX_TRIS_VERTICES for t in tris)
 
-
-def _walk(doc):
-    todo = list(doc.children)
-    while todo:
-        c = todo.pop()
-        yield c
-        todo += [k for k in getattr(c, "children", []) if hasattr(k, "children")]

@@ -298,7 +298,7 @@ def test_extension_roundtrip_keeps_native_counts(roundtrips, name):
 def _b3d_parts(path: Path):
     from retromesh.formats import b3d
     doc = retromesh.read(path)
-    chunks = list(b3d._all_chunks(doc))
+    chunks = list(doc.chunks())
     positions = np.concatenate([c.vertices["position"] for c in chunks if isinstance(c, b3d.Vrts)])
     names = [c.name for c in chunks if isinstance(c, b3d.NodeChunk)]
     tris = np.concatenate([c.triangles for c in chunks if isinstance(c, b3d.Tris)])

@@ -10,17 +10,8 @@ from .chunks import AnimChunk, B3dFile, Bone, Keys, MeshChunk, NodeChunk, RawChu
 __all__ = ["info", "check"]
 
 
-def _all_chunks(doc: B3dFile):
-    stack = list(reversed(doc.children))
-    while stack:
-        c = stack.pop()
-        yield c
-        if isinstance(c, (NodeChunk, MeshChunk)):
-            stack.extend(reversed(c.children))
-
-
 def info(doc: B3dFile) -> dict[str, Any]:
-    chunks = list(_all_chunks(doc))
+    chunks = list(doc.chunks())
     meshes = [c for c in chunks if isinstance(c, MeshChunk)]
     return {
         "version": doc.version,

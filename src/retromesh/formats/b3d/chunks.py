@@ -184,6 +184,15 @@ class B3dFile:
     def root_nodes(self) -> list[NodeChunk]:
         return [c for c in self.children if isinstance(c, NodeChunk)]
 
+    def chunks(self):
+        """Every chunk in file order (NODE and MESH children included)."""
+        stack = list(reversed(self.children))
+        while stack:
+            c = stack.pop()
+            yield c
+            if isinstance(c, (NodeChunk, MeshChunk)):
+                stack.extend(reversed(c.children))
+
     def walk(self):
         """Every NODE in file (pre-)order with its depth."""
         stack = [(n, 0) for n in reversed(self.root_nodes)]
