@@ -106,11 +106,17 @@ function start() {
     camera.updateProjectionMatrix();
     renderer.setSize(container.clientWidth, container.clientHeight);
   });
-  renderer.setAnimationLoop(() => {
+  let lastFrame = 0;
+  const tick = () => {
+    lastFrame = performance.now();
     if (mixer) mixer.update(clock.getDelta());
     if (controls) controls.update();
     renderer.render(scene, camera);
-  });
+  };
+  renderer.setAnimationLoop(tick);
+  // a page nobody looks at gets no animation frames (a hidden tab, a headless screenshot):
+  // timers keep the animation going there
+  setInterval(() => { if (performance.now() - lastFrame > 100) tick(); }, 40);
 }
 
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
