@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
-import pygltflib as g
+from . import model as g
 
 from ..errors import LossWarning
 from ..scene import Primitive, Scene
