@@ -200,3 +200,25 @@ def test_sanitize_weights_sum_to_one_on_the_largest():
     assert np.array_equal(wo[::9], np.tile([1, 0, 0, 0], (len(wo[::9]), 1)))
     nz = s > 0
     assert np.allclose(wo[nz], (ref[nz] / s[nz, None]), atol=1e-6)
+
+
+def test_writer_keeps_big_arrays_and_patches_earlier_chunks():
+    """Writer.records keeps big arrays by reference (copied once by getvalue); chunk lengths
+    around them are still back-patched, and the bytes are those of plain appending."""
+    from retromesh.binio import Writer
+    big = np.arange(Writer.BIG, dtype="<u4")                 # 4x BIG bytes
+    rec = np.zeros(5, dtype=[("a", "<f4"), ("b", "u1")])
+    w = Writer("<")
+    with w.chunk(b"OUTR"):
+        w.u8(1)
+        with w.chunk(b"INNR"):
+            w.records(big)
+            w.records(rec)
+            w.records(big[::2])                             # not contiguous: copied
+        w.records(big, "<f4")
+        assert w.pos == len(w.getvalue())
+    expected = bytearray()
+    body = (b"\1" + b"INNR" + np.int32(big.nbytes + rec.nbytes + big[::2].nbytes).tobytes()
+            + big.tobytes() + rec.tobytes() + big[::2].tobytes() + big.astype("<f4").tobytes())
+    expected += b"OUTR" + np.int32(len(body)).tobytes() + body
+    assert w.getvalue() == bytes(expected)
