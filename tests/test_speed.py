@@ -222,3 +222,46 @@ def test_writer_keeps_big_arrays_and_patches_earlier_chunks():
             + big.tobytes() + rec.tobytes() + big[::2].tobytes() + big.astype("<f4").tobytes())
     expected += b"OUTR" + np.int32(len(body)).tobytes() + body
     assert w.getvalue() == bytes(expected)
+
+
+# -- Westwood span decoder: the grid-order fast path and the general path agree ------------------
+
+def _random_grid(rng, size):
+    from retromesh.formats.westwood.voxels import VoxelGrid
+    mask = rng.random(size) < 0.4
+    return VoxelGrid(np.where(mask, rng.integers(1, 256, size), 0).astype(np.uint8),
+                     np.where(mask, rng.integers(0, 244, size), 0).astype(np.uint8), mask)
+
+
+def test_span_decoder_columns_in_any_order_or_shared():
+    """Span data whose columns are stored in reverse order, or two columns sharing the same
+    bytes, decode like the canonical layout (the general path, not the grid-order one)."""
+    from retromesh.formats.westwood.voxels import decode_spans, encode_spans
+    rng = np.random.default_rng(7)
+    grid = _random_grid(rng, (5, 4, 30))
+    start, end, data = encode_spans(grid)
+    assert decode_spans(start, end, data, grid.size) == grid
+    cols = [c for c in range(len(start)) if start[c] != -1]
+    out, s2, e2 = bytearray(), start.copy(), end.copy()
+    for c in reversed(cols):
+        s2[c] = len(out)
+        out += data[start[c]:end[c] + 1]
+        e2[c] = len(out) - 1
+    assert decode_spans(s2, e2, bytes(out), grid.size) == grid
+    # columns 0 and 1 pointing at the bytes of column 0
+    s3, e3 = start.copy(), end.copy()
+    s3[1], e3[1] = start[0], end[0]
+    shared = decode_spans(s3, e3, data, grid.size)
+    assert np.array_equal(shared.mask[1, 0], grid.mask[0, 0])
+    assert np.array_equal(shared.colour[1, 0], grid.colour[0, 0])
+    assert np.array_equal(shared.colour[2:], grid.colour[2:])
+
+
+def test_span_decoder_big_grid_matches_encoder():
+    from retromesh.formats.westwood.voxels import decode_spans, encode_spans
+    grid = _random_grid(np.random.default_rng(8), (40, 33, 120))
+    start, end, data = encode_spans(grid)
+    back = decode_spans(start, end, data, grid.size)
+    assert back == grid
+    assert back.colour.flags.c_contiguous and back.mask.dtype == bool
+    assert np.array_equal(back.colour, grid.colour) and np.array_equal(back.normal, grid.normal)
