@@ -58,19 +58,26 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _prune(d: dict[str, Any]) -> dict[str, Any]:
-    """Delete keys whose value is None or empty, recursively (not inside ``extensions``)."""
-    for key, value in list(d.items()):
-        if value is None or (hasattr(value, "__len__") and not isinstance(value, (int, float))
-                             and len(value) == 0):
-            del d[key]
-        elif isinstance(value, dict) and key != "extensions":
-            _prune(value)
+def _pruned(d: dict[str, Any]) -> dict[str, Any]:
+    """The JSON of a model's or a dict's items without the ``None`` and empty values, nested
+    models and dicts (also inside lists) likewise, except inside ``extensions`` — in one pass,
+    with the result of pygltflib's ``asdict`` + ``delete_empty_keys``."""
+    out: dict[str, Any] = {}
+    for key, value in d.items():
+        if value is None:
+            continue
+        if isinstance(value, (_Model, Attributes)):
+            out[key] = _pruned(value.__dict__)
+        elif isinstance(value, (str, bytes, list, tuple, dict)) and len(value) == 0:
+            continue
+        elif isinstance(value, dict):
+            out[key] = _plain(value) if key == "extensions" else _pruned(value)
         elif isinstance(value, list):
-            for item in value:
-                if isinstance(item, dict):
-                    _prune(item)
-    return d
+            out[key] = [_pruned(v.__dict__) if isinstance(v, (_Model, Attributes))
+                        else _pruned(v) if isinstance(v, dict) else _plain(v) for v in value]
+        else:
+            out[key] = _plain(value)
+    return out
 
 
 class Attributes:
@@ -137,7 +144,7 @@ class GLTF2(_Model):
             self.asset = Asset()
 
     def to_dict(self) -> dict[str, Any]:
-        return _prune(self._dict())
+        return _pruned(self.__dict__)
 
     def gltf_to_json(self, separators: tuple[str, str] | None = None,
                      indent: int | str | None = "  ") -> str:
