@@ -265,3 +265,19 @@ def test_span_decoder_big_grid_matches_encoder():
     assert back == grid
     assert back.colour.flags.c_contiguous and back.mask.dtype == bool
     assert np.array_equal(back.colour, grid.colour) and np.array_equal(back.normal, grid.normal)
+
+
+def test_claiming_and_converters_import_one_family(tmp_path):
+    mods = _modules_after("""
+        from retromesh import registry
+        assert [f.name for f in registry.claiming(".B3D")] == ["b3d"]
+        assert sorted(f.name for f in registry.claiming("vxl")) == ["aos-vxl", "vxl"]
+        assert sorted(registry.converters_to("vox")) == ["vxl"]
+    """, tmp_path)
+    assert _loaded_families(mods) == {"retromesh.formats.b3d", "retromesh.formats.westwood"}
+    assert sorted(f.name for f in registry.claiming("xyz")) == []
+    for f in registry.formats():
+        for ext in f.extensions:
+            assert f in registry.claiming(ext)
+    for (src, tgt), fn in registry._CONVERTERS.items():
+        assert registry.converters_to(tgt)[src] is fn

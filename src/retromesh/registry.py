@@ -22,7 +22,7 @@ from .binio import Reader
 from .errors import DocumentError, FormatError, LimitError, UnknownFormatError, UnsupportedError
 
 __all__ = ["Format", "register", "register_converter", "converter", "formats", "get", "detect", "parse", "format_of",
-           "convert_to_scene", "SNIFF_BYTES"]
+           "convert_to_scene", "SNIFF_BYTES", "claiming", "converters_to"]
 
 #: how many leading bytes sniff functions see
 SNIFF_BYTES = 4096
@@ -186,6 +186,26 @@ def broken() -> dict[str, BaseException]:
 
 def formats() -> list[Format]:
     _ensure_loaded()
+    return sorted(_FORMATS.values(), key=lambda f: (f.family, f.name))
+
+
+def claiming(extension: str) -> list[Format]:
+    """The formats claiming ``extension`` (``"b3d"`` or ``".b3d"``), importing only the family
+    that registers them (every family when the extension is not in :data:`FORMAT_INDEX`)."""
+    ext = extension.lower().lstrip(".")
+    _ensure_for(ext)
+    return [f for f in formats_loaded() if ext and ext in f.extensions]
+
+
+def converters_to(target: str) -> dict[str, Callable[..., Any]]:
+    """Direct converters into format ``target`` (source name -> function). A converter is
+    registered by the family of its target, so only that family is imported."""
+    _ensure_for(target)
+    return {src: fn for (src, tgt), fn in _CONVERTERS.items() if tgt == target}
+
+
+def formats_loaded() -> list[Format]:
+    """The formats registered so far (no family imported)."""
     return sorted(_FORMATS.values(), key=lambda f: (f.family, f.name))
 
 
