@@ -87,13 +87,13 @@ def compute_normals(positions: np.ndarray, indices: np.ndarray | None) -> np.nda
     tri = (np.arange(n) if indices is None else np.asarray(indices)).reshape(-1, 3)
     acc = np.zeros((3, n), np.float64)      # component-major: every row contiguous
     if len(tri):
-        corner = [np.ascontiguousarray(tri[:, k]) for k in range(3)]
+        corner = [tri[:, k] for k in range(3)]
         p = np.ascontiguousarray(pos.T)
         p0 = np.take(p, corner[0], axis=1)
         e1 = np.take(p, corner[1], axis=1) - p0
         e2 = np.take(p, corner[2], axis=1) - p0
         del p0, p
-        fn = np.empty((3, len(tri)), np.float64)
+        fn = np.empty((3, len(tri)), np.float32)
         for c, (a, b) in enumerate(((1, 2), (2, 0), (0, 1))):   # the cross product, in float32
             fn[c] = e1[a] * e2[b] - e1[b] * e2[a]
         del e1, e2
