@@ -9,9 +9,10 @@ field names is kept so that errors say *where* in the document they happened.
 """
 from __future__ import annotations
 
+import bisect
 import struct
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -269,18 +270,30 @@ class Reader:
 
 
 class Writer:
-    """Builds bytes; mirrors :class:`Reader`."""
+    """Builds bytes; mirrors :class:`Reader`.
+
+    Small fields go into a bytearray; arrays of at least :attr:`BIG` bytes given to
+    :meth:`records` are kept as they are and copied once, by :meth:`getvalue` (so writing bulk
+    data costs one memory copy)."""
+
+    #: arrays of this many bytes or more are joined by getvalue instead of appended
+    BIG = 1 << 16
 
     def __init__(self, endian: str = "<") -> None:
         self.endian = endian
         self.buf = bytearray()
+        self._parts: list[Any] = []      # written before ``buf``: bytearrays and big arrays
+        self._starts: list[int] = []     # offset of each part
+        self._sealed = 0                 # bytes in ``_parts``
 
     def getvalue(self) -> bytes:
-        return bytes(self.buf)
+        if not self._parts:
+            return bytes(self.buf)
+        return b"".join([*self._parts, self.buf])
 
     @property
     def pos(self) -> int:
-        return len(self.buf)
+        return self._sealed + len(self.buf)
 
     def pack(self, fmt: str, *values) -> None:
         try:
@@ -347,11 +360,23 @@ class Writer:
     def records(self, arr: np.ndarray, dtype: np.dtype | str | None = None) -> None:
         if dtype is not None:
             arr = np.asarray(arr, dtype=np.dtype(dtype))
-        self.buf += np.ascontiguousarray(arr).tobytes()
+        arr = np.ascontiguousarray(arr)
+        if arr.nbytes < self.BIG:
+            self.buf += memoryview(arr.reshape(-1).view(np.uint8))
+            return
+        for part in (self.buf, arr):
+            self._parts.append(part)
+            self._starts.append(self._sealed)
+            self._sealed += part.nbytes if isinstance(part, np.ndarray) else len(part)
+        self.buf = bytearray()
 
     def patch(self, offset: int, fmt: str, *values) -> None:
         try:
-            _struct(self.endian + fmt).pack_into(self.buf, offset, *values)
+            if offset >= self._sealed:
+                _struct(self.endian + fmt).pack_into(self.buf, offset - self._sealed, *values)
+                return
+            i = bisect.bisect_right(self._starts, offset) - 1   # a field packed into a bytearray part
+            _struct(self.endian + fmt).pack_into(self._parts[i], offset - self._starts[i], *values)
         except (struct.error, OverflowError, TypeError) as exc:
             raise DocumentError(f"value(s) {values!r} do not fit the {fmt!r} field at byte "
                                 f"{offset}: {exc}") from None
@@ -362,8 +387,8 @@ class Writer:
         number of bytes written inside (the header excluded)."""
         if tag is not None:
             self.buf += tag
-        at = len(self.buf)
+        at = self.pos
         self.pack(len_fmt, 0)
-        start = len(self.buf)
+        start = self.pos
         yield
-        self.patch(at, len_fmt, len(self.buf) - start)
+        self.patch(at, len_fmt, self.pos - start)

@@ -27,7 +27,8 @@ from .errors import (DocumentError, FormatError, LimitError, UnknownFormatError,
                      UnsupportedInputError)
 
 __all__ = ["Format", "register", "register_converter", "converter", "formats", "get", "detect", "parse", "format_of",
-           "convert_to_scene", "convert_from_scene", "serialize", "SNIFF_BYTES"]
+           "convert_to_scene", "convert_from_scene", "serialize", "SNIFF_BYTES", "claiming",
+           "converters_to"]
 
 #: how many leading bytes sniff functions see
 SNIFF_BYTES = 4096
@@ -41,6 +42,18 @@ FORMAT_MODULES = (
     "retromesh.formats.lostsaga",
     "retromesh.formats.westwood",
 )
+
+#: format name or extension -> the FORMAT_MODULES entry that registers every format claiming it,
+#: so that reading one file imports one family; a key not listed imports them all (a test
+#: checks this table against what the modules register)
+FORMAT_INDEX = {
+    "glb": "retromesh.gltf", "gltf": "retromesh.gltf",
+    "b3d": "retromesh.formats.b3d",
+    **dict.fromkeys(("anm", "fzx", "obj", "phxbn", "sav", "solid"), "retromesh.formats.wolfire"),
+    "abc": "retromesh.formats.lithtech",
+    **dict.fromkeys(("ani", "cms", "lsmat", "msh", "skl"), "retromesh.formats.lostsaga"),
+    **dict.fromkeys(("aos-vxl", "hva", "vox", "vxl"), "retromesh.formats.westwood"),
+}
 
 
 @dataclass(frozen=True)
@@ -92,6 +105,7 @@ _FORMATS: dict[str, Format] = {}
 _CONVERTERS: dict[tuple[str, str], Callable[..., Any]] = {}
 _BROKEN: dict[str, BaseException] = {}
 _loaded = False
+_imported: set[str] = set()
 
 
 def register_converter(source: str, target: str, fn: Callable[..., Any]) -> None:
@@ -101,7 +115,8 @@ def register_converter(source: str, target: str, fn: Callable[..., Any]) -> None
 
 
 def converter(source: str, target: str) -> Callable[..., Any] | None:
-    _ensure_loaded()
+    _ensure_for(source)
+    _ensure_for(target)
     return _CONVERTERS.get((source, target))
 
 
@@ -112,22 +127,61 @@ def register(fmt: Format) -> Format:
     return fmt
 
 
+def _load(mod: str) -> None:
+    """Import one family module (once); a failure is recorded in ``broken()`` and warned."""
+    if mod in _imported:
+        return
+    _imported.add(mod)
+    try:
+        importlib.import_module(mod)
+    except ModuleNotFoundError as exc:   # a family not written yet
+        if exc.name != mod:
+            _BROKEN[mod] = exc
+    except Exception as exc:             # one broken family must not take the others down
+        _BROKEN[mod] = exc
+    if mod in _BROKEN:
+        exc = _BROKEN[mod]
+        warnings.warn(f"format module {mod} failed to load: {type(exc).__name__}: {exc}",
+                      RuntimeWarning, stacklevel=4)
+
+
 def _ensure_loaded() -> None:
     global _loaded
     if _loaded:
         return
     _loaded = True
     for mod in FORMAT_MODULES:
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as exc:   # a family not written yet
-            if exc.name != mod:
-                _BROKEN[mod] = exc
-        except Exception as exc:             # one broken family must not take the others down
-            _BROKEN[mod] = exc
-    for mod, exc in _BROKEN.items():
-        warnings.warn(f"format module {mod} failed to load: {type(exc).__name__}: {exc}",
-                      RuntimeWarning, stacklevel=3)
+        _load(mod)
+
+
+def _ensure_for(key: str) -> None:
+    """Import the family that registers the format or extension ``key`` (all when unknown)."""
+    mod = FORMAT_INDEX.get(key.lower().lstrip("."))
+    if mod is None or mod not in FORMAT_MODULES:
+        _ensure_loaded()
+    else:
+        _load(mod)
+
+
+def _ensure_for_file(head: bytes, filename: str | None, format: str | None) -> None:
+    """What :func:`detect` needs loaded: the family of ``format`` or of the extension when one
+    of its formats recognises ``head``; every family otherwise (to look for certain magic)."""
+    if format:
+        _ensure_for(format)
+        return
+    ext = _extension(filename)
+    if not ext or ext not in FORMAT_INDEX:
+        _ensure_loaded()
+        return
+    _ensure_for(ext)
+    for f in list(_FORMATS.values()):
+        if ext in f.extensions and f.sniff is not None:
+            try:
+                if f.sniff(head):
+                    return
+            except Exception:
+                break
+    _ensure_loaded()
 
 
 def broken() -> dict[str, BaseException]:
@@ -141,9 +195,31 @@ def formats() -> list[Format]:
     return sorted(_FORMATS.values(), key=lambda f: (f.family, f.name))
 
 
+def claiming(extension: str) -> list[Format]:
+    """The formats claiming ``extension`` (``"b3d"`` or ``".b3d"``), importing only the family
+    that registers them (every family when the extension is not in :data:`FORMAT_INDEX`)."""
+    ext = extension.lower().lstrip(".")
+    _ensure_for(ext)
+    return [f for f in formats_loaded() if ext and ext in f.extensions]
+
+
+def converters_to(target: str) -> dict[str, Callable[..., Any]]:
+    """Direct converters into format ``target`` (source name -> function). A converter is
+    registered by the family of its target, so only that family is imported."""
+    _ensure_for(target)
+    return {src: fn for (src, tgt), fn in _CONVERTERS.items() if tgt == target}
+
+
+def formats_loaded() -> list[Format]:
+    """The formats registered so far (no family imported)."""
+    return sorted(_FORMATS.values(), key=lambda f: (f.family, f.name))
+
+
 def get(name: str) -> Format:
-    _ensure_loaded()
     key = name.lower().lstrip(".")
+    _ensure_for(key)
+    if key not in _FORMATS and not any(key in f.extensions for f in _FORMATS.values()):
+        _ensure_loaded()
     if key in _FORMATS:
         return _FORMATS[key]
     for f in _FORMATS.values():
@@ -154,6 +230,9 @@ def get(name: str) -> Format:
 
 def format_of(doc: Any) -> Format:
     """The format whose native document type ``doc`` is."""
+    for f in list(_FORMATS.values()):        # the family that made ``doc`` is loaded
+        if isinstance(doc, f.doc_types):
+            return f
     _ensure_loaded()
     for f in _FORMATS.values():
         if isinstance(doc, f.doc_types):
@@ -178,7 +257,7 @@ def _sniff(fmt: Format, head: bytes) -> bool:
 
 def detect(head: bytes, filename: str | None = None, format: str | None = None) -> Format:
     """Pick the format of a file from an explicit name, its extension and its first bytes."""
-    _ensure_loaded()
+    _ensure_for_file(head, filename, format)
     if format:
         fmt = get(format)
         return fmt

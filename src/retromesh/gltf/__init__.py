@@ -17,8 +17,25 @@ from typing import Any, Iterable
 
 from ..registry import Format, register
 from ..scene import Scene
-from .reader import gltf_to_scene, read_glb, read_gltf_json
 from .writer import GltfDocument, compute_normals, glb_bytes, gltf_files, scene_to_gltf
+
+
+def __getattr__(name: str) -> Any:   # the reader is imported only when a glTF is read
+    if name == "gltf_to_scene":
+        from .reader import gltf_to_scene
+        return gltf_to_scene
+    raise AttributeError(name)
+
+
+def read_glb(r: Any) -> GltfDocument:
+    from .reader import read_glb as read
+    return read(r)
+
+
+def read_gltf_json(r: Any) -> GltfDocument:
+    from .reader import read_gltf_json as read
+    return read(r)
+
 
 __all__ = ["GltfDocument", "scene_to_gltf", "gltf_to_scene", "glb_bytes", "gltf_files",
            "compute_normals"]
@@ -38,6 +55,7 @@ def _write(doc: GltfDocument) -> bytes:
 
 
 def _to_scene(doc: GltfDocument, *, source: Path | None = None) -> Scene:
+    from .reader import gltf_to_scene
     return gltf_to_scene(doc, source=source, file=str(source) if source is not None else None)
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Iterable
 from urllib.parse import quote
 
-import pygltflib as g
+from . import model as g
 
 from ..errors import LossWarning, MissingTextureWarning
 from ..scene import Scene

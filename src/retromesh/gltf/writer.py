@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
-import pygltflib as g
+from . import model as g
 
 from ..errors import LossWarning
 from ..scene import Primitive, Scene
@@ -85,43 +85,60 @@ def compute_normals(positions: np.ndarray, indices: np.ndarray | None) -> np.nda
     pos = np.asarray(positions, dtype=np.float32)
     n = len(pos)
     tri = (np.arange(n) if indices is None else np.asarray(indices)).reshape(-1, 3)
-    acc = np.zeros((n, 3), np.float64)
+    acc = np.zeros((3, n), np.float64)      # component-major: every row contiguous
     if len(tri):
-        p0 = pos[tri[:, 0]]
-        fn = np.cross(pos[tri[:, 1]] - p0, pos[tri[:, 2]] - p0)
-        del p0
+        corner = [tri[:, k] for k in range(3)]
+        p = np.ascontiguousarray(pos.T)
+        p0 = np.take(p, corner[0], axis=1)
+        e1 = np.take(p, corner[1], axis=1) - p0
+        e2 = np.take(p, corner[2], axis=1) - p0
+        del p0, p
+        fn = np.empty((3, len(tri)), np.float32)
+        for c, (a, b) in enumerate(((1, 2), (2, 0), (0, 1))):   # the cross product, in float32
+            fn[c] = e1[a] * e2[b] - e1[b] * e2[a]
+        del e1, e2
         for k in range(3):
             for c in range(3):
-                acc[:, c] += np.bincount(tri[:, k], weights=fn[:, c], minlength=n)
-    return _unit(acc, fallback=(0.0, 1.0, 0.0))
+                acc[c] += np.bincount(corner[k], weights=fn[c], minlength=n)
+    return _unit(acc.T, fallback=(0.0, 1.0, 0.0))
 
 
 def _unit(v: np.ndarray, fallback=(0.0, 1.0, 0.0)) -> np.ndarray:
+    """Rows scaled to length 1 (in float64, returned as float32); zero-length or non-finite
+    rows become ``fallback``."""
     v = np.asarray(v, dtype=np.float64)
-    n = np.linalg.norm(v, axis=1, keepdims=True)
-    ok = (n[:, 0] > 1e-12) & np.all(np.isfinite(v), axis=1)
-    out = np.empty_like(v)
-    out[ok] = v[ok] / n[ok]
-    out[~ok] = fallback
-    return out.astype(np.float32)
+    sq = v[:, 0] * v[:, 0]
+    for c in range(1, v.shape[1]):
+        sq += v[:, c] * v[:, c]
+    norm = np.sqrt(sq, out=sq)
+    ok = (norm > 1e-12) & (norm < np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (v / norm[:, None]).astype(np.float32)
+    if not ok.all():
+        out[~ok] = fallback
+    return out
 
 
 class _Buffer:
+    """The binary buffer: the parts (bytes, or C-contiguous arrays kept as they are) are copied
+    once, by :meth:`blob`."""
+
     def __init__(self) -> None:
-        self.parts: list[bytes] = []
+        self.parts: list[Any] = []
         self.size = 0
         self.views: list[g.BufferView] = []
         self.accessors: list[g.Accessor] = []
 
-    def view(self, data: bytes, target: int | None = None) -> int:
+    def view(self, data: Any, target: int | None = None) -> int:
         pad = (-self.size) % 4
         if pad:
             self.parts.append(b"\0" * pad)
             self.size += pad
-        self.views.append(g.BufferView(buffer=0, byteOffset=self.size, byteLength=len(data),
+        size = memoryview(data).nbytes
+        self.views.append(g.BufferView(buffer=0, byteOffset=self.size, byteLength=size,
                                        target=target))
         self.parts.append(data)
-        self.size += len(data)
+        self.size += size
         return len(self.views) - 1
 
     def accessor(self, arr: np.ndarray, *, target: int | None = None, minmax: bool = False,
@@ -129,7 +146,7 @@ class _Buffer:
         arr = np.ascontiguousarray(arr)
         width = 1 if arr.ndim == 1 else int(np.prod(arr.shape[1:]))
         flat = arr.reshape(len(arr), width)
-        acc = g.Accessor(bufferView=self.view(arr.tobytes(), target), byteOffset=None,
+        acc = g.Accessor(bufferView=self.view(arr, target), byteOffset=None,
                          componentType=_COMPONENT[arr.dtype], count=len(arr),
                          type=type_ or _TYPES[width], normalized=True if normalized else None)
         if minmax and len(arr):
@@ -143,15 +160,18 @@ class _Buffer:
         return len(self.accessors) - 1
 
     def blob(self) -> bytes:
+        self.parts.append(b"\0" * ((-self.size) % 4))
         out = b"".join(self.parts)
-        return out + b"\0" * ((-len(out)) % 4)
+        self.parts = []
+        return out
 
 
 def _sanitize_weights(joints: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Weights >= 0 summing to 1 in float32, joints of zero weights set to 0."""
-    w = np.clip(np.nan_to_num(weights.astype(np.float32)), 0.0, None)
+    w = np.nan_to_num(weights.astype(np.float32), copy=False)
+    np.clip(w, 0.0, None, out=w)
     j = joints.astype(np.uint16, copy=True)
-    s = w.sum(axis=1, dtype=np.float64)
+    s = _row_sum64(w)
     empty = s <= 1e-12
     if np.any(empty):
         warnings.warn(f"{int(empty.sum())} vertices had no weight; bound to joint 0",
@@ -161,10 +181,21 @@ def _sanitize_weights(joints: np.ndarray, weights: np.ndarray) -> tuple[np.ndarr
         s[empty] = 1.0
     w /= s.astype(np.float32)[:, None]
     # put the float32 rounding error of the sum on the largest weight
-    err = (1.0 - w.sum(axis=1, dtype=np.float64)).astype(np.float32)
-    w[np.arange(len(w)), np.argmax(w, axis=1)] += err
+    err = (1.0 - _row_sum64(w)).astype(np.float32)
+    largest = np.argmax(w, axis=1)
+    largest += np.arange(0, w.size, w.shape[1], dtype=largest.dtype)
+    w.reshape(-1)[largest] += err
     j[w == 0] = 0
     return j, w
+
+
+def _row_sum64(w: np.ndarray) -> np.ndarray:
+    """``w.sum(axis=1, dtype=float64)`` (same order of additions) without the slow reduction
+    over a short axis."""
+    s = w[:, 0].astype(np.float64)
+    for c in range(1, w.shape[1]):
+        s += w[:, c]
+    return s
 
 
 def _merge_duplicate_joints(j: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -196,7 +227,7 @@ def _primitive(buf: _Buffer, p: Primitive, material_map: dict[int, int]) -> g.Pr
     if p.mode == 4:
         if p.normals is not None:
             normals = _unit(p.normals)
-            bad = np.linalg.norm(p.normals, axis=1) < 1e-12
+            bad = np.einsum("ij,ij->i", p.normals, p.normals) < 1e-24
             if np.any(bad):
                 normals[bad] = compute_normals(pos, p.indices)[bad]
         else:
@@ -207,10 +238,11 @@ def _primitive(buf: _Buffer, p: Primitive, material_map: dict[int, int]) -> g.Pr
     elif p.normals is not None:
         attrs["NORMAL"] = buf.accessor(_unit(p.normals), target=ARRAY_BUFFER)
     for i, uv in enumerate(p.uvs):
-        attrs[f"TEXCOORD_{i}"] = buf.accessor(np.nan_to_num(uv).astype(np.float32),
+        attrs[f"TEXCOORD_{i}"] = buf.accessor(np.nan_to_num(uv).astype(np.float32, copy=False),
                                               target=ARRAY_BUFFER)
     if p.colors is not None:
-        attrs["COLOR_0"] = buf.accessor(np.clip(np.nan_to_num(p.colors), 0, 1).astype(np.float32),
+        attrs["COLOR_0"] = buf.accessor(np.clip(np.nan_to_num(p.colors), 0, 1).astype(np.float32,
+                                                                                  copy=False),
                                         target=ARRAY_BUFFER)
     if p.joints is not None:
         j, w = _sanitize_weights(p.joints, p.weights)
@@ -221,7 +253,7 @@ def _primitive(buf: _Buffer, p: Primitive, material_map: dict[int, int]) -> g.Pr
     prim = g.Primitive(attributes=g.Attributes(**attrs), mode=p.mode if p.mode != 4 else None)
     if p.indices is not None:
         idx = p.indices
-        idx = idx.astype(np.uint16) if len(pos) <= 65535 else idx.astype(np.uint32)
+        idx = idx.astype(np.uint16 if len(pos) <= 65535 else np.uint32, copy=False)
         prim.indices = buf.accessor(idx, target=ELEMENT_ARRAY_BUFFER)
     if p.material is not None:
         prim.material = material_map.get(p.material)

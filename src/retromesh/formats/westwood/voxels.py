@@ -437,13 +437,15 @@ def decode_spans(start: np.ndarray, end: np.ndarray, data: bytes,
         return grid
     p = start[cols].copy()
     z = np.zeros(len(cols), np.int64)
-    flat_colour = grid.colour.reshape(-1)
-    flat_normal = grid.normal.reshape(-1)
-    flat_mask = grid.mask.reshape(-1)
     cx = cols % xs
     cy = cols // xs
     # voxel (x, y, z) sits at flat index (x*ys + y)*zs + z in the [x, y, z] grid
     base = (cx * ys + cy) * zs
+    # pass 1, one run of every unfinished column at a time: the checks, and where each run's
+    # voxels come from (src) and go (dst); pass 2 copies every voxel at once, in grid order
+    run_src: list[np.ndarray] = []
+    run_dst: list[np.ndarray] = []
+    run_cnt: list[np.ndarray] = []
     while len(cols):
         lim = ce
         over = np.flatnonzero(p + 1 > lim)
@@ -470,22 +472,63 @@ def decode_spans(start: np.ndarray, end: np.ndarray, data: bytes,
             i = int(over[0])
             raise SpanError("the run's voxels and repeated count inside the column",
                             int(cols[i]), int(p[i]), f"the column ends at byte {int(lim[i])}")
-        total = int(cnt.sum())
-        if total:
-            run = np.repeat(np.arange(len(cols)), cnt)
-            first = np.cumsum(cnt) - cnt
-            j = np.arange(total) - np.repeat(first, cnt)
-            src = np.repeat(p + 2, cnt) + 2 * j
-            dst = base[run] + z[run] + skip[run] + j
-            flat_colour[dst] = buf[src]
-            flat_normal[dst] = buf[src + 1]
-            flat_mask[dst] = True
+        filled = cnt > 0
+        run_src.append((p + 2)[filled])
+        run_dst.append((cols * zs + z + skip)[filled])     # in the column-major [y, x, z] grid
+        run_cnt.append(cnt[filled])
         p = tail + 1
         z = nz
         keep = z < zs
         if not keep.all():
             cols, p, z, ce, base = cols[keep], p[keep], z[keep], ce[keep], base[keep]
+    if run_cnt:
+        _copy_runs(grid, buf, np.concatenate(run_src), np.concatenate(run_dst),
+                   np.concatenate(run_cnt))
     return grid
+
+
+def _copy_runs(grid: VoxelGrid, buf: np.ndarray, src: np.ndarray, dst: np.ndarray,
+               cnt: np.ndarray) -> None:
+    """Copy the voxels of every run (``cnt`` (colour, normal) byte pairs at ``buf[src]``) to
+    the grid, from index ``dst`` of the flat column-major ``[y, x, z]`` grid onwards."""
+    ys, xs, zs = grid.size[1], grid.size[0], grid.size[2]
+    order = np.argsort(dst, kind="stable")
+    src, dst, cnt = src[order], dst[order], cnt[order]
+    if len(src) and np.all(src[1:] >= src[:-1] + 2 * cnt[:-1]):
+        # the data lists the runs in grid order and shares none (what every writer does):
+        # mark the run bytes of the data and the run cells of the grid, copy with two masks
+        n = grid.mask.size
+        cells = _ranges_mask(n, dst, cnt)
+        pairs = np.zeros(n, np.uint16)                      # (colour, normal) byte pairs
+        pairs[cells] = buf[_ranges_mask(len(buf), src, 2 * cnt)].view(np.uint16)
+        yxz = pairs.view(np.uint8).reshape(ys, xs, zs, 2)
+        grid.colour = np.ascontiguousarray(yxz[..., 0].transpose(1, 0, 2))
+        grid.normal = np.ascontiguousarray(yxz[..., 1].transpose(1, 0, 2))
+        grid.mask = np.ascontiguousarray(cells.reshape(ys, xs, zs).transpose(1, 0, 2))
+        return
+    # general case (runs out of order or sharing bytes): one index per voxel
+    total = int(cnt.sum())
+    c, z = np.divmod(dst, zs)
+    dst = ((c % xs) * ys + c // xs) * zs + z                # the [x, y, z] grid
+    first = np.cumsum(cnt) - cnt
+    j = np.arange(total) - np.repeat(first, cnt)
+    flat = np.repeat(dst, cnt) + j
+    at = np.repeat(src, cnt) + 2 * j
+    grid.colour.reshape(-1)[flat] = buf[at]
+    grid.normal.reshape(-1)[flat] = buf[at + 1]
+    grid.mask.reshape(-1)[flat] = True
+
+
+def _ranges_mask(n: int, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """A bool array of ``n`` marking ``[start, start + length)`` for sorted, disjoint ranges."""
+    runs = np.empty(2 * len(start) + 1, np.int64)    # gap, range, gap, range, ..., gap
+    runs[1:-1:2] = length
+    runs[0] = start[0]
+    runs[2:-1:2] = start[1:] - (start[:-1] + length[:-1])
+    runs[-1] = n - (start[-1] + length[-1])
+    value = np.zeros(len(runs), bool)
+    value[1::2] = True
+    return np.repeat(value, runs)
 
 
 def encode_spans(grid: VoxelGrid) -> tuple[np.ndarray, np.ndarray, bytes]:

@@ -1,0 +1,158 @@
+"""A small glTF 2.0 JSON model for the writer: the classes and attribute names of pygltflib's
+model (``GLTF2``, ``Accessor``, ``Node``...) as plain Python objects, serialised with ``json``.
+
+Writing a GLB does not need pygltflib (which pulls dataclasses_json and marshmallow, ~0.15 s
+of import time): ``from . import model as g`` gives the writer the same spelling. Each class
+lists its fields in pygltflib's order with pygltflib's defaults, and :meth:`GLTF2.gltf_to_json`
+drops ``None`` and empty values the way pygltflib does (``extensions`` payloads such as
+``KHR_materials_unlit: {}`` are kept), so the JSON is the one pygltflib wrote.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["GLTF2", "Asset", "Buffer", "BufferView", "Accessor", "Attributes", "Primitive",
+           "Mesh", "Node", "Skin", "Scene", "Animation", "AnimationSampler", "AnimationChannel",
+           "AnimationChannelTarget", "Material", "PbrMetallicRoughness", "TextureInfo", "Image",
+           "Texture", "Sampler", "to_dict"]
+
+_LIST, _DICT = object(), object()   # default markers: a fresh [] / {} per object
+
+
+class _Model:
+    #: (field, default) in output order; extensions/extras come first as in pygltflib
+    _fields: tuple[tuple[str, Any], ...] = ()
+
+    def __init__(self, **kwargs: Any) -> None:
+        for name, default in (("extensions", _DICT), ("extras", _DICT)) + self._fields:
+            value = kwargs.pop(name) if name in kwargs else default
+            if value is _LIST:
+                value = []
+            elif value is _DICT:
+                value = {}
+            setattr(self, name, value)
+        if kwargs:
+            raise TypeError(f"{type(self).__name__} has no field(s) {', '.join(kwargs)}")
+
+    def _dict(self) -> dict[str, Any]:
+        return {k: _plain(v) for k, v in self.__dict__.items()}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.__dict__!r})"
+
+
+def _model(name: str, *fields: tuple[str, Any]) -> type[_Model]:
+    return type(name, (_Model,), {"_fields": fields, "__module__": __name__})
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (_Model, Attributes)):
+        return value._dict()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _pruned(d: dict[str, Any]) -> dict[str, Any]:
+    """The JSON of a model's or a dict's items without the ``None`` and empty values, nested
+    models and dicts (also inside lists) likewise, except inside ``extensions`` — in one pass,
+    with the result of pygltflib's ``asdict`` + ``delete_empty_keys``."""
+    out: dict[str, Any] = {}
+    for key, value in d.items():
+        if value is None:
+            continue
+        if isinstance(value, (_Model, Attributes)):
+            out[key] = _pruned(value.__dict__)
+        elif isinstance(value, (str, bytes, list, tuple, dict)) and len(value) == 0:
+            continue
+        elif isinstance(value, dict):
+            out[key] = _plain(value) if key == "extensions" else _pruned(value)
+        elif isinstance(value, list):
+            out[key] = [_pruned(v.__dict__) if isinstance(v, (_Model, Attributes))
+                        else _pruned(v) if isinstance(v, dict) else _plain(v) for v in value]
+        else:
+            out[key] = _plain(value)
+    return out
+
+
+class Attributes:
+    """A primitive's attributes: any ``NAME=accessor`` (POSITION, TEXCOORD_3, _CUSTOM...)."""
+
+    def __init__(self, **kwargs: int | None) -> None:
+        self.__dict__.update(kwargs)
+
+    def _dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def __getattr__(self, name: str) -> None:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return None
+
+
+Asset = _model("Asset", ("generator", "retromesh"), ("copyright", None), ("version", "2.0"),
+               ("minVersion", None))
+Buffer = _model("Buffer", ("uri", None), ("byteLength", None))
+BufferView = _model("BufferView", ("buffer", None), ("byteOffset", 0), ("byteLength", None),
+                    ("byteStride", None), ("target", None), ("name", None))
+Accessor = _model("Accessor", ("bufferView", None), ("byteOffset", 0), ("componentType", None),
+                  ("normalized", False), ("count", None), ("type", None), ("sparse", None),
+                  ("max", _LIST), ("min", _LIST), ("name", None))
+Primitive = _model("Primitive", ("attributes", None), ("indices", None), ("mode", 4),
+                   ("material", None), ("targets", _LIST))
+Mesh = _model("Mesh", ("primitives", _LIST), ("weights", _LIST), ("name", None))
+Node = _model("Node", ("mesh", None), ("skin", None), ("rotation", None), ("translation", None),
+              ("scale", None), ("children", _LIST), ("matrix", None), ("camera", None),
+              ("name", None))
+Skin = _model("Skin", ("inverseBindMatrices", None), ("skeleton", None), ("joints", _LIST),
+              ("name", None))
+Scene = _model("Scene", ("name", None), ("nodes", _LIST))
+Animation = _model("Animation", ("name", None), ("channels", _LIST), ("samplers", _LIST))
+AnimationSampler = _model("AnimationSampler", ("input", None), ("interpolation", "LINEAR"),
+                          ("output", None))
+AnimationChannel = _model("AnimationChannel", ("sampler", None), ("target", None))
+AnimationChannelTarget = _model("AnimationChannelTarget", ("node", None), ("path", None))
+Material = _model("Material", ("pbrMetallicRoughness", None), ("normalTexture", None),
+                  ("occlusionTexture", None), ("emissiveFactor", (0.0, 0.0, 0.0)),
+                  ("emissiveTexture", None), ("alphaMode", "OPAQUE"), ("alphaCutoff", None),
+                  ("doubleSided", False), ("name", None))
+PbrMetallicRoughness = _model("PbrMetallicRoughness", ("baseColorFactor", (1.0, 1.0, 1.0, 1.0)),
+                              ("metallicFactor", 1.0), ("roughnessFactor", 1.0),
+                              ("baseColorTexture", None), ("metallicRoughnessTexture", None))
+TextureInfo = _model("TextureInfo", ("index", None), ("texCoord", 0))
+Image = _model("Image", ("uri", None), ("mimeType", None), ("bufferView", None), ("name", None))
+Texture = _model("Texture", ("sampler", None), ("source", None), ("name", None))
+Sampler = _model("Sampler", ("magFilter", None), ("minFilter", None), ("wrapS", 10497),
+                 ("wrapT", 10497))
+
+
+class GLTF2(_Model):
+    _fields = (("accessors", _LIST), ("animations", _LIST), ("asset", None),
+               ("bufferViews", _LIST), ("buffers", _LIST), ("cameras", _LIST),
+               ("extensionsUsed", _LIST), ("extensionsRequired", _LIST), ("images", _LIST),
+               ("materials", _LIST), ("meshes", _LIST), ("nodes", _LIST), ("samplers", _LIST),
+               ("scene", None), ("scenes", _LIST), ("skins", _LIST), ("textures", _LIST))
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if self.asset is None:
+            self.asset = Asset()
+
+    def to_dict(self) -> dict[str, Any]:
+        return _pruned(self.__dict__)
+
+    def gltf_to_json(self, separators: tuple[str, str] | None = None,
+                     indent: int | str | None = "  ") -> str:
+        return json.dumps(self.to_dict(), indent=indent, separators=separators, allow_nan=False)
+
+
+def to_dict(doc: Any) -> dict[str, Any]:
+    """The JSON of a document's model (ours, or pygltflib's for a glTF read back)."""
+    if isinstance(doc, GLTF2):
+        return doc.to_dict()
+    return json.loads(doc.gltf_to_json(separators=(",", ":"), indent=None))
