@@ -66,7 +66,7 @@ def _root(ctx: typer.Context,
 
 def _readable(path: Path) -> bool:
     ext = path.suffix.lower().lstrip(".")
-    return bool(ext) and any(ext in f.extensions and f.read is not None for f in registry.formats())
+    return bool(ext) and any(f.read is not None for f in registry.claiming(ext))
 
 
 def _expand(items: list[Path], keep=_readable) -> list[tuple[Path, Path | None]]:
@@ -111,8 +111,7 @@ def _formats_for(path: Path, format: Optional[str]) -> list[registry.Format]:
     """The formats that may read ``path`` and convert it (by --format or its extension)."""
     if format:
         return [registry.get(format)]
-    ext = path.suffix.lower().lstrip(".")
-    return [f for f in registry.formats() if ext in f.extensions and f.to_scene is not None]
+    return [f for f in registry.claiming(path.suffix) if f.to_scene is not None]
 
 
 def _load_options_for(fmts: list[registry.Format], opts: dict[str, Any]) -> dict[str, Any]:

@@ -6,9 +6,10 @@ warnings only — a warning many files share is said once — then one line of t
 """
 from __future__ import annotations
 
+import multiprocessing
+import os
 import traceback
 import warnings
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,13 +96,16 @@ def run_all(jobs: list[Job], workers: int) -> list[Result]:
                   console=console, transient=True, disable=not console.is_terminal) as progress:
         task = progress.add_task("converting", total=len(jobs),
                                  current=_short(jobs[0].label, name_width))
+        workers = min(workers, os.cpu_count() or 1, len(jobs))
         if workers > 1:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = {pool.submit(run, j): j for j in jobs}
-                for fut in as_completed(futures):
-                    results.append(fut.result())
-                    progress.update(task, advance=1,
-                                    current=_short(futures[fut].label, name_width))
+            from concurrent.futures import ProcessPoolExecutor
+            # forked workers start with everything imported; chunks keep the parent's share small
+            context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+            chunk = max(1, len(jobs) // (8 * workers))
+            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+                for job, res in zip(jobs, pool.map(run, jobs, chunksize=chunk)):
+                    results.append(res)
+                    progress.update(task, advance=1, current=_short(job.label, name_width))
         else:
             for j in jobs:
                 progress.update(task, current=_short(j.label, name_width))

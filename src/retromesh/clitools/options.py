@@ -76,12 +76,11 @@ def read_options(fmt: registry.Format) -> dict[str, inspect.Parameter | None]:
 def write_options(fmt: registry.Format) -> dict[str, inspect.Parameter | None]:
     """The writing options ``fmt`` takes (its ``from_scene``, direct converters to it)."""
     out: dict[str, inspect.Parameter | None] = dict(_params(fmt.from_scene))
-    for src in registry.formats():
-        conv = registry.converter(src.name, fmt.name)
-        if conv is not None:
-            for name, p in _params(conv).items():
-                if name not in read_options(src):
-                    out.setdefault(name, p)
+    for src_name, conv in registry.converters_to(fmt.name).items():
+        src = registry.get(src_name)
+        for name, p in _params(conv).items():
+            if name not in read_options(src):
+                out.setdefault(name, p)
     for name in _FORWARDED.get(fmt.name, ()):
         out.setdefault(name, None)
     if fmt.from_scene is not None and fmt.family == "glTF 2.0":
