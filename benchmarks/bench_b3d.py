@@ -4,14 +4,16 @@
 
 Prints, for our code: read, write, to_scene and B3D -> GLB wall times, and peak memory
 (tracemalloc peak of the step, and the peak RSS of a fresh process doing the whole B3D -> GLB
-conversion). When ``assimp`` (Debian assimp-utils) is installed, the same file is converted by
-``assimp export`` in a fresh process and its wall time and peak RSS are printed beside ours.
+conversion). The same file is converted by ``assimp export`` of the current assimp (6.0.5 from
+PyPI cmeel-assimp, installed once in a throwaway venv; not Debian's 5.2.5, whose weight joining is
+quadratic) in a fresh process and its wall time and peak RSS are printed beside ours.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -23,6 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import retromesh  # noqa: E402
+from measure import ASSIMP_VERSION, assimp6  # noqa: E402
 from retromesh.scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin  # noqa: E402
 
 
@@ -121,13 +124,15 @@ def main() -> None:
     ours = child_run([sys.executable, "-m", "retromesh", "convert", str(src), "-o",
                       str(work / "ours_cli.glb")])
     print(f"  retromesh convert      {ours[0]:8.3f} s   peak RSS {ours[1]:8.1f} MiB   exit {ours[2]}")
-    if shutil.which("assimp"):
-        theirs = child_run(["assimp", "export", str(src), str(work / "assimp.glb")])
-        print(f"  assimp export          {theirs[0]:8.3f} s   peak RSS {theirs[1]:8.1f} MiB   exit {theirs[2]}")
+    try:
+        assimp = assimp6()
+    except (OSError, subprocess.SubprocessError, StopIteration) as exc:
+        print(f"  assimp {ASSIMP_VERSION} could not be installed ({exc}) - no comparison")
+    else:
+        theirs = child_run([*assimp, "export", str(src), str(work / "assimp.glb")])
+        print(f"  assimp {ASSIMP_VERSION} export   {theirs[0]:8.3f} s   peak RSS {theirs[1]:8.1f} MiB   exit {theirs[2]}")
         if theirs[2] == 0:
             print(f"  ratio ours/assimp: time {ours[0] / theirs[0]:.3f}x, memory {ours[1] / theirs[1]:.3f}x")
-    else:
-        print("  assimp not installed (apt-get install assimp-utils) - no comparison")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -21,7 +21,6 @@ import math
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -31,24 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import retromesh  # noqa: E402
 from bench_b3d import big_scene, child_run  # noqa: E402
-from measure import CORPUS, ROOT  # noqa: E402
-
-ASSIMP_VERSION = "6.0.5"
-VENV = Path(os.environ.get("RETROMESH_CACHE", Path.home() / ".cache" / "retromesh")) / "assimp6"
-
-
-def assimp6() -> list[str]:
-    """The command prefix that runs assimp 6.0.5's CLI (installing it on first use)."""
-    if not (VENV / "bin" / "python").exists():
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-    prefix = next(VENV.glob("lib/python*/site-packages/cmeel.prefix"), None)
-    if prefix is None or not (prefix / "bin" / "assimp").exists():
-        subprocess.run([str(VENV / "bin" / "pip"), "install", "-q",
-                        f"cmeel-assimp=={ASSIMP_VERSION}"], check=True)
-        prefix = next(VENV.glob("lib/python*/site-packages/cmeel.prefix"))
-    libs = os.pathsep.join(str(p) for p in (prefix / "lib", prefix / "lib64") if p.exists())
-    return ["env", f"LD_LIBRARY_PATH={libs}", str(prefix / "bin" / "assimp")]
-
+from measure import ASSIMP_VERSION, CORPUS, ROOT, assimp6  # noqa: E402
 
 def static_scene(n: int) -> retromesh.Scene:
     scene = big_scene(n, bones=1, frames=2)
