@@ -43,8 +43,8 @@ class Group:
 def scannable(path: Path) -> bool:
     """A file a folder conversion picks up: a known extension that converts to a scene."""
     ext = path.suffix.lower().lstrip(".")
-    return any(ext in f.extensions and f.to_scene is not None and f.family != "glTF 2.0"
-               for f in registry.formats())
+    return bool(ext) and any(f.to_scene is not None and f.family != "glTF 2.0"
+                             for f in registry.claiming(ext))
 
 
 def _by_ext(files: list[Path]) -> dict[str, list[Path]]:
