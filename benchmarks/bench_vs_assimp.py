@@ -21,6 +21,7 @@ import math
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -68,8 +69,9 @@ def sizes_table(sizes: list[int], repeat: int, work: Path, assimp: list[str]) ->
         rows = []
         for n in sizes:
             src = work / f"{kind}_{n}.b3d"
-            scene = big_scene(n, bones=64, frames=100) if kind == "skinned" else static_scene(n)
-            retromesh.save(scene, src)
+            # made in a child process: a forked child's peak RSS counts its parent's pages
+            # until it execs, so this process stays small while it measures
+            subprocess.run([sys.executable, __file__, "--make", kind, str(n), str(src)], check=True)
             ours, theirs = paired(retromesh_cmd("convert", str(src), "-o", str(work / "o.glb")),
                                   [*assimp, "export", str(src), str(work / "a.glb")], repeat)
             rows.append((n, ours, theirs))
@@ -114,7 +116,13 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="sizes 10k and 100k, 1 repeat")
+    ap.add_argument("--make", nargs=3, metavar=("KIND", "N", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.make:
+        kind, n, path = args.make
+        scene = big_scene(int(n), bones=64, frames=100) if kind == "skinned" else static_scene(int(n))
+        retromesh.save(scene, path)
+        return
     if args.quick:
         args.sizes, args.repeat = [10_000, 100_000], 1
     assimp = assimp6()
