@@ -65,7 +65,10 @@ Where we differ from the spec text, and why (format-facts C, haekb's reader and 
   its counts. Several Header sections are rejected.
 
 Counts checked before allocating: every count is compared with the bytes left in its section
-(``Reader.count``) before arrays are made; strings are length-checked the same way.
+before arrays are made, by ``Reader.count`` as it is read (errors point at the count field);
+Header counts used by later sections, and LODDistanceCount (checked after the padding that
+follows it), go through ``Reader.check_count`` where they are used. Strings are length-checked
+the same way.
 """
 from __future__ import annotations
 
@@ -170,11 +173,9 @@ def _scan_vertices(r: Reader, nv: int) -> tuple[np.ndarray, np.ndarray, int]:
 
 
 def _read_lod(r: Reader) -> Lod:
-    nf = r.u32("face count")
-    r.check_count(nf, 30, "faces")
+    nf = r.count("face count", 30, "I")
     faces = r.records(CORNER, nf * 3, "faces").reshape(nf, 3)
-    nv = r.u32("vertex count")
-    r.check_count(nv, 28, "vertices")
+    nv = r.count("vertex count", 28, "I")
     starts, counts, pos = _scan_vertices(r, nv)
     if nv and counts.min() == counts.max():
         # the usual case: every vertex has the same number of weights -> one record array
@@ -245,8 +246,7 @@ def _read_piece(r: Reader, version: int, lod_count: int) -> Piece:
 def _read_pieces(r: Reader, h: HeaderSection) -> PiecesSection:
     s = PiecesSection()
     s.weight_count = r.u32("weight count")
-    n = r.u32("piece count")
-    r.check_count(n, 14, "pieces")
+    n = r.count("piece count", 14, "I")
     for i in range(n):
         with r.at(f"pieces[{i}]"):
             s.pieces.append(_read_piece(r, h.version, h.lod_count))
@@ -266,8 +266,7 @@ def _read_nodes(r: Reader, h: HeaderSection) -> NodesSection:
     if r.remaining == 0:
         s.weight_sets = None
         return s
-    n = r.u32("weight set count")
-    r.check_count(n, 6, "weight_sets")
+    n = r.count("weight set count", 6, "I")
     for i in range(n):
         with r.at(f"weight_sets[{i}]"):
             name = read_string(r, "weight set name")
@@ -279,8 +278,7 @@ def _read_nodes(r: Reader, h: HeaderSection) -> NodesSection:
 def _read_child_models(r: Reader, h: HeaderSection, extra: bool) -> ChildModelsSection:
     s = ChildModelsSection(extra=extra)
     dt = TRANSFORM13 if extra else TRANSFORM
-    n = r.u16("child model count")
-    r.check_count(n, 6, "child_models")
+    n = r.count("child model count", 6, "H")
     for i in range(n):
         with r.at(f"child_models[{i}]"):
             name = read_string(r, "child model name")
@@ -294,8 +292,7 @@ def _read_animations(r: Reader, h: HeaderSection) -> AnimationSection:
     s = AnimationSection()
     v13 = h.version >= 13
     dt = TRANSFORM13 if v13 else TRANSFORM
-    n = r.u32("animation count")
-    r.check_count(n, 22, "animations")
+    n = r.count("animation count", 22, "I")
     for i in range(n):
         with r.at(f"animations[{i}]"):
             a = Animation()
@@ -303,8 +300,7 @@ def _read_animations(r: Reader, h: HeaderSection) -> AnimationSection:
             a.name = read_string(r, "animation name")
             a.unknown = r.i32("unknown")
             a.interpolation_ms = r.u32("interpolation time") if h.version >= 12 else None
-            nk = r.u32("keyframe count")
-            r.check_count(nk, 6, "keyframes")
+            nk = r.count("keyframe count", 6, "I")
             times = np.empty(nk, "<u4")
             for k in range(nk):
                 with r.at(f"keyframes[{k}]"):
@@ -329,8 +325,7 @@ def _read_animations(r: Reader, h: HeaderSection) -> AnimationSection:
 
 def _read_sockets(r: Reader, h: HeaderSection) -> SocketsSection:
     s = SocketsSection()
-    n = r.u32("socket count")
-    r.check_count(n, 34, "sockets")
+    n = r.count("socket count", 34, "I")
     for i in range(n):
         with r.at(f"sockets[{i}]"):
             node = r.u32("node")
@@ -342,8 +337,7 @@ def _read_sockets(r: Reader, h: HeaderSection) -> SocketsSection:
 
 def _read_bindings(r: Reader, h: HeaderSection) -> AnimBindingsSection:
     s = AnimBindingsSection()
-    n = r.u32("anim binding count")
-    r.check_count(n, 26, "bindings")
+    n = r.count("anim binding count", 26, "I")
     for i in range(n):
         with r.at(f"bindings[{i}]"):
             name = read_string(r, "binding name")
