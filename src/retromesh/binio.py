@@ -105,14 +105,16 @@ class Reader:
 
     def count(self, name: str, itemsize: int, fmt: str = "i") -> int:
         """Read a count field and check it: not negative, and ``count`` items of at least
-        ``itemsize`` bytes fit in what is left. Errors point at the count field itself."""
+        ``itemsize`` bytes fit in what is left. Errors point at the count field itself (its
+        offset, and its name at the end of the field path)."""
         start = self.pos
         n = self._one(fmt, name)
         if n < 0:
-            raise self.fail(f"{name} >= 0", n, offset=start, error=LimitError)
+            raise self.fail(f"{name} >= 0", n, offset=start, field=name, error=LimitError)
         if itemsize and n * itemsize > self.end - self.pos:
             raise self.fail(f"{name} items of {itemsize} bytes to fit in the "
-                            f"{self.end - self.pos} bytes left", n, offset=start, error=LimitError)
+                            f"{self.end - self.pos} bytes left", n, offset=start, field=name,
+                            error=LimitError)
         return n
 
     @contextmanager

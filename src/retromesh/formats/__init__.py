@@ -1,7 +1,7 @@
 """One module or package per format family; each registers its formats on import.
 
-The registry imports them (see ``registry.FORMAT_MODULES``); to add a family, write its module
-here and add its import path to that tuple.
+The registry imports them (see ``registry.FORMAT_MODULES``). The files of a family package, and
+the four places to touch to add one, are in ``README.md`` beside this file.
 
 ``retromesh.formats()`` is part of the public API (the list of registered formats), and this
 package is also ``retromesh.formats`` once a family module is imported. So that both work, the

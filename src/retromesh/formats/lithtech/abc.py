@@ -65,237 +65,58 @@ Where we differ from the spec text, and why (format-facts C, haekb's reader and 
   its counts. Several Header sections are rejected.
 
 Counts checked before allocating: every count is compared with the bytes left in its section
-(``check_count``) before arrays are made; strings are length-checked the same way.
+before arrays are made, by ``Reader.count`` as it is read (errors point at the count field);
+Header counts used by later sections, and LODDistanceCount (checked after the padding that
+follows it), go through ``Reader.check_count`` where they are used. Strings are length-checked
+the same way.
 """
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError, FormatError, LimitError
-from .common import (TRANSFORM, RawSection, iter_sections, read_string, read_vec,
-                     write_sections, write_string)
+from .abc_model import (
+    _COUNT_FIELDS,
+    _NAMES,
+    CORNER,
+    TRANSFORM13,
+    VERSIONS,
+    VERTEX,
+    WEIGHT,
+    AbcModel,
+    Animation,
+    AnimationSection,
+    AnimBinding,
+    AnimBindingsSection,
+    ChildModel,
+    ChildModelsSection,
+    HeaderSection,
+    Lod,
+    Node,
+    NodesSection,
+    Piece,
+    PiecesSection,
+    Socket,
+    SocketsSection,
+    WeightSet,
+)
+from .common import (
+    TRANSFORM,
+    RawSection,
+    iter_sections,
+    read_string,
+    read_vec,
+    write_sections,
+    write_string,
+)
 
 __all__ = ["AbcModel", "HeaderSection", "PiecesSection", "Piece", "Lod", "NodesSection", "Node",
            "WeightSet", "ChildModelsSection", "ChildModel", "AnimationSection", "Animation",
            "SocketsSection", "Socket", "AnimBindingsSection", "AnimBinding", "read", "write",
            "recount", "CORNER", "VERTEX", "WEIGHT", "TRANSFORM", "TRANSFORM13", "VERSIONS"]
-
-VERSIONS = (9, 10, 11, 12, 13)
-
-#: one face corner: u, v and the vertex it uses (faces are (n, 3) arrays of these)
-CORNER = np.dtype([("uv", "<f4", (2,)), ("vertex", "<u2")])
-#: a vertex without its weights (the weights of all vertices are one flat WEIGHT array)
-VERTEX = np.dtype([("weight_count", "<u2"), ("sublod", "<u2"), ("location", "<f4", (3,)),
-                   ("normal", "<f4", (3,))])
-WEIGHT = np.dtype([("node", "<u4"), ("location", "<f4", (3,)), ("bias", "<f4")])
-#: v13 keyframe transform (two unknown floats after the quaternion)
-TRANSFORM13 = np.dtype([("location", "<f4", (3,)), ("rotation", "<f4", (4,)),
-                        ("extra", "<f4", (2,))])
-
-_COUNT_FIELDS = ("keyframe_count", "animation_count", "node_count", "piece_count",
-                 "child_model_count", "face_count", "vertex_count", "weight_count", "lod_count",
-                 "socket_count", "weight_set_count")
-
-
-# -- the document --------------------------------------------------------------------------
-@dataclass
-class HeaderSection:
-    version: int = 12
-    keyframe_count: int = 0
-    animation_count: int = 0
-    node_count: int = 0
-    piece_count: int = 0
-    child_model_count: int = 0
-    face_count: int = 0
-    vertex_count: int = 0
-    weight_count: int = 0
-    lod_count: int = 1
-    socket_count: int = 0
-    weight_set_count: int = 0
-    unknown_v13: int | None = None          # present in v13 only
-    string_count: int = 0
-    string_length_total: int = 0
-    command_string: bytes = b""
-    internal_radius: float = 0.0
-    lod_distance_count: int = 0
-    padding: bytes = bytes(60)
-    lod_distances: np.ndarray = field(default_factory=lambda: np.zeros(0, "<f4"))
-    gap: bytes = b""
-
-
-@dataclass
-class Lod:
-    faces: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), CORNER))   # (n, 3) CORNER
-    vertices: np.ndarray = field(default_factory=lambda: np.zeros(0, VERTEX))
-    weights: np.ndarray = field(default_factory=lambda: np.zeros(0, WEIGHT))       # flat, in vertex order
-
-
-@dataclass
-class Piece:
-    material_index: int = 0
-    specular_power: float = 0.0
-    specular_scale: float = 1.0
-    lod_weight: float | None = 1.0          # absent in v9
-    unknown: int = 0
-    name: bytes = b""
-    lods: list[Lod] = field(default_factory=list)
-
-
-@dataclass
-class PiecesSection:
-    weight_count: int = 0
-    pieces: list[Piece] = field(default_factory=list)
-    gap: bytes = b""
-
-
-@dataclass
-class Node:
-    name: bytes = b""
-    index: int = 0
-    flags: int = 0
-    matrix: np.ndarray = field(default_factory=lambda: np.eye(4, dtype="<f4"))  # (4, 4) float32
-    child_count: int = 0
-
-
-@dataclass
-class WeightSet:
-    name: bytes = b""
-    weights: np.ndarray = field(default_factory=lambda: np.zeros(0, "<f4"))
-
-
-@dataclass
-class NodesSection:
-    nodes: list[Node] = field(default_factory=list)
-    weight_sets: list[WeightSet] | None = field(default_factory=list)
-    gap: bytes = b""
-
-
-@dataclass
-class ChildModel:
-    name: bytes = b""
-    build_number: int = 0
-    transforms: np.ndarray = field(default_factory=lambda: np.zeros(0, TRANSFORM))
-
-
-@dataclass
-class ChildModelsSection:
-    child_models: list[ChildModel] = field(default_factory=list)
-    extra: bool = False                      # v13 transforms with two extra floats
-    gap: bytes = b""
-
-
-@dataclass
-class Animation:
-    extents: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    name: bytes = b""
-    unknown: int = -1
-    interpolation_ms: int | None = 200       # absent before v12
-    key_times: np.ndarray = field(default_factory=lambda: np.zeros(0, "<u4"))
-    key_strings: list[bytes] = field(default_factory=list)
-    markers: np.ndarray | None = None        # v13: one int32 per node (usually -1)
-    transforms: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), TRANSFORM))  # (nodes, keys)
-
-
-@dataclass
-class AnimationSection:
-    animations: list[Animation] = field(default_factory=list)
-    gap: bytes = b""
-
-
-@dataclass
-class Socket:
-    node: int = 0
-    name: bytes = b""
-    rotation: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 1.0)
-    location: tuple[float, float, float] = (0.0, 0.0, 0.0)
-
-
-@dataclass
-class SocketsSection:
-    sockets: list[Socket] = field(default_factory=list)
-    gap: bytes = b""
-
-
-@dataclass
-class AnimBinding:
-    name: bytes = b""
-    extents: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    origin: tuple[float, float, float] = (0.0, 0.0, 0.0)
-
-
-@dataclass
-class AnimBindingsSection:
-    bindings: list[AnimBinding] = field(default_factory=list)
-    gap: bytes = b""
-
-
-_NAMES = {
-    HeaderSection: b"Header", PiecesSection: b"Pieces", NodesSection: b"Nodes",
-    ChildModelsSection: b"ChildModels", AnimationSection: b"Animation",
-    SocketsSection: b"Sockets", AnimBindingsSection: b"AnimBindings",
-}
-
-
-@dataclass
-class AbcModel:
-    """A v9-v13 ABC file: its sections in chain order."""
-    sections: list = field(default_factory=list)
-
-    def _find(self, cls):
-        for s in self.sections:
-            if isinstance(s, cls):
-                return s
-        return None
-
-    @property
-    def header(self) -> HeaderSection:
-        h = self._find(HeaderSection)
-        if h is None:
-            raise DocumentError("the ABC model has no Header section")
-        return h
-
-    @property
-    def version(self) -> int:
-        return self.header.version
-
-    @property
-    def pieces(self) -> list[Piece]:
-        s = self._find(PiecesSection)
-        return s.pieces if s else []
-
-    @property
-    def nodes(self) -> list[Node]:
-        s = self._find(NodesSection)
-        return s.nodes if s else []
-
-    @property
-    def weight_sets(self) -> list[WeightSet]:
-        s = self._find(NodesSection)
-        return (s.weight_sets or []) if s else []
-
-    @property
-    def child_models(self) -> list[ChildModel]:
-        s = self._find(ChildModelsSection)
-        return s.child_models if s else []
-
-    @property
-    def animations(self) -> list[Animation]:
-        s = self._find(AnimationSection)
-        return s.animations if s else []
-
-    @property
-    def sockets(self) -> list[Socket]:
-        s = self._find(SocketsSection)
-        return s.sockets if s else []
-
-    @property
-    def anim_bindings(self) -> list[AnimBinding]:
-        s = self._find(AnimBindingsSection)
-        return s.bindings if s else []
 
 
 # -- reading -------------------------------------------------------------------------------
@@ -352,11 +173,9 @@ def _scan_vertices(r: Reader, nv: int) -> tuple[np.ndarray, np.ndarray, int]:
 
 
 def _read_lod(r: Reader) -> Lod:
-    nf = r.u32("face count")
-    r.check_count(nf, 30, "faces")
+    nf = r.count("face count", 30, "I")
     faces = r.records(CORNER, nf * 3, "faces").reshape(nf, 3)
-    nv = r.u32("vertex count")
-    r.check_count(nv, 28, "vertices")
+    nv = r.count("vertex count", 28, "I")
     starts, counts, pos = _scan_vertices(r, nv)
     if nv and counts.min() == counts.max():
         # the usual case: every vertex has the same number of weights -> one record array
@@ -427,8 +246,7 @@ def _read_piece(r: Reader, version: int, lod_count: int) -> Piece:
 def _read_pieces(r: Reader, h: HeaderSection) -> PiecesSection:
     s = PiecesSection()
     s.weight_count = r.u32("weight count")
-    n = r.u32("piece count")
-    r.check_count(n, 14, "pieces")
+    n = r.count("piece count", 14, "I")
     for i in range(n):
         with r.at(f"pieces[{i}]"):
             s.pieces.append(_read_piece(r, h.version, h.lod_count))
@@ -448,8 +266,7 @@ def _read_nodes(r: Reader, h: HeaderSection) -> NodesSection:
     if r.remaining == 0:
         s.weight_sets = None
         return s
-    n = r.u32("weight set count")
-    r.check_count(n, 6, "weight_sets")
+    n = r.count("weight set count", 6, "I")
     for i in range(n):
         with r.at(f"weight_sets[{i}]"):
             name = read_string(r, "weight set name")
@@ -461,8 +278,7 @@ def _read_nodes(r: Reader, h: HeaderSection) -> NodesSection:
 def _read_child_models(r: Reader, h: HeaderSection, extra: bool) -> ChildModelsSection:
     s = ChildModelsSection(extra=extra)
     dt = TRANSFORM13 if extra else TRANSFORM
-    n = r.u16("child model count")
-    r.check_count(n, 6, "child_models")
+    n = r.count("child model count", 6, "H")
     for i in range(n):
         with r.at(f"child_models[{i}]"):
             name = read_string(r, "child model name")
@@ -476,8 +292,7 @@ def _read_animations(r: Reader, h: HeaderSection) -> AnimationSection:
     s = AnimationSection()
     v13 = h.version >= 13
     dt = TRANSFORM13 if v13 else TRANSFORM
-    n = r.u32("animation count")
-    r.check_count(n, 22, "animations")
+    n = r.count("animation count", 22, "I")
     for i in range(n):
         with r.at(f"animations[{i}]"):
             a = Animation()
@@ -485,8 +300,7 @@ def _read_animations(r: Reader, h: HeaderSection) -> AnimationSection:
             a.name = read_string(r, "animation name")
             a.unknown = r.i32("unknown")
             a.interpolation_ms = r.u32("interpolation time") if h.version >= 12 else None
-            nk = r.u32("keyframe count")
-            r.check_count(nk, 6, "keyframes")
+            nk = r.count("keyframe count", 6, "I")
             times = np.empty(nk, "<u4")
             for k in range(nk):
                 with r.at(f"keyframes[{k}]"):
@@ -511,8 +325,7 @@ def _read_animations(r: Reader, h: HeaderSection) -> AnimationSection:
 
 def _read_sockets(r: Reader, h: HeaderSection) -> SocketsSection:
     s = SocketsSection()
-    n = r.u32("socket count")
-    r.check_count(n, 34, "sockets")
+    n = r.count("socket count", 34, "I")
     for i in range(n):
         with r.at(f"sockets[{i}]"):
             node = r.u32("node")
@@ -524,8 +337,7 @@ def _read_sockets(r: Reader, h: HeaderSection) -> SocketsSection:
 
 def _read_bindings(r: Reader, h: HeaderSection) -> AnimBindingsSection:
     s = AnimBindingsSection()
-    n = r.u32("anim binding count")
-    r.check_count(n, 26, "bindings")
+    n = r.count("anim binding count", 26, "I")
     for i in range(n):
         with r.at(f"bindings[{i}]"):
             name = read_string(r, "binding name")

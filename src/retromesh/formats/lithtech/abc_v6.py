@@ -186,8 +186,7 @@ def _read_geometry(r: Reader) -> GeometryV6:
     g = GeometryV6()
     g.bounds_min = read_vec(r, 3, "bounds min")
     g.bounds_max = read_vec(r, 3, "bounds max")
-    nl = r.u32("LOD count")
-    r.check_count(nl, 2, "vertex_start")
+    nl = r.count("LOD count", 2, "I")
     g.vertex_start = r.records("<u2", nl + 1, "vertex_start")
     nf = r.u32("triangle count")
     g.faces = r.records(FACE_V6, nf, "faces")
@@ -209,8 +208,7 @@ def _read_nodes(r: Reader) -> NodesV6:
             n.index, n.flags = r.unpack("HB", "index and flags")
             k = r.u32("MD vertex count")
             n.md_verts = r.records("<u2", k, "md_verts")
-            n.child_count = r.u32("child count")
-            r.check_count(n.child_count, 37, "child_count")
+            n.child_count = r.count("child count", 37, "I")
         left += n.child_count - 1
         s.nodes.append(n)
     return s
@@ -218,8 +216,7 @@ def _read_nodes(r: Reader) -> NodesV6:
 
 def _read_animations(r: Reader, nodes: list[NodeV6]) -> AnimationsV6:
     s = AnimationsV6()
-    n = r.u32("animation count")
-    r.check_count(n, 38, "animations")
+    n = r.count("animation count", 38, "I")
     md = [len(nd.md_verts) for nd in nodes]
     for i in range(n):
         with r.at(f"animations[{i}]"):
@@ -228,8 +225,7 @@ def _read_animations(r: Reader, nodes: list[NodeV6]) -> AnimationsV6:
             a.length = r.u32("length")
             a.bounds_min = read_vec(r, 3, "bounds min")
             a.bounds_max = read_vec(r, 3, "bounds max")
-            nk = r.u32("keyframe count")
-            r.check_count(nk, 30, "keys")
+            nk = r.count("keyframe count", 30, "I")
             keys = np.empty(nk, KEY_V6)
             for k in range(nk):
                 with r.at(f"keys[{k}]"):

@@ -109,23 +109,20 @@ def read(r: Reader) -> AniFile:
     if version not in VERSIONS:
         raise r.fail("animation version 4000, 4001 or 4002", version, offset=4, field="version")
     doc = AniFile(version=version)
-    n = r.i32("event_count")
-    r.check_count(n, 12, "event_count")
+    n = r.count("event_count", 12)
     for i in range(n):
         with r.at(f"events[{i}]"):
             t = read_str(r, "type")
             info = read_str(r, "info")
             doc.events.append(AniEvent(t, info, r.f32("time")))
     doc.total_time = r.i32("total_time")
-    n = r.i32("track_count")
-    r.check_count(n, 12, "track_count")
+    n = r.count("track_count", 12)
     dt = _KEY_DTYPES[version]
     for i in range(n):
         with r.at(f"tracks[{i}]"):
             bone = read_str(r, "bone")
             weight = r.f32("weight")
-            nk = r.i32("key_count")
-            r.check_count(nk, dt.itemsize, "key_count")
+            nk = r.count("key_count", dt.itemsize)
             doc.tracks.append(AniTrack(bone, weight, r.records(dt, nk, "keys")))
     doc.trailing = r.rest()
     return doc

@@ -48,11 +48,9 @@ def read(r: Reader) -> CmsFile:
     if version != COL_MESH_VERSION:
         raise r.fail(f"collision mesh version {COL_MESH_VERSION} (other CMS versions are hit-box "
                      "files)", version, offset=4, field="version")
-    nv = r.i32("vertex_count")
-    r.check_count(nv, 12, "vertex_count")
+    nv = r.count("vertex_count", 12)
     pos = r.records("<f4", nv * 3, "positions").reshape(nv, 3)
-    nf = r.i32("face_count")
-    r.check_count(nf, 6, "face_count")
+    nf = r.count("face_count", 6)
     faces = r.records("<u2", nf * 3, "faces").reshape(nf, 3)
     return CmsFile(version, pos, faces, r.rest())
 

@@ -151,12 +151,10 @@ def read(r: Reader) -> MshFile:
     doc.vertex_mask = r.u32("vertex_mask")
     doc.bbox = r.records("<f4", 7, "bbox")
     with r.at("submeshes"):
-        n = r.i32("submesh_count")
-        r.check_count(n, SUBMESH_DTYPE.itemsize, "submesh_count")
+        n = r.count("submesh_count", SUBMESH_DTYPE.itemsize)
         doc.submeshes = r.records(SUBMESH_DTYPE, n, "submeshes")
     mask = doc.vertex_mask
-    nv = r.i32("vertex_count")
-    r.check_count(nv, _vertex_size(mask), "vertex_count")
+    nv = r.count("vertex_count", _vertex_size(mask))
     doc.vertex_count = nv
     for bit, name, dtype, width in ARRAYS:
         if mask & bit:
@@ -164,8 +162,7 @@ def read(r: Reader) -> MshFile:
             setattr(doc, name, arr if width == 1 else arr.reshape(nv, width))
     if mask & WEIGHTS:
         with r.at("bone_names"):
-            count = r.i32("bone_name_count")
-            r.check_count(count, 4, "bone_name_count")
+            count = r.count("bone_name_count", 4)
             names = []
             for i in range(count):
                 with r.at(f"[{i}]"):
@@ -175,13 +172,11 @@ def read(r: Reader) -> MshFile:
     if mask & POSITION2:
         doc.billboard_centers = r.records("<f4", nv * 3, "billboard_centers").reshape(nv, 3)
     with r.at("faces"):
-        nf = r.i32("face_count")
-        r.check_count(nf, 6, "face_count")
+        nf = r.count("face_count", 6)
         doc.faces = r.records("<u2", nf * 3, "faces").reshape(nf, 3)
     if doc.version == MESH_CONTROL_POINT_VERSION:
         with r.at("control_points"):
-            count = r.i32("control_point_count")
-            r.check_count(count, 24, "control_point_count")
+            count = r.count("control_point_count", 24)
             pts = []
             for i in range(count):
                 with r.at(f"[{i}]"):

@@ -104,16 +104,14 @@ class SklFile:
 def read(r: Reader) -> SklFile:
     magic(r, SKELETON_TOKEN, "skeleton")
     doc = SklFile(version=r.i32("version"))
-    n = r.i32("bone_count")
-    r.check_count(n, 4 + POSE_DTYPE.itemsize + 8, "bone_count")
+    n = r.count("bone_count", 4 + POSE_DTYPE.itemsize + 8)
     poses = np.zeros(n, POSE_DTYPE)
     for i in range(n):
         with r.at(f"bones[{i}]"):
             name = read_str(r, "name")
             poses[i] = r.records(POSE_DTYPE, 1, "pose")[0]
             parent = read_str(r, "parent")
-            nc = r.i32("child_count")
-            r.check_count(nc, 4, "child_count")
+            nc = r.count("child_count", 4)
             children = []
             for j in range(nc):
                 with r.at(f"children[{j}]"):

@@ -51,11 +51,10 @@ def read(r: Reader) -> HvaFile:
     doc = HvaFile()
     doc.name = r.fixed(16, "name")
     frames = r.u32("frames")
-    sections = r.u32("sections")
-    r.check_count(sections, 16, "sections")
+    sections = r.count("sections", 16, "I")
     with r.at("section_names"):
         doc.section_names = [r.fixed(16, f"[{i}]") for i in range(sections)]
-    if sections:
+    if sections:  # frames was read before sections: its size is known only now
         r.check_count(frames, 48 * sections, "frames")
     m = r.records("<f4", frames * sections * 12, "matrices")
     doc.matrices = m.reshape(frames, sections, 3, 4)

@@ -231,8 +231,7 @@ def write(doc: VoxFile) -> bytes:
 # -- dictionaries and the scene graph ---------------------------------------------------
 
 def parse_dict(r: Reader) -> dict[str, str]:
-    n = r.i32("dict size")
-    r.check_count(n, 8, "dict entries")
+    n = r.count("dict size", 8)
     out = {}
     for _ in range(n):
         k = r.pstring("i", "dict key").decode("latin-1")
@@ -264,15 +263,15 @@ def scene_graph(doc: VoxFile) -> dict[str, Any]:
                 continue
             node: dict[str, Any] = {"type": c.id.decode(), "attrs": attrs}
             if c.id == b"nTRN":
-                child, _reserved, layer, frames = r.unpack("4i", "nTRN")
-                r.check_count(frames, 4, "frames")
+                child, _reserved, layer = r.unpack("3i", "nTRN")
+                frames = r.count("frames", 4)
                 node.update(child=child, layer=layer,
                             frames=[parse_dict(r) for _ in range(frames)])
             elif c.id == b"nGRP":
-                n = r.check_count(r.i32("children"), 4, "children")
+                n = r.count("children", 4)
                 node["children"] = list(r.unpack(f"{n}i", "children"))
             else:
-                n = r.check_count(r.i32("models"), 8, "models")
+                n = r.count("models", 8)
                 node["models"] = []
                 for _ in range(n):
                     mid = r.i32("model id")

@@ -182,6 +182,7 @@ def read(r: Reader) -> VxlFile:
     doc.remap_start = r.u8("remap_start")
     doc.remap_end = r.u8("remap_end")
     doc.palette = r.records(np.dtype((np.uint8, 3)), 256, "palette").reshape(256, 3)
+    # limb_count sits in the header; its limb headers and tailers come after the palette
     r.check_count(limb_count, LIMB_HEADER_SIZE + TAILER_SIZE, "limb_count")
     heads = []
     with r.at("limbs"):

@@ -197,10 +197,10 @@ def read(r: Reader) -> AnmFile:
             doc.start = r.i32("start")
         doc.length = r.i32("length")
         start = r.pos
-        n = r.i32("keyframe_count")
-        if n <= 0:
-            raise r.fail("keyframe_count >= 1 (the engine calls 0 or less corrupt)", n, offset=start)
-        r.check_count(n, 8, "keyframe_count")
+        n = r.count("keyframe_count", 8)
+        if n == 0:
+            raise r.fail("keyframe_count >= 1 (the engine calls 0 or less corrupt)", n,
+                         offset=start, field="keyframe_count")
     for i in range(n):
         with r.at(f"keyframes[{i}]"):
             doc.keyframes.append(_read_keyframe(r, version, doc.is_centered))

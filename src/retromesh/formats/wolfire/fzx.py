@@ -76,11 +76,7 @@ def read(r: Reader) -> FzxFile:
         raise r.fail("a 7-byte footer (int32 size, 'FZX')", f"{r.remaining} bytes left")
     footer_at = r.end - 7
     body_end = footer_at
-    start = r.pos
-    count = r.i32("object_count")
-    if count < 0:
-        raise r.fail("object_count >= 0", count, offset=start)
-    r.check_count(count, 44, "object_count")
+    count = r.count("object_count", 44)
     doc = FzxFile(version)
     with r.chunk(body_end - r.pos, skip_rest=False):
         for i in range(count):

@@ -106,12 +106,8 @@ class SolidFile:
 
 def read(r: Reader) -> SolidFile:
     with r.at("header"):
-        nv = r.i16("vertex_count")
-        nt = r.i16("triangle_count")
-    if nv < 0:
-        raise r.fail("vertex_count >= 0", nv, offset=0, field="vertex_count")
-    if nt < 0:
-        raise r.fail("triangle_count >= 0", nt, offset=2, field="triangle_count")
+        nv = r.count("vertex_count", VERT_DTYPE.itemsize, "h")
+        nt = r.count("triangle_count", TRI_DTYPE.itemsize, "h")
     verts = r.records(VERT_DTYPE, nv, "vertices").reshape(nv, 3)
     start = r.pos
     tris = r.records(TRI_DTYPE, nt, "triangles")
