@@ -16,7 +16,8 @@ from .abc import (CORNER, TRANSFORM, VERTEX, WEIGHT, AbcModel, AnimationSection,
                   HeaderSection, Lod, Node, NodesSection, Piece, PiecesSection, Socket,
                   SocketsSection)
 from . import scene_extras as xt
-from .scene_common import S3, S4, SQ, _rigid, _xfloat, _xint, per_frame
+from ...keytimes import per_frame
+from .scene_common import S3, S4, SQ, _rigid, _xfloat, _xint
 
 _LOD_NAME = re.compile(r"(.+)_lod([1-9][0-9]*)")
 

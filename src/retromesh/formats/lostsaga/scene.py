@@ -54,7 +54,7 @@ to_scene
   animation under its name again); ``from_scene`` reads the animation's own extras first.
   An exporter that samples every frame (Blender's default) changes the key times: ``from_scene``
   samples each track at the file's key times again when the glTF's lie on one frame grid
-  (24/25/30/50/60 fps) within the file's time span (:func:`.common.per_frame`), with a
+  (24/25/30/50/60 fps) within the file's time span (:func:`retromesh.keytimes.per_frame`), with a
   LossWarning.
 
 from_scene

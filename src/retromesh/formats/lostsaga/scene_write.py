@@ -15,9 +15,10 @@ from . import material as mat_mod
 from . import msh as msh_mod
 from .ani import AniEvent, AniFile, AniTrack
 from .cms import CmsFile
+from ...keytimes import per_frame
 from .common import (ANIMATION_VER_COMP4, ANIMATION_VER_COMP8, ANIMATION_VER_DEFAULT,
                      MESH_CONTROL_POINT_VERSION, MESH_VERSION, VERTEX_COLOR_MESH_VERSION,
-                     _unit_rows, encode_name, per_frame, quat_from_gltf, text,
+                     _unit_rows, encode_name, quat_from_gltf, text,
                      vec_from_gltf)
 from .msh import MshFile
 from .quatcodec import encode_comp4, encode_comp8
@@ -187,7 +188,7 @@ def _track_weight(ex: dict, bone: bytes) -> float:
 def _kept_key_times(ex: dict, bone: bytes, ms: np.ndarray) -> np.ndarray | None:
     """The bone's key times of the original file (extras ``key_times_ms``/``track_key_times``)
     when the glTF's are among them, or look like an exporter's per-frame sampling of them
-    (Blender's, :func:`.common.per_frame`); else None."""
+    (Blender's, :func:`retromesh.keytimes.per_frame`); else None."""
     lists, which = ex.get("key_times_ms"), ex.get("track_key_times")
     if not isinstance(lists, list) or not isinstance(which, dict):
         return None

@@ -174,7 +174,7 @@ def _unchanged(scene: Scene, node: Node, limb: Limb, kept: dict) -> bool:
 
 def _revoxelise(scene: Scene, node: Node, limb: Limb, palette: np.ndarray) -> None:
     """Voxelise the node's mesh again in the limb's own grid (size, bounds, normal table)."""
-    from .voxelize import fill_interior, linear_to_srgb, voxelize_triangles
+    from .voxelize import fill_solid, linear_to_srgb, voxelize_triangles
     size = np.maximum(np.array(limb.size, np.int64), 1)
     b0 = np.asarray(limb.bounds_min, np.float64)
     k = (np.asarray(limb.bounds_max, np.float64) - b0) / size
@@ -202,15 +202,7 @@ def _revoxelise(scene: Scene, node: Node, limb: Limb, palette: np.ndarray) -> No
         pal = np.asarray(palette, np.float64)
         d = ((srgb[:, None, :] - pal[None, 1:]) ** 2).sum(-1)    # nearest palette entry (not 0)
         colour[tuple(cells.T)] = 1 + np.argmin(d, axis=1)
-        full = fill_interior(mask)
-        inner = full & ~mask
-        if inner.any():
-            marker = np.where(mask, np.arange(size[0], dtype=np.int16)[:, None, None],
-                              np.int16(0))
-            last = np.maximum.accumulate(marker, axis=0)
-            _, yy, zz = np.ogrid[:size[0], :size[1], :size[2]]
-            colour[inner] = colour[last, yy, zz][inner]
-        mask = full
+        mask = fill_solid(mask, colour)
     limb.set_voxels(VoxelGrid(colour, normal_indices(mask, limb.normal_type), mask))
 
 

@@ -106,6 +106,20 @@ def fill_interior(mask: np.ndarray) -> np.ndarray:
     return mask | inside
 
 
+def fill_solid(mask: np.ndarray, colour: np.ndarray) -> np.ndarray:
+    """``mask`` with its enclosed interior filled (:func:`fill_interior`); interior voxels take,
+    in ``colour`` (changed in place), the colour of the surface voxel before them along x."""
+    full = fill_interior(mask)
+    inner = full & ~mask
+    if inner.any():
+        size = mask.shape
+        marker = np.where(mask, np.arange(size[0], dtype=np.int16)[:, None, None], np.int16(0))
+        last = np.maximum.accumulate(marker, axis=0)
+        _, yy, zz = np.ogrid[:size[0], :size[1], :size[2]]
+        colour[inner] = colour[last, yy, zz][inner]
+    return full
+
+
 def _palette(srgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(palette (256, 3) uint8, index per colour) for (n, 3) uint8 sRGB colours."""
     packed = (srgb[:, 0].astype(np.uint32) << 16) | (srgb[:, 1].astype(np.uint32) << 8) \
@@ -228,16 +242,7 @@ def from_scene(scene: Scene, *, resolution: int | None = None, voxel_size: float
         colour = np.zeros(tuple(size), np.uint8)
         colour[tuple(cells.T)] = ci
         if fill:
-            full = fill_interior(mask)
-            inner = full & ~mask
-            if inner.any():
-                # interior voxels take the colour of the surface voxel before them along x
-                marker = np.where(mask, np.arange(size[0], dtype=np.int16)[:, None, None],
-                                  np.int16(0))
-                last = np.maximum.accumulate(marker, axis=0)
-                _, yy, zz = np.ogrid[:size[0], :size[1], :size[2]]
-                colour[inner] = colour[last, yy, zz][inner]
-            mask = full
+            mask = fill_solid(mask, colour)
         grid = VoxelGrid(colour, normal_indices(mask, table), mask)
         # bounds in voxel units (k = 1), as the game tools write them: OpenRA places the grid
         # at b0 + index without k, and the .vox bridge places models in voxels
