@@ -5,8 +5,11 @@ importer keeps node, mesh and material extras as custom properties, not primitiv
 extras, glTF-Blender-IO ``blender/imp``): ``node.extras["b3d"]`` (``mesh`` brush
 and VRTS flags/sets/size, ``bone``, ``keys`` flags per KEYS chunk, ``anim`` flags/frames/fps
 and ``first`` key frame: enough for fps and frame numbers when animation extras are lost),
-``primitive.extras["b3d_brush"]`` (the TRIS brush) and ``["b3d_weights"]`` (the file's own
-weights where glTF's normalised ones differ), ``animation.extras`` (first frame, fps).
+``mesh.extras["b3d_tris"]``: per primitive (TRIS) its ``count`` of vertices, its ``brush`` and
+``weights`` (the file's own weights where glTF's normalised ones differ), used only while the
+mesh still has that many primitives of those vertex counts (Blender keeps the primitives'
+order and vertices when nothing was edited; primitive extras, where older GLBs of ours hold
+``b3d_brush`` / ``b3d_weights``, are read first), ``animation.extras`` (first frame, fps).
 """
 from __future__ import annotations
 
@@ -152,6 +155,24 @@ def native_roots(scene: Scene, anims: list[Animation], fps: float | None,
     return [writer.node(r, 0) for r in (scene.roots or [i for i, p in enumerate(parents) if p < 0])]
 
 
+def _tris_records(mesh) -> list[dict]:
+    """Per primitive of ``mesh``, its ``b3d_tris`` record ({} where none fits)."""
+    prims = mesh.primitives
+    recs = mesh.extras.get("b3d_tris")
+    if not (isinstance(recs, list) and len(recs) == len(prims)
+            and all(isinstance(r, dict) and r.get("count") == len(p.positions)
+                    for r, p in zip(recs, prims))):
+        recs = [{}] * len(prims)
+    out = []
+    for p, r in zip(prims, recs):
+        r = dict(r)
+        for key in ("brush", "weights"):
+            if f"b3d_{key}" in p.extras:
+                r[key] = p.extras[f"b3d_{key}"]
+        out.append(r)
+    return out
+
+
 def _bone_weights(scene: Scene) -> dict[int, list[np.ndarray]]:
     """BONE records per joint node, vertex ids into the VRTS the mesh node's primitives make."""
     out: dict[int, list[np.ndarray]] = {}
@@ -161,10 +182,11 @@ def _bone_weights(scene: Scene) -> dict[int, list[np.ndarray]]:
         skin = scene.skins[node.skin]
         own = bool((_native(node) or {}).get("bone"))     # the mesh node had a BONE too
         base = 0
-        for p in scene.meshes[node.mesh].primitives:
+        mesh = scene.meshes[node.mesh]
+        for p, tris in zip(mesh.primitives, _tris_records(mesh)):
             n = len(p.positions)
             if p.joints is not None:
-                v, j, w = _primitive_weights(p, len(skin.joints))
+                v, j, w = _primitive_weights(p, tris.get("weights"), len(skin.joints))
                 for slot in np.unique(j):
                     if slot == 0 and not own:
                         continue            # B3D: vertices without weights follow the mesh node
@@ -177,12 +199,11 @@ def _bone_weights(scene: Scene) -> dict[int, list[np.ndarray]]:
     return out
 
 
-def _primitive_weights(p, n_joints: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _primitive_weights(p, rec, n_joints: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n = len(p.positions)
     ok = p.weights > 0
     v = np.broadcast_to(np.arange(n)[:, None], ok.shape)[ok]
     j, w = p.joints[ok].astype(np.int64), p.weights[ok].astype(np.float32)
-    rec = p.extras.get("b3d_weights")
     if isinstance(rec, dict) and rec.get("count") == n:
         try:
             rv = np.asarray(rec["vertex"], np.int64)
@@ -243,7 +264,9 @@ class _Writer:
         return AnimChunk(flags, frames, out_fps)
 
     def mesh(self, node, rec: dict) -> MeshChunk:
-        prims = [p for p in self.scene.meshes[node.mesh].primitives if p.mode == 4]
+        m = self.scene.meshes[node.mesh]
+        tris_recs = [r for p, r in zip(m.primitives, _tris_records(m)) if p.mode == 4]
+        prims = [p for p in m.primitives if p.mode == 4]
         vr = _ints(rec.get("vrts"), 3)
         n_uv = max((len(p.uvs) for p in prims), default=0)
         if vr is not None and 0 <= vr[1] <= 8 and 0 <= vr[2] <= 4:
@@ -256,7 +279,7 @@ class _Writer:
         verts = np.zeros(n, vrts_dtype(flags, sets, size))
         mesh = MeshChunk(self.brush_ids.get((_ints([rec.get("brush", -1)], 1) or [-1])[0], -1))
         base = 0
-        for p in prims:
+        for p, tris in zip(prims, tris_recs):
             k = len(p.positions)
             part = verts[base:base + k]
             part["position"] = p.positions * _Z
@@ -272,14 +295,13 @@ class _Writer:
                 part["uv"][:, s, :min(size, 2)] = p.uvs[s][:, :min(size, 2)]
             idx = (p.indices if p.indices is not None else np.arange(k)).astype(np.int64)
             tri = idx.reshape(-1, 3)[:, [0, 2, 1]] + base
-            mesh.children += tris_chunks(self.tris_brush(p, mesh.brush_id), tri)
+            mesh.children += tris_chunks(self.tris_brush(p, tris.get("brush"), mesh.brush_id), tri)
             base += k
         mesh.children.insert(0, Vrts(flags, sets, size, verts))
         return mesh
 
-    def tris_brush(self, p, mesh_brush: int) -> int:
+    def tris_brush(self, p, rec, mesh_brush: int) -> int:
         allowed = self.brush_of.get(p.material, []) if p.material is not None else []
-        rec = p.extras.get("b3d_brush")
         if isinstance(rec, int):
             if rec == -1 and (mesh_brush in allowed or (p.material is None and mesh_brush == -1)):
                 return -1
