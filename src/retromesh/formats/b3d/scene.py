@@ -89,6 +89,10 @@ def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = No
     walk = _Walk(scene, materials_to_scene(doc, scene), doc.brushes)
     for root in doc.root_nodes:
         walk.visit(root, None, -1, 0)
+    used = {p.material for m in scene.meshes for p in m.primitives}
+    unused = [m.extras["b3d_brush"] for i, m in enumerate(scene.materials) if i not in used]
+    if unused:      # Blender exports only the materials a mesh uses; scene extras it keeps
+        scene.extras["b3d_unused_brushes"] = unused
     _skins(scene, walk, weights)
     _animations(scene, walk.anims, walk.keys_of, walk.anim_of_node, fps)
     return scene
