@@ -33,7 +33,7 @@ def _doc(tris_brushes=(0, 1)) -> B3dFile:
     body = NodeChunk(b"body", children=[
         _quad(tris_brushes),
         NodeChunk(b"a", children=[_bone([(0, 0.0), (1, 0.3), (2, 1.0), (3, 0.0)])]),
-        NodeChunk(b"b", children=[_bone([(0, 0.0), (1, 0.3), (3, 0.0)])])])
+        NodeChunk(b"b", children=[_bone([(0, 0.0), (1, 0.3), (2, 0.0), (3, 0.0)])])])
     return B3dFile(1, [Texs([TextureEntry(b"skin.png", 1, 2), TextureEntry(b"spare.png", 1, 2)]),
                        Brus(1, [same, BrushEntry(b"skin", (1, 1, 1, 1), 0.0, 1, 0, [0]),
                                 BrushEntry(b"spare", (1, 0, 0, 1), 0.0, 1, 0, [1])]), body])

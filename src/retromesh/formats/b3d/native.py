@@ -206,17 +206,37 @@ def _primitive_weights(p, rec, n_joints: int) -> tuple[np.ndarray, np.ndarray, n
     j, w = p.joints[ok].astype(np.int64), p.weights[ok].astype(np.float32)
     if isinstance(rec, dict) and rec.get("count") == n:
         try:
-            rv = np.asarray(rec["vertex"], np.int64)
-            rj = np.asarray(rec["joint"], np.int64)
-            rw = np.asarray(rec["weight"], np.float32)
+            rv = np.asarray(rec.get("vertex", []), np.int64)     # (our writer leaves out
+            rj = np.asarray(rec.get("joint", []), np.int64)      # empty lists)
+            rw = np.asarray(rec.get("weight", []), np.float32)
             if len(rv) == len(rj) == len(rw) and (not len(rv) or (
                     rv.min() >= 0 and rv.max() < n and rj.min() >= 0 and rj.max() < n_joints)):
                 keep = ~np.isin(v, rv)          # the file's own entries for these vertices
                 v, j, w = np.r_[v[keep], rv], np.r_[j[keep], rj], np.r_[w[keep], rw]
+                zv, zj = _zero_runs(rec.get("zeros"), n, n_joints)
+                keep = ~np.isin(zv, rv)
+                v, j = np.r_[v, zv[keep]], np.r_[j, zj[keep]]
+                w = np.r_[w, np.zeros(int(keep.sum()), np.float32)]
         except (KeyError, TypeError, ValueError, OverflowError):
             pass
     order = np.argsort(v, kind="stable")
     return v[order], j[order], w[order]
+
+
+def _zero_runs(runs, n: int, n_joints: int) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices and joints of the ``[joint, first, end]`` runs of zero weights (none when the
+    record does not fit ``n`` vertices and ``n_joints`` joints)."""
+    none = np.zeros(0, np.int64), np.zeros(0, np.int64)
+    if not runs:
+        return none
+    r = np.asarray(runs, np.int64).reshape(-1, 3)
+    if (r[:, 0].min() < 0 or r[:, 0].max() >= n_joints or r[:, 1].min() < 0
+            or r[:, 2].max() > n or (r[:, 2] < r[:, 1]).any()):
+        return none
+    lengths = r[:, 2] - r[:, 1]
+    j = np.repeat(r[:, 0], lengths)
+    v = np.repeat(r[:, 1] - np.r_[0, np.cumsum(lengths)[:-1]], lengths) + np.arange(int(lengths.sum()))
+    return v, j
 
 
 class _Writer:

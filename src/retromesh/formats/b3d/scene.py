@@ -166,11 +166,12 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
                                    name=scene.nodes[mesh_node].name))
         scene.nodes[mesh_node].skin = skin
         mesh = scene.meshes[scene.nodes[mesh_node].mesh]
+        taken = np.zeros(n_vertices, bool)
         for k, (prim, used) in enumerate(zip(mesh.primitives, id_lists)):
             prim.joints = joints[used]
             prim.weights = weights[used]
             prim.__post_init__()
-            record = weight_record(ent, odd, used) if odd.any() else None
+            record = weight_record(ent, odd, used, taken)
             if record is not None:
                 mesh.extras["b3d_tris"][k]["weights"] = record
 
