@@ -76,3 +76,24 @@ def test_broken_mesh_and_scene_records_never_crash(junk):
         m.extras["b3d_tris"] = junk
     scene.extras["b3d_unused_brushes"] = junk
     retromesh.read(retromesh.to_bytes(retromesh.from_scene(scene, "b3d")), format="b3d")
+
+
+def test_vertices_blender_split_are_welded_back_and_keep_their_weights():
+    """Blender re-exports a shared vertex as copies side by side when the normals it stored per
+    face corner differ in the fourth decimal."""
+    doc = _doc(tris_brushes=(0,))
+    scene = _as_blender_leaves_it(retromesh.load(retromesh.to_bytes(doc), format="b3d"))
+    p = scene.meshes[0].primitives[0]
+    k = 2                                       # vertex 2 is used by both triangles
+    dup = lambda a: np.insert(a, k + 1, a[k], axis=0)      # noqa: E731
+    normals = dup(p.normals)
+    normals[k + 1] = normals[k] + [1e-4, 0, 0]
+    normals[k + 1] /= np.linalg.norm(normals[k + 1])
+    idx = np.where(p.indices > k, p.indices + 1, p.indices)
+    idx[np.flatnonzero(idx == k)[-1]] = k + 1
+    p.positions, p.normals, p.uvs = dup(p.positions), normals, [dup(uv) for uv in p.uvs]
+    p.joints, p.weights, p.indices = dup(p.joints), dup(p.weights), idx
+    back = retromesh.from_scene(scene, "b3d")
+    mesh = next(c for n, _ in back.walk() for c in n.children if isinstance(c, MeshChunk))
+    assert len(mesh.vrts.vertices) == 4
+    assert _bones(back) == _bones(doc)

@@ -135,8 +135,54 @@ def _holders(scene: Scene, anims: list[Animation]) -> dict[int, int]:
     return out
 
 
+def _unsplit(p, count):
+    """``p`` with the vertices Blender split undone, when that gives back ``count`` vertices.
+    Blender stores normals per face corner in a compressed form, so a vertex shared by several
+    triangles can come back as a few copies next to each other whose normals differ in the
+    fourth decimal (hog 185 -> 197 vertices); each copy would get its own BONE entries."""
+    n = len(p.positions)
+    if not isinstance(count, int) or not 0 < count < n or p.indices is None:
+        return p
+    same = np.all(p.positions[1:] == p.positions[:-1], axis=1)
+    for a in [*p.uvs, p.colors, p.joints, p.weights]:
+        if a is not None:
+            same &= np.all(a[1:] == a[:-1], axis=1)
+    if p.normals is not None:
+        same &= np.einsum("ij,ij->i", p.normals[1:], p.normals[:-1]) > 0.9999
+    if int(same.sum()) != n - count:
+        return p
+    keep = np.r_[True, ~same]
+    q = copy.copy(p)
+    q.positions = p.positions[keep]
+    q.uvs = [uv[keep] for uv in p.uvs]
+    for name in ("normals", "tangents", "colors", "joints", "weights"):
+        if getattr(p, name) is not None:
+            setattr(q, name, getattr(p, name)[keep])
+    q.indices = (np.cumsum(keep) - 1)[p.indices].astype(np.uint32)
+    q.targets = []
+    return q if not p.targets else p
+
+
+def _unsplit_meshes(scene: Scene) -> Scene:
+    """The scene with :func:`_unsplit` applied where the mesh's ``b3d_tris`` counts say so."""
+    meshes = []
+    for m in scene.meshes:
+        recs = m.extras.get("b3d_tris")
+        if isinstance(recs, list) and len(recs) == len(m.primitives) \
+                and all(isinstance(r, dict) for r in recs):
+            prims = [_unsplit(p, r.get("count")) for p, r in zip(m.primitives, recs)]
+            if any(a is not b for a, b in zip(prims, m.primitives)):
+                m = copy.copy(m)
+                m.primitives = prims
+        meshes.append(m)
+    out = copy.copy(scene)
+    out.meshes = meshes
+    return out
+
+
 def native_roots(scene: Scene, anims: list[Animation], fps: float | None,
                  brush_of: dict[int, list[int]], brush_ids: dict[int, int]) -> list[NodeChunk]:
+    scene = _unsplit_meshes(scene)
     holders = _holders(scene, anims)
     tracks: dict[int, dict[str, Track]] = {}
     anim_out: dict[int, tuple] = {}         # holder -> animation, rate, last frame, first
