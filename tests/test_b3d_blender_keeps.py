@@ -97,3 +97,22 @@ def test_vertices_blender_split_are_welded_back_and_keep_their_weights():
     mesh = next(c for n, _ in back.walk() for c in n.children if isinstance(c, MeshChunk))
     assert len(mesh.vrts.vertices) == 4
     assert _bones(back) == _bones(doc)
+
+
+def test_a_held_pose_blender_sampled_over_the_action_is_one_key_again():
+    from retromesh.formats.b3d import AnimChunk, Keys, keys_dtype
+    k = np.zeros(1, keys_dtype(1))
+    k["frame"], k["position"] = 1, (0, 2, 0)
+    moving = np.zeros(2, keys_dtype(1))
+    moving["frame"], moving["position"] = (1, 11), ((0, 0, 0), (1, 0, 0))
+    doc = B3dFile(1, [NodeChunk(b"root", children=[
+        NodeChunk(b"held", children=[Keys(1, k)]), NodeChunk(b"moves", children=[Keys(1, moving)]),
+        AnimChunk(0, 10, 0.0)])])
+    scene = _as_blender_leaves_it(retromesh.load(retromesh.to_bytes(doc), format="b3d"))
+    for c in scene.animations[0].channels:
+        if scene.nodes[c.node].name == "held":      # as Blender exports it: a key per frame
+            c.times = np.arange(11, dtype=np.float32) / 25
+            c.values = np.repeat(c.values[:1], 11, axis=0)
+    back = retromesh.from_scene(scene, "b3d")
+    counts = {n.name: len(c.keys) for n, _ in back.walk() for c in n.children if isinstance(c, Keys)}
+    assert counts == {b"held": 1, b"moves": 2}

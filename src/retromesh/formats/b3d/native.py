@@ -285,6 +285,25 @@ def _zero_runs(runs, n: int, n_joints: int) -> tuple[np.ndarray, np.ndarray]:
     return v, j
 
 
+def _held(tracks: dict[str, Track], layout, counts) -> dict[str, Track]:
+    """A KEYS chunk of one key (a pose held) that came back as a constant track of many keys
+    (Blender's exporter samples such a channel over the whole action) is one key again."""
+    counts = _ints(counts, len(layout)) if layout and isinstance(counts, list) else None
+    if not counts:
+        return tracks
+    out = dict(tracks)
+    for flags, count in zip(layout, counts):
+        if count != 1:
+            continue
+        for path, t in tracks.items():
+            bit = {"translation": 1, "scale": 2, "rotation": 4}.get(path, 0)
+            v = t.values
+            if bit & flags and len(t.frames) > 1 and np.allclose(
+                    v, v[:1], atol=1e-5 * max(1.0, float(np.abs(v).max()))):
+                out[path] = Track(t.channel, t.rate, t.offset, t.frames[:1], v[:1])
+    return out
+
+
 class _Writer:
     def __init__(self, scene, tracks, anim_out, bones, brush_of, brush_ids):
         self.scene, self.tracks, self.anim_out, self.bones = scene, tracks, anim_out, bones
@@ -309,7 +328,8 @@ class _Writer:
         layout = native.get("keys")
         layout = _ints(layout, len(layout)) if isinstance(layout, list) else None
         if i in self.tracks or layout:
-            out.children.extend(keys_chunks(self.tracks.get(i, {}), layout))
+            out.children.extend(keys_chunks(_held(self.tracks.get(i, {}), layout,
+                                                  native.get("nkeys")), layout))
         out.children.extend(self.node(c, depth + 1) for c in node.children)
         anim = self.anim(i)
         if anim is not None:

@@ -143,6 +143,7 @@ class _Walk:
             elif isinstance(c, Keys):
                 self.keys_of.setdefault(i, []).append(c)
                 native.setdefault("keys", []).append(int(c.flags))
+                native.setdefault("nkeys", []).append(len(c.keys))
             elif isinstance(c, NodeChunk):
                 if depth >= 200:
                     raise DocumentError("NODE nesting deeper than 200")
