@@ -65,7 +65,12 @@ Where we differ from the spec text, and why (format-facts B; the engines' loader
 * B3D -> glTF -> B3D gives back the same structure (nodes, names, hierarchy, every MESH on its
   node, bones, KEYS chunks, ANIM flags/frames/fps, TEXS, BRUS, VRTS flags and UV sets, the
   file's own weights) from those ``extras`` (:mod:`.native`); a glTF made elsewhere is merged
-  into one MESH (:mod:`.export`).
+  into one MESH (:mod:`.export`). These records sit where Blender's glTF importer keeps them
+  (node, mesh, material and scene extras; it drops primitive and animation extras and exports
+  only used materials), and what Blender's exporter changes is undone when it still fits:
+  vertices it split (per-corner normals a hair apart) are welded back, a held pose it sampled
+  per frame is one key again. TRIS of one material that Blender merged into one primitive keep
+  glTF's weights (``tests/test_blender.py`` lists what still differs).
 
 Quirks of the engines that read these files, documented for users, not imitated:
 

@@ -7,7 +7,8 @@ for, the unclamped colour (Blitz3D brushes may say 2.0), shininess, blend, fx, `
 every texture layer with its TEXS index, flags, blend and transform. A second layer (a
 lightmap on the second UV set, as Blitz3D and Irrlicht 1.8 draw it) is a texture of the scene
 referred to only from these extras. TEXS entries no brush uses go to
-``scene.extras["b3d_unused_texs"]``.
+``scene.extras["b3d_unused_texs"]``; the records of brushes no TRIS or MESH uses, to
+``scene.extras["b3d_unused_brushes"]`` too (Blender's exporter leaves out unused materials).
 
 Back to B3D: when a material carries ``b3d_brush`` and its base texture still names the same
 file, its brushes and TEXS entries are written exactly as recorded (same indices); materials
@@ -138,7 +139,7 @@ def _i32(x) -> int:
     return v
 
 
-def _recorded(m: Material, scene: Scene) -> dict[str, Any] | None:
+def _recorded(m: Material, scene: Scene, check_texture: bool = True) -> dict[str, Any] | None:
     """The material's ``b3d_brush`` record, checked and typed, when the material still matches
     it (same base texture file); None otherwise."""
     rec = m.extras.get("b3d_brush")
@@ -156,6 +157,8 @@ def _recorded(m: Material, scene: Scene) -> dict[str, Any] | None:
             return None
         ref = m.base_color_texture
         files = {_texture_name(e) for _, e, _ in layers if e}
+        if not check_texture:
+            return out
         if ref is None:
             return out if not files else None
         t = scene.textures[ref.texture]
@@ -189,6 +192,18 @@ def brushes_from_scene(scene: Scene, images: dict[str, bytes]
         for bi in rec["ids"]:
             brush_slots.setdefault(bi, BrushEntry(rec["name"], color, rec["shininess"], rec["blend"],
                                                   rec["fx"], [tid for tid, _, _ in rec["layers"]]))
+    spare = scene.extras.get("b3d_unused_brushes")
+    for x in spare if isinstance(spare, list) else []:
+        rec = _recorded(Material(extras={"b3d_brush": x}), scene, check_texture=False)
+        if rec is None or any(bi in brush_slots for bi in rec["ids"]):
+            continue
+        for tid, entry, _ in rec["layers"]:
+            if entry is not None:
+                texs_slots.setdefault(tid, entry)
+        n_texs = max(n_texs, len(rec["layers"]))
+        for bi in rec["ids"]:
+            brush_slots[bi] = BrushEntry(rec["name"], rec["color"], rec["shininess"], rec["blend"],
+                                         rec["fx"], [tid for tid, _, _ in rec["layers"]])
     unused = scene.extras.get("b3d_unused_texs")
     for x in unused if isinstance(unused, list) else []:
         try:

@@ -5,8 +5,11 @@ importer keeps node, mesh and material extras as custom properties, not primitiv
 extras, glTF-Blender-IO ``blender/imp``): ``node.extras["b3d"]`` (``mesh`` brush
 and VRTS flags/sets/size, ``bone``, ``keys`` flags per KEYS chunk, ``anim`` flags/frames/fps
 and ``first`` key frame: enough for fps and frame numbers when animation extras are lost),
-``primitive.extras["b3d_brush"]`` (the TRIS brush) and ``["b3d_weights"]`` (the file's own
-weights where glTF's normalised ones differ), ``animation.extras`` (first frame, fps).
+``mesh.extras["b3d_tris"]``: per primitive (TRIS) its ``count`` of vertices, its ``brush`` and
+``weights`` (the file's own weights where glTF's normalised ones differ), used only while the
+mesh still has that many primitives of those vertex counts (Blender keeps the primitives'
+order and vertices when nothing was edited; primitive extras, where older GLBs of ours hold
+``b3d_brush`` / ``b3d_weights``, are read first), ``animation.extras`` (first frame, fps).
 """
 from __future__ import annotations
 
@@ -132,8 +135,54 @@ def _holders(scene: Scene, anims: list[Animation]) -> dict[int, int]:
     return out
 
 
+def _unsplit(p, count):
+    """``p`` with the vertices Blender split undone, when that gives back ``count`` vertices.
+    Blender stores normals per face corner in a compressed form, so a vertex shared by several
+    triangles can come back as a few copies next to each other whose normals differ in the
+    fourth decimal (hog 185 -> 197 vertices); each copy would get its own BONE entries."""
+    n = len(p.positions)
+    if not isinstance(count, int) or not 0 < count < n or p.indices is None:
+        return p
+    same = np.all(p.positions[1:] == p.positions[:-1], axis=1)
+    for a in [*p.uvs, p.colors, p.joints, p.weights]:
+        if a is not None:
+            same &= np.all(a[1:] == a[:-1], axis=1)
+    if p.normals is not None:
+        same &= np.einsum("ij,ij->i", p.normals[1:], p.normals[:-1]) > 0.9999
+    if int(same.sum()) != n - count:
+        return p
+    keep = np.r_[True, ~same]
+    q = copy.copy(p)
+    q.positions = p.positions[keep]
+    q.uvs = [uv[keep] for uv in p.uvs]
+    for name in ("normals", "tangents", "colors", "joints", "weights"):
+        if getattr(p, name) is not None:
+            setattr(q, name, getattr(p, name)[keep])
+    q.indices = (np.cumsum(keep) - 1)[p.indices].astype(np.uint32)
+    q.targets = []
+    return q if not p.targets else p
+
+
+def _unsplit_meshes(scene: Scene) -> Scene:
+    """The scene with :func:`_unsplit` applied where the mesh's ``b3d_tris`` counts say so."""
+    meshes = []
+    for m in scene.meshes:
+        recs = m.extras.get("b3d_tris")
+        if isinstance(recs, list) and len(recs) == len(m.primitives) \
+                and all(isinstance(r, dict) for r in recs):
+            prims = [_unsplit(p, r.get("count")) for p, r in zip(m.primitives, recs)]
+            if any(a is not b for a, b in zip(prims, m.primitives)):
+                m = copy.copy(m)
+                m.primitives = prims
+        meshes.append(m)
+    out = copy.copy(scene)
+    out.meshes = meshes
+    return out
+
+
 def native_roots(scene: Scene, anims: list[Animation], fps: float | None,
                  brush_of: dict[int, list[int]], brush_ids: dict[int, int]) -> list[NodeChunk]:
+    scene = _unsplit_meshes(scene)
     holders = _holders(scene, anims)
     tracks: dict[int, dict[str, Track]] = {}
     anim_out: dict[int, tuple] = {}         # holder -> animation, rate, last frame, first
@@ -152,6 +201,24 @@ def native_roots(scene: Scene, anims: list[Animation], fps: float | None,
     return [writer.node(r, 0) for r in (scene.roots or [i for i, p in enumerate(parents) if p < 0])]
 
 
+def _tris_records(mesh) -> list[dict]:
+    """Per primitive of ``mesh``, its ``b3d_tris`` record ({} where none fits)."""
+    prims = mesh.primitives
+    recs = mesh.extras.get("b3d_tris")
+    if not (isinstance(recs, list) and len(recs) == len(prims)
+            and all(isinstance(r, dict) and r.get("count") == len(p.positions)
+                    for r, p in zip(recs, prims))):
+        recs = [{}] * len(prims)
+    out = []
+    for p, r in zip(prims, recs):
+        r = dict(r)
+        for key in ("brush", "weights"):
+            if f"b3d_{key}" in p.extras:
+                r[key] = p.extras[f"b3d_{key}"]
+        out.append(r)
+    return out
+
+
 def _bone_weights(scene: Scene) -> dict[int, list[np.ndarray]]:
     """BONE records per joint node, vertex ids into the VRTS the mesh node's primitives make."""
     out: dict[int, list[np.ndarray]] = {}
@@ -161,10 +228,11 @@ def _bone_weights(scene: Scene) -> dict[int, list[np.ndarray]]:
         skin = scene.skins[node.skin]
         own = bool((_native(node) or {}).get("bone"))     # the mesh node had a BONE too
         base = 0
-        for p in scene.meshes[node.mesh].primitives:
+        mesh = scene.meshes[node.mesh]
+        for p, tris in zip(mesh.primitives, _tris_records(mesh)):
             n = len(p.positions)
             if p.joints is not None:
-                v, j, w = _primitive_weights(p, len(skin.joints))
+                v, j, w = _primitive_weights(p, tris.get("weights"), len(skin.joints))
                 for slot in np.unique(j):
                     if slot == 0 and not own:
                         continue            # B3D: vertices without weights follow the mesh node
@@ -177,25 +245,63 @@ def _bone_weights(scene: Scene) -> dict[int, list[np.ndarray]]:
     return out
 
 
-def _primitive_weights(p, n_joints: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _primitive_weights(p, rec, n_joints: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n = len(p.positions)
     ok = p.weights > 0
     v = np.broadcast_to(np.arange(n)[:, None], ok.shape)[ok]
     j, w = p.joints[ok].astype(np.int64), p.weights[ok].astype(np.float32)
-    rec = p.extras.get("b3d_weights")
     if isinstance(rec, dict) and rec.get("count") == n:
         try:
-            rv = np.asarray(rec["vertex"], np.int64)
-            rj = np.asarray(rec["joint"], np.int64)
-            rw = np.asarray(rec["weight"], np.float32)
+            rv = np.asarray(rec.get("vertex", []), np.int64)     # (our writer leaves out
+            rj = np.asarray(rec.get("joint", []), np.int64)      # empty lists)
+            rw = np.asarray(rec.get("weight", []), np.float32)
             if len(rv) == len(rj) == len(rw) and (not len(rv) or (
                     rv.min() >= 0 and rv.max() < n and rj.min() >= 0 and rj.max() < n_joints)):
                 keep = ~np.isin(v, rv)          # the file's own entries for these vertices
                 v, j, w = np.r_[v[keep], rv], np.r_[j[keep], rj], np.r_[w[keep], rw]
+                zv, zj = _zero_runs(rec.get("zeros"), n, n_joints)
+                keep = ~np.isin(zv, rv)
+                v, j = np.r_[v, zv[keep]], np.r_[j, zj[keep]]
+                w = np.r_[w, np.zeros(int(keep.sum()), np.float32)]
         except (KeyError, TypeError, ValueError, OverflowError):
             pass
     order = np.argsort(v, kind="stable")
     return v[order], j[order], w[order]
+
+
+def _zero_runs(runs, n: int, n_joints: int) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices and joints of the ``[joint, first, end]`` runs of zero weights (none when the
+    record does not fit ``n`` vertices and ``n_joints`` joints)."""
+    none = np.zeros(0, np.int64), np.zeros(0, np.int64)
+    if not runs:
+        return none
+    r = np.asarray(runs, np.int64).reshape(-1, 3)
+    if (r[:, 0].min() < 0 or r[:, 0].max() >= n_joints or r[:, 1].min() < 0
+            or r[:, 2].max() > n or (r[:, 2] < r[:, 1]).any()):
+        return none
+    lengths = r[:, 2] - r[:, 1]
+    j = np.repeat(r[:, 0], lengths)
+    v = np.repeat(r[:, 1] - np.r_[0, np.cumsum(lengths)[:-1]], lengths) + np.arange(int(lengths.sum()))
+    return v, j
+
+
+def _held(tracks: dict[str, Track], layout, counts) -> dict[str, Track]:
+    """A KEYS chunk of one key (a pose held) that came back as a constant track of many keys
+    (Blender's exporter samples such a channel over the whole action) is one key again."""
+    counts = _ints(counts, len(layout)) if layout and isinstance(counts, list) else None
+    if not counts:
+        return tracks
+    out = dict(tracks)
+    for flags, count in zip(layout, counts):
+        if count != 1:
+            continue
+        for path, t in tracks.items():
+            bit = {"translation": 1, "scale": 2, "rotation": 4}.get(path, 0)
+            v = t.values
+            if bit & flags and len(t.frames) > 1 and np.allclose(
+                    v, v[:1], atol=1e-5 * max(1.0, float(np.abs(v).max()))):
+                out[path] = Track(t.channel, t.rate, t.offset, t.frames[:1], v[:1])
+    return out
 
 
 class _Writer:
@@ -222,7 +328,8 @@ class _Writer:
         layout = native.get("keys")
         layout = _ints(layout, len(layout)) if isinstance(layout, list) else None
         if i in self.tracks or layout:
-            out.children.extend(keys_chunks(self.tracks.get(i, {}), layout))
+            out.children.extend(keys_chunks(_held(self.tracks.get(i, {}), layout,
+                                                  native.get("nkeys")), layout))
         out.children.extend(self.node(c, depth + 1) for c in node.children)
         anim = self.anim(i)
         if anim is not None:
@@ -243,7 +350,9 @@ class _Writer:
         return AnimChunk(flags, frames, out_fps)
 
     def mesh(self, node, rec: dict) -> MeshChunk:
-        prims = [p for p in self.scene.meshes[node.mesh].primitives if p.mode == 4]
+        m = self.scene.meshes[node.mesh]
+        tris_recs = [r for p, r in zip(m.primitives, _tris_records(m)) if p.mode == 4]
+        prims = [p for p in m.primitives if p.mode == 4]
         vr = _ints(rec.get("vrts"), 3)
         n_uv = max((len(p.uvs) for p in prims), default=0)
         if vr is not None and 0 <= vr[1] <= 8 and 0 <= vr[2] <= 4:
@@ -256,7 +365,7 @@ class _Writer:
         verts = np.zeros(n, vrts_dtype(flags, sets, size))
         mesh = MeshChunk(self.brush_ids.get((_ints([rec.get("brush", -1)], 1) or [-1])[0], -1))
         base = 0
-        for p in prims:
+        for p, tris in zip(prims, tris_recs):
             k = len(p.positions)
             part = verts[base:base + k]
             part["position"] = p.positions * _Z
@@ -272,14 +381,13 @@ class _Writer:
                 part["uv"][:, s, :min(size, 2)] = p.uvs[s][:, :min(size, 2)]
             idx = (p.indices if p.indices is not None else np.arange(k)).astype(np.int64)
             tri = idx.reshape(-1, 3)[:, [0, 2, 1]] + base
-            mesh.children += tris_chunks(self.tris_brush(p, mesh.brush_id), tri)
+            mesh.children += tris_chunks(self.tris_brush(p, tris.get("brush"), mesh.brush_id), tri)
             base += k
         mesh.children.insert(0, Vrts(flags, sets, size, verts))
         return mesh
 
-    def tris_brush(self, p, mesh_brush: int) -> int:
+    def tris_brush(self, p, rec, mesh_brush: int) -> int:
         allowed = self.brush_of.get(p.material, []) if p.material is not None else []
-        rec = p.extras.get("b3d_brush")
         if isinstance(rec, int):
             if rec == -1 and (mesh_brush in allowed or (p.material is None and mesh_brush == -1)):
                 return -1

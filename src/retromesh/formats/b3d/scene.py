@@ -18,8 +18,9 @@ __all__ = ["to_scene"]
 
 
 def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: list[BrushEntry],
-                     label: str) -> tuple[list[Primitive], list[np.ndarray]]:
-    """Primitives of one MESH (one per TRIS) and, per primitive, the original vertex ids."""
+                     label: str) -> tuple[list[Primitive], list[np.ndarray], list[dict]]:
+    """Primitives of one MESH (one per TRIS) and, per primitive, the original vertex ids and
+    its record for the mesh's ``extras["b3d_tris"]`` (the TRIS brush, the vertex count)."""
     v = mesh.vrts
     if v is None:
         raise DocumentError(f"node {label!r}: MESH has no VRTS chunk")
@@ -35,7 +36,7 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
             k = min(v.tex_coord_set_size, 2)
             uv[:, :k] = verts["uv"][:, s, :k]
             uvs.append(uv)
-    prims, ids = [], []
+    prims, ids, records = [], [], []
     tris_list = mesh.tris
     for t in tris_list:
         tri = np.asarray(t.triangles).reshape(-1, 3)
@@ -62,10 +63,10 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
             material=material)
         if colors is not None and not use_colors:
             prim.extras["b3d_vertex_colors_unused"] = True
-        prim.extras["b3d_brush"] = int(t.brush_id)
         prims.append(prim)
         ids.append(used)
-    return prims, ids
+        records.append({"brush": int(t.brush_id), "count": int(len(used))})
+    return prims, ids, records
 
 
 DEFAULT_FPS = 25.0
@@ -88,6 +89,10 @@ def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = No
     walk = _Walk(scene, materials_to_scene(doc, scene), doc.brushes)
     for root in doc.root_nodes:
         walk.visit(root, None, -1, 0)
+    used = {p.material for m in scene.meshes for p in m.primitives}
+    unused = [m.extras["b3d_brush"] for i, m in enumerate(scene.materials) if i not in used]
+    if unused:      # Blender exports only the materials a mesh uses; scene extras it keeps
+        scene.extras["b3d_unused_brushes"] = unused
     _skins(scene, walk, weights)
     _animations(scene, walk.anims, walk.keys_of, walk.anim_of_node, fps)
     return scene
@@ -118,8 +123,11 @@ class _Walk:
         self.anim_of_node[i] = anim_slot
         for c in chunk.children:
             if isinstance(c, MeshChunk):
-                prims, ids = _mesh_primitives(c, self.brush_materials, self.brushes, label)
-                node.mesh = self.scene.add_mesh(Mesh(name=label, primitives=prims))
+                prims, ids, tris = _mesh_primitives(c, self.brush_materials, self.brushes, label)
+                # per primitive, the TRIS brush (and later the file's own weights): on the mesh,
+                # whose extras Blender keeps (it drops primitive extras); see :mod:`.native`
+                node.mesh = self.scene.add_mesh(Mesh(name=label, primitives=prims,
+                                                     extras={"b3d_tris": tris}))
                 self.mesh_users.append((i, c, ids))
                 v = c.vrts
                 native["mesh"] = {"brush": int(c.brush_id),
@@ -135,6 +143,7 @@ class _Walk:
             elif isinstance(c, Keys):
                 self.keys_of.setdefault(i, []).append(c)
                 native.setdefault("keys", []).append(int(c.flags))
+                native.setdefault("nkeys", []).append(len(c.keys))
             elif isinstance(c, NodeChunk):
                 if depth >= 200:
                     raise DocumentError("NODE nesting deeper than 200")
@@ -157,13 +166,15 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
         skin = scene.add_skin(Skin(joints=joint_nodes, inverse_bind_matrices=ibm,
                                    name=scene.nodes[mesh_node].name))
         scene.nodes[mesh_node].skin = skin
-        for prim, used in zip(scene.meshes[scene.nodes[mesh_node].mesh].primitives, id_lists):
+        mesh = scene.meshes[scene.nodes[mesh_node].mesh]
+        taken = np.zeros(n_vertices, bool)
+        for k, (prim, used) in enumerate(zip(mesh.primitives, id_lists)):
             prim.joints = joints[used]
             prim.weights = weights[used]
             prim.__post_init__()
-            record = weight_record(ent, odd, used) if odd.any() else None
+            record = weight_record(ent, odd, used, taken)
             if record is not None:
-                prim.extras["b3d_weights"] = record
+                mesh.extras["b3d_tris"][k]["weights"] = record
 
 
 def _merge_keys(chunks: list[Keys], field_name: str, bit: int) -> tuple[np.ndarray, np.ndarray] | None:

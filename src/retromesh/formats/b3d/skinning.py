@@ -17,6 +17,9 @@ weights that sum to 1, so sums other than 1 are normalised.
 Where the glTF weights would not give back the file's (a vertex named only with zero weights,
 positive weights not summing to 1, more than 4 of them), the primitive keeps the file's entries
 for those vertices in ``extras["b3d_weights"]`` so that B3D -> glTF -> B3D writes them back.
+Zero weights of the other vertices (mobs_bee's bones name every vertex, most with 0.0: no
+effect in either engine) are kept there too, as runs ``[joint, first vertex, end]`` under
+``zeros``, in the first primitive that uses the vertex.
 """
 from __future__ import annotations
 
@@ -90,15 +93,36 @@ def odd_vertices(ent, n_vertices: int) -> np.ndarray:
     return named & ((count == 0) | (count > 4) | (np.abs(total - 1.0) > 1e-5))
 
 
-def weight_record(ent, odd: np.ndarray, used: np.ndarray) -> dict | None:
+def _runs(joint: np.ndarray, vertex: np.ndarray) -> list[list[int]]:
+    """``[joint, first, end]`` for each run of consecutive vertices of one joint."""
+    order = np.lexsort((vertex, joint))
+    j, v = joint[order].astype(np.int64), vertex[order].astype(np.int64)
+    if not len(v):
+        return []
+    start = np.r_[True, (j[1:] != j[:-1]) | (v[1:] != v[:-1] + 1)]
+    first = np.flatnonzero(start)
+    last = np.r_[first[1:], len(v)] - 1
+    return np.stack([j[first], v[first], v[last] + 1], axis=1).tolist()
+
+
+def weight_record(ent, odd: np.ndarray, used: np.ndarray, taken: np.ndarray | None = None
+                  ) -> dict | None:
     """The file's entries for the odd vertices of one primitive (whose original vertex ids are
-    the sorted ``used``); None when there are none."""
+    the sorted ``used``) and the zero weights of its other vertices not in ``taken`` (marked
+    there: vertices an earlier primitive recorded); None when there are none."""
     v, j, w = ent
     in_prim = np.zeros(len(odd), bool)
     in_prim[used] = True
     sel = odd[v] & in_prim[v]
-    if not sel.any():
+    fresh = in_prim & ~taken if taken is not None else in_prim
+    zero = ~odd[v] & fresh[v] & (w == 0)
+    if taken is not None:
+        taken |= in_prim
+    if not sel.any() and not zero.any():
         return None
     local = np.searchsorted(used, v[sel])
-    return {"count": int(len(used)), "vertex": local.tolist(), "joint": j[sel].tolist(),
-            "weight": [float(x) for x in w[sel]]}
+    out = {"count": int(len(used)), "vertex": local.tolist(), "joint": j[sel].tolist(),
+           "weight": [float(x) for x in w[sel]]}
+    if zero.any():
+        out["zeros"] = _runs(j[zero], np.searchsorted(used, v[zero]))
+    return out

@@ -1,0 +1,118 @@
+"""B3D records placed where Blender's glTF importer keeps them (issue #11): it keeps node, mesh,
+material and scene extras, drops primitive and animation extras and exports only the materials a
+mesh uses. Each test removes what Blender removes and checks that the B3D comes back whole."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import retromesh
+from retromesh.formats.b3d import (B3dFile, Bone, BrushEntry, Brus, MeshChunk, NodeChunk, Texs,
+                                   TextureEntry, Tris, Vrts, vrts_dtype)
+
+
+def _quad(tris_brushes) -> MeshChunk:
+    v = np.zeros(4, vrts_dtype(1, 1, 2))
+    v["position"] = [(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0)]
+    v["normal"] = (0, 0, -1)
+    mesh = MeshChunk(0, [Vrts(1, 1, 2, v)])
+    halves = np.array_split(np.array([[0, 1, 2], [0, 2, 3]], np.int32), len(tris_brushes))
+    for b, t in zip(tris_brushes, halves):
+        mesh.children.append(Tris(b, t))
+    return mesh
+
+
+def _bone(pairs) -> Bone:
+    return Bone(np.array(pairs, dtype=[("vertex", "<i4"), ("weight", "<f4")]))
+
+
+def _doc(tris_brushes=(0, 1)) -> B3dFile:
+    """Brushes 0 and 1 are alike (one material), brush 2 no TRIS uses; bones with weights that
+    glTF cannot hold as they are (zeros, sums other than 1)."""
+    same = BrushEntry(b"skin", (1, 1, 1, 1), 0.0, 1, 0, [0])
+    body = NodeChunk(b"body", children=[
+        _quad(tris_brushes),
+        NodeChunk(b"a", children=[_bone([(0, 0.0), (1, 0.3), (2, 1.0), (3, 0.0)])]),
+        NodeChunk(b"b", children=[_bone([(0, 0.0), (1, 0.3), (2, 0.0), (3, 0.0)])])])
+    return B3dFile(1, [Texs([TextureEntry(b"skin.png", 1, 2), TextureEntry(b"spare.png", 1, 2)]),
+                       Brus(1, [same, BrushEntry(b"skin", (1, 1, 1, 1), 0.0, 1, 0, [0]),
+                                BrushEntry(b"spare", (1, 0, 0, 1), 0.0, 1, 0, [1])]), body])
+
+
+def _as_blender_leaves_it(scene: retromesh.Scene) -> retromesh.Scene:
+    for m in scene.meshes:
+        for p in m.primitives:
+            p.extras.clear()
+    for a in scene.animations:
+        a.extras.clear()
+    used = {p.material for m in scene.meshes for p in m.primitives}
+    assert used == set(range(len(used)))          # the unused material is the last one
+    scene.materials = scene.materials[:len(used)]
+    return scene
+
+
+def _bones(doc):
+    return sorted((n.name, tuple(map(tuple, c.weights.tolist())))
+                  for n, _ in doc.walk() for c in n.children if isinstance(c, Bone))
+
+
+def test_brushes_tris_brushes_and_weights_survive_what_blender_drops():
+    doc = _doc()
+    scene = _as_blender_leaves_it(retromesh.load(retromesh.to_bytes(doc), format="b3d"))
+    back = retromesh.from_scene(scene, "b3d")
+    assert len(back.brushes) == 3 and len(back.textures) == 2
+    assert [t.brush_id for n, _ in back.walk() for c in n.children if isinstance(c, MeshChunk)
+            for t in c.tris] == [0, 1]
+    doc = _doc(tris_brushes=(0,))       # one TRIS: the VRTS comes back as it was
+    scene = _as_blender_leaves_it(retromesh.load(retromesh.to_bytes(doc), format="b3d"))
+    assert _bones(retromesh.from_scene(scene, "b3d")) == _bones(doc)
+
+
+@pytest.mark.parametrize("junk", [None, 7, "x", [1, 2], [{"count": "z", "brush": [], "weights": 3}],
+                                  [{"ids": ["a"]}], [{"textures": 3, "ids": [0]}]])
+def test_broken_mesh_and_scene_records_never_crash(junk):
+    scene = retromesh.load(retromesh.to_bytes(_doc()), format="b3d")
+    for m in scene.meshes:
+        m.extras["b3d_tris"] = junk
+    scene.extras["b3d_unused_brushes"] = junk
+    retromesh.read(retromesh.to_bytes(retromesh.from_scene(scene, "b3d")), format="b3d")
+
+
+def test_vertices_blender_split_are_welded_back_and_keep_their_weights():
+    """Blender re-exports a shared vertex as copies side by side when the normals it stored per
+    face corner differ in the fourth decimal."""
+    doc = _doc(tris_brushes=(0,))
+    scene = _as_blender_leaves_it(retromesh.load(retromesh.to_bytes(doc), format="b3d"))
+    p = scene.meshes[0].primitives[0]
+    k = 2                                       # vertex 2 is used by both triangles
+    dup = lambda a: np.insert(a, k + 1, a[k], axis=0)      # noqa: E731
+    normals = dup(p.normals)
+    normals[k + 1] = normals[k] + [1e-4, 0, 0]
+    normals[k + 1] /= np.linalg.norm(normals[k + 1])
+    idx = np.where(p.indices > k, p.indices + 1, p.indices)
+    idx[np.flatnonzero(idx == k)[-1]] = k + 1
+    p.positions, p.normals, p.uvs = dup(p.positions), normals, [dup(uv) for uv in p.uvs]
+    p.joints, p.weights, p.indices = dup(p.joints), dup(p.weights), idx
+    back = retromesh.from_scene(scene, "b3d")
+    mesh = next(c for n, _ in back.walk() for c in n.children if isinstance(c, MeshChunk))
+    assert len(mesh.vrts.vertices) == 4
+    assert _bones(back) == _bones(doc)
+
+
+def test_a_held_pose_blender_sampled_over_the_action_is_one_key_again():
+    from retromesh.formats.b3d import AnimChunk, Keys, keys_dtype
+    k = np.zeros(1, keys_dtype(1))
+    k["frame"], k["position"] = 1, (0, 2, 0)
+    moving = np.zeros(2, keys_dtype(1))
+    moving["frame"], moving["position"] = (1, 11), ((0, 0, 0), (1, 0, 0))
+    doc = B3dFile(1, [NodeChunk(b"root", children=[
+        NodeChunk(b"held", children=[Keys(1, k)]), NodeChunk(b"moves", children=[Keys(1, moving)]),
+        AnimChunk(0, 10, 0.0)])])
+    scene = _as_blender_leaves_it(retromesh.load(retromesh.to_bytes(doc), format="b3d"))
+    for c in scene.animations[0].channels:
+        if scene.nodes[c.node].name == "held":      # as Blender exports it: a key per frame
+            c.times = np.arange(11, dtype=np.float32) / 25
+            c.values = np.repeat(c.values[:1], 11, axis=0)
+    back = retromesh.from_scene(scene, "b3d")
+    counts = {n.name: len(c.keys) for n, _ in back.walk() for c in n.children if isinstance(c, Keys)}
+    assert counts == {b"held": 1, b"moves": 2}
