@@ -18,18 +18,23 @@ import numpy as np
 from .errors import DocumentError
 from .scene import Scene
 
-__all__ = ["check_scale", "scale_scene"]
+__all__ = ["check_scale", "positive", "scale_scene"]
+
+
+def positive(name: str, value: Any) -> float:
+    """A finite number > 0 from an option (CLI values arrive as strings), else a DocumentError."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise DocumentError(f"{name} must be a number, got {value!r}") from None
+    if not (math.isfinite(v) and v > 0):
+        raise DocumentError(f"{name} must be finite and greater than 0, got {value!r}")
+    return v
 
 
 def check_scale(value: Any) -> float:
-    """A finite factor > 0 (CLI values arrive as strings), else a DocumentError."""
-    try:
-        s = float(value)
-    except (TypeError, ValueError):
-        raise DocumentError(f"scale must be a number, got {value!r}") from None
-    if not (math.isfinite(s) and s > 0):
-        raise DocumentError(f"scale must be finite and greater than 0, got {value!r}")
-    return s
+    """The ``scale=`` factor: a finite number > 0."""
+    return positive("scale", value)
 
 
 def scale_scene(scene: Scene, factor: float) -> Scene:

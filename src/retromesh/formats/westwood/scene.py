@@ -44,6 +44,7 @@ import numpy as np
 from ...errors import DocumentError, FormatError, LossWarning
 from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene
 from ...transforms import compose_trs, decompose_trs, quat_continuous
+from ...units import positive as positive_option
 from . import keep
 from .hva import HvaFile
 from .meshing import quads_to_triangles, visible_quads
@@ -114,15 +115,6 @@ def _palette(doc_palette: np.ndarray, palette: Any) -> tuple[np.ndarray, bool]:
     return pal, True
 
 
-def positive_option(name: str, value: Any) -> float:
-    """A finite number > 0 from an option (CLI ``--set`` values arrive as strings)."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise DocumentError(f"{name} must be a number, got {value!r}") from None
-    if not (np.isfinite(v) and v > 0):
-        raise DocumentError(f"{name} must be finite and positive, got {value!r}")
-    return v
 
 
 def _axes4() -> np.ndarray:
