@@ -17,6 +17,7 @@ from conftest import ROOT, corpus_params
 from gltfcheck import assert_valid
 from retromesh import LossWarning
 from retromesh.formats import lithtech
+from blendersim import drop_repeats
 from retromesh.formats.lithtech import abc, samples
 
 
@@ -85,16 +86,6 @@ def test_samples_survive_gltf(version, tmp_path):
 
 
 # -- what a Blender import + export does to the glTF (glTF-Blender-IO 4.2) -------------------
-def _drop_repeats(c):
-    """Keys whose value equals both neighbours' left out (Blender's "optimize animation size")."""
-    v = np.asarray(c.values, np.float64).reshape(len(c.times), -1)
-    same = np.all(np.abs(np.diff(v, axis=0)) < 1e-6, axis=1)
-    keep = np.ones(len(v), bool)
-    keep[1:-1] = ~(same[:-1] & same[1:])
-    c.times, c.values = c.times[keep], c.values[keep]
-    return c
-
-
 def blenderish(scene, *, keep_node_extras: bool = True, resample_fps: float | None = None):
     """The scene as Blender would give it back: every scene's nodes in one scene (the importer
     brings all nodes in), no animation extras (the importer drops them), optionally no node
@@ -108,7 +99,7 @@ def blenderish(scene, *, keep_node_extras: bool = True, resample_fps: float | No
         if resample_fps:
             end = max(float(c.times[-1]) for c in a.channels)
             frames = np.arange(0, int(np.floor(end * resample_fps + 1e-9)) + 1) / resample_fps
-            a.channels = [_drop_repeats(Channel(c.node, c.path, frames, c.sample(frames),
+            a.channels = [drop_repeats(Channel(c.node, c.path, frames, c.sample(frames),
                                                 c.interpolation)) for c in a.channels]
     rng = np.random.default_rng(1)
     for m in scene.meshes:          # each face corner's normal a few 1e-4 off, as Blender writes

@@ -21,6 +21,7 @@ from retromesh import LossWarning, MissingTextureWarning
 from retromesh.formats.lostsaga import AniFile, CmsFile, MshFile, SklFile, samples
 from retromesh.formats.lostsaga.common import (ANIMATION_VER_COMP4, ANIMATION_VER_COMP8,
                                                ANIMATION_VER_DEFAULT)
+from blendersim import drop_repeats
 
 EXAMPLES = ROOT / "examples" / "lostsaga"
 
@@ -121,16 +122,6 @@ def test_sample_meshes_survive_gltf(version, mesh_type, tmp_path):
 
 
 # -- what a Blender import + export does to the glTF (glTF-Blender-IO 4.2) -------------------
-def _drop_repeats(c):
-    """Keys whose value equals both neighbours' left out (Blender's "optimize animation size")."""
-    v = np.asarray(c.values, np.float64).reshape(len(c.times), -1)
-    same = np.all(np.abs(np.diff(v, axis=0)) < 1e-6, axis=1)
-    keep = np.ones(len(v), bool)
-    keep[1:-1] = ~(same[:-1] & same[1:])
-    c.times, c.values = c.times[keep], c.values[keep]
-    return c
-
-
 def blenderish(scene, resample_fps: float | None = None):
     """No animation extras (Blender's importer drops them; the scene's it keeps), and keys
     sampled per frame as its exporter does by default."""
@@ -140,7 +131,7 @@ def blenderish(scene, resample_fps: float | None = None):
         if resample_fps:
             end = max(float(c.times[-1]) for c in a.channels)
             frames = np.arange(0, int(np.floor(end * resample_fps + 1e-9)) + 1) / resample_fps
-            a.channels = [_drop_repeats(Channel(c.node, c.path, frames, c.sample(frames),
+            a.channels = [drop_repeats(Channel(c.node, c.path, frames, c.sample(frames),
                                                 c.interpolation)) for c in a.channels]
     return scene
 
