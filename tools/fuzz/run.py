@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import os
 import random
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -120,62 +122,99 @@ def signature(result: dict) -> str:
 FINDINGS = {"exception", "crash", "hang", "memory", "escape", "slow"}
 
 
+def _is_slow(result: dict, slow: float) -> bool:
+    """CPU time over ``slow`` (the machine's load does not count), or wall time over three times
+    it (a case blocked on I/O)."""
+    cpu = result.get("cpu_seconds", result.get("seconds", 0))
+    return cpu > slow or result.get("seconds", 0) > 3 * slow
+
+
 def run_family(family: str, cases: int, rng: random.Random, work: Path, *, save: Path | None,
                timeout: float, slow: float, mem_mb: int, rss_mb: int,
-               deadline: float | None = None, log=None) -> dict:
+               deadline: float | None = None, log=None, jobs: int = 1) -> dict:
+    """``cases`` cases of ``family`` over ``jobs`` workers at once (each with its own case
+    folder and a random stream drawn from ``rng``; one job uses ``rng`` itself, so a seed
+    replays the same cases)."""
     names, outputs = FAMILIES[family]
     seeds = gltf_seeds(work / "_gltf_seeds") if family == "gltf" else [EXAMPLES / n for n in names]
-    inp, out = prepare_case_dir(work, family)
     fixed = {"link.bin", "pipe.bin"}
-    driver = Driver(timeout=timeout, mem_mb=mem_mb, rss_mb=rss_mb)
     counts: dict[str, int] = {}
     findings: dict[str, dict] = {}
-    done = 0
-    try:
-        for i in range(cases):
-            if deadline is not None and time.monotonic() > deadline:
-                break
-            seed = rng.choice(seeds)
-            data = seed.read_bytes()
-            ext = seed.suffix.lower().lstrip(".")
-            if ext in ("glb", "gltf") and rng.random() < 0.8:
-                mutated = mutate_gltf(data, ext, rng)
-            else:
-                mutated = mutate_bytes(data, rng)
-            _clean(inp, fixed)
-            _clean(out, set())
-            for comp in seed.parent.iterdir():       # companions: .bin, .skl, .hva, .png ...
-                if comp.is_file() and comp.stem.split("_")[0] == seed.stem.split("_")[0]:
-                    shutil.copyfile(comp, inp / comp.name)
-            target = inp / seed.name
-            target.write_bytes(mutated)
-            outs = list(outputs)
-            if family == "gltf":
-                outs.append(GLTF_WRITERS[i % len(GLTF_WRITERS)])
-            result = driver.run({"input": str(target), "outputs": [str(out / o) for o in outs]})
-            if result.get("seconds", 0) > slow and result["status"] not in FINDINGS:
-                result["status"] = "slow"
-                result["message"] = f"{result['seconds']} s"
-            counts[result["status"]] = counts.get(result["status"], 0) + 1
-            done += 1
-            if result["status"] in FINDINGS:
-                sig = signature(result)
-                entry = findings.setdefault(sig, {"count": 0, "example": result})
-                entry["count"] += 1
-                if entry["count"] == 1:
-                    digest = hashlib.sha1(mutated).hexdigest()
-                    entry["sha1"] = digest
-                    if save is not None:
-                        dest = save / family / f"{digest}.{ext}"
-                        dest.parent.mkdir(parents=True, exist_ok=True)
-                        dest.write_bytes(mutated)
-                        entry["saved"] = str(dest)
-                    if log:
-                        print(f"[{family} {i}] {sig}: {result.get('message', '')[:200]}",
-                              file=log, flush=True)
-    finally:
-        driver.stop()
-    return {"family": family, "cases": done, "outcomes": counts, "findings": findings}
+    lock = threading.Lock()
+    numbers = itertools.count()
+    started = time.monotonic()
+
+    def record(i: int, result: dict, mutated: bytes, ext: str) -> None:
+        counts[result["status"]] = counts.get(result["status"], 0) + 1
+        done = sum(counts.values())
+        if log and done % 10000 == 0:
+            rate = done / max(time.monotonic() - started, 1e-9)
+            print(f"[{family}] {done} cases, {rate:.0f}/s, {counts}", file=log, flush=True)
+        if result["status"] not in FINDINGS:
+            return
+        sig = signature(result)
+        entry = findings.setdefault(sig, {"count": 0, "example": result})
+        entry["count"] += 1
+        if entry["count"] > 1:
+            return
+        digest = hashlib.sha1(mutated).hexdigest()
+        entry["sha1"] = digest
+        if save is not None:
+            dest = save / family / f"{digest}.{ext}"
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(mutated)
+            entry["saved"] = str(dest)
+        if log:
+            print(f"[{family} {i}] {sig}: {result.get('message', '')[:200]}", file=log, flush=True)
+
+    def lane(folder: Path, lane_rng: random.Random) -> None:
+        inp, out = prepare_case_dir(folder, family)
+        driver = Driver(timeout=timeout, mem_mb=mem_mb, rss_mb=rss_mb)
+        try:
+            while True:
+                with lock:
+                    i = next(numbers)
+                if i >= cases or (deadline is not None and time.monotonic() > deadline):
+                    return
+                seed = lane_rng.choice(seeds)
+                data = seed.read_bytes()
+                ext = seed.suffix.lower().lstrip(".")
+                if ext in ("glb", "gltf") and lane_rng.random() < 0.8:
+                    mutated = mutate_gltf(data, ext, lane_rng)
+                else:
+                    mutated = mutate_bytes(data, lane_rng)
+                _clean(inp, fixed)
+                _clean(out, set())
+                for comp in seed.parent.iterdir():       # companions: .bin, .skl, .hva, .png ...
+                    if comp.is_file() and comp.stem.split("_")[0] == seed.stem.split("_")[0]:
+                        shutil.copyfile(comp, inp / comp.name)
+                target = inp / seed.name
+                target.write_bytes(mutated)
+                outs = list(outputs)
+                if family == "gltf":
+                    outs.append(GLTF_WRITERS[i % len(GLTF_WRITERS)])
+                result = driver.run({"input": str(target),
+                                     "outputs": [str(out / o) for o in outs]})
+                if _is_slow(result, slow) and result["status"] not in FINDINGS:
+                    result["status"] = "slow"
+                    result["message"] = (f"{result.get('cpu_seconds')} s CPU, "
+                                         f"{result['seconds']} s wall")
+                with lock:
+                    record(i, result, mutated, ext)
+        finally:
+            driver.stop()
+
+    if jobs <= 1:
+        lane(work, rng)
+    else:
+        threads = [threading.Thread(target=lane, args=(work / f"job{j}", random.Random(rng.random())))
+                   for j in range(jobs)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    return {"family": family, "cases": sum(counts.values()), "outcomes": counts,
+            "findings": findings, "seconds": round(time.monotonic() - started, 1)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -189,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mem-mb", type=int, default=1536, help="address-space cap of the worker")
     ap.add_argument("--rss-mb", type=int, default=400, help="RSS growth counted as a finding")
     ap.add_argument("--minutes", type=float, default=None, help="stop each family after this")
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="workers at once (one per core)")
     ap.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp one)")
     ap.add_argument("--no-save", action="store_true", help="do not save reproducers")
     ap.add_argument("--save-dir", type=Path, default=REGRESSIONS)
@@ -201,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
         summary.append(run_family(family, args.cases, rng, work,
                                   save=None if args.no_save else args.save_dir,
                                   timeout=args.timeout, slow=args.slow, mem_mb=args.mem_mb,
-                                  rss_mb=args.rss_mb, deadline=deadline, log=sys.stderr))
+                                  rss_mb=args.rss_mb, deadline=deadline, log=sys.stderr,
+                                  jobs=args.jobs))
         print(json.dumps(summary[-1]), file=sys.stderr, flush=True)
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)

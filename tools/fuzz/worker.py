@@ -110,7 +110,7 @@ def run_case(case: dict, guard: Guard, rss_mb: int) -> dict:
     guard.write_ok = sorted({os.path.realpath(o.parent) for o in outputs})
     guard.violations = []
     start_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     result: dict = {"status": "ok"}
     stage = "read"
     guard.active = True
@@ -141,6 +141,7 @@ def run_case(case: dict, guard: Guard, rss_mb: int) -> dict:
     finally:
         guard.active = False
     result["seconds"] = round(time.perf_counter() - t0, 4)
+    result["cpu_seconds"] = round(time.process_time() - c0, 4)
     grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - start_rss) // 1024
     if grown > rss_mb and result["status"] in ("ok", "format", "document"):
         result = {**result, "status": "memory", "message": f"peak RSS grew by {grown} MB"}
