@@ -4,6 +4,11 @@ Frames are ``first frame + round(time * rate)``; channels whose times do not fal
 that are not LINEAR) are resampled at every frame. ``rate`` is the ``fps`` option, else the
 animation's ``extras["fps"]`` (what to_scene played it at: the ANIM's fps, 25 when that was 0),
 else 30.
+
+Times read from a B3D come back as float32 seconds, so a key on frame 4,000,000 is only known to
+a few hundredths of a frame: a time counts as on its frame within two float32 steps of its size
+(at least 1e-3 frame). Resampling is capped at ``MAX_RESAMPLED_FRAMES`` frames per channel (a
+DocumentError beyond: a 13 KB file once asked for 4 million frames per bone).
 """
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...errors import DocumentError
 from ...scene import Animation, Channel
 from .axes import _Z, _rot_from_gltf
 from .chunks import Keys, keys_dtype
@@ -19,6 +25,7 @@ __all__ = ["Track", "animation_rate", "tracks_for", "keys_chunks"]
 
 _BITS = (("translation", "position", 1), ("scale", "scale", 2), ("rotation", "rotation", 4))
 _BIT_OF = {p: b for p, _, b in _BITS}
+MAX_RESAMPLED_FRAMES = 1_000_000
 
 
 @dataclass
@@ -66,10 +73,17 @@ def tracks_for(a: Animation, rate: float, offset: int) -> tuple[dict[int, dict[s
             continue
         f = np.asarray(c.times, np.float64) * rate
         frames = np.round(f).astype(np.int64)
-        if np.allclose(f, frames, atol=1e-3) and c.interpolation == "LINEAR":
+        tolerance = np.maximum(1e-3, np.abs(f) * 2.0 ** -22)
+        if np.all(np.abs(f - frames) <= tolerance) and c.interpolation == "LINEAR":
             vals = c.values.astype(np.float64)
         else:
-            frames = np.arange(0, int(np.ceil(float(c.times[-1]) * rate - 1e-6)) + 1)
+            last = float(np.ceil(float(c.times[-1]) * rate - 1e-6))
+            if last >= MAX_RESAMPLED_FRAMES:
+                raise DocumentError(
+                    f"animation {a.name!r}: the {c.path} channel of node {c.node} would need "
+                    f"{last:.0f} frames at {rate:g} fps when resampled (limit "
+                    f"{MAX_RESAMPLED_FRAMES:,}); pass a lower fps")
+            frames = np.arange(0, int(last) + 1)
             vals = c.sample(frames / rate)
         # keys a hair apart (a jump) keep their one frame number, as the B3D file had them
         out.setdefault(c.node, {})[c.path] = Track(c, rate, offset, frames + offset,
