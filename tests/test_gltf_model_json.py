@@ -37,3 +37,53 @@ def test_json_is_to_dict(extras, node_extras, ext, name, scale):
                   scenes=[g.Scene(nodes=[0], extras=extras if isinstance(extras, dict) else {})])
     doc.extras = {"data": extras, "empty": {}, "zero": 0, "false": False}
     _same(doc)
+
+
+def _jsonable_reference(value):
+    """The writer's jsonable before its fast paths (one call per item)."""
+    import math
+    from pathlib import Path
+
+    import numpy as np
+    if isinstance(value, dict):
+        return {str(k): _jsonable_reference(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable_reference(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable_reference(value.tolist())
+    if isinstance(value, np.generic):
+        return _jsonable_reference(value.item())
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return value.decode("latin-1")
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, Path):
+        return str(value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+extras_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(),
+              st.binary(max_size=3), st.text(max_size=3)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.tuples(inner, inner),
+                            st.dictionaries(st.one_of(st.text(max_size=2), st.integers(0, 3)),
+                                            inner, max_size=3)),
+    max_leaves=16)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=extras_values, arr=st.lists(st.floats(width=32), max_size=6),
+       ints=st.lists(st.integers(-5, 5), max_size=6))
+def test_jsonable_fast_paths_change_nothing(value, arr, ints):
+    import numpy as np
+
+    from retromesh.gltf.writer import jsonable
+    for v in (value, {"a": np.array(arr, np.float32), "i": np.array(ints, np.int16),
+                      "m": np.array(ints, bool).reshape(-1, 1), "t": tuple(arr), "l": arr}):
+        got, want = jsonable(v), _jsonable_reference(v)
+        assert json.dumps(got) == json.dumps(want)
