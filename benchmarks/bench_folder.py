@@ -1,28 +1,36 @@
-"""Folder-mode benchmark: ``retromesh convert DIR -o OUT -j N`` over a mixed folder (issue #15).
+"""Folder mode (issue #15): ``retromesh convert DIR -o OUT`` in one process, paired with assimp.
 
-    python benchmarks/bench_folder.py [--files 320] [--jobs 1 2 4] [--src DIR]
+    python benchmarks/bench_folder.py [--repeat 5] [--files 320] [--jobs 1 2 4] [--src DIR]
+                                      [--skip-assimp] [--skip-jobs]
 
-Builds a folder of ``--files`` copies of the corpus files (B3D, Lugaru .solid, Westwood .vxl
-with their .hva, Lost Saga; ../shared/corpus, else examples/) and converts it in a fresh
-process for each ``-j``, printing wall, user+sys CPU time and the ms per file, and the same
-runs with ``os.fsync`` made a no-op (what the per-file flush to disk costs). With the CPU
-time per file far below the wall time per file, the batch waits (disk flushes, a busy
-machine) rather than computes, and more workers cannot help.
+1. The 25 corpus B3D (``../shared/corpus/b3d``): one ``retromesh convert`` of the folder against
+   assimp 6.0.5's per-file loop (one ``assimp export`` process per file; PyPI ``cmeel-assimp``
+   in a throwaway venv, see ``measure.assimp6``), runs alternated so that machine load hits
+   both alike; medians and their ratio (goal: <= 1.5x).
+2. ``-j`` scaling: a mixed folder of ``--files`` copies of the corpus files (B3D, Lugaru
+   .solid, Westwood .vxl with their .hva, Lost Saga; else examples/), each ``-j`` run in turn
+   per round; median wall and user+sys CPU per ``-j``.
+
+Every run writes into a fresh output folder (replacing existing files costs extra on some file
+systems), and the children run with their bytecode cached (``PYTHONPYCACHEPREFIX``, as an
+installed package has it) whatever ``PYTHONDONTWRITEBYTECODE`` says. The load average is
+printed: on a shared machine, compare only figures of the same run.
 """
 from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = Path(os.environ.get("RETROMESH_CORPUS", ROOT.parent / "shared" / "corpus"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import ASSIMP_VERSION, CORPUS, ROOT, assimp6  # noqa: E402
+
 KINDS = (".b3d", ".solid", ".vxl", ".msh", ".skl", ".ani")
 
 
@@ -40,41 +48,89 @@ def make_folder(folder: Path, n: int) -> int:
     return n
 
 
-def run(python: str, src: str, folder: Path, out: Path, jobs: int, fsync: bool) -> tuple[float, float]:
-    shutil.rmtree(out, ignore_errors=True)
-    code = ("import os, sys\n"
-            + ("" if fsync else "os.fsync = lambda fd: None\n")
-            + f"sys.argv = ['retromesh', 'convert', {str(folder)!r}, '-o', {str(out)!r}, "
-              f"'-j', '{jobs}']\nfrom retromesh.cli import main\nmain()\n")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+def child(cmd: list[str], env: dict[str, str], check: bool = True) -> tuple[float, float]:
+    """Wall and user+sys CPU seconds of one child process (output discarded); with ``check``,
+    an exit code other than 0/1 (1: some file failed) stops the benchmark."""
     t = time.perf_counter()
-    subprocess.run([python, "-c", code], env=dict(os.environ, PYTHONPATH=src),
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            os.execvpe(cmd[0], cmd, env)
+        finally:
+            os._exit(127)
+    _, status, usage = os.wait4(pid, 0)
     wall = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+    if check and os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise SystemExit(f"failed: {' '.join(cmd)}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def retromesh(python: str, folder: Path, out: Path, env: dict[str, str],
+              *extra: str) -> tuple[float, float]:
+    shutil.rmtree(out, ignore_errors=True)
+    return child([python, "-m", "retromesh", "convert", str(folder), "-o", str(out), *extra], env)
+
+
+def vs_assimp(args: argparse.Namespace, work: Path, env: dict[str, str]) -> None:
+    files = sorted((CORPUS / "b3d").glob("*.b3d"))
+    if not files:
+        print("no corpus B3D (../shared/corpus/b3d): the assimp comparison is skipped")
+        return
+    assimp = assimp6()
+    aenv = dict(os.environ)
+    ours, loop = [], []
+    retromesh(args.python, CORPUS / "b3d", work / "o", env)            # bytecode cached
+    for _ in range(args.repeat):
+        ours.append(retromesh(args.python, CORPUS / "b3d", work / "o", env)[0])
+        shutil.rmtree(work / "a", ignore_errors=True)
+        (work / "a").mkdir()
+        loop.append(sum(child([*assimp, "export", str(f), str(work / "a" / f"{f.stem}.glb")],
+                              aenv, check=False)[0] for f in files))
+    made = len(list((work / "a").glob("*.glb")))
+    o, a = statistics.median(ours), statistics.median(loop)
+    print(f"{len(files)} corpus B3D -> GLB, median of {args.repeat} paired runs, load "
+          f"{os.getloadavg()[0]:.1f}:\n  retromesh folder mode {o:.3f} s, assimp {ASSIMP_VERSION} "
+          f"one process per file {a:.3f} s ({made} files written): {o / a:.2f}x")
+
+
+def jobs_scaling(args: argparse.Namespace, work: Path, env: dict[str, str]) -> None:
+    n = make_folder(work / "in", args.files)
+    runs: dict[int, list[tuple[float, float]]] = {j: [] for j in args.jobs}
+    for _ in range(max(1, args.repeat // 2)):
+        for j in args.jobs:
+            runs[j].append(retromesh(args.python, work / "in", work / "out", env, "-j", str(j)))
+    print(f"{n} mixed files, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f} "
+          f"(median of {max(1, args.repeat // 2)} runs each):")
+    print(f"  {'-j':>3} {'wall s':>8} {'cpu s':>7} {'wall ms/file':>13} {'speed-up':>9}")
+    base = statistics.median(w for w, _ in runs[args.jobs[0]])
+    for j in args.jobs:
+        wall = statistics.median(w for w, _ in runs[j])
+        cpu = statistics.median(c for _, c in runs[j])
+        print(f"  {j:>3} {wall:8.2f} {cpu:7.2f} {wall / n * 1000:13.1f} {base / wall:8.2f}x")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--files", type=int, default=320)
     ap.add_argument("--jobs", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--src", default=str(ROOT / "src"))
     ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--skip-assimp", action="store_true")
+    ap.add_argument("--skip-jobs", action="store_true")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="retromesh-folder-"))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PYTHONPATH=args.src, PYTHONPYCACHEPREFIX=str(work / "pycache"))
+    print(f"src {args.src}, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
     try:
-        n = make_folder(work / "in", args.files)
-        print(f"{n} files, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}, "
-              f"src {args.src}")
-        print(f"  {'-j':>3} {'fsync':>6} {'wall s':>8} {'cpu s':>7} {'wall ms/file':>13} "
-              f"{'cpu ms/file':>12}")
-        for fsync in (True, False):
-            for jobs in args.jobs:
-                wall, cpu = run(args.python, args.src, work / "in", work / "out", jobs, fsync)
-                print(f"  {jobs:>3} {'on' if fsync else 'off':>6} {wall:8.2f} {cpu:7.2f} "
-                      f"{wall / n * 1000:13.1f} {cpu / n * 1000:12.1f}")
+        if not args.skip_assimp:
+            vs_assimp(args, work, env)
+        if not args.skip_jobs:
+            jobs_scaling(args, work, env)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -67,7 +67,7 @@ def test_every_length_scales_and_nothing_else(factor, t):
     a, b = _scene(), scale_scene(_scene(), factor)
     assert np.allclose(_posed(b, t), factor * _posed(a, t), rtol=1e-4, atol=1e-4 * factor)
     assert np.allclose(b.nodes[0].scale, 2) and np.allclose(b.nodes[0].rotation, [0, 0.6, 0, 0.8])
-    assert b.extras["scale"] == factor or factor == 1.0
+    assert factor == 1.0 or b.extras["scale"] == factor
 
 
 @pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), "big", None])

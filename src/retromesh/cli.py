@@ -18,7 +18,7 @@ import typer
 
 import retromesh
 from . import registry
-from .clitools import plan
+from . import batch as plan
 from .clitools.batch import Job, run as _run, run_all as _run_all, summary as _summary
 from .clitools.messages import EXIT_FAILED, EXIT_USAGE, describe
 from .clitools.output import echo as _echo, error as _error, tagged as _tagged, warn as _warn
@@ -304,7 +304,7 @@ def convert(
     start = time.monotonic()
     if single:
         r = _run(jobs_list[0])
-        for note in r.notes:
+        for note in r.warnings:
             _warn(note)
         if not r.ok:
             _error(r.message)

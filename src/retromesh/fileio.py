@@ -1,15 +1,27 @@
-"""Getting bytes in and out: sources of every kind, atomic writes."""
+"""Getting bytes in and out: sources of every kind, atomic writes.
+
+An output is written to a hidden temporary file beside it, flushed to disk and renamed into
+place, so that a crash never leaves a half-written file under the final name. Inside
+:func:`durable_batch` (a folder conversion) the flush is done once for many files: the
+temporary files are written, then one ``syncfs`` (Linux; elsewhere an ``fsync`` per file)
+flushes them all, then they are renamed and their folders flushed. Until then a crash leaves
+only hidden ``.<name>.*.tmp`` files, never a partial output.
+"""
 from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
+import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Union
+from typing import IO, Iterator, Union
 
 from .errors import LimitError, RetromeshError
 
-__all__ = ["Source", "read_source", "atomic_write", "atomic_write_many", "MAX_INPUT_BYTES"]
+__all__ = ["Source", "read_source", "atomic_write", "atomic_write_many", "durable_batch",
+           "written_file", "Batch", "MAX_INPUT_BYTES"]
 
 #: the largest file ``read_source`` reads (raise it for huge assets)
 MAX_INPUT_BYTES = 2 << 30
@@ -49,7 +61,8 @@ def read_source(source: Source) -> tuple[bytes, str | None, Path | None]:
 
 
 def atomic_write(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to a temporary file beside ``path`` and rename it into place."""
+    """Write ``data`` to a temporary file beside ``path`` and rename it into place (inside
+    :func:`durable_batch`: at the batch's next commit)."""
     path = Path(path)
     try:
         if path.parent and not path.parent.exists():
@@ -59,6 +72,7 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> Path:
         if exc.errno is None:
             raise
         raise type(exc)(exc.errno, exc.strerror, str(path)) from None
+    batch: Batch | None = getattr(_local, "batch", None)
     try:
         try:
             mode = path.stat().st_mode & 0o777
@@ -69,9 +83,13 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> Path:
         os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+            if batch is None or batch.syncfs is None:
+                fh.flush()
+                os.fsync(fh.fileno())
+        if batch is None:
+            os.replace(tmp, path)
+        else:
+            batch._add(path, tmp)
     except BaseException as exc:
         try:
             os.unlink(tmp)
@@ -81,6 +99,137 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> Path:
             raise type(exc)(exc.errno, exc.strerror, str(path)) from None
         raise
     return path
+
+
+_local = threading.local()
+
+
+class Batch:
+    """The outputs of a :func:`durable_batch` waiting for their flush and rename."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.syncfs = _syncfs()     # None: each file is flushed when written
+        self.pending: dict[Path, str] = {}          # final path -> its temporary file
+        #: outputs whose rename failed at a commit (they were not written), with the error
+        self.failed: dict[Path, OSError] = {}
+
+    def _add(self, path: Path, tmp: str) -> None:
+        old = self.pending.pop(path, None)           # written twice: the last one counts
+        if old is not None:
+            _unlink(old)
+        self.pending[path] = tmp
+        if len(self.pending) >= self.limit:
+            self.commit()
+
+    def commit(self) -> None:
+        """Flush the pending files to disk at once, then rename each into place."""
+        items = list(self.pending.items())
+        self.pending.clear()
+        if not items:
+            return
+        if self.syncfs is not None:
+            try:
+                _flush(self.syncfs, [tmp for _, tmp in items])
+            except OSError as exc:
+                for path, tmp in items:
+                    _unlink(tmp)
+                    self.failed[path] = type(exc)(exc.errno, exc.strerror, str(path))
+                return
+        folders = set()
+        for path, tmp in items:
+            try:
+                os.replace(tmp, path)
+                folders.add(path.parent)
+            except OSError as exc:
+                _unlink(tmp)
+                self.failed[path] = type(exc)(exc.errno, exc.strerror, str(path))
+        for folder in folders:
+            _fsync_folder(folder)
+
+
+@contextmanager
+def durable_batch(limit: int = 256) -> Iterator[Batch]:
+    """Within: atomic writes of this thread are flushed to disk together, at the end or every
+    ``limit`` files (see the module docstring). Renames that fail then are in ``failed``."""
+    batch = Batch(limit)
+    outer = getattr(_local, "batch", None)
+    _local.batch = batch
+    try:
+        yield batch
+    finally:
+        _local.batch = outer
+        batch.commit()      # the files written so far are complete: keep them
+
+
+def written_file(path: str | os.PathLike) -> Path:
+    """Where the bytes just written for ``path`` are: its temporary file while a
+    :func:`durable_batch` has not renamed it yet, else ``path``."""
+    batch: Batch | None = getattr(_local, "batch", None)
+    tmp = batch.pending.get(Path(path)) if batch is not None else None
+    return Path(tmp) if tmp is not None else Path(path)
+
+
+def _unlink(name: str) -> None:
+    try:
+        os.unlink(name)
+    except OSError:
+        pass
+
+
+_SYNCFS: list = []
+
+
+def _syncfs():
+    """libc's ``syncfs`` (Linux), else None."""
+    if not _SYNCFS:
+        fn = None
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+                fn = ctypes.CDLL(None, use_errno=True).syncfs
+            except (OSError, AttributeError, ImportError):
+                fn = None
+        _SYNCFS.append(fn)
+    return _SYNCFS[0]
+
+
+def _flush(syncfs, names: list[str]) -> None:
+    """Every file of ``names`` on disk: one ``syncfs`` per file system, or (when it fails) an
+    ``fsync`` per file."""
+    done: set[int] = set()
+    for name in names:
+        fd = os.open(name, os.O_RDONLY)
+        try:
+            dev = os.fstat(fd).st_dev
+            if dev not in done:
+                if syncfs(fd) != 0:
+                    break
+                done.add(dev)
+        finally:
+            os.close(fd)
+    else:
+        return
+    for name in names:
+        fd = os.open(name, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _fsync_folder(folder: Path) -> None:
+    """The renames in ``folder`` on disk (POSIX; a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def atomic_write_many(files: dict[Path, bytes]) -> list[Path]:

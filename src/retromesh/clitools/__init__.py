@@ -2,7 +2,7 @@
 
 * :mod:`.messages` — one error style (``error: <file>: <message>``), CLI-flag hints;
 * :mod:`.options` — ``--set``/``-O`` parsing and validation against each format's signature;
-* :mod:`.plan` — folder conversions: companion grouping, output names;
+* :mod:`.batch` — a folder conversion's progress and summary (:mod:`retromesh.batch` runs it);
 * :mod:`.report` — ``info`` figures and the ``formats`` listing;
 * :mod:`.luanti` — what Luanti's loaders accept (``check --luanti``, ``convert --preset luanti``).
 """

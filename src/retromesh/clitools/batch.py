@@ -1,82 +1,33 @@
-"""Running conversions: one job per model, in parallel or not, and the summary at the end.
+"""The command line's side of a batch (:mod:`retromesh.batch` runs it): a progress line, the
+summary at the end, and the library's messages said with the CLI's flags.
 
-A job's failure is a :class:`Result` with the message (the batch goes on); warnings are
-collected per job (``MissingTextureWarning`` counted apart); the summary lists failures and
-warnings only — a warning many files share is said once — then one line of totals.
+A job's failure is a :class:`~retromesh.batch.Result` with the message (the batch goes on);
+warnings are collected per job (``MissingTextureWarning`` counted apart); the summary lists
+failures and warnings only — a warning many files share is said once — then one line of totals.
 """
 from __future__ import annotations
 
-import multiprocessing
+import dataclasses
 import os
-import traceback
-import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import retromesh
-from ..errors import LossWarning, MissingTextureWarning, RetromeshError
-from .messages import cli_hints, describe, short_paths
+from .. import batch as _batch
+from ..batch import Job, Result
+from .messages import cli_hints, short_paths
 from .output import tagged, width
 
 __all__ = ["Job", "Result", "run", "run_all", "summary"]
 
 
-@dataclass
-class Job:
-    source: Path
-    target: Path
-    load_options: dict[str, Any] = field(default_factory=dict)
-    save_options: dict[str, Any] = field(default_factory=dict)
-    format: str | None = None
-    preset: str | None = None
-    base: Path | None = None       # the input folder it was found in
-    members: list[Path] = field(default_factory=list)
-
-    @property
-    def label(self) -> str:
-        if self.base is not None:
-            try:
-                return str(self.source.relative_to(self.base))
-            except ValueError:
-                pass
-        return str(self.source)
-
-
-@dataclass
-class Result:
-    job: Job
-    ok: bool
-    written: list[str] = field(default_factory=list)
-    message: str = ""
-    notes: list[str] = field(default_factory=list)
-    missing_textures: int = 0
-
-
-def _convert_one(job: Job) -> list[Path]:
-    if job.preset == "luanti":
-        from .luanti import convert_for_luanti
-        return convert_for_luanti(job.source, job.target, job.format, job.load_options,
-                                  job.save_options)
-    return retromesh.convert(job.source, job.target, format=job.format,
-                             save_options=job.save_options, **job.load_options)
+def _for_cli(res: Result) -> Result:
+    """The library's keyword hints as flags, paths relative to the input folder."""
+    return dataclasses.replace(
+        res, message=cli_hints(res.message),
+        warnings=sorted({short_paths(cli_hints(w), res.job.base) for w in res.warnings}))
 
 
 def run(job: Job) -> Result:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", LossWarning)
-        try:
-            res = Result(job, True, [str(p) for p in _convert_one(job)])
-        except (RetromeshError, OSError) as exc:
-            res = Result(job, False, message=describe(exc, job.source))
-        except Exception as exc:  # a bug: report it, keep the batch going
-            res = Result(job, False, message=f"{job.source}: internal error "
-                         f"{type(exc).__name__}: {exc}\n" + traceback.format_exc(limit=4))
-    losses = [w for w in caught if issubclass(w.category, LossWarning)]
-    res.notes = sorted({short_paths(cli_hints(str(w.message)), job.base) for w in losses})
-    res.missing_textures = len({str(w.message) for w in losses
-                                if issubclass(w.category, MissingTextureWarning)})
-    return res
+    return _for_cli(_batch.run(job))
 
 
 def _short(text: str, width: int) -> str:
@@ -84,10 +35,19 @@ def _short(text: str, width: int) -> str:
 
 
 def run_all(jobs: list[Job], workers: int) -> list[Result]:
+    """Run the jobs (:func:`retromesh.batch.run_jobs`), with a progress line on a terminal."""
+    import sys
+    if not sys.stderr.isatty() and "FORCE_COLOR" not in os.environ:   # rich costs ~40 ms
+        results = _batch.run_jobs(jobs, workers)
+    else:
+        results = _with_progress(jobs, workers)
+    return sorted((_for_cli(r) for r in results), key=lambda r: str(r.job.source))
+
+
+def _with_progress(jobs: list[Job], workers: int) -> list[Result]:
     from rich.console import Console
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                TimeRemainingColumn)
-    results: list[Result] = []
     columns = width()
     name_width = max(columns - 46, 12)
     console = Console(stderr=True, width=columns)
@@ -96,27 +56,13 @@ def run_all(jobs: list[Job], workers: int) -> list[Result]:
                   console=console, transient=True, disable=not console.is_terminal) as progress:
         task = progress.add_task("converting", total=len(jobs),
                                  current=_short(jobs[0].label, name_width))
-        workers = min(workers, os.cpu_count() or 1, len(jobs))
-        if workers > 1:
-            from concurrent.futures import ProcessPoolExecutor
-            # forked workers start with everything imported; chunks keep the parent's share small
-            context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-            chunk = max(1, len(jobs) // (8 * workers))
-            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-                for job, res in zip(jobs, pool.map(run, jobs, chunksize=chunk)):
-                    results.append(res)
-                    progress.update(task, advance=1, current=_short(job.label, name_width))
-        else:
-            for j in jobs:
-                progress.update(task, current=_short(j.label, name_width))
-                results.append(run(j))
-                progress.advance(task)
-    return sorted(results, key=lambda r: str(r.job.source))
+        return _batch.run_jobs(jobs, workers, on_result=lambda r: progress.update(
+            task, advance=1, current=_short(r.job.label, name_width)))
 
 
 def summary(results: list[Result], output: Path | None, seconds: float) -> None:
     failed = [r for r in results if not r.ok]
-    warned = [r for r in results if r.ok and r.notes]
+    warned = [r for r in results if r.ok and r.warnings]
     for r in failed:
         detail = r.message
         src = str(r.job.source)
@@ -125,7 +71,7 @@ def summary(results: list[Result], output: Path | None, seconds: float) -> None:
         tagged("failed:", "red", f"{r.job.label}: {detail}")
     by_note: dict[str, list[str]] = {}      # one warning shared by many files: said once
     for r in warned:
-        for note in r.notes:
+        for note in r.warnings:
             by_note.setdefault(note, []).append(r.job.label)
     for note, labels in sorted(by_note.items(), key=lambda kv: (-len(kv[1]), kv[1][0])):
         if len(labels) == 1:

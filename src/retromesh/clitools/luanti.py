@@ -204,7 +204,8 @@ def prepare_scene(scene: Any) -> Any:
 def strip_images(path: Path) -> None:
     """Remove the images of a written .glb/.gltf (Luanti takes textures from the mod; the
     texture indices stay, as Luanti maps them to the entity's ``textures``)."""
-    data = path.read_bytes()
+    from ..fileio import atomic_write, written_file
+    data = written_file(path).read_bytes()
     binary = data[:4] == b"glTF"
     if binary:
         jlen = struct.unpack_from("<I", data, 12)[0]
@@ -224,7 +225,6 @@ def strip_images(path: Path) -> None:
         out = struct.pack("<4sII", b"glTF", 2, 12 + len(body)) + body
     else:
         out = text
-    from ..fileio import atomic_write
     atomic_write(path, out)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..errors import FormatError, LimitError
 
 __all__ = ["describe", "cli_hints", "short_paths", "EXIT_FAILED", "EXIT_USAGE"]
 
@@ -47,41 +46,10 @@ def cli_hints(text: str) -> str:
     return _HINT.sub(_flag, text)
 
 
-def _truncated(exc: FormatError) -> bool:
-    said = f"{exc.expected} {exc.got}"
-    return isinstance(exc, LimitError) and "bytes left" in said and "left over" not in said
-
-
 def describe(exc: BaseException, path: str | Path | None = None) -> str:
-    """``<file>: <message>`` for any error, the file named once."""
-    name = str(path) if path is not None else None
-    if isinstance(exc, FormatError):
-        file = exc.file or name
-        where = []
-        if exc.offset is not None:
-            where.append(f"byte {exc.offset} (0x{exc.offset:x})")
-        if exc.path:
-            where.append(exc.path)
-        text = f"expected {exc.expected}" + (f", got {exc.got}" if exc.got is not None else "")
-        if where:
-            text = ": ".join(where) + ": " + text
-        if _truncated(exc):
-            text = "truncated: " + text
-        elif exc.got == repr(b"") and exc.offset == 0:
-            text = "empty file"
-        return cli_hints(f"{file or '<data>'}: {text}")
-    if isinstance(exc, OSError):
-        file = exc.filename if exc.filename is not None else name
-        reason = exc.strerror or str(exc)
-        if isinstance(exc, FileNotFoundError):
-            reason = "no such file or folder"
-        elif isinstance(exc, IsADirectoryError):
-            reason = "is a folder, not a file"
-        return f"{file}: {reason}" if file else reason
-    text = cli_hints(str(exc))
-    if name and not text.startswith(name):
-        return f"{name}: {text}"
-    return text
+    """``<file>: <message>`` for any error, the file named once, with the CLI's flags."""
+    from ..batch import describe as plain
+    return cli_hints(plain(exc, path))
 
 
 def short_paths(text: str, base: Path | None = None) -> str:

@@ -90,15 +90,15 @@ def write_options(fmt: registry.Format) -> dict[str, inspect.Parameter | None]:
 
 
 def positive(name: str, value: Any) -> float:
-    """One rule for ``fps`` and ``scale`` whatever the format: a finite number > 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise OptionError(f"{name}: must be a number greater than 0, got {value!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise OptionError(f"{name}: must be a finite number greater than 0, got {value:g}")
-    return value
+    """One rule for ``fps`` and ``scale`` whatever the format: the library's
+    (:func:`retromesh.units.positive`), a finite number > 0, refused as an OptionError."""
+    from ..errors import DocumentError
+    from ..units import positive as rule
+    try:
+        number = rule(name, value)
+    except DocumentError as exc:
+        raise OptionError(str(exc)) from None
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else number
 
 
 def _coerce(name: str, value: Any, param: inspect.Parameter | None) -> Any:

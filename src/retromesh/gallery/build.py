@@ -45,7 +45,7 @@ class Model:
 
 def find_models(roots: Iterable[Path]) -> list[Model]:
     """Every model under the named folders (or the named files), grouped with companions."""
-    from ..clitools.plan import group_folder, scannable
+    from ..batch import group_folder, scannable
     models: list[Model] = []
     used: set[str] = set()
     for root in roots:

@@ -148,7 +148,32 @@ class GLTF2(_Model):
 
     def gltf_to_json(self, separators: tuple[str, str] | None = None,
                      indent: int | str | None = "  ") -> str:
-        return json.dumps(self.to_dict(), indent=indent, separators=separators, allow_nan=False)
+        # the JSON of to_dict(), made by json's encoder calling _encode per model object
+        # (lists of numbers are not walked in Python)
+        return json.dumps(self, indent=indent, separators=separators, allow_nan=False,
+                          default=_encode)
+
+
+def _encode(obj: Any) -> dict[str, Any]:
+    if isinstance(obj, (_Model, Attributes)):
+        return _shallow(obj.__dict__)
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+def _shallow(d: dict[str, Any]) -> dict[str, Any]:
+    """``_pruned`` one level deep: models inside are left to the encoder (``_encode``)."""
+    out = {k: v for k, v in d.items() if v is not None and (v or type(v) not in _EMPTIABLE)}
+    for k, v in out.items():
+        t = type(v)
+        if t is dict:
+            if k != "extensions":
+                out[k] = _shallow(v)
+        elif t is list and dict in map(type, v):
+            out[k] = [_shallow(x) if type(x) is dict else x for x in v]
+    return out
+
+
+_EMPTIABLE = frozenset((str, bytes, list, tuple, dict))
 
 
 def to_dict(doc: Any) -> dict[str, Any]:

@@ -56,13 +56,28 @@ class GltfDocument:
     image_files: dict[str, bytes] = field(default_factory=dict)
 
 
+_PLAIN = frozenset((int, bool, str, type(None)))
+_NUMBER = frozenset((int, bool, float))
+
+
 def jsonable(value: Any) -> Any:
     """Extras as plain JSON: numpy to lists/numbers, bytes to text (latin-1 if not UTF-8)."""
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
+        types = set(map(type, value))       # lists of plain values: no call per item
+        if types <= _PLAIN:
+            return list(value)
+        if types <= _NUMBER:
+            try:
+                if all(map(math.isfinite, value)):
+                    return list(value)
+            except OverflowError:           # an int beyond float range
+                pass
         return [jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
+        if value.dtype.kind in "biu" or (value.dtype.kind == "f" and np.isfinite(value).all()):
+            return value.tolist()
         return jsonable(value.tolist())
     if isinstance(value, np.generic):
         return jsonable(value.item())
