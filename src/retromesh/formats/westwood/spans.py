@@ -184,11 +184,14 @@ def decode(start: np.ndarray, end: np.ndarray, data: bytes | np.ndarray,
         cells = _ranges_mask(n, dst, cnt)
         pairs = np.zeros(n, np.uint16)                      # (colour, normal) byte pairs
         pairs[cells] = buf[_ranges_mask(len(buf), src, 2 * cnt)].view(np.uint16)
-        xyz = pairs.reshape(ys, xs, zs).transpose(1, 0, 2)
-        both = np.ascontiguousarray(xyz).view(np.uint8).reshape(xs, ys, zs, 2)
-        colour = np.ascontiguousarray(both[..., 0])
-        normal = np.ascontiguousarray(both[..., 1])
-        mask = np.ascontiguousarray(cells.reshape(ys, xs, zs).transpose(1, 0, 2))
+        yxz = pairs.view(np.uint8).reshape(ys, xs, zs, 2)
+        colour = np.empty(size, np.uint8)
+        normal = np.empty(size, np.uint8)
+        mask = np.empty(size, bool)
+        # assigning a transposed view into a new array beats ascontiguousarray here
+        colour[...] = yxz[..., 0].transpose(1, 0, 2)
+        normal[...] = yxz[..., 1].transpose(1, 0, 2)
+        mask[...] = cells.reshape(ys, xs, zs).transpose(1, 0, 2)
         return colour, normal, mask
     # general case (runs out of order or sharing bytes): one index per voxel
     colour = np.zeros(size, np.uint8)
