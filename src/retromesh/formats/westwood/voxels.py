@@ -383,7 +383,7 @@ def check_spans(start: np.ndarray, end: np.ndarray, data: bytes,
                 size: tuple[int, int, int]) -> None:
     """The checks of :func:`decode_spans` without building the grid; raises
     :class:`SpanError`."""
-    spans.scan(start, end, data, size)
+    spans.scan(start, end, data, size, keep=False)
 
 
 def encode_spans(grid: VoxelGrid) -> tuple[np.ndarray, np.ndarray, bytes]:
