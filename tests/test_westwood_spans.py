@@ -178,3 +178,27 @@ def test_runs_list_every_run_with_its_column_and_z():
     got = sorted(zip(runs.col.tolist(), runs.z.tolist(), runs.count.tolist()))
     # column 0: run at z 1 (2 voxels), run at z 4 (1), trailing skip to 6; column 1: z 5 (1)
     assert got == [(0, 1, 2), (0, 4, 1), (0, 6, 0), (1, 5, 1)]
+
+
+def test_reading_checks_spans_without_decoding_the_grid(monkeypatch):
+    """The reader walks the spans (every check) but builds no grid: decoding the worst-case
+    255^3 limb costs several times the walk; ``Limb.voxels()`` decodes when asked."""
+    import retromesh
+    from retromesh.formats.westwood import samples, vxl
+    from retromesh.formats.westwood.vxl import Limb, VxlFile
+    grid = VoxelGrid.empty((6, 5, 7))
+    grid.mask[1:5, 1:4, 2:6] = True
+    grid.colour[grid.mask] = 9
+    raw = vxl.write(VxlFile(palette=samples.palette(), limbs=[Limb.from_grid(grid, "A")]))
+
+    def no_decode(*args, **kw):
+        raise AssertionError("the reader decoded a grid")
+    monkeypatch.setattr(spans, "decode", no_decode)
+    doc = retromesh.read(raw, format="vxl")
+    assert vxl.info(doc)["voxels"] == grid.count
+    monkeypatch.undo()
+    assert doc.limbs[0].voxels() == grid
+    bad = bytearray(raw)
+    bad[802 + 28 + 8 * 30 + 1] = 200        # the first column's first run count: past zsize
+    with pytest.raises(retromesh.FormatError, match="zsize"):
+        retromesh.read(bytes(bad), format="vxl")
