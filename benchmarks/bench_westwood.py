@@ -1,17 +1,24 @@
 """Westwood voxel benchmark: a 255^3 limb (the largest a .vxl can hold) made by our writer,
 plus the whole corpus when present.
 
-    python benchmarks/bench_westwood.py [--side 255] [--keep DIR]
+    python benchmarks/bench_westwood.py [--side 255] [--keep DIR] [--runs 7] [--only-spans]
 
 Prints wall time and tracemalloc peak for: meshing (greedy and unit faces), to_scene, the
 .glb export and voxelising the scene back (from_scene) on a solid ball; then on a worst-case
 limb: span encoding, write, read (with span validation), decoding, meshing, to_scene, .glb,
 and the vxl -> vox -> vxl bridge; then the totals over the corpus (read + write
 + to_scene + glb of every .vxl with its .hva).
+
+The span throughput lines (issue #15: read >= 500 MB/s of file bytes on the worst case) give
+the median and the best of ``--runs`` runs of CPU time (``process_time``: steadier than wall
+time on a shared machine) and the load average, as MB/s (10^6 bytes) of the whole file:
+``read`` (checks every span, builds no grid), ``decode`` (the full 255^3 grid),
+``encode`` (grid -> span bytes) and ``write`` (document -> bytes).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -53,6 +60,33 @@ def step(label: str, fn, *args, **kw):
 MEMORY = True
 
 
+def throughput(label: str, nbytes: int, fn, runs: int) -> None:
+    """Median and best CPU time of ``runs`` runs as MB/s of ``nbytes``."""
+    times = []
+    for _ in range(runs):
+        t = time.process_time()
+        fn()
+        times.append(time.process_time() - t)
+    med, best = float(np.median(times)), min(times)
+    print(f"  {label:<34} median {nbytes / med / 1e6:7.0f} MB/s   best {nbytes / best / 1e6:7.0f}"
+          f" MB/s   ({med * 1000:.1f} ms)")
+
+
+def span_throughput(raw: bytes, runs: int) -> None:
+    from retromesh.formats.westwood.voxels import decode_spans
+    doc = retromesh.read(raw, "vxl")
+    limb = doc.limbs[0]
+    grid = limb.voxels()
+    load = " ".join(f"{v:.1f}" for v in os.getloadavg())
+    print(f"span throughput, {len(raw) / 1e6:.1f} MB file, {runs} runs, "
+          f"load average {load} on {os.cpu_count()} cores:")
+    throughput("read (checks every span)", len(raw), lambda: retromesh.read(raw, "vxl"), runs)
+    throughput("decode (spans -> 255^3 grid)", len(raw), lambda: decode_spans(
+        limb.span_start, limb.span_end, limb.span_data, limb.size), runs)
+    throughput("encode (grid -> spans)", len(raw), lambda: encode_spans(grid), runs)
+    throughput("write (document -> bytes)", len(raw), lambda: vxl.write(doc), runs)
+
+
 def solid_grid(n: int) -> VoxelGrid:
     """A solid ball with colour bands and RA2 table normals of its surface (like real models)."""
     from retromesh.formats.westwood.voxels import normal_indices
@@ -78,17 +112,30 @@ def big_grid(n: int) -> VoxelGrid:
                      np.where(mask, normal, 0).astype(np.uint8), mask)
 
 
+def _worst_limb(n: int) -> Limb:
+    start, end, data = encode_spans(big_grid(n))
+    return Limb(name=b"BIG".ljust(16, b"\0"), span_start=start, span_end=end, span_data=data,
+                xsize=n, ysize=n, zsize=n, bounds_min=np.zeros(3, np.float32),
+                bounds_max=np.full(3, n, np.float32))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--side", type=int, default=255)
     ap.add_argument("--keep", type=Path)
     ap.add_argument("--no-memory", action="store_true", help="skip the tracemalloc runs")
+    ap.add_argument("--runs", type=int, default=7, help="runs of each span throughput line")
+    ap.add_argument("--only-spans", action="store_true",
+                    help="only the span throughput lines on the worst case")
     a = ap.parse_args()
     global MEMORY
     MEMORY = not a.no_memory
     out_dir = a.keep or Path(tempfile.mkdtemp())
     out_dir.mkdir(parents=True, exist_ok=True)
     n = a.side
+    if a.only_spans:
+        span_throughput(vxl.write(VxlFile(palette=palette(), limbs=[_worst_limb(n)])), a.runs)
+        return
     print(f"solid ball {n}^3 with surface table normals")
     solid = solid_grid(n)
     key = solid.colour.astype(np.int32) * 256 + solid.normal
@@ -116,6 +163,7 @@ def main() -> None:
     doc = VxlFile(palette=palette(), limbs=[limb])
     raw = step("write .vxl", vxl.write, doc)
     print(f"  {len(raw) / 2**20:.1f} MiB file")
+    span_throughput(raw, a.runs)
     back = step("read .vxl (validates every span)", retromesh.read, raw, "vxl")
     g = step("decode spans (body -> grid)", back.limbs[0].voxels)
     key = g.colour.astype(np.int32) * 256 + g.normal

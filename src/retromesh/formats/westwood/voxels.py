@@ -1,32 +1,9 @@
-"""Voxel data helpers shared by the Westwood modules: the span (run-length) codec of
-``.vxl`` limb bodies, the Tiberian Sun / Red Alert 2 normal tables, and outward-normal
-estimation for voxels without a stored normal.
+"""Voxel data helpers shared by the Westwood modules: the voxel grid and the entry points
+of its span (run-length) codec for ``.vxl`` limb bodies, the Tiberian Sun / Red Alert 2
+normal tables, and outward-normal estimation for voxels without a stored normal.
 
-Span encoding. A limb body is three blocks; a column is the voxels ``(x, y, 0..zsize-1)``
-with column index ``i = x + y*xsize``:
-
-| block | type | meaning |
-|---|---|---|
-| span_start | int32 x (xsize*ysize) | offset of the column's first byte in the span data, -1 = empty column |
-| span_end | int32 x (xsize*ysize) | offset of the column's last byte, -1 = empty column |
-| span data | runs, per column | ``uint8 skip`` (empty voxels before the run), ``uint8 count``, ``count x (uint8 colour, uint8 normal)``, ``uint8 count`` again; repeated until z reaches zsize |
-
-A run with ``count = 0`` is a trailing skip (vengi and the Westwood tools write one when
-the column's last voxel is below the top). Presence comes from the spans: colour 0 is a voxel.
-
-Checks made by the decoder (each raises :class:`SpanError` with the column and the offset):
-offsets inside the data, every run inside ``start..end`` of its column, z never beyond
-``zsize``, and no run with ``skip = count = 0`` (it would never advance; no writer makes
-one). Not checked, because readers ignore them and the bytes are kept verbatim anyway: the
-repeated count byte, and whether ``end`` is exactly the column's last byte (it is in every
-corpus file).
-
-Both decoding and encoding work on all columns at once with numpy: the Python loop runs once
-per *run position* (at most ``zsize`` times), never per voxel or per column.
-
-The encoder writes the canonical form every corpus file uses (checked on all 39 files of the
-corpus): maximal runs, a ``(skip, 0, 0)`` run when the column's last voxel is below the top,
-columns stored in column-index order without gaps, empty columns as -1.
+The span codec itself (layout table, checks, how the vectorised walk works) lives in
+:mod:`.spans`; :func:`decode_spans` and :func:`encode_spans` wrap it for :class:`VoxelGrid`.
 
 Normal tables: the vectors are data taken from the public tables (Sleipnir-stuff thread, as
 reproduced in OpenRA's ``VoxelNormalsPalette.cs``); 36 entries for Tiberian Sun (tailer
@@ -37,12 +14,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import spans
+from .spans import SpanError
+
 __all__ = [
     "NORMAL_TYPES",
     "RA2_NORMALS",
     "TS_NORMALS",
     "SpanError",
     "VoxelGrid",
+    "check_spans",
     "decode_spans",
     "encode_spans",
     "estimate_normals",
@@ -357,17 +338,6 @@ def normal_table(normal_type: int) -> np.ndarray:
     return RA2_NORMALS if normal_type > 2 else TS_NORMALS
 
 
-class SpanError(ValueError):
-    """A column's span data is inconsistent; ``offset`` is relative to the span data block."""
-
-    def __init__(self, message: str, column: int, offset: int, got: object = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.column = column
-        self.offset = offset
-        self.got = got
-
-
 class VoxelGrid:
     """A decoded limb: ``colour``, ``normal`` (uint8) and ``mask`` (bool), all ``[x, y, z]``."""
 
@@ -404,195 +374,21 @@ class VoxelGrid:
 
 def decode_spans(start: np.ndarray, end: np.ndarray, data: bytes,
                  size: tuple[int, int, int]) -> VoxelGrid:
-    """Decode a limb body into a :class:`VoxelGrid`; raises :class:`SpanError`.
-
-    Checks: offsets inside the data, every run inside its column (``start..end``), z never
-    beyond ``zsize``, and no run that neither skips nor fills (it could loop forever).
-    The repeated count byte is not checked (it is kept verbatim in the bytes anyway).
-    """
-    xs, ys, zs = size
-    n = xs * ys
-    grid = VoxelGrid.empty((xs, ys, zs))
-    start = np.asarray(start, dtype=np.int64)
-    end = np.asarray(end, dtype=np.int64)
-    if len(start) != n or len(end) != n:
-        raise SpanError(f"{n} span offsets", 0, 0, f"{len(start)} starts, {len(end)} ends")
-    buf = np.frombuffer(data, dtype=np.uint8)
-    size_data = len(buf)
-    cols = np.flatnonzero(start != -1)
-    bad = np.flatnonzero((start[cols] < 0) | (start[cols] >= size_data))
-    if len(bad):
-        c = int(cols[bad[0]])
-        raise SpanError(f"a span start of -1 or within the {size_data} bytes of span data", c,
-                        0, int(start[c]))
-    ce = end[cols]
-    bad = np.flatnonzero((ce < start[cols]) | (ce >= size_data))
-    if len(bad):
-        c = int(cols[bad[0]])
-        raise SpanError(f"a span end between the span start {int(start[c])} and the end of "
-                        f"the {size_data} bytes of span data", c, int(start[c]), int(end[c]))
-    if zs == 0:
-        if len(cols):
-            raise SpanError("no spans in a limb of zsize 0", int(cols[0]), int(start[cols[0]]))
-        return grid
-    p = start[cols].copy()
-    z = np.zeros(len(cols), np.int64)
-    cx = cols % xs
-    cy = cols // xs
-    # voxel (x, y, z) sits at flat index (x*ys + y)*zs + z in the [x, y, z] grid
-    base = (cx * ys + cy) * zs
-    # pass 1, one run of every unfinished column at a time: the checks, and where each run's
-    # voxels come from (src) and go (dst); pass 2 copies every voxel at once, in grid order
-    run_src: list[np.ndarray] = []
-    run_dst: list[np.ndarray] = []
-    run_cnt: list[np.ndarray] = []
-    while len(cols):
-        lim = ce
-        over = np.flatnonzero(p + 1 > lim)
-        if len(over):
-            i = int(over[0])
-            raise SpanError("a run header (skip, count) inside the column", int(cols[i]),
-                            int(p[i]), f"the column ends at byte {int(lim[i])}")
-        skip = buf[p].astype(np.int64)
-        cnt = buf[p + 1].astype(np.int64)
-        nz = z + skip + cnt
-        over = np.flatnonzero(nz > zs)
-        if len(over):
-            i = int(over[0])
-            raise SpanError(f"runs that stay within zsize {zs}", int(cols[i]), int(p[i]),
-                            f"z {int(nz[i])}")
-        stuck = np.flatnonzero(skip + cnt == 0)
-        if len(stuck):
-            i = int(stuck[0])
-            raise SpanError("a run that skips or fills at least one voxel", int(cols[i]),
-                            int(p[i]), "skip 0, count 0")
-        tail = p + 2 + 2 * cnt
-        over = np.flatnonzero(tail > lim)
-        if len(over):
-            i = int(over[0])
-            raise SpanError("the run's voxels and repeated count inside the column",
-                            int(cols[i]), int(p[i]), f"the column ends at byte {int(lim[i])}")
-        filled = cnt > 0
-        run_src.append((p + 2)[filled])
-        run_dst.append((cols * zs + z + skip)[filled])     # in the column-major [y, x, z] grid
-        run_cnt.append(cnt[filled])
-        p = tail + 1
-        z = nz
-        keep = z < zs
-        if not keep.all():
-            cols, p, z, ce, base = cols[keep], p[keep], z[keep], ce[keep], base[keep]
-    if run_cnt:
-        _copy_runs(grid, buf, np.concatenate(run_src), np.concatenate(run_dst),
-                   np.concatenate(run_cnt))
-    return grid
+    """Decode a limb body into a :class:`VoxelGrid`; raises :class:`SpanError` (the checks
+    are listed in :mod:`.spans`)."""
+    return VoxelGrid(*spans.decode(start, end, data, size))
 
 
-def _copy_runs(grid: VoxelGrid, buf: np.ndarray, src: np.ndarray, dst: np.ndarray,
-               cnt: np.ndarray) -> None:
-    """Copy the voxels of every run (``cnt`` (colour, normal) byte pairs at ``buf[src]``) to
-    the grid, from index ``dst`` of the flat column-major ``[y, x, z]`` grid onwards."""
-    ys, xs, zs = grid.size[1], grid.size[0], grid.size[2]
-    order = np.argsort(dst, kind="stable")
-    src, dst, cnt = src[order], dst[order], cnt[order]
-    if len(src) and np.all(src[1:] >= src[:-1] + 2 * cnt[:-1]):
-        # the data lists the runs in grid order and shares none (what every writer does):
-        # mark the run bytes of the data and the run cells of the grid, copy with two masks
-        n = grid.mask.size
-        cells = _ranges_mask(n, dst, cnt)
-        pairs = np.zeros(n, np.uint16)                      # (colour, normal) byte pairs
-        pairs[cells] = buf[_ranges_mask(len(buf), src, 2 * cnt)].view(np.uint16)
-        yxz = pairs.view(np.uint8).reshape(ys, xs, zs, 2)
-        grid.colour = np.ascontiguousarray(yxz[..., 0].transpose(1, 0, 2))
-        grid.normal = np.ascontiguousarray(yxz[..., 1].transpose(1, 0, 2))
-        grid.mask = np.ascontiguousarray(cells.reshape(ys, xs, zs).transpose(1, 0, 2))
-        return
-    # general case (runs out of order or sharing bytes): one index per voxel
-    total = int(cnt.sum())
-    c, z = np.divmod(dst, zs)
-    dst = ((c % xs) * ys + c // xs) * zs + z                # the [x, y, z] grid
-    first = np.cumsum(cnt) - cnt
-    j = np.arange(total) - np.repeat(first, cnt)
-    flat = np.repeat(dst, cnt) + j
-    at = np.repeat(src, cnt) + 2 * j
-    grid.colour.reshape(-1)[flat] = buf[at]
-    grid.normal.reshape(-1)[flat] = buf[at + 1]
-    grid.mask.reshape(-1)[flat] = True
-
-
-def _ranges_mask(n: int, start: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """A bool array of ``n`` marking ``[start, start + length)`` for sorted, disjoint ranges."""
-    runs = np.empty(2 * len(start) + 1, np.int64)    # gap, range, gap, range, ..., gap
-    runs[1:-1:2] = length
-    runs[0] = start[0]
-    runs[2:-1:2] = start[1:] - (start[:-1] + length[:-1])
-    runs[-1] = n - (start[-1] + length[-1])
-    value = np.zeros(len(runs), bool)
-    value[1::2] = True
-    return np.repeat(value, runs)
+def check_spans(start: np.ndarray, end: np.ndarray, data: bytes,
+                size: tuple[int, int, int]) -> None:
+    """The checks of :func:`decode_spans` without building the grid; raises
+    :class:`SpanError`."""
+    spans.scan(start, end, data, size, keep=False)
 
 
 def encode_spans(grid: VoxelGrid) -> tuple[np.ndarray, np.ndarray, bytes]:
     """Encode a grid into ``(span_start, span_end, span_data)`` in the canonical form."""
-    xs, ys, zs = grid.size
-    n = xs * ys
-    if zs > 255 or xs > 255 or ys > 255:
-        raise ValueError(f"a VXL limb is at most 255 voxels on a side, got {grid.size}")
-    # columns in file order (i = x + y*xs): [y, x, z]
-    m = np.ascontiguousarray(grid.mask.transpose(1, 0, 2)).reshape(n, zs)
-    colour = np.ascontiguousarray(grid.colour.transpose(1, 0, 2)).reshape(n, zs)
-    normal = np.ascontiguousarray(grid.normal.transpose(1, 0, 2)).reshape(n, zs)
-    start = np.full(n, -1, np.int32)
-    end = np.full(n, -1, np.int32)
-    if n == 0 or zs == 0 or not m.any():
-        return start, end, b""
-    padded = np.zeros((n, zs + 2), np.int8)
-    padded[:, 1:-1] = m
-    d = np.diff(padded, axis=1)
-    w = zs + 1                            # flatnonzero + divmod: faster than a 2-D nonzero
-    rc, rz0 = np.divmod(np.flatnonzero(d == 1), w)    # run starts (by column, then z)
-    _, rz1 = np.divmod(np.flatnonzero(d == -1), w)    # run ends (exclusive)
-    cnt = rz1 - rz0
-    # previous run end in the same column (0 for a column's first run)
-    prev = np.zeros_like(rz0)
-    same = np.zeros(len(rc), bool)
-    same[1:] = rc[1:] == rc[:-1]
-    prev[1:] = np.where(same[1:], rz1[:-1], 0)
-    skip = rz0 - prev
-    # a trailing (skip, 0) run where a column's last run stops below the top
-    last = np.ones(len(rc), bool)
-    last[:-1] = rc[:-1] != rc[1:]
-    tmask = last & (rz1 < zs)
-    t_col = rc[tmask]
-    t_skip = zs - rz1[tmask]
-    all_col = np.concatenate([rc, t_col])
-    all_z = np.concatenate([rz0, np.full(len(t_col), zs)])
-    all_skip = np.concatenate([skip, t_skip])
-    all_cnt = np.concatenate([cnt, np.zeros(len(t_col), cnt.dtype)])
-    order = np.lexsort((all_z, all_col))
-    all_col, all_z, all_skip, all_cnt = (a[order] for a in (all_col, all_z, all_skip, all_cnt))
-    sizes = 3 + 2 * all_cnt
-    off = np.cumsum(sizes) - sizes
-    total = int(sizes.sum())
-    out = np.zeros(total, np.uint8)
-    out[off] = all_skip
-    out[off + 1] = all_cnt
-    out[off + 2 + 2 * all_cnt] = all_cnt
-    # voxel bytes: voxels in (column, z) order match the runs in the same order
-    vc, vz = np.divmod(np.flatnonzero(m), zs)
-    real = all_cnt > 0
-    r_off = off[real]
-    r_z0 = all_z[real]
-    r_cnt = all_cnt[real]
-    pos = np.repeat(r_off + 2 - 2 * r_z0, r_cnt) + 2 * vz
-    out[pos] = colour[vc, vz]
-    out[pos + 1] = normal[vc, vz]
-    first = np.ones(len(all_col), bool)
-    first[1:] = all_col[1:] != all_col[:-1]
-    lastr = np.ones(len(all_col), bool)
-    lastr[:-1] = all_col[:-1] != all_col[1:]
-    start[all_col[first]] = off[first]
-    end[all_col[lastr]] = off[lastr] + sizes[lastr] - 1
-    return start, end, out.tobytes()
+    return spans.encode(grid.colour, grid.normal, grid.mask)
 
 
 _FACES = np.array([[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1]])

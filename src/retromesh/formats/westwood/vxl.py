@@ -26,6 +26,9 @@ Deviations from the spec text (``westwood-vxl.txt`` 1.02) and what the corpus ta
 * Refused although a lenient reader could follow them: limbs whose span tables (8 bytes per
   column) do not all fit in the body block side by side, i.e. limbs pointing at shared
   tables (120 bytes per extra limb would decode into another grid of up to 255^3 cells).
+* The reader checks every limb's spans (the walk of :func:`.spans.scan`: every offset and
+  count against the bytes of its column) but builds no grid; ``Limb.voxels()`` decodes on
+  demand. On the worst-case 255^3 limb the walk is a fraction of the decode's cost.
 * Our span encoder reproduces every corpus limb byte for byte (maximal runs, trailing
   ``(skip, 0, 0)`` runs, no empty columns stored as spans).
 * Limb names repeat (``alplane.vxl`` has GROUP01 twice) and ``unknown2`` is 0 or 2.
@@ -50,7 +53,8 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError, UnsupportedError
-from .voxels import SpanError, VoxelGrid, decode_spans, encode_spans, normal_table
+from .spans import scan
+from .voxels import SpanError, VoxelGrid, check_spans, decode_spans, encode_spans, normal_table
 
 __all__ = [
     "HEADER_SIZE",
@@ -245,7 +249,7 @@ def read(r: Reader) -> VxlFile:
                         bounds_max=np.array(t[19:22], np.float32),
                         xsize=xs, ysize=ys, zsize=zs, normal_type=nt)
             try:
-                limb.voxels()
+                check_spans(start, end, data, limb.size)      # the walk only, no grid
             except SpanError as exc:
                 raise r.fail(exc.message, exc.got, offset=body_at + do + exc.offset,
                              field=f"span_data.column[{exc.column}]") from None
@@ -312,8 +316,9 @@ def write(doc: VxlFile) -> bytes:
 def info(doc: VxlFile) -> dict[str, Any]:
     voxels = 0
     for limb in doc.limbs:
-        try:
-            voxels += limb.voxels().count
+        try:        # the runs' counts: no grid needed
+            voxels += int(scan(limb.span_start, limb.span_end, limb.span_data,
+                               limb.size).count.sum())
         except SpanError:
             pass
     return {
