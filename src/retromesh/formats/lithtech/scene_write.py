@@ -93,6 +93,11 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
     """The v9..v13 model; ``sources`` (when given) receives, per ``id()`` of each LOD written,
     (primitive, index of the primitive's vertex each ABC vertex was made from)."""
     ex = scene.extras or {}
+    order = xt.in_file_order(scene)
+    if any(x is not y for x, y in zip(order, scene.animations)):
+        import copy
+        scene = copy.copy(scene)
+        scene.animations = order
     nodes = scene.nodes
     parents = scene.parents()
     reach = _reachable(scene)

@@ -121,6 +121,11 @@ def from_scene_v6(scene: Scene) -> AbcV6Model:
     flip = bool(_xint(ex.get("flip_mat"), 1, 0, 1))
     fix = bool(_xint(ex.get("fix_anim_keyframes"), 1, 0, 1))
     from_v6 = _xint(ex.get("abc_version"), None, 0, 99) == 6
+    order = xt.in_file_order(scene)
+    if any(x is not y for x, y in zip(order, scene.animations)):
+        import copy
+        scene = copy.copy(scene)
+        scene.animations = order
     m12, sources = _intermediate(scene)
     nodes12 = m12.nodes
     nn = len(nodes12)
