@@ -1,6 +1,11 @@
-"""MagicaVoxel ``.vox`` files (read/write), their scene (to_scene; from_scene voxelises via
-:mod:`.voxelize`), and the direct converters ``vxl -> vox`` and ``vox -> vxl`` (registered
-with ``registry.register_converter``).
+"""MagicaVoxel ``.vox`` files (read/write), their scene (to_scene; from_scene gives a kept
+``.vox`` back, :mod:`.vox_keep`, else voxelises via :mod:`.voxelize`), and the direct
+converters ``vxl -> vox`` and ``vox -> vxl`` (registered with ``registry.register_converter``).
+
+``.vox -> .glb -> .vox`` (the plain path and Blender 4.2 / 4.5 alike) gives the file back byte
+for byte when nothing was edited: the file rides in the root node's extras and the meshes are
+compared with the ones ``to_scene`` makes of it (:mod:`.vox_keep`); an edited model is
+voxelised again in its own SIZE with the file's palette, a moved one gets a new ``_t``.
 
 Layout (little-endian)
 
