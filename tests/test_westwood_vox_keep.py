@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
 
 import retromesh
 from conftest import ROOT, corpus_params
@@ -15,6 +16,7 @@ from gltfcheck import assert_valid
 from retromesh import LossWarning
 from retromesh.formats.westwood import vox, vox_keep
 from retromesh.scene import Mesh, Node, Primitive
+from test_westwood_vox import vox_docs
 
 TANK = ROOT / "examples" / "westwood" / "tank.vox"
 
@@ -129,3 +131,22 @@ def test_damaged_extras_fall_back_to_voxelising(tmp_path):
         warnings.simplefilter("ignore", LossWarning)
         doc = vox.from_scene(scene)
     assert vox.write(doc) != TANK.read_bytes()
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(doc=vox_docs())
+def test_hypothesis_any_vox_survives_glb(doc, tmp_path):
+    data = vox.write(doc)
+    src = tmp_path / "h.vox"
+    src.write_bytes(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LossWarning)      # voxels outside their model's size
+        glb = tmp_path / "h.glb"
+        try:
+            scene = retromesh.load(src)
+        except retromesh.FormatError:           # a scene graph of random bytes
+            assume(False)
+        retromesh.save(scene, glb)
+        back = vox.from_scene(retromesh.load(glb))
+    assert vox.write(back) == data
