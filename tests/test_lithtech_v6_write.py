@@ -4,11 +4,14 @@ animations, vertex animation, AnimDims, sections), also after a Blender-like rou
 ``version=6`` writes any scene as v6; edits come through."""
 from __future__ import annotations
 
+import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import retromesh
 from conftest import ROOT, corpus_params
@@ -232,3 +235,57 @@ def test_new_vertex_count_leaves_the_lod_vertices_out(tmp_path):
         back = _write_read(lithtech.scene.from_scene(sc))
     info = lithtech.info(back)
     assert info["version"] == 6 and info["triangles"] == 13 and info["lods"] == 0
+
+
+def test_odd_extras_do_not_break_v6_writing():
+    """Extras are whatever a user or another tool left: wrong types fall back to defaults."""
+    sc = retromesh.load(V6)
+    sc.nodes[2].extras.update(abc_flags="x", abc_bounds=[1, "a"], abc_index=-3)
+    sc.meshes[0].extras.update(abc_v6_lods={"vertex_start": [0, 70000], "lod_vertices": "!!"},
+                               targetNames=[3, None])
+    sc.extras.update(abc_sections=["Animation", "Header"], geometry_bounds="wide",
+                     abc_raw_sections=[{"name": "TriStrips", "data": "%%"}, 7,
+                                       {"name": "Odd", "index": "first", "data": "AAAA"}],
+                     flip_mat="yes", abc_animations=[{"name": "run", "key_bounds": [1, 2],
+                                                      "deform": [{"node": 2, "scale": [0, 0, 0]}],
+                                                      "length": -5, "dims": None}])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LossWarning)
+        doc = _write_read(lithtech.scene.from_scene(sc))
+    info = lithtech.info(doc)
+    assert info["version"] == 6 and info["nodes"] == 4 and info["deformation nodes"] == 1
+    assert info["animations"] == 2 and info["keyframes"] == 5 and info["lods"] == 0
+    assert [s.name for s in doc.sections if isinstance(s, RawSection)] == [b"Odd"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_hypothesis_v6_motion_survives_gltf(data):
+    """Random key rotations, translations and vertex-animation bytes, both TransformInfo
+    conventions: the engine puts every vertex where it was, at every key."""
+    doc = samples.build_sample(6)
+    flip = data.draw(st.integers(0, 1), "flip_mat")
+    fix = data.draw(st.integers(0, 1), "fix_anim_keyframes")
+    doc.transform_info.flip_mat, doc.transform_info.fix_anim_keyframes = flip, fix
+    floats = st.floats(-2, 2, allow_nan=False, width=32)
+    for a in doc.animations:
+        for t in a.tracks:
+            n = len(t.transforms)
+            q = np.array(data.draw(st.lists(st.tuples(floats, floats, floats, floats)
+                                             .filter(lambda v: np.linalg.norm(v) > 0.1),
+                                             min_size=n, max_size=n)), np.float64)
+            t.transforms["rotation"] = q / np.linalg.norm(q, axis=1, keepdims=True)
+            t.transforms["location"] = data.draw(st.lists(st.tuples(floats, floats, floats),
+                                                          min_size=n, max_size=n))
+            if t.deform is not None:
+                t.deform = np.frombuffer(data.draw(st.binary(min_size=t.deform.size,
+                                                             max_size=t.deform.size)),
+                                         np.uint8).reshape(t.deform.shape).copy()
+    doc = _write_read(doc)
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore", LossWarning)
+        glb = Path(tmp) / "h.glb"
+        retromesh.save(lithtech.scene.to_scene(doc), glb)
+        back = _write_read(lithtech.scene.from_scene(retromesh.load(glb)))
+    assert lithtech.info(back) == lithtech.info(doc)
+    assert_same_motion(doc, back, atol=2e-3)
