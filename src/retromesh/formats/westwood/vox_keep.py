@@ -102,7 +102,7 @@ def restore(scene: Scene) -> Any:
     grids = vox.models(doc)
     insts = vox._placements(doc, len(grids), trn)
     edited: dict[int, int] = {}          # model -> scene node (the first edited instance)
-    moves: dict[int, np.ndarray] = {}    # nTRN id -> translation change (vox axes)
+    moves: dict[int, tuple] = {}         # nTRN id -> (translation change, instance matrix)
     turned: list[str] = []
     from .scene import AXES
     for k in range(n_inst):
@@ -116,7 +116,7 @@ def restore(scene: Scene) -> Any:
             turned.append(scene.nodes[ni].name)
         delta = AXES.T @ (m[:3, 3] - r[:3, 3])
         if np.abs(delta).max() > 1e-3 and trn[k] >= 0:
-            moves[trn[k]] = np.rint(delta).astype(np.int64)
+            moves[trn[k]] = (delta, insts[k][1])
     if not edited and not moves:
         if turned:
             _warn_turned(turned)
@@ -161,8 +161,9 @@ def _revoxelise(scene: Scene, doc: Any, grids: list, edited: dict[int, int]) -> 
                   LossWarning, stacklevel=4)
 
 
-def _move(doc: Any, moves: dict[int, np.ndarray]) -> None:
-    """Add ``moves[id]`` to frame 0's ``_t`` of those nTRN chunks (rewritten)."""
+def _move(doc: Any, moves: dict[int, tuple]) -> None:
+    """Add the change ``moves[id]`` (vox world axes; with the instance's world matrix) to
+    frame 0's ``_t`` of those nTRN chunks (rewritten), in the frame of the nTRN's parent."""
     from . import vox
     for ci, c in enumerate(doc.chunks):
         if not isinstance(c, vox.VoxChunk) or c.id != b"nTRN":
@@ -174,11 +175,14 @@ def _move(doc: Any, moves: dict[int, np.ndarray]) -> None:
         attrs = vox.parse_dict(r)
         child, reserved, layer = r.unpack("3i", "nTRN")
         frames = [vox.parse_dict(r) for _ in range(r.count("frames", 4))] or [{}]
+        delta, m = moves[nid]
         try:
             t = np.array([int(float(v)) for v in frames[0].get("_t", "0 0 0").split()[:3]])
+            own = vox._rotation(int(frames[0].get("_r", "4")))
         except ValueError:
-            t = np.zeros(3, np.int64)
-        t = t + moves[nid]
+            t, own = np.zeros(3, np.int64), np.eye(3)
+        parent = m[:3, :3] @ own.T
+        t = t + np.rint(np.linalg.solve(parent, delta)).astype(np.int64)
         frames[0]["_t"] = f"{t[0]} {t[1]} {t[2]}"
         w = Writer("<")
         w.i32(nid)
