@@ -43,9 +43,6 @@ XFAIL: dict[str, str] = {
                          "does not ship (a missing texture, reported as such)",
     # (b) issue #11 round trip through Blender: "roundtrip:<file>", else "roundtrip:corpus/<folder>"
     # -> what was measured (the plain format -> GLB -> format path keeps all of it unless noted)
-    "roundtrip:model_v6.abc": "abc version 6→12, deformation nodes 1→None, sections 6→7 (also on "
-                              "the plain path: from_scene writes v9-v13 only)",
-    "roundtrip:tank.vox": "vox re-voxelised (voxels 2050→28564): .vox keeps no native record yet",
     # corpus B3D (bpy 4.2 and 4.5 alike): Blender exports one primitive per material, merging
     # TRIS of one material, so the per-TRIS records (b3d_tris: brush, the file's own weights)
     # no longer fit and the merged vertices get glTF's weights

@@ -3,7 +3,8 @@
 
 Both versions start with a ``Header`` section; what follows its next-section offset tells them
 apart (a uint32 version 9..13, or the v6 token string ``MonolithExport Model File v6``).
-:mod:`.scene` converts to and from :class:`~retromesh.scene.Scene`; :mod:`.samples` builds
+:mod:`.scene` converts to and from :class:`~retromesh.scene.Scene` (both ways for every
+version; a v6 scene is written back as v6); :mod:`.samples` builds
 small complete files of every version with our own writers.
 """
 from __future__ import annotations

@@ -42,6 +42,14 @@ Where we differ from the spec text (haekb's v6 specification and template), and 
   many as fit and keep the rest as ``gap``.
 * The vertex ``node`` byte is used as an index into the depth-first node list (haekb's reading;
   in the files described TransformationIndex equals that position).
+* Writing from a scene (:mod:`.scene_write_v6`): the vertices after ``NormalVerts`` (LOD
+  vertices, whose ``replacements`` name the model vertices they stand in for) and
+  ``VertexStartNum`` are carried through glTF as they were, since how faces map to them is
+  unknown; without them we write ``NumLODs = 0`` with one ``VertexStartNum`` of 0, as haekb's
+  v6 exporter does. Face normals are the triangle's, turned to the side of its vertex normals
+  (the convention of the real files is not documented). Vertex animation is quantised per
+  animation and node as haekb's exporter does: ``Transform`` = minimum, ``Scale`` =
+  (maximum - minimum) / 255, unless the file's own range still holds the positions.
 """
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """LithTech ABC <-> :class:`~retromesh.scene.Scene` (glTF conventions).
 
 Modules: :mod:`.scene_read` (v9-v13 -> Scene), :mod:`.scene_v6` (v6 -> Scene),
-:mod:`.scene_write` (Scene -> v9-v13), :mod:`.scene_common` (shared helpers); this one holds
+:mod:`.scene_write` (Scene -> v9-v13), :mod:`.scene_write_v6` (Scene -> v6),
+:mod:`.scene_common` (shared helpers); this one holds
 ``to_scene`` and the structural checks and re-exports ``from_scene``.
 
 Axes: LithTech is Direct3D left-handed, +Y up, +Z forward. Everything crosses into glTF here,
@@ -46,10 +47,17 @@ v6 -> Scene
     section is absent, as the LithTech 1.5 engine does). Options ``flip_mat`` and
     ``fix_anim_keyframes`` override them (``--set flip_mat=0``). This reading of FlipMat is
     derived from format-facts (the engine mirrors Z when it is set) and is unverified;
-  * only the full-detail mesh is converted (how faces map to the v6 LOD vertices is unknown).
+  * only the full-detail mesh is converted (how faces map to the v6 LOD vertices is unknown);
+    the LOD vertex tables, bounds, AnimDims, the byte range of the vertex animation, the
+    section order and unknown sections ride in extras (:mod:`.scene_v6_extras`).
+
+Scene -> v6 (``from_scene`` when the scene's ``abc_version`` extra is 6, or ``version=6``):
+:mod:`.scene_write_v6` (the v9..v13 writer below makes the skeleton, vertices and keys; one
+node per vertex; morph targets back to MD vertex animation). An unedited v6 comes back with
+every count and value (face normals are recomputed from the triangles).
 
 Scene -> v9..v13 (``from_scene``: the version of the scene's ``abc_version`` extra, else v12;
-``version=9..13`` overrides it)
+``version=6`` or ``9..13`` overrides it)
   * joints of the skins used by the default scene's meshes become the nodes (parent = nearest
     joint ancestor; a synthetic ``root`` when there is not exactly one root); bind matrices are
     ``S rigid(inverse(IBM)) S`` (rotation and translation only: ABC keys hold no scale, so a

@@ -45,7 +45,7 @@ from .abc import AnimBinding, ChildModel, WeightSet
 from .scene_common import _txt, _xfloat, _xint
 
 __all__ = ["f32", "scene_extras", "animation_extras", "weight_sets", "child_models",
-           "anim_bindings", "floats"]
+           "anim_bindings", "floats", "in_file_order"]
 
 
 def f32(values) -> list[float | None]:
@@ -99,6 +99,19 @@ def animation_extras(scene, anim) -> dict[str, Any]:
     out = dict(kept) if kept is not None else {}
     out.update(anim.extras or {})
     return out
+
+
+def in_file_order(scene) -> list:
+    """The scene's animations in the order of the file they came from (the names kept in
+    ``abc_animations``; Blender exports its actions sorted by name); others after them."""
+    kept = (scene.extras or {}).get("abc_animations")
+    if not isinstance(kept, list):
+        return list(scene.animations)
+    rank = {}
+    for i, k in enumerate(kept):
+        if isinstance(k, dict) and isinstance(k.get("name"), str):
+            rank.setdefault(k["name"], i)
+    return sorted(scene.animations, key=lambda a: rank.get(a.name, len(rank)))
 
 
 def weight_sets(ex: dict, nn: int) -> list[WeightSet]:

@@ -11,6 +11,8 @@ from ...scene import Animation as SAnimation
 from ...scene import Channel, Material, Mesh, MorphTarget, Node as SNode, Primitive, Scene, Skin
 from ...transforms import quat_continuous, quat_normalize
 from .abc_v6 import AbcV6Model
+from .scene_extras import f32
+from .scene_v6_extras import animation_extras, file_extras, lod_extras
 from .scene_common import (S3, SQ, _fail, _finite, _increasing, _split_corners, _txt,
                            _unit_normals, tree_parents)
 
@@ -54,7 +56,8 @@ def _v6_scene(doc: AbcV6Model, lods: bool, flip_mat, fix_anim, morph: bool) -> S
         t_rest, r_rest = np.zeros((n, 3)), np.tile([0.0, 0.0, 0.0, 1.0], (n, 1))
     for i, nd in enumerate(nodes):
         scene.add_node(SNode(name=_txt(nd.name), translation=t_rest[i], rotation=r_rest[i],
-                             extras={"abc_flags": int(nd.flags), "abc_index": int(nd.index)}),
+                             extras={"abc_flags": int(nd.flags), "abc_index": int(nd.index),
+                                     "abc_bounds": f32([*nd.bounds_min, *nd.bounds_max])}),
                        parent=None if parents[i] < 0 else parents[i])
     world = scene.world_matrices()[:n] if n else np.zeros((0, 4, 4))
     geo = doc.geometry
@@ -101,7 +104,9 @@ def _v6_scene(doc: AbcV6Model, lods: bool, flip_mat, fix_anim, morph: bool) -> S
                          indices=tri.reshape(-1).astype(np.uint32),
                          joints=np.column_stack([vnode[src], np.zeros((len(src), 3), int)]),
                          weights=np.tile([1.0, 0.0, 0.0, 0.0], (len(src), 1)))
-        mesh = Mesh(name="model", primitives=[prim], extras={"normal_vertex_count": int(geo.normal_vertex_count)})
+        mesh = Mesh(name="model", primitives=[prim], extras={
+            "normal_vertex_count": int(geo.normal_vertex_count),
+            "abc_v6_lods": lod_extras(geo)})
         target_names: list[tuple[int, int]] = []
         n_targets = sum(len(a.keys) for a in anims)
         if morph and md_of and (n_targets > MAX_TARGETS or n_targets * len(src) > MAX_MORPH_VERTICES):
@@ -143,7 +148,8 @@ def _v6_scene(doc: AbcV6Model, lods: bool, flip_mat, fix_anim, morph: bool) -> S
         anim = SAnimation(name=_txt(a.name), extras={
             "length": int(a.length),
             "markers": [{"time": float(t) / 1000.0, "string": _txt(s)}
-                        for t, s, k in zip(times.tolist(), a.key_strings, keep) if s and k]})
+                        for t, s, k in zip(times.tolist(), a.key_strings, keep) if s and k],
+            **animation_extras(doc, ai, keep)})
         ks = np.nonzero(keep)[0]
         trs = [key_trs(a, k) for k in ks]
         tt = np.stack([x[0] for x in trs], 1)   # (n, k, 3)
@@ -162,7 +168,9 @@ def _v6_scene(doc: AbcV6Model, lods: bool, flip_mat, fix_anim, morph: bool) -> S
     hd = doc.header
     scene.extras = {"abc_version": 6, "command_string": _txt(hd.command_string) if hd else "",
                     "flip_mat": int(flip), "fix_anim_keyframes": int(fix),
-                    "vertex_animation": "morph targets" if target_names else "none"}
+                    "vertex_animation": "morph targets" if target_names else "none",
+                    **file_extras(doc),
+                    "abc_animations": [{"name": a.name, **a.extras} for a in scene.animations]}
     if missing:
         scene.extras["missing_children"] = missing
     return scene

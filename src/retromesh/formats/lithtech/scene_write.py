@@ -73,14 +73,31 @@ def _lod_nodes(scene: Scene, mesh_nodes: list[int], reach: set[int]) -> dict[tup
     return out
 
 
-def from_scene(scene: Scene, *, version: int | None = None, **options) -> AbcModel:
+def from_scene(scene: Scene, *, version: int | None = None, **options):
     """A Scene as an ABC model: the version its extras name (``abc_version``, as ``to_scene``
-    writes it), else v12, unless ``version`` says otherwise; see the module docstring."""
+    writes it), else v12, unless ``version`` says otherwise (6 or 9..13; v6 is written by
+    :mod:`.scene_write_v6`); see the module docstring."""
     ex = scene.extras or {}
     if version is None:
-        version = _xint(ex.get("abc_version"), 12, min(abcmod.VERSIONS), max(abcmod.VERSIONS))
+        version = 6 if _xint(ex.get("abc_version"), 12, 6, 13) == 6 else \
+            _xint(ex.get("abc_version"), 12, min(abcmod.VERSIONS), max(abcmod.VERSIONS))
+    if version == 6:
+        from .scene_write_v6 import from_scene_v6
+        return from_scene_v6(scene)
     if version not in abcmod.VERSIONS:
-        raise DocumentError(f"ABC from_scene writes versions {abcmod.VERSIONS}, not {version}")
+        raise DocumentError(f"ABC from_scene writes versions 6, {abcmod.VERSIONS}, not {version}")
+    return _from_scene(scene, version)
+
+
+def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcModel:
+    """The v9..v13 model; ``sources`` (when given) receives, per ``id()`` of each LOD written,
+    (primitive, index of the primitive's vertex each ABC vertex was made from)."""
+    ex = scene.extras or {}
+    order = xt.in_file_order(scene)
+    if any(x is not y for x, y in zip(order, scene.animations)):
+        import copy
+        scene = copy.copy(scene)
+        scene.animations = order
     nodes = scene.nodes
     parents = scene.parents()
     reach = _reachable(scene)
@@ -179,7 +196,8 @@ def from_scene(scene: Scene, *, version: int | None = None, **options) -> AbcMod
     # meshes -> pieces (LOD 0 from the default scene; LOD n from "<piece>_lod<n>" nodes of
     # other scenes, as to_scene writes them)
     ctx = dict(scene=scene, parents=parents, jset=jset, abc_index=abc_index,
-               rest_world=rest_world, inv_bind_file=inv_bind_file, bind_rigid=bind_rigid)
+               rest_world=rest_world, inv_bind_file=inv_bind_file, bind_rigid=bind_rigid,
+               sources=sources)
     used_lod_nodes: set[int] = set()
     pieces: list[Piece] = []
     for mi_node in mesh_nodes:
@@ -377,7 +395,7 @@ def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lo
         w[:, 0] = 1.0
     uv = prim.uvs[0] if prim.uvs else np.zeros((nv, 2), np.float32)
     corner_uv = uv[idx.reshape(-1, 3)]
-    fpos, normals, jj, w, idx = _merge_vertices(fpos, normals, jj, w, idx)
+    fpos, normals, jj, w, idx, kept = _merge_vertices(fpos, normals, jj, w, idx)
     nv = len(fpos)
     mask = w > 0
     owner = np.nonzero(mask)[0]
@@ -396,7 +414,10 @@ def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lo
     faces = np.zeros(tri.shape, CORNER)
     faces["vertex"] = tri
     faces["uv"] = corner_uv[:, [0, 2, 1]]
-    return Lod(faces=faces, vertices=verts, weights=weights)
+    lod = Lod(faces=faces, vertices=verts, weights=weights)
+    if ctx.get("sources") is not None:
+        ctx["sources"][id(lod)] = (prim, kept)
+    return lod
 
 
 def _merge_vertices(pos, normals, joints, weights, idx, tol: float = 2e-3):
@@ -406,7 +427,7 @@ def _merge_vertices(pos, normals, joints, weights, idx, tol: float = 2e-3):
     1e-4 apart) are merged, in the order of their first use."""
     nv = len(pos)
     if nv < 2:
-        return pos, normals, joints, weights, idx
+        return pos, normals, joints, weights, idx, np.arange(nv)
     order = np.argsort(-weights, 1, kind="stable")
     w = np.take_along_axis(weights, order, 1)
     j = np.where(w > 0, np.take_along_axis(joints, order, 1), 0)
@@ -421,13 +442,13 @@ def _merge_vertices(pos, normals, joints, weights, idx, tol: float = 2e-3):
     cluster[srt] = np.cumsum(new) - 1
     nc = int(new.sum())
     if nc == nv:
-        return pos, normals, joints, weights, idx
+        return pos, normals, joints, weights, idx, np.arange(nv)
     first = np.full(nc, nv, np.int64)
     np.minimum.at(first, cluster, np.arange(nv))
     rank = np.empty(nc, np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(nc)
     keep = np.sort(first)
-    return pos[keep], normals[keep], joints[keep], weights[keep], rank[cluster][idx]
+    return pos[keep], normals[keep], joints[keep], weights[keep], rank[cluster][idx], keep
 
 
 def _kept_key_times(kept, ms: np.ndarray, name: str) -> np.ndarray:

@@ -11,7 +11,8 @@ Modules: :mod:`.vxl` and :mod:`.hva` (lossless native layers), :mod:`.voxels` (s
 normal tables), :mod:`.meshing` (visible faces, greedy meshing), :mod:`.scene` (to_scene),
 :mod:`.vox` (MagicaVoxel files and the vxl <-> vox converters), :mod:`.voxelize`
 (Scene -> .vxl by surface voxelisation), :mod:`.keep` (the .vxl/.hva kept in node extras so
-that .vxl -> .glb -> .vxl gives the files back, byte for byte when unedited), :mod:`.samples` (small files
+that .vxl -> .glb -> .vxl gives the files back, byte for byte when unedited), :mod:`.vox_keep`
+(the same for .vox), :mod:`.samples` (small files
 made by our writers). An ``aos-vxl`` entry recognises Ace of Spades / Voxlap ``.vxl`` maps and
 says so instead of misreading them.
 """

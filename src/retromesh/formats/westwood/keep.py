@@ -174,6 +174,14 @@ def _unchanged(scene: Scene, node: Node, limb: Limb, kept: dict) -> bool:
 
 def _revoxelise(scene: Scene, node: Node, limb: Limb, palette: np.ndarray) -> None:
     """Voxelise the node's mesh again in the limb's own grid (size, bounds, normal table)."""
+    mask, colour = voxelise_in_grid(scene, node, limb, palette)
+    limb.set_voxels(VoxelGrid(colour, normal_indices(mask, limb.normal_type), mask))
+
+
+def voxelise_in_grid(scene: Scene, node: Node, limb: Limb, palette: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """(mask, colour) of the node's mesh voxelised in the grid of ``limb`` (size and bounds;
+    colours the nearest ``palette`` entry other than 0). Also used by :mod:`.vox_keep`."""
     from .voxelize import fill_solid, linear_to_srgb, voxelize_triangles
     size = np.maximum(np.array(limb.size, np.int64), 1)
     b0 = np.asarray(limb.bounds_min, np.float64)
@@ -203,7 +211,7 @@ def _revoxelise(scene: Scene, node: Node, limb: Limb, palette: np.ndarray) -> No
         d = ((srgb[:, None, :] - pal[None, 1:]) ** 2).sum(-1)    # nearest palette entry (not 0)
         colour[tuple(cells.T)] = 1 + np.argmin(d, axis=1)
         mask = fill_solid(mask, colour)
-    limb.set_voxels(VoxelGrid(colour, normal_indices(mask, limb.normal_type), mask))
+    return mask, colour
 
 
 def _node_matrices(scene: Scene, ni: int, times: np.ndarray) -> np.ndarray:

@@ -1,6 +1,11 @@
-"""MagicaVoxel ``.vox`` files (read/write), their scene (to_scene; from_scene voxelises via
-:mod:`.voxelize`), and the direct converters ``vxl -> vox`` and ``vox -> vxl`` (registered
-with ``registry.register_converter``).
+"""MagicaVoxel ``.vox`` files (read/write), their scene (to_scene; from_scene gives a kept
+``.vox`` back, :mod:`.vox_keep`, else voxelises via :mod:`.voxelize`), and the direct
+converters ``vxl -> vox`` and ``vox -> vxl`` (registered with ``registry.register_converter``).
+
+``.vox -> .glb -> .vox`` (the plain path and Blender 4.2 / 4.5 alike) gives the file back byte
+for byte when nothing was edited: the file rides in the root node's extras and the meshes are
+compared with the ones ``to_scene`` makes of it (:mod:`.vox_keep`); an edited model is
+voxelised again in its own SIZE with the file's palette, a moved one gets a new ``_t``.
 
 Layout (little-endian)
 
@@ -357,17 +362,21 @@ def _rotation(r: int) -> np.ndarray:
     return m
 
 
-def _placements(doc: VoxFile, n_models: int) -> list[tuple[int, np.ndarray, dict[str, str]]]:
-    """(model, 4x4 world matrix in vox units, nTRN attributes) for every shape instance."""
+def _placements(doc: VoxFile, n_models: int, trn: list[int] | None = None
+                ) -> list[tuple[int, np.ndarray, dict[str, str]]]:
+    """(model, 4x4 world matrix in vox units, nTRN attributes) for every shape instance;
+    ``trn`` (when given) receives the node id of each instance's nearest nTRN (-1: none)."""
     g = scene_graph(doc)
     nodes = g["nodes"]
     if 0 not in nodes:
+        if trn is not None:
+            trn.extend([-1] * n_models)
         return [(i, np.eye(4), {}) for i in range(n_models)]
     out = []
     seen: set[int] = set()
-    stack: list[tuple[int, np.ndarray, dict[str, str], int]] = [(0, np.eye(4), {}, 0)]
+    stack: list[tuple[int, np.ndarray, dict[str, str], int, int]] = [(0, np.eye(4), {}, 0, -1)]
     while stack:
-        nid, m, attrs, depth = stack.pop()
+        nid, m, attrs, depth, above = stack.pop()
         if nid not in nodes:
             continue
         if nid in seen or depth > 256:
@@ -391,14 +400,16 @@ def _placements(doc: VoxFile, n_models: int) -> list[tuple[int, np.ndarray, dict
                 if not np.all(np.isfinite(t[:3, 3])):
                     raise FormatError("a finite translation", path=f"scene graph node {nid}._t",
                                       got=f["_t"])
-            stack.append((node["child"], m @ t, node["attrs"], depth + 1))
+            stack.append((node["child"], m @ t, node["attrs"], depth + 1, nid))
         elif node["type"] == "nGRP":
             for c in reversed(node["children"]):
-                stack.append((c, m, attrs, depth + 1))
+                stack.append((c, m, attrs, depth + 1, above))
         else:
             for mid, _ in node["models"]:
                 if 0 <= mid < n_models:
                     out.append((mid, m, attrs))
+                    if trn is not None:
+                        trn.append(above)
     return out
 
 
@@ -447,7 +458,13 @@ def to_scene(doc: VoxFile, *, source: Path | None = None, greedy: bool = True,
     head = scene_graph(doc)["nodes"].get(0, {}).get("attrs", {}).get("vxl_header", "").split()
     if len(head) == 3 and all(h.isdigit() for h in head):
         remap = (int(head[1]), int(head[2]))
-    grid_scene(scene, items, palette, remap, mats, root, greedy, "face")
+    nodes = grid_scene(scene, items, palette, remap, mats, root, greedy, "face")
+    # the file itself, so that from_scene can give it back (see .vox_keep)
+    from . import vox_keep
+    for k, node in enumerate(nodes):
+        scene.nodes[node].extras[vox_keep.INSTANCE_KEY] = k
+    scene.nodes[root].extras[vox_keep.FILE_KEY] = vox_keep.file_extras(write(doc), greedy,
+                                                                       len(nodes))
     return scene
 
 
@@ -722,10 +739,18 @@ def vox_to_vxl(doc: VoxFile, *, source: Path | None = None, normal_type: int | N
     return {"": out, ".hva": h}
 
 
-def from_scene(scene: Scene, **options: Any) -> VoxFile:
-    """Voxelise a scene (see :mod:`.voxelize`; same options) into a MagicaVoxel file."""
+def from_scene(scene: Scene, *, native: bool = True, **options: Any) -> VoxFile:
+    """Voxelise a scene (see :mod:`.voxelize`; same options) into a MagicaVoxel file; a scene
+    made from a ``.vox`` gives that file back (edited models voxelised again in their own
+    grids: :mod:`.vox_keep`) unless ``native=False`` or a voxelisation option (``resolution``,
+    ``voxel_size``, ``game``) is given."""
     from .voxelize import from_scene as voxelize
-    return vxl_to_vox(voxelize(scene, **options)[""])
+    if native and all(options.get(k) is None for k in ("resolution", "voxel_size", "game")):
+        from .vox_keep import restore
+        kept = restore(scene)
+        if kept is not None:
+            return kept
+    return vxl_to_vox(voxelize(scene, native=native, **options)[""])
 
 
 register(Format(
