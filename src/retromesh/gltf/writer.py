@@ -30,11 +30,13 @@ import numpy as np
 from . import model as g
 
 from ..errors import LossWarning
+from ..fileio import Parts
 from ..scene import Primitive, Scene
 from .images import add_textures, data_uri_images, inline_image_files, place_image_files, \
     source_dir_of
 
-__all__ = ["GltfDocument", "scene_to_gltf", "glb_bytes", "gltf_files", "compute_normals"]
+__all__ = ["GltfDocument", "scene_to_gltf", "glb_bytes", "glb_parts", "gltf_files",
+           "compute_normals"]
 
 ARRAY_BUFFER = 34962
 ELEMENT_ARRAY_BUFFER = 34963
@@ -46,14 +48,45 @@ _COMPONENT = {np.dtype(np.float32): FLOAT, np.dtype(np.uint8): UBYTE,
 
 @dataclass
 class GltfDocument:
-    """A glTF asset: the JSON model and its binary buffer (buffer 0)."""
+    """A glTF asset: the JSON model and its binary buffer (buffer 0).
+
+    ``blob`` is the buffer's bytes. A document made by :func:`scene_to_gltf` holds it as parts
+    (its arrays, kept as they are) until something asks for ``blob``: :func:`glb_parts` writes
+    them one by one, so a big GLB is never held whole in memory."""
     gltf: g.GLTF2
-    blob: bytes = b""
+    blob: bytes = field(default=b"", repr=False)
     #: external files the JSON refers to that were loaded alongside (uri -> bytes)
     resources: dict[str, bytes] = field(default_factory=dict)
     binary: bool = True
     #: image files to write beside a ``.gltf`` (plain file name -> PNG/JPEG bytes)
     image_files: dict[str, bytes] = field(default_factory=dict)
+
+
+def _get_blob(self: GltfDocument) -> bytes:
+    parts = self.__dict__.get("_parts")
+    if parts is not None:
+        self.__dict__["_blob"], self.__dict__["_parts"] = b"".join(parts), None
+    return self.__dict__.get("_blob", b"")
+
+
+def _set_blob(self: GltfDocument, value: bytes) -> None:
+    self.__dict__["_blob"], self.__dict__["_parts"] = value, None
+
+
+GltfDocument.blob = property(_get_blob, _set_blob)  # type: ignore[assignment]
+
+
+def _blob_parts(gdoc: GltfDocument) -> tuple[list[Any], int]:
+    """The buffer's parts (bytes-like) and their total size, without joining them."""
+    parts = gdoc.__dict__.get("_parts")
+    if parts is None:
+        blob = gdoc.blob
+        return ([blob] if blob else []), len(blob)
+    return parts, sum(memoryview(p).nbytes for p in parts)
+
+
+def _set_blob_parts(gdoc: GltfDocument, parts: list[Any]) -> None:
+    gdoc.__dict__["_blob"], gdoc.__dict__["_parts"] = b"", parts
 
 
 def jsonable(value: Any) -> Any:
@@ -121,7 +154,7 @@ def _unit(v: np.ndarray, fallback=(0.0, 1.0, 0.0)) -> np.ndarray:
 
 class _Buffer:
     """The binary buffer: the parts (bytes, or C-contiguous arrays kept as they are) are copied
-    once, by :meth:`blob`."""
+    once, when the GLB (or the ``.bin``) is written."""
 
     def __init__(self) -> None:
         self.parts: list[Any] = []
@@ -159,11 +192,14 @@ class _Buffer:
         self.accessors.append(acc)
         return len(self.accessors) - 1
 
-    def blob(self) -> bytes:
-        self.parts.append(b"\0" * ((-self.size) % 4))
-        out = b"".join(self.parts)
-        self.parts = []
-        return out
+    def finish(self) -> tuple[list[Any], int]:
+        """The parts, padded to a multiple of 4 bytes, and their size."""
+        pad = (-self.size) % 4
+        if pad:
+            self.parts.append(b"\0" * pad)
+            self.size += pad
+        parts, self.parts = self.parts, []
+        return parts, self.size
 
 
 def _sanitize_weights(joints: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -426,10 +462,12 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
     doc.bufferViews = buf.views
     if doc.extras and doc.scenes:       # on the default scene: where Blender's importer keeps them
         doc.scenes[0].extras, doc.extras = doc.extras, None
-    blob = buf.blob()
-    if blob:
-        doc.buffers = [g.Buffer(byteLength=len(blob))]
-    return GltfDocument(doc, blob, image_files=image_files, binary=not external_images)
+    parts, size = buf.finish()
+    if size:
+        doc.buffers = [g.Buffer(byteLength=size)]
+    gdoc = GltfDocument(doc, image_files=image_files, binary=not external_images)
+    _set_blob_parts(gdoc, parts)
+    return gdoc
 
 
 def _json_bytes(doc: g.GLTF2) -> bytes:
@@ -442,7 +480,8 @@ def _inline_images(gdoc: GltfDocument) -> None:
     if not gdoc.image_files:
         return
     doc = gdoc.gltf
-    parts, size = [gdoc.blob], len(gdoc.blob)
+    parts, size = _blob_parts(gdoc)
+    parts = list(parts)
 
     def view(data: bytes) -> int:
         nonlocal size
@@ -454,28 +493,37 @@ def _inline_images(gdoc: GltfDocument) -> None:
         return len(doc.bufferViews) - 1
 
     inline_image_files(doc, gdoc.image_files, view)
-    gdoc.blob = b"".join(parts)
+    _set_blob_parts(gdoc, parts)
     if not doc.buffers:
-        doc.buffers = [g.Buffer(byteLength=len(gdoc.blob))]
+        doc.buffers = [g.Buffer(byteLength=size)]
     gdoc.image_files = {}
     gdoc.binary = True
 
 
-def glb_bytes(gdoc: GltfDocument) -> bytes:
+def glb_parts(gdoc: GltfDocument) -> Parts:
+    """The GLB as parts to write one after another (header, JSON chunk, BIN chunk header, the
+    buffer's arrays): no copy of the buffer is made."""
     _inline_images(gdoc)
     doc = gdoc.gltf
+    blob, size = _blob_parts(gdoc)
     if doc.buffers:
         doc.buffers[0].uri = None
-        doc.buffers[0].byteLength = len(gdoc.blob)
+        doc.buffers[0].byteLength = size
     js = _json_bytes(doc)
     js += b" " * ((-len(js)) % 4)
     parts = [b"", struct.pack("<II", len(js), 0x4E4F534A), js]
     if doc.buffers:
-        pad = b"\0" * ((-len(gdoc.blob)) % 4)
-        parts += [struct.pack("<II", len(gdoc.blob) + len(pad), 0x004E4942), gdoc.blob, pad]
-    total = 12 + sum(len(p) for p in parts)
-    parts[0] = struct.pack("<4sII", b"glTF", 2, total)
-    return b"".join(parts)
+        pad = b"\0" * ((-size) % 4)
+        parts += [struct.pack("<II", size + len(pad), 0x004E4942), *blob, pad]
+    out = Parts(parts)
+    out.buffers[0] = memoryview(struct.pack("<4sII", b"glTF", 2, 12 + out.nbytes))
+    out.nbytes += 12
+    return out
+
+
+def glb_bytes(gdoc: GltfDocument) -> bytes:
+    """The GLB file's bytes (:func:`glb_parts` joined)."""
+    return bytes(glb_parts(gdoc))
 
 
 def gltf_files(gdoc: GltfDocument, path: Path, *, embed_buffer: bool = False) -> dict[Path, bytes]:
