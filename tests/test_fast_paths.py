@@ -30,18 +30,50 @@ def bone_lists(draw):
     return bones, n
 
 
+def _top4_reference(v, j, w, n):
+    """The plain reading: sort every entry by vertex, heaviest first (stable), keep 4."""
+    joints, weights = np.zeros((n, 4), np.uint16), np.zeros((n, 4), np.float32)
+    order = np.lexsort((-w, v))
+    v, j, w = v[order], j[order], w[order]
+    rank = np.arange(len(v)) - np.searchsorted(v, v, side="left")
+    keep = rank < 4
+    joints[v[keep], rank[keep]], weights[v[keep], rank[keep]] = j[keep], w[keep]
+    return joints, weights
+
+
 @settings(max_examples=300, deadline=None)
 @given(bone_lists())
 def test_top4_gathering_is_the_sorting_path(case):
     """Counting-sort gathering == lexsort of every entry (heaviest first, ties in file order),
-    whatever the runs, repeats and vertex counts."""
+    whatever the BONEs, repeats and vertex counts."""
     bones, n = case
-    v, j, w = skinning.entries(bones, n)
+    ent = skinning.entries(bones, n)
+    positive = [(j, v[w > 0], w[w > 0]) for j, v, w in ent.parts]
+    got = skinning._top4(positive, n)
+    v, j, w = ent
     pos = w > 0
-    got = skinning._top4(v[pos], j[pos], w[pos], n)
-    want = skinning._top4_sorted(v[pos], j[pos], w[pos], n)
+    want = _top4_reference(v[pos], j[pos], w[pos], n)
     assert np.array_equal(got[0], want[0])
     assert np.array_equal(got[1].view(np.uint32), want[1].view(np.uint32))
+    # the same from joined arrays (cut where the joint changes)
+    again = skinning.skin_weights((v, j, w), n)
+    assert all(np.array_equal(a, b) for a, b in zip(again, skinning.skin_weights(ent, n)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(bone_lists(), st.data())
+def test_skin_weights_per_primitive_rows(case, data):
+    """``rows``: the primitives' rows one after another == the per-vertex table picked."""
+    bones, n = case
+    ent = skinning.entries(bones, n)
+    rows = [np.unique(np.asarray(data.draw(st.lists(st.integers(0, n - 1), max_size=n)), np.int64))
+            for _ in range(data.draw(st.integers(0, 4)))]
+    for mode in skinning.WEIGHT_MODES:
+        joints, weights = skinning.skin_weights(ent, n, mode)
+        pick = np.concatenate(rows).astype(np.intp) if rows else np.zeros(0, np.intp)
+        rj, rw = skinning.skin_weights(ent, n, mode, rows)
+        assert np.array_equal(rj, joints[pick])
+        assert np.array_equal(rw.view(np.uint32), weights[pick].view(np.uint32))
 
 
 @settings(max_examples=200, deadline=None)

@@ -161,7 +161,7 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
         joint_of = {n: k for k, n in enumerate(joint_nodes)}
         n_vertices = len(mesh_chunk.vrts.vertices)
         ent = entries([(joint_of[b], w) for b, w in bones], n_vertices)
-        joints, weights = skin_weights(ent, n_vertices, mode)
+        joints, weights = skin_weights(ent, n_vertices, mode, id_lists)    # primitives in turn
         odd = odd_vertices(ent, n_vertices)
         ent = record_entries(ent, odd)      # only these are needed below: frees the rest
         ibm = np.stack([inverse(worlds[j]) @ worlds[mesh_node] for j in joint_nodes])
@@ -170,9 +170,10 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
         scene.nodes[mesh_node].skin = skin
         mesh = scene.meshes[scene.nodes[mesh_node].mesh]
         taken = np.zeros(n_vertices, bool)
+        at = 0
         for k, (prim, used) in enumerate(zip(mesh.primitives, id_lists)):
-            prim.joints = joints[used]
-            prim.weights = weights[used]
+            prim.joints, prim.weights = joints[at:at + len(used)], weights[at:at + len(used)]
+            at += len(used)
             prim.__post_init__()
             record = weight_record(ent, odd, used, taken)
             if record is not None:
