@@ -120,7 +120,7 @@ def compute_normals(positions: np.ndarray, indices: np.ndarray | None) -> np.nda
     tri = (np.arange(n) if indices is None else np.asarray(indices)).reshape(-1, 3)
     acc = np.zeros((3, n), np.float64)      # component-major: every row contiguous
     if len(tri):
-        corner = [tri[:, k] for k in range(3)]
+        corner = [tri[:, k].astype(np.intp) for k in range(3)]   # bincount's index type
         p = np.ascontiguousarray(pos.T)
         p0 = np.take(p, corner[0], axis=1)
         e1 = np.take(p, corner[1], axis=1) - p0
@@ -130,9 +130,10 @@ def compute_normals(positions: np.ndarray, indices: np.ndarray | None) -> np.nda
         for c, (a, b) in enumerate(((1, 2), (2, 0), (0, 1))):   # the cross product, in float32
             fn[c] = e1[a] * e2[b] - e1[b] * e2[a]
         del e1, e2
-        for k in range(3):
-            for c in range(3):
-                acc[c] += np.bincount(corner[k], weights=fn[c], minlength=n)
+        for c in range(3):      # per component the same additions, in the same order
+            f = fn[c].astype(np.float64)                        # bincount's weight type
+            for k in range(3):
+                acc[c] += np.bincount(corner[k], weights=f, minlength=n)
     return _unit(acc.T, fallback=(0.0, 1.0, 0.0))
 
 
