@@ -2,7 +2,9 @@
 
 The JSON model is pygltflib's; the binary buffer is assembled here with numpy (one bufferView
 per accessor, 4-byte aligned, targets set for vertex and index data). The GLB container (12-byte
-header, JSON chunk padded with spaces, BIN chunk padded with zeros) is written directly.
+header, JSON chunk padded with spaces, BIN chunk padded with zeros) is written directly, part by
+part (:func:`glb_parts`): the accessors' arrays go to the file as they are, never joined into one
+more copy of the output in memory.
 
 What the writer does so that every output passes the Khronos validator:
 - normals are computed (area-weighted) when a primitive has none, and re-normalised;
@@ -51,8 +53,9 @@ class GltfDocument:
     """A glTF asset: the JSON model and its binary buffer (buffer 0).
 
     ``blob`` is the buffer's bytes. A document made by :func:`scene_to_gltf` holds it as parts
-    (its arrays, kept as they are) until something asks for ``blob``: :func:`glb_parts` writes
-    them one by one, so a big GLB is never held whole in memory."""
+    (its arrays, kept as they are: change the scene's arrays before writing and the output
+    changes) until something asks for ``blob``: :func:`glb_parts` writes them one by one, so a
+    big GLB is never held whole in memory."""
     gltf: g.GLTF2
     blob: bytes = field(default=b"", repr=False)
     #: external files the JSON refers to that were loaded alongside (uri -> bytes)
