@@ -134,3 +134,18 @@ def test_atomic_write_of_parts(tmp_path):
     out = atomic_write(tmp_path / "p.bin", Parts([b"ab", arr, bytearray(b"c"), memoryview(b"")]))
     assert out.read_bytes() == b"ab" + arr.tobytes() + b"c"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_skin_weights_rows_in_any_order():
+    """Rows not in increasing order (not what np.unique gives) take the picking path."""
+    rec = np.zeros(4, BONE_DTYPE)
+    rec["vertex"], rec["weight"] = [0, 1, 2, 3], [0.5, 1, 0.25, 0]
+    rec2 = np.zeros(2, BONE_DTYPE)
+    rec2["vertex"], rec2["weight"] = [0, 2], [0.5, 0.75]
+    ent = skinning.entries([(1, rec), (2, rec2)], 5)
+    joints, weights = skinning.skin_weights(ent, 5)
+    assert joints[:, :2].tolist() == [[1, 2], [1, 0], [2, 1], [1, 0], [0, 0]]
+    rows = [np.array([3, 1, 0]), np.array([0, 4])]
+    rj, rw = skinning.skin_weights(ent, 5, "blitz3d", rows)
+    pick = np.concatenate(rows)
+    assert np.array_equal(rj, joints[pick]) and np.array_equal(rw, weights[pick])
