@@ -16,12 +16,12 @@ import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator, Union
+from typing import IO, Any, Iterable, Iterator, Union
 
 from .errors import LimitError, RetromeshError
 
 __all__ = ["Source", "read_source", "atomic_write", "atomic_write_many", "durable_batch",
-           "written_file", "Batch", "MAX_INPUT_BYTES"]
+           "written_file", "Batch", "Parts", "MAX_INPUT_BYTES"]
 
 #: the largest file ``read_source`` reads (raise it for huge assets)
 MAX_INPUT_BYTES = 2 << 30
@@ -60,9 +60,40 @@ def read_source(source: Source) -> tuple[bytes, str | None, Path | None]:
     return bytes(data), name, Path(name) if name else None
 
 
-def atomic_write(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to a temporary file beside ``path`` and rename it into place (inside
-    :func:`durable_batch`: at the batch's next commit)."""
+class Parts:
+    """File content given as buffers (bytes, C-contiguous numpy arrays...) written one after
+    another: a big output is never joined into one more copy of itself in memory.
+    ``bytes(parts)`` joins them when a caller needs the whole."""
+
+    __slots__ = ("buffers", "nbytes")
+
+    def __init__(self, buffers: Iterable[Any]) -> None:
+        self.buffers = [memoryview(b).cast("B") for b in buffers]
+        self.nbytes = sum(b.nbytes for b in self.buffers)
+
+    def __len__(self) -> int:
+        return self.nbytes
+
+    def __bytes__(self) -> bytes:
+        return b"".join(self.buffers)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Parts):
+            other = bytes(other)
+        if isinstance(other, (bytes, bytearray, memoryview)):
+            return len(other) == self.nbytes and bytes(self) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Parts({len(self.buffers)} buffers, {self.nbytes} bytes)"
+
+
+def atomic_write(path: str | os.PathLike, data: bytes | bytearray | memoryview | Parts) -> Path:
+    """Write ``data`` (bytes, or :class:`Parts` written in order) to a temporary file beside
+    ``path`` and rename it into place (inside :func:`durable_batch`: at the batch's next
+    commit)."""
     path = Path(path)
     try:
         if path.parent and not path.parent.exists():
@@ -82,7 +113,8 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> Path:
             mode = 0o666 & ~umask
         os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            for buffer in (data.buffers if isinstance(data, Parts) else (data,)):
+                fh.write(buffer)
             if batch is None or batch.syncfs is None:
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -232,7 +264,7 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_many(files: dict[Path, bytes]) -> list[Path]:
+def atomic_write_many(files: dict[Path, bytes | Parts]) -> list[Path]:
     """Write several files, each atomically (companions first, the main file last)."""
     items = list(files.items())
     out = []

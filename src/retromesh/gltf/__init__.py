@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 from ..registry import Format, register
 from ..scene import Scene
-from .writer import GltfDocument, compute_normals, glb_bytes, gltf_files, scene_to_gltf
+from .writer import GltfDocument, compute_normals, glb_bytes, glb_parts, gltf_files, scene_to_gltf
 
 
 def __getattr__(name: str) -> Any:   # the reader is imported only when a glTF is read
@@ -44,7 +44,7 @@ __all__ = ["GltfDocument", "scene_to_gltf", "gltf_to_scene", "glb_bytes", "gltf_
 def _outputs(doc: GltfDocument, path: Path) -> dict[Path, bytes]:
     if path.suffix.lower() == ".gltf":
         return gltf_files(doc, path, embed_buffer=getattr(doc, "embed_buffer", False))
-    return {path: glb_bytes(doc)}
+    return {path: glb_parts(doc)}       # written part by part: no joined copy in memory
 
 
 def _write(doc: GltfDocument) -> bytes:

@@ -2,7 +2,9 @@
 
 The JSON model is pygltflib's; the binary buffer is assembled here with numpy (one bufferView
 per accessor, 4-byte aligned, targets set for vertex and index data). The GLB container (12-byte
-header, JSON chunk padded with spaces, BIN chunk padded with zeros) is written directly.
+header, JSON chunk padded with spaces, BIN chunk padded with zeros) is written directly, part by
+part (:func:`glb_parts`): the accessors' arrays go to the file as they are, never joined into one
+more copy of the output in memory.
 
 What the writer does so that every output passes the Khronos validator:
 - normals are computed (area-weighted) when a primitive has none, and re-normalised;
@@ -30,11 +32,13 @@ import numpy as np
 from . import model as g
 
 from ..errors import LossWarning
+from ..fileio import Parts
 from ..scene import Primitive, Scene
 from .images import add_textures, data_uri_images, inline_image_files, place_image_files, \
     source_dir_of
 
-__all__ = ["GltfDocument", "scene_to_gltf", "glb_bytes", "gltf_files", "compute_normals"]
+__all__ = ["GltfDocument", "scene_to_gltf", "glb_bytes", "glb_parts", "gltf_files",
+           "compute_normals"]
 
 ARRAY_BUFFER = 34962
 ELEMENT_ARRAY_BUFFER = 34963
@@ -46,14 +50,46 @@ _COMPONENT = {np.dtype(np.float32): FLOAT, np.dtype(np.uint8): UBYTE,
 
 @dataclass
 class GltfDocument:
-    """A glTF asset: the JSON model and its binary buffer (buffer 0)."""
+    """A glTF asset: the JSON model and its binary buffer (buffer 0).
+
+    ``blob`` is the buffer's bytes. A document made by :func:`scene_to_gltf` holds it as parts
+    (its arrays, kept as they are: change the scene's arrays before writing and the output
+    changes) until something asks for ``blob``: :func:`glb_parts` writes them one by one, so a
+    big GLB is never held whole in memory."""
     gltf: g.GLTF2
-    blob: bytes = b""
+    blob: bytes = field(default=b"", repr=False)
     #: external files the JSON refers to that were loaded alongside (uri -> bytes)
     resources: dict[str, bytes] = field(default_factory=dict)
     binary: bool = True
     #: image files to write beside a ``.gltf`` (plain file name -> PNG/JPEG bytes)
     image_files: dict[str, bytes] = field(default_factory=dict)
+
+
+def _get_blob(self: GltfDocument) -> bytes:
+    parts = self.__dict__.get("_parts")
+    if parts is not None:
+        self.__dict__["_blob"], self.__dict__["_parts"] = b"".join(parts), None
+    return self.__dict__.get("_blob", b"")
+
+
+def _set_blob(self: GltfDocument, value: bytes) -> None:
+    self.__dict__["_blob"], self.__dict__["_parts"] = value, None
+
+
+GltfDocument.blob = property(_get_blob, _set_blob)  # type: ignore[assignment]
+
+
+def _blob_parts(gdoc: GltfDocument) -> tuple[list[Any], int]:
+    """The buffer's parts (bytes-like) and their total size, without joining them."""
+    parts = gdoc.__dict__.get("_parts")
+    if parts is None:
+        blob = gdoc.blob
+        return ([blob] if blob else []), len(blob)
+    return parts, sum(memoryview(p).nbytes for p in parts)
+
+
+def _set_blob_parts(gdoc: GltfDocument, parts: list[Any]) -> None:
+    gdoc.__dict__["_blob"], gdoc.__dict__["_parts"] = b"", parts
 
 
 _PLAIN = frozenset((int, bool, str, type(None)))
@@ -102,7 +138,7 @@ def compute_normals(positions: np.ndarray, indices: np.ndarray | None) -> np.nda
     tri = (np.arange(n) if indices is None else np.asarray(indices)).reshape(-1, 3)
     acc = np.zeros((3, n), np.float64)      # component-major: every row contiguous
     if len(tri):
-        corner = [tri[:, k] for k in range(3)]
+        corner = [tri[:, k].astype(np.intp) for k in range(3)]   # bincount's index type
         p = np.ascontiguousarray(pos.T)
         p0 = np.take(p, corner[0], axis=1)
         e1 = np.take(p, corner[1], axis=1) - p0
@@ -112,9 +148,10 @@ def compute_normals(positions: np.ndarray, indices: np.ndarray | None) -> np.nda
         for c, (a, b) in enumerate(((1, 2), (2, 0), (0, 1))):   # the cross product, in float32
             fn[c] = e1[a] * e2[b] - e1[b] * e2[a]
         del e1, e2
-        for k in range(3):
-            for c in range(3):
-                acc[c] += np.bincount(corner[k], weights=fn[c], minlength=n)
+        for c in range(3):      # per component the same additions, in the same order
+            f = fn[c].astype(np.float64)                        # bincount's weight type
+            for k in range(3):
+                acc[c] += np.bincount(corner[k], weights=f, minlength=n)
     return _unit(acc.T, fallback=(0.0, 1.0, 0.0))
 
 
@@ -136,7 +173,7 @@ def _unit(v: np.ndarray, fallback=(0.0, 1.0, 0.0)) -> np.ndarray:
 
 class _Buffer:
     """The binary buffer: the parts (bytes, or C-contiguous arrays kept as they are) are copied
-    once, by :meth:`blob`."""
+    once, when the GLB (or the ``.bin``) is written."""
 
     def __init__(self) -> None:
         self.parts: list[Any] = []
@@ -174,11 +211,14 @@ class _Buffer:
         self.accessors.append(acc)
         return len(self.accessors) - 1
 
-    def blob(self) -> bytes:
-        self.parts.append(b"\0" * ((-self.size) % 4))
-        out = b"".join(self.parts)
-        self.parts = []
-        return out
+    def finish(self) -> tuple[list[Any], int]:
+        """The parts, padded to a multiple of 4 bytes, and their size."""
+        pad = (-self.size) % 4
+        if pad:
+            self.parts.append(b"\0" * pad)
+            self.size += pad
+        parts, self.parts = self.parts, []
+        return parts, self.size
 
 
 def _sanitize_weights(joints: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -441,10 +481,12 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
     doc.bufferViews = buf.views
     if doc.extras and doc.scenes:       # on the default scene: where Blender's importer keeps them
         doc.scenes[0].extras, doc.extras = doc.extras, None
-    blob = buf.blob()
-    if blob:
-        doc.buffers = [g.Buffer(byteLength=len(blob))]
-    return GltfDocument(doc, blob, image_files=image_files, binary=not external_images)
+    parts, size = buf.finish()
+    if size:
+        doc.buffers = [g.Buffer(byteLength=size)]
+    gdoc = GltfDocument(doc, image_files=image_files, binary=not external_images)
+    _set_blob_parts(gdoc, parts)
+    return gdoc
 
 
 def _json_bytes(doc: g.GLTF2) -> bytes:
@@ -457,7 +499,8 @@ def _inline_images(gdoc: GltfDocument) -> None:
     if not gdoc.image_files:
         return
     doc = gdoc.gltf
-    parts, size = [gdoc.blob], len(gdoc.blob)
+    parts, size = _blob_parts(gdoc)
+    parts = list(parts)
 
     def view(data: bytes) -> int:
         nonlocal size
@@ -469,28 +512,37 @@ def _inline_images(gdoc: GltfDocument) -> None:
         return len(doc.bufferViews) - 1
 
     inline_image_files(doc, gdoc.image_files, view)
-    gdoc.blob = b"".join(parts)
+    _set_blob_parts(gdoc, parts)
     if not doc.buffers:
-        doc.buffers = [g.Buffer(byteLength=len(gdoc.blob))]
+        doc.buffers = [g.Buffer(byteLength=size)]
     gdoc.image_files = {}
     gdoc.binary = True
 
 
-def glb_bytes(gdoc: GltfDocument) -> bytes:
+def glb_parts(gdoc: GltfDocument) -> Parts:
+    """The GLB as parts to write one after another (header, JSON chunk, BIN chunk header, the
+    buffer's arrays): no copy of the buffer is made."""
     _inline_images(gdoc)
     doc = gdoc.gltf
+    blob, size = _blob_parts(gdoc)
     if doc.buffers:
         doc.buffers[0].uri = None
-        doc.buffers[0].byteLength = len(gdoc.blob)
+        doc.buffers[0].byteLength = size
     js = _json_bytes(doc)
     js += b" " * ((-len(js)) % 4)
     parts = [b"", struct.pack("<II", len(js), 0x4E4F534A), js]
     if doc.buffers:
-        pad = b"\0" * ((-len(gdoc.blob)) % 4)
-        parts += [struct.pack("<II", len(gdoc.blob) + len(pad), 0x004E4942), gdoc.blob, pad]
-    total = 12 + sum(len(p) for p in parts)
-    parts[0] = struct.pack("<4sII", b"glTF", 2, total)
-    return b"".join(parts)
+        pad = b"\0" * ((-size) % 4)
+        parts += [struct.pack("<II", size + len(pad), 0x004E4942), *blob, pad]
+    out = Parts(parts)
+    out.buffers[0] = memoryview(struct.pack("<4sII", b"glTF", 2, 12 + out.nbytes))
+    out.nbytes += 12
+    return out
+
+
+def glb_bytes(gdoc: GltfDocument) -> bytes:
+    """The GLB file's bytes (:func:`glb_parts` joined)."""
+    return bytes(glb_parts(gdoc))
 
 
 def gltf_files(gdoc: GltfDocument, path: Path, *, embed_buffer: bool = False) -> dict[Path, bytes]:

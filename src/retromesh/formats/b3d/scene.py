@@ -12,7 +12,8 @@ from ...transforms import inverse, quat_continuous
 from .axes import _Z, _Z32, _rot_to_gltf
 from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
 from .materials import materials_to_scene
-from .skinning import WEIGHT_MODES, entries, odd_vertices, skin_weights, weight_record
+from .skinning import WEIGHT_MODES, entries, odd_vertices, record_entries, skin_weights, \
+    weight_record
 
 __all__ = ["to_scene"]
 
@@ -160,17 +161,19 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
         joint_of = {n: k for k, n in enumerate(joint_nodes)}
         n_vertices = len(mesh_chunk.vrts.vertices)
         ent = entries([(joint_of[b], w) for b, w in bones], n_vertices)
-        joints, weights = skin_weights(ent, n_vertices, mode)
+        joints, weights = skin_weights(ent, n_vertices, mode, id_lists)    # primitives in turn
         odd = odd_vertices(ent, n_vertices)
+        ent = record_entries(ent, odd)      # only these are needed below: frees the rest
         ibm = np.stack([inverse(worlds[j]) @ worlds[mesh_node] for j in joint_nodes])
         skin = scene.add_skin(Skin(joints=joint_nodes, inverse_bind_matrices=ibm,
                                    name=scene.nodes[mesh_node].name))
         scene.nodes[mesh_node].skin = skin
         mesh = scene.meshes[scene.nodes[mesh_node].mesh]
         taken = np.zeros(n_vertices, bool)
+        at = 0
         for k, (prim, used) in enumerate(zip(mesh.primitives, id_lists)):
-            prim.joints = joints[used]
-            prim.weights = weights[used]
+            prim.joints, prim.weights = joints[at:at + len(used)], weights[at:at + len(used)]
+            at += len(used)
             prim.__post_init__()
             record = weight_record(ent, odd, used, taken)
             if record is not None:

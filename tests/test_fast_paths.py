@@ -1,0 +1,151 @@
+"""The fast paths of issue #15 give what the plain ones give: B3D weight gathering, the GLB
+written in parts, the atomic write of parts."""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import retromesh
+from gltfcheck import assert_valid
+from retromesh.fileio import Parts, atomic_write
+from retromesh.formats.b3d import skinning
+from retromesh.formats.b3d.chunks import BONE_DTYPE
+from retromesh.gltf.writer import glb_bytes, glb_parts, scene_to_gltf
+from retromesh.scene import Mesh, Node, Primitive, Scene
+
+
+@st.composite
+def bone_lists(draw):
+    n = draw(st.integers(1, 30))
+    weight = st.sampled_from([0.0, 0.1, 0.25, 0.5, 1.0]) | st.floats(0, 2, width=32)
+    bones = []
+    for b in range(draw(st.integers(0, 9))):
+        unique = draw(st.booleans()) or draw(st.booleans())
+        vs = draw(st.lists(st.integers(-2, n + 1), max_size=n + 3, unique=unique))
+        rec = np.zeros(len(vs), BONE_DTYPE)
+        rec["vertex"] = vs
+        rec["weight"] = draw(st.lists(weight, min_size=len(vs), max_size=len(vs)))
+        bones.append((draw(st.integers(0, 12)) if draw(st.booleans()) else b + 1, rec))
+    return bones, n
+
+
+def _top4_reference(v, j, w, n):
+    """The plain reading: sort every entry by vertex, heaviest first (stable), keep 4."""
+    joints, weights = np.zeros((n, 4), np.uint16), np.zeros((n, 4), np.float32)
+    order = np.lexsort((-w, v))
+    v, j, w = v[order], j[order], w[order]
+    rank = np.arange(len(v)) - np.searchsorted(v, v, side="left")
+    keep = rank < 4
+    joints[v[keep], rank[keep]], weights[v[keep], rank[keep]] = j[keep], w[keep]
+    return joints, weights
+
+
+@settings(max_examples=300, deadline=None)
+@given(bone_lists())
+def test_top4_gathering_is_the_sorting_path(case):
+    """Counting-sort gathering == lexsort of every entry (heaviest first, ties in file order),
+    whatever the BONEs, repeats and vertex counts."""
+    bones, n = case
+    ent = skinning.entries(bones, n)
+    positive = [(j, v[w > 0], w[w > 0]) for j, v, w in ent.parts]
+    got = skinning._top4(positive, n)
+    v, j, w = ent
+    pos = w > 0
+    want = _top4_reference(v[pos], j[pos], w[pos], n)
+    assert np.array_equal(got[0], want[0])
+    assert np.array_equal(got[1].view(np.uint32), want[1].view(np.uint32))
+    # the same from joined arrays (cut where the joint changes)
+    again = skinning.skin_weights((v, j, w), n)
+    assert all(np.array_equal(a, b) for a, b in zip(again, skinning.skin_weights(ent, n)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(bone_lists(), st.data())
+def test_skin_weights_per_primitive_rows(case, data):
+    """``rows``: the primitives' rows one after another == the per-vertex table picked."""
+    bones, n = case
+    ent = skinning.entries(bones, n)
+    rows = [np.unique(np.asarray(data.draw(st.lists(st.integers(0, n - 1), max_size=n)), np.int64))
+            for _ in range(data.draw(st.integers(0, 4)))]
+    for mode in skinning.WEIGHT_MODES:
+        joints, weights = skinning.skin_weights(ent, n, mode)
+        pick = np.concatenate(rows).astype(np.intp) if rows else np.zeros(0, np.intp)
+        rj, rw = skinning.skin_weights(ent, n, mode, rows)
+        assert np.array_equal(rj, joints[pick])
+        assert np.array_equal(rw.view(np.uint32), weights[pick].view(np.uint32))
+
+
+@settings(max_examples=200, deadline=None)
+@given(bone_lists())
+def test_odd_vertices_and_record_entries(case):
+    """odd_vertices == its plain bincount formula; record_entries keeps what weight_record
+    reads, so its records are the same."""
+    bones, n = case
+    ent = skinning.entries(bones, n)
+    v, _, w = ent
+    pos = w > 0
+    count = np.bincount(v[pos], minlength=n)
+    total = np.bincount(v[pos], weights=w[pos], minlength=n)
+    named = np.bincount(v, minlength=n) > 0
+    odd = skinning.odd_vertices(ent, n)
+    assert np.array_equal(odd, named & ((count == 0) | (count > 4) | (np.abs(total - 1.0) > 1e-5)))
+    kept = skinning.record_entries(ent, odd)
+    used = np.arange(n)[: n // 2 + 1]
+    t1, t2 = np.zeros(n, bool), np.zeros(n, bool)
+    assert skinning.weight_record(ent, odd, used, t1) == skinning.weight_record(kept, odd, used, t2)
+    assert np.array_equal(t1, t2)
+
+
+def test_entries_in_file_order_out_of_range_dropped():
+    rec = np.zeros(4, BONE_DTYPE)
+    rec["vertex"], rec["weight"] = [0, 5, -1, 2], [0.5, 1, 1, 0.25]
+    v, j, w = skinning.entries([(3, rec), (1, rec[:1])], 4)
+    assert v.tolist() == [0, 2, 0] and j.tolist() == [3, 3, 1] and w.tolist() == [0.5, 0.25, 0.5]
+    assert (v.dtype, j.dtype, w.dtype) == (np.int32, np.uint16, np.float32)
+
+
+def _scene() -> Scene:
+    s = Scene(name="t")
+    pos = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], np.float32)
+    prim = Primitive(positions=pos, indices=np.array([0, 1, 2], np.uint32),
+                     uvs=[pos[:, :2].copy()])
+    s.nodes[s.add_node(Node(name="n"))].mesh = s.add_mesh(Mesh(name="m", primitives=[prim]))
+    return s
+
+
+def test_glb_parts_equal_glb_bytes_and_blob_on_demand(tmp_path):
+    doc = scene_to_gltf(_scene())
+    parts = glb_parts(doc)
+    assert isinstance(parts, Parts) and len(parts.buffers) > 4
+    data = glb_bytes(doc)
+    assert bytes(parts) == data and parts == data and len(parts) == len(data)
+    assert int.from_bytes(data[8:12], "little") == len(data)
+    assert data.endswith(doc.blob)            # the buffer, joined only when asked for
+    retromesh.save(_scene(), tmp_path / "x.glb")
+    assert (tmp_path / "x.glb").read_bytes() == data
+    assert_valid(tmp_path / "x.glb")
+    back = retromesh.load(tmp_path / "x.glb")
+    assert np.array_equal(back.meshes[0].primitives[0].positions, _scene().meshes[0].primitives[0].positions)
+
+
+def test_atomic_write_of_parts(tmp_path):
+    arr = np.arange(6, dtype=np.uint16).reshape(3, 2)
+    out = atomic_write(tmp_path / "p.bin", Parts([b"ab", arr, bytearray(b"c"), memoryview(b"")]))
+    assert out.read_bytes() == b"ab" + arr.tobytes() + b"c"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_skin_weights_rows_in_any_order():
+    """Rows not in increasing order (not what np.unique gives) take the picking path."""
+    rec = np.zeros(4, BONE_DTYPE)
+    rec["vertex"], rec["weight"] = [0, 1, 2, 3], [0.5, 1, 0.25, 0]
+    rec2 = np.zeros(2, BONE_DTYPE)
+    rec2["vertex"], rec2["weight"] = [0, 2], [0.5, 0.75]
+    ent = skinning.entries([(1, rec), (2, rec2)], 5)
+    joints, weights = skinning.skin_weights(ent, 5)
+    assert joints[:, :2].tolist() == [[1, 2], [1, 0], [2, 1], [1, 0], [0, 0]]
+    rows = [np.array([3, 1, 0]), np.array([0, 4])]
+    rj, rw = skinning.skin_weights(ent, 5, "blitz3d", rows)
+    pick = np.concatenate(rows)
+    assert np.array_equal(rj, joints[pick]) and np.array_equal(rw, weights[pick])
