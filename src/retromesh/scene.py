@@ -346,12 +346,20 @@ class Scene:
                 parent[c] = i
         return parent
 
+    def local_matrices(self) -> np.ndarray:
+        """Every node's local matrix, (n, 4, 4), in one vectorised call."""
+        from .transforms import compose_trs
+        if not self.nodes:
+            return np.zeros((0, 4, 4))
+        return compose_trs(np.array([n.translation for n in self.nodes], dtype=np.float64),
+                           np.array([n.rotation for n in self.nodes], dtype=np.float64),
+                           np.array([n.scale for n in self.nodes], dtype=np.float64))
+
     def world_matrices(self) -> np.ndarray:
         from .transforms import world_matrices
         if not self.nodes:
             return np.zeros((0, 4, 4))
-        local = np.stack([n.matrix for n in self.nodes])
-        return world_matrices(local, self.parents())
+        return world_matrices(self.local_matrices(), self.parents())
 
     def counts(self) -> dict[str, int]:
         prims = [p for m in self.meshes for p in m.primitives]
