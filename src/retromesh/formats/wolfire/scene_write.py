@@ -14,7 +14,7 @@ from .anm import WEAPON8_DTYPE, AnmFile, AnmKeyframe
 from .bones import bone_frames, depth_order, pack_mats
 from .native_extras import TOL, anm_key, kept_anm, kept_phxbn, merge_phxbn, same
 from .phxbn import PhxbnFile, PhxControl
-from .scene_read import DEFAULT_FPS
+from .scene_read import DEFAULT_FPS, LIMITS
 
 __all__ = ["scene_to_phxbn", "scene_to_anm"]
 
@@ -246,7 +246,11 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
         start = 0
     length_s = float(ex.get("length", anim.duration))
     m = len(joints)
-    local = np.tile(np.eye(4), (len(t), m, 1, 1))
+    if len(t) * max(m, 1) > LIMITS["sample_bones"]:       # before (keys, bones, 4, 4) arrays
+        raise DocumentError(f"animation {anim.name!r}: {len(t)} keys of {m} bones is more than "
+                            f"LIMITS['sample_bones'] = {LIMITS['sample_bones']} "
+                            "(retromesh.formats.wolfire.scene.LIMITS; raise it for longer "
+                            "animations)")
     rest = [scene.nodes[j] for j in joints]
     T = np.array([n.translation for n in rest])[None].repeat(len(t), 0)
     R = np.array([n.rotation for n in rest])[None].repeat(len(t), 0)
