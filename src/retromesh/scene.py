@@ -442,14 +442,19 @@ class Scene:
     # -- numbers and writer fix-ups ---------------------------------------------------------
     def _validate_numbers(self) -> None:
         trs = (("translation", 3), ("rotation", 4), ("scale", 3))
-        for i, node in enumerate(self.nodes):
-            for key, width in trs:
-                if np.shape(getattr(node, key)) != (width,):
-                    raise DocumentError(f"node {i} ({node.name!r}): {key} must have {width} "
-                                        f"numbers, got shape {np.shape(getattr(node, key))}")
         if self.nodes:                      # one vectorised check (scenes of 20,000 nodes)
             for key, width in trs:
-                values = np.array([getattr(n, key) for n in self.nodes], dtype=np.float64)
+                try:
+                    values = np.array([getattr(n, key) for n in self.nodes], dtype=np.float64)
+                except (TypeError, ValueError):
+                    values = None           # ragged: the loop below names the node
+                if values is None or values.shape != (len(self.nodes), width):
+                    for i, node in enumerate(self.nodes):
+                        if np.shape(getattr(node, key)) != (width,):
+                            raise DocumentError(
+                                f"node {i} ({node.name!r}): {key} must have {width} numbers, "
+                                f"got shape {np.shape(getattr(node, key))}")
+                    values = np.array([getattr(n, key) for n in self.nodes], dtype=np.float64)
                 ok = np.all(np.abs(values) <= _FLT_MAX, axis=1)
                 if not np.all(ok):
                     i = int(np.argmin(ok))
