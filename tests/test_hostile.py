@@ -314,3 +314,178 @@ def test_short_fuzz_run(tmp_path):
                              mem_mb=1536, rss_mb=400)
         assert summary["cases"] == 70
         assert not summary["findings"], (family, summary["findings"])
+
+
+# -- bounded work: big and deep scenes through every writer ---------------------------------
+#: every writer, with the kind of scene it needs (skeleton formats want a skin + animation)
+WRITERS = {"b3d": "plain", "abc": "skin", "msh": "plain", "skl": "skin", "ani": "skin",
+           "vxl": "plain", "solid": "plain", "glb": "skin", "gltf": "skin", "phxbn": "skin",
+           "anm": "skin", "obj": "plain", "cms": "plain"}
+#: the big runs skin only where a skeleton is what the format writes (the linear-work test
+#: above covers the skinned ABC and glTF paths)
+BIG = {**WRITERS, "abc": "plain", "glb": "plain", "gltf": "plain"}
+
+
+def _big_scene(n: int, shape: str, kind: str, mesh_every: int = 100) -> Scene:
+    """``n`` nodes as roots ("flat"), a chain ("chain"), a 4-ary tree ("tree") or a chain
+    with a leaf on every link ("comb"); a triangle on every ``mesh_every``-th node; for
+    ``kind="skin"`` a skin over every node and an animation of every 10th."""
+    from retromesh.scene import Animation, Channel
+    s = Scene()
+    tri = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], np.float32)
+    m = s.add_mesh(Mesh(name="m", primitives=[Primitive(positions=tri)]))
+    spine = None
+    for i in range(n):
+        parent = {"flat": None, "chain": i - 1 if i else None, "tree": (i - 1) // 4 if i else None,
+                  "comb": spine}[shape]
+        k = s.add_node(Node(name=f"n{i}", translation=[0.1, 0, 0],
+                            mesh=m if kind == "plain" and i % mesh_every == 0 else None), parent=parent)
+        if shape == "comb" and i % 2 == 0:
+            spine = k
+    if kind == "skin":
+        p = Primitive(positions=tri, joints=np.array([[0, 1, 2, 3]] * 3, np.uint16),
+                      weights=np.array([[1.0, 0, 0, 0]] * 3, np.float32))
+        mi = s.add_mesh(Mesh(name="skinned", primitives=[p]))
+        sk = s.add_skin(Skin(joints=list(range(n)), inverse_bind_matrices=np.linalg.inv(s.world_matrices())))
+        s.add_node(Node(name="body", mesh=mi, skin=sk))
+        s.animations.append(Animation(name="a", channels=[
+            Channel(j, "rotation", np.array([0.0, 1.0]), np.array([[0, 0, 0, 1], [0, 0.1, 0, 0.995]]))
+            for j in range(0, n, 10)]))
+    return s
+
+
+def _save_outcome(scene: Scene, target: Path) -> str:
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            retromesh.save(scene, target)
+        except DocumentError as exc:
+            assert "Recursion" not in str(exc), exc
+            return str(exc)
+    return "ok"
+
+
+def _lines_run(fn) -> int:
+    """Lines of retromesh's own code executed by ``fn()`` (numpy and the standard library are
+    not traced): a measure of Python-level work that does not depend on the machine's speed."""
+    src = str(ROOT / "src" / "retromesh")
+    count = 0
+
+    def local(frame, event, arg):
+        nonlocal count
+        if event == "line":
+            count += 1
+        return local
+
+    def tracer(frame, event, arg):
+        return local if frame.f_code.co_filename.startswith(src) else None
+
+    old = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        fn()
+    finally:
+        sys.settrace(old)
+    return count
+
+
+@pytest.mark.parametrize("ext", sorted(WRITERS))
+def test_writer_work_grows_linearly_with_nodes(ext, tmp_path):
+    """4x the nodes (a deep comb: per-node walks up the tree are quadratic there) must cost at
+    most ~4x the Python lines: no per-node search, list scan or walk up the hierarchy."""
+    shape = "tree" if ext == "b3d" else "comb"          # B3D refuses trees deeper than 200
+    _save_outcome(_big_scene(40, shape, WRITERS[ext], mesh_every=20), tmp_path / f"o.{ext}")
+    runs = {}                                            # (imports done above, not counted)
+    for n in (400, 1600):
+        scene = _big_scene(n, shape, WRITERS[ext], mesh_every=20)
+        runs[n] = _lines_run(lambda: _save_outcome(scene, tmp_path / f"o.{ext}"))
+    assert runs[1600] <= 4 * runs[400] * 1.25, runs
+
+
+@pytest.mark.parametrize("ext", sorted(WRITERS))
+def test_writer_finishes_20000_nodes_and_a_5000_deep_chain(ext, tmp_path):
+    flat = _save_outcome(_big_scene(20000, "flat", BIG[ext]), tmp_path / f"flat.{ext}")
+    assert flat == "ok" or "the engine packs bone ids" in flat or "LIMITS" in flat, flat
+    deep = _save_outcome(_big_scene(5000, "chain", BIG[ext]), tmp_path / f"deep.{ext}")
+    # B3D names the depth it refuses; the others write the chain
+    assert deep == "ok" or "deeper than 200" in deep or "LIMITS" in deep, deep
+
+
+def test_deep_gltf_chain_reads_and_converts(tmp_path):
+    import json
+    n = 5000
+    doc = {"asset": {"version": "2.0"}, "scenes": [{"nodes": [0]}],
+           "nodes": [{"children": [i + 1]} if i + 1 < n else {} for i in range(n)]}
+    (tmp_path / "chain.gltf").write_text(json.dumps(doc))
+    scene = retromesh.load(tmp_path / "chain.gltf")
+    assert len(scene.nodes) == n and scene.parents()[n - 1] == n - 2
+    retromesh.save(scene, tmp_path / "chain.glb")
+    assert retromesh.load(tmp_path / "chain.glb").parents()[n - 1] == n - 2
+
+
+def test_hierarchy_walks_are_iterative():
+    from retromesh.hierarchy import depth_of, nearest_in, top_down
+    n = 100_000                                          # far past the recursion limit
+    parents = [-1] + list(range(n - 1))
+    assert top_down(parents) == list(range(n))
+    assert depth_of(parents)[-1] == n - 1
+    near = nearest_in(parents, {0, 50_000})
+    assert near[49_999] == 0 and near[50_000] == 50_000 and near[-1] == 50_000
+    assert nearest_in(parents, {0, 50_000}, include_self=False)[50_000] == 0
+
+
+# -- bounded work: derived sizes --------------------------------------------------------------
+def _anm(length_ms: int, bones: int = 6):
+    from retromesh.formats.wolfire.anm import WEAPON8_DTYPE, AnmFile, AnmKeyframe
+    mats = np.tile(np.eye(4, dtype="<f4").T.reshape(16), (bones, 1))
+    keys = [AnmKeyframe(t, mats, np.zeros(0, "<f4"), np.zeros(0, WEAPON8_DTYPE), 0, None, [], [], [], [])
+            for t in range(0, 1001, 200)]
+    return AnmFile(version=11, centered=0, looping=1, length=length_ms, keyframes=keys)
+
+
+def test_anm_resampling_is_capped(monkeypatch):
+    from retromesh.formats.wolfire import scene as wscene
+    from retromesh.formats.wolfire.anm import write
+    # the campaign's 3 KB file: 70 minutes at 30 Hz of 6 bones (1.3 s of sampling before)
+    data = write(_anm(4_195_504))
+    with pytest.raises(retromesh.LimitError, match=r"LIMITS\['sample_bones'\].*raise them") as info:
+        retromesh.load(data, format="anm")
+    assert "125873 samples of 6 bones (length 4195.5 s at 30 fps)" in str(info.value)
+    monkeypatch.setitem(wscene.LIMITS, "sample_bones", 1000)
+    with pytest.raises(retromesh.LimitError):
+        retromesh.load(write(_anm(20_000)), format="anm")            # 601 samples x 6 bones
+    monkeypatch.setitem(wscene.LIMITS, "sample_bones", 4000)
+    scene = retromesh.load(write(_anm(20_000)), format="anm")
+    assert len(scene.animations[0].channels[0].times) == 601
+
+
+def test_anm_writer_checks_keys_x_bones(monkeypatch, tmp_path):
+    from retromesh.formats.wolfire import scene as wscene
+    scene = _big_scene(50, "chain", "skin")
+    monkeypatch.setitem(wscene.LIMITS, "sample_bones", 100)         # 31 keys x 50 bones
+    with pytest.raises(DocumentError, match=r"31 keys of 50 bones.*LIMITS\['sample_bones'\]"):
+        retromesh.save(scene, tmp_path / "a.phxbn")
+
+
+def test_voxeliser_work_is_capped(tmp_path):
+    s = Scene()
+    pos = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], np.float32)
+    faces = np.array([0, 1, 2, 0, 2, 3, 0, 3, 1, 1, 3, 2], np.uint32)
+    m = s.add_mesh(Mesh(name="m", primitives=[Primitive(positions=pos, indices=np.tile(faces, 500))]))
+    s.add_node(Node(name="n", mesh=m))
+    with pytest.raises(DocumentError, match=r"2000 triangles|LIMITS\['samples'\]"):
+        retromesh.save(s, tmp_path / "big.vxl")                    # one tetrahedron 500 times
+    s.meshes[0].primitives[0].indices = faces
+    retromesh.save(s, tmp_path / "small.vxl")
+
+
+def test_game_writers_cap_mesh_nodes(tmp_path, monkeypatch):
+    from retromesh import scene as scene_mod
+    s = _big_scene(300, "flat", "plain", mesh_every=1)
+    monkeypatch.setitem(scene_mod.LIMITS, "mesh_nodes", 200)
+    with pytest.raises(DocumentError, match=r"300 nodes hold a mesh.*LIMITS\['mesh_nodes'\]"):
+        retromesh.save(s, tmp_path / "many.abc")
+    retromesh.save(s, tmp_path / "many.glb")                       # glTF instances are cheap
+    monkeypatch.setitem(scene_mod.LIMITS, "mesh_nodes", 300)
+    retromesh.save(s, tmp_path / "many.b3d")

@@ -249,7 +249,7 @@ def test_very_long_animation_is_refused(files):
     mats = wscene._flat(wscene.bone_frames(pts[ends[:, 0]], pts[ends[:, 1]]))
     anm = AnmFile(version=11, centered=0, looping=1, length=6_000_000, keyframes=[
         AnmKeyframe(0, mats, np.zeros(0, "<f4"), np.zeros(0, WEAPON8_DTYPE), 0, None, [], [], [], [])])
-    with pytest.raises(DocumentError, match="lower fps"):
+    with pytest.raises(retromesh.LimitError, match="lower fps"):
         wscene.phxbn_to_scene(skel, animations=[anm])
     anm.length = 20_000                                    # 20 s: fine, sampled in batches
     scene = wscene.phxbn_to_scene(skel, animations=[anm])

@@ -23,7 +23,10 @@ each reported with a :class:`~retromesh.LossWarning` (the caller's scene is not 
   matrix can be inverted (writers that store bind poses or parent-relative keys need inverses).
 
 A singular inverse bind matrix cannot be fixed up (it names no pose): DocumentError naming the
-skin and joint.
+skin and joint. A scene with more than ``LIMITS["mesh_nodes"]`` (1024) nodes holding a mesh is
+refused for game formats (DocumentError): each becomes a MESH, piece, part or limb of its own,
+at up to a millisecond each (a 200 KB glTF of 20,000 nodes sharing one mesh took 16 s as .abc),
+and the biggest corpus model has 46. Raise ``retromesh.scene.LIMITS["mesh_nodes"]`` for more.
 """
 from __future__ import annotations
 
@@ -39,8 +42,11 @@ from .errors import DocumentError, LossWarning
 
 __all__ = [
     "Scene", "Node", "Mesh", "Primitive", "Material", "Texture", "TextureRef", "Skin",
-    "Animation", "Channel", "MorphTarget",
+    "Animation", "Channel", "MorphTarget", "LIMITS",
 ]
+
+#: caps of :meth:`Scene.for_writing` (game-format writers); raise them for bigger scenes
+LIMITS = {"mesh_nodes": 1024}
 
 
 def _array(value, dtype, width: int | None, name: str, owner: str) -> np.ndarray | None:
@@ -346,12 +352,20 @@ class Scene:
                 parent[c] = i
         return parent
 
+    def local_matrices(self) -> np.ndarray:
+        """Every node's local matrix, (n, 4, 4), in one vectorised call."""
+        from .transforms import compose_trs
+        if not self.nodes:
+            return np.zeros((0, 4, 4))
+        return compose_trs(np.array([n.translation for n in self.nodes], dtype=np.float64),
+                           np.array([n.rotation for n in self.nodes], dtype=np.float64),
+                           np.array([n.scale for n in self.nodes], dtype=np.float64))
+
     def world_matrices(self) -> np.ndarray:
         from .transforms import world_matrices
         if not self.nodes:
             return np.zeros((0, 4, 4))
-        local = np.stack([n.matrix for n in self.nodes])
-        return world_matrices(local, self.parents())
+        return world_matrices(self.local_matrices(), self.parents())
 
     def counts(self) -> dict[str, int]:
         prims = [p for m in self.meshes for p in m.primitives]
@@ -434,14 +448,19 @@ class Scene:
     # -- numbers and writer fix-ups ---------------------------------------------------------
     def _validate_numbers(self) -> None:
         trs = (("translation", 3), ("rotation", 4), ("scale", 3))
-        for i, node in enumerate(self.nodes):
-            for key, width in trs:
-                if np.shape(getattr(node, key)) != (width,):
-                    raise DocumentError(f"node {i} ({node.name!r}): {key} must have {width} "
-                                        f"numbers, got shape {np.shape(getattr(node, key))}")
         if self.nodes:                      # one vectorised check (scenes of 20,000 nodes)
             for key, width in trs:
-                values = np.array([getattr(n, key) for n in self.nodes], dtype=np.float64)
+                try:
+                    values = np.array([getattr(n, key) for n in self.nodes], dtype=np.float64)
+                except (TypeError, ValueError):
+                    values = None           # ragged: the loop below names the node
+                if values is None or values.shape != (len(self.nodes), width):
+                    for i, node in enumerate(self.nodes):
+                        if np.shape(getattr(node, key)) != (width,):
+                            raise DocumentError(
+                                f"node {i} ({node.name!r}): {key} must have {width} numbers, "
+                                f"got shape {np.shape(getattr(node, key))}")
+                    values = np.array([getattr(n, key) for n in self.nodes], dtype=np.float64)
                 ok = np.all(np.abs(values) <= _FLT_MAX, axis=1)
                 if not np.all(ok):
                     i = int(np.argmin(ok))
@@ -481,6 +500,11 @@ class Scene:
         """This scene validated and fixed up for a game-format writer (see the module
         docstring); returns ``self`` when nothing needs fixing, else a fixed shallow copy."""
         self.validate()
+        mesh_nodes = sum(n.mesh is not None for n in self.nodes)
+        if mesh_nodes > LIMITS["mesh_nodes"]:
+            raise DocumentError(f"{mesh_nodes} nodes hold a mesh; game formats are written with "
+                                f"at most LIMITS['mesh_nodes'] = {LIMITS['mesh_nodes']} "
+                                "(retromesh.scene.LIMITS; raise it for a bigger scene)")
         for si, skin in enumerate(self.skins):
             m = skin.inverse_bind_matrices
             if m is not None and len(m):

@@ -13,6 +13,7 @@ order and vertices when nothing was edited; primitive extras, where older GLBs o
 """
 from __future__ import annotations
 
+import bisect
 import copy
 
 import numpy as np
@@ -80,7 +81,7 @@ def native_layout_fits(scene: Scene) -> bool:
         return False
     pos = {n: k for k, n in enumerate(order)}
     worlds = scene.world_matrices()
-    mesh_at = [pos[i] for i, n in enumerate(scene.nodes) if n.mesh is not None]
+    mesh_at = sorted(pos[i] for i, n in enumerate(scene.nodes) if n.mesh is not None)
     for i, node in enumerate(scene.nodes):
         if node.skin is None:
             continue
@@ -88,10 +89,11 @@ def native_layout_fits(scene: Scene) -> bool:
         if skin.joints[0] != i or any(pos[j] < pos[i] for j in skin.joints):
             return False
         last = max(pos[j] for j in skin.joints)
-        if any(pos[i] < m <= last for m in mesh_at):
+        k = bisect.bisect_right(mesh_at, pos[i])         # the next MESH after this one
+        if k < len(mesh_at) and mesh_at[k] <= last:
             return False
         if skin.inverse_bind_matrices is not None:
-            expect = np.stack([inverse(worlds[j]) @ worlds[i] for j in skin.joints])
+            expect = inverse(worlds[list(skin.joints)]) @ worlds[i]
             scale = max(1.0, float(np.abs(expect).max()))
             if not np.allclose(skin.inverse_bind_matrices, expect, atol=1e-4 * scale):
                 return False

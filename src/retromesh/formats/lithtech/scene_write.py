@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from ...errors import DocumentError, LossWarning
+from ...hierarchy import nearest_in, top_down
 from ...scene import Animation as SAnimation
 from ...scene import Primitive, Scene
 from ...transforms import compose_trs, decompose_trs, quat_normalize, world_matrices
@@ -134,13 +135,17 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
     animated = {c.node for a in scene.animations for c in a.channels if c.path != "weights"}
     skin_joints = set(bind)
     static_root = False
+    # per node, in one pass down the tree (not a walk up from every mesh node): its nearest
+    # skin joint (itself included) and whether anything from it up to that joint moves
+    joint_up = nearest_in(parents, skin_joints)
+    moving = [False] * len(nodes)
+    for x in top_down(parents):
+        p = parents[x]
+        moving[x] = x in animated or (p >= 0 and p not in skin_joints and moving[p])
     for i in mesh_nodes:
         if nodes[i].skin is not None or i in bind:
             continue
-        j, moves = i, False
-        while j >= 0 and j not in skin_joints:
-            moves = moves or j in animated
-            j = parents[j]
+        j, moves = joint_up[i], moving[i]
         if moves:
             bind[i] = rest_world[i]
         elif j < 0:
@@ -154,17 +159,15 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
                       "ABC has one bind matrix per node, the first skin's is used", LossWarning,
                       stacklevel=2)
 
-    def abc_parent(j: int) -> int:
-        p = parents[j]
-        while p >= 0 and p not in jset:
-            p = parents[p]
-        return p
-
-    jparent = {j: abc_parent(j) for j in jset}
+    jset_up = nearest_in(parents, jset)          # each node's nearest joint, itself included
+    jparent = {j: jset_up[parents[j]] if parents[j] >= 0 else -1 for j in jset}
     roots = sorted(j for j in jset if jparent[j] < 0)
     synthetic = len(roots) != 1 or static_root
     order: list[int] = []          # scene node per ABC node (-1 = synthetic root)
-    kids = {j: sorted(c for c in jset if jparent[c] == j) for j in jset}
+    kids: dict[int, list[int]] = {j: [] for j in jset}
+    for c in sorted(jset):
+        if jparent[c] >= 0:
+            kids[jparent[c]].append(c)
     stack = list(reversed(roots))
     while stack:
         j = stack.pop()
@@ -185,6 +188,10 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
     bind_file = S4 @ bind_rigid @ S4
     inv_bind_file = np.linalg.inv(bind_file)
     abc_nodes = []
+    n_children = [0] * nn
+    for p in abc_par:
+        if p >= 0:
+            n_children[p] += 1
     for i, j in enumerate(order):
         src = nodes[j] if j >= 0 else None
         name = (src.name if src is not None else "root") or f"node{i}"
@@ -192,10 +199,10 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
         abc_nodes.append(Node(name=name.encode("latin-1", "replace"),
                               index=_xint(src.extras.get("abc_index"), i, 0, 0xFFFF) if src is not None else i,
                               flags=flags & 0xFF, matrix=bind_file[i].astype("<f4"),
-                              child_count=sum(1 for p in abc_par if p == i)))
+                              child_count=n_children[i]))
     # meshes -> pieces (LOD 0 from the default scene; LOD n from "<piece>_lod<n>" nodes of
     # other scenes, as to_scene writes them)
-    ctx = dict(scene=scene, parents=parents, jset=jset, abc_index=abc_index,
+    ctx = dict(scene=scene, parents=parents, jset=jset, jset_up=jset_up, abc_index=abc_index,
                rest_world=rest_world, inv_bind_file=inv_bind_file, bind_rigid=bind_rigid,
                sources=sources)
     used_lod_nodes: set[int] = set()
@@ -267,9 +274,7 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
         nd = nodes[i]
         if not nd.extras.get("abc_socket") or i in jset:
             continue
-        anc = parents[i]
-        while anc >= 0 and anc not in jset:
-            anc = parents[anc]
+        anc = jset_up[i]                          # i is no joint: its nearest joint above
         if anc < 0:
             continue
         local = np.linalg.inv(_rigid(rest_world[anc])) @ rest_world[i]
@@ -352,9 +357,7 @@ def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lo
     skin = scene.skins[nd.skin] if nd.skin is not None else None
     follow = 0
     if skin is None:
-        anc = node_index
-        while anc >= 0 and anc not in jset:
-            anc = parents[anc]
+        anc = ctx["jset_up"][node_index]
         follow = abc_index[anc] if anc >= 0 else 0
         # placed relative to where the followed node rests, moved to where it is bound
         place = ctx["bind_rigid"][follow] @ np.linalg.inv(_rigid(rest_world[anc])) \

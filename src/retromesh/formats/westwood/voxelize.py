@@ -8,6 +8,8 @@
   grouped by sample count, so the work is a few numpy calls per group) and the cells hit are
   filled. Interior: a cell counts as inside when rays along all six axis directions hit the
   surface (vectorised running maxima; exact for shapes without hidden exterior pockets).
+* Bounded work (hostile input): the voxels of all limb grids and the surface samples are
+  counted before anything is voxelised and capped by :data:`LIMITS` (DocumentError).
 * Colours: vertex colour x material base colour (textures are not sampled: LossWarning),
   as 8-bit sRGB. When a scene uses at most 239 distinct colours (e.g. one made from a .vxl)
   they become the palette exactly; otherwise a fixed 6x6x6 cube + grey palette is used.
@@ -36,7 +38,7 @@ from .hva import HvaFile
 from .voxels import VoxelGrid, normal_indices
 from .vxl import Limb, VxlFile
 
-__all__ = ["fill_interior", "from_scene", "voxelize_triangles"]
+__all__ = ["fill_interior", "from_scene", "voxelize_triangles", "surface_samples", "LIMITS"]
 
 # glTF (X, Y, Z) -> VXL (x, y, z) = (Z, X, Y)
 _TO_VXL = [2, 0, 1]
@@ -44,6 +46,22 @@ _REMAP = (16, 31)
 _FREE = [i for i in range(1, 256) if not _REMAP[0] <= i <= _REMAP[1]]
 #: samples generated per batch (bounds the memory of voxelising big triangles)
 _SAMPLES = 1 << 20
+#: caps of one voxelisation, checked before the work starts (the work grows with the voxel
+#: grids and the triangles' size in voxels, not with the file's size: 20,000 nodes sharing one
+#: mesh, or one big triangle indexed 20,000 times, took minutes). ``cells``: voxels of all
+#: limb grids (one 255^3 limb fits); ``samples``: surface samples of all triangles (about
+#: 2 (edge / voxel)^2 per triangle; 657k for the biggest corpus model at the default
+#: resolution 64, times (resolution / 64)^2 allowed for a finer grid). Raise them
+#: (``retromesh.formats.westwood.voxelize.LIMITS["cells"] = ...``) for a bigger job.
+LIMITS = {"cells": 1 << 24, "samples": 1 << 21}
+
+
+def surface_samples(tri: np.ndarray) -> int:
+    """How many samples :func:`voxelize_triangles` takes of triangles ``(t, 3, 3)`` (voxel
+    units): ``(n + 1)(n + 2) / 2`` for a triangle whose longest edge is ``n / 2`` voxels."""
+    edge = np.stack([tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0], tri[:, 2] - tri[:, 1]], 1)
+    n = np.maximum(1, np.ceil(np.linalg.norm(edge, axis=2).max(1) * 2))
+    return int(((n + 1) * (n + 2) / 2).sum())
 
 
 def linear_to_srgb(c: np.ndarray) -> np.ndarray:
@@ -215,13 +233,28 @@ def from_scene(scene: Scene, *, resolution: int | None = None, voxel_size: float
     if not (np.isfinite(vs) and vs > 0):
         raise DocumentError(f"a positive finite voxel size, got {vs} (extent {extent})")
     limbs, grids_cols = [], []
-    for name, tri, col, rem in items:
+    cells_total = samples_total = 0
+    for name, tri, _, _ in items:
         lo = np.floor((tri.reshape(-1, 3).min(0) - gmin) / vs + 1e-6)
         hi = np.floor((tri.reshape(-1, 3).max(0) - gmin) / vs - 1e-6) + 1
         size = np.maximum(hi - lo, 1).astype(np.int64)
         if size.max() > 255:
             raise DocumentError(f"node {name!r} needs {tuple(int(v) for v in size)} voxels: a VXL limb holds "
                                 f"255 a side (lower resolution or raise voxel_size)")
+        cells_total += int(np.prod(size))
+        samples_total += surface_samples(tri / vs)
+    # a finer grid asked for (resolution above 64, up to a limb's 255) scales the sample cap
+    finer = float(np.clip(extent / vs / 64, 1.0, 255 / 64))
+    if cells_total > LIMITS["cells"] or samples_total > LIMITS["samples"] * finer ** 2:
+        raise DocumentError(
+            f"voxelising {len(items)} mesh nodes needs {cells_total} voxels and {samples_total} "
+            f"surface samples: more than LIMITS['cells'] = {LIMITS['cells']} or "
+            f"LIMITS['samples'] = {LIMITS['samples']} x {finer ** 2:g} (retromesh.formats.westwood.voxelize."
+            "LIMITS; lower resolution, raise voxel_size or raise the caps)")
+    for name, tri, col, rem in items:
+        lo = np.floor((tri.reshape(-1, 3).min(0) - gmin) / vs + 1e-6)
+        hi = np.floor((tri.reshape(-1, 3).max(0) - gmin) / vs - 1e-6) + 1
+        size = np.maximum(hi - lo, 1).astype(np.int64)
         local = (tri - gmin) / vs - lo
         rgb = np.concatenate([col, rem[:, None, None].repeat(3, 1).astype(np.float64)], 2)
         cells, vals = voxelize_triangles(local, rgb, tuple(size))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import DocumentError
-from ...transforms import decompose_trs, quat_normalize
+from ...transforms import decompose_trs
 from .anm import AnmFile, AnmKeyframe
 from .bones import catmull_rom_weights, unpack_mats
 
@@ -70,15 +70,34 @@ def sample_animation(anm: AnmFile, parents: np.ndarray, n_bones: int, sample_ms:
 
 def _blend_four_rotations(q: np.ndarray, w: np.ndarray) -> np.ndarray:
     """The engine's ``BlendFourBones`` on rotations: successive slerps with the running
-    weight ratios. ``q`` is (S, 4, m, 4) (sample, key, bone, xyzw), ``w`` (S, 4)."""
-    from ...transforms import quat_slerp
-    ident = np.zeros_like(q[:, 0])
-    ident[..., 3] = 1.0
+    weight ratios. ``q`` is (S, 4, m, 4) (sample, key, bone, xyzw) unit quaternions (from
+    ``decompose_trs``), ``w`` (S, 4)."""
     total = w[:, 0] + w[:, 1]
     ratio = np.where(total > 0, w[:, 1] / np.where(total > 0, total, 1.0), 0.0)
-    x = np.where((total > 0)[:, None, None], quat_slerp(q[:, 0], q[:, 1], ratio[:, None]), ident)
+    x = _slerp_unit(q[:, 0], q[:, 1], ratio)
+    x[total <= 0] = (0.0, 0.0, 0.0, 1.0)
     for j in (2, 3):
         total = total + w[:, j]
         ratio = np.where(total > 0, w[:, j] / np.where(total > 0, total, 1.0), 0.0)
-        x = np.where((total > 0)[:, None, None], quat_slerp(x, q[:, j], ratio[:, None]), x)
-    return quat_normalize(x)
+        x = np.where((total > 0)[:, None, None], _slerp_unit(x, q[:, j], ratio), x)
+    return x
+
+
+def _slerp_unit(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``transforms.quat_slerp`` for unit quaternions ``(S, m, 4)`` and one ``t`` per sample
+    ``(S,)``, with the per-bone scalars computed once (not per component): the sampling of
+    long animations is bounded by ``scene_read.LIMITS``, and this is most of its cost."""
+    d = np.einsum("smc,smc->sm", a, b)
+    sign = np.where(d < 0, -1.0, 1.0)
+    d = np.minimum(np.abs(d), 1.0)
+    theta = np.arccos(d)
+    sin = np.sin(theta)
+    small = sin < 1e-6
+    safe = np.where(small, 1.0, sin)
+    t = t[:, None]
+    wa = np.where(small, 1.0 - t, np.sin((1.0 - t) * theta) / safe)
+    wb = np.where(small, t, np.sin(t * theta) / safe) * sign
+    out = wa[..., None] * a + wb[..., None] * b
+    # |out| is 1 up to rounding (unit inputs, b on a's side): no zero to guard against
+    out /= np.sqrt(np.einsum("smc,smc->sm", out, out))[..., None]
+    return out

@@ -23,8 +23,10 @@ Engine facts used (format-facts A2, A3, A6; Overgrowth ``bulletworld.cpp``,
   ratios ``w1/(w0+w1)``, ``w2/(w0+w1+w2)``, ``w3/1`` (lerp for origins, which equals the
   weighted sum; slerp for rotations, shortest path). glTF has no Catmull-Rom:
   the curve is resampled at ``fps`` (default 30 Hz), always including the key times themselves
-  so that the keys are reproduced exactly, and written as LINEAR. At most ``MAX_SAMPLE_BONES``
-  (5M) samples x bones per animation (a damaged length is refused, not allocated).
+  so that the keys are reproduced exactly, and written as LINEAR. At most ``LIMITS["samples"]``
+  (200,000) samples and ``LIMITS["sample_bones"]`` (500,000) samples x bones per animation: a
+  damaged or hostile length is refused with a LimitError before anything is allocated (a 3 KB
+  file could otherwise ask for seconds of sampling); raise the caps for longer animations.
 * Root motion (centered files): per key ``rotation`` (radians about +Y) and ``center_offset``;
   linear between the current and next key as in the engine; put on the root node as
   ``T(center_offset) RotY(rotation)`` (``root_motion=False`` leaves it out). Files that are not
@@ -66,12 +68,12 @@ from .bones import (bone_frames, catmull_rom_weights, check_parents, depth_order
                     unpack_mats, rot_y, safe_inv, skeleton_bind)
 from .obj import parse_obj
 from .playback import sample_animation
-from .scene_read import DEFAULT_FPS, MAX_SAMPLE_BONES, add_animation, anm_to_scene, phxbn_to_scene
+from .scene_read import DEFAULT_FPS, LIMITS, MAX_SAMPLE_BONES, add_animation, anm_to_scene, phxbn_to_scene
 from .scene_write import scene_to_anm, scene_to_phxbn
 
 __all__ = ["bone_frames", "phxbn_to_scene", "anm_to_scene", "scene_to_phxbn", "scene_to_anm",
            "catmull_rom_weights", "sample_animation", "skeleton_bind", "add_animation",
-           "DEFAULT_FPS", "MAX_SAMPLE_BONES", "parse_obj"]
+           "DEFAULT_FPS", "LIMITS", "MAX_SAMPLE_BONES", "parse_obj"]
 
 # older private spellings (tests and scripts use them)
 _mats, _flat, _rot_y, _depths = unpack_mats, pack_mats, rot_y, depths

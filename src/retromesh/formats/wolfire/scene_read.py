@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import DocumentError, FormatError, LossWarning, UnsupportedError
+from ...errors import DocumentError, FormatError, LimitError, LossWarning, UnsupportedError
 from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import decompose_trs, inverse, quat_continuous
 from .anm import AnmFile
@@ -18,11 +18,17 @@ from .obj import ObjMesh, parse_obj
 from .phxbn import PhxbnFile
 from .playback import sample_animation, sorted_keys
 
-__all__ = ["phxbn_to_scene", "anm_to_scene", "add_animation", "DEFAULT_FPS", "MAX_SAMPLE_BONES"]
+__all__ = ["phxbn_to_scene", "anm_to_scene", "add_animation", "DEFAULT_FPS", "LIMITS",
+           "MAX_SAMPLE_BONES"]
 
 DEFAULT_FPS = 30.0
-#: most (samples x bones) one animation may be resampled into (a 100-bone rig: ~28 min at 30 Hz)
-MAX_SAMPLE_BONES = 5_000_000
+#: safety caps of the resampling (the work is set by a length field, not by the file's size);
+#: raise them (``retromesh.formats.wolfire.scene.LIMITS["sample_bones"] = ...``) for longer
+#: animations. ``sample_bones``: samples x bones of one animation (a 100-bone rig: 2.8 min
+#: at 30 Hz; ~0.3 s of CPU); ``samples``: samples of one animation.
+LIMITS = {"sample_bones": 500_000, "samples": 200_000}
+#: the default of ``LIMITS["sample_bones"]`` (kept for callers of the old name)
+MAX_SAMPLE_BONES = LIMITS["sample_bones"]
 
 
 def _add_skeleton(scene: Scene, name: str, bind: np.ndarray, parents: np.ndarray,
@@ -165,10 +171,15 @@ def add_animation(scene: Scene, anm: AnmFile, name: str, root: int, joints: list
         raise DocumentError("key times must be finite")
     end = max(length, float(times[-1]), 0.0)
     step = 1000.0 / fps
-    n_grid = int(end // step) + 2            # checked before np.arange allocates it
-    if n_grid > 200000 or n_grid * max(m, 1) > MAX_SAMPLE_BONES:
-        raise DocumentError(f"animation {name!r} would need {n_grid} samples of {m} bones "
-                            f"(length {end / 1000:g} s); lower fps")
+    # checked before np.arange allocates the grid: the grid, the key times and the end
+    n_samples = int(end // step) + 2 + len(times)
+    if n_samples > LIMITS["samples"] or n_samples * max(m, 1) > LIMITS["sample_bones"]:
+        raise LimitError(f"an animation of at most {LIMITS['samples']} samples and "
+                         f"{LIMITS['sample_bones']} samples x bones (LIMITS['samples'], "
+                         "LIMITS['sample_bones'] of retromesh.formats.wolfire.scene; raise them "
+                         "for longer animations, or lower fps)", path=f"animation {name!r}",
+                         got=f"{n_samples} samples of {m} bones (length {end / 1000:g} s at "
+                             f"{fps:g} fps)")
     grid = np.arange(0.0, end + 1e-9, step)
     keyt = times[(times >= 0) & (times <= end)]
     sample = np.unique(np.round(np.concatenate([grid, keyt, [end]]), 6))

@@ -8,13 +8,14 @@ from typing import Any
 import numpy as np
 
 from ...errors import DocumentError, LossWarning, UnsupportedError
+from ...hierarchy import nearest_in
 from ...scene import Animation, Scene, Skin
 from ...transforms import compose_trs
 from .anm import WEAPON8_DTYPE, AnmFile, AnmKeyframe
 from .bones import bone_frames, depth_order, pack_mats
 from .native_extras import TOL, anm_key, kept_anm, kept_phxbn, merge_phxbn, same
 from .phxbn import PhxbnFile, PhxControl
-from .scene_read import DEFAULT_FPS
+from .scene_read import DEFAULT_FPS, LIMITS
 
 __all__ = ["scene_to_phxbn", "scene_to_anm"]
 
@@ -35,12 +36,8 @@ def _skeleton_of(scene: Scene):
     bind = np.linalg.inv(ibm) if ibm is not None else worlds[joints]
     parent_of = scene.parents()
     pos_of = {n: i for i, n in enumerate(joints)}
-    parents = np.full(len(joints), -1, np.int64)
-    for i, n in enumerate(joints):
-        p = parent_of[n]
-        while p >= 0 and p not in pos_of:
-            p = parent_of[p]
-        parents[i] = pos_of.get(p, -1)
+    up = nearest_in(parent_of, pos_of, include_self=False)      # one pass down the tree
+    parents = np.array([pos_of.get(up[n], -1) for n in joints], np.int64).reshape(len(joints))
     root = None
     p = parent_of[joints[int(np.argmin([parents[i] >= 0 for i in range(len(joints))]))]]
     if p >= 0 and scene.nodes[p].extras.get("phxbn_root", False):
@@ -246,7 +243,11 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
         start = 0
     length_s = float(ex.get("length", anim.duration))
     m = len(joints)
-    local = np.tile(np.eye(4), (len(t), m, 1, 1))
+    if len(t) * max(m, 1) > LIMITS["sample_bones"]:       # before (keys, bones, 4, 4) arrays
+        raise DocumentError(f"animation {anim.name!r}: {len(t)} keys of {m} bones is more than "
+                            f"LIMITS['sample_bones'] = {LIMITS['sample_bones']} "
+                            "(retromesh.formats.wolfire.scene.LIMITS; raise it for longer "
+                            "animations)")
     rest = [scene.nodes[j] for j in joints]
     T = np.array([n.translation for n in rest])[None].repeat(len(t), 0)
     R = np.array([n.rotation for n in rest])[None].repeat(len(t), 0)
@@ -275,13 +276,19 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
     rest = scene.world_matrices()
     parent_of = scene.parents()
     offs = np.tile(np.eye(4), (m, 1, 1))
+    inv_parent = np.linalg.inv(rest[[joints[int(p)] for p in parents if p >= 0]])   # one batch
+    k = 0
     for i, n in enumerate(joints):
         sp = parent_of[n]
         if sp >= 0 and sp == root:               # the root-motion node: its channels, not rest
             sp = parent_of[sp]
         up = rest[sp] if sp >= 0 else np.eye(4)
         p = int(parents[i])
-        offs[i] = up if p < 0 else np.linalg.inv(rest[joints[p]]) @ up
+        if p < 0:
+            offs[i] = up
+        else:
+            offs[i] = inv_parent[k] @ up
+            k += 1
     world = np.empty_like(local)
     for i in depth_order(parents):
         p = int(parents[i])
