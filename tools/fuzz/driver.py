@@ -24,6 +24,16 @@ class Driver:
         self.cases_in_worker = 0
 
     def _start(self) -> None:
+        for attempt in range(3):        # a worker that cannot start (say, the tree was being
+            try:                        # edited under a long campaign) gets two more tries
+                return self._spawn()
+            except RuntimeError:
+                self.stop()
+                if attempt == 2:
+                    raise
+                time.sleep(10)
+
+    def _spawn(self) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
         env.setdefault("PYTHONHASHSEED", "0")
