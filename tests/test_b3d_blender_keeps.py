@@ -7,23 +7,9 @@ import numpy as np
 import pytest
 
 import retromesh
+from b3dbuild import bone as _bone, quad_mesh as _quad_mesh
 from retromesh.formats.b3d import (B3dFile, Bone, BrushEntry, Brus, MeshChunk, NodeChunk, Texs,
-                                   TextureEntry, Tris, Vrts, vrts_dtype)
-
-
-def _quad(tris_brushes) -> MeshChunk:
-    v = np.zeros(4, vrts_dtype(1, 1, 2))
-    v["position"] = [(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0)]
-    v["normal"] = (0, 0, -1)
-    mesh = MeshChunk(0, [Vrts(1, 1, 2, v)])
-    halves = np.array_split(np.array([[0, 1, 2], [0, 2, 3]], np.int32), len(tris_brushes))
-    for b, t in zip(tris_brushes, halves):
-        mesh.children.append(Tris(b, t))
-    return mesh
-
-
-def _bone(pairs) -> Bone:
-    return Bone(np.array(pairs, dtype=[("vertex", "<i4"), ("weight", "<f4")]))
+                                   TextureEntry)
 
 
 def _doc(tris_brushes=(0, 1)) -> B3dFile:
@@ -31,7 +17,7 @@ def _doc(tris_brushes=(0, 1)) -> B3dFile:
     glTF cannot hold as they are (zeros, sums other than 1)."""
     same = BrushEntry(b"skin", (1, 1, 1, 1), 0.0, 1, 0, [0])
     body = NodeChunk(b"body", children=[
-        _quad(tris_brushes),
+        _quad_mesh(0, tris_brushes),
         NodeChunk(b"a", children=[_bone([(0, 0.0), (1, 0.3), (2, 1.0), (3, 0.0)])]),
         NodeChunk(b"b", children=[_bone([(0, 0.0), (1, 0.3), (2, 0.0), (3, 0.0)])])])
     return B3dFile(1, [Texs([TextureEntry(b"skin.png", 1, 2), TextureEntry(b"spare.png", 1, 2)]),
@@ -116,3 +102,23 @@ def test_a_held_pose_blender_sampled_over_the_action_is_one_key_again():
     back = retromesh.from_scene(scene, "b3d")
     counts = {n.name: len(c.keys) for n, _ in back.walk() for c in n.children if isinstance(c, Keys)}
     assert counts == {b"held": 1, b"moves": 2}
+
+
+def test_keys_of_a_jump_are_far_enough_apart_for_blender():
+    """Several keys at one frame (h3dview ninja): Blender's importer merged them when they were a
+    ten-thousandth of a frame apart (keys 3760 -> 3728). A millisecond apart they stay, and the
+    B3D gets its frame numbers back from Blender's times (24 fps, float32 frames)."""
+    from retromesh.formats.b3d import AnimChunk, Keys
+    from b3dbuild import keys as _keys
+    doc = B3dFile(1, [NodeChunk(b"root", children=[
+        NodeChunk(b"jumps", children=[_keys(1, [1, 5, 5, 9], position=[(0, 0, 0), (1, 0, 0),
+                                                                     (2, 0, 0), (3, 0, 0)])]),
+        AnimChunk(0, 8, 25.0)])])
+    scene = _as_blender_leaves_it(retromesh.load(retromesh.to_bytes(doc), format="b3d"))
+    c = scene.animations[0].channels[0]
+    blender_frames = (c.times * 24).astype(np.float32)
+    assert np.diff(blender_frames).min() > 0.01
+    c.times = blender_frames.astype(np.float64) / 24
+    back = retromesh.from_scene(scene, "b3d")
+    keys = [k for n, _ in back.walk() for k in n.children if isinstance(k, Keys)]
+    assert [list(k.keys["frame"]) for k in keys] == [[1, 5, 5, 9]]

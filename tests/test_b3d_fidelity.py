@@ -11,39 +11,11 @@ import pytest
 import retromesh
 from gltfcheck import assert_valid
 from retromesh.formats.b3d import (AnimChunk, B3dFile, Bone, BrushEntry, Brus, Keys, MeshChunk,
-                                   NodeChunk, Texs, TextureEntry, Tris, Vrts, keys_dtype,
-                                   vrts_dtype)
+                                   NodeChunk, Texs, TextureEntry, Tris, Vrts, vrts_dtype)
 from retromesh.formats.b3d.axes import _rot_to_gltf
+from b3dbuild import bone as _bone, keys as _keys, quad_mesh as _quad_mesh
 
 # -- fixtures --------------------------------------------------------------------------------
-
-
-def _quad_mesh(brush: int = 0, tris_brushes=(-1,), sets: int = 1, flags: int = 1) -> MeshChunk:
-    v = np.zeros(4, vrts_dtype(flags, sets, 2))
-    v["position"] = [(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0)]
-    if flags & 1:
-        v["normal"] = (0, 0, -1)
-    if flags & 2:
-        v["color"] = 1.0
-    for s in range(sets):
-        v["uv"][:, s] = [(0, 1), (1, 1), (1, 0), (0, 0)]
-    mesh = MeshChunk(brush, [Vrts(flags, sets, 2, v)])
-    halves = np.array_split(np.array([[0, 1, 2], [0, 2, 3]], np.int32), len(tris_brushes))
-    for b, t in zip(tris_brushes, halves):
-        mesh.children.append(Tris(b, t))
-    return mesh
-
-
-def _bone(pairs) -> Bone:
-    return Bone(np.array(pairs, dtype=[("vertex", "<i4"), ("weight", "<f4")]))
-
-
-def _keys(flags: int, frames, **fields) -> Keys:
-    k = np.zeros(len(frames), keys_dtype(flags))
-    k["frame"] = frames
-    for name, value in fields.items():
-        k[name] = value
-    return Keys(flags, k)
 
 
 def _skinned(weight: float, fps: float = 0.0, empty_bone: bool = False) -> B3dFile:

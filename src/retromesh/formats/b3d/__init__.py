@@ -34,7 +34,8 @@ Where we differ from the spec text, and why (format-facts B; the engines' loader
   4 floats; the spec's maxima). A VRTS payload that is not a whole number of vertices is corrupt.
 * Several TRIS per MESH and several KEYS per NODE are normal; keys of several KEYS chunks of one
   node are merged per channel on conversion. Several keys at one frame are a jump (h3dview
-  ``ninja``): glTF gets them a ten-thousandth of a frame apart, and they come back as they were.
+  ``ninja``): glTF gets them a millisecond apart (Blender's importer merges keys a ten-thousandth
+  of a frame apart), and they come back as they were.
 * BONE vertex ids refer to the most recent MESH before the BONE chunk in file order (Irrlicht's
   rule; in practice the mesh of the node that holds the ANIM).
 * Orientation (issue #10.8): the conversion to glTF is exactly the inverse of what Luanti's own

@@ -11,6 +11,7 @@ from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import inverse, quat_continuous
 from .axes import _Z, _Z32, _rot_to_gltf
 from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
+from .keys import jump_step
 from .materials import materials_to_scene
 from .skinning import WEIGHT_MODES, entries, odd_vertices, skin_weights, weight_record
 
@@ -193,12 +194,13 @@ def _merge_keys(chunks: list[Keys], field_name: str, bit: int) -> tuple[np.ndarr
 
 def _key_times(frames: np.ndarray, first: int, fps: float) -> np.ndarray:
     """Seconds for key frames. Several keys at one frame (a jump: h3dview ``ninja`` has them)
-    follow each other a ten-thousandth of a frame apart, so that glTF keeps them (its times
-    increase strictly) and from_scene gives back the same frame numbers."""
+    follow each other :func:`.keys.jump_step` apart, so that glTF keeps them (its times
+    increase strictly), Blender keeps them (its importer merged keys a ten-thousandth of a frame
+    apart: h3dview ``ninja`` lost 32 keys) and from_scene gives back the same frame numbers."""
     rank = np.arange(len(frames)) - np.searchsorted(frames, frames, side="left")
     t = (frames - first) / fps
     if rank.any():
-        step = max(1e-4 / fps, 4 * float(np.spacing(np.float32(max(abs(t[-1]), 1.0)))))
+        step = max(jump_step(fps), 4 * float(np.spacing(np.float32(max(abs(t[-1]), 1.0)))))
         t = t + rank * step
     return t
 
