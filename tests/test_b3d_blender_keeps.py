@@ -55,12 +55,17 @@ def test_brushes_tris_brushes_and_weights_survive_what_blender_drops():
 
 
 @pytest.mark.parametrize("junk", [None, 7, "x", [1, 2], [{"count": "z", "brush": [], "weights": 3}],
+                                  [["", 0, "TAG", "not base64!"]], [["NODE", "x", "ABCD", ""]],
+                                  [["", 0, "TOOLONG", ""]], [[None, 0, "ABCD", "AA=="]],
                                   [{"ids": ["a"]}], [{"textures": 3, "ids": [0]}]])
 def test_broken_mesh_and_scene_records_never_crash(junk):
     scene = retromesh.load(retromesh.to_bytes(_doc()), format="b3d")
     for m in scene.meshes:
         m.extras["b3d_tris"] = junk
     scene.extras["b3d_unused_brushes"] = junk
+    scene.extras["b3d_raw"] = junk
+    for n in scene.nodes:
+        n.extras["b3d"]["raw"] = junk
     retromesh.read(retromesh.to_bytes(retromesh.from_scene(scene, "b3d")), format="b3d")
 
 

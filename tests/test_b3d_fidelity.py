@@ -184,6 +184,30 @@ def test_keys_layout_and_jumps_are_kept(tmp_path):
     assert np.allclose(keys[0].keys["position"][1:3], [(1, 1, 0), (1, 3, 0)], atol=1e-5)
 
 
+# -- #11 unknown chunks ------------------------------------------------------------------------
+
+def test_unknown_chunks_come_back_where_they_were(tmp_path):
+    """h3dview cube (a SEQS after ANIM) and mobs_kitten (an XXXX first): chunks we do not read
+    ride in extras and are written back in place, at the top, in a NODE and in a MESH."""
+    from retromesh.formats.b3d import RawChunk
+    doc = _skinned(1.0)
+    body = doc.root_nodes[0]
+    doc.children[0:0] = [RawChunk(b"XXXX", b"first\0")]
+    doc.children.insert(2, RawChunk(b"SEQS", bytes(range(256))))
+    doc.children.append(RawChunk(b"LAST", b""))
+    body.children.append(RawChunk(b"SEQS", b"Animation\0\1\0\0\0"))
+    body.mesh.children.insert(1, RawChunk(b"MESx", b"\xff" * 7))
+
+    def layout(d):
+        return [[type(c).__name__ if not isinstance(c, RawChunk) else (c.tag, c.payload)
+                 for c in parent] for parent in (d.children, body_of(d).children, body_of(d).mesh.children)]
+
+    def body_of(d):
+        return d.root_nodes[0]
+    _, back = _through_glb(doc, tmp_path)
+    assert layout(back) == layout(doc)
+
+
 # -- #10.8 orientation: the exact inverse of Luanti's glTF loader ------------------------------
 
 def _irr_quat_matrix_transposed(wxyz):

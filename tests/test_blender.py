@@ -53,9 +53,6 @@ XFAIL: dict[str, str] = {
     "roundtrip:h3dview__ninja.b3d": "2 TRIS of one material merged: weights 839→849",
     "roundtrip:h3dview__human.b3d": "9 TRIS merged into 4: weights 362→374",
     "roundtrip:h3dview__castel.b3d": "Blender merges its 12 double-sided triangles: 752→740",
-    "roundtrip:h3dview__cube.b3d": "unknown chunks 1→0 (RawChunk not carried; plain path too)",
-    "roundtrip:mobsanimal__mobs_kitten.b3d": "unknown chunks 1→0 (RawChunk not carried; plain "
-                                             "path too)",
 }
 
 

@@ -26,6 +26,7 @@ Native model: every chunk becomes a dataclass in file order (unknown chunks are 
 :class:`RawChunk` where they stand; a few bytes too short to form a chunk at the end of a
 parent are kept as ``tail``; bytes after the BB3D chunk as ``trailing``), so ``write(read(f))``
 is byte-identical. Bulk data (vertices, triangles, weights, keys) are numpy record arrays.
+Unknown chunks ride through glTF in extras and come back in place (:mod:`.rawchunks`).
 
 Where we differ from the spec text, and why (format-facts B; the engines' loaders):
 

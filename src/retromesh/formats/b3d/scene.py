@@ -13,6 +13,7 @@ from .axes import _Z, _Z32, _rot_to_gltf
 from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
 from .keys import jump_step
 from .materials import materials_to_scene
+from .rawchunks import raw_record
 from .skinning import WEIGHT_MODES, entries, odd_vertices, skin_weights, weight_record
 
 __all__ = ["to_scene"]
@@ -88,6 +89,9 @@ def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = No
     if source is not None:
         scene.extras["source_dir"] = str(Path(source).parent)
     walk = _Walk(scene, materials_to_scene(doc, scene), doc.brushes)
+    raw = raw_record(doc.children)
+    if raw:
+        scene.extras["b3d_raw"] = raw
     for root in doc.root_nodes:
         walk.visit(root, None, -1, 0)
     used = {p.material for m in scene.meshes for p in m.primitives}
@@ -134,6 +138,9 @@ class _Walk:
                 native["mesh"] = {"brush": int(c.brush_id),
                                   "vrts": [int(v.flags), int(v.tex_coord_sets),
                                            int(v.tex_coord_set_size)]}
+                raw = raw_record(c.children)
+                if raw:
+                    native["mesh"]["raw"] = raw
             elif isinstance(c, Bone):
                 native["bone"] = True
                 if self.mesh_users:
@@ -149,6 +156,9 @@ class _Walk:
                 if depth >= 200:
                     raise DocumentError("NODE nesting deeper than 200")
                 self.visit(c, i, anim_slot, depth + 1)
+        raw = raw_record(chunk.children)
+        if raw:
+            native["raw"] = raw
         node.extras["b3d"] = native
 
 
