@@ -46,13 +46,6 @@ XFAIL: dict[str, str] = {
     "roundtrip:model_v6.abc": "abc version 6→12, deformation nodes 1→None, sections 6→7 (also on "
                               "the plain path: from_scene writes v9-v13 only)",
     "roundtrip:tank.vox": "vox re-voxelised (voxels 2050→28564): .vox keeps no native record yet",
-    # corpus B3D (bpy 4.2 and 4.5 alike): Blender exports one primitive per material, merging
-    # TRIS of one material, so the per-TRIS records (b3d_tris: brush, the file's own weights)
-    # no longer fit and the merged vertices get glTF's weights
-    "roundtrip:b3dng__dwarf2.b3d": "3 TRIS of one material merged: weights 1583→1591",
-    "roundtrip:h3dview__ninja.b3d": "2 TRIS of one material merged: weights 839→849",
-    "roundtrip:h3dview__human.b3d": "9 TRIS merged into 4: weights 362→374",
-    "roundtrip:h3dview__castel.b3d": "Blender merges its 12 double-sided triangles: 752→740",
 }
 
 

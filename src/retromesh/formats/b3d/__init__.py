@@ -71,8 +71,9 @@ Where we differ from the spec text, and why (format-facts B; the engines' loader
   (node, mesh, material and scene extras; it drops primitive and animation extras and exports
   only used materials), and what Blender's exporter changes is undone when it still fits:
   vertices it split (per-corner normals a hair apart) are welded back, a held pose it sampled
-  per frame is one key again. TRIS of one material that Blender merged into one primitive keep
-  glTF's weights (``tests/test_blender.py`` lists what still differs).
+  per frame is one key again, TRIS of one material that Blender merged into one primitive are
+  cut apart again and the twin triangles (one vertex set twice) it dropped are put back
+  (:mod:`.regroup`).
 
 Quirks of the engines that read these files, documented for users, not imitated:
 

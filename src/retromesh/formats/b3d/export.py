@@ -27,6 +27,7 @@ from .keys import animation_rate, keys_chunks, tracks_for
 from .materials import brushes_from_scene
 from .native import anim_record, fold_moved_meshes, native_layout_fits, native_roots
 from .rawchunks import put_back
+from .regroup import regroup
 
 __all__ = ["from_scene"]
 
@@ -58,7 +59,7 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
     disjoint = sum(map(len, animated)) == len(set().union(*animated))
     folded = fold_moved_meshes(scene)
     if disjoint and native_layout_fits(folded):    # (B3D: each ANIM moves its own subtree)
-        roots = native_roots(folded, anims, fps, brush_of, brush_ids)
+        roots = native_roots(regroup(folded), anims, fps, brush_of, brush_ids)
         _put_back_raw(roots, folded, folded.roots or [i for i, p in enumerate(folded.parents())
                                                       if p < 0])
     else:

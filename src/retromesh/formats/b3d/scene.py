@@ -14,6 +14,7 @@ from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeC
 from .keys import jump_step
 from .materials import materials_to_scene
 from .rawchunks import raw_record
+from .regroup import twins
 from .skinning import WEIGHT_MODES, entries, odd_vertices, skin_weights, weight_record
 
 __all__ = ["to_scene"]
@@ -22,7 +23,8 @@ __all__ = ["to_scene"]
 def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: list[BrushEntry],
                      label: str) -> tuple[list[Primitive], list[np.ndarray], list[dict]]:
     """Primitives of one MESH (one per TRIS) and, per primitive, the original vertex ids and
-    its record for the mesh's ``extras["b3d_tris"]`` (the TRIS brush, the vertex count)."""
+    its record for the mesh's ``extras["b3d_tris"]`` (the TRIS brush, the vertex and triangle
+    counts, the twin triangles: see :mod:`.regroup`)."""
     v = mesh.vrts
     if v is None:
         raise DocumentError(f"node {label!r}: MESH has no VRTS chunk")
@@ -67,7 +69,11 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
             prim.extras["b3d_vertex_colors_unused"] = True
         prims.append(prim)
         ids.append(used)
-        records.append({"brush": int(t.brush_id), "count": int(len(used))})
+        rec = {"brush": int(t.brush_id), "count": int(len(used)), "tris": int(len(tri))}
+        tw = twins(prim.indices.reshape(-1, 3))
+        if tw:
+            rec["twins"] = tw
+        records.append(rec)
     return prims, ids, records
 
 
