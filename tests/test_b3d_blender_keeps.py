@@ -49,6 +49,11 @@ def test_brushes_tris_brushes_and_weights_survive_what_blender_drops():
     assert len(back.brushes) == 3 and len(back.textures) == 2
     assert [t.brush_id for n, _ in back.walk() for c in n.children if isinstance(c, MeshChunk)
             for t in c.tris] == [0, 1]
+    # the two TRIS share vertices 0 and 2: welded again, with one BONE entry each (weights 8)
+    mesh = next(c for n, _ in back.walk() for c in n.children if isinstance(c, MeshChunk))
+    before = doc.root_nodes[0].mesh.vrts.vertices["position"]
+    assert np.array_equal(mesh.vrts.vertices["position"], before)
+    assert _bones(back) == _bones(doc)
     doc = _doc(tris_brushes=(0,))       # one TRIS: the VRTS comes back as it was
     scene = _as_blender_leaves_it(retromesh.load(retromesh.to_bytes(doc), format="b3d"))
     assert _bones(retromesh.from_scene(scene, "b3d")) == _bones(doc)
@@ -58,6 +63,10 @@ def test_brushes_tris_brushes_and_weights_survive_what_blender_drops():
                                   [{"count": 4, "tris": 2, "twins": [[-1, 9, 9, 9]], "brush": 0}],
                                   [{"tris": "x", "twins": "y", "brush": 5}] * 3,
                                   [{"tris": 1, "brush": 0, "twins": [[0, 0, 1, 2]]}] * 3,
+                                  [{"count": 3, "brush": 0, "shared": "x"},
+                                   {"count": 3, "brush": 1, "shared": [[0, 1], [0], [9]]}],
+                                  [{"count": 3, "brush": 0, "shared": [[0], [1], [0]]},
+                                   {"count": 3, "brush": 1, "shared": [[0], [0], [-7]]}],
                                   [["", 0, "TAG", "not base64!"]], [["NODE", "x", "ABCD", ""]],
                                   [["", 0, "TOOLONG", ""]], [[None, 0, "ABCD", "AA=="]],
                                   [{"ids": ["a"]}], [{"textures": 3, "ids": [0]}]])

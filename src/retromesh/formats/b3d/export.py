@@ -28,6 +28,7 @@ from .materials import brushes_from_scene
 from .native import anim_record, fold_moved_meshes, native_layout_fits, native_roots
 from .rawchunks import put_back
 from .regroup import regroup
+from .shared import weld_shared
 
 __all__ = ["from_scene"]
 
@@ -59,9 +60,11 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
     disjoint = sum(map(len, animated)) == len(set().union(*animated))
     folded = fold_moved_meshes(scene)
     if disjoint and native_layout_fits(folded):    # (B3D: each ANIM moves its own subtree)
-        roots = native_roots(regroup(folded), anims, fps, brush_of, brush_ids)
-        _put_back_raw(roots, folded, folded.roots or [i for i, p in enumerate(folded.parents())
-                                                      if p < 0])
+        regrouped = regroup(folded)
+        roots = native_roots(regrouped, anims, fps, brush_of, brush_ids)
+        ids = folded.roots or [i for i, p in enumerate(folded.parents()) if p < 0]
+        _put_back_raw(roots, folded, ids)
+        weld_shared(roots, regrouped, ids)
     else:
         roots = [_merged_root(scene, anims, fps, brus, brush_of)]
     doc = B3dFile(1, [])

@@ -59,7 +59,8 @@ def animation_rate(a: Animation, fps: float | None, recorded_fps: float | None =
 def jump_step(fps: float) -> float:
     """Seconds between keys at one frame (a jump) in glTF: a millisecond (Blender's importer
     merged keys a ten-thousandth of a frame apart; a millisecond is 0.024 Blender frames at
-    its default 24 fps, and they stay), at most a tenth of a frame (so that they round back to their frame)."""
+    its default 24 fps, and they stay), at most a tenth of a frame (so that they round back to
+    their frame)."""
     return min(1e-3, 0.1 / fps) if fps > 0 else 1e-3
 
 

@@ -15,6 +15,7 @@ from .keys import jump_step
 from .materials import materials_to_scene
 from .rawchunks import raw_record
 from .regroup import twins
+from .shared import shared_records
 from .skinning import WEIGHT_MODES, entries, odd_vertices, skin_weights, weight_record
 
 __all__ = ["to_scene"]
@@ -24,7 +25,8 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
                      label: str) -> tuple[list[Primitive], list[np.ndarray], list[dict]]:
     """Primitives of one MESH (one per TRIS) and, per primitive, the original vertex ids and
     its record for the mesh's ``extras["b3d_tris"]`` (the TRIS brush, the vertex and triangle
-    counts, the twin triangles: see :mod:`.regroup`)."""
+    counts, the twin triangles: :mod:`.regroup`; the vertices an earlier TRIS has:
+    :mod:`.shared`)."""
     v = mesh.vrts
     if v is None:
         raise DocumentError(f"node {label!r}: MESH has no VRTS chunk")
@@ -74,6 +76,10 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
         if tw:
             rec["twins"] = tw
         records.append(rec)
+    if len(ids) > 1:
+        for rec, shared in zip(records, shared_records(ids, n)):
+            if shared:
+                rec["shared"] = shared
     return prims, ids, records
 
 
