@@ -371,3 +371,8 @@ def test_generated_structures_survive_glb_round_trip(doc):
     before, after = _native_counts(doc), _native_counts(back)
     for key in before:
         assert before[key] == after[key], key
+    # every vertex used (two TRIS, sharing two vertices): the same VRTS and BONE entries
+    from retromesh.formats.b3d import info
+    if len(doc.root_nodes[0].mesh.tris) == 2:
+        assert {k: info(back)[k] for k in ("vertices", "weights")} == \
+            {k: info(doc)[k] for k in ("vertices", "weights")}
