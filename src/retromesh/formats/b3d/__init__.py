@@ -73,7 +73,8 @@ Where we differ from the spec text, and why (format-facts B; the engines' loader
   vertices it split (per-corner normals a hair apart) are welded back, a held pose it sampled
   per frame is one key again, TRIS of one material that Blender merged into one primitive are
   cut apart again and the twin triangles (one vertex set twice) it dropped are put back
-  (:mod:`.regroup`).
+  (:mod:`.regroup`). Vertices several TRIS share (each primitive has its own copy) are welded
+  back into one VRTS entry with one BONE entry per bone (:mod:`.shared`).
 
 Quirks of the engines that read these files, documented for users, not imitated:
 
