@@ -376,3 +376,15 @@ def test_generated_structures_survive_glb_round_trip(doc):
     if len(doc.root_nodes[0].mesh.tris) == 2:
         assert {k: info(back)[k] for k in ("vertices", "weights")} == \
             {k: info(doc)[k] for k in ("vertices", "weights")}
+
+
+def test_keys_at_late_frames_are_not_resampled(tmp_path):
+    """A GLB holds times as float32: frame 300004 at 25 fps comes back some hundredths of a frame
+    off, still that frame (not a resampled track of 300000 keys; a fuzzed file with a key near
+    frame 2**31 needed gigabytes that way)."""
+    doc = _skinned(1.0, fps=25.0)
+    right = _node(doc, b"right")
+    right.children[1] = _keys(1, [1, 300_004], position=[(1, 0, 0), (1, 2, 0)])
+    _, back = _through_glb(doc, tmp_path)
+    keys = [c for c in _node(back, b"right").children if isinstance(c, Keys)]
+    assert [list(k.keys["frame"]) for k in keys] == [[1, 300_004]]

@@ -68,12 +68,13 @@ def _on_frames(f: np.ndarray, frames: np.ndarray) -> bool:
     """Every key on a frame, or, for the later keys of a jump (several keys rounding to one
     frame), a little after it (:func:`jump_step` per rank: a tenth of a frame at most)."""
     d = f - frames
-    if len(f) and np.all(np.abs(d) <= 1e-3):
+    tol = 1e-3 + 1e-5 * np.abs(frames)         # np.allclose's: float32 times of late frames
+    if np.all(np.abs(d) <= tol):
         return True
     rank = np.arange(len(frames)) - np.searchsorted(frames, frames, side="left")
     later = rank > 0
-    return bool(np.all(np.abs(d[~later]) <= 1e-3)
-                and np.all((d[later] > -1e-3) & (d[later] <= 0.101 * rank[later] + 1e-3)))
+    return bool(np.all(np.abs(d[~later]) <= tol[~later])
+                and np.all((d[later] > -tol[later]) & (d[later] <= 0.101 * rank[later] + tol[later])))
 
 
 def tracks_for(a: Animation, rate: float, offset: int) -> tuple[dict[int, dict[str, Track]], int]:
