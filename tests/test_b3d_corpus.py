@@ -162,12 +162,13 @@ def _native_counts(doc):
     """What Irrlicht and Blitz3D see of a file's structure: TEXS, BRUS, and per NODE (path of
     names) its MESH (brush, VRTS flags/sets/size, TRIS brushes), BONE, KEYS (flags, length),
     ANIM (flags, frames, fps)."""
-    from retromesh.formats.b3d import AnimChunk, Brus, MeshChunk
+    from retromesh.formats.b3d import AnimChunk, Brus, MeshChunk, RawChunk
     out = {"texs": [(t.file, t.flags, t.blend, tuple(t.position), tuple(t.scale), t.rotation)
                     for t in doc.textures],
            "brus": [(b.name, tuple(b.color), b.shininess, b.blend, b.fx, tuple(b.texture_ids))
                     for b in doc.brushes],
-           "n_texs": [c.n_texs for c in doc.children if isinstance(c, Brus)], "nodes": []}
+           "n_texs": [c.n_texs for c in doc.children if isinstance(c, Brus)], "nodes": [],
+           "unknown chunks": [(c.tag, c.payload) for c in doc.chunks() if isinstance(c, RawChunk)]}
 
     def walk(n, path):
         path = path + "/" + n.name.decode("latin-1")
@@ -194,7 +195,7 @@ def _native_counts(doc):
 @pytest.mark.parametrize("path", corpus_params("b3d", "*.b3d"))
 def test_round_trip_through_gltf_keeps_the_native_structure(path, tmp_path):
     """corpus B3D -> GLB -> B3D: same nodes (names, hierarchy), meshes, bones (empty ones too),
-    KEYS chunks and lengths, ANIM (fps 0 stays 0), TEXS and BRUS entries."""
+    KEYS chunks and lengths, ANIM (fps 0 stays 0), TEXS and BRUS entries, unknown chunks."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", retromesh.LossWarning)
         retromesh.save(retromesh.load(path), tmp_path / "a.glb")

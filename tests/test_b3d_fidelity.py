@@ -11,39 +11,11 @@ import pytest
 import retromesh
 from gltfcheck import assert_valid
 from retromesh.formats.b3d import (AnimChunk, B3dFile, Bone, BrushEntry, Brus, Keys, MeshChunk,
-                                   NodeChunk, Texs, TextureEntry, Tris, Vrts, keys_dtype,
-                                   vrts_dtype)
+                                   NodeChunk, Texs, TextureEntry, Tris, Vrts, vrts_dtype)
 from retromesh.formats.b3d.axes import _rot_to_gltf
+from b3dbuild import bone as _bone, keys as _keys, quad_mesh as _quad_mesh
 
 # -- fixtures --------------------------------------------------------------------------------
-
-
-def _quad_mesh(brush: int = 0, tris_brushes=(-1,), sets: int = 1, flags: int = 1) -> MeshChunk:
-    v = np.zeros(4, vrts_dtype(flags, sets, 2))
-    v["position"] = [(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0)]
-    if flags & 1:
-        v["normal"] = (0, 0, -1)
-    if flags & 2:
-        v["color"] = 1.0
-    for s in range(sets):
-        v["uv"][:, s] = [(0, 1), (1, 1), (1, 0), (0, 0)]
-    mesh = MeshChunk(brush, [Vrts(flags, sets, 2, v)])
-    halves = np.array_split(np.array([[0, 1, 2], [0, 2, 3]], np.int32), len(tris_brushes))
-    for b, t in zip(tris_brushes, halves):
-        mesh.children.append(Tris(b, t))
-    return mesh
-
-
-def _bone(pairs) -> Bone:
-    return Bone(np.array(pairs, dtype=[("vertex", "<i4"), ("weight", "<f4")]))
-
-
-def _keys(flags: int, frames, **fields) -> Keys:
-    k = np.zeros(len(frames), keys_dtype(flags))
-    k["frame"] = frames
-    for name, value in fields.items():
-        k[name] = value
-    return Keys(flags, k)
 
 
 def _skinned(weight: float, fps: float = 0.0, empty_bone: bool = False) -> B3dFile:
@@ -212,6 +184,30 @@ def test_keys_layout_and_jumps_are_kept(tmp_path):
     assert np.allclose(keys[0].keys["position"][1:3], [(1, 1, 0), (1, 3, 0)], atol=1e-5)
 
 
+# -- #11 unknown chunks ------------------------------------------------------------------------
+
+def test_unknown_chunks_come_back_where_they_were(tmp_path):
+    """h3dview cube (a SEQS after ANIM) and mobs_kitten (an XXXX first): chunks we do not read
+    ride in extras and are written back in place, at the top, in a NODE and in a MESH."""
+    from retromesh.formats.b3d import RawChunk
+    doc = _skinned(1.0)
+    body = doc.root_nodes[0]
+    doc.children[0:0] = [RawChunk(b"XXXX", b"first\0")]
+    doc.children.insert(2, RawChunk(b"SEQS", bytes(range(256))))
+    doc.children.append(RawChunk(b"LAST", b""))
+    body.children.append(RawChunk(b"SEQS", b"Animation\0\1\0\0\0"))
+    body.mesh.children.insert(1, RawChunk(b"MESx", b"\xff" * 7))
+
+    def layout(d):
+        return [[type(c).__name__ if not isinstance(c, RawChunk) else (c.tag, c.payload)
+                 for c in parent] for parent in (d.children, body_of(d).children, body_of(d).mesh.children)]
+
+    def body_of(d):
+        return d.root_nodes[0]
+    _, back = _through_glb(doc, tmp_path)
+    assert layout(back) == layout(doc)
+
+
 # -- #10.8 orientation: the exact inverse of Luanti's glTF loader ------------------------------
 
 def _irr_quat_matrix_transposed(wxyz):
@@ -375,3 +371,20 @@ def test_generated_structures_survive_glb_round_trip(doc):
     before, after = _native_counts(doc), _native_counts(back)
     for key in before:
         assert before[key] == after[key], key
+    # every vertex used (two TRIS, sharing two vertices): the same VRTS and BONE entries
+    from retromesh.formats.b3d import info
+    if len(doc.root_nodes[0].mesh.tris) == 2:
+        assert {k: info(back)[k] for k in ("vertices", "weights")} == \
+            {k: info(doc)[k] for k in ("vertices", "weights")}
+
+
+def test_keys_at_late_frames_are_not_resampled(tmp_path):
+    """A GLB holds times as float32: frame 300004 at 25 fps comes back some hundredths of a frame
+    off, still that frame (not a resampled track of 300000 keys; a fuzzed file with a key near
+    frame 2**31 needed gigabytes that way)."""
+    doc = _skinned(1.0, fps=25.0)
+    right = _node(doc, b"right")
+    right.children[1] = _keys(1, [1, 300_004], position=[(1, 0, 0), (1, 2, 0)])
+    _, back = _through_glb(doc, tmp_path)
+    keys = [c for c in _node(back, b"right").children if isinstance(c, Keys)]
+    assert [list(k.keys["frame"]) for k in keys] == [[1, 300_004]]

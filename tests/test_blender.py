@@ -43,17 +43,6 @@ XFAIL: dict[str, str] = {
                          "does not ship (a missing texture, reported as such)",
     # (b) issue #11 round trip through Blender: "roundtrip:<file>", else "roundtrip:corpus/<folder>"
     # -> what was measured (the plain format -> GLB -> format path keeps all of it unless noted)
-    # corpus B3D (bpy 4.2 and 4.5 alike): Blender exports one primitive per material, merging
-    # TRIS of one material, so the per-TRIS records (b3d_tris: brush, the file's own weights)
-    # no longer fit and the merged vertices get glTF's weights
-    "roundtrip:b3dng__dwarf2.b3d": "3 TRIS of one material merged: weights 1583→1591",
-    "roundtrip:h3dview__ninja.b3d": "2 TRIS of one material merged: weights 362→374",
-    "roundtrip:h3dview__human.b3d": ("9 TRIS merged into 4: weights 839→849; keys 3760→3728 "
-                                     "(not investigated)"),
-    "roundtrip:h3dview__castel.b3d": "Blender merges its 12 double-sided triangles: 752→740",
-    "roundtrip:h3dview__cube.b3d": "unknown chunks 1→0 (RawChunk not carried; plain path too)",
-    "roundtrip:mobsanimal__mobs_kitten.b3d": "unknown chunks 1→0 (RawChunk not carried; plain "
-                                             "path too)",
 }
 
 

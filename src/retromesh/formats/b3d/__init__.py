@@ -26,6 +26,7 @@ Native model: every chunk becomes a dataclass in file order (unknown chunks are 
 :class:`RawChunk` where they stand; a few bytes too short to form a chunk at the end of a
 parent are kept as ``tail``; bytes after the BB3D chunk as ``trailing``), so ``write(read(f))``
 is byte-identical. Bulk data (vertices, triangles, weights, keys) are numpy record arrays.
+Unknown chunks ride through glTF in extras and come back in place (:mod:`.rawchunks`).
 
 Where we differ from the spec text, and why (format-facts B; the engines' loaders):
 
@@ -34,7 +35,8 @@ Where we differ from the spec text, and why (format-facts B; the engines' loader
   4 floats; the spec's maxima). A VRTS payload that is not a whole number of vertices is corrupt.
 * Several TRIS per MESH and several KEYS per NODE are normal; keys of several KEYS chunks of one
   node are merged per channel on conversion. Several keys at one frame are a jump (h3dview
-  ``ninja``): glTF gets them a ten-thousandth of a frame apart, and they come back as they were.
+  ``ninja``): glTF gets them a millisecond apart (Blender's importer merges keys a ten-thousandth
+  of a frame apart), and they come back as they were.
 * BONE vertex ids refer to the most recent MESH before the BONE chunk in file order (Irrlicht's
   rule; in practice the mesh of the node that holds the ANIM).
 * Orientation (issue #10.8): the conversion to glTF is exactly the inverse of what Luanti's own
@@ -69,8 +71,10 @@ Where we differ from the spec text, and why (format-facts B; the engines' loader
   (node, mesh, material and scene extras; it drops primitive and animation extras and exports
   only used materials), and what Blender's exporter changes is undone when it still fits:
   vertices it split (per-corner normals a hair apart) are welded back, a held pose it sampled
-  per frame is one key again. TRIS of one material that Blender merged into one primitive keep
-  glTF's weights (``tests/test_blender.py`` lists what still differs).
+  per frame is one key again, TRIS of one material that Blender merged into one primitive are
+  cut apart again and the twin triangles (one vertex set twice) it dropped are put back
+  (:mod:`.regroup`). Vertices several TRIS share (each primitive has its own copy) are welded
+  back into one VRTS entry with one BONE entry per bone (:mod:`.shared`).
 
 Quirks of the engines that read these files, documented for users, not imitated:
 

@@ -26,6 +26,9 @@ from .chunks import (BONE_DTYPE, AnimChunk, B3dFile, Bone, MeshChunk, NodeChunk,
 from .keys import animation_rate, keys_chunks, tracks_for
 from .materials import brushes_from_scene
 from .native import anim_record, fold_moved_meshes, native_layout_fits, native_roots
+from .rawchunks import put_back
+from .regroup import regroup
+from .shared import weld_shared
 
 __all__ = ["from_scene"]
 
@@ -57,7 +60,11 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
     disjoint = sum(map(len, animated)) == len(set().union(*animated))
     folded = fold_moved_meshes(scene)
     if disjoint and native_layout_fits(folded):    # (B3D: each ANIM moves its own subtree)
-        roots = native_roots(folded, anims, fps, brush_of, brush_ids)
+        regrouped = regroup(folded)
+        roots = native_roots(regrouped, anims, fps, brush_of, brush_ids)
+        ids = folded.roots or [i for i, p in enumerate(folded.parents()) if p < 0]
+        _put_back_raw(roots, folded, ids)
+        weld_shared(roots, regrouped, ids)
     else:
         roots = [_merged_root(scene, anims, fps, brus, brush_of)]
     doc = B3dFile(1, [])
@@ -66,9 +73,26 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
     if brus.brushes:
         doc.children.append(brus)
     doc.children.extend(roots)
+    put_back(doc.children, scene.extras.get("b3d_raw"))
     if images and write_images:
         return {"": doc, **images}
     return doc
+
+
+def _put_back_raw(chunks: list[NodeChunk], scene: Scene, ids: list[int]) -> None:
+    """The unknown chunks each NODE (and its MESH) had, back in place (:mod:`.rawchunks`);
+    ``chunks`` were written from the scene nodes ``ids``, children in order."""
+    stack = list(zip(chunks, ids))
+    while stack:
+        chunk, i = stack.pop()
+        native = scene.nodes[i].extras.get("b3d")
+        stack.extend(zip(chunk.nodes, scene.nodes[i].children))
+        if not isinstance(native, dict):
+            continue
+        rec, mesh = native.get("mesh"), chunk.mesh
+        if mesh is not None and isinstance(rec, dict):
+            put_back(mesh.children, rec.get("raw"))
+        put_back(chunk.children, native.get("raw"))
 
 
 # -- the merged layout (a glTF made elsewhere) -----------------------------------------------

@@ -6,8 +6,8 @@ animation's ``extras["fps"]`` (what to_scene played it at: the ANIM's fps, 25 wh
 else 30.
 
 Times read from a B3D come back as float32 seconds, so a key on frame 4,000,000 is only known to
-a few hundredths of a frame: a time counts as on its frame within two float32 steps of its size
-(at least 1e-3 frame). Resampling is capped at ``MAX_RESAMPLED_FRAMES`` frames per channel (a
+a few hundredths of a frame: a time counts as on its frame within np.allclose's tolerance
+(1e-3 + 1e-5 x the frame; see ``_on_frames`` for jumps). Resampling is capped at ``MAX_RESAMPLED_FRAMES`` frames per channel (a
 DocumentError beyond: a 13 KB file once asked for 4 million frames per bone).
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ...scene import Animation, Channel
 from .axes import _Z, _rot_from_gltf
 from .chunks import Keys, keys_dtype
 
-__all__ = ["Track", "animation_rate", "tracks_for", "keys_chunks"]
+__all__ = ["Track", "animation_rate", "tracks_for", "keys_chunks", "jump_step"]
 
 _BITS = (("translation", "position", 1), ("scale", "scale", 2), ("rotation", "rotation", 4))
 _BIT_OF = {p: b for p, _, b in _BITS}
@@ -63,6 +63,27 @@ def animation_rate(a: Animation, fps: float | None, recorded_fps: float | None =
     return float(fps or (played if played > 0 else 30.0))
 
 
+def jump_step(fps: float) -> float:
+    """Seconds between keys at one frame (a jump) in glTF: a millisecond (Blender's importer
+    merged keys a ten-thousandth of a frame apart; a millisecond is 0.024 Blender frames at
+    its default 24 fps, and they stay), at most a tenth of a frame (so that they round back to
+    their frame)."""
+    return min(1e-3, 0.1 / fps) if fps > 0 else 1e-3
+
+
+def _on_frames(f: np.ndarray, frames: np.ndarray) -> bool:
+    """Every key on a frame, or, for the later keys of a jump (several keys rounding to one
+    frame), a little after it (:func:`jump_step` per rank: a tenth of a frame at most)."""
+    d = f - frames
+    tol = 1e-3 + 1e-5 * np.abs(frames)         # np.allclose's: float32 times of late frames
+    if np.all(np.abs(d) <= tol):
+        return True
+    rank = np.arange(len(frames)) - np.searchsorted(frames, frames, side="left")
+    later = rank > 0
+    return bool(np.all(np.abs(d[~later]) <= tol[~later])
+                and np.all((d[later] > -tol[later]) & (d[later] <= 0.101 * rank[later] + tol[later])))
+
+
 def tracks_for(a: Animation, rate: float, offset: int) -> tuple[dict[int, dict[str, Track]], int]:
     """The animation's channels as tracks per node and path; returns them and the last frame
     used (relative to ``offset``)."""
@@ -73,8 +94,7 @@ def tracks_for(a: Animation, rate: float, offset: int) -> tuple[dict[int, dict[s
             continue
         f = np.asarray(c.times, np.float64) * rate
         frames = np.round(f).astype(np.int64)
-        tolerance = np.maximum(1e-3, np.abs(f) * 2.0 ** -22)
-        if np.all(np.abs(f - frames) <= tolerance) and c.interpolation == "LINEAR":
+        if c.interpolation == "LINEAR" and np.all(np.diff(frames) >= 0) and _on_frames(f, frames):
             vals = c.values.astype(np.float64)
         else:
             last = float(np.ceil(float(c.times[-1]) * rate - 1e-6))
@@ -85,7 +105,7 @@ def tracks_for(a: Animation, rate: float, offset: int) -> tuple[dict[int, dict[s
                     f"{MAX_RESAMPLED_FRAMES:,}); pass a lower fps")
             frames = np.arange(0, int(last) + 1)
             vals = c.sample(frames / rate)
-        # keys a hair apart (a jump) keep their one frame number, as the B3D file had them
+        # the keys of a jump keep their one frame number, as the B3D file had them
         out.setdefault(c.node, {})[c.path] = Track(c, rate, offset, frames + offset,
                                                    _to_b3d(c.path, vals))
         length = max(length, int(frames[-1]))

@@ -11,7 +11,11 @@ from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import inverse, quat_continuous
 from .axes import _Z, _Z32, _rot_to_gltf
 from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
+from .keys import jump_step
 from .materials import materials_to_scene
+from .rawchunks import raw_record
+from .regroup import twins
+from .shared import shared_records
 from .skinning import WEIGHT_MODES, entries, odd_vertices, record_entries, skin_weights, \
     weight_record
 
@@ -21,7 +25,9 @@ __all__ = ["to_scene"]
 def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: list[BrushEntry],
                      label: str) -> tuple[list[Primitive], list[np.ndarray], list[dict]]:
     """Primitives of one MESH (one per TRIS) and, per primitive, the original vertex ids and
-    its record for the mesh's ``extras["b3d_tris"]`` (the TRIS brush, the vertex count)."""
+    its record for the mesh's ``extras["b3d_tris"]`` (the TRIS brush, the vertex and triangle
+    counts, the twin triangles: :mod:`.regroup`; the vertices an earlier TRIS has:
+    :mod:`.shared`)."""
     v = mesh.vrts
     if v is None:
         raise DocumentError(f"node {label!r}: MESH has no VRTS chunk")
@@ -66,7 +72,15 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
             prim.extras["b3d_vertex_colors_unused"] = True
         prims.append(prim)
         ids.append(used)
-        records.append({"brush": int(t.brush_id), "count": int(len(used))})
+        rec = {"brush": int(t.brush_id), "count": int(len(used)), "tris": int(len(tri))}
+        tw = twins(prim.indices.reshape(-1, 3))
+        if tw:
+            rec["twins"] = tw
+        records.append(rec)
+    if len(ids) > 1:
+        for rec, shared in zip(records, shared_records(ids, n)):
+            if shared:
+                rec["shared"] = shared
     return prims, ids, records
 
 
@@ -88,6 +102,9 @@ def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = No
     if source is not None:
         scene.extras["source_dir"] = str(Path(source).parent)
     walk = _Walk(scene, materials_to_scene(doc, scene), doc.brushes)
+    raw = raw_record(doc.children)
+    if raw:
+        scene.extras["b3d_raw"] = raw
     for root in doc.root_nodes:
         walk.visit(root, None, -1, 0)
     used = {p.material for m in scene.meshes for p in m.primitives}
@@ -134,6 +151,9 @@ class _Walk:
                 native["mesh"] = {"brush": int(c.brush_id),
                                   "vrts": [int(v.flags), int(v.tex_coord_sets),
                                            int(v.tex_coord_set_size)]}
+                raw = raw_record(c.children)
+                if raw:
+                    native["mesh"]["raw"] = raw
             elif isinstance(c, Bone):
                 native["bone"] = True
                 if self.mesh_users:
@@ -149,6 +169,9 @@ class _Walk:
                 if depth >= 200:
                     raise DocumentError("NODE nesting deeper than 200")
                 self.visit(c, i, anim_slot, depth + 1)
+        raw = raw_record(chunk.children)
+        if raw:
+            native["raw"] = raw
         node.extras["b3d"] = native
 
 
@@ -196,12 +219,13 @@ def _merge_keys(chunks: list[Keys], field_name: str, bit: int) -> tuple[np.ndarr
 
 def _key_times(frames: np.ndarray, first: int, fps: float) -> np.ndarray:
     """Seconds for key frames. Several keys at one frame (a jump: h3dview ``ninja`` has them)
-    follow each other a ten-thousandth of a frame apart, so that glTF keeps them (its times
-    increase strictly) and from_scene gives back the same frame numbers."""
+    follow each other :func:`.keys.jump_step` apart, so that glTF keeps them (its times
+    increase strictly), Blender keeps them (its importer merged keys a ten-thousandth of a frame
+    apart: h3dview ``ninja`` lost 32 keys) and from_scene gives back the same frame numbers."""
     rank = np.arange(len(frames)) - np.searchsorted(frames, frames, side="left")
     t = (frames - first) / fps
     if rank.any():
-        step = max(1e-4 / fps, 4 * float(np.spacing(np.float32(max(abs(t[-1]), 1.0)))))
+        step = max(jump_step(fps), 4 * float(np.spacing(np.float32(max(abs(t[-1]), 1.0)))))
         t = t + rank * step
     return t
 

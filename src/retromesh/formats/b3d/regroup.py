@@ -1,0 +1,176 @@
+"""What Blender's glTF exporter does to our primitives, undone so that each is one TRIS again.
+
+to_scene makes one primitive per TRIS and records, per TRIS, in ``mesh.extras["b3d_tris"]``
+(see :mod:`.native`) its vertex ``count``, its ``brush``, its number of triangles ``tris`` and
+its ``twins``: ``[index, a, b, c]`` for each triangle that uses the same three vertices as an
+earlier one of the TRIS (h3dview ``castel`` has 12: double-sided walls), in local vertex ids
+and glTF winding. Blender then changes two things (glTF-Blender-IO, 4.2 and 4.5 alike):
+
+* it writes one primitive per material, so TRIS of one material (ninja 2, dwarf2 3, human 6)
+  come back as one primitive. Blender keeps the order of its vertices and faces, which were
+  ours: the vertices of the first TRIS, then those of the next, and the same for triangles.
+  :func:`regroup` cuts such a primitive back into its TRIS (the records of the brushes its
+  material stands for, in file order) where the triangle counts cut it into blocks of
+  consecutive vertex ranges, and puts the primitives back in file order;
+* it keeps one face per set of vertices, so twin triangles are gone: they are put back at their
+  index when the primitive has exactly that many triangles fewer.
+
+Anything that does not fit (an edited mesh, a new material) is left as Blender wrote it.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from ...scene import Scene
+from .native import _unsplit
+
+__all__ = ["twins", "regroup"]
+
+_PER_VERTEX = ("normals", "tangents", "colors", "joints", "weights")
+
+
+def twins(tri: np.ndarray) -> list[list[int]]:
+    """``[index, a, b, c]`` for every triangle of ``tri`` (n, 3) whose vertex set an earlier
+    triangle already has."""
+    if not len(tri):
+        return []
+    key = np.sort(tri.astype(np.int64), axis=1)
+    if key[:, 2].max() < 1 << 21:               # one number per vertex set: a faster unique
+        key = (key[:, 0] << 42) | (key[:, 1] << 21) | key[:, 2]
+        _, first = np.unique(key, return_index=True)
+    else:
+        _, first = np.unique(key, axis=0, return_index=True)
+    later = np.ones(len(tri), bool)
+    later[first] = False
+    return [[int(i), *map(int, tri[i])] for i in np.flatnonzero(later)]
+
+
+def _int(x, default: int = -1) -> int:
+    try:
+        return int(x)
+    except (TypeError, ValueError, OverflowError):
+        return default
+
+
+def _twin_list(rec: dict) -> list[list[int]]:
+    t = rec.get("twins")
+    if not isinstance(t, list):
+        return []
+    out = []
+    for e in t:
+        if isinstance(e, list) and len(e) == 4 and all(isinstance(x, (int, float)) for x in e):
+            out.append([int(x) for x in e])
+        else:
+            return []
+    return out
+
+
+def _cut(p, start: int, end: int, tri: np.ndarray):
+    """The part of primitive ``p`` with vertices ``start..end`` and triangles ``tri``."""
+    q = copy.copy(p)
+    q.positions = p.positions[start:end]
+    q.uvs = [uv[start:end] for uv in p.uvs]
+    for name in _PER_VERTEX:
+        if getattr(p, name) is not None:
+            setattr(q, name, getattr(p, name)[start:end])
+    q.indices = (tri - start).reshape(-1).astype(np.uint32)
+    q.extras = dict(p.extras)
+    return q
+
+
+def _split(p, recs: list[dict]) -> list | None:
+    """``p`` cut into one primitive per record (None when Blender's order does not allow it)."""
+    if p.indices is None or p.targets or p.mode != 4:
+        return None
+    tri = p.indices.reshape(-1, 3).astype(np.int64)
+    counts = [_int(r.get("tris")) - len(_twin_list(r)) for r in recs]
+    if min(counts) < 1 or sum(counts) != len(tri):
+        return None
+    out, t0, v0 = [], 0, 0
+    for n in counts:
+        block = tri[t0:t0 + n]
+        if block.min() != v0:
+            return None
+        v1 = int(block.max()) + 1
+        out.append(_cut(p, v0, v1, block))
+        t0, v0 = t0 + n, v1
+    return out if v0 == len(p.positions) else None
+
+
+def _brush_ids(scene: Scene, material) -> set[int]:
+    if material is None:
+        return {-1}
+    rec = scene.materials[material].extras.get("b3d_brush") \
+        if 0 <= material < len(scene.materials) else None
+    ids = rec.get("ids") if isinstance(rec, dict) else None
+    return {_int(i, -2) for i in ids} if isinstance(ids, list) else set()
+
+
+def _regrouped(scene: Scene, prims: list, recs: list[dict], mesh_brush: int) -> list | None:
+    """The primitives in record order, merged ones cut apart (None when that fails)."""
+    left = list(range(len(recs)))
+    parts: dict[int, object] = {}
+    for p in prims:
+        ids = _brush_ids(scene, p.material)
+        mine = [k for k in left if (_int(recs[k].get("brush")) if _int(recs[k].get("brush")) >= 0
+                                    else mesh_brush) in ids]
+        if not mine:
+            return None
+        cut = [p] if len(mine) == 1 else _split(p, [recs[k] for k in mine])
+        if cut is None:
+            return None
+        parts.update(zip(mine, cut))
+        left = [k for k in left if k not in mine]
+    return None if left else [parts[k] for k in range(len(recs))]
+
+
+def _with_twins(p, rec: dict):
+    """``p`` with the twin triangles Blender dropped put back (when exactly they are missing)."""
+    tw = _twin_list(rec)
+    n = len(p.positions)
+    if not tw or p.indices is None or n != rec.get("count"):
+        return p
+    tri = p.indices.reshape(-1, 3)
+    if len(tri) != _int(rec.get("tris")) - len(tw) or any(min(e) < 0 or max(e[1:]) >= n
+                                                          for e in tw):
+        return p
+    for e in sorted(tw):
+        tri = np.insert(tri, min(e[0], len(tri)), e[1:], axis=0)
+    q = copy.copy(p)
+    q.indices = tri.reshape(-1).astype(np.uint32)
+    return q
+
+
+def regroup(scene: Scene) -> Scene:
+    """The scene with merged primitives cut back into TRIS and twin triangles restored (see the
+    module docstring); the same scene when there is nothing to do."""
+    meshes = list(scene.meshes)
+    changed = False
+    for node in scene.nodes:
+        native = node.extras.get("b3d")
+        if node.mesh is None or not isinstance(native, dict):
+            continue
+        m = meshes[node.mesh]
+        recs = m.extras.get("b3d_tris")
+        if not (isinstance(recs, list) and recs and all(isinstance(r, dict) for r in recs)) \
+                or any(p.mode != 4 for p in m.primitives):
+            continue
+        prims = m.primitives
+        if len(recs) > len(prims):
+            mesh_rec = native.get("mesh")
+            brush = _int(mesh_rec.get("brush")) if isinstance(mesh_rec, dict) else -1
+            prims = _regrouped(scene, prims, recs, brush) or prims
+        if len(prims) == len(recs):
+            prims = [_with_twins(_unsplit(p, r.get("count")), r) for p, r in zip(prims, recs)]
+        if any(a is not b for a, b in zip(prims, m.primitives)) or len(prims) != len(m.primitives):
+            m = copy.copy(m)
+            m.primitives = prims
+            meshes[node.mesh] = m
+            changed = True
+    if not changed:
+        return scene
+    out = copy.copy(scene)
+    out.meshes = meshes
+    return out
