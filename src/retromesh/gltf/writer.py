@@ -335,9 +335,13 @@ def _folders(texture_path: Any) -> list[Path]:
     return [Path(p) for p in texture_path]
 
 
-def _near(v: np.ndarray, ref: tuple) -> bool:
-    """``np.allclose(v, ref)`` without its per-call overhead (called per node)."""
-    return all(abs(x - y) <= 1e-8 + 1e-5 * abs(y) for x, y in zip(v.tolist(), ref))
+def _near_each(nodes: list, attr: str, ref: tuple) -> np.ndarray:
+    """Per node, whether its ``attr`` is ``np.allclose`` to ``ref`` (all nodes in one test)."""
+    if not nodes:
+        return np.zeros(0, bool)
+    values = np.array([getattr(n, attr) for n in nodes], np.float64).reshape(len(nodes), len(ref))
+    r = np.asarray(ref, np.float64)
+    return np.all(np.abs(values - r) <= 1e-8 + 1e-5 * np.abs(r), axis=1)
 
 
 def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
@@ -415,15 +419,18 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
     parents = scene.parents()
     skinned_roots: list[int] = []
     moved: list[tuple[int, int, str]] = []
+    still_t = _near_each(scene.nodes, "translation", (0, 0, 0))
+    still_r = _near_each(scene.nodes, "rotation", (0, 0, 0, 1))
+    still_s = _near_each(scene.nodes, "scale", (1, 1, 1))
     for i, n in enumerate(scene.nodes):
         node = g.Node(name=n.name or None, children=list(n.children) or None,
                       extras=jsonable(n.extras) if n.extras else None)
-        if not _near(n.translation, (0, 0, 0)):
+        if not still_t[i]:
             node.translation = [float(x) for x in n.translation]
-        if not _near(n.rotation, (0, 0, 0, 1)):
+        if not still_r[i]:
             q = n.rotation / (np.linalg.norm(n.rotation) or 1.0)
             node.rotation = [float(x) for x in q]
-        if not _near(n.scale, (1, 1, 1)):
+        if not still_s[i]:
             node.scale = [float(x) for x in n.scale]
         mesh = mesh_map.get(n.mesh) if n.mesh is not None else None
         skin = skin_map.get(n.skin) if n.skin is not None else None
