@@ -13,8 +13,8 @@ address-space cap (RLIMIT_AS) and a timeout: read -> load -> save(.glb) and, per
 through the writers of the game formats into ``.../out/``.
 
 Allowed outcomes: success, FormatError while reading, DocumentError/UnsupportedError while
-writing. Findings: any other exception, a crash, a hang (``--timeout``), a case slower than
-``--slow`` seconds, an allocation hitting the cap or the RSS growing by more than ``--rss-mb``,
+writing. Findings: any other exception, a crash, a hang (``--timeout``), a read or a save taking more
+than ``--slow`` seconds of CPU, an allocation hitting the cap or the RSS growing by more than ``--rss-mb``,
 and any file opened outside ``in/`` or written outside ``out/``. The first reproducer of each
 distinct finding is saved as ``tests/regressions/<family>/<sha1>.<ext>`` (``--no-save`` to
 skip), where the normal test suite runs it. A JSON summary goes to stdout.
@@ -114,6 +114,9 @@ def signature(result: dict) -> str:
     status = result["status"]
     if status == "exception":
         return f"exception {result.get('type')} at {result.get('where')}"
+    if status == "slow" and result.get("step_cpu_seconds"):
+        steps = result["step_cpu_seconds"]
+        return f"slow {max(steps, key=steps.get)}"
     if status == "escape":
         return "escape " + result.get("message", "").split(" ")[0]
     return status
@@ -123,10 +126,13 @@ FINDINGS = {"exception", "crash", "hang", "memory", "escape", "slow"}
 
 
 def _is_slow(result: dict, slow: float) -> bool:
-    """CPU time over ``slow`` (the machine's load does not count), or wall time over three times
-    it (a case blocked on I/O)."""
-    cpu = result.get("cpu_seconds", result.get("seconds", 0))
-    return cpu > slow or result.get("seconds", 0) > 3 * slow
+    """One step of the case (the read, or one save) over ``slow`` seconds of CPU time: what one
+    command does with the file. The machine's load does not count; a case blocked on I/O shows
+    up as a hang (``--timeout``)."""
+    steps = result.get("step_cpu_seconds")
+    if steps:
+        return max(steps.values()) > slow
+    return result.get("cpu_seconds", result.get("seconds", 0)) > slow
 
 
 def run_family(family: str, cases: int, rng: random.Random, work: Path, *, save: Path | None,
@@ -197,7 +203,7 @@ def run_family(family: str, cases: int, rng: random.Random, work: Path, *, save:
                                      "outputs": [str(out / o) for o in outs]})
                 if _is_slow(result, slow) and result["status"] not in FINDINGS:
                     result["status"] = "slow"
-                    result["message"] = (f"{result.get('cpu_seconds')} s CPU, "
+                    result["message"] = (f"CPU s per step {result.get('step_cpu_seconds')}, "
                                          f"{result['seconds']} s wall")
                 with lock:
                     record(i, result, mutated, ext)

@@ -111,6 +111,7 @@ def run_case(case: dict, guard: Guard, rss_mb: int) -> dict:
     guard.violations = []
     start_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0, c0 = time.perf_counter(), time.process_time()
+    steps: dict[str, float] = {}       # CPU seconds of the read and of each save
     result: dict = {"status": "ok"}
     stage = "read"
     guard.active = True
@@ -118,13 +119,16 @@ def run_case(case: dict, guard: Guard, rss_mb: int) -> dict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             scene = retromesh.load(src)
+            steps["read"] = time.process_time() - c0
             stage = "write"
             for out in outputs:
+                c1 = time.process_time()
                 try:
                     retromesh.save(scene, out)
                 except (retromesh.DocumentError, retromesh.UnsupportedError) as exc:
                     result = {"status": "document", "message": str(exc)[:300],
                               "output": out.suffix}
+                steps[out.suffix] = time.process_time() - c1
     except retromesh.FormatError as exc:
         cause = exc.__cause__
         if isinstance(cause, MemoryError) or "MemoryError" in str(exc):
@@ -142,6 +146,7 @@ def run_case(case: dict, guard: Guard, rss_mb: int) -> dict:
         guard.active = False
     result["seconds"] = round(time.perf_counter() - t0, 4)
     result["cpu_seconds"] = round(time.process_time() - c0, 4)
+    result["step_cpu_seconds"] = {k: round(v, 4) for k, v in steps.items()}
     grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - start_rss) // 1024
     if grown > rss_mb and result["status"] in ("ok", "format", "document"):
         result = {**result, "status": "memory", "message": f"peak RSS grew by {grown} MB"}
