@@ -8,7 +8,8 @@ writer), then answers ``{"status": ..., ...}``:
 
 - ``ok`` / ``format`` (a FormatError while reading) / ``document`` (a DocumentError or
   UnsupportedError while writing): allowed outcomes;
-- ``exception``: anything else escaped (type, message, innermost frame);
+- ``exception``: anything else escaped (type, message, innermost frame), or a writer's own
+  exception reached the registry, which wrapped it in a DocumentError ("failed on this content");
 - ``memory``: a LimitError caused by MemoryError (an allocation hit the address-space cap set
   with RLIMIT_AS) or the peak RSS grew by more than ``--rss-mb`` during the case;
 - ``escape``: a file outside the input's folder was opened, or a file outside the output's
@@ -126,6 +127,13 @@ def run_case(case: dict, guard: Guard, rss_mb: int) -> dict:
                 try:
                     retromesh.save(scene, out)
                 except (retromesh.DocumentError, retromesh.UnsupportedError) as exc:
+                    cause = exc.__cause__
+                    if cause is not None and not isinstance(cause, retromesh.RetromeshError):
+                        # a writer's own exception the registry wrapped: not a clear error
+                        result = {"status": "exception", "type": type(cause).__name__,
+                                  "stage": f"write {out.suffix}", "message": str(exc)[:300],
+                                  "where": _frame(cause)}
+                        break
                     result = {"status": "document", "message": str(exc)[:300],
                               "output": out.suffix}
                 steps[out.suffix] = time.process_time() - c1

@@ -23,6 +23,7 @@ LIMITS = {
     "buffer_bytes": 1 << 30,       # one external buffer file or data: URI (decoded)
     "accessor_bytes": 256 << 20,   # all accessors decoded from one document, in total
     "items": 1 << 20,              # entries of one top-level array (nodes, accessors...)
+    "json_depth": 64,              # nesting of objects and arrays (the glTF schema needs 6)
 }
 
 _NO = object()
@@ -54,11 +55,27 @@ def parse_json(text: bytes, file: str | None, offset: int = 0) -> dict:
                           got=str(exc)[:200]) from exc
     if not isinstance(data, dict):
         raise FormatError("a glTF JSON object", file=file, offset=offset, got=type(data).__name__)
+    _check_depth(data, file, offset)
     asset = data.get("asset")
     if not isinstance(asset, dict) or not isinstance(asset.get("version"), str):
         raise FormatError("a glTF JSON object with an 'asset' naming its 'version'", file=file,
                           offset=offset, path="asset", got=_show(asset))
     return data
+
+
+def _check_depth(data: dict, file: str | None, offset: int) -> None:
+    """Deep ``extras`` would make every later walk over them (copies, writers) recurse."""
+    cap = LIMITS["json_depth"]
+    level, depth = [data], 1
+    while level:
+        if depth > cap:
+            raise LimitError(f"glTF JSON nested at most {cap} deep (LIMITS['json_depth'])",
+                             file=file, offset=offset, got=f"deeper than {cap}")
+        nxt = []
+        for value in level:
+            children = value.values() if isinstance(value, dict) else value
+            nxt.extend(v for v in children if isinstance(v, (dict, list)))
+        level, depth = nxt, depth + 1
 
 
 def _show(value: Any) -> str:
