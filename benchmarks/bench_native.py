@@ -9,10 +9,11 @@ into a fresh bytes object, so its bound is the "memory copy" line, a copy into f
 (whose page faults cost most of it on a busy machine). ``--src /work/main/src`` measures another
 checkout for a before/after. Goals: to_bytes >= 1.5 GB/s, decode_spans >= 500 MB/s.
 
-Most of what a ``to_bytes`` call costs here (~45 ms, 1.3 GB/s) goes to the fresh memory of its
-60 MB output, which glibc hands out as new pages (mmap) for a block that big. ``--reuse-memory`` runs the same measurement in a child with glibc told to keep freed
-memory (``GLIBC_TUNABLES`` mmap and trim thresholds at 4 GiB), as a long-running process that
-writes many files reaches: there ``to_bytes`` ran at 6.1 GB/s, 0.8x the bare copy.
+A 60 MB output in fresh 4 KiB pages costs more to fault in than to fill (a ``bytes`` copy
+runs at ~1.4 GB/s here against 5+ GB/s into mapped memory), so ``to_bytes`` builds its result with
+``retromesh.bigbytes.join``, which advises huge pages for it as numpy does for its arrays (before:
+1.3 GB/s; after: 3+ GB/s). ``--reuse-memory`` repeats the run in a child where glibc keeps freed
+memory (``GLIBC_TUNABLES`` mmap and trim thresholds at 4 GiB), as in a long-running process.
 """
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from . import bigbytes
 from .errors import DocumentError, FormatError, LimitError
 
 __all__ = ["Reader", "Writer", "MAX_DEPTH"]
@@ -289,9 +290,9 @@ class Writer:
         self._sealed = 0                 # bytes in ``_parts``
 
     def getvalue(self) -> bytes:
-        if not self._parts:
+        if not self._parts and len(self.buf) < bigbytes.MIN_BYTES:
             return bytes(self.buf)
-        return b"".join([*self._parts, self.buf])
+        return bigbytes.join([*self._parts, self.buf])
 
     @property
     def pos(self) -> int:

@@ -75,7 +75,8 @@ class Parts:
         return self.nbytes
 
     def __bytes__(self) -> bytes:
-        return b"".join(self.buffers)
+        from .bigbytes import join
+        return join(self.buffers)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Parts):

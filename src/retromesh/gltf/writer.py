@@ -31,6 +31,7 @@ from typing import Any, Iterable
 import numpy as np
 from . import model as g
 
+from ..bigbytes import join
 from ..errors import LossWarning
 from ..fileio import Parts
 from ..scene import Primitive, Scene
@@ -68,7 +69,7 @@ class GltfDocument:
 def _get_blob(self: GltfDocument) -> bytes:
     parts = self.__dict__.get("_parts")
     if parts is not None:
-        self.__dict__["_blob"], self.__dict__["_parts"] = b"".join(parts), None
+        self.__dict__["_blob"], self.__dict__["_parts"] = join(parts), None
     return self.__dict__.get("_blob", b"")
 
 
