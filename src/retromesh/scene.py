@@ -251,9 +251,11 @@ class Channel:
             raise DocumentError(f"Channel ({self.path}) has {len(v)} values for {len(self.times)} keys")
         if self.path in _WIDTH and v.shape[1] != _WIDTH[self.path]:
             raise DocumentError(f"Channel ({self.path}) values must be {_WIDTH[self.path]} wide")
-        if np.any(np.diff(self.times) <= 0):
+        t = self.times
+        if (t[1:] <= t[:-1]).any():
             raise DocumentError("Channel times must increase strictly")
-        if not np.all(np.isfinite(self.times)) or not np.all(np.isfinite(v)):
+        if not (np.isfinite(t[0]) and np.isfinite(t[-1]) and np.isfinite(v).all()):
+            # increasing times are finite when both ends are (NaN fails the order test)
             raise DocumentError("Channel times and values must be finite")
 
     def key_values(self) -> np.ndarray:
@@ -481,20 +483,26 @@ class Scene:
         for mi, mesh in enumerate(self.meshes):
             if mesh.weights and not _finite32(np.array(mesh.weights, dtype=np.float64)):
                 raise DocumentError(f"mesh {mi} ({mesh.name!r}): morph weights are not finite")
-            for pi, p in enumerate(mesh.primitives):
-                if not _finite32(p.positions):
-                    raise DocumentError(f"mesh {mi} ({mesh.name!r}) primitive {pi}: vertex "
-                                        "positions are not finite within float32")
+        where = [(mi, pi) for mi, mesh in enumerate(self.meshes) for pi in range(len(mesh.primitives))]
+        bad = _first_not_finite32([self.meshes[mi].primitives[pi].positions for mi, pi in where])
+        if bad is not None:
+            mi, pi = where[bad]
+            raise DocumentError(f"mesh {mi} ({self.meshes[mi].name!r}) primitive {pi}: vertex "
+                                "positions are not finite within float32")
         for si, skin in enumerate(self.skins):
             m = skin.inverse_bind_matrices
             if m is not None and not _finite32(m):
                 raise DocumentError(f"skin {si} ({skin.name!r}): inverse bind matrices are not "
                                     "finite within float32")
-        for ai, anim in enumerate(self.animations):
-            for ci, c in enumerate(anim.channels):
-                if not (_finite32(c.values) and _finite32(c.times)):
-                    raise DocumentError(f"animation {ai} ({anim.name!r}) channel {ci}: keys are "
-                                        "not finite within float32")
+        where = [(ai, ci) for ai, anim in enumerate(self.animations)
+                 for ci in range(len(anim.channels))]
+        keys = [a for ai, ci in where for a in (self.animations[ai].channels[ci].values,
+                                                self.animations[ai].channels[ci].times)]
+        bad = _first_not_finite32(keys)
+        if bad is not None:
+            ai, ci = where[bad // 2]
+            raise DocumentError(f"animation {ai} ({self.animations[ai].name!r}) channel {ci}: "
+                                "keys are not finite within float32")
 
     def for_writing(self) -> "Scene":
         """This scene validated and fixed up for a game-format writer (see the module
@@ -560,8 +568,24 @@ _FLT_MAX = 3.4028234663852886e38
 
 
 def _finite32(a) -> bool:
+    a = np.asarray(a)
+    if a.dtype == np.float32:
+        return bool(np.isfinite(a).all())
     a = np.asarray(a, dtype=np.float64)
     return bool(np.all(np.abs(a) <= _FLT_MAX))   # False for NaN too
+
+
+def _first_not_finite32(arrays: list) -> int | None:
+    """Index of the first array holding a NaN, an infinity or a value beyond float32, or
+    None; small arrays are checked together (one numpy call for a scene's many channels)."""
+    small = [i for i, a in enumerate(arrays) if np.size(a) < 4096]
+    if small:
+        joined = np.concatenate([np.asarray(arrays[i], dtype=np.float64).reshape(-1)
+                                 for i in small])
+        if not np.all(np.abs(joined) <= _FLT_MAX):
+            return next(i for i in small if not _finite32(arrays[i]))
+    return next((i for i, a in enumerate(arrays) if np.size(a) >= 4096 and not _finite32(a)),
+                None)
 
 
 def _nonzero_scale(s) -> np.ndarray:

@@ -65,7 +65,8 @@ def _from_scene(scene: Scene, *, embed_images: bool = True,
                 binary: bool = True) -> GltfDocument:
     doc = scene_to_gltf(scene, embed_images=embed_images, texture_path=texture_path,
                         image_dir=Path(image_dir) if image_dir else None,
-                        external_images=not binary and not embed_buffer)
+                        external_images=not binary and not embed_buffer,
+                        validate=False)     # the registry validated it before calling us
     doc.binary = binary
     doc.embed_buffer = embed_buffer  # type: ignore[attr-defined]
     return doc

@@ -23,17 +23,24 @@ _LIST, _DICT = object(), object()   # default markers: a fresh [] / {} per objec
 class _Model:
     #: (field, default) in output order; extensions/extras come first as in pygltflib
     _fields: tuple[tuple[str, Any], ...] = ()
+    _defaults: dict[str, Any] = {}          # the plain defaults, in output order
+    _fresh: tuple[tuple[str, type], ...] = ()   # fields whose default is a new [] / {}
+
+    def __init_subclass__(cls) -> None:
+        fields = (("extensions", _DICT), ("extras", _DICT)) + cls._fields
+        cls._defaults = {k: None if v is _LIST or v is _DICT else v for k, v in fields}
+        cls._fresh = tuple((k, list if v is _LIST else dict) for k, v in fields
+                           if v is _LIST or v is _DICT)
 
     def __init__(self, **kwargs: Any) -> None:
-        for name, default in (("extensions", _DICT), ("extras", _DICT)) + self._fields:
-            value = kwargs.pop(name) if name in kwargs else default
-            if value is _LIST:
-                value = []
-            elif value is _DICT:
-                value = {}
-            setattr(self, name, value)
-        if kwargs:
-            raise TypeError(f"{type(self).__name__} has no field(s) {', '.join(kwargs)}")
+        d = self.__dict__
+        d.update(self._defaults)
+        for name, kind in self._fresh:
+            d[name] = kind()
+        if not kwargs.keys() <= d.keys():
+            unknown = [k for k in kwargs if k not in d]
+            raise TypeError(f"{type(self).__name__} has no field(s) {', '.join(unknown)}")
+        d.update(kwargs)
 
     def _dict(self) -> dict[str, Any]:
         return {k: _plain(v) for k, v in self.__dict__.items()}

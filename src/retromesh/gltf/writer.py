@@ -26,7 +26,7 @@ import struct
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 from . import model as g
@@ -187,7 +187,7 @@ class _Buffer:
         if pad:
             self.parts.append(b"\0" * pad)
             self.size += pad
-        size = memoryview(data).nbytes
+        size = data.nbytes if isinstance(data, np.ndarray) else memoryview(data).nbytes
         self.views.append(g.BufferView(buffer=0, byteOffset=self.size, byteLength=size,
                                        target=target))
         self.parts.append(data)
@@ -197,18 +197,14 @@ class _Buffer:
     def accessor(self, arr: np.ndarray, *, target: int | None = None, minmax: bool = False,
                  normalized: bool = False, type_: str | None = None) -> int:
         arr = np.ascontiguousarray(arr)
-        width = 1 if arr.ndim == 1 else int(np.prod(arr.shape[1:]))
-        flat = arr.reshape(len(arr), width)
+        width = math.prod(arr.shape[1:])
         acc = g.Accessor(bufferView=self.view(arr, target), byteOffset=None,
                          componentType=_COMPONENT[arr.dtype], count=len(arr),
                          type=type_ or _TYPES[width], normalized=True if normalized else None)
         if minmax and len(arr):
-            if arr.dtype == np.float32:
-                acc.min = [float(x) for x in flat.min(axis=0)]
-                acc.max = [float(x) for x in flat.max(axis=0)]
-            else:
-                acc.min = [int(x) for x in flat.min(axis=0)]
-                acc.max = [int(x) for x in flat.max(axis=0)]
+            flat = arr.reshape(len(arr), width)
+            acc.min = flat.min(axis=0).tolist()     # Python floats (float32 exactly) or ints
+            acc.max = flat.max(axis=0).tolist()
         self.accessors.append(acc)
         return len(self.accessors) - 1
 
@@ -263,6 +259,14 @@ def _merge_duplicate_joints(j: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, n
                 w[dup, b] = 0
                 j[dup, b] = 0
     return j, w
+
+
+def _unit_rotations(tracks: list[np.ndarray]) -> Iterator[np.ndarray]:
+    """Each track's quaternions made unit (``_unit``), all tracks in one pass."""
+    if not tracks:
+        return iter(())
+    joined = _unit(np.concatenate(tracks), fallback=(0.0, 0.0, 0.0, 1.0))
+    return iter(np.split(joined, np.cumsum([len(t) for t in tracks[:-1]])))
 
 
 def _tangents(t: np.ndarray) -> np.ndarray:
@@ -336,11 +340,13 @@ def _folders(texture_path: Any) -> list[Path]:
     return [Path(p) for p in texture_path]
 
 
-def _near_each(nodes: list, attr: str, ref: tuple) -> np.ndarray:
-    """Per node, whether its ``attr`` is ``np.allclose`` to ``ref`` (all nodes in one test)."""
-    if not nodes:
-        return np.zeros(0, bool)
-    values = np.array([getattr(n, attr) for n in nodes], np.float64).reshape(len(nodes), len(ref))
+def _column(nodes: list, attr: str, width: int) -> np.ndarray:
+    """(n, width) float64 of every node's ``attr``."""
+    return np.array([getattr(n, attr) for n in nodes], np.float64).reshape(len(nodes), width)
+
+
+def _near(values: np.ndarray, ref: tuple) -> np.ndarray:
+    """Per row, whether it is ``np.allclose`` to ``ref`` (all rows in one test)."""
     r = np.asarray(ref, np.float64)
     return np.all(np.abs(values - r) <= 1e-8 + 1e-5 * np.abs(r), axis=1)
 
@@ -348,7 +354,7 @@ def _near_each(nodes: list, attr: str, ref: tuple) -> np.ndarray:
 def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
                   texture_path: Iterable[str | os.PathLike] | str | os.PathLike = (),
                   image_dir: str | os.PathLike | None = None, external_images: bool = False,
-                  generator: str = "retromesh") -> GltfDocument:
+                  generator: str = "retromesh", validate: bool = True) -> GltfDocument:
     """The glTF asset of ``scene``.
 
     ``embed_images``: look the textures the scene names up (beside the source file, in the
@@ -357,8 +363,10 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
     :class:`~retromesh.MissingTextureWarning`. Images the scene carries are always put in.
     ``image_dir`` overrides the source folder the scene names; ``external_images`` keeps the
     images as files to write beside a ``.gltf`` (``GltfDocument.image_files``).
+    ``validate=False`` skips :meth:`Scene.validate` for a scene checked just before.
     """
-    scene.validate()
+    if validate:
+        scene.validate()
     buf = _Buffer()
     doc = g.GLTF2(asset=g.Asset(version="2.0", generator=generator))
     used_ext: set[str] = set()
@@ -420,19 +428,23 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
     parents = scene.parents()
     skinned_roots: list[int] = []
     moved: list[tuple[int, int, str]] = []
-    still_t = _near_each(scene.nodes, "translation", (0, 0, 0))
-    still_r = _near_each(scene.nodes, "rotation", (0, 0, 0, 1))
-    still_s = _near_each(scene.nodes, "scale", (1, 1, 1))
+    t_all, r_all, s_all = (_column(scene.nodes, a, w) for a, w in
+                           (("translation", 3), ("rotation", 4), ("scale", 3)))
+    still_t = _near(t_all, (0, 0, 0))
+    still_r = _near(r_all, (0, 0, 0, 1))
+    still_s = _near(s_all, (1, 1, 1))
+    norm = np.sqrt(np.einsum("ij,ij->i", r_all, r_all))
+    r_all = (r_all / np.where(norm > 0, norm, 1.0)[:, None]).tolist()
+    t_all, s_all = t_all.tolist(), s_all.tolist()
     for i, n in enumerate(scene.nodes):
         node = g.Node(name=n.name or None, children=list(n.children) or None,
                       extras=jsonable(n.extras) if n.extras else None)
         if not still_t[i]:
-            node.translation = [float(x) for x in n.translation]
+            node.translation = t_all[i]
         if not still_r[i]:
-            q = n.rotation / (np.linalg.norm(n.rotation) or 1.0)
-            node.rotation = [float(x) for x in q]
+            node.rotation = r_all[i]
         if not still_s[i]:
-            node.scale = [float(x) for x in n.scale]
+            node.scale = s_all[i]
         mesh = mesh_map.get(n.mesh) if n.mesh is not None else None
         skin = skin_map.get(n.skin) if n.skin is not None else None
         if mesh is not None and skin is not None and (
@@ -458,20 +470,19 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
         ga = g.Animation(name=a.name or None, extras=jsonable(a.extras) if a.extras else None)
         seen: set[tuple[int, str]] = set()
         input_cache: dict[bytes, int] = {}
+        rotations = _unit_rotations([c.values for c in a.channels if c.path == "rotation"])
         for c in a.channels:
+            values = next(rotations) if c.path == "rotation" else c.values
             key = (c.node, c.path)
             if key in seen:
                 warnings.warn(f"animation {a.name!r}: second {c.path} channel on node {c.node} "
                               "dropped", LossWarning, stacklevel=2)
                 continue
             seen.add(key)
-            times = (c.times.astype(np.float64) + shift).astype(np.float32)
+            times = c.times if not shift else (c.times.astype(np.float64) + shift).astype(np.float32)
             tkey = times.tobytes()
             if tkey not in input_cache:
                 input_cache[tkey] = buf.accessor(times, minmax=True)
-            values = c.values
-            if c.path == "rotation":
-                values = _unit(values, fallback=(0.0, 0.0, 0.0, 1.0))
             out = buf.accessor(np.ascontiguousarray(values, dtype=np.float32).reshape(
                 len(values), -1) if c.path != "weights" else values.reshape(-1).astype(np.float32))
             ga.samplers.append(g.AnimationSampler(input=input_cache[tkey], output=out,

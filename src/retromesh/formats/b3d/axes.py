@@ -17,9 +17,14 @@ _Z32 = _Z.astype(np.float32)
 
 def _rot_to_gltf(wxyz) -> np.ndarray:
     q = np.asarray(wxyz, dtype=np.float64)
-    out = np.stack([q[..., 1], q[..., 2], -q[..., 3], q[..., 0]], axis=-1)
-    n = np.linalg.norm(out, axis=-1, keepdims=True)
-    return np.where(n > 1e-12, out / np.where(n > 1e-12, n, 1), [0.0, 0.0, 0.0, 1.0])
+    out = q[..., [1, 2, 3, 0]]
+    out[..., 2] *= -1.0
+    n = np.sqrt(np.einsum("...i,...i->...", out, out))[..., None]
+    ok = n > 1e-12
+    out /= np.where(ok, n, 1.0)
+    if not ok.all():
+        out[~ok[..., 0]] = (0.0, 0.0, 0.0, 1.0)
+    return out
 
 
 def _rot_from_gltf(xyzw) -> np.ndarray:
