@@ -15,9 +15,15 @@ from typing import Any
 __all__ = ["GLTF2", "Asset", "Buffer", "BufferView", "Accessor", "Attributes", "Primitive",
            "Mesh", "Node", "Skin", "Scene", "Animation", "AnimationSampler", "AnimationChannel",
            "AnimationChannelTarget", "Material", "PbrMetallicRoughness", "TextureInfo", "Image",
-           "Texture", "Sampler", "to_dict"]
+           "Texture", "Sampler", "Plain", "to_dict"]
 
 _LIST, _DICT = object(), object()   # default markers: a fresh [] / {} per object
+
+
+class Plain(dict):
+    """A JSON object already without ``None`` or empty values (an accessor, a buffer view...):
+    written as it is, not walked again."""
+    __slots__ = ()
 
 
 class _Model:

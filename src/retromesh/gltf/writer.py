@@ -100,6 +100,8 @@ _NUMBER = frozenset((int, bool, float))
 def jsonable(value: Any) -> Any:
     """Extras as plain JSON: numpy to lists/numbers, bytes to text (latin-1 if not UTF-8)."""
     if isinstance(value, dict):
+        if set(map(type, value.values())) <= _PLAIN and all(type(k) is str for k in value):
+            return dict(value)              # nothing to convert: no call per item
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         types = set(map(type, value))       # lists of plain values: no call per item
@@ -179,8 +181,10 @@ class _Buffer:
     def __init__(self) -> None:
         self.parts: list[Any] = []
         self.size = 0
-        self.views: list[g.BufferView] = []
-        self.accessors: list[g.Accessor] = []
+        # plain dicts holding what pygltflib's Accessor/BufferView would write, in its order
+        # (these are most of a document's objects: no model object to build and encode)
+        self.views: list[g.Plain] = []
+        self.accessors: list[g.Plain] = []
 
     def view(self, data: Any, target: int | None = None) -> int:
         pad = (-self.size) % 4
@@ -188,8 +192,10 @@ class _Buffer:
             self.parts.append(b"\0" * pad)
             self.size += pad
         size = data.nbytes if isinstance(data, np.ndarray) else memoryview(data).nbytes
-        self.views.append(g.BufferView(buffer=0, byteOffset=self.size, byteLength=size,
-                                       target=target))
+        view = g.Plain(buffer=0, byteOffset=self.size, byteLength=size)
+        if target is not None:
+            view["target"] = target
+        self.views.append(view)
         self.parts.append(data)
         self.size += size
         return len(self.views) - 1
@@ -198,13 +204,15 @@ class _Buffer:
                  normalized: bool = False, type_: str | None = None) -> int:
         arr = np.ascontiguousarray(arr)
         width = math.prod(arr.shape[1:])
-        acc = g.Accessor(bufferView=self.view(arr, target), byteOffset=None,
-                         componentType=_COMPONENT[arr.dtype], count=len(arr),
-                         type=type_ or _TYPES[width], normalized=True if normalized else None)
+        acc = g.Plain(bufferView=self.view(arr, target), componentType=_COMPONENT[arr.dtype])
+        if normalized:
+            acc["normalized"] = True
+        acc["count"] = len(arr)
+        acc["type"] = type_ or _TYPES[width]
         if minmax and len(arr):
             flat = arr.reshape(len(arr), width)
-            acc.min = flat.min(axis=0).tolist()     # Python floats (float32 exactly) or ints
-            acc.max = flat.max(axis=0).tolist()
+            acc["max"] = flat.max(axis=0).tolist()  # Python floats (float32 exactly) or ints
+            acc["min"] = flat.min(axis=0).tolist()
         self.accessors.append(acc)
         return len(self.accessors) - 1
 
@@ -485,11 +493,10 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
                 input_cache[tkey] = buf.accessor(times, minmax=True)
             out = buf.accessor(np.ascontiguousarray(values, dtype=np.float32).reshape(
                 len(values), -1) if c.path != "weights" else values.reshape(-1).astype(np.float32))
-            ga.samplers.append(g.AnimationSampler(input=input_cache[tkey], output=out,
-                                                  interpolation=c.interpolation))
-            ga.channels.append(g.AnimationChannel(
-                sampler=len(ga.samplers) - 1,
-                target=g.AnimationChannelTarget(node=c.node, path=c.path)))
+            ga.samplers.append(g.Plain(input=input_cache[tkey], interpolation=c.interpolation,
+                                       output=out))
+            ga.channels.append(g.Plain(sampler=len(ga.samplers) - 1,
+                                       target={"node": c.node, "path": c.path}))
         doc.animations.append(ga)
 
     extras = {k: v for k, v in scene.extras.items() if k != "source_dir"}   # a local folder
@@ -525,7 +532,7 @@ def _inline_images(gdoc: GltfDocument) -> None:
         nonlocal size
         pad = (-size) % 4
         parts.append(b"\0" * pad)
-        doc.bufferViews.append(g.BufferView(buffer=0, byteOffset=size + pad, byteLength=len(data)))
+        doc.bufferViews.append(g.Plain(buffer=0, byteOffset=size + pad, byteLength=len(data)))
         parts.append(data)
         size += pad + len(data)
         return len(doc.bufferViews) - 1

@@ -9,6 +9,8 @@ vertices as stored). So a converted model sits in Luanti exactly where the ``.b3
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 _Z = np.array([1.0, 1.0, -1.0])
@@ -17,9 +19,16 @@ _Z32 = _Z.astype(np.float32)
 
 def _rot_to_gltf(wxyz) -> np.ndarray:
     q = np.asarray(wxyz, dtype=np.float64)
+    if q.shape == (4,):                 # one node's rotation: plain floats are faster
+        w, x, y, z = q.tolist()
+        n = math.sqrt(x * x + y * y + z * z + w * w)
+        return np.array((x / n, y / n, -z / n, w / n) if n > 1e-12 else (0.0, 0.0, 0.0, 1.0))
     out = q[..., [1, 2, 3, 0]]
     out[..., 2] *= -1.0
-    n = np.sqrt(np.einsum("...i,...i->...", out, out))[..., None]
+    n = out[..., 0] * out[..., 0]       # summed in the order of the one-rotation path above
+    for c in (1, 2, 3):
+        n += out[..., c] * out[..., c]
+    n = np.sqrt(n)[..., None]
     ok = n > 1e-12
     out /= np.where(ok, n, 1.0)
     if not ok.all():

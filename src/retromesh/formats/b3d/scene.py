@@ -187,7 +187,7 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
         joints, weights = skin_weights(ent, n_vertices, mode, id_lists)    # primitives in turn
         odd = odd_vertices(ent, n_vertices)
         ent = record_entries(ent, odd)      # only these are needed below: frees the rest
-        ibm = np.stack([inverse(worlds[j]) @ worlds[mesh_node] for j in joint_nodes])
+        ibm = inverse(worlds[joint_nodes]) @ worlds[mesh_node]
         skin = scene.add_skin(Skin(joints=joint_nodes, inverse_bind_matrices=ibm,
                                    name=scene.nodes[mesh_node].name))
         scene.nodes[mesh_node].skin = skin
