@@ -379,7 +379,7 @@ class _Writer:
                     part["normal"] = p.normals * _Z
             if flags & 2:
                 part["color"] = p.colors if p.colors is not None else 1.0
-            for s in range(min(sets, len(p.uvs))):
+            for s in range(min(sets, len(p.uvs)) if size else 0):     # size 0: no uv field
                 part["uv"][:, s, :min(size, 2)] = p.uvs[s][:, :min(size, 2)]
             idx = (p.indices if p.indices is not None else np.arange(k)).astype(np.int64)
             tri = idx.reshape(-1, 3)[:, [0, 2, 1]] + base

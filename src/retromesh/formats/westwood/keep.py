@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import LossWarning, RetromeshError
+from ...errors import DocumentError, LossWarning, RetromeshError
 from ...scene import Node, Scene
 from ...transforms import compose_trs
 from .hva import HvaFile
@@ -182,7 +182,7 @@ def voxelise_in_grid(scene: Scene, node: Node, limb: Limb, palette: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray]:
     """(mask, colour) of the node's mesh voxelised in the grid of ``limb`` (size and bounds;
     colours the nearest ``palette`` entry other than 0). Also used by :mod:`.vox_keep`."""
-    from .voxelize import fill_solid, linear_to_srgb, voxelize_triangles
+    from .voxelize import LIMITS, fill_solid, linear_to_srgb, surface_samples, voxelize_triangles
     size = np.maximum(np.array(limb.size, np.int64), 1)
     b0 = np.asarray(limb.bounds_min, np.float64)
     k = (np.asarray(limb.bounds_max, np.float64) - b0) / size
@@ -204,6 +204,11 @@ def voxelise_in_grid(scene: Scene, node: Node, limb: Limb, palette: np.ndarray
             warnings.warn(f"limb {limb.label!r}: the edited mesh reaches outside the limb's "
                           f"{tuple(int(v) for v in size)} grid and is cut at its edge",
                           LossWarning, stacklevel=4)
+        samples, cap = surface_samples(local), LIMITS["samples"] * (255 / 64) ** 2
+        if samples > cap:       # triangles far bigger than the grid they are cut to
+            raise DocumentError(f"limb {limb.label!r}: the edited mesh needs {samples} surface "
+                                f"samples, more than LIMITS['samples'] x (255/64)^2 = {cap:.0f} "
+                                "(retromesh.formats.westwood.voxelize.LIMITS)")
         cells, vals = voxelize_triangles(local, corner_rgb, tuple(int(v) for v in size))
         mask[tuple(cells.T)] = True
         srgb = np.rint(linear_to_srgb(vals[:, :3]) * 255)

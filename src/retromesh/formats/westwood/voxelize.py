@@ -56,9 +56,17 @@ _SAMPLES = 1 << 20
 LIMITS = {"cells": 1 << 24, "samples": 1 << 21}
 
 
+def _check_finite(tri: np.ndarray) -> None:
+    # finite float32 positions can still overflow once scaled by the node transforms
+    if not np.isfinite(tri).all():
+        raise DocumentError("triangles that stay finite in voxel units (a node transform "
+                            "scales the positions beyond the float range)")
+
+
 def surface_samples(tri: np.ndarray) -> int:
     """How many samples :func:`voxelize_triangles` takes of triangles ``(t, 3, 3)`` (voxel
     units): ``(n + 1)(n + 2) / 2`` for a triangle whose longest edge is ``n / 2`` voxels."""
+    _check_finite(tri)
     edge = np.stack([tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0], tri[:, 2] - tri[:, 1]], 1)
     n = np.maximum(1, np.ceil(np.linalg.norm(edge, axis=2).max(1) * 2))
     return int(((n + 1) * (n + 2) / 2).sum())
@@ -76,6 +84,7 @@ def voxelize_triangles(tri: np.ndarray, colours: np.ndarray, shape: tuple[int, i
     against the face normal (counter-clockwise = outward) and kept a hundredth of a voxel
     inside every edge, so that faces and edges lying on cell boundaries fill the cells
     behind them, not the empty ones in front."""
+    _check_finite(tri)
     nrm = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
     length = np.linalg.norm(nrm, axis=1, keepdims=True)
     area = length[:, 0] / 2
