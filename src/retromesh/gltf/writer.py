@@ -99,10 +99,9 @@ _NUMBER = frozenset((int, bool, float))
 
 def jsonable(value: Any) -> Any:
     """Extras as plain JSON: numpy to lists/numbers, bytes to text (latin-1 if not UTF-8)."""
-    if isinstance(value, dict):
-        if set(map(type, value.values())) <= _PLAIN and all(type(k) is str for k in value):
-            return dict(value)              # nothing to convert: no call per item
-        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, dict):            # plain items are copied without a call each
+        return {k if type(k) is str else str(k): v if type(v) in _PLAIN else jsonable(v)
+                for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         types = set(map(type, value))       # lists of plain values: no call per item
         if types <= _PLAIN:
@@ -113,7 +112,7 @@ def jsonable(value: Any) -> Any:
                     return list(value)
             except OverflowError:           # an int beyond float range
                 pass
-        return [jsonable(v) for v in value]
+        return [v if type(v) in _PLAIN else jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "biu" or (value.dtype.kind == "f" and np.isfinite(value).all()):
             return value.tolist()
