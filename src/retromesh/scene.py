@@ -517,7 +517,8 @@ class Scene:
             m = skin.inverse_bind_matrices
             if m is not None and len(m):
                 det = np.linalg.det(m[:, :3, :3])
-                bad = np.flatnonzero(~(np.abs(det) > 1e-18))
+                det4 = np.linalg.det(m)     # the bottom row too (glTF leaves it unchecked)
+                bad = np.flatnonzero(~((np.abs(det) > 1e-18) & (np.abs(det4) > 1e-18)))
                 if len(bad):
                     j = skin.joints[int(bad[0])]
                     raise DocumentError(f"skin {si} ({skin.name!r}): the inverse bind matrix of "
