@@ -127,3 +127,43 @@ def test_scaled_load_still_gives_the_file_back(tank, tmp_path):
     retromesh.convert(tmp_path / "t.glb", tmp_path / "o.vxl")
     assert (tmp_path / "o.vxl").read_bytes() == tank.read_bytes()
     assert (tmp_path / "o.hva").read_bytes() == tank.with_suffix(".hva").read_bytes()
+
+
+def _zlib_bomb() -> str:
+    import base64
+    import zlib
+    return base64.b64encode(zlib.compress(bytes(200 << 20), 9)).decode("ascii")
+
+
+@pytest.mark.parametrize("edit", [
+    lambda d: d.update(scene_palette="!!not base64"),
+    lambda d: d.update(palette=7),
+    lambda d: d.update(remap=[1]),
+    lambda d: d.update(greedy="yes"),
+    lambda d: d.update(raw_body=[_zlib_bomb(), [0, 0, 0]]),
+    lambda d: d.pop("magic"),
+], ids=["bad-base64", "palette-int", "remap-short", "greedy-str", "zlib-bomb", "no-magic"])
+def test_broken_kept_file_record_is_not_a_kept_file(tank, tmp_path, edit):
+    """The kept record comes from the glTF (any glTF): broken, it is ignored (the mesh is
+    voxelised afresh), never a writer crash, and a zlib bomb is not unpacked."""
+    import json
+    from retromesh.formats.westwood.keep import FILE_KEY, LIMB_KEY
+    scene = retromesh.load(tank)
+    root = next(n for n in scene.nodes if FILE_KEY in n.extras)
+    record = json.loads(root.extras[FILE_KEY])
+    edit(record)
+    root.extras[FILE_KEY] = json.dumps(record)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LossWarning)
+        retromesh.save(scene, tmp_path / "o.vxl")
+    assert retromesh.read(tmp_path / "o.vxl").limbs
+
+
+def test_zlib_bomb_in_a_kept_limb_is_refused(tank):
+    import json
+    from retromesh.formats.westwood.keep import LIMB_KEY, _limb
+    scene = retromesh.load(tank)
+    node = next(n for n in scene.nodes if LIMB_KEY in n.extras)
+    record = json.loads(node.extras[LIMB_KEY])
+    record["spans"] = _zlib_bomb()
+    assert _limb(json.dumps(record)) is None

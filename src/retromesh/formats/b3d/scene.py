@@ -203,6 +203,23 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
                 mesh.extras["b3d_tris"][k]["weights"] = record
 
 
+def _rotation_tracks(tracks: list[np.ndarray]):
+    """Each B3D ``w, x, y, z`` track as glTF quaternions taking the short way between keys
+    (``quat_continuous`` per track), all tracks converted in one pass."""
+    if not tracks:
+        return iter(())
+    q = _rot_to_gltf(np.concatenate(tracks))
+    start = np.zeros(len(q), bool)
+    start[np.cumsum([0] + [len(t) for t in tracks[:-1]])] = True
+    turn = np.zeros(len(q), bool)         # this key is flipped relative to the one before
+    turn[1:] = np.einsum("ij,ij->i", q[1:], q[:-1]) < 0
+    turn &= ~start
+    odd = np.cumsum(turn)                 # flips so far, counted from each track's start
+    odd -= np.repeat(odd[start], [len(t) for t in tracks])
+    q[odd % 2 == 1] *= -1.0
+    return iter(np.split(q, np.cumsum([len(t) for t in tracks[:-1]])))
+
+
 def _merge_keys(chunks: list[Keys], field_name: str, bit: int) -> tuple[np.ndarray, np.ndarray] | None:
     frames, values = [], []
     for c in chunks:
@@ -211,6 +228,8 @@ def _merge_keys(chunks: list[Keys], field_name: str, bit: int) -> tuple[np.ndarr
             values.append(c.keys[field_name].astype(np.float64))
     if not frames:
         return None
+    if len(frames) == 1 and (frames[0][1:] >= frames[0][:-1]).all():
+        return frames[0], values[0]         # one KEYS chunk in frame order: nothing to merge
     f = np.concatenate(frames)
     v = np.concatenate(values)
     order = np.argsort(f, kind="stable")
@@ -261,11 +280,12 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
         last = max(int(f[-1]) for _, _, f, _ in tracks)
         if chunk.frames and last - first > chunk.frames:
             anim.extras["b3d_keys_beyond_frames"] = last
+        rotations = _rotation_tracks([v for _, path, _, v in tracks if path == "rotation"])
         for n, path, frames, values in tracks:
             times = _key_times(frames, first, fps)
             if path == "translation":
                 values = values * _Z
             elif path == "rotation":
-                values = quat_continuous(_rot_to_gltf(values))
+                values = next(rotations)
             anim.channels.append(Channel(node=n, path=path, times=times, values=values))
         scene.animations.append(anim)

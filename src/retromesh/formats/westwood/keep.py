@@ -61,8 +61,42 @@ def _pack(data: bytes) -> str:
     return base64.b64encode(zlib.compress(bytes(data), 9)).decode("ascii")
 
 
+#: kept data decompresses to at most this (a 255^3 limb's spans are under 90 MB): extras come
+#: from files, so a zlib bomb in them must not become gigabytes
+MAX_UNPACKED = 96 << 20
+
+
 def _unpack(text: str) -> bytes:
-    return zlib.decompress(base64.b64decode(text.encode("ascii")))
+    """Bytes kept by :func:`_pack`; ValueError when not base64 + zlib or over MAX_UNPACKED."""
+    z = zlib.decompressobj()
+    out = z.decompress(base64.b64decode(text.encode("ascii"), validate=True), MAX_UNPACKED)
+    if z.unconsumed_tail or not z.eof:
+        raise ValueError(f"kept data is not one zlib stream of at most {MAX_UNPACKED} bytes")
+    return out
+
+
+def _file_record(text: Any) -> dict[str, Any] | None:
+    """The ``vxl_file`` record, decoded and type-checked; None when it is not one we wrote
+    (extras come from any glTF: a broken record means "not a kept file", never a crash)."""
+    try:
+        d = json.loads(text)
+        b64 = lambda k: base64.b64decode(d[k].encode("ascii"), validate=True)   # noqa: E731
+        rec = {"magic": b64("magic"), "trailing": b64("trailing"),
+               "palette": np.frombuffer(b64("palette"), np.uint8).reshape(256, 3).copy(),
+               "scene_palette": np.frombuffer(b64("scene_palette"), np.uint8).reshape(256, 3),
+               "palette_count": int(d["palette_count"]),
+               "remap": tuple(int(v) for v in d["remap"]),
+               "limbs": int(d["limbs"]), "greedy": d["greedy"], "normals": d["normals"],
+               "raw_body": None}
+        if len(rec["remap"]) != 2 or not isinstance(rec["greedy"], bool) or \
+                not isinstance(rec["normals"], str):
+            return None
+        if d.get("raw_body") is not None:
+            data, offs = d["raw_body"]
+            rec["raw_body"] = (_unpack(data), np.array(offs, np.uint32).reshape(-1, 3))
+        return rec
+    except (TypeError, ValueError, KeyError, AttributeError, OverflowError, zlib.error):
+        return None
 
 
 def _floats(a: Any) -> list[float]:
@@ -98,7 +132,7 @@ def _limb(text: Any) -> Limb | None:
                     normal_type=int(d["normal_type"]))
         limb.xsize, limb.ysize, limb.zsize = (int(v) for v in d["size"])
         return limb
-    except (ValueError, KeyError, TypeError, zlib.error):
+    except (ValueError, KeyError, TypeError, AttributeError, OverflowError, zlib.error):
         return None
 
 
@@ -156,13 +190,13 @@ def _triangles(prims) -> tuple[list[np.ndarray], list[np.ndarray | None]]:
 
 def _unchanged(scene: Scene, node: Node, limb: Limb, kept: dict) -> bool:
     from .scene import _limb_mesh, srgb_to_linear
-    pal = np.frombuffer(base64.b64decode(kept["scene_palette"]), np.uint8).reshape(256, 3)
+    pal = kept["scene_palette"]
     lin = srgb_to_linear(pal / 255.0).astype(np.float32)
     try:
         grid = limb.voxels()
     except ValueError:
         return False
-    mesh = _limb_mesh(grid, limb, lin, tuple(kept["remap"]), kept["greedy"], kept["normals"],
+    mesh = _limb_mesh(grid, limb, lin, kept["remap"], kept["greedy"], kept["normals"],
                       (0, 1))
     a, ca = _canon(*_triangles(mesh.primitives))
     prims = scene.meshes[node.mesh].primitives if node.mesh is not None else []
@@ -271,9 +305,8 @@ def restore(scene: Scene) -> dict[str, Any] | None:
         from ...units import scale_scene
         scene = scale_scene(copy.deepcopy(scene), 1.0 / float(loaded_scale))   # back to voxels
         root = next(n for n in scene.nodes if FILE_KEY in n.extras)
-    try:
-        kept = json.loads(root.extras[FILE_KEY])
-    except (TypeError, ValueError):
+    kept = _file_record(root.extras[FILE_KEY])
+    if kept is None:
         return None
     limb_nodes = [i for i, n in enumerate(scene.nodes) if LIMB_KEY in n.extras]
     if any(n.mesh is not None and LIMB_KEY not in n.extras for n in scene.nodes):
@@ -281,7 +314,7 @@ def restore(scene: Scene) -> dict[str, Any] | None:
     limbs = [_limb(scene.nodes[i].extras[LIMB_KEY]) for i in limb_nodes]
     if not limbs or any(limb is None for limb in limbs) or len(limbs) != kept.get("limbs"):
         return None
-    palette = np.frombuffer(base64.b64decode(kept["palette"]), np.uint8).reshape(256, 3).copy()
+    palette = kept["palette"]
     edited = []
     for ni, limb in zip(limb_nodes, limbs):
         if not _unchanged(scene, scene.nodes[ni], limb, kept):
@@ -290,12 +323,11 @@ def restore(scene: Scene) -> dict[str, Any] | None:
     if edited:
         warnings.warn(f"edited limbs voxelised again in their own grids: {', '.join(edited)}",
                       LossWarning, stacklevel=3)
-    doc = VxlFile(magic=base64.b64decode(kept["magic"]), palette_count=int(kept["palette_count"]),
-                  remap_start=int(kept["remap"][0]), remap_end=int(kept["remap"][1]),
-                  palette=palette, limbs=limbs, trailing=base64.b64decode(kept["trailing"]))
-    if kept.get("raw_body") and not edited:
-        data, offs = kept["raw_body"]
-        doc.raw_body = RawBody(_unpack(data), np.array(offs, np.uint32).reshape(-1, 3))
+    doc = VxlFile(magic=kept["magic"], palette_count=kept["palette_count"],
+                  remap_start=kept["remap"][0], remap_end=kept["remap"][1],
+                  palette=palette, limbs=limbs, trailing=kept["trailing"])
+    if kept["raw_body"] is not None and not edited:
+        doc.raw_body = RawBody(*kept["raw_body"])
     return {"": doc, ".hva": _restore_hva(scene, root, limb_nodes, limbs)}
 
 
@@ -310,7 +342,7 @@ def _restore_hva(scene: Scene, root: Node, nodes: list[int], limbs: list[Limb]) 
             d = json.loads(text)
             hdoc = read_hva(Reader(_unpack(d["hva"]), file="kept.hva"))
             sections, fps = list(d["sections"]), float(d["fps"])
-        except (ValueError, KeyError, TypeError, zlib.error, RetromeshError):
+        except (ValueError, KeyError, TypeError, AttributeError, zlib.error, RetromeshError):
             # damaged extras: a new HVA from the scene
             hdoc = None
     frames = max(hdoc.frames, 1) if hdoc is not None else 1

@@ -83,7 +83,7 @@ def restore(scene: Scene) -> Any:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ref = vox.to_scene(doc, greedy=greedy)
-    except (TypeError, ValueError, KeyError, zlib.error, RetromeshError):
+    except (TypeError, ValueError, KeyError, AttributeError, zlib.error, RetromeshError):
         return None
     nodes: dict[int, int] = {}
     for i, n in enumerate(scene.nodes):
