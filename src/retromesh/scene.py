@@ -557,7 +557,7 @@ class Scene:
             for mi, pi in partial:
                 mesh = out.meshes[mi] = copy.copy(out.meshes[mi])
                 mesh.primitives = list(mesh.primitives)
-                mesh.primitives[pi] = _whole_triangles(mesh.primitives[pi])
+                mesh.primitives[pi] = whole_triangles(mesh.primitives[pi])
             where = ", ".join(f"mesh {mi} primitive {pi}" for mi, pi in partial[:5])
             warnings.warn(LossWarning(f"{where}: the vertex count of a non-indexed triangle list "
                                       "is not a multiple of 3; the incomplete last triangle is "
@@ -596,7 +596,7 @@ def _nonzero_scale(s) -> np.ndarray:
     return s
 
 
-def _whole_triangles(p: Primitive) -> Primitive:
+def whole_triangles(p: Primitive) -> Primitive:
     n = len(p.positions) // 3 * 3
     q = copy.copy(p)
     for name in ("positions", "normals", "tangents", "colors", "joints", "weights"):

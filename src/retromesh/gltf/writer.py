@@ -34,7 +34,7 @@ from . import model as g
 from ..bigbytes import join
 from ..errors import LossWarning
 from ..fileio import Parts
-from ..scene import Primitive, Scene
+from ..scene import Primitive, Scene, whole_triangles
 from .images import add_textures, data_uri_images, inline_image_files, place_image_files, \
     source_dir_of
 
@@ -285,6 +285,12 @@ def _tangents(t: np.ndarray) -> np.ndarray:
 def _primitive(buf: _Buffer, p: Primitive, material_map: dict[int, int]) -> g.Primitive | None:
     if len(p.positions) == 0 or (p.indices is not None and len(p.indices) == 0):
         return None
+    if p.mode == 4 and p.indices is None and len(p.positions) % 3:
+        warnings.warn(f"a non-indexed triangle list of {len(p.positions)} vertices: the "
+                      "incomplete last triangle is dropped", LossWarning, stacklevel=3)
+        p = whole_triangles(p)
+        if len(p.positions) == 0:
+            return None
     attrs: dict[str, int] = {}
     pos = p.positions
     if not np.all(np.isfinite(pos)):
