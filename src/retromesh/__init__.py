@@ -115,10 +115,15 @@ def save(scene: Scene, target: str | os.PathLike, format: str | None = None,
 
     Returns every path written (a format may write companion files beside the target).
     """
-    target = Path(target)
+    return _save(scene, Path(target), format, options)
+
+
+def _save(scene: Scene, target: Path, format: str | None, options: dict[str, Any],
+          validated: bool = False) -> list[Path]:
     fmt = registry.get(format) if format else registry.get(target.suffix or "?")
     options = _image_options_for(fmt.from_scene, options)
-    return _write_result(from_scene(scene, fmt.name, **options), target)
+    return _write_result(registry.convert_from_scene(fmt, scene, _validated=validated, **options),
+                         target)
 
 
 #: writing options every target accepts; targets with no use for them never see them
@@ -194,4 +199,5 @@ def convert(source: Source, target: str | os.PathLike, format: str | None = None
         options.setdefault("source", path)
     scene = _scaled(registry.convert_to_scene(fmt, doc, name, **options), scale)
     del doc                     # the native document is not needed while writing
-    return save(scene, target, tfmt.name, **save_options)
+    # validated by convert_to_scene (scaling keeps it valid unless it overflows float32)
+    return _save(scene, target, tfmt.name, save_options, validated=scale == 1.0)

@@ -348,13 +348,18 @@ def _writer_failed(fmt: Format, stage: str, exc: BaseException) -> DocumentError
                          f"{type(exc).__name__}: {str(exc)[:300]}")
 
 
-def convert_from_scene(fmt: Format, scene: Any, **options: Any) -> Any:
+def convert_from_scene(fmt: Format, scene: Any, *, _validated: bool = False,
+                       **options: Any) -> Any:
     """Run ``fmt.from_scene`` on a validated scene; anything but a RetromeshError becomes a
-    DocumentError saying which writer failed and why."""
+    DocumentError saying which writer failed and why. ``_validated``: the scene was made by
+    :func:`convert_to_scene` just before (``retromesh.convert``) and not touched since."""
     if fmt.from_scene is None:
         raise UnsupportedError(f"cannot write {fmt.name} files from a scene")
     inspect.signature(fmt.from_scene).bind(scene, **options)   # TypeError: a caller's mistake
-    scene = scene.validate() if fmt.family == "glTF 2.0" else scene.for_writing()
+    if fmt.family == "glTF 2.0":
+        scene = scene if _validated else scene.validate()
+    else:
+        scene = scene.for_writing(validated=_validated)
     try:
         return fmt.from_scene(scene, **options)
     except (_struct_error(), *_STRAY) as exc:

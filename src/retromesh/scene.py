@@ -504,10 +504,12 @@ class Scene:
             raise DocumentError(f"animation {ai} ({self.animations[ai].name!r}) channel {ci}: "
                                 "keys are not finite within float32")
 
-    def for_writing(self) -> "Scene":
-        """This scene validated and fixed up for a game-format writer (see the module
-        docstring); returns ``self`` when nothing needs fixing, else a fixed shallow copy."""
-        self.validate()
+    def for_writing(self, validated: bool = False) -> "Scene":
+        """This scene validated (unless ``validated``: checked just before) and fixed up for a
+        game-format writer (see the module docstring); returns ``self`` when nothing needs
+        fixing, else a fixed shallow copy."""
+        if not validated:
+            self.validate()
         mesh_nodes = sum(n.mesh is not None for n in self.nodes)
         if mesh_nodes > LIMITS["mesh_nodes"]:
             raise DocumentError(f"{mesh_nodes} nodes hold a mesh; game formats are written with "
