@@ -316,6 +316,13 @@ def test_short_fuzz_run(tmp_path):
         assert not summary["findings"], (family, summary["findings"])
 
 
+@pytest.mark.fuzz
+def test_short_extras_fuzz_run():
+    """What writers read back from extras, made hostile (tools/fuzz/extras.py)."""
+    from extras import run
+    assert run(60, seed=11) == {}
+
+
 # -- bounded work: big and deep scenes through every writer ---------------------------------
 #: every writer, with the kind of scene it needs (skeleton formats want a skin + animation)
 WRITERS = {"b3d": "plain", "abc": "skin", "msh": "plain", "skl": "skin", "ani": "skin",

@@ -245,8 +245,9 @@ def from_scene_v6(scene: Scene) -> AbcV6Model:
         mesh_extras = scene.meshes[owner_of[id(parts[0]["prim"])][0]].extras or {}
     lods = kept_lods(mesh_extras, nv)
     if lods is None:
-        if isinstance(mesh_extras.get("abc_v6_lods"), dict) and \
-                len(mesh_extras["abc_v6_lods"].get("vertex_start") or ()) > 1:
+        starts = mesh_extras.get("abc_v6_lods", {}).get("vertex_start") \
+            if isinstance(mesh_extras.get("abc_v6_lods"), dict) else None
+        if isinstance(starts, list) and len(starts) > 1:
             warnings.warn(f"the model has {nv} vertices, it had "
                           f"{mesh_extras.get('normal_vertex_count')}: its LOD vertices no longer "
                           "fit and were left out (NumLODs 0)", LossWarning, stacklevel=3)
@@ -282,7 +283,9 @@ def from_scene_v6(scene: Scene) -> AbcV6Model:
         q = tr["rotation"].astype(np.float64) * (SQ if flip else np.ones(4))
         if fix:
             q = q * np.array([-1.0, -1.0, -1.0, 1.0])
-        kept_deform = {d.get("node"): d for d in aex.get("deform") or () if isinstance(d, dict)}
+        deform = aex.get("deform") if isinstance(aex.get("deform"), list) else []
+        kept_deform = {_xint(d.get("node"), None, 0, 2**31 - 1): d for d in deform
+                       if isinstance(d, dict)}
         tracks = []
         for j, nd in enumerate(nodes):
             t = np.zeros(nk, TRANSFORM)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import extras as xt
 from ...errors import DocumentError, LossWarning
 from ...hierarchy import nearest_in
 from ...scene import Animation, Channel, Scene, Skin
@@ -291,7 +292,7 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
         if isinstance(e, dict):
             events.append(AniEvent(encode_name(str(e.get("type", ""))),
                                    encode_name(str(e.get("info", ""))),
-                                   (float(e.get("time", 0.0)) - t0) * 1000.0))
+                                   (xt.number(e, "time", 0.0, -1e9, 1e9) - t0) * 1000.0))
     total = ex.get("total_time_ms")
     # the file's total time; also when its keys ran past it (the corpus animation ends 1 ms
     # after its total time) and still end where they did
@@ -561,7 +562,7 @@ def _restore_mesh_extras(scene: Scene, doc: MshFile, placeholder: bool, version_
     if not type_given and (placeholder or doc.weights is None):
         by_name = {name: k for k, name in msh_mod.MESH_TYPES.items()}
         t = ex.get("mesh_type")
-        t = by_name.get(t, t)
+        t = by_name.get(t, t) if isinstance(t, str) else t
         if isinstance(t, int) and not isinstance(t, bool) and 0 <= t < 2**31 and \
                 (doc.weights is not None or t != 1):
             doc.mesh_type = t
@@ -593,7 +594,8 @@ def _restore_mesh_extras(scene: Scene, doc: MshFile, placeholder: bool, version_
         doc.vertex_mask |= msh_mod.POSITION2
     subs = ex.get("submeshes")
     if isinstance(subs, list) and len(subs) == len(doc.submeshes) and all(
-            isinstance(r, list) and len(r) == 4 and all(isinstance(x, int) for x in r) for r in subs):
+            isinstance(r, list) and len(r) == 4 and
+            all(type(x) is int and 0 <= x < 2**31 for x in r) for r in subs):
         rec = np.array([tuple(r) for r in subs], msh_mod.SUBMESH_DTYPE)
         cur = doc.submeshes
         flat = np.asarray(doc.faces, np.int64).reshape(-1)

@@ -37,13 +37,14 @@ from typing import Any
 
 import numpy as np
 
+from ... import extras as xt
 from ...errors import DocumentError, LossWarning, RetromeshError
 from ...scene import Node, Scene
 from ...transforms import compose_trs
 from .hva import HvaFile
 from .hva import read as read_hva
 from .hva import write as write_hva
-from .voxels import VoxelGrid, normal_indices
+from .voxels import VoxelGrid, check_spans, normal_indices
 from .vxl import Limb, RawBody, VxlFile
 
 __all__ = ["LIMB_KEY", "FILE_KEY", "HVA_KEY", "limb_extras", "file_extras", "hva_extras",
@@ -127,13 +128,17 @@ def _limb(text: Any) -> Limb | None:
                     span_end=np.frombuffer(raw[4 * n:8 * n], "<i4").astype(np.int32),
                     span_data=raw[8 * n:], scale=float(np.float32(d["scale"])),
                     transform=np.array(d["transform"], np.float32).reshape(3, 4),
-                    bounds_min=np.array(d["bounds_min"], np.float32),
-                    bounds_max=np.array(d["bounds_max"], np.float32),
+                    bounds_min=np.array(d["bounds_min"], np.float32).reshape(3),
+                    bounds_max=np.array(d["bounds_max"], np.float32).reshape(3),
                     normal_type=int(d["normal_type"]))
-        limb.xsize, limb.ysize, limb.zsize = (int(v) for v in d["size"])
+        limb.xsize, limb.ysize, limb.zsize = size = xt.integers(d["size"], 3, 0, 255)
+        if n != limb.xsize * limb.ysize or not 0 <= limb.normal_type <= 255 or \
+                not all(0 <= v < 2**32 for v in (limb.index, limb.unknown1, limb.unknown2)):
+            return None
+        check_spans(limb.span_start, limb.span_end, limb.span_data, tuple(size))
         return limb
     except (ValueError, KeyError, TypeError, AttributeError, OverflowError, zlib.error):
-        return None
+        return None     # SpanError is a ValueError
 
 
 def file_extras(doc: VxlFile, palette: np.ndarray, greedy: bool, normals: str) -> str:
@@ -341,10 +346,15 @@ def _restore_hva(scene: Scene, root: Node, nodes: list[int], limbs: list[Limb]) 
         try:
             d = json.loads(text)
             hdoc = read_hva(Reader(_unpack(d["hva"]), file="kept.hva"))
-            sections, fps = list(d["sections"]), float(d["fps"])
+            n_sec = hdoc.matrices.shape[1] if hdoc.frames else 0
+            sections = [None if v is None else xt.integer({0: v}, 0, -1, 0, n_sec - 1)
+                        for v in d["sections"]]
+            fps = xt.number(d, "fps", -1.0, 1e-3, 1e6)
+            if not isinstance(d["sections"], list) or -1 in sections or fps < 0:
+                raise ValueError("kept HVA record out of range")
         except (ValueError, KeyError, TypeError, AttributeError, zlib.error, RetromeshError):
             # damaged extras: a new HVA from the scene
-            hdoc = None
+            hdoc, sections, fps = None, [None] * len(limbs), 6.0
     frames = max(hdoc.frames, 1) if hdoc is not None else 1
     times = np.arange(frames, dtype=np.float64) / fps
     got = [_vxl_frames(scene, ni, times) for ni in nodes]

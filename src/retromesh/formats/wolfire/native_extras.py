@@ -128,6 +128,7 @@ def merge_phxbn(kept: PhxbnFile, new: PhxbnFile) -> PhxbnFile:
     (kept values where the two agree)."""
     out = kept
     m = len(new.bone_ends)
+    old_ends = np.asarray(kept.bone_ends, np.int64)   # out is kept: read before changing it
     old_pts = np.asarray(kept.points, "<f4").reshape(-1, 3)
     new_pts = np.asarray(new.points, "<f4").reshape(-1, 3)
     if np.array_equal(np.asarray(kept.bone_ends), np.asarray(new.bone_ends)) \
@@ -147,8 +148,7 @@ def merge_phxbn(kept: PhxbnFile, new: PhxbnFile) -> PhxbnFile:
     if kept.bone_mats is not None and not same(new.bone_mats, kept.bone_mats):
         out.bone_mats = new.bone_mats
     if kept.bone_com is not None:
-        e0 = np.asarray(kept.bone_ends, np.int64)
-        old_mids = (old_pts[e0[:, 0]].astype(np.float64) + old_pts[e0[:, 1]]) / 2
+        old_mids = (old_pts[old_ends[:, 0]].astype(np.float64) + old_pts[old_ends[:, 1]]) / 2
         if not same(mids, old_mids):
             out.bone_com = mids.astype("<f4")
     parents = np.asarray(new.bone_parents, np.int64)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import extras as xt
 from ...errors import DocumentError, LossWarning, UnsupportedError
 from ...hierarchy import nearest_in
 from ...scene import Animation, Scene, Skin
@@ -57,8 +58,12 @@ def _bone_geometry(scene: Scene, joints: list[int], bind: np.ndarray, parents: n
     mids = bind[:, :3, 3]
     dirs = bind[:, :3, 2]
     dirs = dirs / np.maximum(np.linalg.norm(dirs, axis=1, keepdims=True), 1e-12)
-    lengths = np.array([float(e.get("length", 0.0)) for e in ex])
-    have = np.array([("start_point" in e and "end_point" in e and "length" in e) for e in ex])
+    lengths = np.array([xt.number(e, "length", 0.0, 0.0, 1e30) for e in ex])
+    # point ids as recorded: two per bone at most (one shared point list)
+    ids = [(xt.integer(e, "start_point", None, 0, 2 * m), xt.integer(e, "end_point", None, 0, 2 * m))
+           for e in ex]
+    have = np.array([None not in pair and xt.number(e, "length") is not None
+                     for pair, e in zip(ids, ex)])
     starts = mids - dirs * lengths[:, None] / 2
     ends_p = mids + dirs * lengths[:, None] / 2
     if not np.all(have):
@@ -86,7 +91,7 @@ def _bone_geometry(scene: Scene, joints: list[int], bind: np.ndarray, parents: n
                 end = o + np.array([0.0, typical / 2, 0.0])
             starts[i], ends_p[i] = o, end
     if np.all(have):
-        ids = np.array([[e["start_point"], e["end_point"]] for e in ex], np.int64)
+        ids = np.array(ids, np.int64).reshape(m, 2)
         npts = int(ids.max()) + 1
         points = np.zeros((npts, 3))
         points[ids[:, 0]] = starts
@@ -193,7 +198,7 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, native: bool = True
         control.num_vertices = len(control.weights)
     kept = kept_phxbn(scene.nodes[root].extras, m) if root is not None and native else None
     if kept is not None:
-        doc = merge_phxbn(kept, doc)
+        doc = _with_kept(merge_phxbn, kept, doc, fallback=doc, what=".phxbn")
     if not scene.animations and obj_doc is None:
         return doc
     out: dict[str, Any] = {"": doc}
@@ -216,8 +221,8 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
                       root: int | None, correction: np.ndarray | None = None,
                       shift: np.ndarray | None = None, native: bool = True) -> AnmFile:
     ex = anim.extras or {}
-    key_ms = ex.get("key_times_ms")
-    start = int(ex.get("start_ms", 0))
+    key_ms = xt.integers(ex.get("key_times_ms"))
+    start = xt.integer(ex, "start_ms", 0)
     kept = None
     if root is not None and native:
         at = next((i for i, a in enumerate(scene.animations) if a is anim), 0)
@@ -228,7 +233,7 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
         times_ms = np.array([int(k.time) for k in kept.keyframes], dtype=np.int64)
         t = (times_ms - start) / 1000.0
     elif key_ms:
-        times_ms = np.array(sorted(int(k) for k in key_ms), dtype=np.int64)
+        times_ms = np.array(sorted(key_ms), dtype=np.int64)
         t = (times_ms - start) / 1000.0
     else:
         dur = anim.duration
@@ -241,7 +246,7 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
         times_ms = np.unique(np.round(t * 1000).astype(np.int64))   # keys sit on whole ms
         t = times_ms / 1000.0
         start = 0
-    length_s = float(ex.get("length", anim.duration))
+    length_s = xt.number(ex, "length", anim.duration, 0.0, 2**31 / 1000)
     m = len(joints)
     if len(t) * max(m, 1) > LIMITS["sample_bones"]:       # before (keys, bones, 4, 4) arrays
         raise DocumentError(f"animation {anim.name!r}: {len(t)} keys of {m} bones is more than "
@@ -298,7 +303,9 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
     if shift is not None:
         world[..., :3, 3] += shift
     if kept is not None:
-        return _into_kept(kept, world, root_t, root_r)
+        merged = _with_kept(_into_kept, kept, world, root_t, root_r, fallback=None, what=".anm")
+        if merged is not None:
+            return merged
     centered = bool(ex.get("centered", root_t is not None or root_r is not None))
     version = 11
     doc = AnmFile(version=version, centered=1 if centered else 0,
@@ -311,30 +318,50 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
     else:
         rot = np.zeros(len(t))
     off = root_t if root_t is not None else np.zeros((len(t), 3))
-    weights = ex.get("weights")
+    weights = [_floats(w) for w in ex.get("weights") or []] if isinstance(
+        ex.get("weights"), list) else []
     events_by_key: dict[int, list] = {}
-    for e in ex.get("events", []):
-        k = int(np.argmin(np.abs(t - float(e.get("time", 0)))))
-        events_by_key.setdefault(k, []).append(e)
+    for e in ex.get("events") if isinstance(ex.get("events"), list) else []:
+        if isinstance(e, dict):
+            k = int(np.argmin(np.abs(t - xt.number(e, "time", 0.0))))
+            events_by_key.setdefault(k, []).append(e)
     for k in range(len(t)):
         kf = AnmKeyframe(time=int(times_ms[k] - start), bone_mats=pack_mats(world[k]),
-                         weights=np.asarray(weights[k] if weights and k < len(weights) else [],
-                                            "<f4"),
+                         weights=np.asarray(weights[k] if k < len(weights) else [], "<f4"),
                          weapon_mats=np.zeros(0, WEAPON8_DTYPE), use_mobility=0, mobility=None,
                          events=[], ik_bones=[], shape_keys=[], status_keys=[])
         from .anm import AnmEvent, AnmLabelWeight
-        kf.events = [AnmEvent(int(e.get("bone", 0)), str(e.get("name", "")).encode("utf-8"))
+        kf.events = [AnmEvent(xt.integer(e, "bone", 0), str(e.get("name", "")).encode("utf-8"))
                      for e in events_by_key.get(k, [])]
         for fld in ("shape_keys", "status_keys"):
             vals = ex.get(fld)
-            if vals and k < len(vals):
-                setattr(kf, fld, [AnmLabelWeight(float(d["weight"]), str(d["label"]).encode("utf-8"))
-                                  for d in vals[k]])
+            if isinstance(vals, list) and k < len(vals) and isinstance(vals[k], list):
+                setattr(kf, fld, [AnmLabelWeight(xt.number(d, "weight", 0.0),
+                                                 str(d.get("label", "")).encode("utf-8"))
+                                  for d in vals[k] if isinstance(d, dict)])
         if centered:
             kf.rotation = float(rot[k])
             kf.center_offset = tuple(float(x) for x in off[k])
         doc.keyframes.append(kf)
     return doc
+
+
+def _with_kept(fn, kept, *args, fallback, what: str):
+    """``fn(kept, *args)``; a kept document from extras that does not fit together (a damaged
+    or hand-made glTF) is dropped with a LossWarning and ``fallback`` is used."""
+    try:
+        return fn(kept, *args)
+    except (IndexError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        warnings.warn(f"the {what} data kept in extras is damaged ({type(exc).__name__}); the file "
+                      "is made from the scene alone", LossWarning, stacklevel=4)
+        return fallback
+
+
+def _floats(value: Any) -> list[float]:
+    """A list of finite numbers from extras, else empty."""
+    if isinstance(value, list) and all(type(v) in (int, float) and np.isfinite(v) for v in value):
+        return [float(v) for v in value]
+    return []
 
 
 def _into_kept(kept: AnmFile, world: np.ndarray, root_t: np.ndarray | None,

@@ -246,7 +246,7 @@ def _scene_kind(scene: Scene, character: bool | None, kind: str | None) -> tuple
         return _kind(None, meshes[0].name if meshes else None, character, kind), True
     for n in meshes:
         k = n.extras.get("lugaru_kind")
-        if k in ROTATIONS:
+        if isinstance(k, str) and k in ROTATIONS:
             return k, True
         if n.extras.get("lugaru_character"):
             return "character", True

@@ -1,0 +1,48 @@
+"""Typed reads of what a scene's ``extras`` hold.
+
+Writers read back what ``to_scene`` recorded in extras (layouts, kept records, names), but
+extras come from files: a glTF from the internet, or one a person edited, can hold any JSON
+there. Each getter returns the value when it has the expected type and range, else the
+default, so a wrong value reads as "not recorded" and never raises.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["integer", "number", "text", "integers"]
+
+_I32 = (-2**31, 2**31 - 1)
+
+
+def integer(d: Any, key: Any, default: Any = None, lo: int = _I32[0], hi: int = _I32[1]) -> Any:
+    """``d[key]`` as an int in ``lo..hi`` (a whole float counts; a bool does not)."""
+    v = d.get(key) if isinstance(d, dict) else None
+    if isinstance(v, float) and math.isfinite(v) and v == int(v):
+        v = int(v)
+    if type(v) is int and lo <= v <= hi:
+        return v
+    return default
+
+
+def number(d: Any, key: Any, default: Any = None, lo: float = -math.inf,
+           hi: float = math.inf) -> Any:
+    """``d[key]`` as a finite float in ``lo..hi``."""
+    v = d.get(key) if isinstance(d, dict) else None
+    if type(v) in (int, float) and math.isfinite(v) and lo <= v <= hi:
+        return float(v)
+    return default
+
+
+def text(d: Any, key: Any, default: Any = None) -> Any:
+    """``d[key]`` when it is a string."""
+    v = d.get(key) if isinstance(d, dict) else None
+    return v if isinstance(v, str) else default
+
+
+def integers(value: Any, n: int | None = None, lo: int = _I32[0], hi: int = _I32[1]) -> list[int] | None:
+    """``value`` as a list of ints in ``lo..hi`` (of length ``n`` when given), else None."""
+    if not isinstance(value, list) or (n is not None and len(value) != n):
+        return None
+    out = [integer({0: v}, 0, None, lo, hi) for v in value]
+    return None if any(v is None for v in out) else out
