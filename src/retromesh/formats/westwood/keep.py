@@ -243,10 +243,12 @@ def voxelise_in_grid(scene: Scene, node: Node, limb: Limb, palette: np.ndarray
             warnings.warn(f"limb {limb.label!r}: the edited mesh reaches outside the limb's "
                           f"{tuple(int(v) for v in size)} grid and is cut at its edge",
                           LossWarning, stacklevel=4)
-        samples, cap = surface_samples(local), LIMITS["samples"] * (255 / 64) ** 2
-        if samples > cap:       # triangles far bigger than the grid they are cut to
+        # an edited limb of a 255^3 ball needs under 1M samples; 2x the cap keeps the work
+        # under a second (triangles far bigger than the grid they are cut to need more)
+        samples, cap = surface_samples(local), 2 * LIMITS["samples"]
+        if samples > cap:
             raise DocumentError(f"limb {limb.label!r}: the edited mesh needs {samples} surface "
-                                f"samples, more than LIMITS['samples'] x (255/64)^2 = {cap:.0f} "
+                                f"samples, more than 2 x LIMITS['samples'] = {cap} "
                                 "(retromesh.formats.westwood.voxelize.LIMITS)")
         cells, vals = voxelize_triangles(local, corner_rgb, tuple(int(v) for v in size))
         mask[tuple(cells.T)] = True

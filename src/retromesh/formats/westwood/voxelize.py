@@ -77,6 +77,22 @@ def linear_to_srgb(c: np.ndarray) -> np.ndarray:
     return np.where(c <= 0.0031308, c * 12.92, 1.055 * c ** (1 / 2.4) - 0.055)
 
 
+def _lattice(n: int):
+    """Barycentric weights ``(s, 3)`` of the samples of a triangle ``n`` steps a side (row
+    ``i`` holds ``j = 0..n-i``), in chunks of whole rows of at most :data:`_SAMPLES` samples
+    where a row allows (one huge triangle is not sampled in one array)."""
+    counts = n + 1 - np.arange(n + 1)
+    i0 = 0
+    while i0 <= n:
+        cum = np.cumsum(counts[i0:])
+        i1 = i0 + max(1, int(np.searchsorted(cum, _SAMPLES, side="right")))
+        c = counts[i0:i1]
+        i = np.repeat(np.arange(i0, i1), c)
+        j = np.arange(len(i)) - np.repeat(np.cumsum(c) - c, c)
+        yield np.stack([1 - (i + j) / n, i / n, j / n], 1)
+        i0 = i1
+
+
 def voxelize_triangles(tri: np.ndarray, colours: np.ndarray, shape: tuple[int, int, int]
                        ) -> tuple[np.ndarray, np.ndarray]:
     """Cells ``(n, 3)`` hit by triangles ``(t, 3, 3)`` given in voxel units, with the
@@ -94,10 +110,8 @@ def voxelize_triangles(tri: np.ndarray, colours: np.ndarray, shape: tuple[int, i
     steps = np.maximum(1, np.ceil(np.linalg.norm(edge, axis=2).max(1) * 2)).astype(np.int64)
     cells, vals = [], []
     dims = np.array(shape)
-    for n in np.unique(steps):
+    for n, w in ((n, w) for n in np.unique(steps) for w in _lattice(int(n))):
         group = np.flatnonzero(steps == n)
-        i, j = np.nonzero(np.add.outer(np.arange(n + 1), np.arange(n + 1)) <= n)
-        w = np.stack([1 - (i + j) / n, i / n, j / n], 1)             # (s, 3)
         batch = max(1, _SAMPLES // len(w))                          # bounded memory
         for b in range(0, len(group), batch):
             sel = group[b:b + batch]
