@@ -496,3 +496,32 @@ def test_game_writers_cap_mesh_nodes(tmp_path, monkeypatch):
     retromesh.save(s, tmp_path / "many.glb")                       # glTF instances are cheap
     monkeypatch.setitem(scene_mod.LIMITS, "mesh_nodes", 300)
     retromesh.save(s, tmp_path / "many.b3d")
+
+
+def test_validate_checks_morph_targets():
+    from retromesh.scene import MorphTarget
+    s = Scene()
+    p = Primitive(positions=np.zeros((3, 3), np.float32),
+                  targets=[MorphTarget(positions=np.array([[0, 0, 0], [np.inf, 0, 0], [0, 0, 0]],
+                                                          np.float32))])
+    s.add_node(Node(name="m", mesh=s.add_mesh(Mesh(primitives=[p]))))
+    with pytest.raises(DocumentError, match="morph target 0 positions"):
+        s.validate()
+
+
+def test_abc_writer_caps_node_keys(tmp_path, monkeypatch):
+    from retromesh.formats.lithtech import scene_write
+    from retromesh.scene import Animation, Channel
+    s = Scene()
+    root = s.add_node(Node(name="root", mesh=s.add_mesh(Mesh(primitives=[Primitive(
+        positions=np.eye(3, dtype=np.float32))]))))
+    for i in range(30):
+        s.add_node(Node(name=f"n{i}"), root)
+    times = np.arange(40, dtype=np.float32) / 10
+    s.animations.append(Animation(name="a", channels=[Channel(1, "translation", times,
+                                                              np.zeros((40, 3)))]))
+    monkeypatch.setitem(scene_write.LIMITS, "node_keys", 31 * 40 - 1)
+    with pytest.raises(DocumentError, match="node_keys"):
+        retromesh.save(s, tmp_path / "o.abc")
+    monkeypatch.setitem(scene_write.LIMITS, "node_keys", 31 * 40)
+    retromesh.save(s, tmp_path / "o.abc")

@@ -483,12 +483,17 @@ class Scene:
         for mi, mesh in enumerate(self.meshes):
             if mesh.weights and not _finite32(np.array(mesh.weights, dtype=np.float64)):
                 raise DocumentError(f"mesh {mi} ({mesh.name!r}): morph weights are not finite")
-        where = [(mi, pi) for mi, mesh in enumerate(self.meshes) for pi in range(len(mesh.primitives))]
-        bad = _first_not_finite32([self.meshes[mi].primitives[pi].positions for mi, pi in where])
+        where = [(mi, pi, "vertex positions", p.positions)
+                 for mi, mesh in enumerate(self.meshes) for pi, p in enumerate(mesh.primitives)]
+        where += [(mi, pi, f"morph target {ti} {kind}", a)
+                  for mi, mesh in enumerate(self.meshes) for pi, p in enumerate(mesh.primitives)
+                  for ti, t in enumerate(p.targets)
+                  for kind, a in (("positions", t.positions), ("normals", t.normals)) if a is not None]
+        bad = _first_not_finite32([a for *_, a in where])
         if bad is not None:
-            mi, pi = where[bad]
-            raise DocumentError(f"mesh {mi} ({self.meshes[mi].name!r}) primitive {pi}: vertex "
-                                "positions are not finite within float32")
+            mi, pi, what, _ = where[bad]
+            raise DocumentError(f"mesh {mi} ({self.meshes[mi].name!r}) primitive {pi}: {what} "
+                                "are not finite within float32")
         for si, skin in enumerate(self.skins):
             m = skin.inverse_bind_matrices
             if m is not None and not _finite32(m):

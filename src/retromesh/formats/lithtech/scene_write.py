@@ -474,6 +474,12 @@ def _kept_key_times(kept, ms: np.ndarray, name: str) -> np.ndarray:
     return ms
 
 
+#: an ABC animation holds a transform per node per key: each animation is sampled at
+#: ``keys x nodes`` poses (about 1 us each). Raise the cap
+#: (``retromesh.formats.lithtech.scene_write.LIMITS["node_keys"] = ...``) for a bigger job.
+LIMITS = {"node_keys": 500_000}
+
+
 def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], version: int,
                            nonrigid: np.ndarray):
     nodes = scene.nodes
@@ -501,6 +507,11 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
         ms = _kept_key_times(ex.get("key_times_ms"), ms, a.name)
         secs = ms / 1000.0
         k = len(ms)
+        if k * max(n_all, 1) > LIMITS["node_keys"]:
+            raise DocumentError(f"animation {a.name!r}: {k} keys of {n_all} nodes is more than "
+                                f"LIMITS['node_keys'] = {LIMITS['node_keys']} poses "
+                                "(retromesh.formats.lithtech.scene_write.LIMITS; raise it for a "
+                                "bigger scene)")
         T = np.repeat(t0[None], k, 0)
         R = np.repeat(r0[None], k, 0)
         Sc = np.repeat(s0[None], k, 0)
