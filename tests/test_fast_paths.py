@@ -30,6 +30,19 @@ def bone_lists(draw):
     return bones, n
 
 
+def _both_entries(bones, n):
+    """:func:`skinning.entries` per BONE and joined into one part (many small BONEs)."""
+    old = skinning._JOIN_BELOW
+    try:
+        out = []
+        for join in (0, 1 << 30):
+            skinning._JOIN_BELOW = join
+            out.append(skinning.entries(bones, n))
+        return out
+    finally:
+        skinning._JOIN_BELOW = old
+
+
 def _top4_reference(v, j, w, n):
     """The plain reading: sort every entry by vertex, heaviest first (stable), keep 4."""
     joints, weights = np.zeros((n, 4), np.uint16), np.zeros((n, 4), np.float32)
@@ -47,17 +60,18 @@ def test_top4_gathering_is_the_sorting_path(case):
     """Counting-sort gathering == lexsort of every entry (heaviest first, ties in file order),
     whatever the BONEs, repeats and vertex counts."""
     bones, n = case
-    ent = skinning.entries(bones, n)
-    positive = [(j, v[w > 0], w[w > 0]) for j, v, w in ent.parts]
-    got = skinning._top4(positive, n)
-    v, j, w = ent
-    pos = w > 0
-    want = _top4_reference(v[pos], j[pos], w[pos], n)
-    assert np.array_equal(got[0], want[0])
-    assert np.array_equal(got[1].view(np.uint32), want[1].view(np.uint32))
-    # the same from joined arrays (cut where the joint changes)
-    again = skinning.skin_weights((v, j, w), n)
-    assert all(np.array_equal(a, b) for a, b in zip(again, skinning.skin_weights(ent, n)))
+    for ent in _both_entries(bones, n):
+        positive = [(j if np.ndim(j) == 0 else j[w > 0], v[w > 0], w[w > 0])
+                    for j, v, w in ent.parts]
+        got = skinning._top4(positive, n)
+        v, j, w = ent
+        pos = w > 0
+        want = _top4_reference(v[pos], j[pos], w[pos], n)
+        assert np.array_equal(got[0], want[0])
+        assert np.array_equal(got[1].view(np.uint32), want[1].view(np.uint32))
+        # the same from joined arrays (cut where the joint changes)
+        again = skinning.skin_weights((v, j, w), n)
+        assert all(np.array_equal(a, b) for a, b in zip(again, skinning.skin_weights(ent, n)))
 
 
 @settings(max_examples=200, deadline=None)
@@ -65,10 +79,9 @@ def test_top4_gathering_is_the_sorting_path(case):
 def test_skin_weights_per_primitive_rows(case, data):
     """``rows``: the primitives' rows one after another == the per-vertex table picked."""
     bones, n = case
-    ent = skinning.entries(bones, n)
     rows = [np.unique(np.asarray(data.draw(st.lists(st.integers(0, n - 1), max_size=n)), np.int64))
             for _ in range(data.draw(st.integers(0, 4)))]
-    for mode in skinning.WEIGHT_MODES:
+    for mode, ent in ((m, e) for m in skinning.WEIGHT_MODES for e in _both_entries(bones, n)):
         joints, weights = skinning.skin_weights(ent, n, mode)
         pick = np.concatenate(rows).astype(np.intp) if rows else np.zeros(0, np.intp)
         rj, rw = skinning.skin_weights(ent, n, mode, rows)
@@ -82,7 +95,9 @@ def test_odd_vertices_and_record_entries(case):
     """odd_vertices == its plain bincount formula; record_entries keeps what weight_record
     reads, so its records are the same."""
     bones, n = case
-    ent = skinning.entries(bones, n)
+    per_bone, joined = _both_entries(bones, n)
+    assert [a.tolist() for a in per_bone] == [a.tolist() for a in joined]
+    ent = per_bone if len(bones) % 2 else joined
     v, _, w = ent
     pos = w > 0
     count = np.bincount(v[pos], minlength=n)
