@@ -3,10 +3,12 @@ written in parts, the atomic write of parts."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import retromesh
+from b3dbuild import keys
 from gltfcheck import assert_valid
 from retromesh.fileio import Parts, atomic_write
 from retromesh.formats.b3d import skinning
@@ -164,3 +166,92 @@ def test_skin_weights_rows_in_any_order():
     rj, rw = skinning.skin_weights(ent, 5, "blitz3d", rows)
     pick = np.concatenate(rows)
     assert np.array_equal(rj, joints[pick]) and np.array_equal(rw, weights[pick])
+
+
+# -- B3D keys: all tracks of an animation at once == track by track -------------------------
+
+def _tracks_reference(node_keys, fps):
+    """The per-track reading: KEYS chunks of a node merged by a stable sort of frames, times
+    (frame - first) / fps with keys of one frame a jump step apart, rotations converted and
+    made continuous track by track."""
+    from retromesh.formats.b3d.axes import _Z, _rot_to_gltf
+    from retromesh.formats.b3d.keys import jump_step
+    from retromesh.transforms import quat_continuous
+    tracks = []
+    for n, chunks in node_keys:
+        for path, fld, bit in (("translation", "position", 1), ("rotation", "rotation", 4),
+                               ("scale", "scale", 2)):
+            got = [(c.keys["frame"].astype(np.int64), c.keys[fld].astype(np.float64))
+                   for c in chunks if c.flags & bit and len(c.keys)]
+            if got:
+                f = np.concatenate([a for a, _ in got])
+                v = np.concatenate([b for _, b in got])
+                order = np.argsort(f, kind="stable")
+                tracks.append((n, path, f[order], v[order]))
+    if not tracks:
+        return []
+    first = min(int(f[0]) for *_, f, _ in tracks)
+    out = []
+    for n, path, f, v in tracks:
+        rank = np.arange(len(f)) - np.searchsorted(f, f, side="left")
+        t = (f - first) / fps
+        if rank.any():
+            t = t + rank * max(jump_step(fps),
+                               4 * float(np.spacing(np.float32(max(abs(t[-1]), 1.0)))))
+        if path == "translation":
+            v = v * _Z
+        elif path == "rotation":
+            v = quat_continuous(_rot_to_gltf(v))
+        out.append((n, path, t.astype(np.float32), v.astype(np.float32)))
+    return out
+
+
+@st.composite
+def keyed_nodes(draw):
+    frame = draw(st.sampled_from([st.integers(-3, 12), st.integers(0, 3000),
+                                  st.integers(0, 3) | st.integers(10**6, 10**6 + 3)]))
+    # (the last: late keys whose float32 times are coarser than a jump step)
+    nodes = []
+    for n in range(draw(st.integers(1, 5))):
+        chunks = []
+        for _ in range(draw(st.integers(0, 3))):
+            flags = draw(st.integers(0, 7))
+            frames = draw(st.lists(frame, max_size=6))
+            if draw(st.booleans()):
+                frames.sort()
+            rot = draw(st.lists(st.tuples(*[st.floats(-1, 1, width=32)] * 4),
+                                min_size=len(frames), max_size=len(frames)))
+            k = keys(flags, frames)
+            if flags & 1:
+                k.keys["position"] = np.arange(len(frames) * 3).reshape(-1, 3) * 0.5
+            if flags & 2:
+                k.keys["scale"] = 1.0 + np.arange(len(frames) * 3).reshape(-1, 3)
+            if flags & 4 and frames:
+                k.keys["rotation"] = np.array(rot, np.float32) + [1, 0, 0, 0]
+            chunks.append(k)
+        nodes.append(chunks)
+    return nodes, draw(st.sampled_from([25.0, 30.0, 60.0, 7.5]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(keyed_nodes())
+def test_b3d_keys_read_at_once_are_the_per_track_reading(case):
+    from retromesh.formats.b3d import B3dFile, NodeChunk
+    from retromesh.formats.b3d.chunks import AnimChunk
+    from retromesh.formats.b3d.scene import to_scene
+    chunks_of, fps = case
+    root = NodeChunk(b"root", children=[AnimChunk(0, 100, fps)])
+    for i, chunks in enumerate(chunks_of):
+        root.children.append(NodeChunk(f"n{i}".encode(), children=list(chunks)))
+    want = _tracks_reference([(i + 1, c) for i, c in enumerate(chunks_of)], fps)
+    if any((t[1:] <= t[:-1]).any() for _, _, t, _ in want):
+        # many keys on late frames, whose float32 times run together: a clear error
+        with pytest.raises(retromesh.RetromeshError, match="increase strictly"):
+            to_scene(B3dFile(children=[root]))
+        return
+    scene = to_scene(B3dFile(children=[root]))
+    got = [(c.node, c.path, c.times, c.values) for a in scene.animations for c in a.channels]
+    assert [(n, p) for n, p, *_ in got] == [(n, p) for n, p, *_ in want]
+    for (_, _, t1, v1), (_, _, t2, v2) in zip(got, want):
+        assert np.array_equal(t1.view(np.uint32), t2.view(np.uint32))
+        assert np.array_equal(v1.view(np.uint32), v2.view(np.uint32))

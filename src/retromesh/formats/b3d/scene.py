@@ -203,50 +203,64 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
                 mesh.extras["b3d_tris"][k]["weights"] = record
 
 
-def _rotation_tracks(tracks: list[np.ndarray]):
-    """Each B3D ``w, x, y, z`` track as glTF quaternions taking the short way between keys
-    (``quat_continuous`` per track), all tracks converted in one pass."""
-    if not tracks:
-        return iter(())
-    q = _rot_to_gltf(np.concatenate(tracks))
-    start = np.zeros(len(q), bool)
-    start[np.cumsum([0] + [len(t) for t in tracks[:-1]])] = True
+def _continuous(q: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """Quaternions of tracks one after another (``start`` marks each track's first key), each
+    key flipped where needed to take the short way from the one before (``quat_continuous``
+    per track, all tracks in one pass)."""
     turn = np.zeros(len(q), bool)         # this key is flipped relative to the one before
     turn[1:] = np.einsum("ij,ij->i", q[1:], q[:-1]) < 0
     turn &= ~start
     odd = np.cumsum(turn)                 # flips so far, counted from each track's start
-    odd -= np.repeat(odd[start], [len(t) for t in tracks])
+    odd -= np.maximum.accumulate(np.where(start, odd, 0))
     q[odd % 2 == 1] *= -1.0
-    return iter(np.split(q, np.cumsum([len(t) for t in tracks[:-1]])))
+    return q
 
 
-def _merge_keys(chunks: list[Keys], field_name: str, bit: int) -> tuple[np.ndarray, np.ndarray] | None:
-    frames, values = [], []
-    for c in chunks:
+def _gather(keys: list[tuple[int, Keys]], field_name: str, bit: int
+            ) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray]:
+    """The ``field_name`` keys of every track of one animation, tracks one after another in
+    frame order (several KEYS chunks of a node merged, keys of one frame in file order): the
+    track numbers (slots in ``keys``' node order), each key's track, frames, values (float64)."""
+    ids, frames, values = [], [], []
+    for t, c in keys:
         if c.flags & bit and len(c.keys):
-            frames.append(c.keys["frame"].astype(np.int64))
-            values.append(c.keys[field_name].astype(np.float64))
-    if not frames:
-        return None
-    if len(frames) == 1 and (frames[0][1:] >= frames[0][:-1]).all():
-        return frames[0], values[0]         # one KEYS chunk in frame order: nothing to merge
-    f = np.concatenate(frames)
-    v = np.concatenate(values)
-    order = np.argsort(f, kind="stable")
-    return f[order], v[order]
+            ids.append(t)
+            frames.append(c.keys["frame"])
+            values.append(c.keys[field_name])
+    if not ids:
+        return [], np.zeros(0, np.intp), np.zeros(0, np.int64), np.zeros((0, 0))
+    lengths = [len(f) for f in frames]
+    track = np.repeat(np.asarray(ids, np.intp), lengths)
+    f = np.concatenate(frames).astype(np.int64)
+    v = np.concatenate(values).astype(np.float64)
+    back = f[1:] < f[:-1]
+    back &= track[1:] == track[:-1]
+    if len(set(ids)) < len(ids) or back.any():     # several chunks, or keys out of order
+        order = np.lexsort((f, track))
+        track, f, v = track[order], f[order], v[order]
+    return sorted(set(ids)), track, f, v
 
 
-def _key_times(frames: np.ndarray, first: int, fps: float) -> np.ndarray:
-    """Seconds for key frames. Several keys at one frame (a jump: h3dview ``ninja`` has them)
-    follow each other :func:`.keys.jump_step` apart, so that glTF keeps them (its times
-    increase strictly), Blender keeps them (its importer merged keys a ten-thousandth of a frame
-    apart: h3dview ``ninja`` lost 32 keys) and from_scene gives back the same frame numbers."""
-    rank = np.arange(len(frames)) - np.searchsorted(frames, frames, side="left")
+def _key_times(track: np.ndarray, frames: np.ndarray, first: int, fps: float) -> np.ndarray:
+    """Seconds for the key frames of tracks one after another. Several keys at one frame (a
+    jump: h3dview ``ninja`` has them) follow each other :func:`.keys.jump_step` apart, so that
+    glTF keeps them (its times increase strictly), Blender keeps them (its importer merged keys
+    a ten-thousandth of a frame apart: h3dview ``ninja`` lost 32 keys) and from_scene gives
+    back the same frame numbers."""
     t = (frames - first) / fps
-    if rank.any():
-        step = max(jump_step(fps), 4 * float(np.spacing(np.float32(max(abs(t[-1]), 1.0)))))
-        t = t + rank * step
-    return t
+    new = np.ones(len(frames), bool)
+    new[1:] = (frames[1:] != frames[:-1]) | (track[1:] != track[:-1])
+    if new.all():
+        return t
+    at = np.arange(len(frames))
+    rank = at - np.maximum.accumulate(np.where(new, at, 0))
+    last = np.ones(len(frames), bool)          # each track's last key
+    last[:-1] = track[1:] != track[:-1]
+    end = np.zeros(int(track.max()) + 1)
+    end[track[last]] = np.abs(t[last])
+    spacing = np.spacing(np.maximum(end, 1.0).astype(np.float32)).astype(np.float64)
+    step = np.maximum(jump_step(fps), 4 * spacing)
+    return t + rank * step[track]
 
 
 def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[int, list[Keys]],
@@ -262,30 +276,37 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
         else:
             chunk, name = AnimChunk(0, 0, 0.0), "keys"
         fps = fps_override or (chunk.fps if chunk.fps > 0 else DEFAULT_FPS)
-        tracks = []
-        for n in sorted(nodes):
-            for path, fld, bit in (("translation", "position", 1), ("rotation", "rotation", 4),
-                                   ("scale", "scale", 2)):
-                merged = _merge_keys(keys_of[n], fld, bit)
-                if merged is not None:
-                    tracks.append((n, path, *merged))
-        if not tracks:
+        keys = [(t, c) for t, n in enumerate(sorted(nodes)) for c in keys_of[n]]
+        node_of = sorted(nodes)
+        got = {path: _gather(keys, fld, bit) for path, fld, bit in
+               (("translation", "position", 1), ("rotation", "rotation", 4),
+                ("scale", "scale", 2))}
+        if not any(ids for ids, *_ in got.values()):
             continue
-        first = min(int(f[0]) for _, _, f, _ in tracks)
+        first = min(int(f.min()) for ids, _, f, _ in got.values() if ids)
+        last = max(int(f.max()) for ids, _, f, _ in got.values() if ids)
         anim = Animation(name=name, extras={"b3d_fps": float(chunk.fps), "b3d_frames": chunk.frames,
                                             "b3d_first_frame": first, "fps": fps,
                                             "b3d_holder": holder if slot >= 0 else -1})
         if slot >= 0:       # on the node too: Blender keeps node extras, not animation extras
             scene.nodes[holder].extras["b3d"]["first"] = first
-        last = max(int(f[-1]) for _, _, f, _ in tracks)
         if chunk.frames and last - first > chunk.frames:
             anim.extras["b3d_keys_beyond_frames"] = last
-        rotations = _rotation_tracks([v for _, path, _, v in tracks if path == "rotation"])
-        for n, path, frames, values in tracks:
-            times = _key_times(frames, first, fps)
+        channels = {}
+        for path, (ids, track, frames, values) in got.items():
+            if not ids:
+                continue
+            starts = np.ones(len(track), bool)
+            starts[1:] = track[1:] != track[:-1]
             if path == "translation":
                 values = values * _Z
             elif path == "rotation":
-                values = next(rotations)
-            anim.channels.append(Channel(node=n, path=path, times=times, values=values))
+                values = _continuous(_rot_to_gltf(values), starts)
+            times = _key_times(track, frames, first, fps).astype(np.float32)
+            values = values.astype(np.float32)
+            cuts = np.flatnonzero(starts)[1:]
+            for t, tt, vv in zip(ids, np.split(times, cuts), np.split(values, cuts)):
+                channels[t, path] = Channel(node=node_of[t], path=path, times=tt, values=vv)
+        anim.channels.extend(channels[k] for k in sorted(
+            channels, key=lambda k: (k[0], ("translation", "rotation", "scale").index(k[1]))))
         scene.animations.append(anim)
