@@ -15,6 +15,7 @@ exception of a writer becomes a DocumentError naming the format and what failed.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import warnings
@@ -321,11 +322,17 @@ def parse(fmt: Format, data: bytes | bytearray | memoryview, file: str | None = 
                     got=f"{type(exc).__name__}: {exc}") from exc
 
 
+@functools.lru_cache(maxsize=256)
+def _signature(func: Callable[..., Any]) -> inspect.Signature:
+    """``inspect.signature``, once per function (a folder converts many files)."""
+    return inspect.signature(func)
+
+
 def convert_to_scene(fmt: Format, doc: Any, file: str | None = None, **options: Any):
     """Run ``fmt.to_scene``; a document whose content cannot form a scene raises FormatError."""
     if fmt.to_scene is None:
         raise UnsupportedError(f"{fmt.name} files have no 3D content to convert")
-    accepted = inspect.signature(fmt.to_scene).parameters
+    accepted = _signature(fmt.to_scene).parameters
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
     for key in options:
         if not takes_any and key not in accepted:
@@ -355,7 +362,7 @@ def convert_from_scene(fmt: Format, scene: Any, *, _validated: bool = False,
     :func:`convert_to_scene` just before (``retromesh.convert``) and not touched since."""
     if fmt.from_scene is None:
         raise UnsupportedError(f"cannot write {fmt.name} files from a scene")
-    inspect.signature(fmt.from_scene).bind(scene, **options)   # TypeError: a caller's mistake
+    _signature(fmt.from_scene).bind(scene, **options)   # TypeError: a caller's mistake
     if fmt.family == "glTF 2.0":
         scene = scene if _validated else scene.validate()
     else:

@@ -588,9 +588,13 @@ def _first_not_finite32(arrays: list) -> int | None:
     None; small arrays are checked together (one numpy call for a scene's many channels)."""
     small = [i for i, a in enumerate(arrays) if np.size(a) < 4096]
     if small:
-        joined = np.concatenate([np.asarray(arrays[i], dtype=np.float64).reshape(-1)
-                                 for i in small])
-        if not np.all(np.abs(joined) <= _FLT_MAX):
+        f32 = [i for i in small if getattr(arrays[i], "dtype", None) == np.float32]
+        other = [i for i in small if getattr(arrays[i], "dtype", None) != np.float32]
+        # float32 arrays are finite within float32 when finite: joined with no float64 copy
+        if f32 and not np.isfinite(np.concatenate([arrays[i].reshape(-1) for i in f32])).all() \
+                or other and not np.all(np.abs(np.concatenate(
+                    [np.asarray(arrays[i], dtype=np.float64).reshape(-1) for i in other]))
+                    <= _FLT_MAX):
             return next(i for i in small if not _finite32(arrays[i]))
     return next((i for i, a in enumerate(arrays) if np.size(a) >= 4096 and not _finite32(a)),
                 None)

@@ -5,6 +5,7 @@ The layout table and the deviations from the spec are in the package docstring
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -21,6 +22,7 @@ BONE_DTYPE = np.dtype([("vertex", "<i4"), ("weight", "<f4")])
 TRI_DTYPE = np.dtype("<i4")
 
 
+@functools.lru_cache(maxsize=1024)
 def vrts_dtype(flags: int, sets: int, size: int) -> np.dtype:
     fields: list[tuple] = [("position", "<f4", (3,))]
     if flags & 1:
@@ -32,6 +34,7 @@ def vrts_dtype(flags: int, sets: int, size: int) -> np.dtype:
     return np.dtype(fields)
 
 
+@functools.lru_cache(maxsize=1024)
 def keys_dtype(flags: int) -> np.dtype:
     fields: list[tuple] = [("frame", "<i4")]
     if flags & 1:
