@@ -255,3 +255,16 @@ def test_b3d_keys_read_at_once_are_the_per_track_reading(case):
     for (_, _, t1, v1), (_, _, t2, v2) in zip(got, want):
         assert np.array_equal(t1.view(np.uint32), t2.view(np.uint32))
         assert np.array_equal(v1.view(np.uint32), v2.view(np.uint32))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(*[st.integers(0, 6)] * 3), max_size=40), st.booleans())
+def test_twins_are_the_later_triangles_of_a_vertex_set(tris, big):
+    from retromesh.formats.b3d.regroup import twins
+    tri = np.array(tris, np.int64).reshape(-1, 3) + (1 << 22 if big else 0)  # the 2-D unique
+    seen, want = set(), []
+    for i, t in enumerate(tri.tolist()):
+        if tuple(sorted(t)) in seen:
+            want.append([i, *t])
+        seen.add(tuple(sorted(t)))
+    assert twins(tri) == want

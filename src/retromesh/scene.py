@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import copy
+import math
 import warnings
 
 import numpy as np
@@ -254,7 +255,7 @@ class Channel:
         t = self.times
         if (t[1:] <= t[:-1]).any():
             raise DocumentError("Channel times must increase strictly")
-        if not (np.isfinite(t[0]) and np.isfinite(t[-1]) and np.isfinite(v).all()):
+        if not (math.isfinite(t[0]) and math.isfinite(t[-1]) and np.isfinite(v).all()):
             # increasing times are finite when both ends are (NaN fails the order test)
             raise DocumentError("Channel times and values must be finite")
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import tempfile
-import webbrowser
 from pathlib import Path
 from typing import Optional
 
@@ -77,6 +76,7 @@ def view(
         raise typer.Exit(1)
     page = site / card["page"]
     typer.echo(str(page))
+    import webbrowser
     if open_browser and not webbrowser.open(page.as_uri()):
         typer.echo("no browser found: open the page above in one", err=True)
 

@@ -13,7 +13,6 @@ filter/wrap set, one texture per distinct (image, sampler, name, extras).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -79,6 +78,7 @@ class _Images:
         return self.index[key]
 
     def data(self, data: bytes, mime: str, name: str, stem: str) -> int:
+        import hashlib      # only for embedded image data (3 ms of import)
         key = ("data", hashlib.sha256(data).digest())
         if key in self.index:
             return self.index[key]

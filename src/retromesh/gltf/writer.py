@@ -200,7 +200,10 @@ class _Buffer:
         return len(self.views) - 1
 
     def accessor(self, arr: np.ndarray, *, target: int | None = None, minmax: bool = False,
-                 normalized: bool = False, type_: str | None = None) -> int:
+                 normalized: bool = False, type_: str | None = None,
+                 increasing: bool = False) -> int:
+        """``increasing``: ``arr`` is one column in increasing order (key times): its ends are
+        its min and max."""
         arr = np.ascontiguousarray(arr)
         width = math.prod(arr.shape[1:])
         acc = g.Plain(bufferView=self.view(arr, target), componentType=_COMPONENT[arr.dtype])
@@ -208,7 +211,9 @@ class _Buffer:
             acc["normalized"] = True
         acc["count"] = len(arr)
         acc["type"] = type_ or _TYPES[width]
-        if minmax and len(arr):
+        if increasing and len(arr):
+            acc["max"], acc["min"] = [arr[-1].item()], [arr[0].item()]
+        elif minmax and len(arr):
             flat = arr.reshape(len(arr), width)
             acc["max"] = flat.max(axis=0).tolist()  # Python floats (float32 exactly) or ints
             acc["min"] = flat.min(axis=0).tolist()
@@ -495,7 +500,7 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
             times = c.times if not shift else (c.times.astype(np.float64) + shift).astype(np.float32)
             tkey = times.tobytes()
             if tkey not in input_cache:
-                input_cache[tkey] = buf.accessor(times, minmax=True)
+                input_cache[tkey] = buf.accessor(times, increasing=True)   # Channel checks it
             out = buf.accessor(np.ascontiguousarray(values, dtype=np.float32).reshape(
                 len(values), -1) if c.path != "weights" else values.reshape(-1).astype(np.float32))
             ga.samplers.append(g.Plain(input=input_cache[tkey], interpolation=c.interpolation,

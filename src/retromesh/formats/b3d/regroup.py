@@ -37,14 +37,20 @@ def twins(tri: np.ndarray) -> list[list[int]]:
     if not len(tri):
         return []
     key = np.sort(tri.astype(np.int64), axis=1)
-    if key[:, 2].max() < 1 << 21:               # one number per vertex set: a faster unique
+    if key[:, 2].max() < 1 << 21:               # one number per vertex set: a stable sort
         key = (key[:, 0] << 42) | (key[:, 1] << 21) | key[:, 2]
-        _, first = np.unique(key, return_index=True)
+        order = np.argsort(key, kind="stable")  # each set's first triangle comes first
+        key = key[order]
+        again = key[1:] == key[:-1]
+        if not again.any():
+            return []
+        later = np.sort(order[1:][again])
     else:
         _, first = np.unique(key, axis=0, return_index=True)
-    later = np.ones(len(tri), bool)
-    later[first] = False
-    return [[int(i), *map(int, tri[i])] for i in np.flatnonzero(later)]
+        mask = np.ones(len(tri), bool)
+        mask[first] = False
+        later = np.flatnonzero(mask)
+    return [[int(i), *map(int, tri[i])] for i in later]
 
 
 def _int(x, default: int = -1) -> int:
