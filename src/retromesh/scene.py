@@ -92,6 +92,7 @@ class TextureRef:
 
 @dataclass
 class Material:
+    """A glTF metallic-roughness material (colours linear, factors 0..1)."""
     name: str = ""
     base_color: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
     base_color_texture: TextureRef | None = None
@@ -111,6 +112,7 @@ class Material:
 
 @dataclass
 class MorphTarget:
+    """Per-vertex offsets of one morph target (shape key)."""
     positions: np.ndarray | None = None     # displacements (n, 3)
     normals: np.ndarray | None = None
     name: str = ""
@@ -176,6 +178,7 @@ class Primitive:
 
 @dataclass
 class Mesh:
+    """Primitives drawn together, and the default weights of their morph targets."""
     name: str = ""
     primitives: list[Primitive] = field(default_factory=list)
     weights: list[float] = field(default_factory=list)    # default morph weights
@@ -202,6 +205,7 @@ class Skin:
 
 @dataclass
 class Node:
+    """A transform (translation, unit quaternion x y z w, scale) with children, mesh, skin."""
     name: str = ""
     translation: np.ndarray = field(default_factory=lambda: np.zeros(3))
     rotation: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 0.0, 1.0]))
@@ -297,6 +301,7 @@ class Channel:
 
 @dataclass
 class Animation:
+    """Channels played together."""
     name: str = ""
     channels: list[Channel] = field(default_factory=list)
     extras: dict[str, Any] = field(default_factory=dict)
@@ -308,6 +313,7 @@ class Animation:
 
 @dataclass
 class Scene:
+    """The format-neutral scene: flat lists indexed like glTF's, with the root nodes."""
     name: str = ""
     nodes: list[Node] = field(default_factory=list)
     meshes: list[Mesh] = field(default_factory=list)

@@ -50,6 +50,7 @@ def keys_dtype(flags: int) -> np.dtype:
 
 @dataclass
 class TextureEntry:
+    """One texture of TEXS: file name, flags, blend, UV position, scale, rotation."""
     file: bytes
     flags: int = 1
     blend: int = 2
@@ -60,11 +61,13 @@ class TextureEntry:
 
 @dataclass
 class Texs:
+    """TEXS: the file's textures."""
     textures: list[TextureEntry] = field(default_factory=list)
 
 
 @dataclass
 class BrushEntry:
+    """One brush of BRUS: name, RGBA, shininess, blend, fx, texture ids."""
     name: bytes
     color: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
     shininess: float = 0.0
@@ -75,12 +78,14 @@ class BrushEntry:
 
 @dataclass
 class Brus:
+    """BRUS: the file's brushes, each naming ``n_texs`` textures."""
     n_texs: int = 0
     brushes: list[BrushEntry] = field(default_factory=list)
 
 
 @dataclass
 class Vrts:
+    """VRTS: vertex flags, texture coordinate sets and set size, the vertex records."""
     flags: int
     tex_coord_sets: int
     tex_coord_set_size: int
@@ -89,6 +94,7 @@ class Vrts:
 
 @dataclass
 class Tris:
+    """TRIS: a brush id and triangles (vertex ids)."""
     brush_id: int
     triangles: np.ndarray         # (n, 3) int32
 
@@ -118,6 +124,7 @@ class RawChunk:
 
 @dataclass
 class MeshChunk:
+    """MESH: a brush id, one VRTS and its TRIS (and any chunk not known, kept)."""
     brush_id: int = -1
     children: list[Union[Vrts, Tris, RawChunk]] = field(default_factory=list)
     tail: bytes = b""
@@ -133,17 +140,20 @@ class MeshChunk:
 
 @dataclass
 class Bone:
+    """BONE: (vertex, weight) records."""
     weights: np.ndarray           # BONE_DTYPE records
 
 
 @dataclass
 class Keys:
+    """KEYS: flags (1 position, 2 scale, 4 rotation) and the key records."""
     flags: int
     keys: np.ndarray              # keys_dtype(flags) records
 
 
 @dataclass
 class AnimChunk:
+    """ANIM: flags, frame count, frames per second."""
     flags: int = 0
     frames: int = 0
     fps: float = 60.0
@@ -151,6 +161,7 @@ class AnimChunk:
 
 @dataclass
 class NodeChunk:
+    """NODE: name, position, scale, rotation (w, x, y, z) and child chunks."""
     name: bytes
     position: tuple[float, float, float] = (0.0, 0.0, 0.0)
     scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
@@ -170,6 +181,7 @@ class NodeChunk:
 
 @dataclass
 class B3dFile:
+    """A whole BB3D file: version, top-level chunks, bytes after them."""
     version: int = 1
     children: list[Union[Texs, Brus, NodeChunk, RawChunk]] = field(default_factory=list)
     tail: bytes = b""
