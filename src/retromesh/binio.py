@@ -118,37 +118,13 @@ class Reader:
                             error=LimitError)
         return n
 
-    @contextmanager
-    def chunk(self, length: int, name: str | None = None, *, skip_rest: bool = True) -> Iterator[int]:
+    def chunk(self, length: int, name: str | None = None, *, skip_rest: bool = True) -> "_Chunk":
         """Read inside ``length`` bytes from the cursor; the length must fit in the parent.
 
         Yields the chunk's end offset. On exit the cursor moves to that end (unless
         ``skip_rest`` is false, in which case the body must have been consumed exactly).
         """
-        if name is not None:
-            self._path.append(name)
-        try:
-            if length < 0 or length > self.end - self.pos:
-                raise self.fail(f"a chunk length within the {self.end - self.pos} bytes left "
-                                f"in the parent", length, error=LimitError)
-            self._depth += 1
-            if self._depth > MAX_DEPTH:
-                raise self.fail(f"nesting at most {MAX_DEPTH} deep", self._depth, error=LimitError)
-            saved_end = self.end
-            chunk_end = self.pos + length
-            self.end = chunk_end
-            try:
-                yield chunk_end
-                if not skip_rest and self.pos != chunk_end:
-                    raise self.fail(f"the chunk to end at byte {chunk_end}",
-                                    f"{chunk_end - self.pos} bytes left over")
-            finally:
-                self.end = saved_end
-                self._depth -= 1
-            self.pos = chunk_end
-        finally:
-            if name is not None:
-                self._path.pop()
+        return _Chunk(self, length, name, skip_rest)
 
     @contextmanager
     def nested(self, name: str | None = None) -> Iterator[None]:
@@ -270,6 +246,48 @@ class Reader:
         arr = np.frombuffer(self.data, dtype=dt, count=n, offset=self.pos).copy()
         self.pos += size
         return arr
+
+
+class _Chunk:
+    """:meth:`Reader.chunk` (a class, not a generator: files of thousands of small chunks)."""
+    __slots__ = ("r", "length", "name", "skip_rest", "saved_end", "chunk_end")
+
+    def __init__(self, r: Reader, length: int, name: str | None, skip_rest: bool) -> None:
+        self.r, self.length, self.name, self.skip_rest = r, length, name, skip_rest
+
+    def __enter__(self) -> int:
+        r = self.r
+        if self.name is not None:
+            r._path.append(self.name)
+        try:
+            if self.length < 0 or self.length > r.end - r.pos:
+                raise r.fail(f"a chunk length within the {r.end - r.pos} bytes left "
+                             f"in the parent", self.length, error=LimitError)
+            if r._depth + 1 > MAX_DEPTH:
+                raise r.fail(f"nesting at most {MAX_DEPTH} deep", r._depth + 1, error=LimitError)
+        except BaseException:
+            if self.name is not None:
+                r._path.pop()
+            raise
+        r._depth += 1
+        self.saved_end = r.end
+        self.chunk_end = r.end = r.pos + self.length
+        return self.chunk_end
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        r = self.r
+        try:
+            if exc_type is None and not self.skip_rest and r.pos != self.chunk_end:
+                raise r.fail(f"the chunk to end at byte {self.chunk_end}",
+                             f"{self.chunk_end - r.pos} bytes left over")
+        finally:
+            r.end = self.saved_end
+            r._depth -= 1
+            if self.name is not None:
+                r._path.pop()
+        if exc_type is None:
+            r.pos = self.chunk_end
+        return False
 
 
 class Writer:

@@ -6,6 +6,7 @@ so the file is never printed twice; a read past the end says "truncated" first.
 """
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -52,18 +53,21 @@ def describe(exc: BaseException, path: str | Path | None = None) -> str:
     return cli_hints(plain(exc, path))
 
 
+@functools.lru_cache(maxsize=64)
+def _roots(base: str | None, cwd: str | None) -> tuple[Path, ...]:
+    """The folders :func:`short_paths` strips, resolved once (a batch says many messages)."""
+    return tuple(Path(p).resolve() for p in (base, cwd) if p is not None)
+
+
 def short_paths(text: str, base: Path | None = None) -> str:
     """Absolute paths in a message made relative: to the input folder ``base`` (as the batch
     summary names files) or to the current folder."""
     import os
-    roots = []
-    if base is not None:
-        roots.append(Path(base).resolve())
     try:
-        roots.append(Path.cwd().resolve())
+        cwd = os.getcwd()
     except OSError:
-        pass
-    for root in roots:
+        cwd = None
+    for root in _roots(None if base is None else str(base), cwd):
         prefix = str(root).rstrip(os.sep) + os.sep
         if len(prefix) > 1:
             text = text.replace(prefix, "")
