@@ -268,3 +268,21 @@ def test_twins_are_the_later_triangles_of_a_vertex_set(tris, big):
             want.append([i, *t])
         seen.add(tuple(sorted(t)))
     assert twins(tri) == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.tuples(*[st.integers(0, 3)] * 4),
+                          st.tuples(*[st.sampled_from([0.0, 0.25, 0.5, 1.0])] * 4)), max_size=12))
+def test_duplicate_joints_merged_as_pair_by_pair(rows):
+    from retromesh.gltf.writer import _merge_duplicate_joints
+    j = np.array([r[0] for r in rows], np.uint16).reshape(-1, 4)
+    w = np.array([r[1] for r in rows], np.float32).reshape(-1, 4)
+    rj, rw = j.copy(), w.copy()
+    for a in range(4):
+        for b in range(a + 1, 4):
+            dup = (rj[:, a] == rj[:, b]) & (rw[:, b] > 0) & (rw[:, a] > 0)
+            rw[dup, a] += rw[dup, b]
+            rw[dup, b] = 0
+            rj[dup, b] = 0
+    gj, gw = _merge_duplicate_joints(j.copy(), w.copy())
+    assert np.array_equal(gj, rj) and np.array_equal(gw, rw)

@@ -262,7 +262,13 @@ def _row_sum64(w: np.ndarray) -> np.ndarray:
     return s
 
 
+_PAIR_A, _PAIR_B = np.array([0, 0, 0, 1, 1, 2]), np.array([1, 2, 3, 2, 3, 3])
+
+
 def _merge_duplicate_joints(j: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # merging only takes weight away, so no pair that weighs twice now: none later either
+    if not ((j[:, _PAIR_A] == j[:, _PAIR_B]) & (w[:, _PAIR_A] > 0) & (w[:, _PAIR_B] > 0)).any():
+        return j, w
     for a in range(4):
         for b in range(a + 1, 4):
             dup = (j[:, a] == j[:, b]) & (w[:, b] > 0) & (w[:, a] > 0)
@@ -316,7 +322,8 @@ def _primitive(buf: _Buffer, p: Primitive, material_map: dict[int, int]) -> g.Pr
     elif p.normals is not None:
         attrs["NORMAL"] = buf.accessor(_unit(p.normals), target=ARRAY_BUFFER)
     for i, uv in enumerate(p.uvs):
-        attrs[f"TEXCOORD_{i}"] = buf.accessor(np.nan_to_num(uv).astype(np.float32, copy=False),
+        uv = uv if np.isfinite(uv).all() else np.nan_to_num(uv)
+        attrs[f"TEXCOORD_{i}"] = buf.accessor(uv.astype(np.float32, copy=False),
                                               target=ARRAY_BUFFER)
     if p.colors is not None:
         attrs["COLOR_0"] = buf.accessor(np.clip(np.nan_to_num(p.colors), 0, 1).astype(np.float32,
