@@ -286,3 +286,32 @@ def test_duplicate_joints_merged_as_pair_by_pair(rows):
             rj[dup, b] = 0
     gj, gw = _merge_duplicate_joints(j.copy(), w.copy())
     assert np.array_equal(gj, rj) and np.array_equal(gw, rw)
+
+
+def test_texture_folder_scans_are_kept_only_while_the_folder_is_unchanged(tmp_path):
+    """The process-wide folder listing sees a texture added after a first lookup."""
+    import os
+    import time
+    from retromesh.textures import TextureFinder
+    (tmp_path / "a.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    old = time.time() - 60
+    os.utime(tmp_path, (old, old))          # an old folder: its listing is kept
+    assert TextureFinder(tmp_path).find("a.png") is not None
+    assert TextureFinder(tmp_path).find("b.png") is None
+    (tmp_path / "B.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    os.utime(tmp_path, (old + 1, old + 1))  # changed (even to a time in the past)
+    assert TextureFinder(tmp_path).find("b.png") is not None
+    (tmp_path / "c.png").write_bytes(b"\x89PNG\r\n\x1a\n")   # changed just now
+    assert TextureFinder(tmp_path).find("c.png") is not None
+
+
+def test_a_folder_changed_within_its_clock_tick_is_read_again(tmp_path):
+    """A folder modified just before its scan is not kept: a change in the same clock tick
+    (the same modification time) is still seen."""
+    import os
+    from retromesh.textures import TextureFinder
+    stamp = os.stat(tmp_path).st_mtime_ns            # the folder was made just now
+    assert TextureFinder(tmp_path).find("d.png") is None
+    (tmp_path / "d.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    os.utime(tmp_path, ns=(stamp, stamp))             # as if in the same tick
+    assert TextureFinder(tmp_path).find("d.png") is not None

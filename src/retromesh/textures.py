@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import io
 import os
+import time
 import warnings
 from collections import deque
 from dataclasses import dataclass
@@ -128,6 +129,29 @@ def _candidates(base: str) -> list[str]:
     return [base + e for e in IMAGE_EXTENSIONS]
 
 
+_SCANS: dict[str, tuple[int, list[tuple[str, bool]]]] = {}
+
+
+def _entries(folder: Path) -> list[tuple[str, bool]]:
+    """(name, is a folder) of ``folder``'s entries. Kept for the process while the folder's
+    modification time stays the same (adding, removing or renaming an entry changes it): a
+    batch looks for every model's textures in the same few folders. A folder changed in the
+    last 2 seconds is read again each time (its time is only as fine as the file system's
+    clock tick: a change right after the scan could keep the same time)."""
+    key = os.fspath(folder)
+    stamp = os.stat(key).st_mtime_ns
+    hit = _SCANS.get(key)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    with os.scandir(key) as it:
+        entries = [(e.name, e.is_dir()) for e in it]
+    if time.time_ns() - stamp > 2_000_000_000:
+        if len(_SCANS) >= 256:
+            _SCANS.clear()
+        _SCANS[key] = (stamp, entries)
+    return entries
+
+
 class TextureFinder:
     """Looks texture names up in a source folder, the game layouts around it and extra folders.
 
@@ -171,9 +195,9 @@ class TextureFinder:
         try:
             if (parent / name).is_dir():
                 return parent / name
-            for entry in os.scandir(parent):
-                if entry.name.lower() == name and entry.is_dir():
-                    return parent / entry.name
+            for entry, is_dir in _entries(parent):
+                if entry.lower() == name and is_dir:
+                    return parent / entry
         except (OSError, ValueError):
             pass
         return None
@@ -192,9 +216,8 @@ class TextureFinder:
         if cached is None:
             cached = {}
             try:
-                with os.scandir(folder) as it:
-                    for entry in it:
-                        cached.setdefault(entry.name.lower(), []).append(entry.name)
+                for entry, _ in _entries(folder):
+                    cached.setdefault(entry.lower(), []).append(entry)
             except (OSError, ValueError):
                 pass
             self._listings[folder] = cached

@@ -177,6 +177,8 @@ class _Walk:
 
 def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
     """The mesh node is joint 0, then every node with a BONE for that mesh (empty ones too)."""
+    if not walk.bones_by_mesh:
+        return
     worlds = scene.world_matrices()
     for slot, bones in walk.bones_by_mesh.items():
         mesh_node, mesh_chunk, id_lists = walk.mesh_users[slot]
