@@ -365,6 +365,11 @@ def _folders(texture_path: Any) -> list[Path]:
     return [Path(p) for p in texture_path]
 
 
+def _unit_interval(c: Any) -> float:
+    """``float(np.clip(c, 0, 1))`` for one number, without a numpy call."""
+    return min(max(float(c), 0.0), 1.0)
+
+
 def _column(nodes: list, attr: str, width: int) -> np.ndarray:
     """(n, width) float64 of every node's ``attr``."""
     return np.array([getattr(n, attr) for n in nodes], np.float64).reshape(len(nodes), width)
@@ -401,7 +406,7 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
         source_dir=source_dir_of(scene, image_dir), external=external_images)
 
     for m in scene.materials:
-        pbr = g.PbrMetallicRoughness(baseColorFactor=[float(np.clip(c, 0, 1)) for c in m.base_color],
+        pbr = g.PbrMetallicRoughness(baseColorFactor=[_unit_interval(c) for c in m.base_color],
                                      metallicFactor=float(m.metallic),
                                      roughnessFactor=float(m.roughness))
         if m.base_color_texture is not None:
@@ -414,7 +419,7 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
                 used_ext.add("KHR_texture_transform")
             pbr.baseColorTexture = info
         mat = g.Material(name=m.name or None, pbrMetallicRoughness=pbr,
-                         emissiveFactor=[float(np.clip(c, 0, 1)) for c in m.emissive],
+                         emissiveFactor=[_unit_interval(c) for c in m.emissive],
                          alphaMode=m.alpha_mode,
                          alphaCutoff=float(m.alpha_cutoff) if m.alpha_mode == "MASK" else None,
                          doubleSided=bool(m.double_sided),

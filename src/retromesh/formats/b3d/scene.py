@@ -306,9 +306,10 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
                 values = _continuous(_rot_to_gltf(values), starts)
             times = _key_times(track, frames, first, fps).astype(np.float32)
             values = values.astype(np.float32)
-            cuts = np.flatnonzero(starts)[1:]
-            for t, tt, vv in zip(ids, np.split(times, cuts), np.split(values, cuts)):
-                channels[t, path] = Channel(node=node_of[t], path=path, times=tt, values=vv)
+            ends = [*np.flatnonzero(starts)[1:].tolist(), len(track)]
+            for t, a, b in zip(ids, [0, *ends[:-1]], ends):
+                channels[t, path] = Channel(node=node_of[t], path=path, times=times[a:b],
+                                            values=values[a:b])
         anim.channels.extend(channels[k] for k in sorted(
             channels, key=lambda k: (k[0], ("translation", "rotation", "scale").index(k[1]))))
         scene.animations.append(anim)
