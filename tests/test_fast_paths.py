@@ -315,3 +315,43 @@ def test_a_folder_changed_within_its_clock_tick_is_read_again(tmp_path):
     (tmp_path / "d.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     os.utime(tmp_path, ns=(stamp, stamp))             # as if in the same tick
     assert TextureFinder(tmp_path).find("d.png") is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from([0.0, 0.5, 1.0, 2.0, float("nan")]),
+                                   st.sampled_from([0.0, 1.0, -3.5, float("inf")])),
+                         min_size=1, max_size=4), max_size=5),
+       st.sampled_from(["translation", "rotation", "scale", "weights"]))
+def test_channel_tracks_checked_together_as_one_by_one(tracks, path):
+    from retromesh.errors import DocumentError
+    from retromesh.scene import Channel
+    width = {"rotation": 4, "weights": 2}.get(path, 3)
+    times = np.array([t for tr in tracks for t, _ in tr], np.float64)
+    values = np.array([[v] * width for tr in tracks for _, v in tr], np.float64).reshape(-1, width)
+    starts = np.zeros(len(times), bool)
+    starts[np.cumsum([0] + [len(tr) for tr in tracks[:-1]]).astype(int)[:len(tracks)]] = True
+    nodes = list(range(len(tracks)))
+    try:
+        want = [Channel(n, path, times[starts.nonzero()[0][k]:][:len(tr)],
+                        values[starts.nonzero()[0][k]:][:len(tr)])
+                for k, (n, tr) in enumerate(zip(nodes, tracks))]
+    except DocumentError as e:
+        with pytest.raises(DocumentError, match=str(e).replace("(", r"\(").replace(")", r"\)")):
+            Channel.tracks(nodes, path, times, values, starts)
+        return
+    got = Channel.tracks(nodes, path, times, values, starts)
+    assert [(c.node, c.path, c.interpolation) for c in got] == \
+        [(c.node, c.path, c.interpolation) for c in want]
+    for a, b in zip(got, want):
+        assert a.times.dtype == b.times.dtype == np.float32 and a.values.dtype == np.float32
+        assert np.array_equal(a.times, b.times) and np.array_equal(a.values, b.values)
+        assert a.values.shape == b.values.shape
+
+
+def test_a_nan_between_key_times_is_refused():
+    """NaN compares false both ways: the order test itself must refuse it (it once passed
+    when both end times were finite)."""
+    from retromesh.errors import DocumentError
+    from retromesh.scene import Channel
+    with pytest.raises(DocumentError, match="increase strictly"):
+        Channel(0, "translation", [0.0, float("nan"), 1.0], np.zeros((3, 3)))

@@ -257,11 +257,35 @@ class Channel:
         if self.path in _WIDTH and v.shape[1] != _WIDTH[self.path]:
             raise DocumentError(f"Channel ({self.path}) values must be {_WIDTH[self.path]} wide")
         t = self.times
-        if (t[1:] <= t[:-1]).any():
+        if not (t[1:] > t[:-1]).all():        # (a NaN between two keys fails it too)
             raise DocumentError("Channel times must increase strictly")
         if not (math.isfinite(t[0]) and math.isfinite(t[-1]) and np.isfinite(v).all()):
             # increasing times are finite when both ends are (NaN fails the order test)
             raise DocumentError("Channel times and values must be finite")
+
+    @classmethod
+    def tracks(cls, nodes: list[int], path: str, times: np.ndarray, values: np.ndarray,
+               starts: np.ndarray) -> list["Channel"]:
+        """LINEAR channels of one ``path`` for tracks stored one after another (``starts``
+        marks each track's first key; track k animates ``nodes[k]``), checked together as
+        ``Channel(...)`` checks each one: a reader's hundreds of tracks at numpy's cost of
+        one. The channels hold slices of ``times`` and ``values`` (float32)."""
+        times = np.ascontiguousarray(times, dtype=np.float32).reshape(-1)
+        values = np.ascontiguousarray(values, dtype=np.float32)
+        width = _WIDTH.get(path)
+        starts = np.asarray(starts, bool)
+        if width is None or values.shape != (len(times), width) or starts.shape != times.shape:
+            return [cls(n, path, t, v) for n, t, v in _split_tracks(nodes, times, values, starts)]
+        later = ~starts[1:]
+        if not (len(times) and starts[0]) or not ((times[1:] > times[:-1]) | ~later).all() \
+                or not (np.isfinite(times).all() and np.isfinite(values).all()):
+            return [cls(n, path, t, v) for n, t, v in _split_tracks(nodes, times, values, starts)]
+        out = []
+        for n, t, v in _split_tracks(nodes, times, values, starts):
+            c = cls.__new__(cls)
+            c.node, c.path, c.times, c.values, c.interpolation = n, path, t, v, "LINEAR"
+            out.append(c)
+        return out
 
     def key_values(self) -> np.ndarray:
         """The values at the keys (for CUBICSPLINE the middle of each in-tangent/value/out-tangent
@@ -297,6 +321,17 @@ class Channel:
         if self.path == "rotation":
             return quat_slerp(v[i], v[i + 1], u)
         return v[i] + (v[i + 1] - v[i]) * u[:, None]
+
+
+def _split_tracks(nodes: list[int], times: np.ndarray, values: np.ndarray, starts: np.ndarray):
+    """(node, times, values) per track of :meth:`Channel.tracks` (a track per start)."""
+    first = np.flatnonzero(starts).tolist()
+    if len(times) and not starts[0]:
+        raise DocumentError("track keys before the first track's start")
+    if len(first) != len(nodes):
+        raise DocumentError(f"{len(nodes)} channel nodes for {len(first)} tracks")
+    for n, a, b in zip(nodes, first, [*first[1:], len(times)]):
+        yield n, times[a:b], values[a:b]
 
 
 @dataclass

@@ -304,12 +304,9 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
                 values = values * _Z
             elif path == "rotation":
                 values = _continuous(_rot_to_gltf(values), starts)
-            times = _key_times(track, frames, first, fps).astype(np.float32)
-            values = values.astype(np.float32)
-            ends = [*np.flatnonzero(starts)[1:].tolist(), len(track)]
-            for t, a, b in zip(ids, [0, *ends[:-1]], ends):
-                channels[t, path] = Channel(node=node_of[t], path=path, times=times[a:b],
-                                            values=values[a:b])
+            times = _key_times(track, frames, first, fps)
+            made = Channel.tracks([node_of[t] for t in ids], path, times, values, starts)
+            channels.update(((t, path), c) for t, c in zip(ids, made))
         anim.channels.extend(channels[k] for k in sorted(
             channels, key=lambda k: (k[0], ("translation", "rotation", "scale").index(k[1]))))
         scene.animations.append(anim)
