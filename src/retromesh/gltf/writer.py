@@ -266,8 +266,10 @@ _PAIR_A, _PAIR_B = np.array([0, 0, 0, 1, 1, 2]), np.array([1, 2, 3, 2, 3, 3])
 
 
 def _merge_duplicate_joints(j: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    # merging only takes weight away, so no pair that weighs twice now: none later either
-    if not ((j[:, _PAIR_A] == j[:, _PAIR_B]) & (w[:, _PAIR_A] > 0) & (w[:, _PAIR_B] > 0)).any():
+    # merging only takes weight away, so no pair that weighs twice now: none later either;
+    # all pairs in one pass for small primitives (big ones: no (n, 6) temporaries)
+    if len(j) <= 1 << 16 and not (
+            (j[:, _PAIR_A] == j[:, _PAIR_B]) & (w[:, _PAIR_A] > 0) & (w[:, _PAIR_B] > 0)).any():
         return j, w
     for a in range(4):
         for b in range(a + 1, 4):
