@@ -134,9 +134,8 @@ def _image_options_for(func: Any, options: dict[str, Any]) -> dict[str, Any]:
     """``options`` without ``embed_images``/``texture_path`` when ``func`` takes neither."""
     if func is None or not any(k in options for k in _IMAGE_OPTIONS):
         return options
-    import inspect
     try:
-        params = inspect.signature(func).parameters
+        params = registry.signature(func).parameters
     except (TypeError, ValueError):
         return options
     if any(p.kind is p.VAR_KEYWORD for p in params.values()):

@@ -24,7 +24,6 @@ per file (:func:`retromesh.fileio.durable_batch`).
 """
 from __future__ import annotations
 
-import inspect
 import os
 import traceback
 import warnings
@@ -369,7 +368,7 @@ def _takes(fmt: registry.Format, key: str) -> bool:
         return True
     if fmt.to_scene is None:
         return False
-    params = inspect.signature(fmt.to_scene).parameters
+    params = registry.signature(fmt.to_scene).parameters
     return key in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 

@@ -323,8 +323,9 @@ def parse(fmt: Format, data: bytes | bytearray | memoryview, file: str | None = 
 
 
 @functools.lru_cache(maxsize=256)
-def _signature(func: Callable[..., Any]) -> inspect.Signature:
-    """``inspect.signature``, once per function (a folder converts many files)."""
+def signature(func: Callable[..., Any]) -> inspect.Signature:
+    """``inspect.signature``, once per function (a folder converts many files: every file's
+    options are checked against the format's functions)."""
     return inspect.signature(func)
 
 
@@ -332,7 +333,7 @@ def convert_to_scene(fmt: Format, doc: Any, file: str | None = None, **options: 
     """Run ``fmt.to_scene``; a document whose content cannot form a scene raises FormatError."""
     if fmt.to_scene is None:
         raise UnsupportedError(f"{fmt.name} files have no 3D content to convert")
-    accepted = _signature(fmt.to_scene).parameters
+    accepted = signature(fmt.to_scene).parameters
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
     for key in options:
         if not takes_any and key not in accepted:
@@ -362,7 +363,7 @@ def convert_from_scene(fmt: Format, scene: Any, *, _validated: bool = False,
     :func:`convert_to_scene` just before (``retromesh.convert``) and not touched since."""
     if fmt.from_scene is None:
         raise UnsupportedError(f"cannot write {fmt.name} files from a scene")
-    _signature(fmt.from_scene).bind(scene, **options)   # TypeError: a caller's mistake
+    signature(fmt.from_scene).bind(scene, **options)   # TypeError: a caller's mistake
     if fmt.family == "glTF 2.0":
         scene = scene if _validated else scene.validate()
     else:

@@ -54,7 +54,7 @@ def _params(fn: Callable[..., Any] | None) -> dict[str, inspect.Parameter]:
     if fn is None:
         return {}
     try:
-        sig = inspect.signature(fn)
+        sig = registry.signature(fn)
     except (TypeError, ValueError):
         return {}
     out = {}
