@@ -48,9 +48,15 @@ class Entries:
 
 
 def entries(bones: list[tuple[int, np.ndarray]], n_vertices: int) -> Entries:
-    """Every BONE entry of one mesh as (vertex, joint slot, weight), in file order."""
+    """Every BONE entry of one mesh as (vertex, joint slot, weight), in file order. Many small
+    BONEs become one part with a joint slot per entry: one pass over joined arrays costs less
+    than a numpy call per BONE."""
     if len(bones) > 1 and sum(len(rec) for _, rec in bones) < _JOIN_BELOW * len(bones):
-        return _joined_entries(bones, n_vertices)
+        v, j, w = _join([(j, rec["vertex"], rec["weight"]) for j, rec in bones])
+        ok = (v >= 0) & (v < n_vertices)
+        if not ok.all():
+            v, j, w = v[ok], j[ok], w[ok]
+        return Entries([(j, v, w)], n_vertices)
     parts = []
     for j, rec in bones:
         v, w = rec["vertex"], rec["weight"]
@@ -61,31 +67,21 @@ def entries(bones: list[tuple[int, np.ndarray]], n_vertices: int) -> Entries:
     return Entries(parts, n_vertices)
 
 
-def _joined_entries(bones: list[tuple[int, np.ndarray]], n_vertices: int) -> Entries:
-    """:func:`entries` as one part whose joint slot is an array: many small BONEs cost less
-    in one pass over joined arrays than in a numpy call per BONE."""
-    slots = [int(j) for j, _ in bones]
-    j = np.repeat(np.array(slots, np.int32 if max(slots) >= 65536 or min(slots) < 0
-                           else np.uint16), [len(rec) for _, rec in bones])
-    # field by field: concatenating structured arrays costs ~15x more per array
-    v = np.concatenate([rec["vertex"] for _, rec in bones])
-    w = np.concatenate([rec["weight"] for _, rec in bones])
-    ok = (v >= 0) & (v < n_vertices)
-    if not ok.all():
-        v, j, w = v[ok], j[ok], w[ok]
-    return Entries([(j, v, w)], n_vertices)
-
-
 def _join(parts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Parts as (vertex int32, joint slot uint16 when they fit, weight float32) arrays."""
-    n = sum(len(v) for _, v, _ in parts)
-    big = any(np.max(j, initial=0) >= 65536 for j, _, _ in parts)
-    v, js, w = np.empty(n, np.int32), np.empty(n, np.int32 if big else np.uint16), \
-        np.empty(n, np.float32)
-    at = 0
-    for j, vv, ww in parts:
-        v[at:at + len(vv)], js[at:at + len(vv)], w[at:at + len(vv)] = vv, j, ww
-        at += len(vv)
+    """Parts as (vertex int32, joint slot uint16 when they fit, weight float32) arrays, each
+    made by one concatenation (field by field: joining structured records costs ~15x more)."""
+    if not parts:
+        return np.empty(0, np.int32), np.empty(0, np.uint16), np.empty(0, np.float32)
+    v = np.concatenate([vv for _, vv, _ in parts]).astype(np.int32, copy=False)
+    w = np.concatenate([ww for _, _, ww in parts]).astype(np.float32, copy=False)
+    if all(np.ndim(j) == 0 for j, _, _ in parts):      # a slot per part: repeated
+        slots = [int(j) for j, _, _ in parts]
+        js = np.repeat(np.array(slots, np.int32 if max(slots) >= 65536 else np.uint16),
+                       [len(vv) for _, vv, _ in parts])
+        return v, js, w
+    dt = np.int32 if any(np.max(j, initial=0) >= 65536 for j, _, _ in parts) else np.uint16
+    js = np.concatenate([np.full(len(vv), j, dt) if np.ndim(j) == 0 else j
+                         for j, vv, _ in parts]).astype(dt)
     return v, js, w
 
 
