@@ -243,21 +243,23 @@ def _gather(keys: list[tuple[int, Keys]], field_name: str, bit: int
     return sorted(set(ids)), track, f, v
 
 
-def _key_times(track: np.ndarray, frames: np.ndarray, first: int, fps: float) -> np.ndarray:
-    """Seconds for the key frames of tracks one after another. Several keys at one frame (a
+def _key_times(track: np.ndarray, starts: np.ndarray, frames: np.ndarray, first: int,
+               fps: float) -> np.ndarray:
+    """Seconds for the key frames of tracks one after another (``track``: each key's track,
+    ``starts``: each track's first key). Several keys at one frame (a
     jump: h3dview ``ninja`` has them) follow each other :func:`.keys.jump_step` apart, so that
     glTF keeps them (its times increase strictly), Blender keeps them (its importer merged keys
     a ten-thousandth of a frame apart: h3dview ``ninja`` lost 32 keys) and from_scene gives
     back the same frame numbers."""
     t = (frames - first) / fps
-    new = np.ones(len(frames), bool)
-    new[1:] = (frames[1:] != frames[:-1]) | (track[1:] != track[:-1])
+    new = starts.copy()
+    new[1:] |= frames[1:] != frames[:-1]
     if new.all():
         return t
     at = np.arange(len(frames))
     rank = at - np.maximum.accumulate(np.where(new, at, 0))
     last = np.ones(len(frames), bool)          # each track's last key
-    last[:-1] = track[1:] != track[:-1]
+    last[:-1] = starts[1:]
     end = np.zeros(int(track.max()) + 1)
     end[track[last]] = np.abs(t[last])
     spacing = np.spacing(np.maximum(end, 1.0).astype(np.float32)).astype(np.float64)
@@ -278,8 +280,8 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
         else:
             chunk, name = AnimChunk(0, 0, 0.0), "keys"
         fps = fps_override or (chunk.fps if chunk.fps > 0 else DEFAULT_FPS)
-        keys = [(t, c) for t, n in enumerate(sorted(nodes)) for c in keys_of[n]]
         node_of = sorted(nodes)
+        keys = [(t, c) for t, n in enumerate(node_of) for c in keys_of[n]]
         got = {path: _gather(keys, fld, bit) for path, fld, bit in
                (("translation", "position", 1), ("rotation", "rotation", 4),
                 ("scale", "scale", 2))}
@@ -304,7 +306,7 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
                 values = values * _Z
             elif path == "rotation":
                 values = _continuous(_rot_to_gltf(values), starts)
-            times = _key_times(track, frames, first, fps)
+            times = _key_times(track, starts, frames, first, fps)
             made = Channel.tracks([node_of[t] for t in ids], path, times, values, starts)
             channels.update(((t, path), c) for t, c in zip(ids, made))
         anim.channels.extend(channels[k] for k in sorted(
