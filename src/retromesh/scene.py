@@ -276,8 +276,8 @@ class Channel:
         starts = np.asarray(starts, bool)
         if width is None or values.shape != (len(times), width) or starts.shape != times.shape:
             return [cls(n, path, t, v) for n, t, v in _split_tracks(nodes, times, values, starts)]
-        later = ~starts[1:]
-        if not (len(times) and starts[0]) or not ((times[1:] > times[:-1]) | ~later).all() \
+        # times increase strictly within each track (a NaN fails it too)
+        if not (len(times) and starts[0]) or not ((times[1:] > times[:-1]) | starts[1:]).all() \
                 or not (np.isfinite(times).all() and np.isfinite(values).all()):
             return [cls(n, path, t, v) for n, t, v in _split_tracks(nodes, times, values, starts)]
         out = []
