@@ -27,12 +27,13 @@ from __future__ import annotations
 import os
 import traceback
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from . import registry
 from .errors import FormatError, LimitError, LossWarning, MissingTextureWarning, RetromeshError
+from .records import record
 
 __all__ = ["Job", "Result", "convert_many", "plan", "run", "run_jobs", "describe", "shards",
            "Group", "companions", "members", "scannable", "group_folder", "name_outputs",
@@ -51,7 +52,7 @@ _AUTO = {"vxl": "hva"}
 _SECONDARY = {"vox", "obj", "fzx"}
 
 
-@dataclass
+@record
 class Group:
     """One model: the file converted and the companions read with it."""
     source: Path
@@ -192,7 +193,7 @@ def name_outputs(jobs: list, ext: str) -> None:
 
 # -- jobs and results -------------------------------------------------------------------------
 
-@dataclass
+@record
 class Job:
     """One model to convert: the file read, the output, the options, the companions."""
     source: Path
@@ -215,7 +216,7 @@ class Job:
         return str(self.source)
 
 
-@dataclass
+@record
 class Result:
     """What became of a job: ``ok`` and the paths ``written``, or the ``message`` saying why
     not; the distinct ``warnings`` (LossWarning texts) and how many textures were missing."""

@@ -19,13 +19,14 @@ import functools
 import importlib
 import inspect
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Callable
 
 from .binio import Reader
 from .errors import (DocumentError, FormatError, LimitError, UnknownFormatError, UnsupportedError,
                      UnsupportedInputError)
+from .records import record
 
 __all__ = ["Format", "register", "register_converter", "converter", "formats", "get", "detect", "parse", "format_of",
            "convert_to_scene", "convert_from_scene", "serialize", "SNIFF_BYTES", "claiming",
@@ -57,7 +58,7 @@ FORMAT_INDEX = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Format:
     """One file type.
 

@@ -30,7 +30,7 @@ and the biggest corpus model has 46. Raise ``retromesh.scene.LIMITS["mesh_nodes"
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import copy
@@ -40,6 +40,7 @@ import warnings
 import numpy as np
 
 from .errors import DocumentError, LossWarning
+from .records import record
 
 __all__ = [
     "Scene", "Node", "Mesh", "Primitive", "Material", "Texture", "TextureRef", "Skin",
@@ -62,7 +63,7 @@ def _array(value, dtype, width: int | None, name: str, owner: str) -> np.ndarray
     return arr
 
 
-@dataclass
+@record
 class Texture:
     """An image used by materials: a relative ``uri`` and/or embedded ``image`` bytes."""
     name: str = ""
@@ -75,7 +76,7 @@ class Texture:
     extras: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class TextureRef:
     """A material's use of a texture; offset/scale/rotation map to KHR_texture_transform."""
     texture: int
@@ -90,7 +91,7 @@ class TextureRef:
                 or self.rotation != 0.0)
 
 
-@dataclass
+@record
 class Material:
     """A glTF metallic-roughness material (colours linear, factors 0..1)."""
     name: str = ""
@@ -110,7 +111,7 @@ class Material:
             raise DocumentError(f"material {self.name!r}: alpha_mode {self.alpha_mode!r}")
 
 
-@dataclass
+@record
 class MorphTarget:
     """Per-vertex offsets of one morph target (shape key)."""
     positions: np.ndarray | None = None     # displacements (n, 3)
@@ -122,7 +123,7 @@ class MorphTarget:
         self.normals = _array(self.normals, np.float32, 3, "normals", "MorphTarget")
 
 
-@dataclass
+@record
 class Primitive:
     """Triangles sharing one material; vertex attributes as numpy arrays."""
     positions: np.ndarray
@@ -176,7 +177,7 @@ class Primitive:
         return (len(self.indices) if self.indices is not None else len(self.positions)) // 3
 
 
-@dataclass
+@record
 class Mesh:
     """Primitives drawn together, and the default weights of their morph targets."""
     name: str = ""
@@ -185,7 +186,7 @@ class Mesh:
     extras: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class Skin:
     """``joints`` are node indices; ``inverse_bind_matrices`` is (len(joints), 4, 4)."""
     joints: list[int]
@@ -203,7 +204,7 @@ class Skin:
             self.inverse_bind_matrices = m
 
 
-@dataclass
+@record
 class Node:
     """A transform (translation, unit quaternion x y z w, scale) with children, mesh, skin."""
     name: str = ""
@@ -229,7 +230,7 @@ class Node:
 _WIDTH = {"translation": 3, "rotation": 4, "scale": 3}
 
 
-@dataclass
+@record
 class Channel:
     """Keys of one node property. ``values`` is (k, width); for CUBICSPLINE (3k, width);
     for ``weights`` (k, n_targets)."""
@@ -334,7 +335,7 @@ def _split_tracks(nodes: list[int], times: np.ndarray, values: np.ndarray, start
         yield n, times[a:b], values[a:b]
 
 
-@dataclass
+@record
 class Animation:
     """Channels played together."""
     name: str = ""
@@ -346,7 +347,7 @@ class Animation:
         return max((float(c.times[-1]) for c in self.channels), default=0.0)
 
 
-@dataclass
+@record
 class Scene:
     """The format-neutral scene: flat lists indexed like glTF's, with the root nodes."""
     name: str = ""

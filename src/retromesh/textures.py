@@ -41,9 +41,9 @@ import os
 import time
 import warnings
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
+from .records import record
 
 __all__ = ["TextureFinder", "FoundImage", "gltf_image", "image_mime", "split_name",
            "IMAGE_EXTENSIONS"]
@@ -98,7 +98,7 @@ def gltf_image(data: bytes) -> tuple[bytes, str]:
     return out.getvalue(), "image/png"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FoundImage:
     """A texture file found on disk, as bytes glTF can carry."""
     path: Path                  # the real (resolved) file

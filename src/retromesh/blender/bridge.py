@@ -18,9 +18,10 @@ import os
 import struct
 import tempfile
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Iterable
+from ..records import record
 
 __all__ = ["Job", "group_files", "load_to_glb", "convert_glb", "IMPORT_EXTENSIONS",
            "EXPORT_EXTENSIONS", "encode_extras", "decode_extras", "JSON_MARK"]
@@ -54,7 +55,7 @@ IMPORT_EXTENSIONS = ("b3d", "solid", "phxbn", "anm", "obj", "fzx", "abc", "msh",
 EXPORT_EXTENSIONS = ("b3d", "solid", "phxbn", "anm", "abc", "msh", "vxl", "vox")
 
 
-@dataclass
+@record
 class Job:
     """One conversion: the main file and the reading options naming its companions."""
     main: Path

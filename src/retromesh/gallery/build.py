@@ -18,7 +18,7 @@ from __future__ import annotations
 import base64
 import warnings
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -27,6 +27,7 @@ import retromesh
 from ..errors import LossWarning, MissingTextureWarning, RetromeshError
 from ..fileio import atomic_write_many
 from . import assets, pages, thumbs
+from ..records import record
 
 __all__ = ["Model", "find_models", "build_gallery", "model_card", "THUMBNAIL"]
 
@@ -34,7 +35,7 @@ __all__ = ["Model", "find_models", "build_gallery", "model_card", "THUMBNAIL"]
 THUMBNAIL = 256
 
 
-@dataclass
+@record
 class Model:
     """One model to show: its main file, the companions read with it, where its files go."""
     source: Path

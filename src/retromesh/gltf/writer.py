@@ -24,7 +24,7 @@ import os
 import re
 import struct
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -34,6 +34,7 @@ from . import model as g
 from ..bigbytes import join
 from ..errors import LossWarning
 from ..fileio import Parts
+from ..records import record
 from ..scene import Primitive, Scene, whole_triangles
 from .images import add_textures, data_uri_images, inline_image_files, place_image_files, \
     source_dir_of
@@ -49,7 +50,7 @@ _COMPONENT = {np.dtype(np.float32): FLOAT, np.dtype(np.uint8): UBYTE,
               np.dtype(np.uint16): USHORT, np.dtype(np.uint32): UINT}
 
 
-@dataclass
+@record
 class GltfDocument:
     """A glTF asset: the JSON model and its binary buffer (buffer 0).
 

@@ -6,13 +6,14 @@ The layout table and the deviations from the spec are in the package docstring
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Union
 
 import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
+from ...records import record
 
 __all__ = ["B3dFile", "TextureEntry", "Texs", "BrushEntry", "Brus", "NodeChunk", "MeshChunk",
            "Vrts", "Tris", "Bone", "Keys", "AnimChunk", "RawChunk", "read", "write",
@@ -48,7 +49,7 @@ def keys_dtype(flags: int) -> np.dtype:
 
 # -- native document -----------------------------------------------------------------------
 
-@dataclass
+@record
 class TextureEntry:
     """One texture of TEXS: file name, flags, blend, UV position, scale, rotation."""
     file: bytes
@@ -59,13 +60,13 @@ class TextureEntry:
     rotation: float = 0.0
 
 
-@dataclass
+@record
 class Texs:
     """TEXS: the file's textures."""
     textures: list[TextureEntry] = field(default_factory=list)
 
 
-@dataclass
+@record
 class BrushEntry:
     """One brush of BRUS: name, RGBA, shininess, blend, fx, texture ids."""
     name: bytes
@@ -76,14 +77,14 @@ class BrushEntry:
     texture_ids: list[int] = field(default_factory=list)
 
 
-@dataclass
+@record
 class Brus:
     """BRUS: the file's brushes, each naming ``n_texs`` textures."""
     n_texs: int = 0
     brushes: list[BrushEntry] = field(default_factory=list)
 
 
-@dataclass
+@record
 class Vrts:
     """VRTS: vertex flags, texture coordinate sets and set size, the vertex records."""
     flags: int
@@ -92,7 +93,7 @@ class Vrts:
     vertices: np.ndarray          # vrts_dtype(flags, sets, size)
 
 
-@dataclass
+@record
 class Tris:
     """TRIS: a brush id and triangles (vertex ids)."""
     brush_id: int
@@ -115,14 +116,14 @@ def tris_chunks(brush_id: int, triangles: np.ndarray) -> list[Tris]:
     return [Tris(brush_id, tri[i:i + step]) for i in range(0, len(tri), step)]
 
 
-@dataclass
+@record
 class RawChunk:
     """A chunk this reader does not interpret (kept byte for byte)."""
     tag: bytes
     payload: bytes
 
 
-@dataclass
+@record
 class MeshChunk:
     """MESH: a brush id, one VRTS and its TRIS (and any chunk not known, kept)."""
     brush_id: int = -1
@@ -138,20 +139,20 @@ class MeshChunk:
         return [c for c in self.children if isinstance(c, Tris)]
 
 
-@dataclass
+@record
 class Bone:
     """BONE: (vertex, weight) records."""
     weights: np.ndarray           # BONE_DTYPE records
 
 
-@dataclass
+@record
 class Keys:
     """KEYS: flags (1 position, 2 scale, 4 rotation) and the key records."""
     flags: int
     keys: np.ndarray              # keys_dtype(flags) records
 
 
-@dataclass
+@record
 class AnimChunk:
     """ANIM: flags, frame count, frames per second."""
     flags: int = 0
@@ -159,7 +160,7 @@ class AnimChunk:
     fps: float = 60.0
 
 
-@dataclass
+@record
 class NodeChunk:
     """NODE: name, position, scale, rotation (w, x, y, z) and child chunks."""
     name: bytes
@@ -179,7 +180,7 @@ class NodeChunk:
         return [c for c in self.children if isinstance(c, NodeChunk)]
 
 
-@dataclass
+@record
 class B3dFile:
     """A whole BB3D file: version, top-level chunks, bytes after them."""
     version: int = 1

@@ -12,7 +12,6 @@ DocumentError beyond: a 13 KB file once asked for 4 million frames per bone).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,6 +19,7 @@ from ...errors import DocumentError
 from ...scene import Animation, Channel
 from .axes import _Z, _rot_from_gltf
 from .chunks import Keys, keys_dtype
+from ...records import record
 
 __all__ = ["Track", "animation_rate", "tracks_for", "keys_chunks", "jump_step"]
 
@@ -28,7 +28,7 @@ _BIT_OF = {p: b for p, _, b in _BITS}
 MAX_RESAMPLED_FRAMES = 1_000_000
 
 
-@dataclass
+@record
 class Track:
     """One channel on the B3D timeline: key frames and B3D values (``frames`` already offset)."""
     channel: Channel

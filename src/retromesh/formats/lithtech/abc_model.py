@@ -6,12 +6,13 @@ re-exports every name defined here.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
 from ...errors import DocumentError
 from .common import TRANSFORM
+from ...records import record
 
 __all__ = ["AbcModel", "HeaderSection", "PiecesSection", "Piece", "Lod", "NodesSection", "Node",
            "WeightSet", "ChildModelsSection", "ChildModel", "AnimationSection", "Animation",
@@ -36,7 +37,7 @@ _COUNT_FIELDS = ("keyframe_count", "animation_count", "node_count", "piece_count
 
 
 # -- the document --------------------------------------------------------------------------
-@dataclass
+@record
 class HeaderSection:
     version: int = 12
     keyframe_count: int = 0
@@ -61,14 +62,14 @@ class HeaderSection:
     gap: bytes = b""
 
 
-@dataclass
+@record
 class Lod:
     faces: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), CORNER))   # (n, 3) CORNER
     vertices: np.ndarray = field(default_factory=lambda: np.zeros(0, VERTEX))
     weights: np.ndarray = field(default_factory=lambda: np.zeros(0, WEIGHT))       # flat, in vertex order
 
 
-@dataclass
+@record
 class Piece:
     material_index: int = 0
     specular_power: float = 0.0
@@ -79,14 +80,14 @@ class Piece:
     lods: list[Lod] = field(default_factory=list)
 
 
-@dataclass
+@record
 class PiecesSection:
     weight_count: int = 0
     pieces: list[Piece] = field(default_factory=list)
     gap: bytes = b""
 
 
-@dataclass
+@record
 class Node:
     name: bytes = b""
     index: int = 0
@@ -95,34 +96,34 @@ class Node:
     child_count: int = 0
 
 
-@dataclass
+@record
 class WeightSet:
     name: bytes = b""
     weights: np.ndarray = field(default_factory=lambda: np.zeros(0, "<f4"))
 
 
-@dataclass
+@record
 class NodesSection:
     nodes: list[Node] = field(default_factory=list)
     weight_sets: list[WeightSet] | None = field(default_factory=list)
     gap: bytes = b""
 
 
-@dataclass
+@record
 class ChildModel:
     name: bytes = b""
     build_number: int = 0
     transforms: np.ndarray = field(default_factory=lambda: np.zeros(0, TRANSFORM))
 
 
-@dataclass
+@record
 class ChildModelsSection:
     child_models: list[ChildModel] = field(default_factory=list)
     extra: bool = False                      # v13 transforms with two extra floats
     gap: bytes = b""
 
 
-@dataclass
+@record
 class Animation:
     extents: tuple[float, float, float] = (0.0, 0.0, 0.0)
     name: bytes = b""
@@ -134,13 +135,13 @@ class Animation:
     transforms: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), TRANSFORM))  # (nodes, keys)
 
 
-@dataclass
+@record
 class AnimationSection:
     animations: list[Animation] = field(default_factory=list)
     gap: bytes = b""
 
 
-@dataclass
+@record
 class Socket:
     node: int = 0
     name: bytes = b""
@@ -148,20 +149,20 @@ class Socket:
     location: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
-@dataclass
+@record
 class SocketsSection:
     sockets: list[Socket] = field(default_factory=list)
     gap: bytes = b""
 
 
-@dataclass
+@record
 class AnimBinding:
     name: bytes = b""
     extents: tuple[float, float, float] = (0.0, 0.0, 0.0)
     origin: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
-@dataclass
+@record
 class AnimBindingsSection:
     bindings: list[AnimBinding] = field(default_factory=list)
     gap: bytes = b""
@@ -174,7 +175,7 @@ _NAMES = {
 }
 
 
-@dataclass
+@record
 class AbcModel:
     """A v9-v13 ABC file: its sections in chain order."""
     sections: list = field(default_factory=list)

@@ -54,7 +54,7 @@ Where we differ from the spec text (haekb's v6 specification and template), and 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
@@ -62,6 +62,7 @@ from ...binio import Reader, Writer
 from ...errors import DocumentError
 from .common import (TRANSFORM, RawSection, iter_sections, read_string, read_vec,
                      write_sections, write_string)
+from ...records import record
 
 __all__ = ["AbcV6Model", "HeaderV6", "GeometryV6", "NodeV6", "NodesV6", "TrackV6",
            "AnimationV6", "AnimationsV6", "AnimDimsV6", "TransformInfoV6", "read", "write",
@@ -75,14 +76,14 @@ VERTEX_V6 = np.dtype([("location", "<f4", (3,)), ("normal", "i1", (3,)), ("node"
 KEY_V6 = np.dtype([("time", "<u4"), ("bounds_min", "<f4", (3,)), ("bounds_max", "<f4", (3,))])
 
 
-@dataclass
+@record
 class HeaderV6:
     token: bytes = TOKEN
     command_string: bytes = b""
     gap: bytes = b""
 
 
-@dataclass
+@record
 class GeometryV6:
     bounds_min: tuple[float, float, float] = (0.0, 0.0, 0.0)
     bounds_max: tuple[float, float, float] = (0.0, 0.0, 0.0)
@@ -93,7 +94,7 @@ class GeometryV6:
     gap: bytes = b""
 
 
-@dataclass
+@record
 class NodeV6:
     bounds_min: tuple[float, float, float] = (0.0, 0.0, 0.0)
     bounds_max: tuple[float, float, float] = (0.0, 0.0, 0.0)
@@ -104,13 +105,13 @@ class NodeV6:
     child_count: int = 0
 
 
-@dataclass
+@record
 class NodesV6:
     nodes: list[NodeV6] = field(default_factory=list)
     gap: bytes = b""
 
 
-@dataclass
+@record
 class TrackV6:
     """One node's keys in one animation."""
     transforms: np.ndarray = field(default_factory=lambda: np.zeros(0, TRANSFORM))   # (nkeys,)
@@ -119,7 +120,7 @@ class TrackV6:
     translate: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
-@dataclass
+@record
 class AnimationV6:
     name: bytes = b""
     length: int = 0
@@ -130,19 +131,19 @@ class AnimationV6:
     tracks: list[TrackV6] = field(default_factory=list)     # one per node
 
 
-@dataclass
+@record
 class AnimationsV6:
     animations: list[AnimationV6] = field(default_factory=list)
     gap: bytes = b""
 
 
-@dataclass
+@record
 class AnimDimsV6:
     dims: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), "<f4"))
     gap: bytes = b""
 
 
-@dataclass
+@record
 class TransformInfoV6:
     flip_mat: int = 1
     fix_anim_keyframes: int = 1
@@ -153,7 +154,7 @@ _NAMES = {HeaderV6: b"Header", GeometryV6: b"Geometry", NodesV6: b"Nodes",
           AnimationsV6: b"Animation", AnimDimsV6: b"AnimDims", TransformInfoV6: b"TransformInfo"}
 
 
-@dataclass
+@record
 class AbcV6Model:
     """A version 6 ABC file: its sections in chain order."""
     sections: list = field(default_factory=list)

@@ -8,13 +8,13 @@ back unchanged.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Iterator
 
 import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError, LimitError
+from ...records import record
 
 __all__ = ["RawSection", "read_string", "write_string", "read_vec", "iter_sections",
            "write_sections", "TRANSFORM"]
@@ -26,7 +26,7 @@ TRANSFORM = np.dtype([("location", "<f4", (3,)), ("rotation", "<f4", (4,))])
 MAX_SECTIONS = 4096
 
 
-@dataclass
+@record
 class RawSection:
     """A section this library does not parse (``TriStrips``, anything unknown), kept whole."""
     name: bytes

@@ -36,7 +36,7 @@ two fields would be written back as a quiet NaN (every other float is kept as fl
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,7 @@ from ...errors import DocumentError
 from .common import (ANIMATION_TOKEN, ANIMATION_VER_COMP4, ANIMATION_VER_COMP8,
                      ANIMATION_VER_DEFAULT, long_strings, magic, read_str, write_str)
 from .quatcodec import decode_comp4, decode_comp8
+from ...records import record
 
 __all__ = ["AniFile", "AniTrack", "AniEvent", "read", "write", "key_dtype", "rotations",
            "VERSIONS"]
@@ -70,21 +71,21 @@ def key_dtype(version: int) -> np.dtype:
         raise DocumentError(f"ani: version {version} is not one of {sorted(VERSIONS)}") from None
 
 
-@dataclass
+@record
 class AniEvent:
     type: bytes = b""
     info: bytes = b""
     time: float = 0.0          # milliseconds
 
 
-@dataclass
+@record
 class AniTrack:
     bone: bytes = b""
     weight: float = 1.0
     keys: np.ndarray = field(default_factory=lambda: np.zeros(0, key_dtype(ANIMATION_VER_DEFAULT)))
 
 
-@dataclass
+@record
 class AniFile:
     version: int = ANIMATION_VER_DEFAULT
     events: list[AniEvent] = field(default_factory=list)

@@ -23,18 +23,19 @@ game client with another layout: they are rejected with a FormatError naming the
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
 
 from ...binio import Reader, Writer
 from .common import COL_MESH_TOKEN, COL_MESH_VERSION, fit, magic
+from ...records import record
 
 __all__ = ["CmsFile", "read", "write"]
 
 
-@dataclass
+@record
 class CmsFile:
     version: int = COL_MESH_VERSION
     positions: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.float32))

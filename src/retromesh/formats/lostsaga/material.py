@@ -32,14 +32,15 @@ the pass's ``shader_group``, ``diffuse`` colour and ``scene_blend``/``alpha_reje
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
+from ...records import record
 
 __all__ = ["Block", "ScriptMaterial", "TextureUnit", "MaterialScript", "parse", "parse_text",
            "find_script", "materials_of", "write_script", "read", "write"]
 
 
-@dataclass
+@record
 class MaterialScript:
     """A material script file, kept as its bytes (``materials`` parses it)."""
     text: bytes = b""
@@ -62,7 +63,7 @@ def info(doc: MaterialScript) -> dict:
     return {"materials": len(mats), "texture units": sum(len(m.texture_units) for m in mats)}
 
 
-@dataclass
+@record
 class Block:
     kind: str = ""
     name: str = ""
@@ -85,14 +86,14 @@ class Block:
             stack.extend(reversed(b.children))
 
 
-@dataclass
+@record
 class TextureUnit:
     texture: str = ""
     tex_coord_set: int = 0
     properties: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class ScriptMaterial:
     name: str = ""
     shader_group: str = ""

@@ -59,7 +59,7 @@ Deviations from the spec text (lostsaga.txt), from the engine source and the rea
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -68,6 +68,7 @@ from ...binio import Reader, Writer
 from ...errors import DocumentError
 from .common import (MESH_CONTROL_POINT_VERSION, MESH_TOKEN, fit, long_strings, magic, read_str,
                      write_str)
+from ...records import record
 
 __all__ = ["MshFile", "ControlPoint", "read", "write", "SUBMESH_DTYPE", "WEIGHT_DTYPE",
            "POSITION", "POSITION2", "POSITIONW", "WEIGHTS", "INDICES", "NORMAL", "COLOR0",
@@ -97,7 +98,7 @@ ARRAYS = (
 )
 
 
-@dataclass
+@record
 class ControlPoint:
     type: bytes = b""
     bone: bytes = b""
@@ -105,7 +106,7 @@ class ControlPoint:
     point: np.ndarray = field(default_factory=lambda: np.zeros(3, np.float32))
 
 
-@dataclass
+@record
 class MshFile:
     """One ``.msh``. Arrays are None when their mask bit is clear (see the module table)."""
     version: int = 2000

@@ -30,7 +30,7 @@ Deviations from / additions to the spec text:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -39,6 +39,7 @@ from ...binio import Reader, Writer
 from ...errors import DocumentError
 from .common import (SKELETON_TOKEN, SKELETON_VERSION, long_strings, magic, read_str, text,
                      write_str)
+from ...records import record
 
 __all__ = ["SklFile", "SklBone", "POSE_DTYPE", "read", "write"]
 
@@ -49,14 +50,14 @@ POSE_DTYPE = np.dtype([
 ])
 
 
-@dataclass
+@record
 class SklBone:
     name: bytes = b""
     parent: bytes = b""
     children: list[bytes] = field(default_factory=list)
 
 
-@dataclass
+@record
 class SklFile:
     version: int = SKELETON_VERSION
     bones: list[SklBone] = field(default_factory=list)

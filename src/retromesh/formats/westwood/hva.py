@@ -19,18 +19,19 @@ orthonormal except ``mrjtur.hva`` (a uniform scale of about 0.73).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
+from ...records import record
 
 __all__ = ["HvaFile", "check", "info", "read", "write"]
 
 
-@dataclass
+@record
 class HvaFile:
     name: bytes = b"\0" * 16
     section_names: list[bytes] = field(default_factory=list)

@@ -12,9 +12,9 @@ outside (right-handed frame).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
+from ...records import record
 
 __all__ = ["Quads", "count_visible_faces", "quads_to_triangles", "visible_quads"]
 
@@ -22,7 +22,7 @@ __all__ = ["Quads", "count_visible_faces", "quads_to_triangles", "visible_quads"
 _TANGENTS = {0: (1, 2), 1: (2, 0), 2: (0, 1)}
 
 
-@dataclass
+@record
 class Quads:
     """Rectangles: ``corners`` (n, 4, 3) float32 in grid units, counter-clockwise from
     outside; ``axis``/``sign`` the face direction; ``key`` the merge key of each."""

@@ -59,7 +59,7 @@ from __future__ import annotations
 import struct
 import warnings
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,7 @@ from ...scene import Node, Scene
 from .hva import HvaFile
 from .voxels import VoxelGrid, normal_indices
 from .vxl import Limb, VxlFile
+from ...records import record
 
 __all__ = [
     "DEFAULT_PALETTE",
@@ -95,24 +96,24 @@ MAGIC = b"VOX "
 XYZI_DTYPE = np.dtype([("x", "u1"), ("y", "u1"), ("z", "u1"), ("i", "u1")])
 
 
-@dataclass
+@record
 class VoxSize:
     x: int = 0
     y: int = 0
     z: int = 0
 
 
-@dataclass
+@record
 class VoxXyzi:
     voxels: np.ndarray = field(default_factory=lambda: np.zeros(0, XYZI_DTYPE))
 
 
-@dataclass
+@record
 class VoxRgba:
     colors: np.ndarray = field(default_factory=lambda: np.zeros((256, 4), np.uint8))
 
 
-@dataclass
+@record
 class VoxChunk:
     """Any other chunk, kept raw."""
     id: bytes = b"NOTE"
@@ -120,7 +121,7 @@ class VoxChunk:
     children: list[VoxChunk] = field(default_factory=list)
 
 
-@dataclass
+@record
 class VoxFile:
     version: int = 150
     main_content: bytes = b""

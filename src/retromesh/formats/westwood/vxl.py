@@ -46,7 +46,7 @@ column spans. They are registered as ``aos-vxl``, whose reader only says what th
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -55,6 +55,7 @@ from ...binio import Reader, Writer
 from ...errors import DocumentError, UnsupportedError
 from .spans import scan
 from .voxels import SpanError, VoxelGrid, check_spans, decode_spans, encode_spans, normal_table
+from ...records import record
 
 __all__ = [
     "HEADER_SIZE",
@@ -78,7 +79,7 @@ TAILER_SIZE = 92
 _TAILER = struct.Struct("<3If12f3f3f4B")
 
 
-@dataclass
+@record
 class Limb:
     """One limb (section): header, body and tailer fields."""
     name: bytes = b"\0" * 16                       # raw 16 bytes
@@ -132,7 +133,7 @@ class Limb:
         return normal_table(self.normal_type)
 
 
-@dataclass
+@record
 class RawBody:
     """A body block whose layout is not the canonical one: kept whole, with the stored
     ``(span_start_off, span_end_off, span_data_off)`` of every limb."""
@@ -140,7 +141,7 @@ class RawBody:
     offsets: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.uint32))
 
 
-@dataclass
+@record
 class VxlFile:
     """A whole ``.vxl``. When ``raw_body`` is set (a file with a non-canonical body layout)
     the writer copies it verbatim and ignores the limbs' span fields: set it to None after

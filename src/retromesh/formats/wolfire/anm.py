@@ -50,7 +50,7 @@ are model-space bone frames (same axes as glTF: Overgrowth is OpenGL, right-hand
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -58,6 +58,7 @@ import numpy as np
 from ...binio import Reader, Writer
 from ...errors import DocumentError
 from .common import need
+from ...records import record
 
 __all__ = ["AnmFile", "AnmKeyframe", "AnmEvent", "AnmIkBone", "AnmLabelWeight", "read", "write",
            "MAX_VERSION", "weapon_dtype"]
@@ -73,26 +74,26 @@ def weapon_dtype(version: int) -> np.dtype:
     return WEAPON8_DTYPE if version >= 8 else WEAPON7_DTYPE
 
 
-@dataclass
+@record
 class AnmEvent:
     bone: int
     name: bytes
 
 
-@dataclass
+@record
 class AnmIkBone:
     filler: tuple[float, float, float, float, float, float]
     path: np.ndarray            # int32 bone ids
     label: bytes
 
 
-@dataclass
+@record
 class AnmLabelWeight:
     weight: float
     label: bytes
 
 
-@dataclass
+@record
 class AnmKeyframe:
     time: int
     bone_mats: np.ndarray = field(default_factory=lambda: np.zeros((0, 16), "<f4"))
@@ -108,7 +109,7 @@ class AnmKeyframe:
     center_offset: tuple[float, float, float] | None = None   # centered
 
 
-@dataclass
+@record
 class AnmFile:
     version: int = MAX_VERSION
     centered: int | None = 1          # v >= 10 (raw byte)

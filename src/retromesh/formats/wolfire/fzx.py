@@ -33,7 +33,7 @@ Where we differ from the spec text, and why:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ from ...binio import Reader, Writer
 from ...errors import DocumentError
 from ...registry import Format, register
 from ...scene import Mesh, Node, Primitive, Scene
+from ...records import record
 
 __all__ = ["FzxFile", "FzxObject", "read", "write", "to_scene", "HEADER", "FOOTER"]
 
@@ -51,7 +52,7 @@ FOOTER = b"FZX"
 MAX_LABEL = 255
 
 
-@dataclass
+@record
 class FzxObject:
     label: bytes
     rotation: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)   # w, x, y, z (Blender)
@@ -59,7 +60,7 @@ class FzxObject:
     scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
 
 
-@dataclass
+@record
 class FzxFile:
     version: int = 1
     objects: list[FzxObject] = field(default_factory=list)

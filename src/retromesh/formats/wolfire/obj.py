@@ -16,7 +16,6 @@ bottom: glTF ``v = 1 - vt``; no centring), ``from_scene`` writes every triangle 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -25,11 +24,12 @@ from ...binio import Reader
 from ...errors import FormatError, LossWarning
 from ...registry import Format, register
 from ...scene import Mesh, Node, Primitive, Scene
+from ...records import record
 
 __all__ = ["ObjMesh", "ObjFile", "parse_obj", "write_obj", "corner_mesh"]
 
 
-@dataclass
+@record
 class ObjMesh:
     positions: np.ndarray        # (V, 3) float64
     texcoords: np.ndarray        # (VT, 2)
@@ -178,7 +178,7 @@ def write_obj(positions: np.ndarray, triangles: np.ndarray, texcoords: np.ndarra
     return (out + "\n".join(faces) + ("\n" if faces else "")).encode("ascii")
 
 
-@dataclass
+@record
 class ObjFile:
     """An OBJ file kept as its bytes (parse with :meth:`mesh`)."""
     text: bytes = b""

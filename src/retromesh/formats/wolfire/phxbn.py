@@ -52,7 +52,7 @@ Where we differ from the spec text (the wiki table and 010 template), and why:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -60,6 +60,7 @@ import numpy as np
 from ...binio import Reader, Writer
 from ...errors import DocumentError, FormatError
 from .common import need
+from ...records import record
 
 __all__ = ["PhxbnFile", "PhxControl", "PhxJoint", "PhxSimpleIk", "read", "write",
            "MIN_VERSION", "MAX_VERSION", "has_control"]
@@ -71,7 +72,7 @@ HINGE, AMOTOR, FIXED = 0, 1, 2
 TAIL_LIMIT = 1 << 20
 
 
-@dataclass
+@record
 class PhxJoint:
     type: int
     stops: tuple[float, ...] = ()                   # 2 (hinge), 6 (amotor) or none
@@ -79,14 +80,14 @@ class PhxJoint:
     axis: tuple[float, float, float] | None = None  # hinge only
 
 
-@dataclass
+@record
 class PhxSimpleIk:
     bone: int
     chain_length: int
     name: bytes
 
 
-@dataclass
+@record
 class PhxControl:
     weights: np.ndarray                 # (N, 4) <f4
     ids: np.ndarray                     # (N, 4) <f4 (integers as floats)
@@ -95,7 +96,7 @@ class PhxControl:
     num_vertices: int | None = None     # v >= 11 (as stored)
 
 
-@dataclass
+@record
 class PhxbnFile:
     version: int = MAX_VERSION
     rigging_stage: int = 1

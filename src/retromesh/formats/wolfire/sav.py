@@ -32,11 +32,12 @@ array and int32 values after the string pairs.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
 from ...registry import Format, register
+from ...records import record
 
 __all__ = ["SavFile", "SavLevel", "SavLegacyLevel", "SavPair", "SavArray", "SavInt",
            "read", "write", "MARKER"]
@@ -45,25 +46,25 @@ MARKER = b"Overgrowth Save"
 CURRENT_VERSION = 3
 
 
-@dataclass
+@record
 class SavPair:
     key: bytes
     value: bytes
 
 
-@dataclass
+@record
 class SavArray:
     key: bytes
     values: list[bytes] = field(default_factory=list)
 
 
-@dataclass
+@record
 class SavInt:
     key: bytes
     value: int
 
 
-@dataclass
+@record
 class SavLevel:
     campaign_id: bytes = b""
     save_category: bytes = b""
@@ -74,14 +75,14 @@ class SavLevel:
     ints: list[SavInt] = field(default_factory=list)
 
 
-@dataclass
+@record
 class SavLegacyLevel:
     name: bytes = b""
     md5: bytes = b"\0" * 16
     values: list[SavPair] = field(default_factory=list)
 
 
-@dataclass
+@record
 class SavFile:
     version: int = CURRENT_VERSION
     levels: list = field(default_factory=list)     # SavLevel (v3) or SavLegacyLevel (v1, v2)

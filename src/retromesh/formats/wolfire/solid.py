@@ -69,7 +69,7 @@ More than 32767 vertices or triangles is refused with a DocumentError.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,7 @@ from ...errors import DocumentError, LossWarning
 from ...registry import Format, register
 from ...scene import Mesh, Node, Primitive, Scene
 from .solid_kinds import CW_KINDS, ROTATIONS, kind_of_name, rotation_matrix, rotation_quat
+from ...records import record
 
 __all__ = ["SolidFile", "TRI_DTYPE", "read", "write", "to_scene", "from_scene", "signed_volume",
            "is_character"]
@@ -92,7 +93,7 @@ MAX_COUNT = 32767
 UPRIGHT_KEY = "lugaru_upright"
 
 
-@dataclass
+@record
 class SolidFile:
     vertices: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), ">f4"))
     triangles: np.ndarray = field(default_factory=lambda: np.zeros(0, TRI_DTYPE))
