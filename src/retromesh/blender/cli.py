@@ -1,5 +1,4 @@
 """``retromesh blender ...``: the Blender extension's commands (hooked into the main CLI)."""
-from __future__ import annotations
 
 from pathlib import Path
 

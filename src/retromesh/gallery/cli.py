@@ -1,5 +1,4 @@
 """``retromesh gallery`` and ``retromesh view``."""
-from __future__ import annotations
 
 import tempfile
 from pathlib import Path

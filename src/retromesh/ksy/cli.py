@@ -1,5 +1,4 @@
 """``retromesh ksy``: print or write the shipped Kaitai Struct descriptions."""
-from __future__ import annotations
 
 from pathlib import Path
 from typing import Optional
