@@ -87,3 +87,34 @@ def test_jsonable_fast_paths_change_nothing(value, arr, ints):
                       "m": np.array(ints, bool).reshape(-1, 1), "t": tuple(arr), "l": arr}):
         got, want = jsonable(v), _jsonable_reference(v)
         assert json.dumps(got) == json.dumps(want)
+
+
+def _array_maps():
+    import numpy as np
+    return st.builds(lambda arr, ints, s: {"a": np.array(arr, np.float32), "e": np.zeros((0, 3)),
+                                           "i": np.array(ints, np.int16), "s": np.str_(s),
+                                           "o": np.array([{"x": None, "y": ints}], object)},
+                     st.lists(st.floats(width=32), max_size=3),
+                     st.lists(st.integers(-5, 5), max_size=3), st.sampled_from(["", "s"]))
+
+
+keyed = st.sampled_from(["a", "b", "extensions", "extras", 1, "1"])
+extras_trees = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(),
+              st.sampled_from(["", "a", b"", b"\xff"])),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.tuples(inner, inner),
+                            st.dictionaries(keyed, inner, max_size=3),
+                            st.dictionaries(keyed, inner, max_size=2).map(g.Plain)),
+    max_leaves=14)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=st.dictionaries(keyed, extras_trees | _array_maps(), max_size=4))
+def test_extras_json_is_jsonable_pruned_by_the_encoder(value):
+    """``extras_json`` (one pass, dicts marked Plain) writes the JSON that ``jsonable`` gave
+    once the encoder pruned it as a model's dict."""
+    from retromesh.gltf.writer import extras_json, jsonable
+    for make in (lambda x: g.Node(extras=x), lambda x: g.GLTF2(extras=x)):
+        old = make(jsonable(value) if value else None)
+        new = make(extras_json(value) if value else None)
+        assert json.dumps(old, default=g._encode) == json.dumps(new, default=g._encode)

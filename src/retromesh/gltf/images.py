@@ -114,7 +114,7 @@ def add_textures(scene: Scene, doc: g.GLTF2, view, *, embed_images: bool = True,
                  external: bool = False) -> tuple[list[int], dict[str, bytes]]:
     """Fill ``doc.images/samplers/textures``; returns (glTF texture index per scene texture,
     image files to write beside a ``.gltf``). ``view(bytes) -> bufferView index``."""
-    from .writer import jsonable
+    from .writer import extras_json, jsonable
     images = _Images(doc, view, external)
     finder: TextureFinder | None = None
     if embed_images and any(t.image is None and t.uri for t in scene.textures):
@@ -152,8 +152,9 @@ def add_textures(scene: Scene, doc: g.GLTF2, view, *, embed_images: bool = True,
             doc.samplers.append(g.Sampler(magFilter=skey[0], minFilter=skey[1],
                                           wrapS=skey[2], wrapT=skey[3]))
             samplers[skey] = len(doc.samplers) - 1
-        extras = jsonable(t.extras) if t.extras else None
-        tkey = (image_index, samplers[skey], t.name or "", json.dumps(extras, sort_keys=True))
+        extras = extras_json(t.extras) if t.extras else None
+        tkey = (image_index, samplers[skey], t.name or "",
+                json.dumps(jsonable(t.extras) if t.extras else None, sort_keys=True))
         if tkey not in textures:
             doc.textures.append(g.Texture(source=image_index, sampler=samplers[skey],
                                           name=t.name or None, extras=extras))

@@ -174,6 +174,52 @@ def _unit(v: np.ndarray, fallback=(0.0, 1.0, 0.0)) -> np.ndarray:
     return out
 
 
+
+def extras_json(value: dict) -> g.Plain:
+    """``jsonable(value)`` as the JSON encoder writes a model's dict (:func:`.model._shallow`):
+    at each level of dicts (also of dicts directly inside lists) ``None`` and empty values left
+    out, ``extensions`` kept whole, in one pass; its dicts are :class:`.model.Plain`, which the
+    encoder writes as they are instead of walking them again."""
+    if not set(map(type, value)) <= _STR:     # keys as jsonable makes them (two may merge)
+        value = {k if type(k) is str else str(k): v for k, v in value.items()}
+    out = g.Plain()
+    for key, v in value.items():
+        t = type(v)
+        if t in _PLAIN:
+            if v is None or v == "":
+                continue
+        elif isinstance(v, dict):
+            if not v:
+                continue
+            v = jsonable(v) if key == "extensions" else extras_json(v)
+        elif isinstance(v, (list, tuple)):
+            if not v:
+                continue
+            v = _extras_list(v)
+        elif t is float:
+            if not math.isfinite(v):
+                v = str(v)
+        else:
+            v = jsonable(v)
+            if v is None or not v and type(v) in g._EMPTIABLE:
+                continue
+            if type(v) is list and dict in map(type, v):
+                v = [extras_json(x) if type(x) is dict else x for x in v]
+        out[key] = v
+    return out
+
+
+def _extras_list(items: list | tuple) -> list:
+    types = set(map(type, items))
+    if not types & _MAPS and not any(issubclass(t, dict) for t in types - _PLAIN - _NUMBER):
+        return jsonable(items)
+    return [extras_json(x) if isinstance(x, dict) else x if type(x) in _PLAIN else jsonable(x)
+            for x in items]
+
+
+_MAPS = frozenset((dict, g.Plain))
+_STR = frozenset((str,))
+
 class _Buffer:
     """The binary buffer: the parts (bytes, or C-contiguous arrays kept as they are) are copied
     once, when the GLB (or the ``.bin``) is written."""
@@ -356,7 +402,7 @@ def _primitive(buf: _Buffer, p: Primitive, material_map: dict[int, int]) -> g.Pr
     if targets:
         prim.targets = targets
     if p.extras:
-        prim.extras = jsonable(p.extras)
+        prim.extras = extras_json(p.extras)
     return prim
 
 
@@ -426,7 +472,7 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
                          alphaMode=m.alpha_mode,
                          alphaCutoff=float(m.alpha_cutoff) if m.alpha_mode == "MASK" else None,
                          doubleSided=bool(m.double_sided),
-                         extras=jsonable(m.extras) if m.extras else None)
+                         extras=extras_json(m.extras) if m.extras else None)
         if m.unlit:
             mat.extensions = {"KHR_materials_unlit": {}}
             used_ext.add("KHR_materials_unlit")
@@ -439,7 +485,7 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
         if not prims:
             continue
         gm = g.Mesh(name=mesh.name or None, primitives=prims,
-                    extras=jsonable(mesh.extras) if mesh.extras else None)
+                    extras=extras_json(mesh.extras) if mesh.extras else None)
         n_targets = {len(p.targets) for p in mesh.primitives}
         if mesh.weights and n_targets == {len(mesh.weights)}:
             gm.weights = [float(w) for w in mesh.weights]
@@ -449,7 +495,7 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
     skin_map: dict[int, int] = {}
     for si, skin in enumerate(scene.skins):
         gs = g.Skin(name=skin.name or None, joints=list(skin.joints), skeleton=skin.skeleton,
-                    extras=jsonable(skin.extras) if skin.extras else None)
+                    extras=extras_json(skin.extras) if skin.extras else None)
         if skin.inverse_bind_matrices is not None:
             ibm = np.array(skin.inverse_bind_matrices, dtype=np.float64)
             ibm[:, 3, :] = (0.0, 0.0, 0.0, 1.0)
@@ -471,7 +517,7 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
     t_all, s_all = t_all.tolist(), s_all.tolist()
     for i, n in enumerate(scene.nodes):
         node = g.Node(name=n.name or None, children=list(n.children) or None,
-                      extras=jsonable(n.extras) if n.extras else None)
+                      extras=extras_json(n.extras) if n.extras else None)
         if not still_t[i]:
             node.translation = t_all[i]
         if not still_r[i]:
@@ -500,7 +546,7 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
             continue
         start = min(float(c.times[0]) for c in a.channels)
         shift = -start if start < 0 else 0.0
-        ga = g.Animation(name=a.name or None, extras=jsonable(a.extras) if a.extras else None)
+        ga = g.Animation(name=a.name or None, extras=extras_json(a.extras) if a.extras else None)
         seen: set[tuple[int, str]] = set()
         input_cache: dict[bytes, int] = {}
         rotations = _unit_rotations([c.values for c in a.channels if c.path == "rotation"])
@@ -526,7 +572,7 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
 
     extras = {k: v for k, v in scene.extras.items() if k != "source_dir"}   # a local folder
     if extras:
-        doc.extras = jsonable(extras)
+        doc.extras = extras_json(extras)
     doc.extensionsUsed = sorted(used_ext) or []
     doc.accessors = buf.accessors
     doc.bufferViews = buf.views
