@@ -85,7 +85,7 @@ def materials_to_scene(doc: B3dFile, scene: Scene) -> dict[int, int]:
 
 def _material(b: BrushEntry, bi: int, layers: list, tex_map: dict[int, int]) -> Material:
     mat = Material(name=b.name.decode("utf-8", "replace"),
-                   base_color=tuple(float(np.clip(c, 0, 1)) for c in b.color),
+                   base_color=tuple(min(max(float(c), 0.0), 1.0) for c in b.color),   # clipped
                    unlit=bool(b.fx & 1), double_sided=bool(b.fx & 16))
     mat.extras["b3d_brush"] = {
         "ids": [bi], "name": b.name.decode("latin-1"), "color": [float(c) for c in b.color],
