@@ -311,8 +311,7 @@ def _read_children(r: Reader) -> tuple[list, bytes]:
     out: list = []
     counts: dict[bytes, int] = {}
     while r.remaining >= 8:
-        tag = r.raw(4, "chunk tag")
-        length = r.i32("chunk length")
+        tag, length = r.unpack("4si", "chunk tag and length")
         label = tag.decode("latin-1")
         k = counts.get(tag, 0)
         counts[tag] = k + 1
