@@ -26,7 +26,7 @@ import struct
 import warnings
 from dataclasses import field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 from . import model as g
@@ -104,16 +104,7 @@ def jsonable(value: Any) -> Any:
         return {k if type(k) is str else str(k): v if type(v) in _PLAIN else jsonable(v)
                 for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        types = set(map(type, value))       # lists of plain values: no call per item
-        if types <= _PLAIN:
-            return list(value)
-        if types <= _NUMBER:
-            try:
-                if all(map(math.isfinite, value)):
-                    return list(value)
-            except OverflowError:           # an int beyond float range
-                pass
-        return [v if type(v) in _PLAIN else jsonable(v) for v in value]
+        return _json_list(value, jsonable)
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "biu" or (value.dtype.kind == "f" and np.isfinite(value).all()):
             return value.tolist()
@@ -209,15 +200,29 @@ def extras_json(value: dict) -> g.Plain:
     return out
 
 
-def _extras_list(items: list | tuple) -> list:
+def _json_list(items: list | tuple, convert: Callable[[Any], Any]) -> list:
+    """``items`` as a JSON list, ``convert`` applied to the items that are not plain (lists of
+    plain values or finite numbers: no call per item)."""
     types = set(map(type, items))
-    if not types & _MAPS and not any(issubclass(t, dict) for t in types - _PLAIN - _NUMBER):
-        return jsonable(items)
-    return [extras_json(x) if isinstance(x, dict) else x if type(x) in _PLAIN else jsonable(x)
-            for x in items]
+    if types <= _PLAIN:
+        return list(items)
+    if types <= _NUMBER:
+        try:
+            if all(map(math.isfinite, items)):
+                return list(items)
+        except OverflowError:           # an int beyond float range
+            pass
+    return [v if type(v) in _PLAIN else convert(v) for v in items]
 
 
-_MAPS = frozenset((dict, g.Plain))
+def _extras_item(value: Any) -> Any:
+    return extras_json(value) if isinstance(value, dict) else jsonable(value)
+
+
+def _extras_list(items: list | tuple) -> list:
+    return _json_list(items, _extras_item)
+
+
 _STR = frozenset((str,))
 
 class _Buffer:

@@ -333,7 +333,7 @@ def weight_record(ent, odd: np.ndarray, used: np.ndarray, taken: np.ndarray | No
         return None
     local = np.searchsorted(used, v[sel])
     out = {"count": int(len(used)), "vertex": local.tolist(), "joint": j[sel].tolist(),
-           "weight": [float(x) for x in w[sel]]}
+           "weight": w[sel].astype(np.float64).tolist()}
     if zero.any():
         out["zeros"] = _runs(j[zero], np.searchsorted(used, v[zero]))
     return out
