@@ -355,3 +355,30 @@ def test_a_nan_between_key_times_is_refused():
     from retromesh.scene import Channel
     with pytest.raises(DocumentError, match="increase strictly"):
         Channel(0, "translation", [0.0, float("nan"), 1.0], np.zeros((3, 3)))
+
+
+_ODD = [0.0, 1.0, np.nan, np.inf, -np.inf, 3.5e38, -3.5e38, 1e-40]
+
+
+@st.composite
+def number_arrays(draw):
+    n = draw(st.sampled_from([0, 1, 3, 4095, 4096, 5000]))
+    a = np.full(n, 0.5)
+    if n and draw(st.booleans()):
+        a[draw(st.integers(0, n - 1))] = draw(st.sampled_from(_ODD))
+    kind = draw(st.sampled_from(["<f4", ">f4", "<f8", "<i4", "list"]))
+    if kind == "list":
+        return a.tolist()
+    with np.errstate(all="ignore"):
+        return a.astype(kind)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(number_arrays(), max_size=6))
+def test_first_not_finite32_is_the_first_bad_array(arrays):
+    """Small arrays (< 4096 values) are looked at first, then big ones, each in order."""
+    from retromesh.scene import _finite32, _first_not_finite32
+    small = [i for i, a in enumerate(arrays) if np.size(a) < 4096]
+    big = [i for i, a in enumerate(arrays) if np.size(a) >= 4096]
+    want = next((i for i in small + big if not _finite32(arrays[i])), None)
+    assert _first_not_finite32(arrays) == want

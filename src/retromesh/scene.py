@@ -629,18 +629,30 @@ def _finite32(a) -> bool:
 def _first_not_finite32(arrays: list) -> int | None:
     """Index of the first array holding a NaN, an infinity or a value beyond float32, or
     None; small arrays are checked together (one numpy call for a scene's many channels)."""
-    small = [i for i, a in enumerate(arrays) if np.size(a) < 4096]
-    if small:
-        f32 = [i for i in small if getattr(arrays[i], "dtype", None) == np.float32]
-        other = [i for i in small if getattr(arrays[i], "dtype", None) != np.float32]
-        # float32 arrays are finite within float32 when finite: joined with no float64 copy
-        if f32 and not np.isfinite(np.concatenate([arrays[i].reshape(-1) for i in f32])).all() \
-                or other and not np.all(np.abs(np.concatenate(
-                    [np.asarray(arrays[i], dtype=np.float64).reshape(-1) for i in other]))
-                    <= _FLT_MAX):
-            return next(i for i in small if not _finite32(arrays[i]))
-    return next((i for i, a in enumerate(arrays) if np.size(a) >= 4096 and not _finite32(a)),
-                None)
+    f32, other, big = [], [], []        # small float32 arrays, other small ones, big ones
+    for i, a in enumerate(arrays):
+        if type(a) is np.ndarray:
+            if a.size >= 4096:
+                big.append(i)
+            elif a.dtype is _F32:
+                f32.append(a.reshape(-1))
+            else:
+                other.append(i)
+        elif np.size(a) >= 4096:
+            big.append(i)
+        elif getattr(a, "dtype", None) == np.float32:
+            f32.append(np.asarray(a).reshape(-1))
+        else:
+            other.append(i)
+    # float32 arrays are finite within float32 when finite: joined with no float64 copy
+    if f32 and not np.isfinite(np.concatenate(f32)).all() or other and not np.all(np.abs(
+            np.concatenate([np.asarray(arrays[i], dtype=np.float64).reshape(-1)
+                            for i in other])) <= _FLT_MAX):
+        return next(i for i, a in enumerate(arrays) if np.size(a) < 4096 and not _finite32(a))
+    return next((i for i in big if not _finite32(arrays[i])), None)
+
+
+_F32 = np.dtype(np.float32)
 
 
 def _nonzero_scale(s) -> np.ndarray:
