@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import registry
 from .errors import (DocumentError, FormatError, LimitError, LossWarning, MissingTextureWarning,
@@ -22,7 +22,9 @@ from .errors import (DocumentError, FormatError, LimitError, LossWarning, Missin
 from .fileio import Source, atomic_write_many, read_source
 from .registry import Format
 from .safenames import safe_name
-from .scene import Scene
+
+if TYPE_CHECKING:
+    from .scene import Scene
 
 __version__ = "0.1.0"
 
@@ -32,6 +34,16 @@ __all__ = [
     "RetromeshError", "FormatError", "UnknownFormatError", "LimitError", "UnsupportedError",
     "DocumentError", "LossWarning", "MissingTextureWarning",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # Scene (numpy) is loaded when asked for: ``import retromesh`` loads no numpy, so that the
+    # command line can load it its own way (:mod:`retromesh.cli`)
+    if name == "Scene":
+        from .scene import Scene
+        globals()["Scene"] = Scene
+        return Scene
+    raise AttributeError(f"module 'retromesh' has no attribute {name!r}")
 
 
 def formats() -> list[Format]:

@@ -8,6 +8,7 @@ bad value). Output fits an 80-column terminal. The helpers live in :mod:`retrome
 
 import gc
 import json
+import os
 import sys
 import time
 import warnings
@@ -37,6 +38,7 @@ ADVANCED = "Advanced"
 
 
 def main() -> None:
+    _load_numpy()
     # what is loaded so far lives as long as the process: the collector need not walk it
     # again on every full collection of a long batch (3% of a folder conversion's work);
     # a file's objects die with it by reference count, so young collections can be rare
@@ -47,6 +49,20 @@ def main() -> None:
 
 #: objects allocated between two young collections in the command (Python's default: 700)
 _GC_YOUNG = 50_000
+
+
+def _load_numpy() -> None:
+    """numpy with one BLAS thread, unless the user chose a number: the command's arrays go to
+    BLAS as 4x4 matrices at most, and OpenBLAS's idle threads spin between calls (a folder
+    conversion took a third more CPU time with them). Processes the command starts (Blender)
+    get the environment as it was."""
+    if "numpy" in sys.modules or "OPENBLAS_NUM_THREADS" in os.environ:
+        return
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    try:
+        import numpy  # noqa: F401
+    finally:
+        del os.environ["OPENBLAS_NUM_THREADS"]
 
 
 # -- output ----------------------------------------------------------------------------------

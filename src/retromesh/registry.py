@@ -21,12 +21,14 @@ import inspect
 import warnings
 from dataclasses import field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from .binio import Reader
 from .errors import (DocumentError, FormatError, LimitError, UnknownFormatError, UnsupportedError,
                      UnsupportedInputError)
 from .records import record
+
+if TYPE_CHECKING:            # binio imports numpy: loaded with the first file read
+    from .binio import Reader
 
 __all__ = ["Format", "register", "register_converter", "converter", "formats", "get", "detect", "parse", "format_of",
            "convert_to_scene", "convert_from_scene", "serialize", "SNIFF_BYTES", "claiming",
@@ -310,6 +312,7 @@ def parse(fmt: Format, data: bytes | bytearray | memoryview, file: str | None = 
     """Run ``fmt.read`` on ``data``; anything but a FormatError becomes one."""
     if fmt.read is None:
         raise UnsupportedError(f"{fmt.name} files cannot be read")
+    from .binio import Reader
     reader = Reader(data, file=file, endian=fmt.endian)
     reader.source_path = source_path  # type: ignore[attr-defined]
     try:
