@@ -212,7 +212,9 @@ def _json_list(items: list | tuple, convert: Callable[[Any], Any]) -> list:
                 return list(items)
         except OverflowError:           # an int beyond float range
             pass
-    return [v if type(v) in _PLAIN else convert(v) for v in items]
+    # lists of plain values inside (twin triangles, runs...): copied without a call each
+    return [v if type(v) in _PLAIN else list(v) if type(v) is list and set(map(type, v)) <= _PLAIN
+            else convert(v) for v in items]
 
 
 def _extras_item(value: Any) -> Any:
