@@ -250,3 +250,28 @@ def test_count_fields_point_at_themselves():
 def struct_pack(fmt, *values):
     import struct
     return struct.pack(fmt, *values)
+
+
+def test_import_loads_no_numpy_and_modules_come_when_named():
+    """``import retromesh`` leaves numpy to the first file (the CLI loads it with one BLAS
+    thread); ``retromesh.Scene`` and ``retromesh.scene.LIMITS`` still work right after it."""
+    import subprocess
+    import sys
+    code = ("import sys, retromesh, retromesh.cli; assert 'numpy' not in sys.modules; "
+            "assert retromesh.scene.LIMITS['mesh_nodes'] > 0; "
+            "assert retromesh.Scene is retromesh.scene.Scene; "
+            "print(hasattr(retromesh, 'nothing'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_cli_loads_numpy_with_one_blas_thread(monkeypatch):
+    import subprocess
+    import sys
+    code = ("import os, sys, retromesh.cli as c; c._load_numpy(); import numpy; "
+            "print(len(os.listdir('/proc/self/task')), os.environ.get('OPENBLAS_NUM_THREADS'))")
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    if not sys.platform.startswith("linux"):
+        pytest.skip("counts threads in /proc")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1", "None"]     # and children get the environment as it was

@@ -37,12 +37,18 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # Scene (numpy) is loaded when asked for: ``import retromesh`` loads no numpy, so that the
-    # command line can load it its own way (:mod:`retromesh.cli`)
+    # Scene and the modules that use numpy are loaded when asked for (``retromesh.Scene``,
+    # ``retromesh.scene.LIMITS``): ``import retromesh`` loads no numpy, so that the command
+    # line can load it its own way (:mod:`retromesh.cli`)
     if name == "Scene":
         from .scene import Scene
         globals()["Scene"] = Scene
         return Scene
+    if not name.startswith("_"):
+        import importlib
+        import importlib.util
+        if importlib.util.find_spec(f"{__name__}.{name}") is not None:
+            return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'retromesh' has no attribute {name!r}")
 
 
