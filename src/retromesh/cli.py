@@ -38,12 +38,17 @@ ADVANCED = "Advanced"
 
 
 def main() -> None:
-    _load_numpy()
     # what is loaded so far lives as long as the process: the collector need not walk it
-    # again on every full collection of a long batch (3% of a folder conversion's work);
-    # a file's objects die with it by reference count, so young collections can be rare
-    gc.freeze()
-    gc.set_threshold(_GC_YOUNG, 20, 20)
+    # (numpy's import made young collections that freed nothing), nor walk it again on every
+    # full collection of a long batch (3% of a folder conversion's work); a file's objects
+    # die with it by reference count, so young collections can be rare
+    gc.disable()
+    try:
+        _load_numpy()
+        gc.freeze()
+        gc.set_threshold(_GC_YOUNG, 20, 20)
+    finally:
+        gc.enable()
     app()
 
 
