@@ -275,10 +275,11 @@ class Channel:
         values = np.ascontiguousarray(values, dtype=np.float32)
         width = _WIDTH.get(path)
         starts = np.asarray(starts, bool)
-        if width is None or values.shape != (len(times), width) or starts.shape != times.shape:
-            return [cls(n, path, t, v) for n, t, v in _split_tracks(nodes, times, values, starts)]
-        # times increase strictly within each track (a NaN fails it too)
-        if not (len(times) and starts[0]) or not ((times[1:] > times[:-1]) | starts[1:]).all() \
+        # unless all is well (times increase strictly within each track, a NaN fails that
+        # too), each channel is made and checked on its own, to name what is wrong
+        if width is None or values.shape != (len(times), width) \
+                or starts.shape != times.shape or not (len(times) and starts[0]) \
+                or not ((times[1:] > times[:-1]) | starts[1:]).all() \
                 or not (np.isfinite(times).all() and np.isfinite(values).all()):
             return [cls(n, path, t, v) for n, t, v in _split_tracks(nodes, times, values, starts)]
         out = []

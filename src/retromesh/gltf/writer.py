@@ -186,7 +186,7 @@ def extras_json(value: dict) -> g.Plain:
         elif isinstance(v, (list, tuple)):
             if not v:
                 continue
-            v = _extras_list(v)
+            v = _json_list(v, _extras_item)
         elif t is float:
             if not math.isfinite(v):
                 v = str(v)
@@ -219,10 +219,6 @@ def _json_list(items: list | tuple, convert: Callable[[Any], Any]) -> list:
 
 def _extras_item(value: Any) -> Any:
     return extras_json(value) if isinstance(value, dict) else jsonable(value)
-
-
-def _extras_list(items: list | tuple) -> list:
-    return _json_list(items, _extras_item)
 
 
 _STR = frozenset((str,))
