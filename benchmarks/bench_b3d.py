@@ -24,9 +24,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-import retromesh  # noqa: E402
-from measure import ASSIMP_VERSION, assimp6  # noqa: E402
-from retromesh.scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin  # noqa: E402
+from measure import ASSIMP_VERSION, assimp6
+
+import retromesh
+from retromesh.scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 
 
 def big_scene(n_vertices: int, bones: int = 32, frames: int = 60) -> Scene:

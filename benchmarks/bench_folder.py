@@ -22,14 +22,13 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import ASSIMP_VERSION, CORPUS, ROOT, assimp6  # noqa: E402
+from measure import ASSIMP_VERSION, CORPUS, ROOT, assimp6
 
 KINDS = (".b3d", ".solid", ".vxl", ".msh", ".skl", ".ani")
 

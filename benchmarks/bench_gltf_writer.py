@@ -41,9 +41,9 @@ def main() -> None:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     sys.path.insert(0, args.src)
     import numpy as np
+    from bench_b3d import big_scene
 
     import retromesh
-    from bench_b3d import big_scene
     from retromesh.gltf import writer
     print(f"src {Path(retromesh.__file__).parent}")
     scene = big_scene(args.vertices, bones=64, frames=100)

@@ -24,7 +24,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import ROOT, peak, timed  # noqa: E402
+from measure import ROOT, peak, timed
 
 
 def _load(path: Path):
@@ -73,8 +73,8 @@ def writers(out: Path) -> None:
             scene = _big_scene(n, shape, kind)
             cpu, wall, outcome = _run(lambda: retromesh.save(scene, out / f"bench.{ext}"))
             print(f"{ext:6} {label + ' ' + kind[:4]:14} {cpu:6.2f} {wall:7.2f}  {outcome}")
-    from test_hostile import _anm
     from retromesh.formats.wolfire.anm import write
+    from test_hostile import _anm
     for label, length, bones in (("campaign .anm (70 min, 6 bones)", 4_195_504, 6),
                                  ("near the cap (138 s, 120 bones)", 138_000, 120)):
         data = write(_anm(length, bones))

@@ -23,14 +23,30 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-import retromesh  # noqa: E402
-from retromesh.formats.lithtech import abc  # noqa: E402
-from retromesh.formats.lithtech.abc import (CORNER, VERTEX, WEIGHT, AbcModel, Animation,  # noqa: E402
-                                            AnimationSection, ChildModel, ChildModelsSection,
-                                            HeaderSection, Lod, Node, NodesSection, Piece,
-                                            PiecesSection, SocketsSection, AnimBindingsSection)
-from retromesh.formats.lithtech.common import TRANSFORM  # noqa: E402
-from retromesh.formats.lithtech import scene as ls  # noqa: E402
+import retromesh
+from retromesh.formats.lithtech import (
+    abc,
+    scene as ls,
+)
+from retromesh.formats.lithtech.abc import (
+    CORNER,
+    VERTEX,
+    WEIGHT,
+    AbcModel,
+    Animation,
+    AnimationSection,
+    AnimBindingsSection,
+    ChildModel,
+    ChildModelsSection,
+    HeaderSection,
+    Lod,
+    Node,
+    NodesSection,
+    Piece,
+    PiecesSection,
+    SocketsSection,
+)
+from retromesh.formats.lithtech.common import TRANSFORM
 
 
 def big_model(n_vertices: int, n_weights: int, n_nodes: int, n_anims: int, n_keys: int,

@@ -16,12 +16,11 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from measure import CORPUS, peak, timed
 
 import retromesh
 from retromesh import registry
 from retromesh.formats.lostsaga import quatcodec, samples
-from measure import CORPUS, peak, timed  # noqa: E402  (benchmarks/measure.py)
-
 
 
 def quiet(fn):

@@ -55,10 +55,10 @@ def main() -> None:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     sys.path.insert(0, args.src)
     import numpy as np
-
-    import retromesh
     from bench_b3d import big_scene
     from bench_westwood import big_grid
+
+    import retromesh
     from retromesh.formats.westwood.voxels import decode_spans, encode_spans
     print(f"src {Path(retromesh.__file__).parent}")
     doc0 = retromesh.from_scene(big_scene(args.vertices, bones=64, frames=100), "b3d")
@@ -77,6 +77,7 @@ def main() -> None:
     grid = big_grid(args.side)
     start, end, spans = encode_spans(grid)
     from bench_westwood import _worst_limb, palette
+
     from retromesh.formats.westwood import vxl
     raw = vxl.write(vxl.VxlFile(palette=palette(), limbs=[_worst_limb(args.side)]))
     t_vxl, _ = best(lambda: retromesh.read(raw, format="vxl"))

@@ -30,9 +30,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-import retromesh  # noqa: E402
-from bench_b3d import big_scene, child_run  # noqa: E402
-from measure import ASSIMP_VERSION, CORPUS, ROOT, assimp6  # noqa: E402
+from bench_b3d import big_scene, child_run
+from measure import ASSIMP_VERSION, CORPUS, ROOT, assimp6
+
+import retromesh
+
 
 def static_scene(n: int) -> retromesh.Scene:
     scene = big_scene(n, bones=1, frames=2)

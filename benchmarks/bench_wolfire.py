@@ -15,14 +15,13 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from measure import CORPUS, peak, timed
 
 import retromesh
 from retromesh import registry
 from retromesh.formats.wolfire import samples
 from retromesh.formats.wolfire.obj import write_obj
 from retromesh.formats.wolfire.phxbn import PhxControl
-from measure import CORPUS, peak, timed  # noqa: E402  (benchmarks/measure.py)
-
 
 
 def row(name: str, size: int, r: float, w: float, s: float, g: float, mem: float) -> None:

@@ -28,8 +28,18 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
 import retromesh  # noqa: E402
-from retromesh.scene import (Animation, Channel, Material, Mesh, Node, Primitive, Scene,  # noqa: E402
-                             Skin, Texture, TextureRef)
+from retromesh.scene import (  # noqa: E402
+    Animation,
+    Channel,
+    Material,
+    Mesh,
+    Node,
+    Primitive,
+    Scene,
+    Skin,
+    Texture,
+    TextureRef,
+)
 
 
 def png(width: int, height: int, rgb: np.ndarray) -> bytes:

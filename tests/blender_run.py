@@ -52,7 +52,7 @@ def python(venv: Path = VENV) -> Path:
     return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def unavailable(venv: Path = VENV) -> str | None:
     """Why Blender cannot run from ``venv`` (None when it can)."""
     if not python(venv).is_file():

@@ -13,14 +13,14 @@ sys.modules["make_examples"] = make_examples
 _spec.loader.exec_module(make_examples)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def wiggle_bytes() -> bytes:
     import retromesh
     doc = retromesh.from_scene(make_examples.wiggle_scene(), "b3d")
     return retromesh.to_bytes(doc)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def crate_bytes() -> bytes:
     import retromesh
     return retromesh.to_bytes(retromesh.from_scene(make_examples.crate_scene(), "b3d"))

@@ -2,8 +2,9 @@
 format's ``info()``), keyed by role so that a round trip's output can be compared with its input."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import retromesh
 from retromesh import registry

@@ -6,17 +6,29 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
 from gltfcheck import assert_valid
 from make_examples_import import crate_bytes, make_examples, wiggle_bytes
 from malformed import assert_malformed_safe, read_or_format_error
-from retromesh.formats.b3d import (AnimChunk, B3dFile, Bone, BrushEntry, Brus, Keys, MeshChunk,
-                                   NodeChunk, RawChunk, Texs, TextureEntry, Tris, Vrts, keys_dtype,
-                                   vrts_dtype)
-
+from retromesh.formats.b3d import (
+    AnimChunk,
+    B3dFile,
+    Bone,
+    Brus,
+    BrushEntry,
+    Keys,
+    MeshChunk,
+    NodeChunk,
+    RawChunk,
+    Texs,
+    TextureEntry,
+    Tris,
+    Vrts,
+    keys_dtype,
+    vrts_dtype,
+)
 
 # -- generated documents ---------------------------------------------------------------------
 

@@ -9,11 +9,24 @@ import numpy as np
 import pytest
 
 import retromesh
-from gltfcheck import assert_valid
-from retromesh.formats.b3d import (AnimChunk, B3dFile, Bone, BrushEntry, Brus, Keys, MeshChunk,
-                                   NodeChunk, Texs, TextureEntry, Tris, Vrts, vrts_dtype)
-from retromesh.formats.b3d.axes import _rot_to_gltf
 from b3dbuild import bone as _bone, keys as _keys, quad_mesh as _quad_mesh
+from gltfcheck import assert_valid
+from retromesh.formats.b3d import (
+    AnimChunk,
+    B3dFile,
+    Bone,
+    Brus,
+    BrushEntry,
+    Keys,
+    MeshChunk,
+    NodeChunk,
+    Texs,
+    TextureEntry,
+    Tris,
+    Vrts,
+    vrts_dtype,
+)
+from retromesh.formats.b3d.axes import _rot_to_gltf
 
 # -- fixtures --------------------------------------------------------------------------------
 
@@ -303,8 +316,12 @@ def test_check_warns_about_zero_weight_vertices():
 
 # -- property: any B3D structure survives B3D -> GLB -> B3D -----------------------------------
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import (  # noqa: E402
+    HealthCheck,
+    given,
+    settings,
+    strategies as st,
+)
 
 
 @st.composite

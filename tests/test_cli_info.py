@@ -67,6 +67,7 @@ def test_info_reports_names_textures_bounds_and_animations(tmp_path):
 
 def test_preview_tool_draws_the_model(tmp_path):
     import importlib.util
+
     from conftest import ROOT
     spec = importlib.util.spec_from_file_location("preview", ROOT / "tools" / "preview.py")
     preview = importlib.util.module_from_spec(spec)

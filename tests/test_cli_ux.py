@@ -277,6 +277,7 @@ def test_batch_summary_is_relative_and_short(tmp_path):
 
 def test_batch_counts_missing_textures(tmp_path, monkeypatch):
     import warnings
+
     from retromesh import MissingTextureWarning
     d = tmp_path / "in"
     d.mkdir()
@@ -410,6 +411,7 @@ def test_progress_shows_the_current_file_and_an_eta(tmp_path, monkeypatch, capsy
 
 def test_warnings_name_paths_relative_to_the_input_folder(tmp_path, monkeypatch):
     import warnings
+
     from retromesh import MissingTextureWarning
     d = tmp_path / "in" / "mobs"
     d.mkdir(parents=True)

@@ -7,12 +7,10 @@ import numpy as np
 import pytest
 
 import retromesh
-from retromesh import FormatError, LimitError, UnknownFormatError
+from retromesh import FormatError, LimitError, UnknownFormatError, transforms as tf
 from retromesh.binio import Reader, Writer
 from retromesh.errors import DocumentError
 from retromesh.scene import Channel, Mesh, Node, Primitive, Scene, Skin
-from retromesh import transforms as tf
-
 
 # -- binio -----------------------------------------------------------------------------------
 

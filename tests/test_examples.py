@@ -5,7 +5,6 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from gltfcheck import assert_valid_many

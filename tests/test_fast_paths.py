@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import retromesh
 from b3dbuild import keys
@@ -292,6 +291,7 @@ def test_texture_folder_scans_are_kept_only_while_the_folder_is_unchanged(tmp_pa
     """The process-wide folder listing sees a texture added after a first lookup."""
     import os
     import time
+
     from retromesh.textures import TextureFinder
     (tmp_path / "a.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     old = time.time() - 60
@@ -309,6 +309,7 @@ def test_a_folder_changed_within_its_clock_tick_is_read_again(tmp_path):
     """A folder modified just before its scan is not kept: a change in the same clock tick
     (the same modification time) is still seen."""
     import os
+
     from retromesh.textures import TextureFinder
     stamp = os.stat(tmp_path).st_mtime_ns            # the folder was made just now
     assert TextureFinder(tmp_path).find("d.png") is None

@@ -3,7 +3,6 @@ checked by rendering in headless Chromium."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np

@@ -9,8 +9,7 @@ import pytest
 import retromesh
 from gltfcheck import assert_valid, assert_valid_many
 from make_examples_import import make_examples
-from retromesh.scene import (Animation, Channel, Mesh, MorphTarget, Node, Primitive,
-                             Scene, TextureRef)
+from retromesh.scene import Animation, Channel, Mesh, MorphTarget, Node, Primitive, Scene, TextureRef
 
 
 def _scene_with_everything() -> Scene:

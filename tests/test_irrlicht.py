@@ -64,12 +64,12 @@ import dataclasses
 import warnings
 from pathlib import Path
 
-import irrlicht
 import numpy as np
 import pytest
-from conftest import corpus_files
 
+import irrlicht
 import retromesh
+from conftest import corpus_files
 
 #: (case, aspect) -> why it fails today. strict=False: a fix landing early is no error. Empty:
 #: every #10 item this tier found (fps 0, lightmap, doors' joint, brush colour, texture flags,
@@ -137,7 +137,7 @@ def irr_results(tmp_path_factory):
         try:
             _quiet_convert(EXAMPLES / src, out, **opts)
             others[key] = out
-        except Exception as exc:  # noqa: BLE001 - reported by the tests of that case
+        except Exception as exc:
             others[key] = f"{src} -> B3D failed: {type(exc).__name__}: {exc}"
 
     pairs: dict[str, object] = {}
@@ -153,7 +153,7 @@ def irr_results(tmp_path_factory):
             _quiet_convert(src, d / "x.glb")
             _quiet_convert(d / "x.glb", d / "y.b3d")
             pairs[case] = (src, d / "y.b3d")
-        except Exception as exc:  # noqa: BLE001 - reported by the tests of that case
+        except Exception as exc:
             pairs[case] = f"B3D -> GLB -> B3D failed: {type(exc).__name__}: {exc}"
 
     files = [f for p in pairs.values() if isinstance(p, tuple) for f in p]
@@ -218,7 +218,7 @@ def corpus_others(tmp_path_factory):
         try:
             _quiet_convert(src, target)
             made[src.name] = target
-        except Exception as exc:  # noqa: BLE001 - reported by the test of that file
+        except Exception as exc:
             out[src.name] = f"{src.name} -> B3D failed: {type(exc).__name__}: {exc}"
     for name, report in zip(made, irrlicht.run(list(made.values()), timeout=300), strict=True):
         out[name] = report

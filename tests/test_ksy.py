@@ -2,16 +2,16 @@
 what retromesh's native readers see (counts, names, versions, first and last records)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pytest
 
 import retromesh
-from retromesh import ksy
 from conftest import CORPUS, ROOT
 from ksycheck import compile_all, top_class
+from retromesh import ksy
 
 #: every extension retromesh reads natively, each with a description
 SEED_EXTENSIONS = ("b3d", "solid", "anm", "phxbn", "fzx", "sav", "abc", "skl", "ani", "msh", "cms",
@@ -477,6 +477,7 @@ def test_corrupt_files_stop_at_the_field(compiled):
 
 def test_cli_prints_and_writes_descriptions(tmp_path):
     from typer.testing import CliRunner
+
     from retromesh.cli import app
     res = CliRunner().invoke(app, ["ksy", "vxl"])
     assert res.exit_code == 0 and "id: westwood_vxl" in res.output

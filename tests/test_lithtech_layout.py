@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 import retromesh
-from retromesh.formats.lithtech import abc_v6
-from retromesh.formats.lithtech import scene as ls
+from retromesh.formats.lithtech import abc_v6, scene as ls
 
 
 def s(text: bytes) -> bytes:

@@ -7,23 +7,50 @@ import struct
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
 from conftest import corpus_params
 from malformed import assert_malformed_safe, read_or_format_error
 from retromesh import FormatError
 from retromesh.formats.lithtech import abc, abc_v6, samples
-from retromesh.formats.lithtech.abc import (CORNER, TRANSFORM13, VERTEX, WEIGHT, AbcModel,
-                                            Animation, AnimationSection, AnimBinding,
-                                            AnimBindingsSection, ChildModel, ChildModelsSection,
-                                            HeaderSection, Lod, Node, NodesSection, Piece,
-                                            PiecesSection, Socket, SocketsSection, WeightSet)
-from retromesh.formats.lithtech.abc_v6 import (FACE_V6, KEY_V6, VERTEX_V6, AbcV6Model,
-                                               AnimationsV6, AnimationV6, AnimDimsV6, GeometryV6,
-                                               HeaderV6, NodesV6, NodeV6, TrackV6,
-                                               TransformInfoV6)
+from retromesh.formats.lithtech.abc import (
+    CORNER,
+    TRANSFORM13,
+    VERTEX,
+    WEIGHT,
+    AbcModel,
+    Animation,
+    AnimationSection,
+    AnimBinding,
+    AnimBindingsSection,
+    ChildModel,
+    ChildModelsSection,
+    HeaderSection,
+    Lod,
+    Node,
+    NodesSection,
+    Piece,
+    PiecesSection,
+    Socket,
+    SocketsSection,
+    WeightSet,
+)
+from retromesh.formats.lithtech.abc_v6 import (
+    FACE_V6,
+    KEY_V6,
+    VERTEX_V6,
+    AbcV6Model,
+    AnimationsV6,
+    AnimationV6,
+    AnimDimsV6,
+    GeometryV6,
+    HeaderV6,
+    NodesV6,
+    NodeV6,
+    TrackV6,
+    TransformInfoV6,
+)
 from retromesh.formats.lithtech.common import TRANSFORM, RawSection
 
 VERSIONS = samples.SAMPLE_VERSIONS

@@ -9,15 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
+from blendersim import drop_repeats
 from conftest import ROOT, corpus_params
 from gltfcheck import assert_valid
 from retromesh import LossWarning
 from retromesh.formats import lithtech
-from blendersim import drop_repeats
 from retromesh.formats.lithtech import abc, samples
 
 

@@ -11,9 +11,7 @@ import trimesh
 import retromesh
 from gltfcheck import assert_valid, assert_valid_many
 from retromesh import LossWarning
-from retromesh.formats.lithtech import abc, samples
-from retromesh.formats.lithtech import scene as ls
-from retromesh.formats.lithtech import scene_v6 as ls_v6
+from retromesh.formats.lithtech import abc, samples, scene as ls, scene_v6 as ls_v6
 from retromesh.scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from retromesh.transforms import compose_trs, world_matrices
 
@@ -617,8 +615,12 @@ def test_v6_flip_mat_mirrors():
 
 
 # -- generated skinned scenes through ABC ---------------------------------------------------
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import (  # noqa: E402
+    HealthCheck,
+    given,
+    settings,
+    strategies as st,
+)
 
 unit = st.floats(-1.0, 1.0, allow_nan=False)
 

@@ -11,8 +11,18 @@ import pytest
 import retromesh
 from conftest import corpus_params
 from retromesh import DocumentError, FormatError, jsoncodec
-from retromesh.formats.lostsaga import (AniEvent, AniFile, AniTrack, CmsFile, ControlPoint,
-                                        MshFile, SklFile, ani, msh, samples)
+from retromesh.formats.lostsaga import (
+    AniEvent,
+    AniFile,
+    AniTrack,
+    CmsFile,
+    ControlPoint,
+    MshFile,
+    SklFile,
+    ani,
+    msh,
+    samples,
+)
 from retromesh.formats.lostsaga.msh import SUBMESH_DTYPE
 
 

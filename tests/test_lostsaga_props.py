@@ -5,14 +5,24 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
 from conftest import corpus_params
 from malformed import assert_malformed_safe, read_or_format_error
-from retromesh.formats.lostsaga import (AniEvent, AniFile, AniTrack, CmsFile, ControlPoint,
-                                        MshFile, SklBone, SklFile, ani, msh, samples)
+from retromesh.formats.lostsaga import (
+    AniEvent,
+    AniFile,
+    AniTrack,
+    CmsFile,
+    ControlPoint,
+    MshFile,
+    SklBone,
+    SklFile,
+    ani,
+    msh,
+    samples,
+)
 from retromesh.formats.lostsaga.skl import POSE_DTYPE
 from test_lostsaga_native import docs_equal
 

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
-from retromesh.formats.lostsaga.quatcodec import (decode_comp4, decode_comp8, encode_comp4,
-                                                  encode_comp8)
+from retromesh.formats.lostsaga.quatcodec import decode_comp4, decode_comp8, encode_comp4, encode_comp8
 
 IDENTITY = [0.0, 0.0, 0.0, 1.0]
 

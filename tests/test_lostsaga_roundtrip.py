@@ -10,18 +10,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
-from retromesh import registry
+from blendersim import drop_repeats
 from conftest import ROOT, corpus_params
 from gltfcheck import assert_valid
-from retromesh import LossWarning, MissingTextureWarning
+from retromesh import LossWarning, MissingTextureWarning, registry
 from retromesh.formats.lostsaga import AniFile, CmsFile, MshFile, SklFile, samples
-from retromesh.formats.lostsaga.common import (ANIMATION_VER_COMP4, ANIMATION_VER_COMP8,
-                                               ANIMATION_VER_DEFAULT)
-from blendersim import drop_repeats
+from retromesh.formats.lostsaga.common import ANIMATION_VER_COMP4, ANIMATION_VER_COMP8, ANIMATION_VER_DEFAULT
 
 EXAMPLES = ROOT / "examples" / "lostsaga"
 

@@ -7,8 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import trimesh
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
 import retromesh
@@ -475,7 +474,7 @@ def _biped_parent(name: str, names: set[str]) -> str:
     return ""
 
 
-def _skeleton_from_animation(doc) -> "retromesh.formats.lostsaga.SklFile":
+def _skeleton_from_animation(doc) -> retromesh.formats.lostsaga.SklFile:
     from retromesh.formats.lostsaga import SklBone, SklFile
     from retromesh.formats.lostsaga.skl import POSE_DTYPE
     from retromesh.transforms import compose_trs, world_matrices

@@ -8,8 +8,7 @@ import pickle
 from dataclasses import field
 
 import numpy as np
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from retromesh.formats.b3d.chunks import BrushEntry, NodeChunk
 from retromesh.records import record

@@ -7,10 +7,10 @@ from hypothesis import given, settings, strategies as st
 
 import retromesh
 from retromesh import DocumentError, UnsupportedError
+from retromesh.formats.westwood import samples as vsamples
+from retromesh.formats.wolfire import samples as wsamples
 from retromesh.scene import Animation, Channel, Mesh, MorphTarget, Node, Primitive, Scene, Skin
 from retromesh.units import check_scale, scale_scene
-from retromesh.formats.wolfire import samples as wsamples
-from retromesh.formats.westwood import samples as vsamples
 
 
 def _posed(scene: Scene, t: float = 0.0) -> np.ndarray:

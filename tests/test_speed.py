@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import retromesh
 from retromesh import registry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -183,6 +182,7 @@ def test_compute_normals_matches_per_face_sum():
 
 def test_sanitize_weights_sum_to_one_on_the_largest():
     import warnings
+
     from retromesh.gltf.writer import _sanitize_weights
     rng = np.random.default_rng(5)
     w = rng.random((3000, 4)).astype(np.float32)

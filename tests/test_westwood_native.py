@@ -8,17 +8,16 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import retromesh
 from conftest import corpus_files, corpus_params
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from malformed import (
     assert_malformed_safe,
     huge_count_variants,
     read_or_format_error,
     truncations,
 )
-
-import retromesh
 from retromesh import FormatError, UnknownFormatError, UnsupportedError
 from retromesh.formats.westwood import hva, samples, vxl
 from retromesh.formats.westwood.hva import HvaFile

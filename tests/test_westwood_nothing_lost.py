@@ -147,7 +147,8 @@ def test_broken_kept_file_record_is_not_a_kept_file(tank, tmp_path, edit):
     """The kept record comes from the glTF (any glTF): broken, it is ignored (the mesh is
     voxelised afresh), never a writer crash, and a zlib bomb is not unpacked."""
     import json
-    from retromesh.formats.westwood.keep import FILE_KEY, LIMB_KEY
+
+    from retromesh.formats.westwood.keep import FILE_KEY
     scene = retromesh.load(tank)
     root = next(n for n in scene.nodes if FILE_KEY in n.extras)
     record = json.loads(root.extras[FILE_KEY])
@@ -161,6 +162,7 @@ def test_broken_kept_file_record_is_not_a_kept_file(tank, tmp_path, edit):
 
 def test_zlib_bomb_in_a_kept_limb_is_refused(tank):
     import json
+
     from retromesh.formats.westwood.keep import LIMB_KEY, _limb
     scene = retromesh.load(tank)
     node = next(n for n in scene.nodes if LIMB_KEY in n.extras)

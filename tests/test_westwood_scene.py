@@ -9,13 +9,12 @@ import warnings
 import numpy as np
 import pytest
 import trimesh
-from conftest import corpus_files
-from gltfcheck import assert_valid, assert_valid_many
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
 import retromesh
+from conftest import corpus_files
+from gltfcheck import assert_valid, assert_valid_many
 from retromesh import FormatError, LossWarning
 from retromesh.formats.westwood import hva, samples, vxl
 from retromesh.formats.westwood.meshing import count_visible_faces, visible_quads

@@ -6,14 +6,13 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import corpus_files, corpus_params
-from gltfcheck import assert_valid
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from malformed import assert_malformed_safe, read_or_format_error
+from hypothesis import HealthCheck, given, settings, strategies as st
 from typer.testing import CliRunner
 
 import retromesh
+from conftest import corpus_files, corpus_params
+from gltfcheck import assert_valid
+from malformed import assert_malformed_safe, read_or_format_error
 from retromesh import LossWarning
 from retromesh.cli import app
 from retromesh.formats.westwood import samples, vox, vxl

@@ -5,9 +5,9 @@ import warnings
 
 import numpy as np
 import pytest
-from gltfcheck import assert_valid
 
 import retromesh
+from gltfcheck import assert_valid
 from retromesh import DocumentError, LossWarning
 from retromesh.formats.westwood import hva, samples, vxl
 from retromesh.formats.westwood.meshing import visible_quads

@@ -14,10 +14,15 @@ import retromesh
 from gltfcheck import assert_valid
 from malformed import assert_malformed_safe, read_or_format_error
 from retromesh import DocumentError, FormatError, LossWarning
-from retromesh.formats.wolfire import samples
-from retromesh.formats.wolfire import scene as wscene
-from retromesh.formats.wolfire.anm import (AnmEvent, AnmFile, AnmIkBone, AnmKeyframe,
-                                           AnmLabelWeight, weapon_dtype)
+from retromesh.formats.wolfire import samples, scene as wscene
+from retromesh.formats.wolfire.anm import (
+    AnmEvent,
+    AnmFile,
+    AnmIkBone,
+    AnmKeyframe,
+    AnmLabelWeight,
+    weapon_dtype,
+)
 from retromesh.formats.wolfire.phxbn import PhxbnFile, PhxControl, PhxJoint, PhxSimpleIk
 
 

@@ -17,8 +17,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import registry
-from .errors import (DocumentError, FormatError, LimitError, LossWarning, MissingTextureWarning,
-                     RetromeshError, UnknownFormatError, UnsupportedError)
+from .errors import (
+    DocumentError,
+    FormatError,
+    LimitError,
+    LossWarning,
+    MissingTextureWarning,
+    RetromeshError,
+    UnknownFormatError,
+    UnsupportedError,
+)
 from .fileio import Source, atomic_write_many, read_source
 from .registry import Format
 from .safenames import safe_name

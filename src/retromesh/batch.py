@@ -27,9 +27,10 @@ from __future__ import annotations
 import os
 import traceback
 import warnings
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from . import registry
 from .errors import FormatError, LimitError, LossWarning, MissingTextureWarning, RetromeshError

@@ -15,7 +15,8 @@ plain ``b"".join``: same result, only slower.
 from __future__ import annotations
 
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

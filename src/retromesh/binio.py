@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import bisect
 import struct
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -118,7 +119,7 @@ class Reader:
                             error=LimitError)
         return n
 
-    def chunk(self, length: int, name: str | None = None, *, skip_rest: bool = True) -> "_Chunk":
+    def chunk(self, length: int, name: str | None = None, *, skip_rest: bool = True) -> _Chunk:
         """Read inside ``length`` bytes from the cursor; the length must fit in the parent.
 
         Yields the chunk's end offset. On exit the cursor moves to that end (unless

@@ -13,19 +13,17 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Any, NoReturn, Optional
+from typing import Any, NoReturn
 
 import typer
 
 import retromesh
-from . import registry
-from . import batch as plan
+
+from . import batch as plan, registry
 from .clitools.batch import Job, run as _run, run_all as _run_all, summary as _summary
 from .clitools.messages import EXIT_FAILED, EXIT_USAGE, describe
-from .clitools.output import echo as _echo, error as _error, tagged as _tagged, warn as _warn
-from .clitools.output import width as _width
-from .clitools.options import (OptionError, check_options, parse_pairs, positive, read_options,
-                               write_options)
+from .clitools.options import OptionError, check_options, parse_pairs, positive, read_options, write_options
+from .clitools.output import echo as _echo, error as _error, tagged as _tagged, warn as _warn, width as _width
 from .errors import LossWarning, RetromeshError, UnknownFormatError
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode="rich",
@@ -112,10 +110,10 @@ def _expand(items: list[Path], keep=_readable) -> list[tuple[Path, Path | None]]
     return out
 
 
-def _companion_options(skeleton: Optional[Path], mesh: Optional[Path],
-                       animation: Optional[list[Path]], hva: Optional[Path],
-                       fps: Optional[float], scale: Optional[float],
-                       set_: Optional[list[str]]) -> dict[str, Any]:
+def _companion_options(skeleton: Path | None, mesh: Path | None,
+                       animation: list[Path] | None, hva: Path | None,
+                       fps: float | None, scale: float | None,
+                       set_: list[str] | None) -> dict[str, Any]:
     try:
         opts = parse_pairs(set_, "--set")
         for key, value in (("skeleton", skeleton), ("mesh", mesh), ("hva", hva)):
@@ -137,7 +135,7 @@ def _companion_options(skeleton: Optional[Path], mesh: Optional[Path],
     return opts
 
 
-def _formats_for(path: Path, format: Optional[str]) -> list[registry.Format]:
+def _formats_for(path: Path, format: str | None) -> list[registry.Format]:
     """The formats that may read ``path`` and convert it (by --format or its extension)."""
     if format:
         return [registry.get(format)]
@@ -153,7 +151,7 @@ def _load_options_for(fmts: list[registry.Format], opts: dict[str, Any]) -> dict
     return check_options(opts, valid, "reading", names, "--set")
 
 
-def _detect(path: Path, format: Optional[str]) -> registry.Format:
+def _detect(path: Path, format: str | None) -> registry.Format:
     with path.open("rb") as fh:
         head = fh.read(registry.SNIFF_BYTES)
     return registry.detect(head, str(path), format)
@@ -161,9 +159,9 @@ def _detect(path: Path, format: Optional[str]) -> registry.Format:
 
 # -- convert ---------------------------------------------------------------------------------
 
-def _plan_jobs(inputs: list[Path], output: Optional[Path], to: str, format: Optional[str],
+def _plan_jobs(inputs: list[Path], output: Path | None, to: str, format: str | None,
                load_opts: dict[str, Any], save_opts: dict[str, Any], explicit: bool,
-               companions: bool, preset: Optional[str]) -> list[Job]:
+               companions: bool, preset: str | None) -> list[Job]:
     single = len(inputs) == 1 and inputs[0].is_file() and (
         output is None or (bool(output.suffix) and not output.is_dir()))
     if single:
@@ -235,7 +233,7 @@ def _plan_jobs(inputs: list[Path], output: Optional[Path], to: str, format: Opti
 def convert(
     inputs: list[Path] = typer.Argument(..., help="Files or folders.", show_default=False,
                                         metavar="INPUT"),
-    output: Optional[Path] = typer.Option(
+    output: Path | None = typer.Option(
         None, "-o", "--output", rich_help_panel=OUTPUT, show_default=False, metavar="PATH",
         help="File or folder; default ./NAME.glb"),
     to: str = typer.Option("glb", "--to", rich_help_panel=OUTPUT, metavar="EXT",
@@ -244,37 +242,37 @@ def convert(
                                   help="Reference textures, don't embed them."),
     embed: bool = typer.Option(False, "--embed-images", hidden=True,
                                help="Put the textures in the GLB (the default)."),
-    texture_path: Optional[list[Path]] = typer.Option(
+    texture_path: list[Path] | None = typer.Option(
         None, "--texture-path", metavar="DIR", rich_help_panel=OUTPUT, show_default=False,
         help="More texture folders (repeatable)."),
     overwrite: bool = typer.Option(False, "--overwrite", rich_help_panel=OUTPUT,
                                    help="Allow an output to replace an input."),
-    preset: Optional[str] = typer.Option(None, "--preset", rich_help_panel=OUTPUT,
+    preset: str | None = typer.Option(None, "--preset", rich_help_panel=OUTPUT,
                                          metavar="luanti", show_default=False,
                                          help="A GLB within Luanti's rules."),
-    skeleton: Optional[Path] = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
+    skeleton: Path | None = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
                                             help=".skl / .phxbn skeleton.", show_default=False),
-    mesh: Optional[Path] = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
+    mesh: Path | None = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
                                         help=".obj / .msh mesh to skin.", show_default=False),
-    animation: Optional[list[Path]] = typer.Option(
+    animation: list[Path] | None = typer.Option(
         None, "--animation", "-a", metavar="FILE", rich_help_panel=COMPANIONS,
         help=".ani / .anm animation (repeatable).", show_default=False),
-    hva: Optional[Path] = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
+    hva: Path | None = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
                                        help=".hva of a .vxl (default: beside it).",
                                        show_default=False),
     no_companions: bool = typer.Option(False, "--no-companions", rich_help_panel=COMPANIONS,
                                        help="Don't read same-name .skl/.ani/.obj/.anm."),
-    fps: Optional[float] = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
+    fps: float | None = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
                                         help="Animation frame rate (> 0).", show_default=False),
-    scale: Optional[float] = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
+    scale: float | None = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
                                           help="Uniform scale (> 0).", show_default=False),
-    set_: Optional[list[str]] = typer.Option(
+    set_: list[str] | None = typer.Option(
         None, "--set", metavar="KEY=VALUE", rich_help_panel=ADVANCED, show_default=False,
         help="Reading option (retromesh formats)."),
-    write_option: Optional[list[str]] = typer.Option(
+    write_option: list[str] | None = typer.Option(
         None, "-O", "--write-option", metavar="KEY=VALUE", rich_help_panel=ADVANCED,
         show_default=False, help="Writing option: fps, version, game..."),
-    format: Optional[str] = typer.Option(None, "--format", "-f", rich_help_panel=ADVANCED,
+    format: str | None = typer.Option(None, "--format", "-f", rich_help_panel=ADVANCED,
                                          metavar="NAME", help="Force the input format.",
                                          show_default=False),
     jobs: int = typer.Option(1, "-j", "--jobs", min=1, rich_help_panel=ADVANCED, metavar="N",
@@ -354,25 +352,25 @@ def info(
     files: list[Path] = typer.Argument(..., help="Files or folders to describe.",
                                        show_default=False, metavar="INPUT"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-    skeleton: Optional[Path] = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
+    skeleton: Path | None = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
                                             help="As for convert.", show_default=False),
-    mesh: Optional[Path] = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
+    mesh: Path | None = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
                                         help="As for convert.", show_default=False),
-    animation: Optional[list[Path]] = typer.Option(None, "--animation", "-a", metavar="FILE",
+    animation: list[Path] | None = typer.Option(None, "--animation", "-a", metavar="FILE",
                                                    rich_help_panel=COMPANIONS,
                                                    help="As for convert.", show_default=False),
-    hva: Optional[Path] = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
+    hva: Path | None = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
                                        help="As for convert.", show_default=False),
     no_companions: bool = typer.Option(False, "--no-companions", rich_help_panel=COMPANIONS,
                                        help="As for convert."),
-    fps: Optional[float] = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
+    fps: float | None = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
                                         show_default=False, help="As for convert."),
-    scale: Optional[float] = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
+    scale: float | None = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
                                           show_default=False, help="As for convert."),
-    set_: Optional[list[str]] = typer.Option(None, "--set", metavar="KEY=VALUE",
+    set_: list[str] | None = typer.Option(None, "--set", metavar="KEY=VALUE",
                                              rich_help_panel=ADVANCED, show_default=False,
                                              help="Reading option."),
-    format: Optional[str] = typer.Option(None, "--format", "-f", rich_help_panel=ADVANCED,
+    format: str | None = typer.Option(None, "--format", "-f", rich_help_panel=ADVANCED,
                                          metavar="NAME", show_default=False,
                                          help="Force the input format."),
 ) -> None:
@@ -430,9 +428,9 @@ def info(
 def dump(file: Path = typer.Argument(..., show_default=False),
          as_json: bool = typer.Option(True, "--json", hidden=True,
                                       help="Lossless JSON (the only form; kept for scripts)."),
-         output: Optional[Path] = typer.Option(None, "-o", "--output", show_default=False,
+         output: Path | None = typer.Option(None, "-o", "--output", show_default=False,
                                                help="Write the JSON here (default: stdout)."),
-         format: Optional[str] = typer.Option(None, "--format", "-f", show_default=False,
+         format: str | None = typer.Option(None, "--format", "-f", show_default=False,
                                               help="Force the input format.")) -> None:
     """Lossless JSON of a native document (edit it, then `build` it)."""
     from . import jsoncodec
@@ -490,7 +488,7 @@ def build(source: Path = typer.Argument(..., help="JSON written by `retromesh du
 
 # -- check -----------------------------------------------------------------------------------
 
-def _check_file(f: Path, format: Optional[str], scene: bool, luanti: bool
+def _check_file(f: Path, format: str | None, scene: bool, luanti: bool
                 ) -> tuple[str, str, list[str]]:
     data = f.read_bytes()
     fmt = registry.detect(data[:registry.SNIFF_BYTES], str(f), format)
@@ -519,7 +517,7 @@ def _check_file(f: Path, format: Optional[str], scene: bool, luanti: bool
 @app.command()
 def check(files: list[Path] = typer.Argument(..., help="Files or folders to check.",
                                              show_default=False, metavar="INPUT"),
-          format: Optional[str] = typer.Option(None, "--format", "-f", show_default=False,
+          format: str | None = typer.Option(None, "--format", "-f", show_default=False,
                                                help="Force the input format."),
           scene: bool = typer.Option(True, help="Also convert to a scene and check it."),
           luanti: bool = typer.Option(False, "--luanti",
@@ -565,14 +563,17 @@ def formats(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -
 
 
 from .ksy.cli import ksy as _ksy  # noqa: E402
+
 app.command("ksy")(_ksy)
 
 from .gallery.cli import gallery as _gallery, view as _view  # noqa: E402
+
 app.command("gallery")(_gallery)
 app.command("view")(_view)
 
 
 from .blender.cli import app as _blender_app  # noqa: E402  (retromesh blender build)
+
 app.add_typer(_blender_app, name="blender")
 
 

@@ -58,7 +58,7 @@ class FormatError(RetromeshError):
             text += f", got {self.got}"
         return text
 
-    def with_file(self, file: str | None) -> "FormatError":
+    def with_file(self, file: str | None) -> FormatError:
         """Fill in the file name when the reader did not know it."""
         if file and not self.file:
             self.file = file

@@ -14,9 +14,10 @@ import stat
 import sys
 import tempfile
 import threading
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator, Union
+from typing import IO, Any, Union
 
 from .errors import LimitError, RetromeshError
 

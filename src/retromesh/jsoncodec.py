@@ -111,7 +111,7 @@ def _wants_tuple(hint: Any) -> bool:
 
 def _item_hint(hint: Any) -> Any:
     origin = typing.get_origin(hint)
-    if origin in (list, typing.List):
+    if origin in (list, list):
         args = typing.get_args(hint)
         return args[0] if args else None
     return None

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import reprlib
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 __all__ = ["record"]
 

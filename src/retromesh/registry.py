@@ -19,12 +19,19 @@ import functools
 import importlib
 import inspect
 import warnings
+from collections.abc import Callable
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
-from .errors import (DocumentError, FormatError, LimitError, UnknownFormatError, UnsupportedError,
-                     UnsupportedInputError)
+from .errors import (
+    DocumentError,
+    FormatError,
+    LimitError,
+    UnknownFormatError,
+    UnsupportedError,
+    UnsupportedInputError,
+)
 from .records import record
 
 if TYPE_CHECKING:            # binio imports numpy: loaded with the first file read

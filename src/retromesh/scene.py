@@ -30,12 +30,11 @@ and the biggest corpus model has 46. Raise ``retromesh.scene.LIMITS["mesh_nodes"
 """
 from __future__ import annotations
 
-from dataclasses import field
-from typing import Any
-
 import copy
 import math
 import warnings
+from dataclasses import field
+from typing import Any
 
 import numpy as np
 
@@ -266,7 +265,7 @@ class Channel:
 
     @classmethod
     def tracks(cls, nodes: list[int], path: str, times: np.ndarray, values: np.ndarray,
-               starts: np.ndarray) -> list["Channel"]:
+               starts: np.ndarray) -> list[Channel]:
         """LINEAR channels of one ``path`` for tracks stored one after another (``starts``
         marks each track's first key; track k animates ``nodes[k]``), checked together as
         ``Channel(...)`` checks each one: a reader's hundreds of tracks at numpy's cost of
@@ -429,7 +428,7 @@ class Scene:
             "channels": sum(len(a.channels) for a in self.animations),
         }
 
-    def validate(self) -> "Scene":
+    def validate(self) -> Scene:
         """Check every cross reference, TRS lengths and finite numbers; raises DocumentError.
         Returns self."""
         n = len(self.nodes)
@@ -553,7 +552,7 @@ class Scene:
             raise DocumentError(f"animation {ai} ({self.animations[ai].name!r}) channel {ci}: "
                                 "keys are not finite within float32")
 
-    def for_writing(self, validated: bool = False) -> "Scene":
+    def for_writing(self, validated: bool = False) -> Scene:
         """This scene validated (unless ``validated``: checked just before) and fixed up for a
         game-format writer (see the module docstring); returns ``self`` when nothing needs
         fixing, else a fixed shallow copy."""

@@ -41,8 +41,9 @@ import os
 import time
 import warnings
 from collections import deque
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
+
 from .records import record
 
 __all__ = ["TextureFinder", "FoundImage", "gltf_image", "image_mime", "split_name",
@@ -80,7 +81,7 @@ def gltf_image(data: bytes) -> tuple[bytes, str]:
     if mime is not None:
         return data, mime
     try:
-        from PIL import Image           # only needed for images glTF cannot carry
+        from PIL import Image  # only needed for images glTF cannot carry
     except ImportError as exc:          # pragma: no cover - Pillow is a dependency
         raise ValueError("Pillow is needed to convert it to PNG") from exc
     try:

@@ -1,6 +1,7 @@
 # Inside Blender: import each GLB of ARGS["files"] with Blender's own glTF importer (defaults,
 # as a user does) into an empty scene and describe what Blender made of it.
 import math
+
 import numpy as np
 
 
@@ -90,7 +91,7 @@ out = {}
 for path in ARGS["files"]:
     try:
         out[path] = describe(path)
-    except Exception as exc:       # one bad file must not hide the others
+    except Exception:       # one bad file must not hide the others
         import traceback
         out[path] = {"error": traceback.format_exc()[-1500:]}
 emit(out)

@@ -4,6 +4,7 @@
 import os
 import sys
 import time
+
 import addon_utils
 
 MODULE = "bl_ext.user_default.retromesh"

@@ -109,7 +109,7 @@ def run(cases: int, seed: int) -> dict[str, dict]:
                     if cause is None or isinstance(cause, retromesh.RetromeshError):
                         continue
                     err = cause
-                except Exception as exc:   # noqa: BLE001 - a finding
+                except Exception as exc:
                     err = exc
                 else:
                     continue

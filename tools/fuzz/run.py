@@ -35,8 +35,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from driver import SRC, Driver  # noqa: E402
-from mutators import mutate_bytes, mutate_gltf  # noqa: E402
+from driver import SRC, Driver
+from mutators import mutate_bytes, mutate_gltf
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

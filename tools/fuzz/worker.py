@@ -145,7 +145,7 @@ def run_case(case: dict, guard: Guard, rss_mb: int) -> dict:
             result = {"status": "format", "message": str(exc)[:300]}
     except retromesh.UnsupportedError as exc:
         result = {"status": "format" if stage == "read" else "document", "message": str(exc)[:300]}
-    except BaseException as exc:  # noqa: BLE001 - everything else is a finding
+    except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
         result = {"status": "exception", "type": type(exc).__name__, "stage": stage,
@@ -170,6 +170,7 @@ def main() -> None:
     ap.add_argument("--rss-mb", type=int, default=400, help="peak RSS growth counted as a finding")
     args = ap.parse_args()
     import numpy  # noqa: F401  (imported before the cap and the guard)
+
     import retromesh
     from retromesh import registry
     registry.formats()

@@ -18,9 +18,11 @@ import os
 import struct
 import tempfile
 import warnings
+from collections.abc import Iterable
 from dataclasses import field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+
 from ..records import record
 
 __all__ = ["Job", "group_files", "load_to_glb", "convert_glb", "IMPORT_EXTENSIONS",

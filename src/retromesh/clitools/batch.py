@@ -46,8 +46,7 @@ def run_all(jobs: list[Job], workers: int) -> list[Result]:
 
 def _with_progress(jobs: list[Job], workers: int) -> list[Result]:
     from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeRemainingColumn)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
     columns = width()
     name_width = max(columns - 46, 12)
     console = Console(stderr=True, width=columns)

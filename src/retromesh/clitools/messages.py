@@ -10,7 +10,6 @@ import functools
 import re
 from pathlib import Path
 
-
 __all__ = ["describe", "cli_hints", "short_paths", "EXIT_FAILED", "EXIT_USAGE"]
 
 #: a file could not be read/converted/written (the batch went on)

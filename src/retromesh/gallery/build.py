@@ -17,17 +17,18 @@ from __future__ import annotations
 
 import base64
 import warnings
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import field
 from pathlib import Path
-from typing import Any, Callable, Iterable
-
+from typing import Any
 
 import retromesh
+
 from ..errors import LossWarning, MissingTextureWarning, RetromeshError
 from ..fileio import atomic_write_many
-from . import assets, pages, thumbs
 from ..records import record
+from . import assets, pages, thumbs
 
 __all__ = ["Model", "find_models", "build_gallery", "model_card", "THUMBNAIL"]
 

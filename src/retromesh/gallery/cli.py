@@ -2,7 +2,6 @@
 
 import tempfile
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -18,8 +17,7 @@ def gallery(
 ) -> None:
     """Write a static site (works offline, from file://) with a card and a 3D page per model."""
     from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeRemainingColumn)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from ..errors import RetromeshError
     from .build import build_gallery, find_models

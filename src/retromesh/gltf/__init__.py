@@ -12,8 +12,9 @@ JSON as data URIs.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..registry import Format, register
 from ..scene import Scene

@@ -18,15 +18,14 @@ import os
 import re
 import warnings
 from base64 import b64encode
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 from urllib.parse import quote
-
-from . import model as g
 
 from ..errors import LossWarning, MissingTextureWarning
 from ..scene import Scene
 from ..textures import TextureFinder, gltf_image, image_mime, split_name
+from . import model as g
 
 __all__ = ["add_textures", "source_dir_of", "safe_file_name", "inline_image_files",
            "data_uri_images", "place_image_files"]
@@ -78,7 +77,7 @@ class _Images:
         return self.index[key]
 
     def data(self, data: bytes, mime: str, name: str, stem: str) -> int:
-        import hashlib      # only for embedded image data (3 ms of import)
+        import hashlib  # only for embedded image data (3 ms of import)
         key = ("data", hashlib.sha256(data).digest())
         if key in self.index:
             return self.index[key]

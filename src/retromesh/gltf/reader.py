@@ -36,8 +36,19 @@ import numpy as np
 from ..binio import Reader
 from ..errors import DocumentError, FormatError, LimitError, LossWarning
 from ..safenames import UnsafePath, contained_file, relative_reference
-from ..scene import (Animation, Channel, Material, Mesh, MorphTarget, Node, Primitive, Scene,
-                     Skin, Texture, TextureRef)
+from ..scene import (
+    Animation,
+    Channel,
+    Material,
+    Mesh,
+    MorphTarget,
+    Node,
+    Primitive,
+    Scene,
+    Skin,
+    Texture,
+    TextureRef,
+)
 from ..transforms import decompose_trs
 from .jsonread import LIMITS, Json, parse_json
 from .writer import GltfDocument

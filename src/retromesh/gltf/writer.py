@@ -21,23 +21,22 @@ import base64
 import json
 import math
 import os
-import re
 import struct
 import warnings
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import numpy as np
-from . import model as g
 
 from ..bigbytes import join
 from ..errors import LossWarning
 from ..fileio import Parts
 from ..records import record
 from ..scene import Primitive, Scene, whole_triangles
-from .images import add_textures, data_uri_images, inline_image_files, place_image_files, \
-    source_dir_of
+from . import model as g
+from .images import add_textures, data_uri_images, inline_image_files, place_image_files, source_dir_of
 
 __all__ = ["GltfDocument", "scene_to_gltf", "glb_bytes", "glb_parts", "gltf_files",
            "compute_normals"]

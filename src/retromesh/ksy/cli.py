@@ -1,7 +1,6 @@
 """``retromesh ksy``: print or write the shipped Kaitai Struct descriptions."""
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -9,8 +8,8 @@ from . import descriptions, find, text
 
 
 def ksy(
-    format: Optional[str] = typer.Argument(None, help="Extension or id (b3d, vxl, lithtech_abc); all when omitted."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Folder to write the .ksy files into."),
+    format: str | None = typer.Argument(None, help="Extension or id (b3d, vxl, lithtech_abc); all when omitted."),
+    output: Path | None = typer.Option(None, "-o", "--output", help="Folder to write the .ksy files into."),
 ) -> None:
     """Print or write the Kaitai Struct (.ksy) descriptions of the formats."""
     try:

@@ -92,9 +92,27 @@ from ...binio import Reader, Writer  # noqa: F401  (re-exported: tests patch b3d
 from ...registry import Format, register
 from .axes import _rot_from_gltf, _rot_to_gltf  # noqa: F401  (re-exported)
 from .checks import check, info
-from .chunks import (BONE_DTYPE, TRI_DTYPE, AnimChunk, B3dFile, Bone, BrushEntry, Brus, Keys,
-                     MeshChunk, NodeChunk, RawChunk, Texs, TextureEntry, Tris, Vrts, keys_dtype,
-                     read, vrts_dtype, write)
+from .chunks import (
+                     BONE_DTYPE,
+                     TRI_DTYPE,
+                     AnimChunk,
+                     B3dFile,
+                     Bone,
+                     Brus,
+                     BrushEntry,
+                     Keys,
+                     MeshChunk,
+                     NodeChunk,
+                     RawChunk,
+                     Texs,
+                     TextureEntry,
+                     Tris,
+                     Vrts,
+                     keys_dtype,
+                     read,
+                     vrts_dtype,
+                     write,
+)
 from .export import from_scene
 from .scene import to_scene
 

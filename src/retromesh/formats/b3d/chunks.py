@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import field
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -127,7 +127,7 @@ class RawChunk:
 class MeshChunk:
     """MESH: a brush id, one VRTS and its TRIS (and any chunk not known, kept)."""
     brush_id: int = -1
-    children: list[Union[Vrts, Tris, RawChunk]] = field(default_factory=list)
+    children: list[Vrts | Tris | RawChunk] = field(default_factory=list)
     tail: bytes = b""
 
     @property
@@ -167,7 +167,7 @@ class NodeChunk:
     position: tuple[float, float, float] = (0.0, 0.0, 0.0)
     scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
     rotation: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)   # w, x, y, z
-    children: list[Union["MeshChunk", Bone, Keys, "NodeChunk", AnimChunk, RawChunk]] = \
+    children: list[MeshChunk | Bone | Keys | NodeChunk | AnimChunk | RawChunk] = \
         field(default_factory=list)
     tail: bytes = b""
 
@@ -176,7 +176,7 @@ class NodeChunk:
         return next((c for c in self.children if isinstance(c, MeshChunk)), None)
 
     @property
-    def nodes(self) -> list["NodeChunk"]:
+    def nodes(self) -> list[NodeChunk]:
         return [c for c in self.children if isinstance(c, NodeChunk)]
 
 
@@ -184,7 +184,7 @@ class NodeChunk:
 class B3dFile:
     """A whole BB3D file: version, top-level chunks, bytes after them."""
     version: int = 1
-    children: list[Union[Texs, Brus, NodeChunk, RawChunk]] = field(default_factory=list)
+    children: list[Texs | Brus | NodeChunk | RawChunk] = field(default_factory=list)
     tail: bytes = b""
     trailing: bytes = b""
 

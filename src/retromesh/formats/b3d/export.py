@@ -21,8 +21,7 @@ from ...errors import DocumentError, LossWarning
 from ...scene import Animation, Scene
 from ...transforms import decompose_trs, inverse
 from .axes import _Z, _rot_from_gltf
-from .chunks import (BONE_DTYPE, AnimChunk, B3dFile, Bone, MeshChunk, NodeChunk, Vrts, tris_chunks,
-                     vrts_dtype)
+from .chunks import BONE_DTYPE, AnimChunk, B3dFile, Bone, MeshChunk, NodeChunk, Vrts, tris_chunks, vrts_dtype
 from .keys import animation_rate, keys_chunks, tracks_for
 from .materials import brushes_from_scene
 from .native import anim_record, fold_moved_meshes, native_layout_fits, native_roots

@@ -12,14 +12,13 @@ DocumentError beyond: a 13 KB file once asked for 4 million frames per bone).
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from ...errors import DocumentError
+from ...records import record
 from ...scene import Animation, Channel
 from .axes import _Z, _rot_from_gltf
 from .chunks import Keys, keys_dtype
-from ...records import record
 
 __all__ = ["Track", "animation_rate", "tracks_for", "keys_chunks", "jump_step"]
 

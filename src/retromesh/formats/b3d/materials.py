@@ -24,7 +24,7 @@ import numpy as np
 
 from ...scene import Material, Scene, Texture, TextureRef
 from .axes import _WRAP_CLAMP, _WRAP_REPEAT
-from .chunks import B3dFile, BrushEntry, Brus, Texs, TextureEntry
+from .chunks import B3dFile, Brus, BrushEntry, Texs, TextureEntry
 
 __all__ = ["materials_to_scene", "brushes_from_scene"]
 

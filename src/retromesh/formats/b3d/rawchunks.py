@@ -12,8 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 
-from .chunks import (AnimChunk, Bone, Brus, Keys, MeshChunk, NodeChunk, RawChunk, Texs, Tris,
-                     Vrts)
+from .chunks import AnimChunk, Bone, Brus, Keys, MeshChunk, NodeChunk, RawChunk, Texs, Tris, Vrts
 
 __all__ = ["raw_record", "put_back"]
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from ...errors import DocumentError, LossWarning, UnsupportedError
 from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
-from ...transforms import inverse, quat_continuous
+from ...transforms import inverse
 from .axes import _Z, _Z32, _rot_to_gltf
 from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
 from .keys import jump_step
@@ -16,8 +16,7 @@ from .materials import materials_to_scene
 from .rawchunks import raw_record
 from .regroup import twins
 from .shared import shared_records
-from .skinning import WEIGHT_MODES, entries, odd_vertices, record_entries, skin_weights, \
-    weight_record
+from .skinning import WEIGHT_MODES, entries, odd_vertices, record_entries, skin_weights, weight_record
 
 __all__ = ["to_scene"]
 

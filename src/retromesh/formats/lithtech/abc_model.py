@@ -11,8 +11,8 @@ from dataclasses import field
 import numpy as np
 
 from ...errors import DocumentError
-from .common import TRANSFORM
 from ...records import record
+from .common import TRANSFORM
 
 __all__ = ["AbcModel", "HeaderSection", "PiecesSection", "Piece", "Lod", "NodesSection", "Node",
            "WeightSet", "ChildModelsSection", "ChildModel", "AnimationSection", "Animation",

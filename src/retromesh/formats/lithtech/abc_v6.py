@@ -60,9 +60,8 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
-from .common import (TRANSFORM, RawSection, iter_sections, read_string, read_vec,
-                     write_sections, write_string)
 from ...records import record
+from .common import TRANSFORM, RawSection, iter_sections, read_string, read_vec, write_sections, write_string
 
 __all__ = ["AbcV6Model", "HeaderV6", "GeometryV6", "NodeV6", "NodesV6", "TrackV6",
            "AnimationV6", "AnimationsV6", "AnimDimsV6", "TransformInfoV6", "read", "write",

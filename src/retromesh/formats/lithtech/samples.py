@@ -12,10 +12,28 @@ import numpy as np
 
 from ...transforms import compose_trs, quat_multiply, world_matrices
 from . import abc, abc_v6
-from .abc import (CORNER, TRANSFORM13, VERTEX, WEIGHT, AbcModel, Animation, AnimationSection,
-                  AnimBinding, AnimBindingsSection, ChildModel, ChildModelsSection,
-                  HeaderSection, Lod, Node, NodesSection, Piece, PiecesSection, Socket,
-                  SocketsSection, WeightSet)
+from .abc import (
+    CORNER,
+    TRANSFORM13,
+    VERTEX,
+    WEIGHT,
+    AbcModel,
+    Animation,
+    AnimationSection,
+    AnimBinding,
+    AnimBindingsSection,
+    ChildModel,
+    ChildModelsSection,
+    HeaderSection,
+    Lod,
+    Node,
+    NodesSection,
+    Piece,
+    PiecesSection,
+    Socket,
+    SocketsSection,
+    WeightSet,
+)
 from .common import TRANSFORM, RawSection
 
 __all__ = ["build_sample", "sample_bytes", "SAMPLE_VERSIONS"]
@@ -159,9 +177,21 @@ def _build_v9(version: int, heavy: bool) -> AbcModel:
 
 
 def _build_v6(transform_info: bool) -> abc_v6.AbcV6Model:
-    from .abc_v6 import (FACE_V6, KEY_V6, VERTEX_V6, AbcV6Model, AnimationsV6, AnimationV6,
-                         AnimDimsV6, GeometryV6, HeaderV6, NodesV6, NodeV6, TrackV6,
-                         TransformInfoV6)
+    from .abc_v6 import (
+        FACE_V6,
+        KEY_V6,
+        VERTEX_V6,
+        AbcV6Model,
+        AnimationsV6,
+        AnimationV6,
+        AnimDimsV6,
+        GeometryV6,
+        HeaderV6,
+        NodesV6,
+        NodeV6,
+        TrackV6,
+        TransformInfoV6,
+    )
     # root (null) -> body (triangles) -> flag (deformation); root -> arm (triangles)
     nodes = [
         NodeV6(name=b"root", index=0, flags=1, child_count=2, bounds_min=(-1, 0, -1), bounds_max=(1, 2, 1)),

@@ -7,13 +7,23 @@ from typing import Any
 import numpy as np
 
 from ...errors import LossWarning
-from ...scene import Animation as SAnimation
-from ...scene import Channel, Material, Mesh, Node as SNode, Primitive, Scene, Skin
+from ...scene import Animation as SAnimation, Channel, Material, Mesh, Node as SNode, Primitive, Scene, Skin
 from ...transforms import decompose_trs, quat_continuous, quat_normalize
 from .abc import AbcModel, Lod
+from .scene_common import (
+    S3,
+    S4,
+    SQ,
+    _fail,
+    _finite,
+    _increasing,
+    _split_corners,
+    _txt,
+    _unit_normals,
+    bind_deviation,
+    tree_parents,
+)
 from .scene_extras import f32, scene_extras
-from .scene_common import (S3, S4, SQ, _fail, _finite, _increasing, _split_corners, _txt,
-                           _unit_normals, bind_deviation, tree_parents)
 
 
 def _top4(owner: np.ndarray, node: np.ndarray, bias: np.ndarray, nv: int):

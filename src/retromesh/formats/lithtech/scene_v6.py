@@ -7,14 +7,32 @@ import warnings
 import numpy as np
 
 from ...errors import LossWarning
-from ...scene import Animation as SAnimation
-from ...scene import Channel, Material, Mesh, MorphTarget, Node as SNode, Primitive, Scene, Skin
+from ...scene import (
+    Animation as SAnimation,
+    Channel,
+    Material,
+    Mesh,
+    MorphTarget,
+    Node as SNode,
+    Primitive,
+    Scene,
+    Skin,
+)
 from ...transforms import quat_continuous, quat_normalize
 from .abc_v6 import AbcV6Model
+from .scene_common import (
+    S3,
+    SQ,
+    _fail,
+    _finite,
+    _increasing,
+    _split_corners,
+    _txt,
+    _unit_normals,
+    tree_parents,
+)
 from .scene_extras import f32
 from .scene_v6_extras import animation_extras, file_extras, lod_extras
-from .scene_common import (S3, SQ, _fail, _finite, _increasing, _split_corners, _txt,
-                           _unit_normals, tree_parents)
 
 #: v6 vertex animation larger than this is left out (with a LossWarning) instead of becoming
 #: morph targets: targets per mesh, and targets x vertices

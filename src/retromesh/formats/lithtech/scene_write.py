@@ -8,16 +8,28 @@ import numpy as np
 
 from ...errors import DocumentError, LossWarning
 from ...hierarchy import nearest_in, top_down
-from ...scene import Animation as SAnimation
-from ...scene import Primitive, Scene
-from ...transforms import compose_trs, decompose_trs, quat_normalize, world_matrices
-from . import abc as abcmod
-from .abc import (CORNER, TRANSFORM, VERTEX, WEIGHT, AbcModel, AnimationSection,
-                  AnimBindingsSection, ChildModelsSection,
-                  HeaderSection, Lod, Node, NodesSection, Piece, PiecesSection, Socket,
-                  SocketsSection)
-from . import scene_extras as xt
 from ...keytimes import per_frame
+from ...scene import Animation as SAnimation, Primitive, Scene
+from ...transforms import compose_trs, decompose_trs, quat_normalize, world_matrices
+from . import abc as abcmod, scene_extras as xt
+from .abc import (
+    CORNER,
+    TRANSFORM,
+    VERTEX,
+    WEIGHT,
+    AbcModel,
+    AnimationSection,
+    AnimBindingsSection,
+    ChildModelsSection,
+    HeaderSection,
+    Lod,
+    Node,
+    NodesSection,
+    Piece,
+    PiecesSection,
+    Socket,
+    SocketsSection,
+)
 from .scene_common import S3, S4, SQ, _rigid, _xfloat, _xint
 
 _LOD_NAME = re.compile(r"(.+)_lod([1-9][0-9]*)")

@@ -31,11 +31,23 @@ import numpy as np
 from ...errors import DocumentError, LossWarning
 from ...scene import Scene
 from . import scene_extras as xt
-from .abc import AbcModel
-from .abc_v6 import (FACE_V6, KEY_V6, TOKEN, VERTEX_V6, AbcV6Model, AnimationsV6, AnimationV6,
-                     AnimDimsV6, GeometryV6, HeaderV6, NodesV6, NodeV6, TrackV6,
-                     TransformInfoV6)
-from .abc import TRANSFORM
+from .abc import TRANSFORM, AbcModel
+from .abc_v6 import (
+    FACE_V6,
+    KEY_V6,
+    TOKEN,
+    VERTEX_V6,
+    AbcV6Model,
+    AnimationsV6,
+    AnimationV6,
+    AnimDimsV6,
+    GeometryV6,
+    HeaderV6,
+    NodesV6,
+    NodeV6,
+    TrackV6,
+    TransformInfoV6,
+)
 from .scene_common import S3, S4, SQ, _xint
 from .scene_v6_extras import bounds6, kept_lods, kept_raw_sections
 

@@ -9,8 +9,7 @@ the conversions to and from :class:`retromesh.Scene`; :mod:`.samples` builds sma
 from __future__ import annotations
 
 from ...registry import Format, register
-from . import ani, cms, material, msh, quatcodec, skl
-from . import scene as _scene
+from . import ani, cms, material, msh, quatcodec, scene as _scene, skl
 from .ani import AniEvent, AniFile, AniTrack
 from .cms import CmsFile
 from .material import MaterialScript

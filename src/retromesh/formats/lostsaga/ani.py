@@ -43,10 +43,18 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
-from .common import (ANIMATION_TOKEN, ANIMATION_VER_COMP4, ANIMATION_VER_COMP8,
-                     ANIMATION_VER_DEFAULT, long_strings, magic, read_str, write_str)
-from .quatcodec import decode_comp4, decode_comp8
 from ...records import record
+from .common import (
+    ANIMATION_TOKEN,
+    ANIMATION_VER_COMP4,
+    ANIMATION_VER_COMP8,
+    ANIMATION_VER_DEFAULT,
+    long_strings,
+    magic,
+    read_str,
+    write_str,
+)
+from .quatcodec import decode_comp4, decode_comp8
 
 __all__ = ["AniFile", "AniTrack", "AniEvent", "read", "write", "key_dtype", "rotations",
            "VERSIONS"]

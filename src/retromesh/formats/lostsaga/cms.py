@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from ...binio import Reader, Writer
-from .common import COL_MESH_TOKEN, COL_MESH_VERSION, fit, magic
 from ...records import record
+from .common import COL_MESH_TOKEN, COL_MESH_VERSION, fit, magic
 
 __all__ = ["CmsFile", "read", "write"]
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from dataclasses import field
 from pathlib import Path
+
 from ...records import record
 
 __all__ = ["Block", "ScriptMaterial", "TextureUnit", "MaterialScript", "parse", "parse_text",
@@ -46,7 +47,7 @@ class MaterialScript:
     text: bytes = b""
 
     @property
-    def materials(self) -> list["ScriptMaterial"]:
+    def materials(self) -> list[ScriptMaterial]:
         return parse(self.text)
 
 
@@ -68,7 +69,7 @@ class Block:
     kind: str = ""
     name: str = ""
     properties: list[tuple[str, list[str]]] = field(default_factory=list)
-    children: list["Block"] = field(default_factory=list)
+    children: list[Block] = field(default_factory=list)
 
     def prop(self, key: str) -> list[str] | None:
         for k, v in self.properties:

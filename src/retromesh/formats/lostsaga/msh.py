@@ -66,9 +66,8 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
-from .common import (MESH_CONTROL_POINT_VERSION, MESH_TOKEN, fit, long_strings, magic, read_str,
-                     write_str)
 from ...records import record
+from .common import MESH_CONTROL_POINT_VERSION, MESH_TOKEN, fit, long_strings, magic, read_str, write_str
 
 __all__ = ["MshFile", "ControlPoint", "read", "write", "SUBMESH_DTYPE", "WEIGHT_DTYPE",
            "POSITION", "POSITION2", "POSITIONW", "WEIGHTS", "INDICES", "NORMAL", "COLOR0",

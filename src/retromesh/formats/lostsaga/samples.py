@@ -18,10 +18,28 @@ from pathlib import Path
 import numpy as np
 
 from .ani import AniEvent, AniFile, AniTrack, key_dtype
-from .common import (ANIMATION_VER_COMP4, ANIMATION_VER_COMP8, ANIMATION_VER_DEFAULT,
-                     MESH_CONTROL_POINT_VERSION)
-from .msh import (BINORMAL, COLOR0, INDICES, NORMAL, POSITION, POSITION2, SUBMESH_DTYPE, TANGENT,
-                  UV0, UV1, WEIGHT_DTYPE, WEIGHTS, ControlPoint, MshFile)
+from .common import (
+    ANIMATION_VER_COMP4,
+    ANIMATION_VER_COMP8,
+    ANIMATION_VER_DEFAULT,
+    MESH_CONTROL_POINT_VERSION,
+)
+from .msh import (
+    BINORMAL,
+    COLOR0,
+    INDICES,
+    NORMAL,
+    POSITION,
+    POSITION2,
+    SUBMESH_DTYPE,
+    TANGENT,
+    UV0,
+    UV1,
+    WEIGHT_DTYPE,
+    WEIGHTS,
+    ControlPoint,
+    MshFile,
+)
 from .quatcodec import encode_comp4, encode_comp8
 from .skl import POSE_DTYPE, SklBone, SklFile
 

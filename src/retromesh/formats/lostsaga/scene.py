@@ -85,23 +85,21 @@ leave it out).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from ...errors import FormatError, LossWarning
 from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene, Skin, Texture, TextureRef
 from ...transforms import compose_trs, quat_continuous, quat_normalize
-from . import ani as ani_mod
-from . import material as mat_mod
-from . import msh as msh_mod
+from . import ani as ani_mod, material as mat_mod, msh as msh_mod
 from .ani import AniFile
 from .cms import CmsFile
 from .common import _prescale, _unit_rows, quat_to_gltf, text, vec_to_gltf
 from .msh import MshFile
-from .scene_write import (ani_from_scene, cms_from_scene, msh_from_scene, script_from_scene,
-                          skl_from_scene)
+from .scene_write import ani_from_scene, cms_from_scene, msh_from_scene, script_from_scene, skl_from_scene
 from .skl import SklFile
 
 __all__ = ["msh_to_scene", "skl_to_scene", "ani_to_scene", "cms_to_scene", "msh_from_scene",

@@ -10,18 +10,25 @@ import numpy as np
 from ... import extras as xt
 from ...errors import DocumentError, LossWarning
 from ...hierarchy import nearest_in
+from ...keytimes import per_frame
 from ...scene import Animation, Channel, Scene, Skin
 from ...transforms import compose_trs, decompose_trs, inverse, quat_normalize
-from . import ani as ani_mod
-from . import material as mat_mod
-from . import msh as msh_mod
+from . import ani as ani_mod, material as mat_mod, msh as msh_mod
 from .ani import AniEvent, AniFile, AniTrack
 from .cms import CmsFile
-from ...keytimes import per_frame
-from .common import (ANIMATION_VER_COMP4, ANIMATION_VER_COMP8, ANIMATION_VER_DEFAULT,
-                     MESH_CONTROL_POINT_VERSION, MESH_VERSION, VERTEX_COLOR_MESH_VERSION,
-                     _unit_rows, encode_name, quat_from_gltf, text,
-                     vec_from_gltf)
+from .common import (
+    ANIMATION_VER_COMP4,
+    ANIMATION_VER_COMP8,
+    ANIMATION_VER_DEFAULT,
+    MESH_CONTROL_POINT_VERSION,
+    MESH_VERSION,
+    VERTEX_COLOR_MESH_VERSION,
+    _unit_rows,
+    encode_name,
+    quat_from_gltf,
+    text,
+    vec_from_gltf,
+)
 from .msh import MshFile
 from .quatcodec import encode_comp4, encode_comp8
 from .skl import POSE_DTYPE, SklBone, SklFile

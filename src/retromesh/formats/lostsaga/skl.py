@@ -37,9 +37,8 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
-from .common import (SKELETON_TOKEN, SKELETON_VERSION, long_strings, magic, read_str, text,
-                     write_str)
 from ...records import record
+from .common import SKELETON_TOKEN, SKELETON_VERSION, long_strings, magic, read_str, text, write_str
 
 __all__ = ["SklFile", "SklBone", "POSE_DTYPE", "read", "write"]
 

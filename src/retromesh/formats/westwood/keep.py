@@ -41,9 +41,7 @@ from ... import extras as xt
 from ...errors import DocumentError, LossWarning, RetromeshError
 from ...scene import Node, Scene
 from ...transforms import compose_trs
-from .hva import HvaFile
-from .hva import read as read_hva
-from .hva import write as write_hva
+from .hva import HvaFile, read as read_hva, write as write_hva
 from .voxels import VoxelGrid, check_spans, normal_indices
 from .vxl import Limb, RawBody, VxlFile
 
@@ -309,6 +307,7 @@ def restore(scene: Scene) -> dict[str, Any] | None:
     loaded_scale = scene.extras.get("scale", 1.0)
     if isinstance(loaded_scale, (int, float)) and loaded_scale > 0 and loaded_scale != 1.0:
         import copy
+
         from ...units import scale_scene
         scene = scale_scene(copy.deepcopy(scene), 1.0 / float(loaded_scale))   # back to voxels
         root = next(n for n in scene.nodes if FILE_KEY in n.extras)

@@ -12,8 +12,8 @@ outside (right-handed frame).
 """
 from __future__ import annotations
 
-
 import numpy as np
+
 from ...records import record
 
 __all__ = ["Quads", "count_visible_faces", "quads_to_triangles", "visible_quads"]

@@ -97,9 +97,7 @@ def write_examples(folder: str | Path) -> list[Path]:
     """Write ``tank.vxl`` + ``tank.hva`` (RA2 normals, 8-frame turret turn) and ``tank.vox``
     (the same model for MagicaVoxel) into ``folder``; returns the paths."""
     from ...fileio import atomic_write
-    from . import hva as hva_mod
-    from . import vox as vox_mod
-    from . import vxl as vxl_mod
+    from . import hva as hva_mod, vox as vox_mod, vxl as vxl_mod
     folder = Path(folder)
     doc, h = tank()
     with warnings.catch_warnings():

@@ -67,12 +67,12 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError, FormatError, LossWarning
+from ...records import record
 from ...registry import Format, register, register_converter
 from ...scene import Node, Scene
 from .hva import HvaFile
 from .voxels import VoxelGrid, normal_indices
 from .vxl import Limb, VxlFile
-from ...records import record
 
 __all__ = [
     "DEFAULT_PALETTE",

@@ -53,9 +53,9 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError, UnsupportedError
+from ...records import record
 from .spans import scan
 from .voxels import SpanError, VoxelGrid, check_spans, decode_spans, encode_spans, normal_table
-from ...records import record
 
 __all__ = [
     "HEADER_SIZE",

@@ -33,7 +33,7 @@ Options (``--set key=value``): ``fps`` (resampling rate, default 30), ``root_mot
 """
 from __future__ import annotations
 
-from . import anm, fzx, obj, phxbn, sav, scene, solid  # noqa: F401
+from . import anm, fzx, obj, phxbn, sav, scene, solid
 
 __all__ = ["anm", "fzx", "obj", "phxbn", "sav", "scene", "solid", "samples"]
 

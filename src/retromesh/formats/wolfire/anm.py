@@ -57,8 +57,8 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
-from .common import need
 from ...records import record
+from .common import need
 
 __all__ = ["AnmFile", "AnmKeyframe", "AnmEvent", "AnmIkBone", "AnmLabelWeight", "read", "write",
            "MAX_VERSION", "weapon_dtype"]

@@ -41,9 +41,9 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
+from ...records import record
 from ...registry import Format, register
 from ...scene import Mesh, Node, Primitive, Scene
-from ...records import record
 
 __all__ = ["FzxFile", "FzxObject", "read", "write", "to_scene", "HEADER", "FOOTER"]
 

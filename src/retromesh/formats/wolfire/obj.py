@@ -22,9 +22,9 @@ import numpy as np
 
 from ...binio import Reader
 from ...errors import FormatError, LossWarning
+from ...records import record
 from ...registry import Format, register
 from ...scene import Mesh, Node, Primitive, Scene
-from ...records import record
 
 __all__ = ["ObjMesh", "ObjFile", "parse_obj", "write_obj", "corner_mesh"]
 

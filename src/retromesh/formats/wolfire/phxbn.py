@@ -59,8 +59,8 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError, FormatError
-from .common import need
 from ...records import record
+from .common import need
 
 __all__ = ["PhxbnFile", "PhxControl", "PhxJoint", "PhxSimpleIk", "read", "write",
            "MIN_VERSION", "MAX_VERSION", "has_control"]

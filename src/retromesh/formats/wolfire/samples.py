@@ -14,8 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ...transforms import compose_trs
-from .anm import (AnmEvent, AnmFile, AnmIkBone, AnmKeyframe, AnmLabelWeight, WEAPON7_DTYPE,
-                  WEAPON8_DTYPE)
+from .anm import WEAPON7_DTYPE, WEAPON8_DTYPE, AnmEvent, AnmFile, AnmIkBone, AnmKeyframe, AnmLabelWeight
 from .fzx import FzxFile, FzxObject
 from .obj import write_obj
 from .phxbn import PhxbnFile, PhxControl, PhxJoint, PhxSimpleIk

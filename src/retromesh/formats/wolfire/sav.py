@@ -36,8 +36,8 @@ from dataclasses import field
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
-from ...registry import Format, register
 from ...records import record
+from ...registry import Format, register
 
 __all__ = ["SavFile", "SavLevel", "SavLegacyLevel", "SavPair", "SavArray", "SavInt",
            "read", "write", "MARKER"]

@@ -64,8 +64,18 @@ from __future__ import annotations
 
 from ...registry import Format, register
 from . import anm, phxbn
-from .bones import (bone_frames, catmull_rom_weights, check_parents, depth_order, depths, pack_mats,
-                    unpack_mats, rot_y, safe_inv, skeleton_bind)
+from .bones import (
+                    bone_frames,
+                    catmull_rom_weights,
+                    check_parents,
+                    depth_order,
+                    depths,
+                    pack_mats,
+                    rot_y,
+                    safe_inv,
+                    skeleton_bind,
+                    unpack_mats,
+)
 from .obj import parse_obj
 from .playback import sample_animation
 from .scene_read import DEFAULT_FPS, LIMITS, MAX_SAMPLE_BONES, add_animation, anm_to_scene, phxbn_to_scene

@@ -77,10 +77,10 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError, LossWarning
+from ...records import record
 from ...registry import Format, register
 from ...scene import Mesh, Node, Primitive, Scene
 from .solid_kinds import CW_KINDS, ROTATIONS, kind_of_name, rotation_matrix, rotation_quat
-from ...records import record
 
 __all__ = ["SolidFile", "TRI_DTYPE", "read", "write", "to_scene", "from_scene", "signed_volume",
            "is_character"]
