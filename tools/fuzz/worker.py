@@ -3,8 +3,9 @@
 Started by ``run.py`` (and by ``tests/test_hostile.py``) as
 ``python worker.py --mem-mb 1024``; each input line is a JSON object
 ``{"input": path, "outputs": [path, ...]}``. For every case the worker reads the input,
-converts it to a Scene and saves that Scene to each output (the output's extension picks the
-writer), then answers ``{"status": ..., ...}``:
+converts it to a Scene, writes the native document back and counts it (``to_bytes``, ``info``:
+what ``dump``, ``check`` and ``info`` do), saves the Scene to each output (the output's
+extension picks the writer), then answers ``{"status": ..., ...}``:
 
 - ``ok`` / ``format`` (a FormatError while reading) / ``document`` (a DocumentError or
   UnsupportedError while writing): allowed outcomes;
@@ -103,6 +104,17 @@ def _frame(exc: BaseException) -> str:
     return f"{Path(f.filename).name}:{f.lineno} {f.name}"
 
 
+def _native(retromesh, src: Path) -> None:
+    """The native path of a file that loaded: read, write back, count (``info``)."""
+    from retromesh import registry
+    doc = retromesh.read(src)
+    fmt = registry.format_of(doc)
+    if fmt.write is not None:
+        retromesh.to_bytes(doc)
+    if fmt.info is not None:
+        fmt.info(doc)
+
+
 def run_case(case: dict, guard: Guard, rss_mb: int) -> dict:
     import retromesh
     src = Path(case["input"])
@@ -121,6 +133,10 @@ def run_case(case: dict, guard: Guard, rss_mb: int) -> dict:
             warnings.simplefilter("ignore")
             scene = retromesh.load(src)
             steps["read"] = time.process_time() - c0
+            stage = "native"        # read -> to_bytes and info: what dump, check and info do
+            c1 = time.process_time()
+            _native(retromesh, src)
+            steps["native"] = time.process_time() - c1
             stage = "write"
             for out in outputs:
                 c1 = time.process_time()
