@@ -48,7 +48,7 @@ def test_load_to_glb_embeds_images_and_skips_options_a_format_lacks(tmp_path):
 
 def test_dependencies_leave_out_numpy_and_the_cli():
     names = {p.split("==")[0] for p in runtime_dependencies()}
-    assert "pygltflib" in names
+    assert "pillow" in {n.lower() for n in names} and "pygltflib" not in names
     assert not names & (BLENDER_SHIPS | CLI_ONLY)
 
 

@@ -190,7 +190,6 @@ def main() -> None:
     import retromesh
     from retromesh import registry
     registry.formats()
-    import pygltflib  # noqa: F401
     resource.setrlimit(resource.RLIMIT_AS, (args.mem_mb << 20, args.mem_mb << 20))
     guard = Guard()
     out = sys.stdout
