@@ -1,10 +1,10 @@
 """Blender tier: what Blender makes of our files, for each installed ``bpy`` wheel (4.2 LTS from
 tools/setup/30-blender.sh, 4.5 LTS from 31-blender45.sh; the test ids say which).
 
-(a) issue #10: every example's GLB and a selection of corpus conversions, imported with
+(a) every example's GLB and a selection of corpus conversions, imported with
     Blender's own glTF importer (defaults, as a user does): counts, images with pixels,
     animated files move, props stand upright.
-(b) issue #11: the extension (``retromesh blender build``) installed headless; File > Import >
+(b) the extension (``retromesh blender build``) installed headless; File > Import >
     Classic game model, then File > Export, per example and per corpus file that has a writer;
     the native counts (``retromesh info``) of the file and its companions before and after.
 (c) editing: a vertex moved / a bone renamed in Blender is found in the exported B3D and nothing

@@ -1,5 +1,5 @@
-"""Textures: found, converted and embedded by default (issue #10 items 1 and 6), and contained
-(issue #13): a model's texture name never reads a file outside the folders the user named."""
+"""Textures: found, converted and embedded by default, and contained: a
+model's texture name never reads a file outside the folders the user named."""
 from __future__ import annotations
 
 import io
@@ -240,7 +240,7 @@ def test_identical_bytes_of_different_files_are_one_image(tmp_path):
     assert len(_json(tmp_path / "box.glb")["images"]) == 1
 
 
-# -- containment (issue #13) -------------------------------------------------------------------
+# -- containment -------------------------------------------------------------------------------
 SECRET = b"\x89PNG\r\n\x1a\nSECRET-BYTES-THAT-MUST-NOT-LEAK"
 
 

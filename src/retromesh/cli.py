@@ -41,9 +41,9 @@ ADVANCED = "Advanced"
 
 def main() -> None:
     # what is loaded so far lives as long as the process: the collector need not walk it
-    # (numpy's import made young collections that freed nothing), nor walk it again on every
-    # full collection of a long batch (3% of a folder conversion's work); a file's objects
-    # die with it by reference count, so young collections can be rare
+    # (numpy's import makes young collections that free nothing), nor walk it again on every
+    # full collection of a long batch; a file's objects die with it by reference count, so
+    # young collections can be rare
     gc.disable()
     try:
         _load_numpy()
@@ -60,9 +60,8 @@ _GC_YOUNG = 50_000
 
 def _load_numpy() -> None:
     """numpy with one BLAS thread, unless the user chose a number: the command's arrays go to
-    BLAS as 4x4 matrices at most, and OpenBLAS's idle threads spin between calls (a folder
-    conversion took a third more CPU time with them). Processes the command starts (Blender)
-    get the environment as it was."""
+    BLAS as 4x4 matrices at most, and OpenBLAS's idle threads spin between calls, costing CPU
+    time for nothing. Processes the command starts (Blender) get the environment as it was."""
     if "numpy" in sys.modules or "OPENBLAS_NUM_THREADS" in os.environ:
         return
     os.environ["OPENBLAS_NUM_THREADS"] = "1"

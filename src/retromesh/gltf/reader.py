@@ -20,7 +20,7 @@ A glTF file is untrusted input, so the reader validates before it builds anythin
 Strided accessors are copied with plain slicing (never ``as_strided``): a negative or huge
 byteStride once made numpy read outside the buffer (segfault / heap bytes in the mesh).
 pygltflib's model of a read document (``doc.gltf``) is built only when something asks for it
-(writing the document back); it is slow on large node counts (0.27 ms per node).
+(writing the document back); it is slow on large node counts.
 """
 from __future__ import annotations
 
