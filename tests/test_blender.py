@@ -10,7 +10,7 @@ tools/setup/30-blender.sh, 4.5 LTS from 31-blender45.sh; the test ids say which)
 (c) editing: a vertex moved / a bone renamed in Blender is found in the exported B3D and nothing
     else changed.
 (d) a Workbench render of examples/wiggle.b3d imported through the extension
-    (``RETROMESH_SCREENSHOT=docs/blender-import.png`` keeps it: the README's picture).
+    (``RETROMESH_SCREENSHOT=docs/blender-import.png`` keeps it: the picture in docs/blender.md).
 
 Blender runs in subprocesses (a few batches); everything skips with the reason when the bpy venv
 is absent. Checks that wait for another branch, or that measure a loss still to be fixed, are
