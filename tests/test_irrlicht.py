@@ -72,7 +72,7 @@ import retromesh
 from conftest import corpus_files
 
 #: (case, aspect) -> why it fails today. strict=False: a fix landing early is no error. Empty:
-#: every #10 item this tier found (fps 0, lightmap, doors' joint, brush colour, texture flags,
+#: every difference this tier found (fps 0, lightmap, doors' joint, brush colour, texture flags,
 #: VXL -> B3D TRIS over 65535 vertices) now holds.
 XFAIL: dict[tuple[str, str], str] = {}
 

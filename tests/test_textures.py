@@ -386,7 +386,7 @@ def test_pillow_decodes_only_plain_raster_formats():
 
 @pytest.mark.corpus
 def test_corpus_one_image_per_distinct_texture_name(tmp_path):
-    """Issue #10 item 6: b3dng__cubewater_test named 24 textures, 18 of them "null"; its GLB
+    """b3dng__cubewater_test named 24 textures, 18 of them "null"; its GLB
     had 24 images. Now one image per distinct source, and missing names warn once each."""
     from conftest import corpus_files
     files = corpus_files("b3d", "*.b3d")
