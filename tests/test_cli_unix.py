@@ -114,13 +114,16 @@ def test_read_stdin_reads_no_more_than_the_cap(monkeypatch):
 
 # -- standard output -------------------------------------------------------------------------
 
-def test_convert_stdin_to_stdout():
+def test_convert_stdin_to_stdout(tmp_path):
+    from gltfcheck import assert_valid
     res = run("convert", "-", "-o", "-", "--to", "glb", input=(EX / "crate.b3d").read_bytes())
     assert res.exit_code == 0
     glb = res.stdout_bytes
     assert glb[:4] == b"glTF"
     assert retromesh.load(glb, format="glb").counts()["meshes"] == 1
     assert "wrote <stdout>" in res.stderr
+    (tmp_path / "piped.glb").write_bytes(glb)
+    assert_valid(tmp_path / "piped.glb")
 
 
 def test_convert_file_to_stdout_as_b3d():
