@@ -1,4 +1,4 @@
-"""Folder mode (issue #15): ``retromesh convert DIR -o OUT`` in one process, paired with assimp.
+"""Folder mode: ``retromesh convert DIR -o OUT`` in one process, paired with assimp.
 
     python benchmarks/bench_folder.py [--repeat 5] [--files 320] [--jobs 1 2 4] [--src DIR]
                                       [--skip-assimp] [--skip-jobs]

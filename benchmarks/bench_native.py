@@ -1,4 +1,4 @@
-"""Native bulk throughput (issue #15): B3D ``to_bytes``/``read`` of the 1M-vertex skinned file
+"""Native bulk throughput: B3D ``to_bytes``/``read`` of the 1M-vertex skinned file
 and the Westwood span decoder on the worst-case 255^3 limb, against a bare memory copy.
 
     python benchmarks/bench_native.py [--vertices 1000000] [--side 255] [--src DIR] [--reuse-memory]

@@ -1,4 +1,4 @@
-"""Start-up benchmark: what a one-file conversion costs in its own process (issue #15).
+"""Start-up benchmark: what a one-file conversion costs in its own process.
 
     python benchmarks/bench_startup.py [--runs 10] [--src DIR] [--python EXE] [--top 15]
 
@@ -7,7 +7,7 @@ Prints the heaviest imports (``python -X importtime``, cumulative) of
 interleaved runs of: a bare ``python -c "import numpy"`` (the floor), the library call
 (``retromesh.convert`` in ``python -c``) and the command. ``--src`` runs another checkout's
 ``src`` (e.g. ``/work/main/src`` for a before/after), ``--python`` another interpreter (e.g. a
-venv with another typer). Goal of issue #15: the command within 2x the numpy floor.
+venv with another typer). The goal: the command within 2x the numpy floor.
 
 Anything a site-packages ``.pth`` file imports at interpreter start (such as ``certifi``
 in some sandboxed environments) is paid by the floor as well and is listed apart.
@@ -95,7 +95,7 @@ def main() -> None:
         med = statistics.median(ts)
         print(f"  {k:38s} {med * 1000:7.1f} ms  {med / floor:4.2f}x floor")
     cli = statistics.median(times["retromesh convert crate.b3d (CLI)"])
-    print(f"goal (issue #15): CLI <= 2.00x floor: {'met' if cli <= 2 * floor else 'NOT met'} "
+    print(f"goal: CLI <= 2.00x floor: {'met' if cli <= 2 * floor else 'NOT met'} "
           f"({cli / floor:.2f}x)")
 
 

@@ -64,7 +64,7 @@ def retromesh_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "retromesh", *args]
 
 
-#: issue #15's goals for the 1M-vertex skinned conversion: ours / assimp's
+#: the project's goals for the 1M-vertex skinned conversion: ours / assimp's
 GOALS = {"time": 0.2, "peak RSS": 0.25}
 
 

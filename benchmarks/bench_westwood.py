@@ -9,7 +9,7 @@ limb: span encoding, write, read (with span validation), decoding, meshing, to_s
 and the vxl -> vox -> vxl bridge; then the totals over the corpus (read + write
 + to_scene + glb of every .vxl with its .hva).
 
-The span throughput lines (issue #15: read >= 500 MB/s of file bytes on the worst case) give
+The span throughput lines (goal: read >= 500 MB/s of file bytes on the worst case) give
 the median and the best of ``--runs`` runs of CPU time (``process_time``: steadier than wall
 time on a shared machine) and the load average, as MB/s (10^6 bytes) of the whole file:
 ``read`` (checks every span, builds no grid), ``decode`` (the full 255^3 grid),

@@ -1,6 +1,6 @@
 """Build the example models shipped in this folder with retromesh's own writers.
 
-    python examples/make_examples.py            # rewrites examples/*.b3d and crate.png
+    python examples/make_examples.py            # rewrites every example and its textures
 
 * ``wiggle.b3d``: a skinned, animated tentacle (4 bones, 2 UV-mapped materials, one ANIM of
   48 frames at 24 fps) — the shape of a Minetest/Luanti mob model.
@@ -9,7 +9,8 @@
   volumes (``stick.fzx``), a save file and a Lugaru ``box.solid``.
 * ``lithtech/``: ``model_v12.abc`` (pieces with LODs, weights, nodes, sockets, animations) and
   ``model_v6.abc`` (the Shogo/Blood 2 layout with vertex animation).
-* ``lostsaga/``: a skinned ``column.msh`` with its ``column.skl``, an animation and a material script.
+* ``lostsaga/``: a skinned ``column.msh`` with its ``column.skl``, an animation, a material script
+  and the texture it names (``column_diffuse.png``).
 * ``westwood/``: ``tank.vxl`` with ``tank.hva`` (a turning turret) and the same model as ``tank.vox``.
 
 Everything is made from a Scene in glTF conventions and written through ``retromesh.save``,
@@ -168,6 +169,19 @@ def wiggle_png(size: int = 16) -> bytes:
     return png(size, size, rgb.astype(np.uint8))
 
 
+def column_png(width: int = 32, height: int = 96) -> bytes:
+    """Sandstone for the Lost Saga column: three drums (the column's bone segments, v from top
+    to bottom), flutes across each of its four sides (u: a quarter per side), a darker base."""
+    y, x = np.mgrid[0:height, 0:width]
+    flute = 0.85 + 0.15 * np.cos(2 * np.pi * (x % (width // 4)) / (width // 4) * 3)
+    joint = (y % (height // 3)) < 2
+    grain = 0.94 + 0.06 * ((x * 7 + y * 13) % 5) / 4
+    base = 1.0 - 0.25 * (y > height - height // 12)
+    light = np.where(joint, 0.55, flute * grain * base)
+    rgb = np.array([214, 190, 140])[None, None] * light[..., None]
+    return png(width, height, np.clip(rgb, 0, 255).astype(np.uint8))
+
+
 def main(out: Path = HERE) -> None:
     out.mkdir(parents=True, exist_ok=True)
     retromesh.save(wiggle_scene(), out / "wiggle.b3d")
@@ -181,6 +195,7 @@ def main(out: Path = HERE) -> None:
     from retromesh.formats.wolfire.samples import write_examples as wolfire_examples
     wolfire_examples(out / "wolfire")
     lostsaga_example(out / "lostsaga")
+    (out / "lostsaga" / "column_diffuse.png").write_bytes(column_png())   # named by column.txt
     westwood_examples(out / "westwood")
     (out / "lithtech").mkdir(exist_ok=True)
     for version in (12, 6):

@@ -11,7 +11,7 @@ from retromesh import registry
 
 #: extensions that are not model data (images written beside a model)
 SKIP = {".png", ".jpg", ".jpeg", ".bmp", ".tga", ".dds"}
-#: fields compared "vertex count aside where Blender's split requires it" (issue #11)
+#: fields compared "vertex count aside where Blender's split requires it"
 IGNORED = {"vertices"}
 
 

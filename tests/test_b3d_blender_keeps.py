@@ -1,4 +1,4 @@
-"""B3D records placed where Blender's glTF importer keeps them (issue #11): it keeps node, mesh,
+"""B3D records placed where Blender's glTF importer keeps them: it keeps node, mesh,
 material and scene extras, drops primitive and animation extras and exports only the materials a
 mesh uses. Each test removes what Blender removes and checks that the B3D comes back whole."""
 from __future__ import annotations

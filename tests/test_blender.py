@@ -1,16 +1,16 @@
 """Blender tier: what Blender makes of our files, for each installed ``bpy`` wheel (4.2 LTS from
 tools/setup/30-blender.sh, 4.5 LTS from 31-blender45.sh; the test ids say which).
 
-(a) issue #10: every example's GLB and a selection of corpus conversions, imported with
+(a) every example's GLB and a selection of corpus conversions, imported with
     Blender's own glTF importer (defaults, as a user does): counts, images with pixels,
     animated files move, props stand upright.
-(b) issue #11: the extension (``retromesh blender build``) installed headless; File > Import >
+(b) the extension (``retromesh blender build``) installed headless; File > Import >
     Classic game model, then File > Export, per example and per corpus file that has a writer;
     the native counts (``retromesh info``) of the file and its companions before and after.
 (c) editing: a vertex moved / a bone renamed in Blender is found in the exported B3D and nothing
     else changed.
 (d) a Workbench render of examples/wiggle.b3d imported through the extension
-    (``RETROMESH_SCREENSHOT=docs/blender-import.png`` keeps it: the README's picture).
+    (``RETROMESH_SCREENSHOT=docs/blender-import.png`` keeps it: the picture in docs/blender.md).
 
 Blender runs in subprocesses (a few batches); everything skips with the reason when the bpy venv
 is absent. Checks that wait for another branch, or that measure a loss still to be fixed, are
@@ -38,10 +38,8 @@ SCRIPTS = Path(__file__).parent / "blender_scripts"
 
 # -- what is expected to fail today, and why (one place; the lead drops entries after merging) --
 XFAIL: dict[str, str] = {
-    # (a) issue #10 checks: "<check>:<file>"
-    "images:column.msh": "the example's material names column_diffuse.png, which the example "
-                         "does not ship (a missing texture, reported as such)",
-    # (b) issue #11 round trip through Blender: "roundtrip:<file>", else "roundtrip:corpus/<folder>"
+    # (a) checks of Blender's glTF importer: "<check>:<file>"
+    # (b) round trip through Blender: "roundtrip:<file>", else "roundtrip:corpus/<folder>"
     # -> what was measured (the plain format -> GLB -> format path keeps all of it unless noted)
 }
 
@@ -325,11 +323,11 @@ def test_renamed_bone_is_found_in_the_b3d_and_nothing_else_changed(edits):
 
 def test_loss_warnings_reach_blenders_report(edits, roundtrips):
     """A skinned, animated model written as voxels cannot keep its animation: the export says so;
-    a texture that is not there: the import says so."""
+    the column's texture ships beside it, so its import warns of no missing texture."""
     vox = edits["vox"]
     assert vox["export"] == ["FINISHED"] and Path(vox["out"]).is_file()
     assert vox["export_warnings"], "exporting an animated model to .vox reported no loss"
-    assert any("column_diffuse" in w for w in roundtrips["column.msh"]["import_warnings"])
+    assert not any("column_diffuse" in w for w in roundtrips["column.msh"]["import_warnings"])
 
 
 # -- (d) a picture for the README ---------------------------------------------------------------

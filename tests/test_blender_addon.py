@@ -94,9 +94,15 @@ def test_marked_json_edited_into_nonsense_stays_text():
 def test_texture_whose_image_is_missing_comes_back_after_blender_drops_it(tmp_path):
     """Blender's exporter leaves out textures it could not load; the material's extras bring
     them back, unless the slot holds a texture by then."""
+    import shutil
+
     import retromesh
     glb = tmp_path / "c.glb"
-    bridge.load_to_glb(bridge.group_files([EX / "lostsaga/column.msh"])[0], glb)
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("column.msh", "column.skl", "column.txt"):   # without column_diffuse.png
+        shutil.copy(EX / "lostsaga" / name, src / name)
+    bridge.load_to_glb(bridge.group_files([src / "column.msh"])[0], glb)
     assert retromesh.load(glb).textures[0].image is None      # column_diffuse.png is not there
     bridge.encode_extras(glb)
     doc, rest = bridge._read_glb(glb)

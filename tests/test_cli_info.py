@@ -1,4 +1,4 @@
-"""Issue #10 item 7: `retromesh info` agrees with `convert` and says what a user asks next."""
+"""`retromesh info` agrees with `convert` and says what a user asks next."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""`retromesh check --luanti` and `convert --preset luanti` (issue #12, Luanti users)."""
+"""`retromesh check --luanti` and `convert --preset luanti` (Luanti users)."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""The README's quick start and folder example in a real 80x24 terminal (tmux; issue #12).
+"""The README's quick start and folder example in a real 80x24 terminal (tmux).
 
 Runs each command in a detached tmux pane of 80x24 and reads the pane back joined
 (``capture-pane -J``): a line longer than 80 characters there is a line the terminal wrapped.

@@ -1,4 +1,4 @@
-"""Issue #12: a newcomer's first ten minutes — no traceback, no surprise, one error style."""
+"""A newcomer's first ten minutes — no traceback, no surprise, one error style."""
 from __future__ import annotations
 
 import json

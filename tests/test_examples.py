@@ -57,3 +57,30 @@ def test_examples_are_up_to_date(tmp_path):
     fresh = {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
     for rel, data in fresh.items():
         assert (EXAMPLES / rel).read_bytes() == data, f"examples/{rel} is stale: run examples/make_examples.py"
+
+
+def _options(args: list[str]) -> dict:
+    """The companion flags of a COMMANDS entry as the library's reading options."""
+    opts: dict = {}
+    for flag, value in zip(args[1::2], args[2::2], strict=True):
+        if flag == "--animation":
+            opts.setdefault("animations", []).append(EXAMPLES / value)
+        else:
+            opts[flag.lstrip("-")] = EXAMPLES / value
+    return opts
+
+
+def test_every_example_converts_without_a_warning(tmp_path):
+    """What a newcomer runs first: no example names a texture it does not ship, no palette is
+    left to the game, nothing is approximated (warnings are errors here)."""
+    import retromesh
+    from retromesh import batch
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for i, (args, _, _) in enumerate(COMMANDS):
+            retromesh.convert(EXAMPLES / args[0], tmp_path / f"{i}.glb", **_options(args))
+    results = batch.convert_many([EXAMPLES], tmp_path / "folder")   # companions grouped
+    assert results and all(r.ok for r in results), [r.message for r in results if not r.ok]
+    assert {str(r.job.label): r.warnings for r in results if r.warnings} == {}
+    shipped = {p.name for p in EXAMPLES.rglob("*.png")}
+    assert "column_diffuse.png" in shipped

@@ -1,4 +1,4 @@
-"""The fast paths of issue #15 give what the plain ones give: B3D weight gathering, the GLB
+"""The fast paths give what the plain ones give: B3D weight gathering, the GLB
 written in parts, the atomic write of parts."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hostile input (issue #13): every regression file ends in success, FormatError (reading) or
+"""Hostile input: every regression file ends in success, FormatError (reading) or
 DocumentError (writing), reads nothing outside its folder, writes nothing outside the output
 folder and stays within memory; plus unit tests of each defence and a short fuzz run."""
 from __future__ import annotations

@@ -56,7 +56,7 @@ two textures give EMT_TRANSPARENT_VERTEX_ALPHA (no lightmap material), flags 64/
 are gone; zero weights, empty BONEs, 1-based frames and u16 buffer indices are as in 1.8.
 
 The comparisons that fail on main today are listed in XFAIL (one entry per corpus file and
-aspect, naming the issue #10 item); the lead removes an entry when the fix is merged.
+aspect, naming what differs); the lead removes an entry when the fix is merged.
 """
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ import retromesh
 from conftest import corpus_files
 
 #: (case, aspect) -> why it fails today. strict=False: a fix landing early is no error. Empty:
-#: every #10 item this tier found (fps 0, lightmap, doors' joint, brush colour, texture flags,
+#: every difference this tier found (fps 0, lightmap, doors' joint, brush colour, texture flags,
 #: VXL -> B3D TRIS over 65535 vertices) now holds.
 XFAIL: dict[tuple[str, str], str] = {}
 

@@ -1,4 +1,4 @@
-"""Issue #11 "nothing lost" for LithTech ABC v9-v13 on the plain path ``.abc -> .glb -> .abc``
+"""Nothing lost for LithTech ABC v9-v13 on the plain path ``.abc -> .glb -> .abc``
 (retromesh.convert both ways, no options): every count ``info()`` reports and the structure the
 game uses (version, node names/hierarchy/flags, pieces and their LODs, weight sets, child
 models, sockets, anim bindings, animation names/key times/key strings) come back equal."""

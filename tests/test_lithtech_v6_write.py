@@ -1,4 +1,4 @@
-"""Issue #11 "nothing lost" for LithTech ABC v6 (Shogo, Blood 2): ``.abc v6 -> .glb -> .abc``
+"""Nothing lost for LithTech ABC v6 (Shogo, Blood 2): ``.abc v6 -> .glb -> .abc``
 comes back as v6 with the same counts and content (nodes, vertices, faces, LOD vertices,
 animations, vertex animation, AnimDims, sections), also after a Blender-like round trip;
 ``version=6`` writes any scene as v6; edits come through."""

@@ -1,4 +1,4 @@
-"""Issue #11 "nothing lost" for Lost Saga on the plain path ``file -> .glb -> file``
+"""Nothing lost for Lost Saga on the plain path ``file -> .glb -> file``
 (retromesh.convert both ways): every count ``info()`` reports, for the file and each companion
 (``.skl``, ``.ani``), and the structure the game uses (bone names and parents, submeshes, mesh
 bone list, control points, animation events, total time, tracks and their key times) come back

@@ -1,4 +1,4 @@
-"""Start-up work (issue #15): what a command imports, and the writers' fast paths giving the
+"""Start-up work: what a command imports, and the writers' fast paths giving the
 same output as before. Timings live in benchmarks/, never here."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Textures: found, converted and embedded by default (issue #10 items 1 and 6), and contained
-(issue #13): a model's texture name never reads a file outside the folders the user named."""
+"""Textures: found, converted and embedded by default, and contained: a
+model's texture name never reads a file outside the folders the user named."""
 from __future__ import annotations
 
 import io
@@ -240,7 +240,7 @@ def test_identical_bytes_of_different_files_are_one_image(tmp_path):
     assert len(_json(tmp_path / "box.glb")["images"]) == 1
 
 
-# -- containment (issue #13) -------------------------------------------------------------------
+# -- containment -------------------------------------------------------------------------------
 SECRET = b"\x89PNG\r\n\x1a\nSECRET-BYTES-THAT-MUST-NOT-LEAK"
 
 
@@ -386,7 +386,7 @@ def test_pillow_decodes_only_plain_raster_formats():
 
 @pytest.mark.corpus
 def test_corpus_one_image_per_distinct_texture_name(tmp_path):
-    """Issue #10 item 6: b3dng__cubewater_test named 24 textures, 18 of them "null"; its GLB
+    """b3dng__cubewater_test named 24 textures, 18 of them "null"; its GLB
     had 24 images. Now one image per distinct source, and missing names warn once each."""
     from conftest import corpus_files
     files = corpus_files("b3d", "*.b3d")

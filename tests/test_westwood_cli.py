@@ -124,7 +124,7 @@ def test_bad_scene_options_fail_cleanly(tank, tmp_path, option):
             continue
         out = tmp_path / "bad.glb"
         result = runner.invoke(app, ["convert", str(src), "-o", str(out), "--set", option])
-        assert result.exit_code == 2   # checked up front: a usage error (issue #12)
+        assert result.exit_code == 2   # checked up front: a usage error
         assert "must be" in result.output and "Traceback" not in result.output
         assert not out.exists()
 

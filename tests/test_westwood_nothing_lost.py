@@ -1,4 +1,4 @@
-"""Issue #11 "nothing lost": .vxl (+ .hva) -> .glb -> .vxl (+ .hva) gives the files back
+"""Nothing lost: .vxl (+ .hva) -> .glb -> .vxl (+ .hva) gives the files back
 (westwood/keep.py), also after what Blender does to a scene, and keeps grids and modes when
 a limb is edited."""
 from __future__ import annotations

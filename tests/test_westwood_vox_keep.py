@@ -1,4 +1,4 @@
-"""Issue #11 "nothing lost" for MagicaVoxel .vox: ``.vox -> .glb -> .vox`` gives the file back
+"""Nothing lost for MagicaVoxel .vox: ``.vox -> .glb -> .vox`` gives the file back
 byte for byte when nothing was edited (also after a Blender-like renumbering of the meshes);
 an edited model is voxelised again in its own grid, a moved one keeps its voxels."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue #11 "nothing lost": Overgrowth .phxbn/.anm and Lugaru .solid -> .glb -> native keep
+"""Nothing lost: Overgrowth .phxbn/.anm and Lugaru .solid -> .glb -> native keep
 every native count and field (the game data glTF has no place for ride in node extras)."""
 from __future__ import annotations
 

@@ -196,7 +196,7 @@ def test_foreign_upright_character_written_as_lugaru_stores_it(path):
                        atol=1e-6)
 
 
-# -- the game's load-time rotations (issue #10 item 5) -------------------------------------
+# -- the game's load-time rotations -----------------------------------------------------
 def _world_positions(scene: Scene) -> np.ndarray:
     w = scene.world_matrices()[0]
     p = scene.meshes[0].primitives[0].positions.astype(float)

@@ -1,6 +1,7 @@
 """A quick still picture of a model: ``python3 tools/preview.py out/wiggle.glb -o wiggle.png``.
 
-Flat-shaded triangles in the material colours (or the texture's mean colour), seen from the
+Flat-shaded triangles in the material colours (or the texture's mean colour, times the
+vertex colours where a mesh has them), seen from the
 front and a little above, painter's order; at several animation times side by side with
 ``--frames N``. Meant for a README picture or a look without a viewer, not for judging a
 conversion (use Blender for that). Needs Pillow.
@@ -63,6 +64,10 @@ def _triangles(scene, world: np.ndarray, rest: np.ndarray):
             tri = (np.asarray(p.indices).reshape(-1, 3) if p.indices is not None
                    else np.arange(len(pos)).reshape(-1, 3))
             c = colours[p.material] if p.material is not None else np.array([0.8, 0.8, 0.8])
+            if p.colors is not None:
+                # vertex colours (voxel palettes) are linear: shown as sRGB, one per triangle
+                vc = np.asarray(p.colors, float)[:, :3]
+                c = np.clip(vc[tri].mean(1), 0, 1) ** (1 / 2.2) * c
             yield pos[tri], c
 
 
@@ -91,9 +96,9 @@ def render(path: Path, size: int = 320, frames: int = 1) -> Image.Image:
             n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)
             shade = 0.25 + 0.75 * np.abs(n @ light)
             xy = (v[..., :2] - centre[:2]) * scale * [1, -1] + [size / 2 + k * size, size / 2]
-            for poly, depth, s in zip(xy, v[..., 2].mean(1), shade):
-                polys.append((depth, [tuple(q) for q in poly],
-                              tuple(int(x) for x in np.clip(colour * s * 255, 0, 255))))
+            fills = np.clip(np.broadcast_to(colour, (len(v), 3)) * shade[:, None] * 255, 0, 255)
+            for poly, depth, fill in zip(xy, v[..., 2].mean(1), fills.astype(int)):
+                polys.append((depth, [tuple(q) for q in poly], tuple(int(x) for x in fill)))
         for _, poly, fill in sorted(polys, key=lambda p: p[0]):
             draw.polygon(poly, fill=fill)
     return image

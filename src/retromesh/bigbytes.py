@@ -1,9 +1,8 @@
 """Big ``bytes`` objects filled in place, on transparent huge pages where Linux offers them.
 
 A 60 MB ``bytes`` made by ``b"".join`` is copied into fresh pages, which the kernel maps and
-zeroes 4 KiB at a time on first touch; on our 2-core machine that costs more than the copy
-itself (1.4 GB/s, against 5+ GB/s into memory already mapped). numpy avoids it for its own big
-arrays by advising huge pages (``madvise(MADV_HUGEPAGE)``) before touching them. :func:`join`
+zeroes 4 KiB at a time on first touch, which can cost more than the copy itself. numpy avoids it
+for its own big arrays by advising huge pages (``madvise(MADV_HUGEPAGE)``) before touching them. :func:`join`
 does the same for a ``bytes``: CPython allocates it uninitialised
 (``PyBytes_FromStringAndSize(NULL, n)``), the whole 2 MiB pages inside it are advised while
 still untouched, and the parts are copied in with numpy. Nobody else holds the object until it

@@ -3,7 +3,9 @@
 Every subcommand reports problems the same way — ``error: <file>: <message>`` on stderr —
 and exits 0 when all went well, 1 when a file could not be read, converted or written (a batch
 goes on past it), 2 when the command line itself is wrong (missing input, unknown option,
-bad value). Output fits an 80-column terminal. The helpers live in :mod:`retromesh.clitools`.
+bad value). Output fits an 80-column terminal. ``-`` is standard input for a file argument and
+standard output for ``-o`` (:mod:`retromesh.clitools.stdio`); ``-h`` is ``--help``; ``NO_COLOR``
+turns colour off. The helpers live in :mod:`retromesh.clitools`.
 """
 
 import gc
@@ -24,9 +26,11 @@ from .clitools.batch import Job, run as _run, run_all as _run_all, summary as _s
 from .clitools.messages import EXIT_FAILED, EXIT_USAGE, describe
 from .clitools.options import OptionError, check_options, parse_pairs, positive, read_options, write_options
 from .clitools.output import echo as _echo, error as _error, tagged as _tagged, warn as _warn, width as _width
+from .clitools.stdio import binary_to_terminal, copy_to_stdout, is_dash, stdin_file, temp_target
 from .errors import LossWarning, RetromeshError, UnknownFormatError
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode="rich",
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="Read, inspect and convert the 3D formats of classic games "
                        "(glTF 2.0 first).")
 
@@ -37,9 +41,9 @@ ADVANCED = "Advanced"
 
 def main() -> None:
     # what is loaded so far lives as long as the process: the collector need not walk it
-    # (numpy's import made young collections that freed nothing), nor walk it again on every
-    # full collection of a long batch (3% of a folder conversion's work); a file's objects
-    # die with it by reference count, so young collections can be rare
+    # (numpy's import makes young collections that free nothing), nor walk it again on every
+    # full collection of a long batch; a file's objects die with it by reference count, so
+    # young collections can be rare
     gc.disable()
     try:
         _load_numpy()
@@ -56,9 +60,8 @@ _GC_YOUNG = 50_000
 
 def _load_numpy() -> None:
     """numpy with one BLAS thread, unless the user chose a number: the command's arrays go to
-    BLAS as 4x4 matrices at most, and OpenBLAS's idle threads spin between calls (a folder
-    conversion took a third more CPU time with them). Processes the command starts (Blender)
-    get the environment as it was."""
+    BLAS as 4x4 matrices at most, and OpenBLAS's idle threads spin between calls, costing CPU
+    time for nothing. Processes the command starts (Blender) get the environment as it was."""
     if "numpy" in sys.modules or "OPENBLAS_NUM_THREADS" in os.environ:
         return
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
@@ -85,6 +88,7 @@ def _version(value: bool) -> None:
 def _root(ctx: typer.Context,
           version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                        help="Print the version and exit.")) -> None:
+    _STDIN.clear()
     if ctx.invoked_subcommand is None:
         _echo(ctx.get_help())
         raise typer.Exit()
@@ -97,11 +101,31 @@ def _readable(path: Path) -> bool:
     return bool(ext) and any(f.read is not None for f in registry.claiming(ext))
 
 
-def _expand(items: list[Path], keep=_readable) -> list[tuple[Path, Path | None]]:
-    """(file, the folder it was found in) for files and folders; a missing one is exit 2."""
+#: standard input once read in this command (``-``); emptied as each command starts
+_STDIN: list[Path] = []
+
+
+def _stdin(format: str | None) -> Path:
+    """Standard input as a temporary file (``-``), read once per command; unreadable or of an
+    unknown format is exit 1."""
+    if _STDIN:
+        _usage("- (standard input) can be read once")
+    try:
+        _STDIN.append(stdin_file(format))
+    except RetromeshError as exc:
+        _error(describe(exc))
+        raise typer.Exit(EXIT_FAILED) from None
+    return _STDIN[-1]
+
+
+def _expand(items: list[Path], keep=_readable, format: str | None = None
+            ) -> list[tuple[Path, Path | None]]:
+    """(file, the folder it was found in) for files, folders and ``-``; a missing one is exit 2."""
     out: list[tuple[Path, Path | None]] = []
     for item in items:
-        if item.is_dir():
+        if is_dash(item):
+            out.append((_stdin(format), None))
+        elif item.is_dir():
             out += [(p, item) for p in sorted(item.rglob("*")) if p.is_file() and keep(p)]
         elif item.is_file():
             out.append((item, None))
@@ -231,11 +255,11 @@ def _plan_jobs(inputs: list[Path], output: Path | None, to: str, format: str | N
 
 @app.command()
 def convert(
-    inputs: list[Path] = typer.Argument(..., help="Files or folders.", show_default=False,
+    inputs: list[Path] = typer.Argument(..., help="Files, folders or - (stdin).", show_default=False,
                                         metavar="INPUT"),
     output: Path | None = typer.Option(
         None, "-o", "--output", rich_help_panel=OUTPUT, show_default=False, metavar="PATH",
-        help="File or folder; default ./NAME.glb"),
+        help="File, folder or - (stdout); default ./NAME.glb"),
     to: str = typer.Option("glb", "--to", rich_help_panel=OUTPUT, metavar="EXT",
                            show_default=False, help="Output extension for folders (glb)."),
     no_embed: bool = typer.Option(False, "--no-embed-images", rich_help_panel=OUTPUT,
@@ -291,8 +315,18 @@ def convert(
     if preset not in (None, "luanti"):
         _usage(f"--preset {preset}: unknown preset (valid: luanti)")
     for item in inputs:
-        if not item.exists():
+        if not item.exists() and not is_dash(item):
             _usage(f"{item}: no such file or folder")
+    if any(is_dash(i) for i in inputs) and output is None:
+        _usage("reading standard input: give -o FILE (or -o - --to EXT for standard output)")
+    to_stdout = is_dash(output)
+    if to_stdout and (len(inputs) != 1 or inputs[0].is_dir()):
+        _usage("-o - (standard output) takes one input file")
+    if to_stdout and binary_to_terminal(to):
+        _usage(f"-o -: .{to.lstrip('.')} is binary, not for a terminal (redirect: > FILE)")
+    inputs = [_stdin(format) if is_dash(i) else i for i in inputs]
+    if to_stdout:
+        output = temp_target(inputs[0].stem, to)
     explicit = bool(skeleton or mesh or animation)
     load_opts = _companion_options(skeleton, mesh, animation, hva, fps, scale, set_)
     try:
@@ -337,6 +371,11 @@ def convert(
         if not r.ok:
             _error(r.message)
             raise typer.Exit(EXIT_FAILED)
+        if to_stdout:
+            reason = copy_to_stdout(r.written)
+            if reason:
+                _error(reason)
+                raise typer.Exit(EXIT_FAILED)
         _echo(f"wrote {', '.join(r.written)}", err=True)
         return
     results = _run_all(jobs_list, jobs)
@@ -382,7 +421,7 @@ def info(
     report: dict[str, Any] = {}
     failed = False
     width = _width()
-    for f, _ in _expand(files):
+    for f, _ in _expand(files, format=format):
         try:
             data = f.read_bytes()
             fmt = registry.detect(data[:registry.SNIFF_BYTES], str(f), format)
@@ -425,15 +464,19 @@ def info(
 # -- dump / build ----------------------------------------------------------------------------
 
 @app.command()
-def dump(file: Path = typer.Argument(..., show_default=False),
+def dump(file: Path = typer.Argument(..., show_default=False, help="A game file, or - (stdin)."),
          as_json: bool = typer.Option(True, "--json", hidden=True,
                                       help="Lossless JSON (the only form; kept for scripts)."),
          output: Path | None = typer.Option(None, "-o", "--output", show_default=False,
-                                               help="Write the JSON here (default: stdout)."),
+                                               help="Write the JSON here (default, -: stdout)."),
          format: str | None = typer.Option(None, "--format", "-f", show_default=False,
                                               help="Force the input format.")) -> None:
     """Lossless JSON of a native document (edit it, then `build` it)."""
     from . import jsoncodec
+    if is_dash(file):
+        file = _stdin(format)
+    if is_dash(output):
+        output = None
     if not file.is_file():
         _usage(describe(FileNotFoundError(2, "", str(file)) if not file.exists()
                         else IsADirectoryError(21, "", str(file))))
@@ -524,7 +567,7 @@ def check(files: list[Path] = typer.Argument(..., help="Files or folders to chec
                                       help="Also flag what Luanti's loaders reject.")) -> None:
     """Parse, round trip and structural checks (--luanti: Luanti's rules)."""
     failures = total = 0
-    for f, base in _expand(files):
+    for f, base in _expand(files, format=format):
         total += 1
         label = str(f.relative_to(base)) if base is not None else str(f)
         try:

@@ -25,8 +25,8 @@ each reported with a :class:`~retromesh.LossWarning` (the caller's scene is not 
 A singular inverse bind matrix cannot be fixed up (it names no pose): DocumentError naming the
 skin and joint. A scene with more than ``LIMITS["mesh_nodes"]`` (1024) nodes holding a mesh is
 refused for game formats (DocumentError): each becomes a MESH, piece, part or limb of its own,
-at up to a millisecond each (a 200 KB glTF of 20,000 nodes sharing one mesh took 16 s as .abc),
-and the biggest corpus model has 46. Raise ``retromesh.scene.LIMITS["mesh_nodes"]`` for more.
+so a small glTF of thousands of nodes sharing one mesh would cost a writer a long time, and the
+biggest corpus model has 46. Raise ``retromesh.scene.LIMITS["mesh_nodes"]`` for more.
 """
 from __future__ import annotations
 

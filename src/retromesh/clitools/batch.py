@@ -37,7 +37,7 @@ def _short(text: str, width: int) -> str:
 def run_all(jobs: list[Job], workers: int) -> list[Result]:
     """Run the jobs (:func:`retromesh.batch.run_jobs`), with a progress line on a terminal."""
     import sys
-    if not sys.stderr.isatty() and "FORCE_COLOR" not in os.environ:   # rich costs ~40 ms
+    if not sys.stderr.isatty() and "FORCE_COLOR" not in os.environ:   # rich only for a bar
         results = _batch.run_jobs(jobs, workers)
     else:
         results = _with_progress(jobs, workers)

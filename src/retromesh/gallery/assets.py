@@ -43,7 +43,8 @@ def viewer_bundle(*, quiet: bool = True) -> tuple[Path, Path]:
     npm = shutil.which("npm")
     if npm is None:
         raise UnsupportedError("the gallery's viewer is built from npm packages (three.js) and "
-                               "npm is not installed; install Node.js and npm, then run again")
+                               "npm is not installed; install Node.js and npm (Debian, Ubuntu: "
+                               "apt-get install npm), then run again")
     build = folder.with_name(folder.name + ".build")
     shutil.rmtree(build, ignore_errors=True)
     build.mkdir(parents=True)

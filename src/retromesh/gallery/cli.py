@@ -5,6 +5,9 @@ from pathlib import Path
 
 import typer
 
+from ..clitools.messages import EXIT_FAILED
+from ..clitools.output import error as _error
+
 gallery_app = typer.Typer(add_completion=False)
 
 
@@ -40,9 +43,9 @@ def gallery(
         try:
             cards = build_gallery(folders, output, jobs=jobs, thumbnails=thumbnails, title=title,
                                   progress=step)
-        except RetromeshError as exc:
-            console.print(f"error: {exc}")
-            raise typer.Exit(2)
+        except RetromeshError as exc:       # e.g. npm missing: what to install, exit 1
+            _error(str(exc))
+            raise typer.Exit(EXIT_FAILED) from None
     failed = [c for c in cards if not c["ok"]]
     for c in failed:
         console.print(f"failed: {c['folder']}/{c['name']}: {c['error']}")
@@ -65,8 +68,8 @@ def view(
     try:
         cards = build_gallery([model], site, thumbnails=False, title=model.name)
     except RetromeshError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+        _error(str(exc))
+        raise typer.Exit(EXIT_FAILED) from None
     card = cards[0] if cards else {"ok": False, "error": "not a model retromesh reads"}
     if not card["ok"]:
         typer.echo(f"error: {model}: {card['error']}", err=True)

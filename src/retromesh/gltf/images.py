@@ -77,7 +77,7 @@ class _Images:
         return self.index[key]
 
     def data(self, data: bytes, mime: str, name: str, stem: str) -> int:
-        import hashlib  # only for embedded image data (3 ms of import)
+        import hashlib  # only for embedded image data (its import costs start-up time)
         key = ("data", hashlib.sha256(data).digest())
         if key in self.index:
             return self.index[key]

@@ -11,8 +11,8 @@ doc: |
   sections of its own (Header with a token string, Geometry, Nodes, Animation, AnimDims,
   TransformInfo); versions 9-13 have Header, Pieces, Nodes, ChildModels, Animation, Sockets and
   AnimBindings. Bytes a section's parser does not use are its `gap`.
-  Corrections to the spec text (retromesh src/retromesh/formats/lithtech/abc.py and abc_v6.py,
-  format-facts C): vertices start with uint16 WeightCount, uint16 SubLODVertexIndex (not a
+  Corrections to the spec text (retromesh src/retromesh/formats/lithtech/abc.py and abc_v6.py;
+  haekb's io_scene_abc reader): vertices start with uint16 WeightCount, uint16 SubLODVertexIndex (not a
   uint32 count); weight sets live at the end of the Nodes section; v9 pieces have no LODWeight;
   v9-v11 animations have no interpolation time (the engine uses 200 ms); v13 adds a header
   uint32, a marker before each node's keys and two floats after each key; v13 child-model

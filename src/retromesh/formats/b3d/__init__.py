@@ -28,7 +28,8 @@ parent are kept as ``tail``; bytes after the BB3D chunk as ``trailing``), so ``w
 is byte-identical. Bulk data (vertices, triangles, weights, keys) are numpy record arrays.
 Unknown chunks ride through glTF in extras and come back in place (:mod:`.rawchunks`).
 
-Where we differ from the spec text, and why (format-facts B; the engines' loaders):
+Where we differ from the spec text, and why (the engines' loaders: Blitz3D's
+``loader_b3d.cpp``, Irrlicht's ``CB3DMeshFileLoader.cpp``):
 
 * The version is not checked (Blitz3D rejects > 1, Irrlicht ignores it); we write 1.
 * ``tex_coord_set_size`` > 4 or ``tex_coord_sets`` > 8 are rejected as corrupt (Blitz's buffer is
@@ -39,7 +40,7 @@ Where we differ from the spec text, and why (format-facts B; the engines' loader
   of a frame apart), and they come back as they were.
 * BONE vertex ids refer to the most recent MESH before the BONE chunk in file order (Irrlicht's
   rule; in practice the mesh of the node that holds the ANIM).
-* Orientation (issue #10.8): the conversion to glTF is exactly the inverse of what Luanti's own
+* Orientation: the conversion to glTF is exactly the inverse of what Luanti's own
   glTF loader does (``irr/src/CGLTFMeshFileLoader.cpp``: positions and normals ``(x, y, -z)``,
   node matrices ``Z M Z`` with ``Z = diag(1, 1, -1)``, winding reversed), so a mob converted to
   glTF and loaded by Luanti stands, faces and moves as the ``.b3d`` did. Up stays +Y, +X stays

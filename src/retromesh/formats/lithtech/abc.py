@@ -40,12 +40,14 @@ up to the next section as ``gap``. Header counts are stored as read (``recount``
 the writer only insists on the counts that decide the layout (NodeCount, LODCount).
 Bulk data (face corners, vertices, weights, keyframe transforms) are numpy record arrays.
 
-Where we differ from the spec text, and why (format-facts C, haekb's reader and templates):
+Where we differ from the spec text, and why (haekb's ``io_scene_abc`` reader and its 010
+templates):
 
 * Vertices start with ``uint16 WeightCount, uint16 SubLODVertexIndex`` (the spec's uint32 count
   is wrong); weight sets live at the end of the Nodes section (missing from the spec).
 * The spec's ``LODDistances[LODDistanceCount]``: we read as many floats as LODDistanceCount
-  says (format-facts says LODCount; the two agree in the files described). Any difference
+  says (haekb's reader sizes the array by LODCount; the two agree in the files described). Any
+difference
   lands in the Header's ``gap`` and still round-trips.
 * v9 pieces have no LODWeight; v9-v11 animations no interpolation time (200 ms is the engine's
   default, used by ``to_scene``); v13 adds a header uint32 after WeightSetCount, an int32

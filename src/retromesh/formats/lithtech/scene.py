@@ -6,7 +6,7 @@ Modules: :mod:`.scene_read` (v9-v13 -> Scene), :mod:`.scene_v6` (v6 -> Scene),
 ``to_scene`` and the structural checks and re-exports ``from_scene``.
 
 Axes: LithTech is Direct3D left-handed, +Y up, +Z forward. Everything crosses into glTF here,
-once, by mirroring Z (format-facts summary table): positions, normals and translations
+once, by mirroring Z (the rule for any left-handed +Y-up source): positions, normals and translations
 ``(x, y, -z)``, quaternions ``(x, y, z, w) -> (-x, -y, z, w)``, matrices ``S M S`` with
 ``S = diag(1, 1, -1, 1)``, triangle winding reversed. UVs are top-left based like glTF (no flip).
 
@@ -46,7 +46,8 @@ v6 -> Scene
     the data are already mirrored in Z, so no axis flip is applied (both default to 1 when the
     section is absent, as the LithTech 1.5 engine does). Options ``flip_mat`` and
     ``fix_anim_keyframes`` override them (``--set flip_mat=0``). This reading of FlipMat is
-    derived from format-facts (the engine mirrors Z when it is set) and is unverified;
+    derived from the LithTech 1.5 loader's use of the flag (it mirrors Z when FlipMat is set,
+    and assumes both flags are 1 when the section is absent) and is unverified;
   * only the full-detail mesh is converted (how faces map to the v6 LOD vertices is unknown);
     the LOD vertex tables, bounds, AnimDims, the byte range of the vertex animation, the
     section order and unknown sections ride in extras (:mod:`.scene_v6_extras`).

@@ -2,8 +2,9 @@
 
 ``tank()`` returns ``(VxlFile, HvaFile)``: a three-limb tank (hull, turret, barrel) with a
 player-remap stripe, normals from the RA2 (or TS) table and an 8-frame HVA turning the turret.
-``write_examples(folder)`` writes tank.vxl/.hva/.vox. ``sphere(n)`` is a one-limb ball of diameter ``n``; ``palette()`` a made-up 256-colour palette
-with the remap ramp at 16..31.
+``write_examples(folder)`` writes tank.vxl/.hva/.vox. ``sphere(n)`` is a one-limb ball of
+diameter ``n``; ``palette()`` a made-up 256-colour palette of 16-shade ramps with the remap ramp
+at 16..31.
 """
 from __future__ import annotations
 
@@ -20,11 +21,21 @@ __all__ = ["box_grid", "palette", "sphere", "tank", "write_examples"]
 
 
 def palette() -> np.ndarray:
-    i = np.arange(256)
-    pal = np.stack([(i * 7) % 256, (i * 13 + 40) % 256, (i * 29 + 90) % 256], axis=1)
-    pal[16:32] = np.stack([255 - (i[16:32] - 16) * 12, np.zeros(16), np.zeros(16)], 1)
+    """A made-up 256-colour palette laid out in ramps of 16 shades as the games' unit palettes
+    are: 0 unused (black), 1-15 greys, 16-31 the player-remap ramp (bright red to dark, which
+    the game replaces by the house colour), then ramps of olive, khaki, brown, steel, ... from
+    light to dark. The sample models use the olive (32-47), khaki (48-63) and steel (80-95)
+    ramps, so a conversion shows a coloured tank rather than noise."""
+    hues = np.array([
+        [128, 128, 128], [255, 0, 0], [118, 140, 62], [196, 176, 110], [140, 92, 52],
+        [120, 136, 156], [60, 110, 170], [210, 160, 40], [70, 150, 120], [170, 70, 60],
+        [150, 110, 160], [200, 200, 190], [90, 90, 70], [230, 120, 40], [60, 60, 90],
+        [180, 200, 220]], float)
+    shade = np.linspace(1.3, 0.35, 16)[:, None]
+    pal = np.clip(hues[:, None, :] * shade[None], 0, 255).reshape(256, 3)
+    pal[16:32] = np.stack([255 - np.arange(16) * 12, np.zeros(16), np.zeros(16)], 1)
     pal[0] = 0
-    return pal.astype(np.uint8)
+    return np.round(pal).astype(np.uint8)
 
 
 def _finish(mask: np.ndarray, colour: np.ndarray, normal_type: int) -> VoxelGrid:
@@ -53,14 +64,14 @@ def tank(normal_type: int = 4, frames: int = 8) -> tuple[VxlFile, HvaFile]:
     # hull: 24 x 14 x 6 with sloped front and a remap stripe
     x, y, z = np.indices((24, 14, 6))
     hull = (z < 6 - np.maximum(0, x - 19)) & ((y > 0) & (y < 13) | (z < 3))
-    hc = np.where(z == 3, 20, 100 + (x // 4) % 3).astype(np.uint8)
+    hc = np.where(z == 3, 20, 36 + 2 * ((x // 4) % 3) + (z < 2) * 3).astype(np.uint8)
     # turret: 10 x 10 x 4 rounded
     x, y, z = np.indices((10, 10, 4))
     tur = ((x - 4.5) ** 2 + (y - 4.5) ** 2) < (5.2 - z * 0.5) ** 2
-    tc = np.where(z == 3, 24, 110).astype(np.uint8)
+    tc = np.where(z == 3, 24, 38 + z).astype(np.uint8)
     # barrel: 12 x 2 x 2
     bar = np.ones((12, 2, 2), bool)
-    bc = np.full((12, 2, 2), 120, np.uint8)
+    bc = np.full((12, 2, 2), 86, np.uint8)
     limbs = [
         _limb(_finish(hull, hc, normal_type), "HULL", 0, True, normal_type),
         _limb(_finish(tur, tc, normal_type), "TURRET", 1, True, normal_type, (0, 0, 6)),

@@ -18,10 +18,10 @@ right-handed: in ``hmec.vxl`` the limbs named "... R ..." sit at -Y and "... L .
 with the front legs at +X, i.e. X forward, Y left, Z up (as vengi reads it; OpenRA's y flip
 belongs to its own world convention). We map ``(x, y, z) -> (y, z, x)`` — a proper rotation,
 so windings stay counter-clockwise — which puts the model's front on glTF's +Z and its left on
-+X, as the glTF spec asks of assets. (format-facts E suggested ``(x, z, -y)``; that is the same
-up axis with the front on +X instead.)
++X, as the glTF spec asks of assets. (vengi's ``(x, z, -y)`` is the same up axis with the front
+on +X instead.)
 
-Placement (OpenRA ``Voxel.cs``; format-facts E): for limb ``l`` with scale ``s``, bounds
+Placement (OpenRA ``Voxel.cs``, vengi ``VXLShared.cpp``): for limb ``l`` with scale ``s``, bounds
 ``b0..b1``, size ``n`` and ``k = (b1 - b0) / n``, a voxel corner ``v`` is at
 ``R (b0 + v * k) + t'`` where ``[R | t]`` is the HVA matrix of the frame with
 ``t' = t * s * k``; without an HVA the tailer matrix is used with ``t' = t * k`` (in the corpus

@@ -25,8 +25,8 @@ How the decoder works (no Python loop per voxel, per run or per column):
 * :func:`scan` walks every column at once, one *run index* per step: the header of run k of
   every unfinished column is gathered in one go (``buf[p]``, ``buf[p + 1]``), the next header
   is at ``p + 3 + 2*count``, finished columns (z reached zsize) drop out. A column has at most
-  ``zsize`` runs (each advances z), so the loop runs at most 255 times; the worst-case 255^3
-  model (a ball with 2 % holes) takes 17 steps. Every check is one combined mask per step;
+  ``zsize`` runs (each advances z), so the loop runs at most 255 times, and far fewer on
+  real models (a column has few runs). Every check is one combined mask per step;
   only a failing step looks for which check failed first (same message as a check-by-check
   walk). ``buf`` is read with ``take(mode="clip")``: a header one byte past the column's end
   is refused by the same ``tail > end`` test without reading past the data. The memory used
@@ -36,13 +36,10 @@ How the decoder works (no Python loop per voxel, per run or per column):
   the ``[y, x, z]`` grid; one masked copy of ``uint16`` (colour, normal) pairs, then one
   transpose to ``[x, y, z]``. Other layouts (columns out of order, shared bytes) take one
   index per voxel.
-* Cost on the worst case (18.1 MB, 8.4M voxels; CPU on the shared 2-core machine): the walk
-  ~15 ms, so reading runs at over 1 GB/s; the full decode ~90 ms (~0.2 GB/s), of which the
-  walk is a sixth and the rest is about ten numpy passes over the 16.6M-cell grid and the
-  data (range masks, the masked copy, the transposes). Going past that needs a compiled loop
-  (one pass); not done: numpy only, by choice. Tried without a measurable gain: ordering
-  the runs by a computed rank instead of ``argsort``, copying into a transposed view, one
-  ``uint8`` masked copy per channel. ``buf[p]`` costs twice ``buf.take(p, mode="clip")``.
+* The full decode is about ten numpy passes over the grid and the data (range masks, the
+  masked copy, the transposes); going past that needs a compiled loop (one pass), which is
+  not done: numpy only, by choice. ``buf.take(p, mode="clip")`` is used rather than
+  ``buf[p]``, which is slower. Speeds: ``benchmarks/bench_native.py`` and docs/performance.md.
 * :func:`encode` is the mirror: runs from the edges of the mask, headers written with
   fancy indexing, the voxel pairs with one masked copy into a range mask of the output.
 

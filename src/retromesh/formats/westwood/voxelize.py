@@ -48,7 +48,7 @@ _FREE = [i for i in range(1, 256) if not _REMAP[0] <= i <= _REMAP[1]]
 _SAMPLES = 1 << 20
 #: caps of one voxelisation, checked before the work starts (the work grows with the voxel
 #: grids and the triangles' size in voxels, not with the file's size: 20,000 nodes sharing one
-#: mesh, or one big triangle indexed 20,000 times, took minutes). ``cells``: voxels of all
+#: mesh, or one big triangle indexed 20,000 times, would take minutes). ``cells``: voxels of all
 #: limb grids (one 255^3 limb fits); ``samples``: surface samples of all triangles (about
 #: 2 (edge / voxel)^2 per triangle; 657k for the biggest corpus model at the default
 #: resolution 64, times (resolution / 64)^2 allowed for a finer grid). Raise them

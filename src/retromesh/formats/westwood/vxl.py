@@ -14,8 +14,8 @@ Layout (little-endian; offsets in bytes)
 Deviations from the spec text (``westwood-vxl.txt`` 1.02) and what the corpus taught:
 
 * The spec's tailer (``float transform[4][4]; float scale[3]``) is wrong: the real tailer is
-  ``scale``, a 3x4 matrix, bounds min/max (format-facts E). Its "unknown, always 2" is the
-  normal table id: 2 or 4 in the corpus.
+  ``scale``, a 3x4 matrix, bounds min/max (OpenRA ``VxlReader.cs``, vengi ``VXLFormat.cpp``).
+  Its "unknown, always 2" is the normal table id: 2 or 4 in the corpus.
 * The header's "short 0x1f10" is two bytes: the player-colour remap range 16..31.
 * The tailer offsets are relative to the start of the *body block* (802 + 28 n), not to each
   limb's body: limb 1 of ``alplane.vxl`` starts at 112348.

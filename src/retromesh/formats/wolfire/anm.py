@@ -1,6 +1,6 @@
 """Overgrowth ``.anm`` animations (Phoenix engine), little-endian, versions 0..11.
 
-Layout (``Animation::ReadFromFile``, format-facts A2):
+Layout (Overgrowth ``Animation::ReadFromFile``, ``Source/Asset/Asset/animation.cpp``):
 
 ==============================  ==========  ===================================================
 field                           versions    type

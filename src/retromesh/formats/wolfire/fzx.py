@@ -1,6 +1,7 @@
 """Overgrowth ``.fzx`` ragdoll bounding volumes, little-endian.
 
-Layout (``fzx_file.cpp``, format-facts A4):
+Layout (Overgrowth ``Source/Asset/Asset/fzx_file.cpp``; how the engine uses the volumes:
+``Source/Graphics/skeleton.cpp``):
 
 =============  ==========================  ===============================================
 offset         type                        field

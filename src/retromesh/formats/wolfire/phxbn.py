@@ -1,6 +1,6 @@
 """Overgrowth ``.phxbn`` skeletons (Phoenix engine), little-endian, versions 5..11.
 
-Layout (``SkeletonAsset`` loader, format-facts A3):
+Layout (Overgrowth's ``SkeletonAsset`` loader, ``Source/Asset/Asset/skeletonasset.cpp``):
 
 =======================  ============  ===================================================
 field                    versions      type

@@ -1,6 +1,7 @@
 """Overgrowth save files (``.sav``), little-endian; no 3D content.
 
-Layout of the current engine (``Source/Game/savefile.cpp``, format-facts A5), version 3:
+Layout of the current engine (Overgrowth ``Source/Game/savefile.cpp``), version 3 (the engine rejects
+versions 1 and 2 and calls anything above 3 too new):
 
 =========================  ==============================================================
 field                      type

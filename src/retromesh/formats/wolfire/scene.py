@@ -5,7 +5,7 @@ blending), :mod:`.scene_read` (files -> Scene), :mod:`.scene_write` (Scene -> fi
 module registers the ``.phxbn``/``.anm`` formats with them (the native modules :mod:`.anm` and
 :mod:`.phxbn` know nothing of scenes) and keeps the older names.
 
-Engine facts used (format-facts A2, A3, A6; Overgrowth ``bulletworld.cpp``,
+Engine facts used (Overgrowth ``bulletworld.cpp``,
 ``skeletonasset.cpp``, ``animation.cpp``, ``models.cpp``):
 
 * Axes: Overgrowth is OpenGL right-handed +Y up, the same as glTF: no axis change.

@@ -1,6 +1,7 @@
 """Lugaru ``.solid`` models (Wolfire's first engine), big-endian.
 
-Layout (format-facts A1; 37 shipped models checked):
+Layout (Lugaru's ``Model::load`` in ``Source/Graphic/Models.cpp``; 37 shipped models checked:
+the file size is exactly ``4 + 12 V + 36 T`` for each):
 
 ========  ===========================  =====================================================
 offset    type                         field
