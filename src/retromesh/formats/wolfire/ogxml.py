@@ -231,7 +231,7 @@ def _split(rel: str) -> list[str]:
     if "\0" in rel:
         raise UnsafePath("a NUL byte")
     text = rel.strip().replace("\\", "/")
-    if text.startswith("/") or re.match(r"^[A-Za-z]:", text) or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", text):
+    if text.startswith("/") or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", text):
         raise UnsafePath("an absolute path")
     parts = [p for p in text.split("/") if p not in ("", ".")]
     if not parts:
