@@ -142,7 +142,8 @@ def test_names_match_case_insensitively_and_data_path(game, tmp_path):
 
 
 @pytest.mark.parametrize("bad", ["../../../../etc/passwd", "/etc/passwd", "C:/Windows/win.ini",
-                                 "Data/../../secret.xml", "Data\\..\\..\\secret.xml"])
+                                 "Data/../../secret.xml", "Data\\..\\..\\secret.xml",
+                                 "etc/passwd", "file:///etc/passwd"])
 def test_paths_out_of_the_root_are_refused(game, bad):
     _edit(_char(game), "Data/Skeletons/r_stick.xml", bad)
     assert "overgrowth-xml.unsafe-path" in _rules(_char(game))
@@ -307,3 +308,25 @@ def test_no_stray_exception_on_damaged_descriptors(game):
                 retromesh.read(data[:n], format="overgrowth-xml")
             except FormatError:
                 pass
+
+
+# -- Blender ---------------------------------------------------------------------------------------
+
+def test_blender_bridge_imports_the_character(game, tmp_path):
+    """The extension's generic path: the picked .xml is the main file; Blender's glTF importer
+    shows a textured, skinned mesh that moves."""
+    import blender_run
+    from retromesh.blender import bridge
+    jobs = bridge.group_files([_char(game), game / "Data/Animations/r_walk.anm"])
+    assert len(jobs) == 1 and jobs[0].main == _char(game)
+    glb = tmp_path / "b.glb"
+    bridge.load_to_glb(jobs[0], glb)
+    why = blender_run.unavailable()
+    if why:
+        pytest.skip(why)
+    script = Path(__file__).parent / "blender_scripts/gltf_stats.py"
+    info = blender_run.run(script.read_text(), {"files": [str(glb)]})[str(glb)]
+    assert "error" not in info, info
+    assert info["objects"].get("ARMATURE") == 1 and info["bones"] >= 6
+    assert info["actions"] >= 2 and info["vertex_motion"] > 0.01
+    assert info["images"] and all(i["pixels"] for i in info["images"])

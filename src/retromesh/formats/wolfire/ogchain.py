@@ -131,7 +131,9 @@ class Chain:
             return registry.parse(registry.get(fmt_name), data, rel)
         except RetromeshError as exc:
             self._add("malformed", str(exc))
-            return None
+        except registry._STRAY as exc:         # the OBJ parser outside the read funnel
+            self._add("malformed", f"{rel}: {type(exc).__name__}: {exc}")
+        return None
 
     # -- the chain ---------------------------------------------------------------------------
     def resolve(self) -> Parts:

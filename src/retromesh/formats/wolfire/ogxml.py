@@ -32,7 +32,8 @@ XML file to the first folder named ``Data`` (its parent is the root); when that 
 (``<game>/Data/Mods/<mod>/``) the game folder follows it; ``data_path`` folders (a game or mod
 folder, or its ``Data`` folder) come after. Unlike the engine (``kAbsPath``), an absolute path,
 a ``..`` part or a link leading out of its root is refused (:class:`UnsafePath`), and only
-regular files are opened.
+regular files are opened; a path must start with ``Data/``, as every asset path of the engine
+does (so that a root guessed wrongly exposes no more than a ``Data`` tree).
 
 XML is parsed with the standard library's expat, refusing any DTD (``<!DOCTYPE``), entity
 declaration or external entity: an entity bomb is a FormatError, as is malformed XML (with its
@@ -238,6 +239,8 @@ def _split(rel: str) -> list[str]:
         raise UnsafePath("no file name")
     if ".." in parts:
         raise UnsafePath("'..' (a parent folder)")
+    if parts[0].lower() != "data":
+        raise UnsafePath("a path outside Data/ (every asset path of the engine starts there)")
     return parts
 
 
