@@ -330,3 +330,17 @@ def test_blender_bridge_imports_the_character(game, tmp_path):
     assert info["objects"].get("ARMATURE") == 1 and info["bones"] >= 6
     assert info["actions"] >= 2 and info["vertex_motion"] > 0.01
     assert info["images"] and all(i["pixels"] for i in info["images"])
+
+
+def test_gallery_card_and_info(game, tmp_path):
+    from retromesh.gallery.build import find_models, model_card
+    _write(game / "Data/Levels/level.xml", "<Level/>")
+    models = find_models([game / "Data"])
+    sources = sorted(m.source.name for m in models)
+    assert "stick.xml" in sources and "level.xml" not in sources
+    char = next(m for m in models if m.source == _char(game))
+    card = model_card(char, tmp_path / "site", thumbnail=False)
+    assert "error" not in card, card
+    res = runner.invoke(app, ["info", "--json", str(_char(game))])
+    assert res.exit_code == 0, res.output
+    assert '"animation_files": 2' in res.output and '"problems": 0' in res.output

@@ -36,6 +36,8 @@ animation           an animation entry the engine cannot use (no ``path``, an ex
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...errors import FormatError, RetromeshError
@@ -123,7 +125,7 @@ class Chain:
             self._add("malformed", str(exc))
             return None, False
 
-    def _parse(self, fmt_name: str, data: bytes, rel: str):
+    def _parse(self, fmt_name: str, data: bytes, rel: str) -> Any:
         from ... import registry
         try:
             if fmt_name == "obj":
@@ -252,6 +254,7 @@ class Chain:
                              f'{where}: "{bone}" is in no data root: {self.roots.describe()}')
                           + ")")
             return
+        assert bone is not None
         parts.paths["bone_path"] = bone
         data = self._file(bone, "skeleton", f"{where} bone_path")
         skel = self._parse("phxbn", data, bone) if data is not None else None

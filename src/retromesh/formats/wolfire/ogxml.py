@@ -46,6 +46,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 from xml.parsers import expat
 
@@ -83,7 +84,7 @@ class _Refused(Exception):
     pass
 
 
-def _refuse(what: str):
+def _refuse(what: str) -> Any:          # expat types each handler differently
     def handler(*_args: object) -> None:
         raise _Refused(what)
     return handler
