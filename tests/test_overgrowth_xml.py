@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
 import retromesh
@@ -344,3 +345,18 @@ def test_gallery_card_and_info(game, tmp_path):
     res = runner.invoke(app, ["info", "--json", str(_char(game))])
     assert res.exit_code == 0, res.output
     assert '"animation_files": 2' in res.output and '"problems": 0' in res.output
+
+
+_XMLISH = st.lists(st.sampled_from(list('<>/="? !-[]&;abcxml\n') + [
+    "<rig ", "<character>", "</character>", "<!DOCTYPE", "&#x41;", "<!ENTITY a 'b'>", "&a;",
+    "<?xml version='1.0'?>", "<![CDATA[", "]]>"]), max_size=40).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(_XMLISH, st.binary(max_size=64).map(lambda b: b.decode("latin-1"))))
+def test_parse_xml_fuzz_only_format_errors(text):
+    try:
+        node = parse_xml(text.encode("utf-8", "surrogatepass"), "fuzz.xml")
+    except FormatError:
+        return
+    assert node is None or node.tag
