@@ -360,3 +360,26 @@ def test_parse_xml_fuzz_only_format_errors(text):
     except FormatError:
         return
     assert node is None or node.tag
+
+
+def test_morphs_become_morph_targets(game, tmp_path):
+    scene = retromesh.load(_char(game))
+    mesh = scene.meshes[0]
+    assert mesh.extras["targetNames"] == ["wink", "fist0", "fist1"]      # look_u is default=true
+    assert mesh.weights == [0.0, 0.0, 0.0]
+    assert [float(np.abs(t.positions).max()) for t in mesh.primitives[0].targets] == \
+        pytest.approx([0.05, 0.02, 0.04])
+    models = game / "Data/Models/Characters"
+    shutil.copy(models / "stick_wink.obj", models / "stick_female.obj")
+    _edit(_char(game), 'channel_0 = "cloth"',
+          'channel_0 = "cloth" morph = "Data/Models/Characters/stick_female.obj"')
+    (models / "stick_fist1.obj").write_text((models / "stick_fist1.obj").read_text() + "f 1 2 3\n")
+    (models / "stick_wink.obj").unlink()
+    rules = _rules(_char(game))
+    assert "triangle corners" in rules["overgrowth-xml.morph"]
+    assert not any(f.is_error for f in check(retromesh.read(_char(game))))
+    scene = retromesh.load(_char(game))
+    mesh = scene.meshes[0]
+    assert mesh.extras["targetNames"] == ["fist0", "permanent"] and mesh.weights == [0.0, 1.0]
+    retromesh.save(scene, tmp_path / "m.glb")
+    assert assert_valid(tmp_path / "m.glb")["hasMorphTargets"]

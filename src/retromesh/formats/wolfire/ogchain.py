@@ -30,6 +30,9 @@ missing-file        a named file is in no data root: 'Unable to find "…" in an
 unsafe-path         a path that is absolute, has ``..`` or leads out of its root (refused here;
                     the engine would try it)
 malformed           a named XML, ``.phxbn``, ``.obj`` or ``.anm`` file does not parse
+morph               a morph OBJ (``<model>_<label>[step].obj``, or ``<appearance morph>``) missing
+                    or with another triangle corner count than the model (a warning: it is left
+                    out)
 animation           an animation entry the engine cannot use (no ``path``, an extension other
                     than ``.anm``/``.xml``, synced groups nested too deep or in a circle)
 ==================  =============================================================================
@@ -66,6 +69,7 @@ class Parts:
     skeleton: PhxbnFile | None = None
     color_map: tuple[bytes, str] | None = None   # raw bytes, engine path
     animations: list[tuple[str, AnmFile, str, list[str]]] | None = None  # name, doc, path, roles
+    morphs: list[tuple[str, ObjMesh, str]] | None = None   # target name, mesh, engine path
     settings: dict[str, object] | None = None
 
 
@@ -177,6 +181,7 @@ class Chain:
         anims = root.child("animations")
         if anims is not None:
             self._animations(anims, where, parts)
+        self._morphs(root, app, where, parts)
         for tag in ("team", "clothing"):
             c = root.child(tag)
             if c is not None and c.text:
@@ -325,6 +330,45 @@ class Chain:
                 and parts.paths.get("model") != parts.paths.get("model_path"):
             self._vertex_count(parts.skeleton, parts.model, parts.paths.get("bone_path", ""),
                                parts.paths.get("model", ""))
+
+    # -- morphs ------------------------------------------------------------------------------
+    def _morphs(self, root: XmlNode, app: XmlNode | None, where: str, parts: Parts) -> None:
+        """``<morphs>`` children not marked ``default="true"``: ``num_steps`` files each
+        (``GetMorphPath``: the model's path without ``.obj``, ``_<label>[step].obj``); the
+        ``<appearance morph>`` file is applied in full (a target of weight 1)."""
+        model = parts.paths.get("model")
+        if model is None or parts.model is None:
+            return
+        wanted: list[tuple[str, str]] = []
+        node = root.child("morphs")
+        for m in node.children if node is not None else []:
+            if m.attrib.get("default") == "true":
+                continue
+            try:
+                steps = int(m.attrib.get("num_steps", "1"))
+            except ValueError:
+                steps = 1
+            names = [m.tag] if steps == 1 else [f"{m.tag}{j}" for j in range(max(0, min(steps, 64)))]
+            wanted += [(n, model[:-4] + "_" + n + ".obj") for n in names]
+        if app is not None and "morph" in app.attrib:
+            wanted.append(("permanent", app.attrib["morph"]))
+        found: list[tuple[str, ObjMesh, str]] = []
+        for name, rel in wanted:
+            there = self._exists(rel, f"{where} <morphs>")
+            if not there:
+                if there is False:
+                    self._add("morph", f'{where}: the morph "{name}" has no file {rel}', "warning")
+                continue
+            data = self._file(rel, "morph", f"{where} <morphs>")
+            mesh = self._parse("obj", data, rel) if data is not None else None
+            if mesh is None:
+                continue
+            if len(mesh.corners) != len(parts.model.corners):
+                self._add("morph", f"{rel}: {len(mesh.corners)} triangle corners, the model "
+                                   f"{model} {len(parts.model.corners)}: left out", "warning")
+                continue
+            found.append((name, mesh, rel))
+        parts.morphs = found
 
     # -- animations --------------------------------------------------------------------------
     def _animations(self, node: XmlNode, where: str, parts: Parts) -> None:

@@ -5,7 +5,7 @@
     <root>/Data/Objects/Characters/stick.xml      object: Model, ColorMap, NormalMap, ShaderName
     <root>/Data/Skeletons/r_stick.xml             rig: bone_path, model_path, mass_path
     <root>/Data/Skeletons/r_stick.phxbn           skeleton (+ r_stick_mass.xml / .phxbn)
-    <root>/Data/Models/Characters/stick.obj
+    <root>/Data/Models/Characters/stick.obj       (+ stick_wink.obj, stick_fist0/1.obj morphs)
     <root>/Data/Textures/Characters/stick_c.tga   colour map (TGA, as the game ships them)
     <root>/Data/Textures/Characters/stick_n.tga   normal map
     <root>/Data/Animations/r_wave.anm, r_walk.anm, r_movement.xml (a synced group of both)
@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from .anm import write as write_anm
+from .obj import write_obj
 from .phxbn import write as write_phxbn
-from .samples import stick_obj, stick_skeleton, walk_animation, wave_animation
+from .samples import OBJ_OFFSET, _box_mesh, _points, stick_obj, stick_skeleton, walk_animation, wave_animation
 
 __all__ = ["write_character", "CHARACTER_XML", "OBJECT_XML", "RIG_XML"]
 
@@ -32,6 +33,12 @@ CHARACTER_XML = """<?xml version="1.0" ?>
     <animations idle = "Data/Animations/r_wave.anm"
                 movement = "Data/Animations/r_movement.xml"/>
     <team>stick</team>
+    <morphs>
+        <wink />
+        <fist num_steps = "2"/>
+        <look_u default = "true" start_x = "0" start_y = "0.6" start_z = "0"
+                end_x = "0" end_y = "0.7" end_z = "0.1"/>
+    </morphs>
 </character>
 """
 
@@ -75,6 +82,16 @@ def _tga(color: tuple[int, int, int]) -> bytes:
     return out.getvalue()
 
 
+def _morph_obj(bone: int, shift: float) -> bytes:
+    """The stick mesh with the box of ``bone`` moved along +Y (same corners, same order)."""
+    pos, tris, owner = _box_mesh(_points())
+    moved = pos.copy()
+    moved[np.unique(tris[owner == bone])] += [0.0, shift, 0.0]
+    uv = np.c_[(pos[:, 0] - pos[:, 0].min()) / max(np.ptp(pos[:, 0]), 1e-9),
+               (pos[:, 1] - pos[:, 1].min()) / max(np.ptp(pos[:, 1]), 1e-9)]
+    return write_obj(moved + OBJ_OFFSET, tris, uv, tris, name="stick")
+
+
 def write_character(root: str | Path) -> Path:
     """Write the stick character below ``root``; returns the character XML's path."""
     d = Path(root) / "Data"
@@ -88,6 +105,9 @@ def write_character(root: str | Path) -> Path:
         "Skeletons/r_stick.phxbn": write_phxbn(stick_skeleton()),
         "Skeletons/r_stick_mass.phxbn": write_phxbn(heavy),
         "Models/Characters/stick.obj": stick_obj(),
+        "Models/Characters/stick_wink.obj": _morph_obj(1, 0.05),
+        "Models/Characters/stick_fist0.obj": _morph_obj(2, 0.02),
+        "Models/Characters/stick_fist1.obj": _morph_obj(2, 0.04),
         "Textures/Characters/stick_c.tga": _tga((200, 120, 40)),
         "Textures/Characters/stick_n.tga": _tga((128, 128, 255)),
         "Animations/r_wave.anm": write_anm(wave_animation()),

@@ -8,6 +8,7 @@ format (descriptors in :mod:`.ogxml`, the chain and its rules in :mod:`.ogchain`
   named after its role (``idle``), a group member after the role and its file
   (``movement/r_run``); one file used by several roles is converted once, its roles in the
   animation's extras. ``roles`` (``--set roles=idle,movement``) keeps some roles only.
+  ``<morphs>`` (and the permanent ``<appearance morph>``, at weight 1) become morph targets.
 * **rig**: the skeleton skinning its ``model_path`` OBJ (no texture).
 * **object**: the ``<Model>`` as a static mesh with its colour map.
 
@@ -27,10 +28,12 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ...errors import FormatError, LossWarning
 from ...findings import Finding
 from ...registry import Format, register
-from ...scene import Material, Scene, Texture, TextureRef
+from ...scene import Material, MorphTarget, Scene, Texture, TextureRef
 from ...textures import gltf_image
 from . import ogxml
 from .obj import ObjFile
@@ -108,6 +111,38 @@ def _material(scene: Scene, parts: Parts, name: str) -> int | None:
     return scene.add_material(mat)
 
 
+def _add_morphs(scene: Scene, parts: Parts) -> None:
+    """Morph OBJs as morph targets: per triangle corner ``morph - model`` (as stored), taken to
+    the merged vertices through the primitive's indices (one index per corner, in order)."""
+    base = parts.model
+    assert base is not None and parts.morphs
+    mesh = scene.meshes[0]
+    prim = mesh.primitives[0]
+    if prim.indices is None or len(prim.indices) != len(base.corners):
+        return
+    idx = np.asarray(prim.indices, dtype=np.int64)
+    bpos = base.positions[base.corners[:, 0]]
+    names, weights = [], []
+    for name, morph, rel in parts.morphs:
+        delta_c = morph.positions[morph.corners[:, 0]] - bpos
+        delta = np.zeros((len(prim.positions), 3))
+        delta[idx] = delta_c
+        if not np.all(np.isfinite(delta)):
+            warnings.warn(f"{rel}: coordinates that are not finite: left out", LossWarning,
+                          stacklevel=4)
+            continue
+        if np.abs(delta[idx] - delta_c).max(initial=0.0) > 1e-5:
+            warnings.warn(f"{rel}: corners merged in the mesh move apart in this morph; the "
+                          "target keeps one of them", LossWarning, stacklevel=4)
+        prim.targets.append(MorphTarget(positions=delta.astype(np.float32), name=name))
+        names.append(name)
+        weights.append(1.0 if name == "permanent" else 0.0)
+    if names:
+        mesh.weights = weights
+        mesh.extras["targetNames"] = names
+        mesh.extras["overgrowth_morphs"] = {n: r for n, _, r in parts.morphs}
+
+
 def _skinned(doc: OgXmlFile, parts: Parts, *, animations: Any, fps: float | None,
              root_motion: bool) -> Scene:
     if parts.skeleton is None or parts.model is None:
@@ -128,6 +163,8 @@ def _skinned(doc: OgXmlFile, parts: Parts, *, animations: Any, fps: float | None
     for a in scene.animations:
         if a.name in roles:
             a.extras.update(overgrowth_path=roles[a.name][0], roles=roles[a.name][1])
+    if parts.morphs:
+        _add_morphs(scene, parts)
     if parts.kind == "character" or parts.color_map is not None:
         mi = _material(scene, parts, model_name)
         for mesh in scene.meshes:
