@@ -24,6 +24,7 @@ when a skeleton and a model were found. ``data_path``: more game or mod folders 
 """
 from __future__ import annotations
 
+import os
 import warnings
 from pathlib import Path
 from typing import Any
@@ -44,12 +45,14 @@ from .scene_read import phxbn_to_scene
 __all__ = ["ogxml_to_scene", "check", "info"]
 
 
-def _list(value: Any) -> list[str]:
+def _list(value: Any, sep: str = ",") -> list[str]:
+    """A list option given as a list, or as one string of items separated by ``sep``."""
     if value is None:
         return []
-    if isinstance(value, (str, Path)):
-        return [p for p in str(value).split(",") if p] if not isinstance(value, Path) \
-            else [str(value)]
+    if isinstance(value, Path):
+        return [str(value)]
+    if isinstance(value, str):
+        return [p for p in value.split(sep) if p]
     return [str(v) for v in value]
 
 
@@ -149,7 +152,8 @@ def _skinned(doc: OgXmlFile, parts: Parts, *, animations: Any, fps: float | None
         missing = "skeleton" if parts.skeleton is None else "model"
         raise FormatError(f"a {missing} (see the warnings and `retromesh check`)", file=doc.path)
     anims: list[Any] = [{name: anm} for name, anm, _, _ in parts.animations or []]
-    anims += _list(animations) if not isinstance(animations, (list, tuple)) else list(animations)
+    anims += list(animations) if isinstance(animations, (list, tuple)) else \
+        _list(animations, os.pathsep)
     bone = parts.paths.get("bone_path", "skeleton")
     scene = phxbn_to_scene(parts.skeleton, source=Path(bone), mesh=parts.model,
                            animations=anims, fps=fps, root_motion=root_motion)
@@ -192,7 +196,7 @@ def ogxml_to_scene(doc: OgXmlFile, *, source: Path | None = None, animations: An
     if source is not None and doc.path is None:
         doc.path = str(source)
     role_list = _list(roles) or None
-    chain = Chain(doc, data_path=_list(data_path), roles=role_list)
+    chain = Chain(doc, data_path=_list(data_path, os.pathsep), roles=role_list)
     parts = chain.resolve()
     chain.check_shown_model(parts)
     _refuse(doc, chain.findings, strict)
