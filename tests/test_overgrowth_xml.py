@@ -383,3 +383,8 @@ def test_morphs_become_morph_targets(game, tmp_path):
     assert mesh.extras["targetNames"] == ["fist0", "permanent"] and mesh.weights == [0.0, 1.0]
     retromesh.save(scene, tmp_path / "m.glb")
     assert assert_valid(tmp_path / "m.glb")["hasMorphTargets"]
+
+
+def test_object_xml_without_an_element(game):
+    _write(game / "Data/Objects/Characters/stick.xml", '<?xml version="1.0" ?>\n<!-- empty -->\n')
+    assert _rules(_char(game))["overgrowth-xml.object-model"].startswith("Model name not found.")

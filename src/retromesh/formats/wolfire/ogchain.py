@@ -172,10 +172,13 @@ class Chain:
                     settings[key] = app.attrib[key]
             if "obj_path" in app.attrib:
                 parts.paths["object"] = app.attrib["obj_path"]
-                node, _ = self._xml(app.attrib["obj_path"], "object XML",
-                                    f"{where} <appearance obj_path>")
+                node, ok = self._xml(app.attrib["obj_path"], "object XML",
+                                     f"{where} <appearance obj_path>")
                 if node is not None:
                     self._object_node(node, app.attrib["obj_path"], parts)
+                elif ok:
+                    self._add("object-model", "Model name not found. Aborting object load. "
+                                              f"({app.attrib['obj_path']}: no element)")
             if "skeleton" in app.attrib:
                 self._rig(app.attrib["skeleton"], f"{where} <appearance skeleton>", parts)
         anims = root.child("animations")
