@@ -388,3 +388,13 @@ def test_morphs_become_morph_targets(game, tmp_path):
 def test_object_xml_without_an_element(game):
     _write(game / "Data/Objects/Characters/stick.xml", '<?xml version="1.0" ?>\n<!-- empty -->\n')
     assert _rules(_char(game))["overgrowth-xml.object-model"].startswith("Model name not found.")
+
+
+def test_rig_xml_without_an_element_is_missing_root_rig(game):
+    _write(game / "Data/Skeletons/r_stick.xml", '<?xml version="1.0" ?>\n')
+    assert _rules(_char(game))["overgrowth-xml.rig-root"].startswith(
+        "Missing root Rig node in xml file.")
+    assert parse_xml(b"<?xml version='1.0'?><!-- x -->") is None
+    for text in (b"", b"  \n", b"<character>"):
+        with pytest.raises(FormatError):
+            parse_xml(text)

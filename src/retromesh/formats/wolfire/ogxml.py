@@ -91,8 +91,9 @@ def _refuse(what: str) -> Any:          # expat types each handler differently
 
 
 def parse_xml(data: bytes, file: str | None = None) -> XmlNode | None:
-    """The root element of ``data`` (None when the document has no element), or FormatError
-    naming the line and column of the first problem. DTDs and entities are refused."""
+    """The root element of ``data``, or FormatError naming the line and column of the first
+    problem. DTDs and entities are refused. A document of a declaration or comments only gives
+    None (TinyXML loads it as a document without element); an empty one is an error."""
     if len(data) > MAX_XML_BYTES:
         raise LimitError(f"an XML descriptor of at most {MAX_XML_BYTES} bytes", file=file,
                          got=f"{len(data)} bytes")
@@ -134,6 +135,8 @@ def parse_xml(data: bytes, file: str | None = None) -> XmlNode | None:
     try:
         p.Parse(bytes(data), True)
     except expat.ExpatError as exc:
+        if exc.code == _NO_ELEMENTS and not out and bytes(data).strip():
+            return None          # a declaration or comments only: TinyXML loads it, empty
         raise FormatError("well-formed XML", file=file, offset=p.ErrorByteIndex,
                           path=f"line {exc.lineno}, column {exc.offset + 1}",
                           got=expat.ErrorString(exc.code)) from None
@@ -146,6 +149,7 @@ def parse_xml(data: bytes, file: str | None = None) -> XmlNode | None:
     return out[0] if out else None
 
 
+_NO_ELEMENTS = expat.errors.codes[expat.errors.XML_ERROR_NO_ELEMENTS]
 _TAG = re.compile(rb"<([A-Za-z_][A-Za-z0-9_.:-]*)")
 
 
