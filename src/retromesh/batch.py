@@ -38,7 +38,7 @@ from .records import record
 
 __all__ = ["Job", "Result", "convert_many", "plan", "run", "run_jobs", "describe", "shards",
            "Group", "companions", "members", "scannable", "group_folder", "name_outputs",
-           "auto_companions"]
+           "auto_companions", "recognised"]
 
 #: primary extension -> (skeleton ext, mesh ext, animation ext): what is read beside it
 _RULES = {
@@ -51,6 +51,8 @@ _AUTO = {"vxl": "hva"}
 #: exchange copies or side files of a model: beside a game model of the same name they yield
 #: the plain output name to it (``tank.vxl`` -> tank.glb, ``tank.vox`` -> tank.vox.glb)
 _SECONDARY = {"vox", "obj", "fzx"}
+#: extensions that files with no 3D content share: a folder scan sniffs them
+_SNIFFED = {"xml"}
 
 
 @record
@@ -61,11 +63,25 @@ class Group:
     members: list[Path] = field(default_factory=list)
 
 
+def recognised(path: Path) -> bool:
+    """False for a file of an extension many unrelated files share (``.xml``: only some are
+    Overgrowth descriptors) whose first bytes no format claiming it recognises."""
+    ext = path.suffix.lower().lstrip(".")
+    if ext not in _SNIFFED:
+        return True
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(registry.SNIFF_BYTES)
+    except OSError:
+        return False
+    return any(f.sniff is not None and registry._sniff(f, head) for f in registry.claiming(ext))
+
+
 def scannable(path: Path) -> bool:
     """A file a folder conversion picks up: a known extension that converts to a scene."""
     ext = path.suffix.lower().lstrip(".")
     return bool(ext) and any(f.to_scene is not None and f.family != "glTF 2.0"
-                             for f in registry.claiming(ext))
+                             for f in registry.claiming(ext)) and recognised(path)
 
 
 def _by_ext(files: list[Path]) -> dict[str, list[Path]]:

@@ -98,7 +98,8 @@ def _root(ctx: typer.Context,
 
 def _readable(path: Path) -> bool:
     ext = path.suffix.lower().lstrip(".")
-    return bool(ext) and any(f.read is not None for f in registry.claiming(ext))
+    return bool(ext) and any(f.read is not None for f in registry.claiming(ext)) \
+        and plan.recognised(path)
 
 
 #: standard input once read in this command (``-``); emptied as each command starts
@@ -541,7 +542,10 @@ def _check_file(f: Path, format: str | None, scene: bool, luanti: bool
     if not gltf and fmt.write is not None and fmt.write(doc) != data:
         problems.append("byte round trip differs")
     if fmt.check is not None:
-        problems += fmt.check(doc)
+        from .findings import Finding
+        problems += [p if not isinstance(p, Finding) else
+                     ("" if p.is_error else "warning: ") + f"{p.rule}: {p.message}"
+                     for p in fmt.check(doc)]
     if (scene or gltf) and fmt.to_scene is not None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", LossWarning)

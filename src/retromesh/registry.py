@@ -61,6 +61,7 @@ FORMAT_INDEX = {
     "glb": "retromesh.gltf", "gltf": "retromesh.gltf",
     "b3d": "retromesh.formats.b3d",
     **dict.fromkeys(("anm", "fzx", "obj", "phxbn", "sav", "solid"), "retromesh.formats.wolfire"),
+    **dict.fromkeys(("overgrowth-xml", "xml"), "retromesh.formats.wolfire"),
     "abc": "retromesh.formats.lithtech",
     **dict.fromkeys(("ani", "cms", "lsmat", "msh", "skl"), "retromesh.formats.lostsaga"),
     **dict.fromkeys(("aos-vxl", "hva", "vox", "vxl"), "retromesh.formats.westwood"),

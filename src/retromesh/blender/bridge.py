@@ -29,7 +29,7 @@ __all__ = ["Job", "group_files", "load_to_glb", "convert_glb", "IMPORT_EXTENSION
            "EXPORT_EXTENSIONS", "encode_extras", "decode_extras", "JSON_MARK"]
 
 # role of each extension: main files in order of precedence, then companions
-_MAIN_ORDER = ("msh", "cms", "phxbn", "vxl", "vox", "b3d", "abc", "solid", "glb", "gltf", "fzx",
+_MAIN_ORDER = ("xml", "msh", "cms", "phxbn", "vxl", "vox", "b3d", "abc", "solid", "glb", "gltf", "fzx",
                "skl", "obj", "anm", "ani")
 # companion extension -> option name, per main extension
 _COMPANIONS = {
@@ -40,6 +40,7 @@ _COMPANIONS = {
     "anm": {"phxbn": "skeleton", "obj": "mesh"},
     "vxl": {"hva": "hva"},
     "fzx": {"obj": "mesh"},
+    "xml": {"anm": "animations"},       # an Overgrowth descriptor finds its own files
 }
 _LISTS = {"animations"}
 # companions looked for beside the main file: option -> name patterns ({stem})
@@ -53,7 +54,7 @@ _BESIDE = {
 _PASSIVE = {"txt", "png", "jpg", "jpeg", "bmp", "tga", "dds", "pcx"}
 
 IMPORT_EXTENSIONS = ("b3d", "solid", "phxbn", "anm", "obj", "fzx", "abc", "msh", "cms", "skl",
-                     "ani", "vxl", "hva", "vox")
+                     "ani", "vxl", "hva", "vox", "xml")
 EXPORT_EXTENSIONS = ("b3d", "solid", "phxbn", "anm", "abc", "msh", "vxl", "vox")
 
 

@@ -24,6 +24,8 @@ Typical use::
         --animation run.anm --animation walk.anm -o rabbit.glb    # skinned, two animations
     retromesh convert rabbit.glb -o out/rabbit.phxbn              # + rabbit.obj, rabbit_*.anm
     retromesh convert ragdoll.fzx --mesh rabbit.obj -o volumes.glb
+    retromesh convert Data/Characters/rabbit.xml -o rabbit.glb   # the descriptor chain:
+        # object XML (model, colour map), rig XML (.phxbn, mass), animations (:mod:`.ogxml_scene`)
     retromesh dump --json save.sav > save.json; retromesh build save.json -o save.sav
 
 Options (``--set key=value``): ``fps`` (resampling rate, default 30), ``root_motion``
@@ -33,9 +35,9 @@ Options (``--set key=value``): ``fps`` (resampling rate, default 30), ``root_mot
 """
 from __future__ import annotations
 
-from . import anm, fzx, obj, phxbn, sav, scene, solid
+from . import anm, fzx, obj, ogxml_scene, phxbn, sav, scene, solid
 
-__all__ = ["anm", "fzx", "obj", "phxbn", "sav", "scene", "solid", "samples"]
+__all__ = ["anm", "fzx", "obj", "ogxml_scene", "phxbn", "sav", "scene", "solid", "samples"]
 
 
 def __getattr__(name: str):
