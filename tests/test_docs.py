@@ -16,7 +16,6 @@ README_MAX_LINES = 250
 PENDING = {
     "LICENSE",
     "docs/lugaru.md",
-    "docs/overgrowth-characters.md",
     "docs/check-rules.md",
     "docs/companions.md",
     "docs/lossless.md",
