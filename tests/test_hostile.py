@@ -376,7 +376,7 @@ def _save_outcome(scene: Scene, target: Path) -> str:
 def _lines_run(fn) -> int:
     """Lines of retromesh's own code executed by ``fn()`` (numpy and the standard library are
     not traced): a measure of Python-level work that does not depend on the machine's speed."""
-    src = str(ROOT / "src" / "retromesh")
+    src = str(Path(retromesh.__file__).resolve().parent)      # the copy under test (installed or not)
     count = 0
 
     def local(frame, event, arg):
