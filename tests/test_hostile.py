@@ -407,6 +407,7 @@ def test_writer_work_grows_linearly_with_nodes(ext, tmp_path):
     for n in (400, 1600):
         scene = _big_scene(n, shape, WRITERS[ext], mesh_every=20)
         runs[n] = _lines_run(lambda: _save_outcome(scene, tmp_path / f"o.{ext}"))
+    assert runs[400] > 0, "no line of retromesh was traced"
     assert runs[1600] <= 4 * runs[400] * 1.25, runs
 
 
