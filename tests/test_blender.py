@@ -23,6 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 import warnings
 import zipfile
@@ -221,6 +222,36 @@ def test_blenders_own_validator_accepts_the_zip(blender, extension_zip):
         manifest = tomllib.loads(z.read("blender_manifest.toml").decode())
     assert manifest["license"] == ["SPDX:MIT"] and manifest["blender_version_min"] == "4.2.0"
     assert manifest["website"] and "<" in manifest["maintainer"]
+
+
+#: licences of bundled wheels that GPL-3.0-or-later code may ship with (docs/blender.md)
+GPL_COMPATIBLE = {"MIT", "MIT-CMU", "HPND", "BSD-2-Clause", "BSD-3-Clause", "Apache-2.0", "PSF-2.0",
+                  "ISC", "Zlib", "MPL-2.0", "LGPL-3.0-or-later", "GPL-3.0-or-later"}
+_CLASSIFIER_LICENCES = {"MIT License": "MIT", "BSD License": "BSD-3-Clause",
+                        "Apache Software License": "Apache-2.0",
+                        "Python Software Foundation License": "PSF-2.0"}
+
+
+def _licences(meta) -> list[str]:
+    """The licence choices a wheel's metadata names: SPDX ids (an OR expression gives several)."""
+    if meta.get("License-Expression"):
+        return [t.strip("() ") for t in meta["License-Expression"].split(" OR ")]
+    named = [_CLASSIFIER_LICENCES[c.rsplit(" :: ", 1)[-1]] for c in meta.get_all("Classifier") or []
+             if c.startswith("License ::") and c.rsplit(" :: ", 1)[-1] in _CLASSIFIER_LICENCES]
+    return named or [(meta.get("License") or "").strip()]
+
+
+def test_bundled_wheels_are_under_gpl_compatible_licences(blender, extension_zip):
+    """What the Blender Extensions platform asks of bundled code (see docs/blender.md)."""
+    from email.parser import Parser
+    with zipfile.ZipFile(extension_zip) as z, tempfile.TemporaryDirectory() as tmp:
+        for name in (n for n in z.namelist() if n.endswith(".whl")):
+            path = Path(z.extract(name, tmp))
+            with zipfile.ZipFile(path) as w:
+                text = next(w.read(m) for m in w.namelist()
+                            if m.split("/")[0].endswith(".dist-info") and m.endswith("/METADATA"))
+            choices = _licences(Parser().parsestr(text.decode()))
+            assert set(choices) & GPL_COMPATIBLE, (name, choices)
 
 
 def _roundtrip(blender, extension, jobs: list[dict]) -> list[dict]:
