@@ -183,3 +183,23 @@ def test_installed_files_pack_into_a_wheel_with_a_record(tmp_path):
                                     "retromesh-9.8.7.dist-info/RECORD"])
     assert record[0].startswith("retromesh/__init__.py,sha256=") and record[0].endswith(",6")
     assert record[-1] == "retromesh-9.8.7.dist-info/RECORD,,"
+
+
+def test_command_line_platform_all_means_one_zip_per_platform(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from retromesh.cli import app
+    calls = []
+
+    def fake(out, **kw):
+        calls.append(kw)
+        (tmp_path / "x.zip").write_bytes(b"z")
+        return [tmp_path / "x.zip"]
+    monkeypatch.setattr("retromesh.blender.build.build_extensions", fake)
+    done = CliRunner().invoke(app, ["blender", "build", "-o", str(tmp_path), "--platform", "all",
+                                    "--python", "3.11"])
+    assert done.exit_code == 0, done.output
+    assert calls[0]["platforms"] == list(PLATFORMS) and list(calls[0]["pythons"]) == ["3.11"]
+    assert "x.zip" in done.output
+    CliRunner().invoke(app, ["blender", "build", "-o", str(tmp_path)])
+    assert calls[1]["platforms"] is None and list(calls[1]["pythons"]) == ["3.11", "3.13"]

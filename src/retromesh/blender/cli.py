@@ -23,7 +23,8 @@ def build(output: Path = typer.Option(Path("dist"), "-o", "--output",
           wheel_cache: Path = typer.Option(None, help="Folder of dependency wheels to reuse (and fill)."),
           wheel: Path = typer.Option(None, help="retromesh wheel to pack (default: the running "
                                                 "installation, or the checkout it runs from).")) -> None:
-    """Write retromesh-<version>.zip, a Blender 4.2+ extension (Install from Disk)."""
+    """Write retromesh-<version>.zip (or one zip per --platform), a Blender 4.2+ extension (Install
+    from Disk); see docs/blender.md."""
     from .build import BLENDER_PYTHONS, PLATFORMS, build_extensions
     platforms = list(PLATFORMS) if platform and "all" in platform else platform or None
     try:
