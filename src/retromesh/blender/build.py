@@ -75,7 +75,7 @@ def _marker_ok(req: str, python: str) -> bool:
     try:
         from packaging.markers import Marker
     except ImportError:                       # pragma: no cover - pip always vendors it
-        from pip._vendor.packaging.markers import Marker
+        from pip._vendor.packaging.markers import Marker  # type: ignore[assignment]  # the same class, vendored
     return Marker(marker).evaluate({"python_version": python, "python_full_version": python + ".0",
                                     "extra": ""})
 
