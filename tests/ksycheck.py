@@ -12,7 +12,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOL = ROOT / "tools" / "ksy"
-KSY = ROOT / "src" / "retromesh" / "ksy"
+#: the .ksy files of the copy under test (package data, installed or in the checkout)
+KSY = Path(importlib.util.find_spec("retromesh").origin).parent / "ksy"
 
 
 def compile_all(out: Path) -> dict[str, object]:

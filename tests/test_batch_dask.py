@@ -1,5 +1,5 @@
 """examples/dask_batch.py: retromesh.batch fanned out by Dask on a LocalCluster (needs the
-``dask`` extra: ``pip install -e '.[dask]'``, or tools/setup/60-dask.sh)."""
+``dask`` extra: ``pip install '.[dask]'``, or tools/setup/60-dask.sh)."""
 from __future__ import annotations
 
 import os
@@ -12,7 +12,7 @@ import pytest
 import retromesh
 from make_examples_import import wiggle_bytes
 
-pytest.importorskip("dask.distributed", reason="Dask is not installed (pip install -e '.[dask]' "
+pytest.importorskip("dask.distributed", reason="Dask is not installed (pip install '.[dask]' "
                     "or bash tools/setup/60-dask.sh)")
 
 ROOT = Path(__file__).resolve().parents[1]

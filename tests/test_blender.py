@@ -4,7 +4,8 @@ tools/setup/30-blender.sh, 4.5 LTS from 31-blender45.sh; the test ids say which)
 (a) every example's GLB and a selection of corpus conversions, imported with
     Blender's own glTF importer (defaults, as a user does): counts, images with pixels,
     animated files move, props stand upright.
-(b) the extension (``retromesh blender build``) installed headless; File > Import >
+(b) the extension (``retromesh blender build`` run from a non-editable install of a
+    wheel of this checkout, checked by Blender's own validator) installed headless; File > Import >
     Classic game model, then File > Export, per example and per corpus file that has a writer;
     the native counts (``retromesh info``) of the file and its companions before and after.
 (c) editing: a vertex moved / a bone renamed in Blender is found in the exported B3D and nothing
@@ -20,7 +21,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
 import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -168,17 +174,82 @@ def gltf_import(blender, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def extension(blender, tmp_path_factory):
-    """The extension zip, built once and installed into a private BLENDER_USER_RESOURCES."""
-    from retromesh.blender import build_extension
+def extension_zip(tmp_path_factory) -> Path:
+    """The zip as a user gets it: a wheel of this checkout installed (not editable) into a folder
+    of its own, and ``retromesh blender build`` run from there (every platform in one zip)."""
+    from retromesh.blender.wheels import build_from_checkout
+    tmp = tmp_path_factory.mktemp("extension-build")
+    wheel = build_from_checkout(ROOT, tmp / "wheel")
+    site = tmp / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                    "--no-deps", "--target", str(site), str(wheel)], check=True)
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "PYTHONPATH": str(site)}
     cache = Path.home() / ".cache" / "retromesh" / "extension-wheels"
-    zip_path = build_extension(tmp_path_factory.mktemp("dist"), wheel_cache=cache)
+    code = "import retromesh, retromesh.cli; print(retromesh.__file__); retromesh.cli.main()"
+    done = subprocess.run([sys.executable, "-c", code, "blender", "build", "-o", str(tmp / "dist"),
+                           "--wheel-cache", str(cache)], cwd=tmp, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith(str(site / "retromesh")), done.stdout      # the installed copy
+    (zip_path,) = (tmp / "dist").glob("*.zip")
+    return zip_path
+
+
+@pytest.fixture(scope="session")
+def extension(blender, extension_zip, tmp_path_factory):
+    """The extension zip installed into a private BLENDER_USER_RESOURCES."""
     user = tmp_path_factory.mktemp("blender-user")
     result = blender.run("emit(list(bpy.ops.extensions.package_install_files(filepath=ARGS['zip'], "
                          "repo='user_default', enable_on_install=True)))",
-                         {"zip": str(zip_path)}, user_resources=user)
+                         {"zip": str(extension_zip)}, user_resources=user)
     assert result == ["FINISHED"]
-    return {"zip": zip_path, "user": user}
+    return {"zip": extension_zip, "user": user}
+
+
+def test_blenders_own_validator_accepts_the_zip(blender, extension_zip):
+    """Blender's extension tool (``blender_ext.py validate``, as ``blender --command extension
+    validate`` runs it) on the zip built from the installed wheel; the LICENSE travels in it."""
+    tool = next(blender.venv.glob("lib/python3*/site-packages/bpy/*/scripts/addons_core/bl_pkg/cli/"
+                                  "blender_ext.py"), None)
+    if tool is None:
+        pytest.skip(f"no blender_ext.py in {blender.venv}")
+    done = subprocess.run([str(blender_run.python(blender.venv)), str(tool), "validate", str(extension_zip)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and "Success" in done.stdout, done.stdout + done.stderr
+    with zipfile.ZipFile(extension_zip) as z:
+        assert "MIT License" in z.read("LICENSE").decode()
+        manifest = tomllib.loads(z.read("blender_manifest.toml").decode())
+    assert manifest["license"] == ["SPDX:MIT"] and manifest["blender_version_min"] == "4.2.0"
+    assert manifest["website"] and "<" in manifest["maintainer"]
+
+
+#: licences of bundled wheels that GPL-3.0-or-later code may ship with (docs/blender.md)
+GPL_COMPATIBLE = {"MIT", "MIT-CMU", "HPND", "BSD-2-Clause", "BSD-3-Clause", "Apache-2.0", "PSF-2.0",
+                  "ISC", "Zlib", "MPL-2.0", "LGPL-3.0-or-later", "GPL-3.0-or-later"}
+_CLASSIFIER_LICENCES = {"MIT License": "MIT", "BSD License": "BSD-3-Clause",
+                        "Apache Software License": "Apache-2.0",
+                        "Python Software Foundation License": "PSF-2.0"}
+
+
+def _licences(meta) -> list[str]:
+    """The licence choices a wheel's metadata names: SPDX ids (an OR expression gives several)."""
+    if meta.get("License-Expression"):
+        return [t.strip("() ") for t in meta["License-Expression"].split(" OR ")]
+    named = [_CLASSIFIER_LICENCES[c.rsplit(" :: ", 1)[-1]] for c in meta.get_all("Classifier") or []
+             if c.startswith("License ::") and c.rsplit(" :: ", 1)[-1] in _CLASSIFIER_LICENCES]
+    return named or [(meta.get("License") or "").strip()]
+
+
+def test_bundled_wheels_are_under_gpl_compatible_licences(blender, extension_zip):
+    """What the Blender Extensions platform asks of bundled code (see docs/blender.md)."""
+    from email.parser import Parser
+    with zipfile.ZipFile(extension_zip) as z, tempfile.TemporaryDirectory() as tmp:
+        for name in (n for n in z.namelist() if n.endswith(".whl")):
+            path = Path(z.extract(name, tmp))
+            with zipfile.ZipFile(path) as w:
+                text = next(w.read(m) for m in w.namelist()
+                            if m.split("/")[0].endswith(".dist-info") and m.endswith("/METADATA"))
+            choices = _licences(Parser().parsestr(text.decode()))
+            assert set(choices) & GPL_COMPATIBLE, (name, choices)
 
 
 def _roundtrip(blender, extension, jobs: list[dict]) -> list[dict]:

@@ -14,7 +14,6 @@ README_MAX_LINES = 250
 #: pages other branches are writing at the same time: a link to one of them is accepted while
 #: the file is not there yet, and checked like any other once it is
 PENDING = {
-    "LICENSE",
     "docs/lugaru.md",
     "docs/check-rules.md",
     "docs/companions.md",

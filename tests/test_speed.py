@@ -21,7 +21,8 @@ GLTF_READING = ("pygltflib", "dataclasses_json", "marshmallow")
 
 def _run(code: str, tmp_path: Path):
     """The JSON a fresh interpreter running ``code`` prints last."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    # the copy under test, installed or a checkout's src/
+    env = dict(os.environ, PYTHONPATH=str(Path(registry.__file__).resolve().parents[1]))
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=tmp_path, env=env,
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite from nothing: installs retromesh with its test dependencies and the
+# The whole test suite from nothing: installs retromesh (not editable: the suite tests the copy a
+# user's `pip install .` makes, found through retromesh.__file__) with its test dependencies and the
 # Khronos glTF-Validator (npm), runs every tools/setup/*.sh (each installs what one tier of
 # real-client checks needs: it may fail soft, and that tier then skips with its reason), then
 # runs pytest. Extra arguments go to pytest.
@@ -9,7 +10,9 @@ cd "$(dirname "$0")/.."
 if ! command -v assimp >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   (apt-get update -qq && apt-get install -y -qq assimp-utils) >/dev/null 2>&1 || echo "note: assimp-utils not installed"
 fi
-python3 -m pip install --quiet --disable-pip-version-check -e ".[test]"
+# a stale build/ of an earlier install would be packed again (setuptools reuses build/lib)
+rm -rf build
+python3 -m pip install --quiet --disable-pip-version-check ".[test]"
 npm install --prefix tools/gltf-validator --no-audit --no-fund --no-package-lock --silent
 for setup in tools/setup/*.sh; do
   [ -e "$setup" ] || continue

@@ -5,4 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 python3 -c "import dask.distributed" 2>/dev/null && exit 0
-python3 -m pip install --quiet --disable-pip-version-check -e ".[dask]"
+# not editable, like tools/test.sh: the tests use the installed copy
+python3 -m pip install --quiet --disable-pip-version-check ".[dask]"

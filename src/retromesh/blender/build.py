@@ -1,39 +1,53 @@
-"""Build the Blender extension zip: ``retromesh-<version>.zip``.
+"""Build the Blender extension: ``retromesh-<version>.zip``, or one
+``retromesh-<version>-<platform>.zip`` per platform (Blender's own ``--split-platforms`` naming).
 
-Layout of the zip (Blender 4.2 extension, manifest schema 1.0.0)::
+Layout of a zip (Blender extension, manifest schema 1.0.0)::
 
-    blender_manifest.toml     id "retromesh", type add-on, Blender >= 4.2, the wheels below
+    blender_manifest.toml     id "retromesh", type add-on, the Blender versions and platforms the
+                              wheels below allow, licence, maintainer, website, the wheels
     __init__.py               register()/unregister() delegating to retromesh.blender.addon
-    wheels/retromesh-*.whl    this package (built with ``pip wheel --no-deps``)
-    wheels/*.whl              retromesh's runtime dependencies Blender lacks (pure Python ones
-                              with ``pip download --platform any``; per-platform wheels otherwise)
+    LICENSE                   retromesh's licence
+    wheels/retromesh-*.whl    this package (see :mod:`.wheels` for where it comes from)
+    wheels/*.whl              retromesh's runtime dependencies Blender lacks, for each of
+                              Blender's Pythons and each platform of the zip
 
-numpy is not packed: Blender ships it. typer and rich are only used by the command line, which
-the add-on never imports. Nothing here imports bpy.
+Version, licence, authors, website and dependencies come from retromesh's own wheel metadata,
+that is the installed distribution's (``importlib.metadata``) or the checkout's.
+
+Blender's Python: 3.11 from Blender 4.2 to 5.0, 3.13 from 5.1 (the extension manuals of each
+release download wheels with that ``--python-version``). Wheels built for one CPython (Pillow's)
+run only there, so the manifest's ``blender_version_min``/``max`` span exactly the Blender
+releases whose Python the zip has wheels for; with the newest Python known, the range stays
+open-ended. numpy is not packed: Blender ships it. typer and rich are only used by the command
+line, which the add-on never imports. Nothing here imports bpy.
 """
 from __future__ import annotations
 
 import importlib.metadata as metadata
 import re
-import shutil
-import subprocess
-import sys
 import tempfile
-import tomllib
 import zipfile
+from collections.abc import Sequence
+from email.message import Message
 from pathlib import Path
+from typing import Any
 
-__all__ = ["build_extension", "runtime_dependencies", "manifest_text", "BLENDER_SHIPS", "CLI_ONLY"]
+from .wheels import PLATFORMS, WheelName, fetch_wheels, norm, retromesh_wheel, wheel_file_text, wheel_metadata
+
+__all__ = ["build_extension", "build_extensions", "runtime_dependencies", "manifest_text",
+           "BLENDER_SHIPS", "CLI_ONLY", "BLENDER_PYTHONS", "PLATFORMS"]
 
 #: packages Blender's own Python already has (packing them would shadow Blender's copies)
 BLENDER_SHIPS = frozenset({"numpy", "requests", "certifi", "idna", "urllib3", "charset-normalizer",
                            "zstandard", "cython"})
 #: packages only the command line imports
 CLI_ONLY = frozenset({"typer", "rich"})
-#: wheels looked for when a dependency has no pure-Python wheel (Blender installs the one that fits)
-PLATFORMS = ("manylinux_2_28_x86_64", "win_amd64", "macosx_11_0_arm64", "macosx_10_15_x86_64")
-BLENDER_PYTHON = "3.11"
-BLENDER_VERSION_MIN = "4.2.0"
+#: Blender's Python -> (first Blender release with it, first release after it or None: unknown)
+BLENDER_PYTHONS: dict[str, tuple[str, str | None]] = {
+    "3.11": ("4.2.0", "5.1.0"),
+    "3.13": ("5.1.0", None),
+}
+TAGLINE = "Import and export classic game models (B3D, Lugaru, ABC, VXL)"
 
 _ROOT_INIT = '''"""retromesh for Blender: File > Import/Export > Classic game model (retromesh).
 
@@ -51,24 +65,8 @@ def unregister():
 '''
 
 
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def _project_root() -> Path:
-    root = Path(__file__).resolve().parents[3]
-    if not (root / "pyproject.toml").is_file():
-        raise RuntimeError("build_extension needs retromesh's source tree (pyproject.toml not "
-                           f"found at {root}); run it from a checkout")
-    return root
-
-
-def _project() -> dict:
-    return tomllib.loads((_project_root() / "pyproject.toml").read_text("utf-8"))["project"]
-
-
-def _marker_ok(req: str) -> bool:
-    """False for requirements that only apply to extras or to other Pythons than Blender's."""
+def _marker_ok(req: str, python: str) -> bool:
+    """False for requirements that only apply to extras or to other Pythons than ``python``."""
     if ";" not in req:
         return True
     marker = req.split(";", 1)[1]
@@ -77,21 +75,28 @@ def _marker_ok(req: str) -> bool:
     try:
         from packaging.markers import Marker
     except ImportError:                       # pragma: no cover - pip always vendors it
-        from pip._vendor.packaging.markers import Marker
-    return Marker(marker).evaluate({"python_version": BLENDER_PYTHON,
-                                    "python_full_version": BLENDER_PYTHON + ".0", "extra": ""})
+        from pip._vendor.packaging.markers import Marker  # type: ignore[assignment]  # the same class, vendored
+    return Marker(marker).evaluate({"python_version": python, "python_full_version": python + ".0",
+                                    "extra": ""})
 
 
 def _req_name(req: str) -> str:
-    return _norm(re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", req).group(1))
+    m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", req)
+    if m is None:
+        raise RuntimeError(f"cannot read the requirement {req!r}")
+    return norm(m.group(1))
 
 
-def runtime_dependencies() -> list[str]:
+def runtime_dependencies(requires: Sequence[str] | None = None,
+                         pythons: Sequence[str] = ("3.11",)) -> list[str]:
     """Requirement pins (``name==version``) of every package the add-on needs that Blender
-    lacks: retromesh's dependencies minus numpy (Blender ships it) and the CLI-only ones,
-    followed transitively through the installed distributions."""
+    lacks: ``requires`` (default: the installed retromesh's) minus what Blender ships and the
+    CLI-only packages, followed transitively through the installed distributions, for any of
+    ``pythons``. A requirement not installed here stays as written."""
+    if requires is None:
+        requires = metadata.requires("retromesh") or []
     skip = BLENDER_SHIPS | CLI_ONLY
-    todo = [r for r in _project()["dependencies"] if _marker_ok(r)]
+    todo = [r for r in requires if any(_marker_ok(r, py) for py in pythons)]
     pins: dict[str, str] = {}
     while todo:
         req = todo.pop()
@@ -100,117 +105,139 @@ def runtime_dependencies() -> list[str]:
             continue
         try:
             pins[name] = f"{name}=={metadata.version(name)}"
-            todo += [r for r in (metadata.requires(name) or []) if _marker_ok(r)]
+            todo += [r for r in (metadata.requires(name) or [])
+                     if any(_marker_ok(r, py) for py in pythons)]
         except metadata.PackageNotFoundError:
             pins[name] = req.split(";", 1)[0].strip().replace(" ", "")
     return sorted(pins.values())
 
 
-def _pip(*args: str) -> None:
-    cmd = [sys.executable, "-m", "pip", *args, "--disable-pip-version-check", "--quiet"]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{done.stderr[-2000:]}")
+def blender_versions(pythons: Sequence[str]) -> tuple[str, str | None]:
+    """(``blender_version_min``, ``blender_version_max`` or None) of a zip with wheels for
+    ``pythons``, which must follow each other in :data:`BLENDER_PYTHONS`."""
+    known = list(BLENDER_PYTHONS)
+    unknown = [p for p in pythons if p not in BLENDER_PYTHONS]
+    if unknown or not pythons:
+        raise RuntimeError(f"no Blender release is known to use Python {', '.join(unknown)} "
+                           f"(known: {', '.join(known)})")
+    picked = sorted(pythons, key=known.index)
+    first, last = known.index(picked[0]), known.index(picked[-1])
+    if last - first + 1 != len(picked):
+        raise RuntimeError(f"Pythons {', '.join(picked)} leave a gap in Blender's releases")
+    return BLENDER_PYTHONS[picked[0]][0], BLENDER_PYTHONS[picked[-1]][1]
 
 
-def _download(pin: str, dest: Path) -> None:
-    common = ("download", "--no-deps", "--only-binary=:all:", "--python-version", BLENDER_PYTHON,
-              "-d", str(dest), pin)
-    try:
-        _pip(*common, "--platform", "any", "--implementation", "py")
-        return
-    except RuntimeError:
-        pass
-    got = 0
-    for plat in PLATFORMS:
-        try:
-            _pip(*common, "--platform", plat, "--implementation", "cp")
-            got += 1
-        except RuntimeError:
-            pass
-    if not got:
-        raise RuntimeError(f"no wheel of {pin} for Blender's Python {BLENDER_PYTHON}")
+def _toml(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def manifest_text(version: str, wheels: list[str], platforms: list[str] | None = None) -> str:
-    """``blender_manifest.toml`` (schema 1.0.0) for the given wheel file names."""
-    project = _project()
+def _urls(meta: Message) -> dict[str, str]:
+    return {label.strip().lower(): url.strip()
+            for label, _, url in (u.partition(",") for u in meta.get_all("Project-URL") or [])}
+
+
+def _maintainer(meta: Message) -> str:
+    """``Name <contact>``: the authors, with their e-mail or else the issue tracker."""
+    name = meta.get("Author") or "retromesh contributors"
+    email = meta.get("Author-email")
+    contact = email or _urls(meta).get("issues") or _urls(meta).get("homepage")
+    return f"{name} <{contact}>" if contact and "<" not in name else name
+
+
+def _copyright(licence: str | None) -> list[str]:
+    m = re.search(r"Copyright \(c\) (\d{4}(?:-\d{4})?) (.+)", licence or "")
+    return [f"{m.group(1)} {m.group(2).strip()}"] if m else []
+
+
+def manifest_text(version: str, wheels: list[str], platforms: list[str] | None = None, *,
+                  meta: Message | None = None, licence: str | None = None,
+                  pythons: Sequence[str] = ("3.11",)) -> str:
+    """``blender_manifest.toml`` (schema 1.0.0) for the given wheel file names; ``meta`` is
+    retromesh's core metadata (for licence, maintainer, website), ``licence`` its LICENSE."""
+    meta = meta if meta is not None else Message()
+    binary = any(not WheelName.parse(w).pure for w in wheels)
+    vmin, vmax = blender_versions(pythons) if binary else (BLENDER_PYTHONS["3.11"][0], None)
+    spdx = meta.get("License-Expression") or "MIT"
     lines = [
         'schema_version = "1.0.0"',
         'id = "retromesh"',
-        f'version = "{version}"',
+        f"version = {_toml(version)}",
         'name = "retromesh"',
-        'tagline = "Import and export classic game models (B3D, Lugaru, ABC, VXL)"',
-        'maintainer = "retromesh developers"',
+        f"tagline = {_toml(TAGLINE)}",
+        f"maintainer = {_toml(_maintainer(meta))}",
         'type = "add-on"',
         'tags = ["Import-Export"]',
-        f'blender_version_min = "{BLENDER_VERSION_MIN}"',
-        'license = ["SPDX:MIT"]',
+        f'blender_version_min = "{vmin}"',
+        *([f'blender_version_max = "{vmax}"'] if vmax else []),
+        f"license = [{_toml('SPDX:' + spdx)}]",
+        *([f"website = {_toml(url)}"] if (url := _urls(meta).get("homepage")) else []),
+        *([f"copyright = [{', '.join(_toml(c) for c in _copyright(licence))}]"]
+          if _copyright(licence) else []),
         "wheels = [",
         *[f'  "./wheels/{w}",' for w in wheels],
         "]",
     ]
     if platforms:
-        lines.append("platforms = [" + ", ".join(f'"{p}"' for p in platforms) + "]")
+        lines.append("platforms = [" + ", ".join(_toml(p) for p in platforms) + "]")
     lines += ["", "[permissions]", 'files = "Read and write the model files you import and export"']
-    assert project["name"] == "retromesh"
     return "\n".join(lines) + "\n"
 
 
-def build_extension(out_dir: str | Path, *, wheel_cache: str | Path | None = None) -> Path:
-    """Write ``<out_dir>/retromesh-<version>.zip``, a Blender extension; returns its path.
+def build_extensions(out_dir: str | Path, *, platforms: Sequence[str] | None = None,
+                     pythons: Sequence[str] = tuple(BLENDER_PYTHONS),
+                     wheel_cache: str | Path | None = None,
+                     wheel: str | Path | None = None) -> list[Path]:
+    """Write the extension zips into ``out_dir``; returns their paths.
 
-    ``wheel_cache``: a folder of already downloaded dependency wheels to reuse (and fill)."""
+    ``platforms``: None for one zip that installs on every platform of :data:`PLATFORMS`, else
+    one zip per platform named. ``pythons``: the Blender Pythons to carry wheels for (see the
+    module's docstring). ``wheel_cache``: a folder of dependency wheels to reuse (and fill).
+    ``wheel``: retromesh's own wheel to pack (default: from this installation)."""
+    unknown = [p for p in platforms or () if p not in PLATFORMS]
+    if unknown:
+        raise RuntimeError(f"unknown platform {', '.join(unknown)} (known: {', '.join(PLATFORMS)})")
+    blender_versions(pythons)
+    wanted = list(dict.fromkeys(platforms)) if platforms else list(PLATFORMS)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    version = _project()["version"]
     with tempfile.TemporaryDirectory(prefix="retromesh-ext-") as tmp:
-        wheels = Path(tmp) / "wheels"
-        wheels.mkdir()
-        _pip("wheel", "--no-deps", "-w", str(wheels), str(_clean_copy(Path(tmp) / "src")))
-        for pin in runtime_dependencies():
-            name, _, ver = pin.partition("==")
-            cached = _cached(wheel_cache, name, ver) if wheel_cache and ver else []
-            if cached:
-                for w in cached:
-                    shutil.copy2(w, wheels / w.name)
-                continue
-            _download(pin, wheels)
-            if wheel_cache and ver:
-                Path(wheel_cache).mkdir(parents=True, exist_ok=True)
-                for w in _cached(wheels, name, ver):
-                    shutil.copy2(w, Path(wheel_cache) / w.name)
-        names = sorted(w.name for w in wheels.glob("*.whl"))
-        pure = all(n.endswith("-any.whl") for n in names)
-        target = out_dir / f"retromesh-{version}.zip"
-        partial = target.with_name(target.name + ".part")
-        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as z:
-            z.writestr("blender_manifest.toml",
-                       manifest_text(version, names, None if pure else _manifest_platforms()))
-            z.writestr("__init__.py", _ROOT_INIT)
-            for n in names:
-                z.write(wheels / n, f"wheels/{n}")
-        partial.replace(target)
+        pool = Path(tmp) / "wheels"
+        own = retromesh_wheel(pool, wheel)
+        meta = wheel_metadata(own)
+        licence = wheel_file_text(own, "licenses/LICENSE")
+        pins = runtime_dependencies(meta.get_all("Requires-Dist") or [], pythons)
+        missing = fetch_wheels(pins, list(pythons), wanted, pool,
+                               Path(wheel_cache) if wheel_cache else None)
+        if missing:
+            raise RuntimeError("no wheel for Blender of:\n  " + "\n  ".join(missing))
+        zips = [(None, wanted)] if not platforms else [(p, [p]) for p in wanted]
+        return [_write_zip(out_dir, meta, licence, pool, suffix, plats, pythons)
+                for suffix, plats in zips]
+
+
+def build_extension(out_dir: str | Path, *, platform: str | None = None, **options: Any) -> Path:
+    """Write one extension zip into ``out_dir`` (every platform's wheels, or ``platform``'s
+    only); returns its path. Options as :func:`build_extensions`."""
+    return build_extensions(out_dir, platforms=[platform] if platform else None, **options)[0]
+
+
+def _write_zip(out_dir: Path, meta: Message, licence: str | None, pool: Path,
+               suffix: str | None, platforms: list[str], pythons: Sequence[str]) -> Path:
+    names = sorted(w.name for w in pool.glob("*.whl")
+                   if any(WheelName.parse(w.name).runs_on(p) for p in platforms))
+    version = meta["Version"]
+    target = out_dir / (f"retromesh-{version}.zip" if suffix is None
+                        else f"retromesh-{version}-{suffix.replace('-', '_')}.zip")
+    pure = all(WheelName.parse(n).pure for n in names)
+    partial = target.with_name(target.name + ".part")
+    with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("blender_manifest.toml",
+                   manifest_text(version, names, None if pure and suffix is None else platforms,
+                                 meta=meta, licence=licence, pythons=pythons))
+        z.writestr("__init__.py", _ROOT_INIT)
+        if licence is not None:
+            z.writestr("LICENSE", licence)
+        for n in names:
+            z.write(pool / n, f"wheels/{n}", compress_type=zipfile.ZIP_STORED)
+    partial.replace(target)
     return target
-
-
-def _clean_copy(dest: Path) -> Path:
-    """The files a wheel is built from, copied away from any stale ``build/`` of the checkout."""
-    root = _project_root()
-    dest.mkdir()
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        if (root / name).is_file():
-            shutil.copy2(root / name, dest / name)
-    shutil.copytree(root / "src", dest / "src",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"))
-    return dest
-
-
-def _manifest_platforms() -> list[str]:
-    return ["linux-x64", "windows-x64", "macos-arm64", "macos-x64"]
-
-
-def _cached(folder: str | Path, name: str, version: str) -> list[Path]:
-    stem = re.sub(r"[-_.]+", "_", name).lower()
-    return [p for p in Path(folder).glob("*.whl")
-            if p.name.lower().startswith(f"{stem}-{version}-")]
