@@ -54,3 +54,49 @@ def test_abc_sublod_of_a_mesh_with_other_vertices_is_warned(tmp_path):
     with pytest.warns(LossWarning, match="SubLOD"):
         doc = lithtech.scene.from_scene(sc)
     assert isinstance(doc, abc.AbcModel)
+
+
+# -- B3D: UV sets beyond the second, components beyond the second -----------------------------
+def _b3d_three_by_three(tris_brushes=(-1,)) -> bytes:
+    from retromesh.formats import b3d
+    v = np.zeros(4, b3d.vrts_dtype(1, 3, 3))
+    v["position"] = [(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0)]
+    v["normal"] = (0, 0, -1)
+    v["uv"] = np.arange(4 * 9, dtype=np.float32).reshape(4, 3, 3) / 7.0
+    mesh = b3d.MeshChunk(-1, [b3d.Vrts(1, 3, 3, v)])
+    halves = np.array_split(np.array([[0, 1, 2], [0, 2, 3]], np.int32), len(tris_brushes))
+    for b, t in zip(tris_brushes, halves):
+        mesh.children.append(b3d.Tris(b, t))
+    return b3d.write(b3d.B3dFile(children=[b3d.NodeChunk(b"quad", children=[mesh])]))
+
+
+@pytest.mark.parametrize("tris", [(-1,), (-1, -1)], ids=["one TRIS", "two TRIS"])
+def test_b3d_uv_sets_beyond_two_by_two_come_back(tris, tmp_path):
+    src = tmp_path / "uv.b3d"
+    src.write_bytes(_b3d_three_by_three(tris))
+    glb = _glb(src, tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LossWarning)
+        retromesh.convert(glb, tmp_path / "back.b3d")
+    doc, back = retromesh.read(src), retromesh.read(tmp_path / "back.b3d")
+    (va,), (vb,) = ([c.vrts for c in d.root_nodes[0].children] for d in (doc, back))
+    assert (vb.tex_coord_sets, vb.tex_coord_set_size) == (3, 3)
+    if len(tris) == 1:
+        assert np.array_equal(va.vertices["uv"], vb.vertices["uv"])
+    else:   # each TRIS gets its own vertices back: compare through the triangles
+        ta = np.concatenate([t.triangles for t in doc.root_nodes[0].children[0].tris])
+        tb = np.concatenate([t.triangles for t in back.root_nodes[0].children[0].tris])
+        assert np.array_equal(va.vertices["uv"][ta], vb.vertices["uv"][tb])
+
+
+def test_b3d_uv_sets_of_an_edited_mesh_are_warned(tmp_path):
+    src = tmp_path / "uv.b3d"
+    src.write_bytes(_b3d_three_by_three())
+    sc = retromesh.load(_glb(src, tmp_path))
+    p = sc.meshes[0].primitives[0]
+    p.positions, p.normals = p.positions[:3], p.normals[:3]
+    p.uvs = [uv[:3] for uv in p.uvs]
+    p.indices = p.indices[:3]
+    from retromesh.formats import b3d
+    with pytest.warns(LossWarning, match="UV sets beyond the second"):
+        b3d.from_scene(sc)
