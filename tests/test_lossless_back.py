@@ -100,3 +100,78 @@ def test_b3d_uv_sets_of_an_edited_mesh_are_warned(tmp_path):
     from retromesh.formats import b3d
     with pytest.warns(LossWarning, match="UV sets beyond the second"):
         b3d.from_scene(sc)
+
+
+# -- Overgrowth .fzx from a glTF made from one --------------------------------------------------
+FZX = ROOT / "examples" / "wolfire" / "stick.fzx"
+
+
+def test_fzx_comes_back_byte_identical(tmp_path):
+    glb = _glb(FZX, tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LossWarning)
+        retromesh.convert(glb, tmp_path / "back.fzx")
+    assert (tmp_path / "back.fzx").read_bytes() == FZX.read_bytes()
+
+
+def _same_volume(a, b):
+    from retromesh.formats.wolfire.fzx import volume_transform
+    (ta, qa), (tb, qb) = volume_transform(a), volume_transform(b)
+    assert a.label == b.label
+    assert np.allclose(ta, tb, atol=1e-5) and min(abs(qa - qb).max(), abs(qa + qb).max()) < 1e-5
+    shape = a.label.split()[-2] if a.label.endswith(b" M") else a.label.split()[-1]
+    sa, sb = np.abs(a.scale), np.abs(b.scale)
+    if shape == b"Capsule":
+        sa, sb = sa[[0, 2]], sb[[0, 2]]
+    elif shape == b"Sphere":
+        sa, sb = sa.mean(), sb.mean()
+    assert np.allclose(sa, sb, atol=1e-5)
+
+
+def test_fzx_from_the_nodes_alone_and_after_an_edit(tmp_path):
+    from retromesh.formats.wolfire import fzx
+    doc = retromesh.read(FZX)
+    sc = retromesh.load(_glb(FZX, tmp_path))
+    for n in sc.nodes:
+        n.extras.pop("fzx_object", None)        # a tool that drops extras: made from the nodes
+    back = fzx.from_scene(sc)
+    for a, b in zip(doc.objects, back.objects, strict=True):
+        _same_volume(a, b)
+    sc = retromesh.load(tmp_path / "mid.glb")
+    head = next(n for n in sc.nodes if n.name == "Head Sphere")
+    head.translation = head.translation + [0.0, 0.5, 0.0]      # up (glTF +Y) = Blender +Z
+    head.scale = np.array([2.0, 2.0, 2.0])
+    sc.nodes[0].extras["center"] = [0.0, 0.0, 0.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LossWarning)
+        back = fzx.from_scene(sc)
+    assert back.objects[0].location == pytest.approx((0.0, 0.0, 1.25))
+    assert back.objects[0].scale == pytest.approx((0.25, 0.25, 0.25), rel=1e-3)
+    back = retromesh.read(retromesh.to_bytes(back), format="fzx")     # as float32
+    assert back.objects[1:] == doc.objects[1:]
+
+
+def test_fzx_mirrored_copy_moved_on_its_own_is_warned(tmp_path):
+    from retromesh.formats.wolfire import fzx
+    sc = retromesh.load(_glb(FZX, tmp_path))
+    mirror = next(n for n in sc.nodes if n.name.endswith("(mirror)"))
+    mirror.translation = mirror.translation + 0.25
+    with pytest.warns(LossWarning, match="mirrored copies"):
+        back = fzx.from_scene(sc)
+    assert retromesh.to_bytes(back) == FZX.read_bytes()
+
+
+def test_fzx_from_a_foreign_scene(tmp_path):
+    from retromesh.formats.wolfire import fzx
+    from retromesh.scene import Mesh, Node, Primitive, Scene
+    sc = Scene()
+    box = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], np.float32)
+    m = sc.add_mesh(Mesh(primitives=[Primitive(positions=box * [0.1, 0.2, 0.3],
+                                               indices=np.array([0, 1, 2], np.uint32))]))
+    sc.add_node(Node(name="Chest Box", translation=[0.0, 1.0, 0.0], mesh=m))
+    sc.add_node(Node(name="lamp", mesh=m))
+    back = fzx.from_scene(sc)
+    assert [(o.label, o.location) for o in back.objects] == [(b"Chest Box", (0.0, 0.0, 1.0))]
+    assert back.objects[0].scale == pytest.approx((0.1, 0.3, 0.2))
+    with pytest.raises(retromesh.DocumentError, match="no ragdoll volumes"):
+        fzx.from_scene(Scene())
