@@ -112,6 +112,10 @@ def test_fzx_comes_back_byte_identical(tmp_path):
         warnings.simplefilter("error", LossWarning)
         retromesh.convert(glb, tmp_path / "back.fzx")
     assert (tmp_path / "back.fzx").read_bytes() == FZX.read_bytes()
+    from retromesh.formats.wolfire import fzx
+    sc = retromesh.load(glb)
+    sc.nodes[0].children.sort(key=lambda i: sc.nodes[i].name)     # as Blender gives them back
+    assert retromesh.to_bytes(fzx.from_scene(sc)) == FZX.read_bytes()
 
 
 def _same_volume(a, b):

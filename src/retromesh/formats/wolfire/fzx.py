@@ -253,7 +253,8 @@ def to_scene(doc: FzxFile, *, source: Path | None = None, center: Any = None,
                                 extras={"fzx_label": label, "shape": info["shape"] or "box",
                                         "part": info["part"], "side": info["side"],
                                         "mirrored_copy": mirror,
-                                        **({} if mirror else {"fzx_object": kept_values(o)})}),
+                                        **({} if mirror else {"fzx_index": i,
+                                                              "fzx_object": kept_values(o)})}),
                            parent=root)
     return scene
 

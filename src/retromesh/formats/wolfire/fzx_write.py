@@ -18,7 +18,9 @@ Each volume:
   ``(x, z, y)``; capsule radius ``x`` and half-length ``y - radius``; sphere radius = the
   mean).
 
-``to_scene`` keeps each volume's stored values (``fzx_object``: rotation, location, scale as
+Volumes are written in the order of their ``fzx_index`` extras (the file's order; Blender
+gives children back sorted by name), new ones after them. ``to_scene`` keeps each volume's
+stored values (``fzx_object``: rotation, location, scale as
 written in the file): they are written as they were while the node's transform and mesh still
 give them back to 1e-5, so an unedited trip gives the same bytes. A capsule's ``scale[1]`` (the
 engine does not use it) comes back from them, else as the radius.
@@ -82,6 +84,9 @@ def _volumes(scene: Scene) -> tuple[int | None, list[int], list[int]]:
             mirrors.append(i)
         else:
             vols.append(i)
+    # the file's order (Blender gives children back sorted by name); new volumes after
+    rank = {i: scene.nodes[i].extras.get("fzx_index") for i in vols}
+    vols.sort(key=lambda i: (0, rank[i]) if type(rank[i]) is int else (1, 0))
     return root, vols, mirrors
 
 
