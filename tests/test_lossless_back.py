@@ -179,3 +179,80 @@ def test_fzx_from_a_foreign_scene(tmp_path):
     assert back.objects[0].scale == pytest.approx((0.1, 0.3, 0.2))
     with pytest.raises(retromesh.DocumentError, match="no ragdoll volumes"):
         fzx.from_scene(Scene())
+
+
+# -- Overgrowth .anm weapon matrices: animated nodes ---------------------------------------------
+def _weapon_anm(tmp_path):
+    from retromesh.formats.wolfire import samples
+    from retromesh.formats.wolfire.bones import pack_mats
+    from retromesh.transforms import compose_trs
+    retromesh.write(samples.stick_skeleton(), tmp_path / "sk.phxbn")
+    anm = samples.anm_fixture(11, centered=True)
+    for k, kf in enumerate(anm.keyframes):
+        a = 0.7 * k
+        kf.weapon_mats["matrix"][0] = pack_mats(
+            compose_trs([0.1 * k, 0.5, -0.2], [0, np.sin(a / 2), 0, np.cos(a / 2)], [1, 1, 1]))
+    retromesh.write(anm, tmp_path / "a.anm")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LossWarning)
+        retromesh.convert(tmp_path / "a.anm", tmp_path / "a.glb", skeleton=tmp_path / "sk.phxbn")
+    assert_valid(tmp_path / "a.glb")
+    return anm, retromesh.load(tmp_path / "a.glb")
+
+
+def _weapons(doc) -> np.ndarray:
+    return np.stack([k.weapon_mats for k in doc.keyframes])
+
+
+def test_anm_weapons_are_animated_nodes_and_come_back_unedited(tmp_path):
+    from retromesh.formats.wolfire.bones import unpack_mats
+    from retromesh.transforms import compose_trs
+    anm, sc = _weapon_anm(tmp_path)
+    (w,) = [i for i, n in enumerate(sc.nodes) if n.extras.get("anm_weapon") == 0]
+    node = sc.nodes[w]
+    assert node.name == "weapon0" and node.extras["relative_id"] == 2
+    assert sc.nodes[next(i for i, n in enumerate(sc.nodes) if w in n.children)].extras["phxbn_root"]
+    chans = {c.path: c for c in sc.animations[0].channels if c.node == w}
+    assert set(chans) == {"translation", "rotation"}
+    key_s = np.array([k.time for k in anm.keyframes]) / 1000.0
+    got = compose_trs(chans["translation"].sample(key_s), chans["rotation"].sample(key_s), np.ones(3))
+    assert np.allclose(got, unpack_mats(_weapons(anm)["matrix"][:, 0]), atol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LossWarning)
+        retromesh.convert(tmp_path / "a.glb", tmp_path / "b.anm")
+    assert _weapons(retromesh.read(tmp_path / "b.anm")).tobytes() == _weapons(anm).tobytes()
+
+
+def test_anm_weapon_node_moved_in_gltf_moves_the_weapon(tmp_path):
+    from retromesh.formats.wolfire import scene as wscene
+    from retromesh.formats.wolfire.bones import unpack_mats
+    anm, sc = _weapon_anm(tmp_path)
+    w = next(i for i, n in enumerate(sc.nodes) if n.extras.get("anm_weapon") == 0)
+    ch = next(c for c in sc.animations[0].channels if c.node == w and c.path == "translation")
+    ch.values = ch.values + np.array([0.25, 0.0, 0.0], np.float32)
+    was = unpack_mats(_weapons(anm)["matrix"][:, 0])
+    for native in (True, False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LossWarning)
+            back = wscene.scene_to_anm(sc, native=native)
+        got = _weapons(back)
+        now = unpack_mats(got["matrix"][:, 0])
+        assert np.allclose(now[:, :3, 3] - was[:, :3, 3], [0.25, 0.0, 0.0], atol=1e-5)
+        assert np.allclose(now[:, :3, :3], was[:, :3, :3], atol=1e-5)
+        assert (got["relative_id"] == 2).all() and np.allclose(got["relative_weight"], 0.5)
+
+
+def test_anm_weapon_slot_the_file_has_no_place_for_is_warned(tmp_path):
+    from retromesh.formats.wolfire import samples, scene as wscene
+    from retromesh.scene import Channel, Node
+    retromesh.write(samples.stick_skeleton(), tmp_path / "sk.phxbn")
+    retromesh.write(samples.anm_fixture(11, weapons=False), tmp_path / "a.anm")
+    retromesh.convert(tmp_path / "a.anm", tmp_path / "a.glb", skeleton=tmp_path / "sk.phxbn")
+    sc = retromesh.load(tmp_path / "a.glb")
+    root = next(i for i, n in enumerate(sc.nodes) if n.extras.get("phxbn_root"))
+    w = sc.add_node(Node(name="sword", extras={"anm_weapon": 0}), parent=root)
+    sc.animations[0].channels.append(Channel(w, "translation", [0.0, 0.5], [[0, 0, 0], [0, 1, 0]]))
+    with pytest.warns(LossWarning, match="weapon nodes"):
+        wscene.scene_to_anm(sc)
+    fresh = wscene.scene_to_anm(sc, native=False)             # made from the scene: one slot
+    assert {len(k.weapon_mats) for k in fresh.keyframes} == {1}
