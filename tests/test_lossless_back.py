@@ -256,3 +256,14 @@ def test_anm_weapon_slot_the_file_has_no_place_for_is_warned(tmp_path):
         wscene.scene_to_anm(sc)
     fresh = wscene.scene_to_anm(sc, native=False)             # made from the scene: one slot
     assert {len(k.weapon_mats) for k in fresh.keyframes} == {1}
+
+
+def test_b3d_uv_sets_on_the_merged_path_are_warned(tmp_path):
+    from retromesh.formats import b3d
+    from retromesh.scene import Node
+    src = tmp_path / "uv.b3d"
+    src.write_bytes(_b3d_three_by_three())
+    sc = retromesh.load(_glb(src, tmp_path))
+    sc.add_node(Node(name="lamp"))                  # a node B3D did not have: one merged MESH
+    with pytest.warns(LossWarning, match="UV sets beyond the second"):
+        b3d.from_scene(sc)
