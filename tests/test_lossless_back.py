@@ -267,3 +267,17 @@ def test_b3d_uv_sets_on_the_merged_path_are_warned(tmp_path):
     sc.add_node(Node(name="lamp"))                  # a node B3D did not have: one merged MESH
     with pytest.warns(LossWarning, match="UV sets beyond the second"):
         b3d.from_scene(sc)
+
+
+def test_anm_weapon_slots_are_capped_as_bones_are(tmp_path, monkeypatch):
+    from retromesh.formats.wolfire import samples, scene as wscene
+    from retromesh.formats.wolfire.anm import WEAPON8_DTYPE
+    retromesh.write(samples.stick_skeleton(), tmp_path / "sk.phxbn")
+    anm = samples.anm_fixture(11)
+    for kf in anm.keyframes:
+        kf.weapon_mats = np.zeros(60, WEAPON8_DTYPE)             # 60 slots, 6 bones
+        kf.weapon_mats["matrix"] = np.eye(4, dtype=np.float32).reshape(16)
+    retromesh.write(anm, tmp_path / "a.anm")
+    monkeypatch.setitem(wscene.LIMITS, "sample_bones", 35 * 6)  # the bones fit, the weapons not
+    with pytest.raises(retromesh.errors.LimitError, match="weapon slots"):
+        retromesh.load(tmp_path / "a.anm", skeleton=tmp_path / "sk.phxbn")

@@ -225,7 +225,7 @@ def add_animation(scene: Scene, anm: AnmFile, name: str, root: int, joints: list
     if any(k.use_mobility for k in kfs):
         extras["mobility"] = [[float(x) for x in k.mobility] if k.use_mobility else None
                               for k in kfs]
-    channels += weapon_channels(scene, anm, root, sample, secs)
+    channels += weapon_channels(scene, anm, root, sample, secs, LIMITS["sample_bones"])
     anim = Animation(name=name, channels=channels, extras=extras)
     kept = scene.nodes[root].extras.setdefault(ANM_KEY, {})
     kept[anm_key(name, sum(a.name == name for a in scene.animations))] = anm_stub(anm)

@@ -28,7 +28,7 @@ import warnings
 import numpy as np
 
 from ... import extras as xt
-from ...errors import DocumentError, LossWarning
+from ...errors import DocumentError, LimitError, LossWarning
 from ...scene import Animation, Channel, Node, Scene
 from ...transforms import compose_trs, decompose_trs, quat_continuous
 from .anm import WEAPON8_DTYPE, AnmFile, weapon_dtype
@@ -71,9 +71,15 @@ def _slot_mats(anm: AnmFile) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 def weapon_channels(scene: Scene, anm: AnmFile, root: int, sample_ms: np.ndarray,
-                    secs: np.ndarray) -> list[Channel]:
+                    secs: np.ndarray, limit: int) -> list[Channel]:
     """Channels of the weapon nodes (made below ``root`` when missing) for ``anm``, sampled at
-    ``sample_ms`` (file milliseconds from the start), keyed at ``secs``."""
+    ``sample_ms`` (file milliseconds from the start), keyed at ``secs``; at most ``limit``
+    samples x slots (the bones' cap: a slot count is a field of the file)."""
+    counts = [len(k.weapon_mats) for k in anm.keyframes if k.weapon_mats is not None]
+    if len(sample_ms) * max(counts, default=0) > limit:
+        raise LimitError(f"at most {limit} samples x weapon slots (LIMITS['sample_bones'] of "
+                         "retromesh.formats.wolfire.scene)", path="weapon_mats",
+                         got=f"{len(sample_ms)} samples of {max(counts)} weapon slots")
     slots = _slot_mats(anm)
     if slots is None:
         return []
