@@ -76,7 +76,7 @@ EXAMPLES: dict[str, list[str]] = {
     "tank.vxl": ["westwood/tank.vxl", "westwood/tank.hva"],
     "tank.vox": ["westwood/tank.vox"],
 }
-NO_WRITER = {"stick.fzx"}
+NO_WRITER: set[str] = set()
 
 #: corpus files whose conversions Blender imports in (a) (all B3D, a sample of the others)
 CORPUS_IMPORT = {

@@ -17,7 +17,6 @@ PENDING = {
     "docs/lugaru.md",
     "docs/check-rules.md",
     "docs/companions.md",
-    "docs/lossless.md",
 }
 
 _LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")

@@ -55,7 +55,7 @@ _PASSIVE = {"txt", "png", "jpg", "jpeg", "bmp", "tga", "dds", "pcx"}
 
 IMPORT_EXTENSIONS = ("b3d", "solid", "phxbn", "anm", "obj", "fzx", "abc", "msh", "cms", "skl",
                      "ani", "vxl", "hva", "vox", "xml")
-EXPORT_EXTENSIONS = ("b3d", "solid", "phxbn", "anm", "abc", "msh", "vxl", "vox")
+EXPORT_EXTENSIONS = ("b3d", "solid", "phxbn", "anm", "fzx", "abc", "msh", "vxl", "vox")
 
 
 @record

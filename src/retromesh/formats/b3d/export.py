@@ -126,6 +126,13 @@ class _Merged:
         if n_sets > 2:
             warnings.warn("UV sets beyond the second are dropped (Irrlicht reads two)",
                           LossWarning, stacklevel=4)
+        kept_uv = [m.name for m in scene.meshes if isinstance(m.extras.get("b3d_tris"), list)
+                   and any(isinstance(r, dict) and "uv_more" in r for r in m.extras["b3d_tris"])]
+        if kept_uv:
+            warnings.warn(f"meshes {', '.join(map(repr, kept_uv[:5]))}: the B3D's UV sets beyond "
+                          "the second and components beyond the second are dropped (the scene is "
+                          "no longer laid out as the B3D it came from: one merged MESH, 2 sets "
+                          "of 2)", LossWarning, stacklevel=4)
         self.n_sets = min(n_sets, 2)
         self.pos, self.nrm, self.col, self.uv = [], [], [], ([], [])
         self.tris_by_brush: dict[int, list[np.ndarray]] = {}

@@ -6,7 +6,8 @@ extras, glTF-Blender-IO ``blender/imp``): ``node.extras["b3d"]`` (``mesh`` brush
 and VRTS flags/sets/size, ``bone``, ``keys`` flags per KEYS chunk, ``anim`` flags/frames/fps
 and ``first`` key frame: enough for fps and frame numbers when animation extras are lost),
 ``mesh.extras["b3d_tris"]``: per primitive (TRIS) its ``count`` of vertices, its ``brush`` and
-``weights`` (the file's own weights where glTF's normalised ones differ), used only while the
+``weights`` (the file's own weights where glTF's normalised ones differ) and ``uv_more`` (the
+UV sets and components glTF lacks, :mod:`.uvmore`), used only while the
 mesh still has that many primitives of those vertex counts (Blender keeps the primitives'
 order and vertices when nothing was edited; primitive extras, where older GLBs of ours hold
 ``b3d_brush`` / ``b3d_weights``, are read first), ``animation.extras`` (first frame, fps).
@@ -15,15 +16,17 @@ from __future__ import annotations
 
 import bisect
 import copy
+import warnings
 
 import numpy as np
 
-from ...errors import DocumentError
+from ...errors import DocumentError, LossWarning
 from ...scene import Animation, Scene
 from ...transforms import inverse
 from .axes import _Z, _rot_from_gltf
 from .chunks import BONE_DTYPE, AnimChunk, Bone, MeshChunk, NodeChunk, Vrts, tris_chunks, vrts_dtype
 from .keys import Track, animation_rate, keys_chunks, tracks_for
+from .uvmore import decode as uv_decode, extra_mask
 
 __all__ = ["native_layout_fits", "native_roots", "anim_record", "fold_moved_meshes"]
 
@@ -367,6 +370,7 @@ class _Writer:
         verts = np.zeros(n, vrts_dtype(flags, sets, size))
         mesh = MeshChunk(self.brush_ids.get((_ints([rec.get("brush", -1)], 1) or [-1])[0], -1))
         base = 0
+        lost_uv = False
         for p, tris in zip(prims, tris_recs):
             k = len(p.positions)
             part = verts[base:base + k]
@@ -381,11 +385,21 @@ class _Writer:
                 part["color"] = p.colors if p.colors is not None else 1.0
             for s in range(min(sets, len(p.uvs)) if size else 0):     # size 0: no uv field
                 part["uv"][:, s, :min(size, 2)] = p.uvs[s][:, :min(size, 2)]
+            if sets > 2 or size > 2:
+                more = uv_decode(tris.get("uv_more"), k, sets, size)
+                if more is not None:
+                    part["uv"][:, extra_mask(sets, size)] = more
+                else:
+                    lost_uv = True
             idx = (p.indices if p.indices is not None else np.arange(k)).astype(np.int64)
             tri = idx.reshape(-1, 3)[:, [0, 2, 1]] + base
             mesh.children += tris_chunks(self.tris_brush(p, tris.get("brush"), mesh.brush_id), tri)
             base += k
         mesh.children.insert(0, Vrts(flags, sets, size, verts))
+        if lost_uv:
+            warnings.warn(f"mesh {m.name!r}: its UV sets beyond the second and components beyond "
+                          f"the second ({sets} sets of {size}) no longer fit its vertices "
+                          "(edited?); written as 0", LossWarning, stacklevel=6)
         return mesh
 
     def tris_brush(self, p, rec, mesh_brush: int) -> int:

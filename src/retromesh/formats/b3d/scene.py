@@ -17,6 +17,7 @@ from .rawchunks import raw_record
 from .regroup import twins
 from .shared import shared_records
 from .skinning import WEIGHT_MODES, entries, odd_vertices, record_entries, skin_weights, weight_record
+from .uvmore import encode as uv_more
 
 __all__ = ["to_scene"]
 
@@ -72,6 +73,10 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
         prims.append(prim)
         ids.append(used)
         rec = {"brush": int(t.brush_id), "count": int(len(used)), "tris": int(len(tri))}
+        more = uv_more(pick(verts["uv"])) if v.tex_coord_sets and v.tex_coord_set_size \
+            else None
+        if more is not None:
+            rec["uv_more"] = more
         tw = twins(prim.indices.reshape(-1, 3))
         if tw:
             rec["twins"] = tw

@@ -91,7 +91,11 @@ Scene -> v9..v13 (``from_scene``: the version of the scene's ``abc_version`` ext
     LOD distances, command string, weight sets, child models, anim bindings, each piece's
     material index and LOD weight come back from the extras ``to_scene`` wrote (checked against
     the scene: a weight set or child model that does not fit the nodes is left out or given
-    the bind transforms, with a LossWarning).
+    the bind transforms, with a LossWarning);
+  * the internal radius is the one read while the LOD 0 vertices reach as far from the origin
+    as they did (an unedited model), else the farthest vertex (LossWarning when it differs);
+    each vertex's SubLOD index comes back from its mesh's ``sublod`` extra while the LOD has
+    as many vertices as it had (else 0, with a LossWarning).
 """
 from __future__ import annotations
 

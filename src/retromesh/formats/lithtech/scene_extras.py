@@ -7,6 +7,9 @@ Where it rides (all plain JSON; floats are float32 values written in their short
 glTF object                 extras
 ==========================  =====================================================================
 scene                       ``abc_version``, ``command_string``, ``internal_radius``,
+                            ``bounds_radius`` (the farthest LOD 0 vertex from the origin when
+                            read: the kept ``internal_radius`` is written back while the
+                            geometry still reaches that far, else recomputed, warned),
                             ``lod_distances``, ``weight_sets`` ([{name, weights}]: one float per node;
                             ``weights`` left out when empty),
                             ``child_models`` ([{name, build_number, transforms}]; ``transforms``
@@ -21,7 +24,10 @@ animation                   ``interpolation_ms``, ``unknown``, ``extents``, ``ma
 node (joint)                ``abc_flags``, ``abc_index``
 node (socket)               ``abc_socket``: true
 node / mesh (piece)         node ``abc_piece``, ``abc_lod``; mesh ``piece``, ``lod``,
-                            ``material_index``, ``lod_weight`` and a few diagnostics
+                            ``material_index``, ``lod_weight``, ``sublod`` (each vertex's
+                            SubLODVertexIndex in file order, when any is not 0: written back
+                            while the LOD has as many vertices, else warned) and a few
+                            diagnostics
 material                    ``specular_power``, ``specular_scale``
 ==========================  =====================================================================
 
@@ -44,8 +50,8 @@ from ...errors import LossWarning
 from .abc import AnimBinding, ChildModel, WeightSet
 from .scene_common import _txt, _xfloat, _xint
 
-__all__ = ["f32", "scene_extras", "animation_extras", "weight_sets", "child_models",
-           "anim_bindings", "floats", "in_file_order"]
+__all__ = ["f32", "scene_extras", "bounds_radius", "kept_radius", "kept_sublod", "animation_extras",
+           "weight_sets", "child_models", "anim_bindings", "floats", "in_file_order"]
 
 
 def f32(values) -> list[float | None]:
@@ -61,6 +67,47 @@ def floats(v: Any, n: int | None = None) -> list[float] | None:
         return None
     out = [_xfloat(x, None) if not isinstance(x, bool) else None for x in v]
     return None if None in out else out
+
+
+def bounds_radius(pieces: list) -> float:
+    """The farthest LOD 0 vertex of ``pieces`` from the origin (file space), as a float32."""
+    locs = [np.asarray(p.lods[0].vertices)["location"] for p in pieces if p.lods]
+    allpos = np.concatenate(locs).astype(np.float64) if locs else np.zeros((0, 3))
+    r = float(np.linalg.norm(allpos, axis=1).max()) if len(allpos) else 0.0
+    return f32([r])[0] or 0.0
+
+
+def kept_radius(ex: dict, pieces: list) -> float:
+    """The model's InternalRadius: the one read (extras ``internal_radius``) while the geometry
+    reaches as far as it did then (``bounds_radius``), else the farthest vertex (warned when it
+    differs from the one read). The engine's radius need not be the farthest vertex, so an
+    unedited model keeps the value its author gave."""
+    radius = bounds_radius(pieces)
+    kept = _xfloat(ex.get("internal_radius"), None)
+    was = _xfloat(ex.get("bounds_radius"), None)
+    if kept is None:
+        return radius
+    if was is not None and abs(radius - was) <= 1e-5 * max(1.0, abs(was)):
+        return kept
+    if abs(kept - radius) > 1e-5 * max(1.0, abs(kept)):
+        warnings.warn(f"the model's internal radius {kept:g} does not fit the edited geometry; "
+                      f"written as {radius:g}, the farthest vertex", LossWarning, stacklevel=4)
+    return radius
+
+
+def kept_sublod(mex: dict, n: int, name: str) -> np.ndarray | None:
+    """A LOD's SubLODVertexIndex values kept in its mesh's extras when it still has ``n``
+    vertices (warned when they do not fit), else None (all 0)."""
+    v = mex.get("sublod") if isinstance(mex, dict) else None
+    if v is None:
+        return None
+    ok = isinstance(v, list) and len(v) == n and all(
+        type(x) is int and 0 <= x <= 0xFFFF for x in v)
+    if not ok:
+        warnings.warn(f"mesh {name!r}: its SubLOD vertex indices do not fit its {n} vertices "
+                      "(edited?); written as 0", LossWarning, stacklevel=4)
+        return None
+    return np.asarray(v, np.uint16)
 
 
 def scene_extras(doc, anim_extras: list[dict]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from .scene_common import (
     bind_deviation,
     tree_parents,
 )
-from .scene_extras import f32, scene_extras
+from .scene_extras import bounds_radius, f32, scene_extras
 
 
 def _top4(owner: np.ndarray, node: np.ndarray, bias: np.ndarray, nv: int):
@@ -152,6 +152,9 @@ def _v9_scene(doc: AbcModel, lods: bool) -> Scene:
             prim.material = m
             lost_total += extras.get("vertices_with_dropped_weights", 0)
             extras.update(piece=pname, lod=li, material_index=int(piece.material_index))
+            sublod = np.asarray(lod.vertices)["sublod"]
+            if sublod.any():
+                extras["sublod"] = sublod.tolist()
             if piece.lod_weight is not None:
                 extras["lod_weight"] = float(piece.lod_weight)
             name = pname if li == 0 else f"{pname}_lod{li}"
@@ -175,6 +178,7 @@ def _v9_scene(doc: AbcModel, lods: bool) -> Scene:
         if anim is not None:
             scene.animations.append(anim)
     scene.extras = scene_extras(doc, [{"name": a.name, **a.extras} for a in scene.animations])
+    scene.extras["bounds_radius"] = bounds_radius(doc.pieces)
     if missing:
         scene.extras["missing_children"] = missing
     return scene

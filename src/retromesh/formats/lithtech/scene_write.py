@@ -296,7 +296,7 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
                               location=tuple(float(x) for x in (t * S3).astype(np.float32))))
     # header and the rest
     allpos = np.concatenate([p.lods[0].vertices["location"] for p in pieces]) if pieces else np.zeros((0, 3))
-    radius = float(np.linalg.norm(allpos, axis=1).max()) if len(allpos) else 0.0
+    radius = xt.kept_radius(ex, pieces)
     ext = tuple(float(x) for x in (np.abs(allpos).max(0) if len(allpos) else np.zeros(3)).astype(np.float32))
     for a in anims:
         if a.extents is None:
@@ -421,6 +421,10 @@ def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lo
     verts["weight_count"] = mask.sum(1)
     verts["location"] = fpos
     verts["normal"] = normals * S3
+    sublod = xt.kept_sublod(scene.meshes[nd.mesh].extras if nd.mesh is not None else {}, nv,
+                            mesh_name)
+    if sublod is not None:
+        verts["sublod"] = sublod
     weights = np.zeros(len(owner), WEIGHT)
     weights["node"] = wnode
     weights["location"] = loc

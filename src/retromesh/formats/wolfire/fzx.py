@@ -31,6 +31,9 @@ Where we differ from the spec text, and why:
   its straight part ``scale[2]`` along the volume's local Y; sphere radius = mean of the scale.
 * Labels: tokens (case-insensitive) ``l r m capsule box sphere`` + a body part; ``M`` adds a
   mirrored copy (``loc.x`` negated, ``r[2]`` and ``r[3]`` negated) named with ``" (mirror)"``.
+* ``from_scene`` (:mod:`.fzx_write`) writes the volumes back from the nodes; each node keeps the
+  values it was made from (``fzx_object``), written as they were while the node still gives
+  them back.
 """
 from __future__ import annotations
 
@@ -46,7 +49,7 @@ from ...records import record
 from ...registry import Format, register
 from ...scene import Mesh, Node, Primitive, Scene
 
-__all__ = ["FzxFile", "FzxObject", "read", "write", "to_scene", "HEADER", "FOOTER"]
+__all__ = ["FzxFile", "FzxObject", "read", "write", "to_scene", "from_scene", "HEADER", "FOOTER"]
 
 HEADER = b"\xd3FZX\r\n \n"
 FOOTER = b"FZX"
@@ -250,7 +253,10 @@ def to_scene(doc: FzxFile, *, source: Path | None = None, center: Any = None,
             scene.add_node(Node(name=name, translation=t, rotation=q, mesh=m,
                                 extras={"fzx_label": label, "shape": info["shape"] or "box",
                                         "part": info["part"], "side": info["side"],
-                                        "mirrored_copy": mirror}), parent=root)
+                                        "mirrored_copy": mirror,
+                                        **({} if mirror else {"fzx_index": i,
+                                                              "fzx_object": kept_values(o)})}),
+                           parent=root)
     return scene
 
 
@@ -270,8 +276,21 @@ def check(doc: FzxFile) -> list[str]:
     return out
 
 
+def from_scene(scene: Scene, **options: Any) -> FzxFile:
+    """Ragdoll volumes from a scene: :mod:`.fzx_write`."""
+    from .fzx_write import from_scene as volumes_from_scene
+    return volumes_from_scene(scene, **options)
+
+
+def kept_values(o: FzxObject) -> list[float]:
+    """The stored values of a volume (rotation, location, scale) as the shortest floats that
+    give the float32 values back: the ``fzx_object`` extra :mod:`.fzx_write` writes back."""
+    vals = np.asarray(list(o.rotation) + list(o.location) + list(o.scale), np.float32)
+    return [float(str(v)) for v in vals]
+
+
 register(Format(
     name="fzx", family="Wolfire", description="Overgrowth ragdoll volumes (.fzx)",
     extensions=("fzx",), doc_types=(FzxFile,), sniff=lambda h: h[:8] == HEADER,
-    magic_certain=True, read=read, write=write, to_scene=to_scene, endian="<",
+    magic_certain=True, read=read, write=write, to_scene=to_scene, from_scene=from_scene, endian="<",
     scene_options=("source", "center", "mesh", "body_scale"), info=info, check=check))

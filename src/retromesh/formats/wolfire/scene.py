@@ -32,7 +32,8 @@ Engine facts used (Overgrowth ``bulletworld.cpp``,
   ``T(center_offset) RotY(rotation)`` (``root_motion=False`` leaves it out). Files that are not
   centered are shown as stored (the engine centres them at load time with
   ``Animation::Center``; we do not re-run that, and the exact inverse of it is unknown).
-* Weapon matrices are not converted (a LossWarning says so); IK bone paths, mobility matrices
+* Weapon matrices become animated nodes ``weapon<n>`` below the root node, sampled as the
+  bones are, and are written back from them (:mod:`.weapons`); IK bone paths, mobility matrices
   and shape/status keys are listed in the animation's extras.
 * Events, physics weights, shape and status keys go to the animation's ``extras``.
 * Mesh (``mesh=`` an OBJ): one vertex per triangle corner in OBJ order (quads split

@@ -17,6 +17,7 @@ from .native_extras import ANM_KEY, PHXBN_KEY, anm_key, anm_stub, phxbn_stub
 from .obj import ObjMesh, parse_obj
 from .phxbn import PhxbnFile
 from .playback import sample_animation, sorted_keys
+from .weapons import weapon_channels
 
 __all__ = ["phxbn_to_scene", "anm_to_scene", "add_animation", "DEFAULT_FPS", "LIMITS",
            "MAX_SAMPLE_BONES"]
@@ -224,9 +225,7 @@ def add_animation(scene: Scene, anm: AnmFile, name: str, root: int, joints: list
     if any(k.use_mobility for k in kfs):
         extras["mobility"] = [[float(x) for x in k.mobility] if k.use_mobility else None
                               for k in kfs]
-    if any(k.weapon_mats is not None and len(k.weapon_mats) for k in kfs):
-        warnings.warn(f"animation {name!r}: weapon matrices are not converted", LossWarning,
-                      stacklevel=3)
+    channels += weapon_channels(scene, anm, root, sample, secs, LIMITS["sample_bones"])
     anim = Animation(name=name, channels=channels, extras=extras)
     kept = scene.nodes[root].extras.setdefault(ANM_KEY, {})
     kept[anm_key(name, sum(a.name == name for a in scene.animations))] = anm_stub(anm)

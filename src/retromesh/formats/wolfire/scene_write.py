@@ -17,6 +17,7 @@ from .bones import bone_frames, depth_order, pack_mats
 from .native_extras import TOL, anm_key, kept_anm, kept_phxbn, merge_phxbn, same
 from .phxbn import PhxbnFile, PhxControl
 from .scene_read import DEFAULT_FPS, LIMITS
+from .weapons import apply_to_kept, weapon_matrices, weapon_records
 
 __all__ = ["scene_to_phxbn", "scene_to_anm"]
 
@@ -302,9 +303,11 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
         world = world @ correction
     if shift is not None:
         world[..., :3, 3] += shift
+    weapons = weapon_matrices(scene, anim, root, t, shift)
     if kept is not None:
         merged = _with_kept(_into_kept, kept, world, root_t, root_r, fallback=None, what=".anm")
         if merged is not None:
+            apply_to_kept(merged, weapons, anim.name)
             return merged
     centered = bool(ex.get("centered", root_t is not None or root_r is not None))
     version = 11
@@ -325,10 +328,12 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
         if isinstance(e, dict):
             k = int(np.argmin(np.abs(t - xt.number(e, "time", 0.0))))
             events_by_key.setdefault(k, []).append(e)
+    weapon_recs = weapon_records(scene, root, weapons, version)
     for k in range(len(t)):
         kf = AnmKeyframe(time=int(times_ms[k] - start), bone_mats=pack_mats(world[k]),
                          weights=np.asarray(weights[k] if k < len(weights) else [], "<f4"),
-                         weapon_mats=np.zeros(0, WEAPON8_DTYPE), use_mobility=0, mobility=None,
+                         weapon_mats=weapon_recs[k] if weapon_recs else np.zeros(0, WEAPON8_DTYPE),
+                         use_mobility=0, mobility=None,
                          events=[], ik_bones=[], shape_keys=[], status_keys=[])
         from .anm import AnmEvent, AnmLabelWeight
         kf.events = [AnmEvent(xt.integer(e, "bone", 0), str(e.get("name", "")).encode("utf-8"))
