@@ -43,6 +43,7 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
+from ...findings import Finding, error, warning
 from ...records import record
 from .common import (
     ANIMATION_TOKEN,
@@ -173,17 +174,18 @@ def info(doc: AniFile) -> dict[str, Any]:
     return out
 
 
-def check(doc: AniFile) -> list[str]:
+def check(doc: AniFile) -> list[Finding]:
     problems = long_strings([t.bone for t in doc.tracks] + [e.type for e in doc.events]
-                            + [e.info for e in doc.events], "names")
+                            + [e.info for e in doc.events], "names", "ani.name_length")
     for i, t in enumerate(doc.tracks):
         times = np.asarray(t.keys["time"])
         if len(times) > 1 and np.any(np.diff(times) < 0):
-            problems.append(f"track {i}: key times go backwards")
+            problems.append(error("ani.key_order", f"track {i}: key times go backwards"))
         elif len(times) > 1 and np.any(np.diff(times) == 0):
-            problems.append(f"warning: track {i}: two keys at the same time")
+            problems.append(warning("ani.same_time", f"track {i}: two keys at the same time"))
         if len(times) and times[-1] > doc.total_time:
-            problems.append(f"warning: track {i}: keys after total_time ({doc.total_time} ms)")
+            problems.append(warning("ani.after_end", f"track {i}: keys after total_time "
+                                    f"({doc.total_time} ms)"))
     return problems
 
 

@@ -18,6 +18,8 @@ says so instead of misreading them.
 """
 from __future__ import annotations
 
+from ...checking import companion_rule
+from ...findings import Finding, error
 from ...registry import Format, register
 from . import hva, vxl
 from .scene import to_scene
@@ -46,3 +48,13 @@ register(Format(
 from . import vox
 
 __all__ = ["hva", "vox", "vxl"]
+
+
+@companion_rule("vxl", "hva")
+def _vxl_with_hva(doc: vxl.VxlFile, anim: hva.HvaFile) -> list[Finding]:
+    """OpenRA pairs limbs and HVA sections by order and refuses a pair that differ in count."""
+    limbs, sections = len(doc.limbs), len(anim.section_names)
+    if limbs == sections:
+        return []
+    return [error("vxl.hva_sections", f"Voxel and hva limb counts don't match: the .vxl has "
+                  f"{limbs} limbs, the .hva {sections} sections")]

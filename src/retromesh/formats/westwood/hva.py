@@ -26,6 +26,7 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
+from ...findings import Finding, error, warning
 from ...records import record
 
 __all__ = ["HvaFile", "check", "info", "read", "write"]
@@ -84,13 +85,14 @@ def info(doc: HvaFile) -> dict[str, Any]:
     return {"frames": doc.frames, "sections": len(doc.section_names)}
 
 
-def check(doc: HvaFile) -> list[str]:
+def check(doc: HvaFile) -> list[Finding]:
     problems = []
     m = np.asarray(doc.matrices, np.float64)
     if not np.all(np.isfinite(m)):
-        problems.append("non-finite matrix values")
+        problems.append(error("hva.finite", "non-finite matrix values"))
     elif m.size:
         det = np.linalg.det(m[..., :3])
         if np.any(np.abs(det) < 1e-6):
-            problems.append("warning: a non-invertible matrix (OpenRA rejects these)")
+            problems.append(warning("hva.singular", "a non-invertible matrix (OpenRA rejects "
+                                    "these)"))
     return problems

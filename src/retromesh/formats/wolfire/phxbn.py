@@ -59,6 +59,7 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError, FormatError
+from ...findings import Finding, error, warning
 from ...records import record
 from .common import need
 
@@ -364,23 +365,33 @@ def symmetry_problems(doc: PhxbnFile) -> list[int]:
     return [int(i) for i in np.nonzero(d.min(axis=1) >= 1e-4)[0]]
 
 
-def check(doc: PhxbnFile) -> list[str]:
+#: the engine's words for the skeletons it refuses (the PHXBN loading-error table)
+NOT_SYMMETRICAL = "PHXBN skeleton is not symmetrical."
+VERTEX_COUNTS = "Skeleton file and model file have different vertex counts."
+
+
+def check(doc: PhxbnFile) -> list[Finding]:
     out = []
     m, n = len(doc.bone_ends), len(doc.points)
     e = np.asarray(doc.bone_ends)
     if m and (e.min() < 0 or e.max() >= n):
-        out.append("bone ends refer to points out of range")
+        out.append(error("phxbn.bone_ends", f"bone ends refer to points out of 0..{n - 1}"))
     par = doc.parents()
     if m and (par.min() < -1 or par.max() >= m):
-        out.append("bone parents out of range")
+        out.append(error("phxbn.bone_parents", f"bone parents out of -1..{m - 1}"))
     if doc.control is not None:
         ids = np.asarray(doc.control.ids)
         if len(ids) and (ids.min() < 0 or ids.max() >= max(m, 1)):
-            out.append("vertex bone ids out of range")
+            out.append(error("phxbn.vertex_bone_ids", f"vertex bone ids out of 0..{m - 1}"))
+        w = np.asarray(doc.control.weights, np.float64)
+        light = int((w.sum(axis=1) < 0.99).sum()) if len(w) else 0
+        if light:
+            out.append(warning("phxbn.weight_sum", f"{light} vertices have weights that sum below "
+                               "0.99: the engine binds them wholly to the nearest bone instead"))
     bad = symmetry_problems(doc)
     if bad:
-        out.append(f"warning: bones {bad[:8]} have no X-mirrored counterpart (the engine "
-                   "refuses non-symmetrical skeletons)")
+        out.append(error("phxbn.symmetry", f"{NOT_SYMMETRICAL} Bones {bad[:8]} have no "
+                         "X-mirrored counterpart"))
     return out
 
 
