@@ -352,17 +352,51 @@ def info(doc: PhxbnFile) -> dict:
             "simple_ik_bones": len(doc.simple_ik or [])}
 
 
+#: the engine's symmetry tolerance: squared distance of both ends to a mirrored bone's ends
+MIRROR_EPS = 1e-4
+
+
 def symmetry_problems(doc: PhxbnFile) -> list[int]:
-    """Bones with no X-mirrored counterpart (the engine refuses such skeletons)."""
+    """Bones with no X-mirrored counterpart (the engine refuses such skeletons): bone i is
+    paired when some bone j has ``|a_i - mirror(a_j)|^2 + |b_i - mirror(b_j)|^2 < 1e-4``."""
     p = np.asarray(doc.points, dtype=np.float64)
     e = np.asarray(doc.bone_ends, dtype=np.int64)
     if not len(e) or e.min() < 0 or e.max() >= len(p):
         return []
-    a, b = p[e[:, 0]], p[e[:, 1]]
-    mir = np.array([-1.0, 1.0, 1.0])
-    d = (((a[:, None] - (a * mir)[None]) ** 2).sum(-1)
-         + ((b[:, None] - (b * mir)[None]) ** 2).sum(-1))
-    return [int(i) for i in np.nonzero(d.min(axis=1) >= 1e-4)[0]]
+    # bones on the same ends share the answer (a degenerate skeleton has many)
+    ends, inverse = np.unique(np.concatenate([p[e[:, 0]], p[e[:, 1]]], axis=1), axis=0,
+                              return_inverse=True)
+    mirrored = ends * np.array([-1.0, 1.0, 1.0, -1.0, 1.0, 1.0])
+    # candidates: bones within the tolerance along the coordinate that sorts them apart best
+    # (each coordinate of a pair differs by less than sqrt(eps)); then the full distance
+    r = np.sqrt(MIRROR_EPS)
+    best = None
+    for axis in range(6):
+        order = np.argsort(mirrored[:, axis], kind="stable")
+        keys = mirrored[order, axis]
+        lo = np.searchsorted(keys, ends[:, axis] - r, "left")
+        hi = np.searchsorted(keys, ends[:, axis] + r, "right")
+        if best is None or (hi - lo).sum() < best[0]:
+            best = (int((hi - lo).sum()), order, lo, hi)
+    _, order, lo, hi = best
+    paired = np.zeros(len(ends), bool)
+    # rows in blocks whose candidate pairs stay a few million
+    counts = hi - lo
+    start = 0
+    while start < len(ends):
+        stop = start + 1
+        total = int(counts[start])
+        while stop < len(ends) and total + counts[stop] <= (1 << 21):
+            total += int(counts[stop])
+            stop += 1
+        rows = np.repeat(np.arange(start, stop), counts[start:stop])
+        offs = np.arange(total) - np.repeat(np.cumsum(counts[start:stop]) - counts[start:stop],
+                                            counts[start:stop])
+        cols = order[np.repeat(lo[start:stop], counts[start:stop]) + offs]
+        near = ((ends[rows] - mirrored[cols]) ** 2).sum(-1) < MIRROR_EPS
+        paired[rows[near]] = True
+        start = stop
+    return [int(i) for i in np.nonzero(~paired[inverse.reshape(-1)])[0]]
 
 
 #: the engine's words for the skeletons it refuses (the PHXBN loading-error table)
