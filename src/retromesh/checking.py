@@ -83,7 +83,7 @@ def guard(docs: Mapping[Any, Any], *, force: bool = False) -> list[Finding]:
     found += [(typed[i][0], f) for i, f in check_together([(f, d) for _, f, d in typed])]
     if not force:
         for key, _ in found:
-            exc = refusal([f for k, f in found if k == key], str(key))
+            exc = refusal([f for k, f in found if k == key], str(getattr(key, "name", key)))
             if exc is not None:
                 raise exc
     for key, f in found:

@@ -10,6 +10,7 @@ check, a ``warning`` (it loads it but shows or animates it wrongly) does not.
 from __future__ import annotations
 
 import json
+import textwrap
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +22,7 @@ from ..errors import LossWarning, RetromeshError
 from ..findings import Finding, as_findings, error
 from .messages import describe
 from .options import check_options, read_options
-from .output import echo, tagged
+from .output import echo, tagged, width
 
 __all__ = ["FileReport", "check_file", "companion_options_for", "report"]
 
@@ -143,6 +144,7 @@ def report(reports: list[FileReport], as_json: bool) -> int:
                                                    else "round trip identical, no findings"),
                    err=False)
         for x in r.findings:
-            echo("  " + _line(x))
+            echo(textwrap.fill(_line(x), width(), initial_indent="  ", subsequent_indent="    ",
+                               break_on_hyphens=False))
     echo(f"{len(reports) - failures} ok, {failures} failed")
     return failures

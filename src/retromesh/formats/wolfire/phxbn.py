@@ -422,6 +422,14 @@ def check(doc: PhxbnFile) -> list[Finding]:
         if light:
             out.append(warning("phxbn.weight_sum", f"{light} vertices have weights that sum below "
                                "0.99: the engine binds them wholly to the nearest bone instead"))
+    if doc.control is not None:
+        joint_bones = np.asarray([j.bones for j in doc.control.joints], np.int64).reshape(-1)
+        if joint_bones.size and (joint_bones.min() < 0 or joint_bones.max() >= m):
+            out.append(error("phxbn.joint_bones", f"ragdoll joints name bones out of 0..{m - 1}"))
+    ik = [b for b in doc.simple_ik or [] if not 0 <= b.bone < m]
+    if ik:
+        out.append(error("phxbn.ik_bone", f"simple IK bones {[b.name for b in ik][:4]} name "
+                         f"bones out of 0..{m - 1}"))
     bad = symmetry_problems(doc)
     if bad:
         out.append(error("phxbn.symmetry", f"{NOT_SYMMETRICAL} Bones {bad[:8]} have no "
