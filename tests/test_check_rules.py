@@ -292,3 +292,28 @@ def test_every_rule_id_is_in_the_docs():
     assert sorted(emitted - listed) == []
     for generic in ("round_trip", "scene", "structure"):
         assert f"`<format>.{generic}`" in docs
+
+
+def test_old_save_version_is_refused():
+    rules = {f.rule for f in registry.get("sav").check(wf_samples.sav_sample(2))}
+    assert rules == {"sav.version"}
+    assert registry.get("sav").check(wf_samples.sav_sample(3)) == []
+
+
+def test_ragdoll_joint_and_ik_bone_ids_are_bounded(wolfire):
+    doc = retromesh.read(wolfire["stick.phxbn"])
+    doc.control.joints[0].bones = (0, 99)
+    doc.simple_ik[0].bone = -1
+    rules = {f.rule: f.severity for f in registry.get("phxbn").check(doc)}
+    assert rules == {"phxbn.joint_bones": "error", "phxbn.ik_bone": "error",
+                     "phxbn.weight_sum": "warning"}
+
+
+def test_non_invertible_hva_matrix_is_refused_in_openras_words():
+    from retromesh.formats.westwood import samples as ww_samples
+    _, hva = ww_samples.tank()
+    hva.matrices = hva.matrices.copy()
+    hva.matrices[2, 0, :, :3] = 0
+    found = registry.get("hva").check(hva)
+    assert [f.rule for f in found] == ["hva.singular"]
+    assert "section 0 frame 2 is invalid because it is not invertible!" in found[0].message

@@ -518,6 +518,7 @@ def check(files: list[Path] = typer.Argument(..., help="Files or folders to chec
     animates it wrongly) do not. Companions are read as convert reads them.
     """
     from .clitools.check import FileReport, check_file, companion_options_for, report
+    from .findings import error
     explicit = bool(skeleton or mesh or animation)
     base_opts = _companion_options(skeleton, mesh, animation, hva, None, None, None)
 
@@ -539,7 +540,8 @@ def check(files: list[Path] = typer.Argument(..., help="Files or folders to chec
             detail = detail[len(str(f)) + 2:] if detail.startswith(str(f) + ": ") else detail
             if luanti and f.suffix.lower() in (".b3d", ".glb", ".gltf"):
                 detail += " (Luanti's loader would misread it, hang or crash)"
-            reports.append(FileReport(label, unreadable=detail))
+            reports.append(FileReport(label, unreadable=detail, findings=[
+                error(f"{f.suffix.lower().lstrip('.') or 'file'}.read", detail)]))
     if report(reports, as_json):
         raise typer.Exit(EXIT_FAILED)
 
