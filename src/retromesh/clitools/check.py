@@ -19,7 +19,7 @@ from typing import Any
 from .. import batch as plan, registry
 from ..checking import check_document, check_together
 from ..errors import LossWarning, RetromeshError
-from ..findings import Finding, as_findings, error
+from ..findings import Finding, error
 from .messages import describe
 from .options import check_options, read_options
 from .output import echo, tagged, width
@@ -112,7 +112,7 @@ def check_file(f: Path, format: str | None, *, scene: bool, luanti: bool,
                 findings.append(error(f"{fmt.name}.scene", f"does not convert: {describe(exc, f)}"))
     if luanti:
         from .luanti import check_for_luanti
-        findings += as_findings(check_for_luanti(fmt, doc, data), "luanti")
+        findings += check_for_luanti(fmt, doc, data)
     return fmt, companions, findings
 
 
