@@ -381,6 +381,7 @@ def info(
     companions = not no_companions
     explicit = bool(skeleton or mesh or animation)
     base_opts = _companion_options(skeleton, mesh, animation, hva, fps, scale, set_)
+    from .clitools.check import companion_options_for
     from .clitools.report import info_lines, native_info, scene_info
     report: dict[str, Any] = {}
     failed = False
@@ -393,12 +394,8 @@ def info(
             entry = native_info(fmt, doc)
             del doc, data
             if fmt.to_scene is not None:
-                opts = dict(base_opts)
-                if companions and not explicit:
-                    opts.update({k: v for k, v in plan.companions(f).items()
-                                 if k in read_options(fmt)})
                 try:
-                    opts = check_options(opts, read_options(fmt), "reading", fmt.name, "--set")
+                    opts = companion_options_for(f, fmt, base_opts, companions, explicit)
                 except OptionError as exc:
                     _usage(str(exc))
                 members = [p.name for p in plan.members(opts)]
