@@ -317,3 +317,25 @@ def test_non_invertible_hva_matrix_is_refused_in_openras_words():
     found = registry.get("hva").check(hva)
     assert [f.rule for f in found] == ["hva.singular"]
     assert "section 0 frame 2 is invalid because it is not invertible!" in found[0].message
+
+
+def test_symmetry_is_the_skeleton_loaders_test():
+    """Each end within a squared distance of 1e-4 of a mirrored bone's end (the loader's
+    test, brute force here) — on random near-symmetric skeletons and a large degenerate one."""
+    from retromesh.formats.wolfire import phxbn
+    rng = np.random.default_rng(3)
+    mirror = np.array([-1.0, 1.0, 1.0])
+    for _ in range(200):
+        n = int(rng.integers(1, 12))
+        pts = np.round(rng.normal(size=(2 * n, 3)), 2)
+        pts[n:] = pts[:n] * mirror + rng.normal(scale=0.006, size=(n, 3))
+        ends = rng.integers(0, 2 * n, size=(n, 2))
+        doc = phxbn.PhxbnFile(points=pts.astype("<f4"), bone_ends=ends.astype("<i4"))
+        p = np.asarray(doc.points, np.float64)
+        a, b = p[ends[:, 0]], p[ends[:, 1]]
+        near = ((((a[:, None] - (a * mirror)[None]) ** 2).sum(-1) < 1e-4)
+                & (((b[:, None] - (b * mirror)[None]) ** 2).sum(-1) < 1e-4))
+        assert phxbn.symmetry_problems(doc) == [int(i) for i in np.nonzero(~near.any(1))[0]]
+    flat = phxbn.PhxbnFile(points=np.zeros((40000, 3), "<f4"),
+                           bone_ends=np.arange(40000).reshape(-1, 2).astype("<i4"))
+    assert phxbn.symmetry_problems(flat) == []

@@ -358,7 +358,8 @@ MIRROR_EPS = 1e-4
 
 def symmetry_problems(doc: PhxbnFile) -> list[int]:
     """Bones with no X-mirrored counterpart (the engine refuses such skeletons): bone i is
-    paired when some bone j has ``|a_i - mirror(a_j)|^2 + |b_i - mirror(b_j)|^2 < 1e-4``."""
+    paired when some bone j (itself included) has ``|a_i - mirror(a_j)|^2 < 1e-4`` and
+    ``|b_i - mirror(b_j)|^2 < 1e-4`` for its two ends a, b (the skeleton loader's test)."""
     p = np.asarray(doc.points, dtype=np.float64)
     e = np.asarray(doc.bone_ends, dtype=np.int64)
     if not len(e) or e.min() < 0 or e.max() >= len(p):
@@ -368,7 +369,7 @@ def symmetry_problems(doc: PhxbnFile) -> list[int]:
                               return_inverse=True)
     mirrored = ends * np.array([-1.0, 1.0, 1.0, -1.0, 1.0, 1.0])
     # candidates: bones within the tolerance along the coordinate that sorts them apart best
-    # (each coordinate of a pair differs by less than sqrt(eps)); then the full distance
+    # (each coordinate of a pair differs by less than sqrt(eps)); then the full test
     r = np.sqrt(MIRROR_EPS)
     best = None
     for axis in range(6):
@@ -393,7 +394,8 @@ def symmetry_problems(doc: PhxbnFile) -> list[int]:
         offs = np.arange(total) - np.repeat(np.cumsum(counts[start:stop]) - counts[start:stop],
                                             counts[start:stop])
         cols = order[np.repeat(lo[start:stop], counts[start:stop]) + offs]
-        near = ((ends[rows] - mirrored[cols]) ** 2).sum(-1) < MIRROR_EPS
+        d = (ends[rows] - mirrored[cols]) ** 2
+        near = (d[:, :3].sum(-1) < MIRROR_EPS) & (d[:, 3:].sum(-1) < MIRROR_EPS)
         paired[rows[near]] = True
         start = stop
     return [int(i) for i in np.nonzero(~paired[inverse.reshape(-1)])[0]]
@@ -421,7 +423,8 @@ def check(doc: PhxbnFile) -> list[Finding]:
         light = int((w.sum(axis=1) < 0.99).sum()) if len(w) else 0
         if light:
             out.append(warning("phxbn.weight_sum", f"{light} vertices have weights that sum below "
-                               "0.99: the engine binds them wholly to the nearest bone instead"))
+                               "0.99: the engine makes their first influence the nearest bone, "
+                               "at weight 1"))
     if doc.control is not None:
         joint_bones = np.asarray([j.bones for j in doc.control.joints], np.int64).reshape(-1)
         if joint_bones.size and (joint_bones.min() < 0 or joint_bones.max() >= m):
@@ -432,8 +435,9 @@ def check(doc: PhxbnFile) -> list[Finding]:
                          f"bones out of 0..{m - 1}"))
     bad = symmetry_problems(doc)
     if bad:
-        out.append(error("phxbn.symmetry", f"{NOT_SYMMETRICAL} Bones {bad[:8]} have no "
-                         "X-mirrored counterpart"))
+        listed = ", ".join(f"bone {i}" for i in bad[:8]) + (", ..." if len(bad) > 8 else "")
+        out.append(error("phxbn.symmetry", f"{NOT_SYMMETRICAL} Asymmetrical bones: {listed} "
+                         "(no bone mirrored over X matches them)"))
     return out
 
 

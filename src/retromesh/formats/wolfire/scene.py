@@ -111,12 +111,16 @@ register(Format(
 
 @companion_rule("phxbn", "obj")
 def _phxbn_with_obj(doc: phxbn.PhxbnFile, obj: ObjFile) -> list[Finding]:
-    """The engine takes the skinned vertex count from the OBJ (3 per triangle) and refuses a
-    skeleton whose vertex weights are not as many."""
+    """The engine takes the skinned vertex count from the OBJ (3 per triangle corner): it
+    refuses a version 11 skeleton that stores another count, and reads an older one's weights
+    by the OBJ's count (whatever follows is misread)."""
     if doc.control is None:
         return []
     corners, weights = 3 * obj.mesh().triangle_count, len(doc.control.weights)
     if corners == weights:
         return []
-    return [error("phxbn.vertex_count", f"{phxbn.VERTEX_COUNTS} The .phxbn weights {weights} "
-                  f"vertices, the OBJ has {corners} triangle corners")]
+    said = phxbn.VERTEX_COUNTS if doc.version >= 11 else (
+        "The engine reads as many vertex weights as the OBJ has triangle corners and misreads "
+        "the rest of the skeleton.")
+    return [error("phxbn.vertex_count", f"{said} The .phxbn weights {weights} vertices, the "
+                  f"OBJ has {corners} triangle corners")]
