@@ -61,7 +61,8 @@ def check(doc: B3dFile) -> list[Finding]:
         kinds = {type(c) for c in node.children}
         if MeshChunk in kinds and Bone in kinds:
             problems.append(error("b3d.mesh_bone", f"node {label!r} is both a MESH and a BONE: "
-                                  "Blitz3D makes it the bone and leaves its mesh out of the model"))
+                                  "Blitz3D makes it the bone and leaves its mesh out of the model "
+                                  "(Irrlicht skins the mesh to its own node)"))
         for c in node.children:
             if isinstance(c, MeshChunk):
                 v = c.vrts
@@ -102,14 +103,16 @@ def _mesh_problems(label: str, c: MeshChunk, n_brush: int, count: int) -> list[F
                                f"{TC_SETS_KEPT}, Irrlicht refuses more than 2"))
     if not (-1 <= c.brush_id < n_brush):
         out.append(error("b3d.mesh_brush", f"node {label!r}: MESH brush {c.brush_id} of "
-                         f"{n_brush}"))
+                         f"{n_brush}: Illegal brush ID found (Irrlicht; Blitz3D reads past "
+                         "its brushes)"))
     for t in c.tris:
         if len(t.triangles) and (t.triangles.min() < 0 or t.triangles.max() >= count):
             out.append(error("b3d.tris_index", f"node {label!r}: TRIS index out of "
-                             f"0..{count - 1}"))
+                             f"0..{count - 1}: Illegal vertex index found (Irrlicht)"))
         if not (-1 <= t.brush_id < n_brush):
             out.append(error("b3d.tris_brush", f"node {label!r}: TRIS brush {t.brush_id} of "
-                             f"{n_brush}"))
+                             f"{n_brush}: Illegal material index found (Irrlicht; Blitz3D reads "
+                             "past its brushes)"))
     return out
 
 
