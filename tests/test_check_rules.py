@@ -247,12 +247,14 @@ def test_unreadable_file_is_reported_not_raised(tmp_path):
 def test_damaged_files_give_only_format_errors(wolfire, lostsaga, tmp_path):
     """Bytes flipped and cut in every example: check reports, it never crashes."""
     rng = np.random.default_rng(7)
-    sources = [*wolfire.values(), *lostsaga.values()]
+    sources = [*wolfire.values(), *lostsaga.values(),
+               *(p for p in sorted((ROOT / "examples").rglob("*"))
+                 if p.suffix in (".b3d", ".abc", ".vxl", ".hva", ".vox"))]
     d = tmp_path / "bad"
     d.mkdir()
     for n, src in enumerate(sources):
         data = bytearray(src.read_bytes())
-        for k in range(6):
+        for k in range(8):
             bad = bytearray(data)
             if k % 2:
                 bad = bad[:int(rng.integers(1, len(bad)))]
