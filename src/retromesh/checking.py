@@ -15,20 +15,21 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from . import registry
-from .errors import EngineWarning, RefusedError
+from .errors import EngineWarning, RefusedError, RetromeshError
 from .findings import Finding, as_findings
 
 __all__ = ["check_document", "check_together", "companion_rule", "guard", "refusal"]
 
-#: (format, companion format) -> rule(doc, companion doc) -> findings
-_PAIR_RULES: dict[tuple[str, str], Callable[[Any, Any], list[Finding]]] = {}
+#: ``rule(doc, companion_doc) -> findings``
+PairRule = Callable[[Any, Any], list[Finding]]
+#: (format, companion format) -> its rule
+_PAIR_RULES: dict[tuple[str, str], PairRule] = {}
 
 
-def companion_rule(fmt: str, companion: str
-                   ) -> Callable[[Callable[[Any, Any], list[Finding]]], Callable[[Any, Any], list[Finding]]]:
+def companion_rule(fmt: str, companion: str) -> Callable[[PairRule], PairRule]:
     """Register ``rule(doc, companion_doc)``: the findings of a ``fmt`` document read with a
     ``companion`` document (``companion_rule("phxbn", "obj")``)."""
-    def add(fn: Callable[[Any, Any], list[Finding]]) -> Callable[[Any, Any], list[Finding]]:
+    def add(fn: PairRule) -> PairRule:
         _PAIR_RULES[(fmt, companion)] = fn
         return fn
     return add
@@ -55,39 +56,38 @@ def check_together(docs: Iterable[tuple[registry.Format, Any]]) -> list[tuple[in
     return out
 
 
-def refusal(findings: Iterable[Finding], what: str) -> RefusedError | None:
-    """The error to raise when ``findings`` hold a rule the engine refuses files by."""
-    errors = [f for f in findings if f.is_error]
+def refusal(findings: Iterable[tuple[str, Finding]]) -> RefusedError | None:
+    """The error to raise when ``(file name, finding)`` pairs hold a rule the engine refuses
+    files by (None when they hold none)."""
+    errors = [(name, f) for name, f in findings if f.is_error]
     if not errors:
         return None
-    lines = "; ".join(f"{f.message} [{f.rule}]" for f in errors)
-    return RefusedError(f"{what}: the game would refuse it: {lines} (nothing written; "
-                        "force=True / --force writes it anyway)", errors)
+    lines = "; ".join(f"{name}: {f.message} [{f.rule}]" for name, f in errors)
+    return RefusedError(f"the game would refuse it: {lines} (nothing written; force=True / "
+                        "--force writes it anyway)", [f for _, f in errors])
 
 
 def guard(docs: Mapping[Any, Any], *, force: bool = False) -> list[Finding]:
     """Run every rule on the documents one conversion is about to write (``{path: doc}``;
     bytes are skipped): raise :class:`RefusedError` when the engine would refuse one of them,
     unless ``force``; warn (:class:`EngineWarning`) for each other finding. Returns them all."""
-    typed: list[tuple[Any, registry.Format, Any]] = []
+    typed: list[tuple[str, registry.Format, Any]] = []
     for key, doc in docs.items():
         if isinstance(doc, (bytes, bytearray, memoryview)):
             continue
         try:
-            typed.append((key, registry.format_of(doc), doc))
-        except Exception:          # not a registered document type: nothing to check it by
+            fmt = registry.format_of(doc)
+        except RetromeshError:          # not a registered document type: no rules to apply
             continue
-    found: list[tuple[Any, Finding]] = []
-    for key, fmt, doc in typed:
-        found += [(key, f) for f in check_document(doc, fmt)]
+        typed.append((str(getattr(key, "name", key)), fmt, doc))
+    found: list[tuple[str, Finding]] = []
+    for name, fmt, doc in typed:
+        found += [(name, f) for f in check_document(doc, fmt)]
     found += [(typed[i][0], f) for i, f in check_together([(f, d) for _, f, d in typed])]
-    if not force:
-        for key, _ in found:
-            exc = refusal([f for k, f in found if k == key], str(getattr(key, "name", key)))
-            if exc is not None:
-                raise exc
-    for key, f in found:
-        name = getattr(key, "name", key)
+    refused = None if force else refusal(found)
+    if refused is not None:
+        raise refused
+    for name, f in found:
         note = "the game refuses this (written because of force): " if f.is_error else ""
         warnings.warn(EngineWarning(f"{name}: {note}{f.message} [{f.rule}]", f.rule),
                       stacklevel=3)
