@@ -309,9 +309,9 @@ def test_what_blender_keeps_is_enough_for_fps_and_frames():
 def test_check_warns_about_zero_weight_vertices():
     from retromesh.formats.b3d import check
     problems = check(_skinned(0.0))
-    assert any("4 vertices have only zero BONE weights" in p and p.startswith("warning:")
+    assert any("4 vertices have only zero BONE weights" in p.message and not p.is_error
                for p in problems)
-    assert not any("zero BONE weights" in p for p in check(_skinned(1.0)))
+    assert not any("zero BONE weights" in p.message for p in check(_skinned(1.0)))
 
 
 # -- property: any B3D structure survives B3D -> GLB -> B3D -----------------------------------

@@ -366,7 +366,7 @@ def _save_outcome(scene: Scene, target: Path) -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            retromesh.save(scene, target)
+            retromesh.save(scene, target, force=True)    # the writer, not the game's rules
         except DocumentError as exc:
             assert "Recursion" not in str(exc), exc
             return str(exc)

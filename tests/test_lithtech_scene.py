@@ -269,7 +269,7 @@ def test_node_forest_gets_a_common_root(tmp_path):
     root (the validator rejected SKIN_NO_COMMON_ROOT before)."""
     doc = samples.build_sample(12)
     doc.nodes[0].child_count, doc.nodes[1].child_count = 0, 1
-    assert any("4 node trees" in p for p in ls.structural_problems(doc))
+    assert any("4 node trees" in p.message for p in ls.structural_problems(doc))
     sc = ls.to_scene(doc)
     hub = sc.skins[0].skeleton
     assert sc.nodes[hub].name == "abc_roots" and sc.roots.count(hub) == 1
@@ -597,7 +597,7 @@ def test_check_reports_inconsistent_bind_pose():
     assert retromesh.registry.get("abc").check(doc) == []
     doc.pieces[0].lods[0].weights["location"][0] += (0.5, 0.0, 0.0)
     problems = retromesh.registry.get("abc").check(doc)
-    assert any("bind positions" in p and p.startswith("warning:") for p in problems)
+    assert any("bind positions" in p.message and not p.is_error for p in problems)
     sc = ls.to_scene(doc)
     assert sc.meshes[0].extras["bind_max_deviation"] > 0.1
 

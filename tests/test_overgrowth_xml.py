@@ -137,7 +137,7 @@ def test_names_match_case_insensitively_and_data_path(game, tmp_path):
     _edit(_char(game), "Data/Skeletons/r_stick.xml", "data/SKELETONS/R_Stick.XML")
     assert not _rules(_char(game))
     elsewhere = _write(tmp_path / "loose/stick.xml", _char(game).read_text())
-    assert "overgrowth-xml.missing-file" in _rules(elsewhere)
+    assert "overgrowth-xml.missing_file" in _rules(elsewhere)
     scene = retromesh.load(elsewhere, data_path=[str(game / "Data")])
     assert len(scene.animations) == 2
 
@@ -147,8 +147,8 @@ def test_names_match_case_insensitively_and_data_path(game, tmp_path):
                                  "etc/passwd", "file:///etc/passwd"])
 def test_paths_out_of_the_root_are_refused(game, bad):
     _edit(_char(game), "Data/Skeletons/r_stick.xml", bad)
-    assert "overgrowth-xml.unsafe-path" in _rules(_char(game))
-    with pytest.raises(FormatError, match="unsafe-path"):
+    assert "overgrowth-xml.unsafe_path" in _rules(_char(game))
+    with pytest.raises(FormatError, match="unsafe_path"):
         retromesh.load(_char(game))
 
 
@@ -162,7 +162,7 @@ def test_a_link_out_of_the_root_is_refused(game, tmp_path):
     except OSError:
         pytest.skip("no symbolic links here")
     _edit(_char(game), "Data/Skeletons/r_stick.xml", "Data/Skeletons/r_link.xml")
-    assert "overgrowth-xml.unsafe-path" in _rules(_char(game))
+    assert "overgrowth-xml.unsafe_path" in _rules(_char(game))
     with pytest.raises(UnsafePath):
         DataRoots(_char(game)).find("Data/Skeletons/r_link.xml")
 
@@ -192,10 +192,10 @@ def _vertex_count(game: Path) -> None:
 
 
 TABLE = [
-    (_bone_path_missing, "bone-path", "Could not find bone_path file from attribute."),
-    (_rig_root, "rig-root", "Missing root Rig node in xml file."),
+    (_bone_path_missing, "bone_path", "Could not find bone_path file from attribute."),
+    (_rig_root, "rig_root", "Missing root Rig node in xml file."),
     (_asymmetric, "symmetry", "PHXBN skeleton is not symmetrical."),
-    (_vertex_count, "vertex-count", "Skeleton file and model file have different vertex counts."),
+    (_vertex_count, "vertex_count", "Skeleton file and model file have different vertex counts."),
 ]
 
 
@@ -216,7 +216,7 @@ def test_phxbn_loading_errors_in_the_engines_words(game, tmp_path, spoil, rule, 
 
 def test_bone_path_attribute_missing(game):
     _edit(game / "Data/Skeletons/r_stick.xml", 'bone_path = "Data/Skeletons/r_stick.phxbn"', "")
-    assert "no bone_path attribute" in _rules(_char(game))["overgrowth-xml.bone-path"]
+    assert "no bone_path attribute" in _rules(_char(game))["overgrowth-xml.bone_path"]
 
 
 def test_strict_false_converts_an_asymmetric_skeleton_with_a_warning(game, tmp_path):
@@ -229,11 +229,11 @@ def test_strict_false_converts_an_asymmetric_skeleton_with_a_warning(game, tmp_p
 def test_object_errors(game):
     obj = game / "Data/Objects/Characters/stick.xml"
     _edit(obj, "<ColorMap>Data/Textures/Characters/stick_c.tga</ColorMap>", "")
-    assert _rules(_char(game))["overgrowth-xml.object-color-map"].startswith(
+    assert _rules(_char(game))["overgrowth-xml.object_color_map"].startswith(
         "Color map not found. Aborting object load.")
     _edit(obj, "<ShaderName>cubemapobjchar</ShaderName>",
           "<ColorMap>Data/Textures/Characters/gone.tga</ColorMap><ShaderName>x</ShaderName>")
-    msg = _rules(_char(game))["overgrowth-xml.missing-file"]
+    msg = _rules(_char(game))["overgrowth-xml.missing_file"]
     assert msg.startswith('Unable to find "Data/Textures/Characters/gone.tga" in any of the '
                           "requested locations.")
 
@@ -387,12 +387,12 @@ def test_morphs_become_morph_targets(game, tmp_path):
 
 def test_object_xml_without_an_element(game):
     _write(game / "Data/Objects/Characters/stick.xml", '<?xml version="1.0" ?>\n<!-- empty -->\n')
-    assert _rules(_char(game))["overgrowth-xml.object-model"].startswith("Model name not found.")
+    assert _rules(_char(game))["overgrowth-xml.object_model"].startswith("Model name not found.")
 
 
 def test_rig_xml_without_an_element_is_missing_root_rig(game):
     _write(game / "Data/Skeletons/r_stick.xml", '<?xml version="1.0" ?>\n')
-    assert _rules(_char(game))["overgrowth-xml.rig-root"].startswith(
+    assert _rules(_char(game))["overgrowth-xml.rig_root"].startswith(
         "Missing root Rig node in xml file.")
     assert parse_xml(b"<?xml version='1.0'?><!-- x -->") is None
     for text in (b"", b"  \n", b"<character>"):

@@ -168,7 +168,7 @@ def test_info_and_check():
     assert info["limbs"] == 3 and info["voxels"] > 0 and info["normal tables"] == "RA2"
     assert fmt.check(doc) == []
     doc.limbs[1].normal_type = 3
-    assert any("normal table id 3" in p for p in fmt.check(doc))
+    assert any("normal table id 3" in p.message for p in fmt.check(doc))
 
 
 # -- Ace of Spades ---------------------------------------------------------------------------

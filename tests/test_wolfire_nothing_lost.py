@@ -115,7 +115,11 @@ def test_edited_skeleton_takes_the_edit_and_keeps_the_rest(tmp_path):
     bind = np.linalg.inv(skin.inverse_bind_matrices)
     bind[k, :3, 3] += [0.0, 0.1, 0.0]                   # move bone 3 in the bind pose
     skin.inverse_bind_matrices = np.linalg.inv(bind)
-    retromesh.save(scene, tmp_path / "e.phxbn")
+    # one bone moved alone breaks the X-mirror symmetry the engine demands
+    with pytest.raises(retromesh.RefusedError, match="not symmetrical"):
+        retromesh.save(scene, tmp_path / "e.phxbn")
+    assert not (tmp_path / "e.phxbn").exists()
+    retromesh.save(scene, tmp_path / "e.phxbn", force=True)
     back, orig = retromesh.read(tmp_path / "e.phxbn"), retromesh.read(paths["stick.phxbn"])
     assert _info(back) == _info(orig)
     moved = np.abs(back.points - orig.points).max(axis=1) > 1e-4

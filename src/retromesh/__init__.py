@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, Any
 from . import registry
 from .errors import (
     DocumentError,
+    EngineWarning,
     FormatError,
     LimitError,
     LossWarning,
     MissingTextureWarning,
+    RefusedError,
     RetromeshError,
     UnknownFormatError,
     UnsupportedError,
@@ -40,7 +42,7 @@ __all__ = [
     "read", "write", "to_bytes", "load", "save", "formats", "detect", "convert",
     "Scene", "Format",
     "RetromeshError", "FormatError", "UnknownFormatError", "LimitError", "UnsupportedError",
-    "DocumentError", "LossWarning", "MissingTextureWarning",
+    "DocumentError", "LossWarning", "MissingTextureWarning", "RefusedError", "EngineWarning",
 ]
 
 
@@ -135,21 +137,25 @@ def from_scene(scene: Scene, format: str, **options: Any) -> Any:
     return registry.convert_from_scene(registry.get(format), scene, **options)
 
 
-def save(scene: Scene, target: str | os.PathLike, format: str | None = None,
-         **options: Any) -> list[Path]:
+def save(scene: Scene, target: str | os.PathLike, format: str | None = None, *,
+         force: bool = False, **options: Any) -> list[Path]:
     """Write a Scene as ``target``'s format (from its extension unless ``format`` is given).
 
     Returns every path written (a format may write companion files beside the target).
+    The files are first judged by the game's rules (those of ``retromesh check``,
+    ``docs/check-rules.md``): when the engine would refuse one, :class:`RefusedError` is raised
+    and nothing is written, unless ``force=True``; every other finding is an
+    :class:`EngineWarning`.
     """
-    return _save(scene, Path(target), format, options)
+    return _save(scene, Path(target), format, options, force=force)
 
 
 def _save(scene: Scene, target: Path, format: str | None, options: dict[str, Any],
-          validated: bool = False) -> list[Path]:
+          validated: bool = False, force: bool = False) -> list[Path]:
     fmt = registry.get(format) if format else registry.get(target.suffix or "?")
     options = _image_options_for(fmt.from_scene, options)
     return _write_result(registry.convert_from_scene(fmt, scene, _validated=validated, **options),
-                         target)
+                         target, force)
 
 
 #: writing options every target accepts; targets with no use for them never see them
@@ -169,13 +175,14 @@ def _image_options_for(func: Any, options: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if k not in _IMAGE_OPTIONS or k in params}
 
 
-def _write_result(result: Any, target: Path) -> list[Path]:
+def _write_result(result: Any, target: Path, force: bool = False) -> list[Path]:
     """Write what ``from_scene`` or a converter returned: one document, or a dict whose key
     ``""`` is the main document, keys starting with ``.`` or ``_`` are suffixes to the
     target's stem (``".skl"``, ``"_walk.ani"``) and other keys are file names beside it
     (``"skin.png"``); values are documents, or bytes written as they are."""
     docs = result if isinstance(result, dict) else {"": result}
     files: dict[Path, bytes] = {}
+    judged: dict[Path, Any] = {}
     for key, doc in docs.items():
         if key == "":
             path = target
@@ -191,19 +198,22 @@ def _write_result(result: Any, target: Path) -> list[Path]:
         if isinstance(doc, (bytes, bytearray)):
             files[path] = bytes(doc)
         else:
+            judged[path] = doc
             files.update(_outputs(doc, path))
+    from .checking import guard
+    guard(judged, force=force)      # the game's rules, before anything is written
     return atomic_write_many(files)
 
 
 def convert(source: Source, target: str | os.PathLike, format: str | None = None,
             target_format: str | None = None, save_options: dict[str, Any] | None = None,
-            **options: Any) -> list[Path]:
+            *, force: bool = False, **options: Any) -> list[Path]:
     """Convert a file to ``target``'s format; returns the paths written.
 
     A direct native-to-native converter is used when one is registered (VXL <-> VOX);
     otherwise the file goes through a :class:`Scene`. ``options`` go to the reading side
     (``to_scene``; ``scale=`` as in :func:`load`), ``save_options`` to the writing side
-    (``from_scene``).
+    (``from_scene``). What is written is judged first as :func:`save` does (``force``).
     """
     target = Path(target)
     save_options = dict(save_options or {})
@@ -219,10 +229,10 @@ def convert(source: Source, target: str | os.PathLike, format: str | None = None
             options.setdefault("source", path)
         save_options = _image_options_for(direct, save_options)
         result = registry.serialize(tfmt, direct, doc, **options, **save_options)
-        return _write_result(result, target)
+        return _write_result(result, target, force)
     if path is not None and fmt.to_scene is not None:
         options.setdefault("source", path)
     scene = _scaled(registry.convert_to_scene(fmt, doc, name, **options), scale)
     del doc                     # the native document is not needed while writing
     # validated by convert_to_scene (scaling keeps it valid unless it overflows float32)
-    return _save(scene, target, tfmt.name, save_options, validated=scale == 1.0)
+    return _save(scene, target, tfmt.name, save_options, validated=scale == 1.0, force=force)

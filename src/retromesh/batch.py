@@ -221,6 +221,7 @@ class Job:
     preset: str | None = None      # "luanti": a GLB within Luanti's rules
     base: Path | None = None       # the input folder it was found in
     members: list[Path] = field(default_factory=list)
+    force: bool = False            # write what the game's engine would refuse (check's rules)
 
     @property
     def label(self) -> str:
@@ -293,7 +294,7 @@ def _convert_one(job: Job) -> list[Path]:
         return convert_for_luanti(job.source, job.target, job.format, job.load_options,
                                   job.save_options)
     return retromesh.convert(job.source, job.target, format=job.format,
-                             save_options=job.save_options, **job.load_options)
+                             save_options=job.save_options, force=job.force, **job.load_options)
 
 
 def run(job: Job) -> Result:
@@ -393,14 +394,16 @@ def _takes(fmt: registry.Format, key: str) -> bool:
 def plan(inputs: Iterable[str | os.PathLike], out_dir: str | os.PathLike, *, to: str = "glb",
          base: str | os.PathLike | None = None, companions: bool = True,
          load_options: dict[str, Any] | None = None,
-         save_options: dict[str, Any] | None = None, format: str | None = None) -> list[Job]:
+         save_options: dict[str, Any] | None = None, format: str | None = None,
+         force: bool = False) -> list[Job]:
     """The jobs that convert ``inputs`` (files, and folders searched recursively for the
     formats that convert) into ``out_dir`` as ``.to`` files, the folder layout kept.
 
     Files are grouped with their companions (``companions=False``: each file alone). Outputs
     are named relative to the folder named in ``inputs``, or for files to ``base`` (default:
     their common folder). ``load_options`` go to each file whose format takes them
-    (``scale=`` to all), ``save_options`` to the writer."""
+    (``scale=`` to all), ``save_options`` to the writer. ``force``: write files the game's
+    engine would refuse (``retromesh check``'s rules) instead of failing those jobs."""
     out = Path(out_dir)
     ext = to.lower().lstrip(".")
     loose: list[Path] = []
@@ -432,7 +435,7 @@ def plan(inputs: Iterable[str | os.PathLike], out_dir: str | os.PathLike, *, to:
             opts = {k: v for k, v in load_options.items() if any(_takes(f, k) for f in fmts)}
         opts.update(g.options)
         jobs.append(Job(g.source, out / rel.with_suffix("." + ext), opts,
-                        dict(save_options or {}), format, None, root, list(g.members)))
+                        dict(save_options or {}), format, None, root, list(g.members), force))
     name_outputs(jobs, ext)
     return jobs
 
@@ -442,7 +445,7 @@ def convert_many(inputs: Iterable[str | os.PathLike], out_dir: str | os.PathLike
                  on_result: Callable[[Result], Any] | None = None,
                  **plan_options: Any) -> list[Result]:
     """Convert files and folders into ``out_dir`` (see :func:`plan` for ``to=``, ``base=``,
-    ``companions=``, ``load_options=``, ``save_options=``, ``format=``): one :class:`Result`
+    ``companions=``, ``load_options=``, ``save_options=``, ``format=``, ``force=``): one :class:`Result`
     per model, in source order; a file that fails is a failed Result and the batch goes on.
     An output that would replace an input fails unless ``overwrite``."""
     jobs = plan(inputs, out_dir, **plan_options)

@@ -13,7 +13,6 @@ import json
 import os
 import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -25,9 +24,9 @@ from . import batch as plan, registry
 from .clitools.batch import Job, run as _run, run_all as _run_all, summary as _summary
 from .clitools.messages import EXIT_FAILED, EXIT_USAGE, describe
 from .clitools.options import OptionError, check_options, parse_pairs, positive, read_options, write_options
-from .clitools.output import echo as _echo, error as _error, tagged as _tagged, warn as _warn, width as _width
+from .clitools.output import echo as _echo, error as _error, warn as _warn, width as _width
 from .clitools.stdio import binary_to_terminal, copy_to_stdout, is_dash, stdin_file, temp_target
-from .errors import LossWarning, RetromeshError, UnknownFormatError
+from .errors import RetromeshError, UnknownFormatError
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode="rich",
                   context_settings={"help_option_names": ["-h", "--help"]},
@@ -272,6 +271,8 @@ def convert(
         help="More texture folders (repeatable)."),
     overwrite: bool = typer.Option(False, "--overwrite", rich_help_panel=OUTPUT,
                                    help="Allow an output to replace an input."),
+    force: bool = typer.Option(False, "--force", rich_help_panel=OUTPUT,
+                               help="Write a file the game would refuse (see check)."),
     preset: str | None = typer.Option(None, "--preset", rich_help_panel=OUTPUT,
                                          metavar="luanti", show_default=False,
                                          help="A GLB within Luanti's rules."),
@@ -359,6 +360,8 @@ def convert(
             j.save_options = check_options(j.save_options, valid, "writing", tfmt.name, "-O")
     except OptionError as exc:
         _usage(str(exc))
+    for j in jobs_list:
+        j.force = force
     sources = {s.resolve() for j in jobs_list for s in [j.source, *j.members]}
     for j in jobs_list:
         if not overwrite and j.target.resolve() in sources:
@@ -418,6 +421,7 @@ def info(
     companions = not no_companions
     explicit = bool(skeleton or mesh or animation)
     base_opts = _companion_options(skeleton, mesh, animation, hva, fps, scale, set_)
+    from .clitools.check import companion_options_for
     from .clitools.report import info_lines, native_info, scene_info
     report: dict[str, Any] = {}
     failed = False
@@ -430,12 +434,8 @@ def info(
             entry = native_info(fmt, doc)
             del doc, data
             if fmt.to_scene is not None:
-                opts = dict(base_opts)
-                if companions and not explicit:
-                    opts.update({k: v for k, v in plan.companions(f).items()
-                                 if k in read_options(fmt)})
                 try:
-                    opts = check_options(opts, read_options(fmt), "reading", fmt.name, "--set")
+                    opts = companion_options_for(f, fmt, base_opts, companions, explicit)
                 except OptionError as exc:
                     _usage(str(exc))
                 members = [p.name for p in plan.members(opts)]
@@ -532,68 +532,58 @@ def build(source: Path = typer.Argument(..., help="JSON written by `retromesh du
 
 # -- check -----------------------------------------------------------------------------------
 
-def _check_file(f: Path, format: str | None, scene: bool, luanti: bool
-                ) -> tuple[str, str, list[str]]:
-    data = f.read_bytes()
-    fmt = registry.detect(data[:registry.SNIFF_BYTES], str(f), format)
-    doc = registry.parse(fmt, data, str(f), f)
-    problems: list[str] = []
-    gltf = fmt.family == "glTF 2.0"
-    if not gltf and fmt.write is not None and fmt.write(doc) != data:
-        problems.append("byte round trip differs")
-    if fmt.check is not None:
-        from .findings import Finding
-        problems += [p if not isinstance(p, Finding) else
-                     ("" if p.is_error else "warning: ") + f"{p.rule}: {p.message}"
-                     for p in fmt.check(doc)]
-    if (scene or gltf) and fmt.to_scene is not None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", LossWarning)
-            try:
-                kwargs = {"source": f} if "source" in fmt.scene_options else {}
-                registry.convert_to_scene(fmt, doc, str(f), **kwargs)
-            except RetromeshError as exc:
-                problems.append(f"scene: {describe(exc, f)}")
-    if luanti:
-        from .clitools.luanti import check_for_luanti
-        problems += check_for_luanti(fmt, doc, data)
-    ok = "glTF structure reads back" if gltf else "round trip identical"
-    return fmt.name, ok, problems
-
-
 @app.command()
 def check(files: list[Path] = typer.Argument(..., help="Files or folders to check.",
                                              show_default=False, metavar="INPUT"),
+          as_json: bool = typer.Option(False, "--json", help="Print JSON: each finding with "
+                                       "its rule id, severity and message."),
+          skeleton: Path | None = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
+                                               help="As for convert.", show_default=False),
+          mesh: Path | None = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
+                                           help="As for convert.", show_default=False),
+          animation: list[Path] | None = typer.Option(None, "--animation", "-a", metavar="FILE",
+                                                      rich_help_panel=COMPANIONS,
+                                                      help="As for convert.", show_default=False),
+          hva: Path | None = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
+                                          help="As for convert.", show_default=False),
+          no_companions: bool = typer.Option(False, "--no-companions", rich_help_panel=COMPANIONS,
+                                             help="As for convert."),
           format: str | None = typer.Option(None, "--format", "-f", show_default=False,
                                                help="Force the input format."),
           scene: bool = typer.Option(True, help="Also convert to a scene and check it."),
           luanti: bool = typer.Option(False, "--luanti",
                                       help="Also flag what Luanti's loaders reject.")) -> None:
-    """Parse, round trip and structural checks (--luanti: Luanti's rules)."""
-    failures = total = 0
+    """Judge files as their game's engine would (rules: docs/check-rules.md).
+
+    Errors (the engine refuses the file) exit 1; warnings (it loads the file but shows or
+    animates it wrongly) do not. Companions are read as convert reads them.
+    """
+    from .clitools.check import FileReport, check_file, companion_options_for, report
+    from .findings import error
+    explicit = bool(skeleton or mesh or animation)
+    base_opts = _companion_options(skeleton, mesh, animation, hva, None, None, None)
+
+    def options(f: Path, fmt: registry.Format) -> dict[str, Any]:
+        try:
+            return companion_options_for(f, fmt, base_opts, not no_companions, explicit)
+        except OptionError as exc:
+            _usage(str(exc))
+
+    reports: list[FileReport] = []
     for f, base in _expand(files, format=format):
-        total += 1
         label = str(f.relative_to(base)) if base is not None else str(f)
         try:
-            name, ok, problems = _check_file(f, format, scene, luanti)
+            fmt, companions, findings = check_file(f, format, scene=scene, luanti=luanti,
+                                                   options=options)
+            reports.append(FileReport(label, fmt.name, [c.name for c in companions], findings))
         except (RetromeshError, OSError) as exc:
-            failures += 1
             detail = describe(exc, f)
             detail = detail[len(str(f)) + 2:] if detail.startswith(str(f) + ": ") else detail
             if luanti and f.suffix.lower() in (".b3d", ".glb", ".gltf"):
                 detail += " (Luanti's loader would misread it, hang or crash)"
-            _tagged("failed:", "red", f"{label}: {detail}", err=False)
-            continue
-        errors = [p for p in problems if not p.startswith("warning:")]
-        if errors:
-            failures += 1
-            _tagged("failed:", "red", f"{label} ({name}): " + "; ".join(problems), err=False)
-        elif problems:
-            _tagged("ok:", "yellow", f"{label} ({name}): " + "; ".join(problems), err=False)
-        else:
-            _tagged("ok:", "green", f"{label} ({name}): {ok}", err=False)
-    _echo(f"{total - failures} ok, {failures} failed")
-    if failures:
+            reports.append(FileReport(label, unreadable=detail, findings=[
+                error(f"{f.suffix.lower().lstrip('.') or 'file'}.read", detail)]))
+    if report(reports, as_json):
         raise typer.Exit(EXIT_FAILED)
 
 

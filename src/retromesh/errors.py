@@ -13,7 +13,9 @@ __all__ = [
     "UnsupportedError",
     "DocumentError",
     "UnsupportedInputError",
+    "RefusedError",
     "LossWarning",
+    "EngineWarning",
     "MissingTextureWarning",
 ]
 
@@ -89,8 +91,27 @@ class DocumentError(RetromeshError):
     that does not match its array, a string too long for its field...)."""
 
 
+class RefusedError(DocumentError):
+    """What a conversion was about to write breaks rules by which the game's engine refuses the
+    file (``error`` findings of ``retromesh check``); nothing was written. ``findings`` lists
+    them; ``force=True`` writes such a file anyway."""
+
+    def __init__(self, message: str, findings: list | None = None) -> None:
+        super().__init__(message)
+        self.findings = list(findings or [])
+
+
 class LossWarning(UserWarning):
     """A conversion dropped or approximated something; the message says what."""
+
+
+class EngineWarning(LossWarning):
+    """A file being written breaks a rule whose result the game's engine loads but shows or
+    animates wrongly (a ``warning`` finding of ``retromesh check``); ``rule`` is its id."""
+
+    def __init__(self, message: str, rule: str = "") -> None:
+        super().__init__(message)
+        self.rule = rule
 
 
 class MissingTextureWarning(LossWarning):

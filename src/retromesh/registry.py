@@ -100,9 +100,11 @@ class Format:
     companions: tuple[str, ...] = ()
     #: ``info(doc) -> {name: number}``: native counts for ``retromesh info``
     info: Callable[[Any], dict[str, Any]] | None = None
-    #: ``check(doc) -> [problem, ...]``: structural checks beyond parsing (``retromesh check``);
-    #: a problem that starts with ``warning:`` is reported without failing the check
-    check: Callable[[Any], list[str]] | None = None
+    #: ``check(doc) -> [Finding, ...]``: the game's rules the document breaks
+    #: (:mod:`retromesh.findings`, run by :mod:`retromesh.checking` for ``retromesh check`` and
+    #: before a conversion writes the format); plain strings (``"warning: ..."`` for warnings)
+    #: are still accepted as rule ``<format>.structure``
+    check: Callable[[Any], list[Any]] | None = None
 
     def supports(self) -> dict[str, bool]:
         return {

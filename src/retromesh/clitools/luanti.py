@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import LossWarning
+from ..findings import Finding, error, warning
 
 __all__ = ["check_for_luanti", "convert_for_luanti", "prepare_scene", "strip_images"]
 
@@ -38,36 +39,39 @@ MAX_VERTICES = 65535
 MAX_BRUSH_TEXTURES = 4
 
 
-def _b3d_problems(doc: Any) -> list[str]:
+def _b3d_problems(doc: Any) -> list[Finding]:
     from ..formats.b3d import Bone, Keys, MeshChunk
-    out: list[str] = []
+    out: list[Finding] = []
     if doc.tail:
-        out.append(f"luanti: {len(doc.tail)} bytes at the end of BB3D too short for a chunk "
-                   "(read as a chunk header: misread)")
+        out.append(error("luanti.trailing_bytes",
+            f"{len(doc.tail)} bytes at the end of BB3D too short for a chunk "
+                   "(read as a chunk header: misread)"))
     for bi, b in enumerate(doc.brushes):
         if sum(t != -1 for t in b.texture_ids[MAX_BRUSH_TEXTURES:]):
-            out.append(f"warning: luanti: brush {bi} uses more than {MAX_BRUSH_TEXTURES} "
-                       "textures (the rest are ignored)")
+            out.append(warning("luanti.brush_textures", f"brush {bi} uses more than {MAX_BRUSH_TEXTURES} "
+                       "textures (the rest are ignored)"))
     zero: list[str] = []
     for node, _ in doc.walk():
         label = node.name.decode("latin-1")
         if node.tail:
-            out.append(f"luanti: node {label!r}: {len(node.tail)} bytes too short for a chunk "
-                       "at its end (misread)")
+            out.append(error("luanti.trailing_bytes",
+                f"node {label!r}: {len(node.tail)} bytes too short for a chunk "
+                       "at its end (misread)"))
         for c in node.children:
             if isinstance(c, MeshChunk):
                 if c.tail:
-                    out.append(f"luanti: node {label!r}: MESH ends with {len(c.tail)} stray "
-                               "bytes (misread)")
+                    out.append(error("luanti.trailing_bytes",
+                        f"node {label!r}: MESH ends with {len(c.tail)} stray "
+                               "bytes (misread)"))
                 v = c.vrts
                 if v is not None and not (0 <= v.tex_coord_sets < 3
                                           and 0 <= v.tex_coord_set_size < 4):
-                    out.append(f"luanti: node {label!r}: VRTS tex_coord_sets "
+                    out.append(error("luanti.tex_coords", f"node {label!r}: VRTS tex_coord_sets "
                                f"{v.tex_coord_sets}, size {v.tex_coord_set_size} (Luanti "
-                               "refuses >= 3 sets or size >= 4)")
+                               "refuses >= 3 sets or size >= 4)"))
                 if v is not None and len(v.vertices) > MAX_VERTICES:
-                    out.append(f"warning: luanti: node {label!r}: {len(v.vertices)} vertices "
-                               f"(Irrlicht 1.8 indexes at most {MAX_VERTICES} per buffer)")
+                    out.append(warning("luanti.b3d_vertices", f"node {label!r}: {len(v.vertices)} vertices "
+                               f"(Irrlicht 1.8 indexes at most {MAX_VERTICES} per buffer)"))
                 if len(c.tris) > 1 and v is not None:
                     owner = np.full(len(v.vertices), -1)
                     shared = False
@@ -79,20 +83,22 @@ def _b3d_problems(doc: Any) -> list[str]:
                         owner[ids] = ti
                     if shared and any(isinstance(x, Bone) for n, _ in doc.walk()
                                       for x in n.children):
-                        out.append(f"warning: luanti: node {label!r}: vertices shared by two "
-                                   "TRIS (brushes) follow one of them only when animated")
+                        out.append(warning("luanti.shared_vertices",
+                            f"node {label!r}: vertices shared by two "
+                                   "TRIS (brushes) follow one of them only when animated"))
             elif isinstance(c, Bone):
                 w = c.weights["weight"]
                 if len(w) and not np.any(w > 0):
                     zero.append(label)
             elif isinstance(c, Keys):
                 if len(c.keys) and int(c.keys["frame"].min()) < 1:
-                    out.append(f"warning: luanti: node {label!r}: key frames below 1 "
-                               "(clamped to 1)")
+                    out.append(warning("luanti.key_frames", f"node {label!r}: key frames below 1 "
+                               "(clamped to 1)"))
     if zero:
-        out.append(f"warning: luanti: {len(zero)} BONE(s) with weights all 0 ({', '.join(zero[:3])}"
+        out.append(warning("luanti.zero_weights",
+            f"{len(zero)} BONE(s) with weights all 0 ({', '.join(zero[:3])}"
                    f"{'...' if len(zero) > 3 else ''}): Luanti ignores weights <= 0, so they "
-                   "deform nothing")
+                   "deform nothing"))
     return out
 
 
@@ -103,55 +109,57 @@ def _gltf_json(data: bytes) -> dict[str, Any]:
     return json.loads(data)
 
 
-def _gltf_problems(gltf: dict[str, Any]) -> list[str]:
-    out: list[str] = []
+def _gltf_problems(gltf: dict[str, Any]) -> list[Finding]:
+    out: list[Finding] = []
     if gltf.get("extensionsRequired"):
-        out.append(f"luanti: extensionsRequired {gltf['extensionsRequired']} (Luanti supports "
-                   "none)")
+        out.append(error("luanti.extensions_required",
+            f"extensionsRequired {gltf['extensionsRequired']} (Luanti supports "
+                   "none)"))
     accessors = gltf.get("accessors", [])
     for mi, mesh in enumerate(gltf.get("meshes", [])):
         for pi, prim in enumerate(mesh.get("primitives", [])):
             where = f"mesh {mesh.get('name') or mi} primitive {pi}"
             if prim.get("mode", 4) != 4:
-                out.append(f"luanti: {where}: mode {prim['mode']} (only triangle lists)")
+                out.append(error("luanti.mode", f"{where}: mode {prim['mode']} (only triangle lists)"))
             if prim.get("targets"):
-                out.append(f"luanti: {where}: morph targets (not supported)")
+                out.append(error("luanti.morph_targets", f"{where}: morph targets (not supported)"))
             pos = prim.get("attributes", {}).get("POSITION")
             if pos is not None and pos < len(accessors) and \
                     accessors[pos].get("count", 0) >= MAX_VERTICES:
-                out.append(f"luanti: {where}: {accessors[pos]['count']} vertices "
-                           f"(Luanti refuses {MAX_VERTICES} or more)")
+                out.append(error("luanti.vertices", f"{where}: {accessors[pos]['count']} vertices "
+                           f"(Luanti refuses {MAX_VERTICES} or more)"))
             if "TEXCOORD_1" in prim.get("attributes", {}):
-                out.append(f"warning: luanti: {where}: only the first UV set is used")
+                out.append(warning("luanti.uv_sets", f"{where}: only the first UV set is used"))
     if gltf.get("images"):
-        out.append("warning: luanti: images are ignored (textures come from the mod, by "
-                   "texture index)")
+        out.append(warning("luanti.images", "images are ignored (textures come from the mod, by "
+                   "texture index)"))
     anims = gltf.get("animations", [])
     if len(anims) > 1:
-        out.append(f"warning: luanti: {len(anims)} animations; Luanti before 5.17 plays only "
-                   "the first")
+        out.append(warning("luanti.animations", f"{len(anims)} animations; Luanti before 5.17 plays only "
+                   "the first"))
     for ai, anim in enumerate(anims):
         samplers = anim.get("samplers", [])
         if any(s.get("interpolation", "LINEAR") not in ("LINEAR", "STEP") for s in samplers):
-            out.append(f"luanti: animation {anim.get('name') or ai}: CUBICSPLINE (only STEP "
-                       "and LINEAR)")
+            out.append(error("luanti.interpolation",
+                f"animation {anim.get('name') or ai}: CUBICSPLINE (only STEP "
+                       "and LINEAR)"))
         if any(c.get("target", {}).get("path") == "weights" for c in anim.get("channels", [])):
-            out.append(f"luanti: animation {anim.get('name') or ai}: morph weights "
-                       "(not supported)")
+            out.append(error("luanti.morph_weights", f"animation {anim.get('name') or ai}: morph weights "
+                       "(not supported)"))
     return out
 
 
-def check_for_luanti(fmt: Any, doc: Any, data: bytes) -> list[str]:
-    """Problems (``luanti: ...``) and quirks (``warning: luanti: ...``) for Luanti."""
+def check_for_luanti(fmt: Any, doc: Any, data: bytes) -> list[Finding]:
+    """What Luanti refuses or misreads (errors) and loads otherwise than meant (warnings)."""
     if fmt.name == "b3d":
         return _b3d_problems(doc)
     if fmt.family == "glTF 2.0":
         try:
             return _gltf_problems(_gltf_json(bytes(data)))
         except (ValueError, struct.error) as exc:
-            return [f"luanti: the glTF JSON does not parse ({exc})"]
-    return [f"warning: luanti: Luanti loads .b3d, .glb/.gltf, .obj and .x, not .{fmt.name}: "
-            "convert it with --preset luanti"]
+            return [error("luanti.json", f"the glTF JSON does not parse ({exc})")]
+    return [warning("luanti.format", f"Luanti loads .b3d, .glb/.gltf, .obj and .x, not "
+                    f".{fmt.name}: convert it with --preset luanti")]
 
 
 # -- convert --preset luanti ----------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any
 
 from ...binio import Reader
 from ...errors import DocumentError
+from ...findings import Finding
 from ...registry import Format, register
 from . import abc, abc_v6, samples, scene
 from .abc import AbcModel
@@ -82,7 +83,7 @@ def info(doc: AbcModel | AbcV6Model) -> dict[str, Any]:
     }
 
 
-def check(doc: AbcModel | AbcV6Model) -> list[str]:
+def check(doc: AbcModel | AbcV6Model) -> list[Finding]:
     return scene.structural_problems(doc)
 
 

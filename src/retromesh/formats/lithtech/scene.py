@@ -99,9 +99,12 @@ Scene -> v9..v13 (``from_scene``: the version of the scene's ``abc_version`` ext
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...errors import DocumentError
+from ...findings import Finding, error, warning
 from ...scene import Scene
 from . import abc as abcmod
 from .abc import AbcModel, HeaderSection, PiecesSection
@@ -126,58 +129,65 @@ def to_scene(doc, *, source=None, lods: bool = True, flip_mat: int | None = None
 
 
 # -- checks --------------------------------------------------------------------------------
-def structural_problems(doc) -> list[str]:
-    """Problems a loader would trip over; ``warning:`` ones are tolerated by the engine."""
-    out: list[str] = []
+def structural_problems(doc: Any) -> list[Finding]:
+    """What the engine refuses or misreads (``error``) and what it shows wrongly (``warning``)."""
+    out: list[Finding] = []
     if isinstance(doc, AbcV6Model):
         n = len(doc.nodes)
         g = doc.geometry
         if g is not None and len(g.vertices):
             if len(g.faces) and int(np.asarray(g.faces["vertex"]).max()) >= len(g.vertices):
-                out.append("a face refers to a vertex beyond the vertex list")
+                out.append(error("abc.face_vertex", "a face refers to a vertex beyond the vertex list"))
             if int(np.asarray(g.vertices["node"]).max()) >= max(n, 1):
-                out.append("a vertex refers to a node beyond the node list")
+                out.append(error("abc.vertex_node", "a vertex refers to a node beyond the node list"))
         for a in doc.animations:
             t = np.asarray(a.keys["time"]).astype(np.int64)
             if len(t) > 1 and np.any(np.diff(t) <= 0):
-                out.append(f"warning: animation {_txt(a.name)!r} has key times that do not increase")
+                out.append(warning("abc.key_order", f"animation {_txt(a.name)!r} has key times that do not "
+                                   "increase"))
         return out
     h = doc.header
     n = len(doc.nodes)
     tparents, missing = tree_parents([nd.child_count for nd in doc.nodes])
     if missing:
-        out.append(f"the node tree announces {missing} children that are not there")
+        out.append(error("abc.node_tree", f"the node tree announces {missing} children that are not "
+                         "there"))
     if tparents.count(-1) > 1:
-        out.append(f"the child counts leave {tparents.count(-1)} node trees; the engine has one root")
+        out.append(error("abc.roots", f"the child counts leave {tparents.count(-1)} node trees; the "
+                         "engine has one root"))
     ref = abcmod.recount(_shallow_copy(doc)).header
     for f in ("keyframe_count", "animation_count", "piece_count", "child_model_count",
               "face_count", "vertex_count", "weight_count", "socket_count", "weight_set_count",
               "string_count", "string_length_total"):
         if getattr(h, f) != getattr(ref, f):
-            out.append(f"warning: header {f} is {getattr(h, f)}, the content has {getattr(ref, f)}")
+            out.append(warning("abc.header_count", f"header {f} is {getattr(h, f)}, the content has "
+                               f"{getattr(ref, f)}"))
     for pi, p in enumerate(doc.pieces):
         for li, lod in enumerate(p.lods):
             nv = len(lod.vertices)
             if len(lod.faces) and int(np.asarray(lod.faces["vertex"]).max()) >= nv:
-                out.append(f"piece {pi} LOD {li}: a face refers to a vertex beyond {nv}")
+                out.append(error("abc.face_vertex", f"piece {pi} LOD {li}: a face refers to a vertex "
+                                 f"beyond {nv}"))
             if len(lod.weights) and int(np.asarray(lod.weights["node"]).max()) >= n:
-                out.append(f"piece {pi} LOD {li}: a weight refers to a node beyond {n}")
+                out.append(error("abc.weight_node", f"piece {pi} LOD {li}: a weight refers to a node "
+                                 f"beyond {n}"))
     mats = np.stack([np.asarray(nd.matrix, np.float64).reshape(4, 4) for nd in doc.nodes]) \
         if n else np.zeros((0, 4, 4))
     for pi, p in enumerate(doc.pieces):
         for li, lod in enumerate(p.lods):
             dev = bind_deviation(lod, mats)
             if dev is not None and dev > 1e-3:
-                out.append(f"warning: piece {_txt(p.name)!r} LOD {li}: the weighted bind positions "
-                           f"are up to {dev:.4g} away from the vertex locations (the model will "
-                           "not look the same in the engine)")
+                out.append(warning("abc.bind", f"piece {_txt(p.name)!r} LOD {li}: the weighted bind "
+                                   f"positions are up to {dev:.4g} away from the vertex locations "
+                                   "(the model will not look the same in the engine)"))
     for s in doc.sockets:
         if s.node >= n:
-            out.append(f"socket {_txt(s.name)!r} refers to node {s.node} of {n}")
+            out.append(error("abc.socket_node", f"socket {_txt(s.name)!r} refers to node {s.node} of {n}"))
     for a in doc.animations:
         t = np.asarray(a.key_times).astype(np.int64)
         if len(t) > 1 and np.any(np.diff(t) <= 0):
-            out.append(f"warning: animation {_txt(a.name)!r} has key times that do not increase")
+            out.append(warning("abc.key_order", f"animation {_txt(a.name)!r} has key times that do not "
+                                   "increase"))
     return out
 
 

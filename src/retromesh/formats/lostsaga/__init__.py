@@ -8,6 +8,8 @@ the conversions to and from :class:`retromesh.Scene`; :mod:`.samples` builds sma
 """
 from __future__ import annotations
 
+from ...checking import companion_rule
+from ...findings import Finding, warning
 from ...registry import Format, register
 from . import ani, cms, material, msh, quatcodec, scene as _scene, skl
 from .ani import AniEvent, AniFile, AniTrack
@@ -54,3 +56,16 @@ register(Format(
     description="Lost Saga material script <mesh>.txt (no extension claimed: format='lsmat')",
     extensions=(), doc_types=(MaterialScript,), read=material.read, write=material.write,
     info=material.info))
+
+
+@companion_rule("ani", "skl")
+def _ani_with_skl(doc: AniFile, skeleton: SklFile) -> list[Finding]:
+    """The engine finds a track's bone by name: a track for a bone the skeleton lacks moves
+    nothing."""
+    known = set(skeleton.names())
+    lost = sorted({t.bone for t in doc.tracks} - known)
+    if not lost:
+        return []
+    names = ", ".join(repr(skl.text(b)) for b in lost[:6])
+    return [warning("ani.bone", f"{len(lost)} tracks name bones the skeleton lacks ({names}); "
+                    "they animate nothing")]

@@ -43,6 +43,7 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
+from ...findings import Finding, error, warning
 from ...records import record
 from .common import (
     ANIMATION_TOKEN,
@@ -173,17 +174,30 @@ def info(doc: AniFile) -> dict[str, Any]:
     return out
 
 
-def check(doc: AniFile) -> list[str]:
+def _tracks(ids: list[int]) -> str:
+    shown = ", ".join(map(str, ids[:8])) + (", ..." if len(ids) > 8 else "")
+    return f"track {shown}" if len(ids) == 1 else f"{len(ids)} tracks ({shown})"
+
+
+def check(doc: AniFile) -> list[Finding]:
     problems = long_strings([t.bone for t in doc.tracks] + [e.type for e in doc.events]
-                            + [e.info for e in doc.events], "names")
+                            + [e.info for e in doc.events], "names", "ani.name_length")
+    backwards, same, late = [], [], []
     for i, t in enumerate(doc.tracks):
         times = np.asarray(t.keys["time"])
         if len(times) > 1 and np.any(np.diff(times) < 0):
-            problems.append(f"track {i}: key times go backwards")
+            backwards.append(i)
         elif len(times) > 1 and np.any(np.diff(times) == 0):
-            problems.append(f"warning: track {i}: two keys at the same time")
+            same.append(i)
         if len(times) and times[-1] > doc.total_time:
-            problems.append(f"warning: track {i}: keys after total_time ({doc.total_time} ms)")
+            late.append(i)
+    if backwards:
+        problems.append(error("ani.key_order", f"key times go backwards in {_tracks(backwards)}"))
+    if same:
+        problems.append(warning("ani.same_time", f"two keys at the same time in {_tracks(same)}"))
+    if late:
+        problems.append(warning("ani.after_end", f"keys after total_time ({doc.total_time} ms) "
+                                f"in {_tracks(late)}"))
     return problems
 
 

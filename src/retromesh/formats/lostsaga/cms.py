@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ...binio import Reader, Writer
+from ...findings import Finding, error
 from ...records import record
 from .common import COL_MESH_TOKEN, COL_MESH_VERSION, fit, magic
 
@@ -78,10 +79,11 @@ def info(doc: CmsFile) -> dict[str, Any]:
     return out
 
 
-def check(doc: CmsFile) -> list[str]:
+def check(doc: CmsFile) -> list[Finding]:
     n = len(doc.positions)
     if len(doc.faces) and int(np.asarray(doc.faces).max()) >= n:
-        return [f"faces refer to vertex {int(np.asarray(doc.faces).max())} of {n}"]
+        return [error("cms.face_index", f"faces refer to vertex "
+                      f"{int(np.asarray(doc.faces).max())} of {n}")]
     return []
 
 

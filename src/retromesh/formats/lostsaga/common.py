@@ -15,6 +15,7 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
+from ...findings import Finding, error
 
 SKELETON_TOKEN = b"SKL\0"
 ANIMATION_TOKEN = b"ANI\0"
@@ -38,10 +39,11 @@ _MIRRORQ = np.array([-1.0, -1.0, 1.0, 1.0])
 MAX_PATH = 260
 
 
-def long_strings(strings, what: str) -> list[str]:
-    """``check`` problems for strings the engine's MAX_PATH buffers cannot hold."""
+def long_strings(strings, what: str, rule: str) -> list[Finding]:
+    """``check`` findings for strings the engine's MAX_PATH buffers cannot hold."""
     n = sum(1 for b in strings if len(b) >= MAX_PATH)
-    return [f"{n} {what} of {MAX_PATH}+ bytes overflow the engine's MAX_PATH buffers"] if n else []
+    return [error(rule, f"{n} {what} of {MAX_PATH}+ bytes overflow the engine's MAX_PATH "
+                  "buffers")] if n else []
 
 
 def read_str(r: Reader, what: str = "string") -> bytes:

@@ -66,6 +66,7 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
+from ...findings import Finding, error, warning
 from ...records import record
 from .common import MESH_CONTROL_POINT_VERSION, MESH_TOKEN, fit, long_strings, magic, read_str, write_str
 
@@ -272,41 +273,59 @@ def info(doc: MshFile) -> dict[str, Any]:
     return out
 
 
-def check(doc: MshFile) -> list[str]:
-    problems: list[str] = []
+def check(doc: MshFile) -> list[Finding]:
+    problems: list[Finding] = []
     nv = doc.vertex_count
     if len(doc.faces) and int(np.asarray(doc.faces).max()) >= nv:
-        problems.append(f"faces refer to vertex {int(np.asarray(doc.faces).max())} of {nv}")
+        problems.append(error("msh.face_index", "faces refer to vertex "
+                              f"{int(np.asarray(doc.faces).max())} of {nv}"))
     nidx = 3 * len(doc.faces)
     for i, s in enumerate(doc.submeshes):
         lo, cnt, start, fc = (int(s[k]) for k in ("min_index", "vertex_count", "index_start",
                                                    "face_count"))
         if lo < 0 or cnt < 0 or lo + cnt > nv:
-            problems.append(f"submesh {i}: vertices {lo}..{lo + cnt} outside 0..{nv}")
+            problems.append(error("msh.submesh_vertices", f"submesh {i}: vertices "
+                                  f"{lo}..{lo + cnt} outside 0..{nv}"))
         if start < 0 or fc < 0 or start + 3 * fc > nidx:
-            problems.append(f"submesh {i}: indices {start}..{start + 3 * fc} outside 0..{nidx}")
+            problems.append(error("msh.submesh_indices", f"submesh {i}: indices "
+                                  f"{start}..{start + 3 * fc} outside 0..{nidx}"))
     if doc.weights is not None and doc.bone_names is not None:
-        names = [n for n in doc.bone_names if n]
-        w = doc.weights
-        used = _engine_weight_mask(w["weight"])
-        ids = np.asarray(w["bone"][used], dtype=np.float64)
-        finite = np.isfinite(ids)
-        if not finite.all():
-            problems.append(f"{int((~finite).sum())} used bone ids are not finite numbers")
-        ids = ids[finite]
-        if ids.size and (ids.min() < 0 or ids.max() >= len(names)):
-            problems.append(f"weights refer to bone ids {ids.min():g}..{ids.max():g} of "
-                            f"{len(names)} names")
-        if ids.size and ids.max() >= 256:
-            problems.append("bone ids >= 256 do not fit the engine's byte-packed indices")
-        problems += long_strings(doc.bone_names, "bone names")
-        if not doc.vertex_mask & INDICES:
-            problems.append("warning: WEIGHTS without the INDICES bit (0x10)")
+        problems += _weight_problems(doc)
     if doc.vertex_mask & WEIGHTS and doc.mesh_type != 1:
-        problems.append(f"warning: weights in a mesh of type {doc.mesh_type} (the engine skins "
-                        "only type 1)")
+        problems.append(warning("msh.weights_type", f"weights in a mesh of type {doc.mesh_type} "
+                                "(the engine skins only type 1)"))
     if nv > 65536:
-        problems.append(f"{nv} vertices cannot all be addressed by uint16 indices")
+        problems.append(error("msh.vertex_count", f"{nv} vertices cannot all be addressed by "
+                              "uint16 indices"))
+    return problems
+
+
+def _weight_problems(doc: MshFile) -> list[Finding]:
+    problems: list[Finding] = []
+    names = [n for n in doc.bone_names or [] if n]
+    w = doc.weights
+    used = _engine_weight_mask(w["weight"])
+    later = (np.asarray(w["weight"], np.float32) > 0) & ~used
+    if later.any():
+        rows = int(later.any(axis=1).sum())
+        problems.append(warning("msh.weight_order", f"{rows} vertices have weights after a zero "
+                                "one: the engine stops at the first weight <= 0 and drops the "
+                                "rest (store them largest first)"))
+    ids = np.asarray(w["bone"][used], dtype=np.float64)
+    finite = np.isfinite(ids)
+    if not finite.all():
+        problems.append(error("msh.bone_id", f"{int((~finite).sum())} used bone ids are not "
+                              "finite numbers"))
+    ids = ids[finite]
+    if ids.size and (ids.min() < 0 or ids.max() >= len(names)):
+        problems.append(error("msh.bone_id", f"weights refer to bone ids "
+                              f"{ids.min():g}..{ids.max():g} of {len(names)} names"))
+    if ids.size and ids.max() >= 256:
+        problems.append(error("msh.bone_id_byte", "bone ids >= 256 do not fit the engine's "
+                              "byte-packed indices"))
+    problems += long_strings(doc.bone_names or [], "bone names", "msh.name_length")
+    if not doc.vertex_mask & INDICES:
+        problems.append(warning("msh.indices_bit", "WEIGHTS without the INDICES bit (0x10)"))
     return problems
 
 

@@ -163,6 +163,8 @@ def _add_skeleton(scene: Scene, skl: SklFile) -> tuple[list[int], dict[bytes, in
     for i, p in enumerate(parents):
         if p < 0:
             scene.roots.append(nodes[i])
+            if skl.bones[i].parent:          # a root's "NoParent" (3ds Max) comes back as it was
+                scene.nodes[nodes[i]].extras["lostsaga_parent"] = text(skl.bones[i].parent)
         else:
             scene.nodes[nodes[p]].children.append(nodes[i])
     scene.extras["lostsaga_skeleton"] = {"version": int(skl.version)}

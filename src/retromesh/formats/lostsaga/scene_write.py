@@ -80,6 +80,12 @@ def skl_from_scene(scene: Scene, **options: Any) -> SklFile:
     return _skeleton(scene)[0]
 
 
+def _root_parent(extras: dict[str, Any]) -> bytes:
+    """The parent name a root bone was read with ("NoParent" in 3ds Max exports), else none."""
+    kept = extras.get("lostsaga_parent")
+    return encode_name(kept) if isinstance(kept, str) else b""
+
+
 def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
     """The ``.skl``, the scene node of every bone and every bone's parent bone (-1 = root)."""
     skinned = _skinned_nodes(scene)
@@ -129,8 +135,9 @@ def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
             nm += b"_"
         seen.add(nm)
         names.append(nm)
-    bones = [SklBone(name=names[k], parent=names[parents[k]] if parents[k] >= 0 else b"")
-             for k in range(n)]
+    bones = [SklBone(name=names[k], parent=names[parents[k]] if parents[k] >= 0
+                     else _root_parent(scene.nodes[j].extras))
+             for k, j in enumerate(skin.joints)]
     for k, p in enumerate(parents):
         if p >= 0:
             bones[p].children.append(names[k])

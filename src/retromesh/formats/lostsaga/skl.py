@@ -37,6 +37,7 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
+from ...findings import Finding, error, warning
 from ...records import record
 from .common import SKELETON_TOKEN, SKELETON_VERSION, long_strings, magic, read_str, text, write_str
 
@@ -157,23 +158,32 @@ def info(doc: SklFile) -> dict[str, Any]:
     return out
 
 
-def check(doc: SklFile) -> list[str]:
+#: the parent names that mean "none": empty (our writer's) and the one 3ds Max exports and the
+#: Lost Saga add-on's importer takes as the root
+ROOT_PARENTS = (b"", b"NoParent")
+
+
+def check(doc: SklFile) -> list[Finding]:
     problems = []
     names = doc.names()
     known = set(names)
     if len(known) != len(names):
-        problems.append("warning: bone names repeat (the first of each name is used)")
+        problems.append(warning("skl.duplicate_name", "bone names repeat (the first of each "
+                                "name is used)"))
     for b in doc.bones:
-        if b.parent and b.parent not in known:
-            problems.append(f"bone {text(b.name)!r}: parent {text(b.parent)!r} does not exist")
+        if b.parent not in ROOT_PARENTS and b.parent not in known:
+            problems.append(error("skl.parent", f"bone {text(b.name)!r}: parent "
+                                  f"{text(b.parent)!r} does not exist"))
         for c in b.children:
             if c not in known:
-                problems.append(f"bone {text(b.name)!r}: child {text(c)!r} does not exist")
+                problems.append(error("skl.child", f"bone {text(b.name)!r}: child {text(c)!r} "
+                                      "does not exist"))
     problems += long_strings([b.name for b in doc.bones] + [b.parent for b in doc.bones]
-                             + [c for b in doc.bones for c in b.children], "names")
+                             + [c for b in doc.bones for c in b.children], "names",
+                             "skl.name_length")
     cycle = doc.cycle_bone()
     if cycle is not None:
-        problems.append(f"bone {text(names[cycle])!r} is in a parent cycle")
+        problems.append(error("skl.cycle", f"bone {text(names[cycle])!r} is in a parent cycle"))
     return problems
 
 

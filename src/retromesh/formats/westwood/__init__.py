@@ -18,6 +18,8 @@ says so instead of misreading them.
 """
 from __future__ import annotations
 
+from ...checking import companion_rule
+from ...findings import Finding, warning
 from ...registry import Format, register
 from . import hva, vxl
 from .scene import to_scene
@@ -46,3 +48,16 @@ register(Format(
 from . import vox
 
 __all__ = ["hva", "vox", "vxl"]
+
+
+@companion_rule("vxl", "hva")
+def _vxl_with_hva(doc: vxl.VxlFile, anim: hva.HvaFile) -> list[Finding]:
+    """OpenRA pairs limbs and HVA sections by order and refuses a pair that differ in count;
+    vengi pairs them by name and leaves a limb without a section at its .vxl transform (a
+    shipped Tiberian Sun jeep has a turret limb its .hva does not move): a warning."""
+    limbs, sections = len(doc.limbs), len(anim.section_names)
+    if limbs == sections:
+        return []
+    return [warning("vxl.hva_sections", f"the .vxl has {limbs} limbs, the .hva {sections} "
+                    "sections: OpenRA refuses the pair (\"Voxel and hva limb counts don't "
+                    "match\"), other loaders leave the limbs without a section still")]

@@ -26,6 +26,7 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
+from ...findings import Finding, error
 from ...records import record
 
 __all__ = ["HvaFile", "check", "info", "read", "write"]
@@ -84,13 +85,16 @@ def info(doc: HvaFile) -> dict[str, Any]:
     return {"frames": doc.frames, "sections": len(doc.section_names)}
 
 
-def check(doc: HvaFile) -> list[str]:
+def check(doc: HvaFile) -> list[Finding]:
     problems = []
     m = np.asarray(doc.matrices, np.float64)
     if not np.all(np.isfinite(m)):
-        problems.append("non-finite matrix values")
+        problems.append(error("hva.finite", "non-finite matrix values"))
     elif m.size:
         det = np.linalg.det(m[..., :3])
-        if np.any(np.abs(det) < 1e-6):
-            problems.append("warning: a non-invertible matrix (OpenRA rejects these)")
+        frame, section = (int(x[0]) for x in np.nonzero(det == 0)) if np.any(det == 0) else (-1, -1)
+        if frame >= 0:
+            problems.append(error("hva.singular", f"The transformation matrix for section "
+                                  f"{section} frame {frame} is invalid because it is not "
+                                  "invertible! (OpenRA's words)"))
     return problems

@@ -53,6 +53,7 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError, UnsupportedError
+from ...findings import Finding, error, warning
 from ...records import record
 from .spans import scan
 from .voxels import SpanError, VoxelGrid, check_spans, decode_spans, encode_spans, normal_table
@@ -334,26 +335,29 @@ def info(doc: VxlFile) -> dict[str, Any]:
     }
 
 
-def check(doc: VxlFile) -> list[str]:
-    problems: list[str] = []
+def check(doc: VxlFile) -> list[Finding]:
+    problems: list[Finding] = []
     for i, limb in enumerate(doc.limbs):
         label = limb.label
         if limb.normal_type not in (2, 4):
-            problems.append(f"warning: limb {i} ({label!r}) normal table id {limb.normal_type} "
-                            f"(2 = TS, 4 = RA2)")
+            problems.append(warning("vxl.normal_type", f"limb {i} ({label!r}) normal table id "
+                                    f"{limb.normal_type} (2 = TS, 4 = RA2)"))
         try:
             grid = limb.voxels()
         except SpanError as exc:
-            problems.append(f"limb {i} ({label!r}) column {exc.column}: {exc.message}")
+            problems.append(error("vxl.spans", f"limb {i} ({label!r}) column {exc.column}: "
+                                  f"{exc.message}"))
             continue
         table = len(normal_table(limb.normal_type))
         if grid.count and int(grid.normal[grid.mask].max()) >= table:
-            problems.append(f"warning: limb {i} ({label!r}) uses normal indices beyond the "
-                            f"{table}-entry table (clamped)")
+            problems.append(warning("vxl.normal_index", f"limb {i} ({label!r}) uses normal "
+                                    f"indices beyond the {table}-entry table (clamped)"))
         if limb.index != i:
-            problems.append(f"warning: limb {i} ({label!r}) has index {limb.index}")
+            problems.append(warning("vxl.limb_index", f"limb {i} ({label!r}) has index "
+                                    f"{limb.index}"))
         if not np.all(np.isfinite(np.asarray(limb.transform, np.float64))):
-            problems.append(f"limb {i} ({label!r}) has a non-finite transform")
+            problems.append(error("vxl.transform", f"limb {i} ({label!r}) has a non-finite "
+                                  "transform"))
     return problems
 
 

@@ -57,6 +57,7 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
+from ...findings import Finding, error, warning
 from ...records import record
 from .common import need
 
@@ -314,16 +315,17 @@ def info(doc: AnmFile) -> dict:
             "events": sum(len(k.events or []) for k in kfs)}
 
 
-def check(doc: AnmFile) -> list[str]:
+def check(doc: AnmFile) -> list[Finding]:
     out = []
     kfs = doc.keyframes
     if kfs:
         nb = {len(k.bone_mats) for k in kfs}
         if len(nb) > 1:
-            out.append(f"keyframes hold different numbers of bone matrices: {sorted(nb)}")
+            out.append(error("anm.bone_count", "keyframes hold different numbers of bone "
+                             f"matrices: {sorted(nb)}"))
         times = [k.time for k in kfs]
         if any(b < a for a, b in zip(times, times[1:])):
-            out.append("warning: keyframe times are not in increasing order")
+            out.append(warning("anm.key_order", "keyframe times are not in increasing order"))
     return out
 
 

@@ -45,6 +45,7 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
+from ...findings import Finding, error, warning
 from ...records import record
 from ...registry import Format, register
 from ...scene import Mesh, Node, Primitive, Scene
@@ -265,14 +266,48 @@ def info(doc: FzxFile) -> dict:
             "mirrored": sum(parse_label(o.label)["mirror"] for o in doc.objects)}
 
 
-def check(doc: FzxFile) -> list[str]:
+#: the label words the engine knows (``Skeleton``'s FZX key words); others it skips
+SIDES, SHAPES = ("l", "r"), ("capsule", "box", "sphere")
+PARTS = ("eartip", "earbase", "head", "chest", "upperarm", "forearm", "abdomen", "hip", "thigh",
+         "shin", "foot", "tail1", "tail2", "tail3", "tail4", "tail5", "tail6")
+#: parts the engine finds through a left or right IK chain: without L or R it places nothing
+SIDED = ("eartip", "earbase", "upperarm", "forearm", "thigh", "shin", "foot")
+#: volumes the engine keeps per bone (a fixed array: more overwrite the next bone's)
+MAX_SHAPES_PER_BONE = 5
+
+
+def check(doc: FzxFile) -> list[Finding]:
     out = []
+    per_bone: dict[tuple[str, str | None], int] = {}
     for i, o in enumerate(doc.objects):
+        words = o.label.decode("latin-1").lower().split(" ")
+        unknown = [w for w in words if w and w not in (*SIDES, "m", *SHAPES, *PARTS)]
+        if unknown:
+            out.append(error("fzx.token", f"object {i} ({o.label!r}): {', '.join(map(repr, unknown))} "
+                             f"is not a label word of the format ({', '.join(PARTS)}, "
+                             "L, R, M, Capsule, Box, Sphere); the engine skips it"))
         p = parse_label(o.label)
-        if p["shape"] is None:
-            out.append(f"warning: object {i} ({o.label!r}) names no volume type (box assumed)")
-        if p["part"] is None:
-            out.append(f"warning: object {i} ({o.label!r}) names no body part")
+        part = next((w for w in reversed(words) if w in PARTS), None)   # the last one counts
+        if p["shape"] is None or part is None:
+            missing = "a volume type" if p["shape"] is None else "a body part"
+            out.append(warning("fzx.unplaced", f"object {i} ({o.label!r}) names no {missing}: "
+                               "the engine leaves it out of the ragdoll"))
+            continue
+        side = p["side"] if part in SIDED else None
+        if part in SIDED and side is None:
+            out.append(warning("fzx.unplaced", f"object {i} ({o.label!r}): {part} needs L or R; "
+                               "the engine leaves it out of the ragdoll"))
+            continue
+        per_bone[(part, side)] = per_bone.get((part, side), 0) + 1
+        if p["mirror"] and side is not None:
+            other = (part, "r" if side == "l" else "l")
+            per_bone[other] = per_bone.get(other, 0) + 1
+    for (part, side), count in per_bone.items():
+        if count > MAX_SHAPES_PER_BONE:
+            where = f"{side.upper()} {part}" if side else part
+            out.append(error("fzx.shapes_per_bone", f"{count} volumes on {where} (mirrored copies "
+                             f"included): the engine holds {MAX_SHAPES_PER_BONE} per bone and "
+                             "writes the rest over other bones' volumes"))
     return out
 
 

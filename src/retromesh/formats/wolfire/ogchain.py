@@ -7,27 +7,27 @@ Rules (``overgrowth-xml.<name>``; the engine's message first where it has one):
 ==================  =============================================================================
 rule                when
 ==================  =============================================================================
-bone-path           the rig has no ``bone_path`` or it names no file: "Could not find bone_path
+bone_path           the rig has no ``bone_path`` or it names no file: "Could not find bone_path
                     file from attribute." (``SkeletonAsset`` sub error 1)
-rig-root            the character's ``skeleton`` XML has no root element or its root is not
+rig_root            the character's ``skeleton`` XML has no root element or its root is not
                     ``<rig>``: "Missing root Rig node in xml file." (sub error 2; the engine
                     itself only notices a missing element, and crashes on a root without
                     ``bone_path``)
 symmetry            a bone has no X-mirrored twin: "PHXBN skeleton is not symmetrical." plus the
                     engine's extended " Asymmetrical bones: bone i at a, b" (sub error 3)
-vertex-count        the ``.phxbn`` vertex count differs from the rig's ``model_path`` OBJ (the
+vertex_count        the ``.phxbn`` vertex count differs from the rig's ``model_path`` OBJ (the
                     engine's check, version 11) or from the object's ``<Model>`` it skins:
                     "Skeleton file and model file have different vertex counts." (sub error 4)
-model-path          the rig has no ``model_path`` or it names no file
-object-model,       ``<Model>``, ``<ColorMap>``, ``<NormalMap>``, ``<ShaderName>`` missing:
-object-color-map,   "Model name not found. Aborting object load." ... (``ObjectFile``)
-object-normal-map,
-object-shader
+model_path          the rig has no ``model_path`` or it names no file
+object_model,       ``<Model>``, ``<ColorMap>``, ``<NormalMap>``, ``<ShaderName>`` missing:
+object_color_map,   "Model name not found. Aborting object load." ... (``ObjectFile``)
+object_normal_map,
+object_shader
 appearance          the character has no ``<appearance>`` or no ``obj_path``/``skeleton``
                     attribute (the engine reads a null string: a crash)
-missing-file        a named file is in no data root: 'Unable to find "…" in any of the
+missing_file        a named file is in no data root: 'Unable to find "…" in any of the
                     requested locations.' (``FindFilePath``)
-unsafe-path         a path that is absolute, has ``..`` or leads out of its root (refused here;
+unsafe_path         a path that is absolute, has ``..`` or leads out of its root (refused here;
                     the engine would try it)
 malformed           a named XML, ``.phxbn``, ``.obj`` or ``.anm`` file does not parse
 morph               a morph OBJ (``<model>_<label>[step].obj``, or ``<appearance morph>``) missing
@@ -98,13 +98,13 @@ class Chain:
         try:
             hit = self.roots.read(rel)
         except UnsafePath as exc:
-            self._add("unsafe-path", f"{where}: {rel!r} is refused ({exc})")
+            self._add("unsafe_path", f"{where}: {rel!r} is refused ({exc})")
             return None
         except OSError as exc:
-            self._add("missing-file", f"{where}: {rel} could not be read ({exc.strerror or exc})")
+            self._add("missing_file", f"{where}: {rel} could not be read ({exc.strerror or exc})")
             return None
         if hit is None:
-            self._add("missing-file", f'Unable to find "{rel}" in any of the requested '
+            self._add("missing_file", f'Unable to find "{rel}" in any of the requested '
                                       f"locations. ({what}, named by {where}; data roots: "
                                       f"{self.roots.describe()})")
             return None
@@ -115,7 +115,7 @@ class Chain:
         try:
             return self.roots.find(rel) is not None
         except UnsafePath as exc:
-            self._add("unsafe-path", f"{where}: {rel!r} is refused ({exc})")
+            self._add("unsafe_path", f"{where}: {rel!r} is refused ({exc})")
             return None
 
     def _xml(self, rel: str, what: str, where: str) -> tuple[XmlNode | None, bool]:
@@ -177,7 +177,7 @@ class Chain:
                 if node is not None:
                     self._object_node(node, app.attrib["obj_path"], parts)
                 elif ok:
-                    self._add("object-model", "Model name not found. Aborting object load. "
+                    self._add("object_model", "Model name not found. Aborting object load. "
                                               f"({app.attrib['obj_path']}: no element)")
             if "skeleton" in app.attrib:
                 self._rig(app.attrib["skeleton"], f"{where} <appearance skeleton>", parts)
@@ -192,14 +192,14 @@ class Chain:
 
     def _object_node(self, node: XmlNode, where: str, parts: Parts) -> None:
         if node.tag != "Object":
-            self._add("object-model", f"Model name not found. Aborting object load. ({where}: "
+            self._add("object_model", f"Model name not found. Aborting object load. ({where}: "
                                       f"the root is <{node.tag}>, not <Object>)")
             return
         values = {}
-        for tag, rule, words in (("Model", "object-model", "Model name"),
-                                 ("ColorMap", "object-color-map", "Color map"),
-                                 ("NormalMap", "object-normal-map", "Normal map"),
-                                 ("ShaderName", "object-shader", "Shader name")):
+        for tag, rule, words in (("Model", "object_model", "Model name"),
+                                 ("ColorMap", "object_color_map", "Color map"),
+                                 ("NormalMap", "object_normal_map", "Normal map"),
+                                 ("ShaderName", "object_shader", "Shader name")):
             c = node.child(tag)
             if c is None:
                 self._add(rule, f"{words} not found. Aborting object load. ({where}: no "
@@ -235,7 +235,7 @@ class Chain:
                 if data is not None:
                     parts.color_map = (data, cand)
             return
-        self._add("missing-file", f'Unable to find "{rel}" in any of the requested locations. '
+        self._add("missing_file", f'Unable to find "{rel}" in any of the requested locations. '
                                   f"(texture, named by {where}; data roots: "
                                   f"{self.roots.describe()})")
 
@@ -246,7 +246,7 @@ class Chain:
             return
         if node is None or node.tag != "rig":
             got = f"its root is <{node.tag}>" if node is not None else "it has no element"
-            self._add("rig-root", f"Missing root Rig node in xml file. ({rel}: {got}; the "
+            self._add("rig_root", f"Missing root Rig node in xml file. ({rel}: {got}; the "
                                   "skeleton value under <appearance> must name an XML file "
                                   "with a <rig> element)")
             return
@@ -257,7 +257,7 @@ class Chain:
         there = None if bone is None else self._exists(bone, f"{where} bone_path")
         if not there:
             if there is False or bone is None:
-                self._add("bone-path", "Could not find bone_path file from attribute. ("
+                self._add("bone_path", "Could not find bone_path file from attribute. ("
                           + (f"{where}: no bone_path attribute" if bone is None else
                              f'{where}: "{bone}" is in no data root: {self.roots.describe()}')
                           + ")")
@@ -269,7 +269,7 @@ class Chain:
         model_rel = node.attrib.get("model_path")
         rig_model = None
         if model_rel is None:
-            self._add("model-path", f"{where}: the rig has no model_path attribute")
+            self._add("model_path", f"{where}: the rig has no model_path attribute")
         else:
             parts.paths["model_path"] = model_rel
             mdata = self._file(model_rel, "model", f"{where} model_path")
@@ -294,7 +294,7 @@ class Chain:
 
     def _masses(self, rel: str, where: str, seen: list[str]) -> np.ndarray | None:
         if rel in seen or len(seen) > MAX_MASS_DEPTH:
-            self._add("bone-path", f"{where}: mass_path rigs nested too deep or in a circle")
+            self._add("bone_path", f"{where}: mass_path rigs nested too deep or in a circle")
             return None
         node, ok = self._xml(rel, "mass rig XML", where)
         if not ok or node is None:
@@ -323,7 +323,7 @@ class Chain:
         stored = ctl.num_vertices if ctl.num_vertices is not None else len(ctl.weights)
         corners = len(model.corners)
         if stored != corners or len(ctl.weights) != corners:
-            self._add("vertex-count", "Skeleton file and model file have different vertex "
+            self._add("vertex_count", "Skeleton file and model file have different vertex "
                                       f"counts. ({bone} has {stored} vertices, {model_rel} "
                                       f"{corners} triangle corners)")
 

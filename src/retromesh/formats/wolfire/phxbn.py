@@ -59,6 +59,7 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError, FormatError
+from ...findings import Finding, error, warning
 from ...records import record
 from .common import need
 
@@ -351,36 +352,92 @@ def info(doc: PhxbnFile) -> dict:
             "simple_ik_bones": len(doc.simple_ik or [])}
 
 
+#: the engine's symmetry tolerance: squared distance of both ends to a mirrored bone's ends
+MIRROR_EPS = 1e-4
+
+
 def symmetry_problems(doc: PhxbnFile) -> list[int]:
-    """Bones with no X-mirrored counterpart (the engine refuses such skeletons)."""
+    """Bones with no X-mirrored counterpart (the engine refuses such skeletons): bone i is
+    paired when some bone j (itself included) has ``|a_i - mirror(a_j)|^2 < 1e-4`` and
+    ``|b_i - mirror(b_j)|^2 < 1e-4`` for its two ends a, b (the skeleton loader's test)."""
     p = np.asarray(doc.points, dtype=np.float64)
     e = np.asarray(doc.bone_ends, dtype=np.int64)
     if not len(e) or e.min() < 0 or e.max() >= len(p):
         return []
-    a, b = p[e[:, 0]], p[e[:, 1]]
-    mir = np.array([-1.0, 1.0, 1.0])
-    d = (((a[:, None] - (a * mir)[None]) ** 2).sum(-1)
-         + ((b[:, None] - (b * mir)[None]) ** 2).sum(-1))
-    return [int(i) for i in np.nonzero(d.min(axis=1) >= 1e-4)[0]]
+    # bones on the same ends share the answer (a degenerate skeleton has many)
+    ends, inverse = np.unique(np.concatenate([p[e[:, 0]], p[e[:, 1]]], axis=1), axis=0,
+                              return_inverse=True)
+    mirrored = ends * np.array([-1.0, 1.0, 1.0, -1.0, 1.0, 1.0])
+    # candidates: bones within the tolerance along the coordinate that sorts them apart best
+    # (each coordinate of a pair differs by less than sqrt(eps)); then the full test
+    r = np.sqrt(MIRROR_EPS)
+    best = None
+    for axis in range(6):
+        order = np.argsort(mirrored[:, axis], kind="stable")
+        keys = mirrored[order, axis]
+        lo = np.searchsorted(keys, ends[:, axis] - r, "left")
+        hi = np.searchsorted(keys, ends[:, axis] + r, "right")
+        if best is None or (hi - lo).sum() < best[0]:
+            best = (int((hi - lo).sum()), order, lo, hi)
+    _, order, lo, hi = best
+    paired = np.zeros(len(ends), bool)
+    # rows in blocks whose candidate pairs stay a few million
+    counts = hi - lo
+    start = 0
+    while start < len(ends):
+        stop = start + 1
+        total = int(counts[start])
+        while stop < len(ends) and total + counts[stop] <= (1 << 21):
+            total += int(counts[stop])
+            stop += 1
+        rows = np.repeat(np.arange(start, stop), counts[start:stop])
+        offs = np.arange(total) - np.repeat(np.cumsum(counts[start:stop]) - counts[start:stop],
+                                            counts[start:stop])
+        cols = order[np.repeat(lo[start:stop], counts[start:stop]) + offs]
+        d = (ends[rows] - mirrored[cols]) ** 2
+        near = (d[:, :3].sum(-1) < MIRROR_EPS) & (d[:, 3:].sum(-1) < MIRROR_EPS)
+        paired[rows[near]] = True
+        start = stop
+    return [int(i) for i in np.nonzero(~paired[inverse.reshape(-1)])[0]]
 
 
-def check(doc: PhxbnFile) -> list[str]:
+#: the engine's words for the skeletons it refuses (the PHXBN loading-error table)
+NOT_SYMMETRICAL = "PHXBN skeleton is not symmetrical."
+VERTEX_COUNTS = "Skeleton file and model file have different vertex counts."
+
+
+def check(doc: PhxbnFile) -> list[Finding]:
     out = []
     m, n = len(doc.bone_ends), len(doc.points)
     e = np.asarray(doc.bone_ends)
     if m and (e.min() < 0 or e.max() >= n):
-        out.append("bone ends refer to points out of range")
+        out.append(error("phxbn.bone_ends", f"bone ends refer to points out of 0..{n - 1}"))
     par = doc.parents()
     if m and (par.min() < -1 or par.max() >= m):
-        out.append("bone parents out of range")
+        out.append(error("phxbn.bone_parents", f"bone parents out of -1..{m - 1}"))
     if doc.control is not None:
         ids = np.asarray(doc.control.ids)
         if len(ids) and (ids.min() < 0 or ids.max() >= max(m, 1)):
-            out.append("vertex bone ids out of range")
+            out.append(error("phxbn.vertex_bone_ids", f"vertex bone ids out of 0..{m - 1}"))
+        w = np.asarray(doc.control.weights, np.float64)
+        light = int((w.sum(axis=1) < 0.99).sum()) if len(w) else 0
+        if light:
+            out.append(warning("phxbn.weight_sum", f"{light} vertices have weights that sum below "
+                               "0.99: the engine makes their first influence the nearest bone, "
+                               "at weight 1"))
+    if doc.control is not None:
+        joint_bones = np.asarray([j.bones for j in doc.control.joints], np.int64).reshape(-1)
+        if joint_bones.size and (joint_bones.min() < 0 or joint_bones.max() >= m):
+            out.append(error("phxbn.joint_bones", f"ragdoll joints name bones out of 0..{m - 1}"))
+    ik = [b for b in doc.simple_ik or [] if not 0 <= b.bone < m]
+    if ik:
+        out.append(error("phxbn.ik_bone", f"simple IK bones {[b.name for b in ik][:4]} name "
+                         f"bones out of 0..{m - 1}"))
     bad = symmetry_problems(doc)
     if bad:
-        out.append(f"warning: bones {bad[:8]} have no X-mirrored counterpart (the engine "
-                   "refuses non-symmetrical skeletons)")
+        listed = ", ".join(f"bone {i}" for i in bad[:8]) + (", ..." if len(bad) > 8 else "")
+        out.append(error("phxbn.symmetry", f"{NOT_SYMMETRICAL} Asymmetrical bones: {listed} "
+                         "(no bone mirrored over X matches them)"))
     return out
 
 

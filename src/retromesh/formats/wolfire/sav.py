@@ -37,6 +37,7 @@ from dataclasses import field
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError
+from ...findings import Finding, error
 from ...records import record
 from ...registry import Format, register
 
@@ -197,7 +198,14 @@ def info(doc: SavFile) -> dict:
             "values": sum(len(lv.values) for lv in doc.levels)}
 
 
+def check(doc: SavFile) -> list[Finding]:
+    if doc.version != CURRENT_VERSION:
+        return [error("sav.version", f"save version {doc.version}: the engine reads version "
+                      f"{CURRENT_VERSION} only (it refuses 1 and 2 as old, higher as too new)")]
+    return []
+
+
 register(Format(
     name="sav", family="Wolfire", description="Overgrowth save data (.sav, version 3)",
     extensions=("sav",), doc_types=(SavFile,), sniff=lambda h: h[:15] == MARKER,
-    magic_certain=True, read=read, write=write, endian="<", info=info))
+    magic_certain=True, read=read, write=write, endian="<", info=info, check=check))

@@ -63,6 +63,8 @@ node's channels.
 """
 from __future__ import annotations
 
+from ...checking import companion_rule
+from ...findings import Finding, error
 from ...registry import Format, register
 from . import anm, phxbn
 from .bones import (
@@ -77,7 +79,7 @@ from .bones import (
                     skeleton_bind,
                     unpack_mats,
 )
-from .obj import parse_obj
+from .obj import ObjFile, parse_obj
 from .playback import sample_animation
 from .scene_read import DEFAULT_FPS, LIMITS, MAX_SAMPLE_BONES, add_animation, anm_to_scene, phxbn_to_scene
 from .scene_write import scene_to_anm, scene_to_phxbn
@@ -106,3 +108,20 @@ register(Format(
     read=phxbn.read, write=phxbn.write, to_scene=phxbn_to_scene, from_scene=scene_to_phxbn,
     endian="<", scene_options=("source", "mesh", "animations", "fps", "root_motion", "center"),
     companions=("anm", "obj"), info=phxbn.info, check=phxbn.check))
+
+
+@companion_rule("phxbn", "obj")
+def _phxbn_with_obj(doc: phxbn.PhxbnFile, obj: ObjFile) -> list[Finding]:
+    """The engine takes the skinned vertex count from the OBJ (3 per triangle corner): it
+    refuses a version 11 skeleton that stores another count, and reads an older one's weights
+    by the OBJ's count (whatever follows is misread)."""
+    if doc.control is None:
+        return []
+    corners, weights = 3 * obj.mesh().triangle_count, len(doc.control.weights)
+    if corners == weights:
+        return []
+    said = phxbn.VERTEX_COUNTS if doc.version >= 11 else (
+        "The engine reads as many vertex weights as the OBJ has triangle corners and misreads "
+        "the rest of the skeleton.")
+    return [error("phxbn.vertex_count", f"{said} The .phxbn weights {weights} vertices, the "
+                  f"OBJ has {corners} triangle corners")]

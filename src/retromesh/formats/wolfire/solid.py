@@ -78,6 +78,7 @@ import numpy as np
 
 from ...binio import Reader, Writer
 from ...errors import DocumentError, LossWarning
+from ...findings import Finding, warning
 from ...records import record
 from ...registry import Format, register
 from ...scene import Mesh, Node, Primitive, Scene
@@ -362,14 +363,15 @@ def info(doc: SolidFile) -> dict:
             "character": is_character(doc)}
 
 
-def check(doc: SolidFile) -> list[str]:
+def check(doc: SolidFile) -> list[Finding]:
     out = []
     t = doc.triangles
     if len(t) and not (np.array_equal(t["u0"], t["i1"]) and np.array_equal(t["u1"], t["i2"])
                        and not np.any(t["u2"])):
-        out.append("warning: the unused shorts are not (i1, i2, 0) as in the shipped models")
+        out.append(warning("solid.unused_shorts", "the unused shorts are not (i1, i2, 0) as in "
+                           "the shipped models"))
     if doc.trailing:
-        out.append(f"warning: {len(doc.trailing)} bytes after the last triangle")
+        out.append(warning("solid.trailing", f"{len(doc.trailing)} bytes after the last triangle"))
     return out
 
 
