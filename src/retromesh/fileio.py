@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Union
+from typing import IO, Any
 
 from .errors import LimitError, RetromeshError
 
@@ -27,7 +27,7 @@ __all__ = ["Source", "read_source", "atomic_write", "atomic_write_many", "durabl
 #: the largest file ``read_source`` reads (raise it for huge assets)
 MAX_INPUT_BYTES = 2 << 30
 
-Source = Union[str, os.PathLike, bytes, bytearray, memoryview, IO[bytes]]
+Source = str | os.PathLike | bytes | bytearray | memoryview | IO[bytes]
 
 
 def read_source(source: Source) -> tuple[bytes, str | None, Path | None]:

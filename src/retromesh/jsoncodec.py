@@ -8,8 +8,9 @@ The JSON keeps everything needed to rebuild the exact same bytes:
 * ``bytes`` are ``{"$b": "text"}`` when they are UTF-8, else ``{"$b64": "..."}`` (strings in
   these formats are bytes on disk and not always text);
 * a numpy array is ``{"$array": {"dtype": ..., "shape": [...], "data": [...]}}`` with the
-  values as numbers (a record array has ``"columns"``: one such array per field) (each float32 printed so that it reads back to the same bits), or
-  ``"b64"`` raw little-endian bytes when the array holds NaN/infinity;
+  values as numbers (a record array has ``"columns"``: one such array per field) (each float32
+  printed so that it reads back to the same bits), or ``"b64"`` raw little-endian bytes when
+  the array holds NaN/infinity;
 * tuples are lists; the field's type says when to make a tuple again.
 """
 from __future__ import annotations

@@ -37,8 +37,8 @@ from .records import record
 if TYPE_CHECKING:            # binio imports numpy: loaded with the first file read
     from .binio import Reader
 
-__all__ = ["Format", "register", "register_converter", "converter", "formats", "get", "detect", "parse", "format_of",
-           "convert_to_scene", "convert_from_scene", "serialize", "SNIFF_BYTES", "claiming",
+__all__ = ["Format", "register", "register_converter", "converter", "formats", "get", "detect", "parse",
+           "format_of", "convert_to_scene", "convert_from_scene", "serialize", "SNIFF_BYTES", "claiming",
            "converters_to"]
 
 #: how many leading bytes sniff functions see
@@ -325,7 +325,8 @@ def parse(fmt: Format, data: bytes | bytearray | memoryview, file: str | None = 
     try:
         return fmt.read(reader)
     except FormatError as exc:
-        raise exc.with_file(file)
+        exc.with_file(file)             # fills in the file, keeps the exception's own chain
+        raise
     except (_struct_error(), DocumentError, UnsupportedError, *_STRAY) as exc:
         error = _input_error(exc)
         raise error(f"a well-formed {fmt.name} file", file=file, offset=reader.pos,
@@ -353,7 +354,8 @@ def convert_to_scene(fmt: Format, doc: Any, file: str | None = None, **options: 
         scene = fmt.to_scene(doc, **options)
         return scene.validate()
     except FormatError as exc:
-        raise exc.with_file(file)
+        exc.with_file(file)             # fills in the file, keeps the exception's own chain
+        raise
     except (_struct_error(), DocumentError, UnsupportedError, *_STRAY) as exc:
         if isinstance(exc, OSError) and not isinstance(exc, EOFError):
             raise

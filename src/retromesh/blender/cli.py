@@ -18,5 +18,5 @@ def build(output: Path = typer.Option(Path("dist"), "-o", "--output",
         path = build_extension(output, wheel_cache=wheel_cache)
     except (RuntimeError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     typer.echo(f"wrote {path}")

@@ -42,7 +42,7 @@ def gallery(
                                   progress=step)
         except RetromeshError as exc:
             console.print(f"error: {exc}")
-            raise typer.Exit(2)
+            raise typer.Exit(2) from None
     failed = [c for c in cards if not c["ok"]]
     for c in failed:
         console.print(f"failed: {c['folder']}/{c['name']}: {c['error']}")
@@ -66,7 +66,7 @@ def view(
         cards = build_gallery([model], site, thumbnails=False, title=model.name)
     except RetromeshError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     card = cards[0] if cards else {"ok": False, "error": "not a model retromesh reads"}
     if not card["ok"]:
         typer.echo(f"error: {model}: {card['error']}", err=True)

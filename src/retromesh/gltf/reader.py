@@ -512,7 +512,8 @@ def _meshes(j: Json, acc: _Accessors, scene: Scene) -> None:
             apath = path + ".attributes"
 
             def attr(name: str, widths: tuple[int, ...], floats_only: bool = False,
-                     normalize: bool = True) -> np.ndarray | None:
+                     normalize: bool = True, attrs: dict = attrs,
+                     apath: str = apath) -> np.ndarray | None:
                 index = j.index(attrs, name, apath, n_acc, what="accessors")
                 return acc.typed(index, f"{apath}.{name}", widths, floats_only=floats_only,
                                  normalize=normalize)

@@ -209,12 +209,13 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
         name = (src.name if src is not None else "root") or f"node{i}"
         flags = _xint(src.extras.get("abc_flags"), 0, 0, 0xFF) if src is not None else 1
         abc_nodes.append(Node(name=name.encode("latin-1", "replace"),
-                              index=_xint(src.extras.get("abc_index"), i, 0, 0xFFFF) if src is not None else i,
+                              index=_xint(src.extras.get("abc_index"), i, 0, 0xFFFF)
+                              if src is not None else i,
                               flags=flags & 0xFF, matrix=bind_file[i].astype("<f4"),
                               child_count=n_children[i]))
     # meshes -> pieces (LOD 0 from the default scene; LOD n from "<piece>_lod<n>" nodes of
     # other scenes, as to_scene writes them)
-    ctx = dict(scene=scene, parents=parents, jset=jset, jset_up=jset_up, abc_index=abc_index,
+    ctx = dict(scene=scene, jset_up=jset_up, abc_index=abc_index,
                rest_world=rest_world, inv_bind_file=inv_bind_file, bind_rigid=bind_rigid,
                sources=sources)
     used_lod_nodes: set[int] = set()
@@ -363,7 +364,7 @@ def _uint16_parts(prim: Primitive) -> list[Primitive]:
 
 def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lod:
     """One glTF primitive as an ABC LOD (vertices in model space, weights on ABC nodes)."""
-    scene, parents, jset = ctx["scene"], ctx["parents"], ctx["jset"]
+    scene = ctx["scene"]
     abc_index, rest_world, inv_bind_file = ctx["abc_index"], ctx["rest_world"], ctx["inv_bind_file"]
     nd = scene.nodes[node_index]
     skin = scene.skins[nd.skin] if nd.skin is not None else None

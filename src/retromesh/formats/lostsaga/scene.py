@@ -47,11 +47,12 @@ to_scene
   Scene: ``lostsaga_skeleton`` (the ``.skl`` version and linked skeleton).
   Animation: ``lostsaga_version``, ``total_time_ms``, ``last_key_ms``, ``events``,
   ``track_weights``, ``key_times_ms`` (each distinct list of track key times once) with
-  ``track_key_times`` ({bone: which list}, in the file's track order, which comes back). Blender's glTF importer (glTF-Blender-IO 4.2 and
-  main) drops animation extras but keeps node, bone, mesh, material and scene extras as custom
-  properties (written back with ``export_extras``), so the scene also keeps a copy of every
-  animation's extras under ``lostsaga_animations`` ([{name, ...}]; Blender exports an imported
-  animation under its name again); ``from_scene`` reads the animation's own extras first.
+  ``track_key_times`` ({bone: which list}, in the file's track order, which comes back).
+  Blender's glTF importer (glTF-Blender-IO 4.2 and main) drops animation extras but keeps
+  node, bone, mesh, material and scene extras as custom properties (written back with
+  ``export_extras``), so the scene also keeps a copy of every animation's extras under
+  ``lostsaga_animations`` ([{name, ...}]; Blender exports an imported animation under its name
+  again); ``from_scene`` reads the animation's own extras first.
   An exporter that samples every frame (Blender's default) changes the key times: ``from_scene``
   samples each track at the file's key times again when the glTF's lie on one frame grid
   (24/25/30/50/60 fps) within the file's time span (:func:`retromesh.keytimes.per_frame`), with a
@@ -65,10 +66,11 @@ bound rigidly, weight 1, to the joint they hang under, or to the root bone with 
 type-1 mesh has no unweighted vertices; a further skin over the same joints with the same bind pose
 up to one matrix -- exporters write one skin per mesh -- is merged onto the first); with a skin
 also a ``.skl`` (joints of the first skin) and one ``.ani`` per animation (the version it was
-read from, else ``DEFAULT`` 4000; ``animation_format="default"/"comp4"/"comp8"`` overrides; ``rounding="engine"|"nearest"``): ``{"": msh, ".skl": skl,
-".ani": ani}`` or ``"_<name>.ani"`` keys when there are several animations. Non-joint nodes between
-the joints (an exporter's rotated or scaled ``Armature`` node) are folded into the bones' LocalTMs
-and, at their rest transform, into the ``.ani`` keys of the bones below them (keys are relative to
+read from, else ``DEFAULT`` 4000; ``animation_format="default"/"comp4"/"comp8"`` overrides;
+``rounding="engine"|"nearest"``): ``{"": msh, ".skl": skl, ".ani": ani}`` or ``"_<name>.ani"`` keys
+when there are several animations. Non-joint nodes between the joints (an exporter's rotated or
+scaled ``Armature`` node) are folded into the bones' LocalTMs and, at their rest transform, into
+the ``.ani`` keys of the bones below them (keys are relative to
 the ``.skl`` parent). ``.skl``/``.ani`` hold no scale: a constant uniform joint scale (B3D roots,
 an Armature scaled by 0.01) is baked into the bone offsets and inverse binds (skinned vertices stay
 put); non-uniform or animated scale and channels of non-joint nodes are dropped with a LossWarning.
@@ -191,7 +193,7 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
     non_unit = 0
     weights: dict[str, float] = {}
     track_times: dict[str, list[int]] = {}
-    for ti, track in enumerate(doc.tracks):
+    for track in doc.tracks:
         if len(track.keys) == 0:
             continue
         node = targets.get(track.bone)
@@ -238,7 +240,7 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
     # the key times of every track (distinct lists once): what an exporter that samples every
     # frame (Blender's) changes; from_scene samples at them again
     distinct: dict[tuple, int] = {}
-    for bone, ts in track_times.items():
+    for ts in track_times.values():
         distinct.setdefault(tuple(ts), len(distinct))
     extras["key_times_ms"] = [list(ts) for ts in distinct]
     extras["track_key_times"] = {bone: distinct[tuple(ts)] for bone, ts in track_times.items()}

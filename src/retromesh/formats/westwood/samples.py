@@ -2,8 +2,8 @@
 
 ``tank()`` returns ``(VxlFile, HvaFile)``: a three-limb tank (hull, turret, barrel) with a
 player-remap stripe, normals from the RA2 (or TS) table and an 8-frame HVA turning the turret.
-``write_examples(folder)`` writes tank.vxl/.hva/.vox. ``sphere(n)`` is a one-limb ball of diameter ``n``; ``palette()`` a made-up 256-colour palette
-with the remap ramp at 16..31.
+``write_examples(folder)`` writes tank.vxl/.hva/.vox. ``sphere(n)`` is a one-limb ball of
+diameter ``n``; ``palette()`` a made-up 256-colour palette with the remap ramp at 16..31.
 """
 from __future__ import annotations
 

@@ -3,11 +3,10 @@
 A limb body is three blocks; a column is the voxels ``(x, y, 0..zsize-1)`` with column
 index ``i = x + y*xsize`` (so the file lists columns in ``[y, x]`` order):
 
-| block | type | meaning |
-|---|---|---|
-| span_start | int32 x (xsize*ysize) | offset of the column's first byte in the span data, -1 = empty column |
-| span_end | int32 x (xsize*ysize) | offset of the column's last byte, -1 = empty column |
-| span data | runs, per column | ``uint8 skip`` (empty voxels before the run), ``uint8 count``, ``count x (uint8 colour, uint8 normal)``, ``uint8 count`` again; repeated until z reaches zsize |
+* span_start (int32 x (xsize*ysize)): offset of the column's first byte in the span data, -1 = empty column
+* span_end (int32 x (xsize*ysize)): offset of the column's last byte, -1 = empty column
+* span data (runs, per column): ``uint8 skip`` (empty voxels before the run), ``uint8 count``,
+  ``count x (uint8 colour, uint8 normal)``, ``uint8 count`` again; repeated until z reaches zsize
 
 A run with ``count = 0`` is a trailing skip (vengi and the Westwood tools write one when
 the column's last voxel is below the top). Presence comes from the spans: colour 0 is a voxel.

@@ -9,19 +9,18 @@ voxelised again in its own SIZE with the file's palette, a moved one gets a new 
 
 Layout (little-endian)
 
-| part | fields |
-|---|---|
-| header | ``char[4] "VOX "``, ``int32 version`` (150 or 200) |
-| chunk | ``char[4] id``, ``int32 content_size``, ``int32 children_size``, content, children |
-| MAIN | no content; children: ``PACK``? then ``SIZE``+``XYZI`` per model, scene graph, palette |
-| SIZE | ``int32 x, y, z`` (model size, z up) |
-| XYZI | ``int32 n``, ``n x (uint8 x, y, z, colour_index)``; colour index 1..255 (0 = empty) |
-| RGBA | ``256 x uint8[4]``: entry ``k`` is the colour of index ``k + 1`` |
-| nTRN | ``int32 node``, DICT (``_name``, ``_hidden``), ``int32 child, reserved (-1), layer, frames``, frames x DICT (``_r`` rotation byte, ``_t`` "x y z", ``_f``) |
-| nGRP | ``int32 node``, DICT, ``int32 n``, n x ``int32 child`` |
-| nSHP | ``int32 node``, DICT, ``int32 n``, n x (``int32 model``, DICT) |
-| LAYR | ``int32 layer``, DICT (``_name``, ``_hidden``), ``int32 reserved`` |
-| DICT | ``int32 n``, n x (STRING key, STRING value); STRING = ``int32 size`` + bytes |
+* header: ``char[4] "VOX "``, ``int32 version`` (150 or 200)
+* chunk: ``char[4] id``, ``int32 content_size``, ``int32 children_size``, content, children
+* MAIN: no content; children: ``PACK``? then ``SIZE``+``XYZI`` per model, scene graph, palette
+* SIZE: ``int32 x, y, z`` (model size, z up)
+* XYZI: ``int32 n``, ``n x (uint8 x, y, z, colour_index)``; colour index 1..255 (0 = empty)
+* RGBA: ``256 x uint8[4]``: entry ``k`` is the colour of index ``k + 1``
+* nTRN: ``int32 node``, DICT (``_name``, ``_hidden``), ``int32 child, reserved (-1), layer, frames``, frames x
+  DICT (``_r`` rotation byte, ``_t`` "x y z", ``_f``)
+* nGRP: ``int32 node``, DICT, ``int32 n``, n x ``int32 child``
+* nSHP: ``int32 node``, DICT, ``int32 n``, n x (``int32 model``, DICT)
+* LAYR: ``int32 layer``, DICT (``_name``, ``_hidden``), ``int32 reserved``
+* DICT: ``int32 n``, n x (STRING key, STRING value); STRING = ``int32 size`` + bytes
 
 Limits (hostile files): the SIZE volumes of all models add up to at most :data:`MAX_CELLS`
 (a 24-byte SIZE would otherwise buy a 256^3 grid), and so do those of all shape instances

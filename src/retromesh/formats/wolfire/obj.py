@@ -205,7 +205,8 @@ def _read(r: Reader) -> ObjFile:
     try:
         doc.mesh(r.file)
     except FormatError as exc:
-        raise exc.with_file(r.file)
+        exc.with_file(r.file)           # fills in the file, keeps the exception's own chain
+        raise
     return doc
 
 
