@@ -13,7 +13,7 @@ import bisect
 import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -275,7 +275,7 @@ class _Chunk:
         self.chunk_end = r.end = r.pos + self.length
         return self.chunk_end
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Literal[False]:
         r = self.r
         try:
             if exc_type is None and not self.skip_rest and r.pos != self.chunk_end:
@@ -384,7 +384,8 @@ class Writer:
             arr = np.asarray(arr, dtype=np.dtype(dtype))
         arr = np.ascontiguousarray(arr)
         if arr.nbytes < self.BIG:
-            self.buf += memoryview(arr.reshape(-1).view(np.uint8))
+            # ndarrays are buffers: numpy's stubs say so only for Python 3.12+
+            self.buf += memoryview(arr.reshape(-1).view(np.uint8))  # type: ignore[arg-type]
             return
         for part in (self.buf, arr):
             self._parts.append(part)

@@ -14,7 +14,7 @@ import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -266,7 +266,7 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_many(files: dict[Path, bytes | Parts]) -> list[Path]:
+def atomic_write_many(files: Mapping[Path, bytes | Parts]) -> list[Path]:
     """Write several files, each atomically (companions first, the main file last)."""
     items = list(files.items())
     out = []

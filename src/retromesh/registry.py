@@ -19,7 +19,7 @@ import functools
 import importlib
 import inspect
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +36,7 @@ from .records import record
 
 if TYPE_CHECKING:            # binio imports numpy: loaded with the first file read
     from .binio import Reader
+    from .fileio import Parts
 
 __all__ = ["Format", "register", "register_converter", "converter", "formats", "get", "detect", "parse",
            "format_of", "convert_to_scene", "convert_from_scene", "serialize", "SNIFF_BYTES", "claiming",
@@ -89,7 +90,7 @@ class Format:
     magic_certain: bool = False
     read: Callable[[Reader], Any] | None = None
     write: Callable[[Any], bytes] | None = None
-    outputs: Callable[[Any, Path], dict[Path, bytes]] | None = None
+    outputs: Callable[[Any, Path], Mapping[Path, bytes | Parts]] | None = None
     to_scene: Callable[..., Any] | None = None
     from_scene: Callable[..., Any] | None = None
     endian: str = "<"
@@ -151,8 +152,8 @@ def _load(mod: str) -> None:
     except Exception as exc:             # one broken family must not take the others down
         _BROKEN[mod] = exc
     if mod in _BROKEN:
-        exc = _BROKEN[mod]
-        warnings.warn(f"format module {mod} failed to load: {type(exc).__name__}: {exc}",
+        err = _BROKEN[mod]
+        warnings.warn(f"format module {mod} failed to load: {type(err).__name__}: {err}",
                       RuntimeWarning, stacklevel=4)
 
 

@@ -29,6 +29,7 @@ import binascii
 import re
 import warnings
 from pathlib import Path
+from typing import overload
 from urllib.parse import unquote_to_bytes
 
 import numpy as np
@@ -77,7 +78,7 @@ class ReadGltfDocument(GltfDocument):
         self.image_files: dict = {}      # images a writer placed beside a .gltf (none when read)
         self._gltf = None
 
-    @property  # type: ignore[override]
+    @property
     def gltf(self):
         if self._gltf is None:
             import pygltflib as g
@@ -261,6 +262,11 @@ class _Accessors:
             raw = padded.reshape(count, stride)[:, :elem]
         return np.ascontiguousarray(raw).view(dt).reshape(count, width)
 
+    @overload
+    def get(self, index: int, *, normalize: bool = True) -> np.ndarray: ...
+    @overload
+    def get(self, index: int | None, *, normalize: bool = True) -> np.ndarray | None: ...
+
     def get(self, index: int | None, *, normalize: bool = True) -> np.ndarray | None:
         if index is None:
             return None
@@ -307,6 +313,14 @@ class _Accessors:
         if len(idx) and int(idx.max()) >= len(arr):
             raise j.fail(ipath, f"indices below the accessor's count {len(arr)}", int(idx.max()))
         arr[idx.astype(np.int64)] = values
+
+    @overload
+    def typed(self, index: int, path: str, widths: tuple[int, ...], *, floats_only: bool = False,
+              normalize: bool = True, finite: bool = False) -> np.ndarray: ...
+    @overload
+    def typed(self, index: int | None, path: str, widths: tuple[int, ...], *,
+              floats_only: bool = False, normalize: bool = True,
+              finite: bool = False) -> np.ndarray | None: ...
 
     def typed(self, index: int | None, path: str, widths: tuple[int, ...], *,
               floats_only: bool = False, normalize: bool = True,
@@ -522,7 +536,7 @@ def _meshes(j: Json, acc: _Accessors, scene: Scene) -> None:
                             apath + ".POSITION", (3,), floats_only=True, finite=True)
             if pos is None:
                 continue
-            uvs = []
+            uvs: list = []                # (a null TEXCOORD_n index gives None, as before)
             while f"TEXCOORD_{len(uvs)}" in attrs:
                 uvs.append(attr(f"TEXCOORD_{len(uvs)}", (2,)))
             colors = attr("COLOR_0", (3, 4))
