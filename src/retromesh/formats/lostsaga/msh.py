@@ -225,8 +225,8 @@ def write(doc: MshFile) -> bytes:
         if doc.bone_names is None:
             raise DocumentError("msh: the WEIGHTS bit needs bone_names")
         w.i32(len(doc.bone_names))
-        for name in doc.bone_names:
-            write_str(w, name)
+        for bone in doc.bone_names:
+            write_str(w, bone)
         wt = doc.weights
         if wt is None or len(wt) != nv or wt.dtype != WEIGHT_DTYPE:
             raise DocumentError(f"msh: weights must be {nv} records of {WEIGHT_DTYPE}")

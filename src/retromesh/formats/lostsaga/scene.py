@@ -276,7 +276,8 @@ def _materials(scene: Scene, script: list[mat_mod.ScriptMaterial], mesh_name: st
         mat = Material(name=f"{mesh_name}/Sub{i + 1}",
                        extras={"shader_group": sm.shader_group} if sm.shader_group else {})
         if sm.diffuse is not None:
-            mat.base_color = tuple(float(np.clip(c, 0, 1)) for c in sm.diffuse)
+            r, g, b, a = (float(np.clip(c, 0, 1)) for c in sm.diffuse)
+            mat.base_color = (r, g, b, a)
         units = [u for u in sm.texture_units if u.texture]
         if units:
             pick = next((u for u in units if u.tex_coord_set == diffuse_set), units[0])
@@ -328,7 +329,8 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
         warnings.warn(f"{bad_pos} vertex positions hold NaN or infinity; placed at the origin",
                       LossWarning, stacklevel=3)
     pos = vec_to_gltf(_finite(doc.positions)).astype(np.float32)
-    normals = recomputed = None
+    normals: np.ndarray | None = None
+    recomputed: np.ndarray | None = None
     if doc.normals is not None:
         normals, bad = _unit_rows(vec_to_gltf(_finite(doc.normals)))
         recomputed = bad
@@ -338,13 +340,14 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
         t3, tangent_bad = _unit_rows(vec_to_gltf(_finite(doc.tangents)))
         w = np.ones(nv)
         if doc.binormals is not None and normals is not None:
-            b = vec_to_gltf(_finite(doc.binormals))
-            d = np.einsum("ij,ij->i", np.cross(normals, t3), b)
+            bn = vec_to_gltf(_finite(doc.binormals))
+            d = np.einsum("ij,ij->i", np.cross(normals, t3), bn)
             w = np.where(d < 0, -1.0, 1.0)
         tangents = np.concatenate([t3, w[:, None]], axis=1)
     colors = _colors(doc.colors) if doc.colors is not None else None
     uvs = [np.nan_to_num(np.asarray(u, np.float32)) for u in (doc.uv0, doc.uv1) if u is not None]
-    joints = weights = None
+    joints: np.ndarray | None = None
+    weights: np.ndarray | None = None
     if joint_of_id is not None and doc.weights is not None:
         joints, weights = _skin_weights(doc, joint_of_id)
 
@@ -356,7 +359,7 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
         local = local.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)       # LH -> RH winding
         extras: dict[str, Any] = {"submesh": pi} if len(doc.submeshes) else {}
         n_ = None
-        if normals is not None:
+        if normals is not None and recomputed is not None:      # (set together)
             n_ = normals[used].astype(np.float32)
             badn = recomputed[used]
             if badn.any():
@@ -365,6 +368,7 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
                 extras["normals_recomputed"] = int(badn.sum())
         t_ = None
         if tangents is not None:
+            assert tangent_bad is not None                  # set with tangents
             if tangent_bad[used].any():
                 extras["tangents_dropped"] = (f"{int(tangent_bad[used].sum())} zero-length "
                                               "tangents in the file")
@@ -388,6 +392,7 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
 
 
 def _skin_weights(doc: MshFile, joint_of_id: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    assert doc.weights is not None                  # called for a mesh with weights
     w = np.asarray(doc.weights["weight"], dtype=np.float64)
     ids = np.asarray(doc.weights["bone"], dtype=np.float64)
     use = msh_mod.engine_weight_mask(w)
@@ -437,9 +442,9 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
         material_ids = _materials(scene, script, mesh_name, diffuse_set, _texcoord_map(msh))
         joint_of_id = None
         placeholder = False
-        skinned = msh.weights is not None and msh.bone_names is not None
-        if skinned and skl is None:
-            names = [n for n in msh.bone_names if n]           # the engine skips empty names
+        bone_names = msh.bone_names if msh.weights is not None else None
+        if bone_names is not None and skl is None:                # (skinned)
+            names = [n for n in bone_names if n]           # the engine skips empty names
             shown = ", ".join(text(n) for n in names[:4]) + ("..." if len(names) > 4 else "")
             if names and not anis:
                 # the weights and bone names are kept on bones of our own that rest at the
@@ -456,8 +461,8 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
             else:
                 warnings.warn(f"skinned mesh converted static: no skeleton given (pass skeleton=<the "
                               f".skl with bones {shown}>)", LossWarning, stacklevel=3)
-        elif skinned:
-            names = [n for n in msh.bone_names if n]           # the engine skips empty names
+        elif bone_names is not None:                               # (skinned)
+            names = [n for n in bone_names if n]           # the engine skips empty names
             joint_of_id = np.array([bone_index.get(n, -1) for n in names], dtype=np.int64)
         prims = _mesh_primitives(msh, joint_of_id, material_ids)
         mesh = Mesh(name=mesh_name, primitives=prims,
@@ -472,8 +477,8 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
             else:
                 warnings.warn(f"{msh.vertex_count} billboard centres have no place in glTF; left out",
                               LossWarning, stacklevel=3)
-        if skinned and (joint_of_id is None or placeholder):
-            mesh.extras["bone_names"] = [text(n) for n in msh.bone_names]
+        if bone_names is not None and (joint_of_id is None or placeholder):   # (skinned)
+            mesh.extras["bone_names"] = [text(n) for n in bone_names]
         if msh.control_points:
             mesh.extras["control_points"] = [
                 {"type": text(c.type), "bone": text(c.bone), "extra": text(c.extra),
@@ -483,7 +488,7 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
         if joint_of_id is not None and prims and any(p.joints is not None for p in prims):
             node.skin = scene.add_skin(Skin(joints=joint_nodes,
                                             inverse_bind_matrices=np.tile(np.eye(4), (len(joint_nodes), 1, 1))
-                                            if placeholder else _inverse_binds(skl),
+                                            if placeholder or skl is None else _inverse_binds(skl),
                                             skeleton=None, name=(name or "skin")))
         scene.add_node(node)
     if cms is not None:
