@@ -13,9 +13,12 @@ import bisect
 import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 from . import bigbytes
 from .errors import DocumentError, FormatError, LimitError
@@ -235,7 +238,7 @@ class Reader:
         return self.raw(n, what)
 
     # -- bulk records -----------------------------------------------------------------
-    def records(self, dtype: np.dtype | str, n: int, name: str) -> np.ndarray:
+    def records(self, dtype: DTypeLike, n: int, name: str) -> np.ndarray:
         """``n`` records of ``dtype`` as a writable numpy array (checked before allocating)."""
         dt = np.dtype(dtype)
         if n < 0:
@@ -379,7 +382,7 @@ class Writer:
             raise DocumentError(f"fixed field of {n} bytes cannot hold {len(b)} bytes")
         self.buf += b + b"\0" * (n - len(b))
 
-    def records(self, arr: np.ndarray, dtype: np.dtype | str | None = None) -> None:
+    def records(self, arr: np.ndarray, dtype: DTypeLike | None = None) -> None:
         if dtype is not None:
             arr = np.asarray(arr, dtype=np.dtype(dtype))
         arr = np.ascontiguousarray(arr)

@@ -251,7 +251,10 @@ def scene_mesh(scene: Scene) -> tuple[np.ndarray, np.ndarray, np.ndarray | None,
     """(positions, triangles, uvs, normals) of every triangle primitive, node transforms applied
     (skinned meshes in their bind space)."""
     worlds = scene.world_matrices()
-    pos_l, tri_l, uv_l, n_l = [], [], [], []
+    pos_l: list[np.ndarray] = []
+    tri_l: list[np.ndarray] = []
+    uv_l: list = []                 # (None for a primitive without UVs: then not joined)
+    n_l: list[np.ndarray] = []
     all_uv = all_n = True
     base = 0
     for ni, node in enumerate(scene.nodes):
