@@ -75,7 +75,8 @@ class Runs(NamedTuple):
     col: np.ndarray       # column index
     head: np.ndarray      # offset of the run's skip byte in the span data
     z: np.ndarray         # first voxel of the run (after its skip)
-    count: np.ndarray     # voxels in the run (0 for a trailing skip)
+    # (a field named like tuple.count, which it shadows on purpose)
+    count: np.ndarray     # type: ignore[assignment]  # voxels in the run (0 for a trailing skip)
 
 
 def _first_failure(buf: np.ndarray, cols: np.ndarray, p: np.ndarray, lim: np.ndarray,
@@ -139,13 +140,13 @@ def scan(start: np.ndarray, end: np.ndarray, data: bytes | np.ndarray,
     cols = cols.astype(itype)
     p = p.astype(itype)
     lim = lim.astype(itype)
-    z = np.zeros(len(cols), itype)
+    z: np.ndarray = np.zeros(len(cols), itype)
     # per step: run headers, z before the skip, owner columns, skips, counts (kept as they
     # are gathered: gathering them again from the data afterwards costs as much as the walk)
     steps: list[tuple[np.ndarray, ...]] = []
     while len(cols):
         skip = buf.take(p, mode="clip")     # take(clip) is twice as fast as buf[p] here
-        cnt = buf.take(p + 1, mode="clip").astype(itype)
+        cnt: np.ndarray = buf.take(p + 1, mode="clip").astype(itype)
         nz = z + skip
         nz += cnt
         tail = p + cnt

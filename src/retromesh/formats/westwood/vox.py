@@ -293,7 +293,7 @@ MAX_CELLS = 1 << 30
 
 def models(doc: VoxFile) -> list[VoxelGrid]:
     """Each SIZE+XYZI pair as a grid (colour = vox index 1..255, normal 0)."""
-    out = []
+    out: list[VoxelGrid] = []
     size: VoxSize | None = None
     cells = 0
     for c in doc.chunks:
@@ -536,7 +536,7 @@ def vxl_to_vox(doc: VxlFile, *, source: Path | None = None, hva: Any = None,
         attrs["vxl_voxels"] = _shape_key(g.mask)
         if len(zeros):
             attrs["vxl_colour0"] = f"{zero_to}:{zeros.tobytes().hex()}"
-        if hm is not None:
+        if hm is not None and hdoc is not None and sec is not None:     # (hm: both given)
             attrs["vxl_hva"] = _floats(hm)
             attrs["vxl_hva_section"] = bytes(hdoc.section_names[sec]).hex()
         limb_ids.append((i, attrs, centre))

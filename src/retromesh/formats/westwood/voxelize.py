@@ -188,7 +188,7 @@ def _palette(srgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return pal, np.array(_FREE)[idx][inv.reshape(-1)]
 
 
-def from_scene(scene: Scene, *, resolution: int | None = None, voxel_size: float | None = None,
+def from_scene(scene: Scene, *, resolution: float | None = None, voxel_size: float | None = None,
                game: str | None = None, fill: bool = True, native: bool = True,
                **options: Any) -> dict[str, Any]:
     """See the module docstring; a scene made from a ``.vxl`` gives that file back (untouched

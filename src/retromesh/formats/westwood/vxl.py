@@ -267,13 +267,13 @@ def read(r: Reader) -> VxlFile:
 
 def _body(doc: VxlFile) -> tuple[bytes, list[tuple[int, int, int]]]:
     if doc.raw_body is not None:
-        offs = np.asarray(doc.raw_body.offsets, np.int64).reshape(-1, 3)
-        if len(offs) != len(doc.limbs):
-            raise DocumentError(f"raw_body has {len(offs)} offset rows for {len(doc.limbs)} "
+        rows = np.asarray(doc.raw_body.offsets, np.int64).reshape(-1, 3)
+        if len(rows) != len(doc.limbs):
+            raise DocumentError(f"raw_body has {len(rows)} offset rows for {len(doc.limbs)} "
                                 f"limbs")
-        return bytes(doc.raw_body.data), [tuple(int(v) for v in row) for row in offs]
+        return bytes(doc.raw_body.data), [(int(a), int(b), int(c)) for a, b, c in rows]
     w = Writer("<")
-    offs = []
+    offs: list[tuple[int, int, int]] = []
     for i, limb in enumerate(doc.limbs):
         n = limb.xsize * limb.ysize
         st = np.asarray(limb.span_start, "<i4").reshape(-1)
@@ -334,7 +334,7 @@ def info(doc: VxlFile) -> dict[str, Any]:
                                            for l in doc.limbs})),
         "remap range": f"{doc.remap_start}..{doc.remap_end}",
         "largest limb": "x".join(map(str, max((l.size for l in doc.limbs), default=(0, 0, 0),
-                                                key=lambda s: s[0] * s[1] * s[2]))),
+                                                key=lambda s: int(np.prod(s))))),
     }
 
 
