@@ -77,13 +77,15 @@ def _marker_ok(req: str) -> bool:
     try:
         from packaging.markers import Marker
     except ImportError:                       # pragma: no cover - pip always vendors it
-        from pip._vendor.packaging.markers import Marker
+        from pip._vendor.packaging.markers import Marker  # type: ignore[assignment]  # (the same, vendored)
     return Marker(marker).evaluate({"python_version": BLENDER_PYTHON,
                                     "python_full_version": BLENDER_PYTHON + ".0", "extra": ""})
 
 
 def _req_name(req: str) -> str:
-    return _norm(re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", req).group(1))
+    m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", req)
+    assert m is not None, req                 # a requirement starts with its name
+    return _norm(m.group(1))
 
 
 def runtime_dependencies() -> list[str]:

@@ -326,6 +326,7 @@ def info(doc: VxlFile) -> dict[str, Any]:
                                limb.size).count.sum())
         except SpanError:
             pass
+    largest = max((l.size for l in doc.limbs), default=(0, 0, 0), key=lambda s: s[0] * s[1] * s[2])
     return {
         "limbs": len(doc.limbs),
         "voxels": voxels,
@@ -333,8 +334,7 @@ def info(doc: VxlFile) -> dict[str, Any]:
                                            l.normal_type == 4 else str(l.normal_type)
                                            for l in doc.limbs})),
         "remap range": f"{doc.remap_start}..{doc.remap_end}",
-        "largest limb": "x".join(map(str, max((l.size for l in doc.limbs), default=(0, 0, 0),
-                                                key=lambda s: int(np.prod(s))))),
+        "largest limb": "x".join(map(str, largest)),
     }
 
 
