@@ -131,7 +131,8 @@ def main() -> None:
         print(f"  assimp {ASSIMP_VERSION} could not be installed ({exc}) - no comparison")
     else:
         theirs = child_run([*assimp, "export", str(src), str(work / "assimp.glb")])
-        print(f"  assimp {ASSIMP_VERSION} export   {theirs[0]:8.3f} s   peak RSS {theirs[1]:8.1f} MiB   exit {theirs[2]}")
+        print(f"  assimp {ASSIMP_VERSION} export   {theirs[0]:8.3f} s   "
+              f"peak RSS {theirs[1]:8.1f} MiB   exit {theirs[2]}")
         if theirs[2] == 0:
             print(f"  ratio ours/assimp: time {ours[0] / theirs[0]:.3f}x, memory {ours[1] / theirs[1]:.3f}x")
     if not args.keep:

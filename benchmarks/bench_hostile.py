@@ -40,8 +40,8 @@ def regression_files(top: int) -> None:
     for path in sorted((ROOT / "tests" / "regressions").glob("*/*")):
         if path.suffix in (".bin", ".md"):
             continue
-        seconds, out = timed(lambda: _load(path), 3)
-        mib = peak(lambda: _load(path))
+        seconds, out = timed(lambda path=path: _load(path), 3)
+        mib = peak(lambda path=path: _load(path))
         rows.append((seconds, mib, path, type(out).__name__))
     rows.sort(key=lambda r: r[0], reverse=True)
     print(f"{'seconds':>8} {'peak MiB':>9} {'KB':>6}  outcome      file")
@@ -71,14 +71,15 @@ def writers(out: Path) -> None:
     for ext, kind in sorted(BIG.items()):
         for label, n, shape in (("20,000 flat", 20000, "flat"), ("5,000 chain", 5000, "chain")):
             scene = _big_scene(n, shape, kind)
-            cpu, wall, outcome = _run(lambda: retromesh.save(scene, out / f"bench.{ext}"))
+            target = out / f"bench.{ext}"
+            cpu, wall, outcome = _run(lambda scene=scene, target=target: retromesh.save(scene, target))
             print(f"{ext:6} {label + ' ' + kind[:4]:14} {cpu:6.2f} {wall:7.2f}  {outcome}")
     from retromesh.formats.wolfire.anm import write
     from test_hostile import _anm
     for label, length, bones in (("campaign .anm (70 min, 6 bones)", 4_195_504, 6),
                                  ("near the cap (138 s, 120 bones)", 138_000, 120)):
         data = write(_anm(length, bones))
-        cpu, wall, outcome = _run(lambda: retromesh.load(data, format="anm"))
+        cpu, wall, outcome = _run(lambda data=data: retromesh.load(data, format="anm"))
         print(f"anm    {label:32} {cpu:6.2f} {wall:7.2f}  {outcome} ({len(data)} bytes)")
 
 

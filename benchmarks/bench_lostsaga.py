@@ -85,7 +85,7 @@ def main() -> None:
         full = quiet(lambda: retromesh.load(retromesh.to_bytes(big), format="msh",
                                             skeleton=tmp / "big.skl", animations=anis))()
         for fmt in ("default", "comp4", "comp8"):
-            t, _ = timed(quiet(lambda: registry.get("msh").from_scene(
+            t, _ = timed(quiet(lambda fmt=fmt: registry.get("msh").from_scene(
                 full, animation_format=fmt)), args.repeat)
             print(f"from_scene msh+skl+3 ani ({fmt}): {t * 1e3:.2f} ms")
 

@@ -50,7 +50,8 @@ def main() -> None:
     out = Path(tempfile.mkdtemp()) / "x.glb"
     cmds = {
         "python -c 'import numpy' (floor)": ["-c", "import numpy"],
-        "retromesh.convert (library)": ["-c", f"import retromesh; retromesh.convert({src_model!r}, {str(out)!r})"],
+        "retromesh.convert (library)": ["-c", "import retromesh; "
+                                        f"retromesh.convert({src_model!r}, {str(out)!r})"],
         "retromesh convert crate.b3d (CLI)": ["-m", "retromesh", "convert", src_model, "-o", str(out),
                                               "--overwrite"],
     }
@@ -71,11 +72,11 @@ def main() -> None:
                "typer", "click", "PIL")
     present = sorted({n.strip().split(".")[0] for _, _, n in rows} & set(watched))
     # importlib.import_module (how the registry loads families) is not listed by importtime
-    probe = ("import runpy, sys\nsys.argv = ['retromesh', *%r]\ntry:\n"
+    cli_args = cmds["retromesh convert crate.b3d (CLI)"][2:]
+    probe = (f"import runpy, sys\nsys.argv = ['retromesh', *{cli_args!r}]\ntry:\n"
              "    runpy.run_module('retromesh', run_name='__main__')\nexcept SystemExit:\n    pass\n"
              "print(' '.join(sorted(m for m in sys.modules if m.startswith('retromesh.formats.')"
-             " and m.count('.') == 2 or m == 'retromesh.gltf')))"
-             % (cmds["retromesh convert crate.b3d (CLI)"][2:],))
+             " and m.count('.') == 2 or m == 'retromesh.gltf')))")
     fams = subprocess.run([args.python, "-c", probe], env=env, capture_output=True, text=True,
                           check=True).stdout.strip().splitlines()[-1:]
     fams = fams[0].split() if fams else []

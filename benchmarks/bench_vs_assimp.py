@@ -92,7 +92,7 @@ def sizes_table(sizes: list[int], repeat: int, work: Path, assimp: list[str],
                     print(f"  goal {what} <= {GOALS[what]}x assimp: {ratio:.3f}x "
                           f"{'met' if ratio <= GOALS[what] else 'NOT met'}")
         for (n0, o0, t0), (n1, o1, t1) in zip(rows, rows[1:]):
-            k = lambda a, b: math.log(b / a) / math.log(n1 / n0)  # noqa: E731
+            k = lambda a, b, n0=n0, n1=n1: math.log(b / a) / math.log(n1 / n0)  # noqa: E731
             print(f"  growth {n0:,} -> {n1:,}: retromesh time ~ N^{k(o0[0], o1[0]):.2f}, "
                   f"assimp time ~ N^{k(t0[0], t1[0]):.2f}")
 

@@ -24,12 +24,12 @@ VENVS = {"bpy42": Path(os.environ.get("RETROMESH_BPY_VENV", CACHE / "bpy42")),
 VENV = VENVS["bpy42"]
 MARK = "RETROMESH-RESULT "
 
-_RUNNER = r'''
+_RUNNER = f"MARK = {MARK!r}\n" + r'''
 import json, os, sys, traceback
 ARGS = json.loads(os.environ["RETROMESH_BLENDER_ARGS"])
 def emit(obj):
     sys.stdout.flush()
-    sys.stdout.write("\n%s" + json.dumps(obj, default=str) + "\n")
+    sys.stdout.write("\n" + MARK + json.dumps(obj, default=str) + "\n")
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
@@ -41,7 +41,7 @@ try:
     emit(None)
 except BaseException:
     emit({"__error__": traceback.format_exc()})
-''' % MARK
+'''
 
 
 class BlenderError(RuntimeError):

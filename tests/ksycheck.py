@@ -22,7 +22,8 @@ def compile_all(out: Path) -> dict[str, object]:
     if shutil.which("node") is None:
         pytest.skip("node is not installed (needed for the Kaitai compiler)")
     if not (TOOL / "node_modules" / "kaitai-struct-compiler").is_dir():
-        pytest.skip("Kaitai compiler missing: run `npm install --prefix tools/ksy` (tools/setup/40-kaitai.sh)")
+        pytest.skip("Kaitai compiler missing: run `npm install --prefix tools/ksy` "
+                    "(tools/setup/40-kaitai.sh)")
     files = sorted(KSY.glob("*.ksy"))
     res = subprocess.run(["node", str(TOOL / "compile.mjs"), str(out), *map(str, files)],
                          capture_output=True, text=True, timeout=300)

@@ -163,7 +163,8 @@ def gltf_import(blender, tmp_path_factory):
         faces = sum(len(np.unique(np.sort(p.indices.reshape(-1, 3), axis=1), axis=0))
                     if p.indices is not None else p.triangle_count
                     for m in scene.meshes for p in m.primitives)
-        expected[name] = {**c, "unique_faces": faces, "unique_joints": len({j for s in scene.skins for j in s.joints}),
+        expected[name] = {**c, "unique_faces": faces,
+                          "unique_joints": len({j for s in scene.skins for j in s.joints}),
                           "used_vertices": used,
                           "animated": _animated(scene),
                           "images": len(scene.textures)}

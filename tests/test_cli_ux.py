@@ -285,7 +285,7 @@ def test_batch_counts_missing_textures(tmp_path, monkeypatch):
         (d / f"w{i}.b3d").write_bytes(wiggle_bytes())
 
     def fake_convert(source, target, **kw):
-        warnings.warn(MissingTextureWarning("texture 'skin.png' not found", "skin.png"))
+        warnings.warn(MissingTextureWarning("texture 'skin.png' not found", "skin.png"), stacklevel=2)
         return [target]
     monkeypatch.setattr(retromesh, "convert", fake_convert)
     res = run("convert", d, "-o", tmp_path / "out")
@@ -420,7 +420,7 @@ def test_warnings_name_paths_relative_to_the_input_folder(tmp_path, monkeypatch)
 
     def fake_convert(source, target, **kw):
         warnings.warn(MissingTextureWarning(f"'skin.png': not found in {source.parent.resolve()};"
-                                            " kept", "skin.png"))
+                                            " kept", "skin.png"), stacklevel=2)
         return [target]
     monkeypatch.setattr(retromesh, "convert", fake_convert)
     res = run("convert", tmp_path / "in", "-o", tmp_path / "out", env={"COLUMNS": "80"})

@@ -56,7 +56,8 @@ def test_examples_are_up_to_date(tmp_path):
         make_examples.main(tmp_path)
     fresh = {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
     for rel, data in fresh.items():
-        assert (EXAMPLES / rel).read_bytes() == data, f"examples/{rel} is stale: run examples/make_examples.py"
+        assert (EXAMPLES / rel).read_bytes() == data, \
+            f"examples/{rel} is stale: run examples/make_examples.py"
 
 
 def _options(args: list[str]) -> dict:

@@ -211,7 +211,7 @@ def keyed_nodes(draw):
                                   st.integers(0, 3) | st.integers(10**6, 10**6 + 3)]))
     # (the last: late keys whose float32 times are coarser than a jump step)
     nodes = []
-    for n in range(draw(st.integers(1, 5))):
+    for _n in range(draw(st.integers(1, 5))):
         chunks = []
         for _ in range(draw(st.integers(0, 3))):
             flags = draw(st.integers(0, 7))

@@ -174,7 +174,8 @@ def _gltf_with(**edits) -> bytes:
     ({"bufferViews": [{"buffer": 0, "byteLength": 36, "byteStride": 8}]}, r"byteStride"),
     ({"bufferViews": [{"buffer": 0, "byteOffset": 30, "byteLength": 36}]}, r"bufferViews\[0\]"),
     ({"accessors": [{"componentType": 5126, "count": 2 ** 31, "type": "VEC3"}]}, r"accessors\[0\]\.count"),
-    ({"accessors": [{"bufferView": 0, "componentType": 5126, "count": 4, "type": "VEC3"}]}, r"accessors\[0\]\.count"),
+    ({"accessors": [{"bufferView": 0, "componentType": 5126, "count": 4, "type": "VEC3"}]},
+     r"accessors\[0\]\.count"),
     ({"accessors": [{"bufferView": 0, "componentType": 5124, "count": 3, "type": "VEC3"}]}, r"componentType"),
     ({"accessors": ["x"]}, r"accessors\[0\]"),
     ({"nodes": [{"mesh": 0, "children": [1]}, {"children": [0]}]}, r"nodes\[\d\]\.children"),
@@ -406,7 +407,7 @@ def test_writer_work_grows_linearly_with_nodes(ext, tmp_path):
     runs = {}                                            # (imports done above, not counted)
     for n in (400, 1600):
         scene = _big_scene(n, shape, WRITERS[ext], mesh_every=20)
-        runs[n] = _lines_run(lambda: _save_outcome(scene, tmp_path / f"o.{ext}"))
+        runs[n] = _lines_run(lambda scene=scene: _save_outcome(scene, tmp_path / f"o.{ext}"))
     assert runs[400] > 0, "no line of retromesh was traced"
     assert runs[1600] <= 4 * runs[400] * 1.25, runs
 

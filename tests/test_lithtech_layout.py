@@ -43,7 +43,8 @@ def v9_file(version: int) -> bytes:
     h += struct.pack("<2I", 5, 28) + s(b"Rigid 1") + f(2.5) + struct.pack("<I", 1) + bytes(60) + f(0.0)
     piece = struct.pack("<H", 3) + f(5.0, 1.5) + (f(0.75) if version > 9 else b"")
     piece += struct.pack("<H", 0) + s(b"body")
-    face = b"".join(f(u, v) + struct.pack("<H", i) for u, v, i in ((0.0, 0.25, 0), (1.0, 0.5, 1), (0.5, 1.0, 2)))
+    face = b"".join(f(u, v) + struct.pack("<H", i)
+                    for u, v, i in ((0.0, 0.25, 0), (1.0, 0.5, 1), (0.5, 1.0, 2)))
     piece += struct.pack("<I", 1) + face + struct.pack("<I", 3)
     # vertex 0: one weight on root; vertex 1: two weights; vertex 2: one weight on arm
     piece += struct.pack("<2H", 1, 0) + struct.pack("<I", 0) + f(0, 0, 0, 1.0) + f(1, 2, 3) + f(0, 0, 1)
@@ -54,7 +55,8 @@ def v9_file(version: int) -> bytes:
     nodes = s(b"root") + struct.pack("<HB", 0, 1) + f(*M_ROOT) + struct.pack("<I", 1)
     nodes += s(b"arm") + struct.pack("<HB", 1, 2) + f(*M_ARM) + struct.pack("<I", 0)
     nodes += struct.pack("<I", 1) + s(b"upper") + struct.pack("<I", 2) + f(0.0, 1.0)
-    child = struct.pack("<H", 1) + s(b"") + struct.pack("<I", 9) + f(1, 2, 3, 0, 0, 0, 1) + f(1, 0, 0, 0, 0.5, 0, 0.5)
+    child = struct.pack("<H", 1) + s(b"") + struct.pack("<I", 9) + f(1, 2, 3, 0, 0, 0, 1) \
+        + f(1, 0, 0, 0, 0.5, 0, 0.5)
     anim = struct.pack("<I", 1) + f(4, 5, 6) + s(b"idle") + struct.pack("<i", -1)
     if version >= 12:
         anim += struct.pack("<I", 250)
@@ -79,7 +81,8 @@ def test_hand_assembled_v9_to_v13(version):
     doc = retromesh.read(data, format="abc")
     assert retromesh.to_bytes(doc) == data
     h = doc.header
-    assert (h.version, h.node_count, h.lod_count, h.string_count, h.string_length_total) == (version, 2, 1, 5, 28)
+    assert (h.version, h.node_count, h.lod_count, h.string_count, h.string_length_total) \
+        == (version, 2, 1, 5, 28)
     assert h.unknown_v13 == (77 if version >= 13 else None)
     assert h.command_string == b"Rigid 1" and h.internal_radius == 2.5 and list(h.lod_distances) == [0.0]
     p = doc.pieces[0]
@@ -101,7 +104,8 @@ def test_hand_assembled_v9_to_v13(version):
     assert a.interpolation_ms == (250 if version >= 12 else None)
     assert a.key_times.tolist() == [0, 400] and a.key_strings == [b"", b"SOUND step"]
     assert a.transforms["location"][1].tolist() == [[1, 0, 0], [9, 9, 9]]
-    assert doc.sockets[0].node == 1 and doc.sockets[0].name == b"hand" and doc.sockets[0].location == (0.5, 0, 0)
+    sock = doc.sockets[0]
+    assert sock.node == 1 and sock.name == b"hand" and sock.location == (0.5, 0, 0)
     assert doc.anim_bindings[0].name == b"idle" and doc.anim_bindings[0].extents == (4, 5, 6)
     assert retromesh.registry.get("abc").check(doc) == []         # consistent bind pose
     # the facts' axis rule: positions (x, y, -z), quaternions (-x, -y, z, w), S m S
@@ -128,11 +132,14 @@ def v6_file() -> bytes:
     geo += struct.pack("<2I", 3, 3)
     for x, y in ((0, 0), (1, 0), (0, 1)):
         geo += f(x, y, 0) + struct.pack("<3b", 0, 0, 127) + struct.pack("<B", 1) + struct.pack("<2H", 0, 0)
-    nodes = f(0, 0, 0, 0, 0, 0) + s(b"null") + struct.pack("<HB", 0, 1) + struct.pack("<I", 0) + struct.pack("<I", 1)
+    nodes = f(0, 0, 0, 0, 0, 0) + s(b"null") + struct.pack("<HB", 0, 1) + struct.pack("<I", 0) \
+        + struct.pack("<I", 1)
     nodes += f(0, 0, 0, 1, 1, 1) + s(b"body") + struct.pack("<HB", 1, 6) + struct.pack("<I", 3) \
         + struct.pack("<3H", 0, 1, 2) + struct.pack("<I", 0)
-    anim = struct.pack("<I", 1) + s(b"wave") + struct.pack("<I", 100) + f(0, 0, 0, 1, 1, 1) + struct.pack("<I", 2)
-    anim += struct.pack("<I", 0) + f(0, 0, 0, 1, 1, 1) + s(b"") + struct.pack("<I", 100) + f(0, 0, 0, 1, 1, 1) + s(b"x")
+    anim = struct.pack("<I", 1) + s(b"wave") + struct.pack("<I", 100) + f(0, 0, 0, 1, 1, 1) \
+        + struct.pack("<I", 2)
+    anim += struct.pack("<I", 0) + f(0, 0, 0, 1, 1, 1) + s(b"") + struct.pack("<I", 100) \
+        + f(0, 0, 0, 1, 1, 1) + s(b"x")
     anim += f(0, 0, 0, 0, 0, 0, 1) * 2 + f(1, 1, 1) + f(0, 0, 0)                   # null: no MD verts
     anim += f(5, 0, 0, 0, 0, 0, 1) * 2                                             # body keys
     anim += bytes([0, 0, 0, 10, 0, 0, 0, 10, 0]) + bytes([0, 0, 0, 20, 0, 0, 0, 20, 0])   # [key][vert][3]

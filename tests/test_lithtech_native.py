@@ -64,7 +64,8 @@ def same(a, b, path="doc") -> None:
             same(getattr(a, f.name), getattr(b, f.name), f"{path}.{f.name}")
     elif isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         a2, b2 = np.asarray(a), np.asarray(b)
-        assert a2.dtype == b2.dtype and a2.shape == b2.shape, f"{path}: {a2.dtype}{a2.shape} != {b2.dtype}{b2.shape}"
+        assert a2.dtype == b2.dtype and a2.shape == b2.shape, \
+            f"{path}: {a2.dtype}{a2.shape} != {b2.dtype}{b2.shape}"
         assert a2.tobytes() == b2.tobytes(), f"{path}: values differ"
     elif isinstance(a, (list, tuple)):
         assert len(a) == len(b), f"{path}: length {len(a)} != {len(b)}"

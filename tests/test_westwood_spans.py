@@ -34,17 +34,17 @@ def reference_decode(start, end, data, size):
         raise SpanError("zsize 0", cols[0], int(start[cols[0]]))
     state = {c: (int(start[c]), 0) for c in cols}
     while state:
-        for c, (p, z) in state.items():
+        for c, (p, _z) in state.items():
             if p + 1 > end[c]:
                 raise SpanError("header", c, p)
         heads = {c: (data[p], data[p + 1]) for c, (p, z) in state.items()}
         for c, (p, z) in state.items():
             if z + sum(heads[c]) > zs:
                 raise SpanError("zsize", c, p)
-        for c, (p, z) in state.items():
+        for c, (p, _z) in state.items():
             if sum(heads[c]) == 0:
                 raise SpanError("stuck", c, p)
-        for c, (p, z) in state.items():
+        for c, (p, _z) in state.items():
             if p + 2 + 2 * heads[c][1] > end[c]:
                 raise SpanError("voxels", c, p)
         nxt = {}

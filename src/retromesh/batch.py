@@ -416,7 +416,7 @@ def plan(inputs: Iterable[str | os.PathLike], out_dir: str | os.PathLike, *, to:
         else:
             loose.append(item)
     if loose:
-        root = Path(base) if base is not None else Path(os.path.commonpath(
+        root: Path | None = Path(base) if base is not None else Path(os.path.commonpath(
             [os.path.abspath(p.parent) for p in loose]))
         if base is None:
             loose = [Path(os.path.abspath(p)) for p in loose]

@@ -57,9 +57,10 @@ def join(parts: Sequence[Any]) -> bytes:
     """``b"".join(parts)`` for bytes-like parts and C-contiguous numpy arrays."""
     arrays = [_as_bytes(p) for p in parts]
     n = sum(a.size for a in arrays)
-    api = _load() if n >= MIN_BYTES else False
+    api: Any = _load() if n >= MIN_BYTES else False
     if not api:
-        return b"".join(arrays)
+        # ndarrays are buffers: numpy's stubs say so only for Python 3.12+
+        return b"".join(arrays)  # type: ignore[arg-type]
     new, addr_of, madvise, ctypes = api
     out = new(None, n)
     addr = addr_of(out)

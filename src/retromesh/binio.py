@@ -13,9 +13,12 @@ import bisect
 import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 from . import bigbytes
 from .errors import DocumentError, FormatError, LimitError
@@ -235,7 +238,7 @@ class Reader:
         return self.raw(n, what)
 
     # -- bulk records -----------------------------------------------------------------
-    def records(self, dtype: np.dtype | str, n: int, name: str) -> np.ndarray:
+    def records(self, dtype: DTypeLike, n: int, name: str) -> np.ndarray:
         """``n`` records of ``dtype`` as a writable numpy array (checked before allocating)."""
         dt = np.dtype(dtype)
         if n < 0:
@@ -275,7 +278,7 @@ class _Chunk:
         self.chunk_end = r.end = r.pos + self.length
         return self.chunk_end
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Literal[False]:
         r = self.r
         try:
             if exc_type is None and not self.skip_rest and r.pos != self.chunk_end:
@@ -379,12 +382,13 @@ class Writer:
             raise DocumentError(f"fixed field of {n} bytes cannot hold {len(b)} bytes")
         self.buf += b + b"\0" * (n - len(b))
 
-    def records(self, arr: np.ndarray, dtype: np.dtype | str | None = None) -> None:
+    def records(self, arr: np.ndarray, dtype: DTypeLike | None = None) -> None:
         if dtype is not None:
             arr = np.asarray(arr, dtype=np.dtype(dtype))
         arr = np.ascontiguousarray(arr)
         if arr.nbytes < self.BIG:
-            self.buf += memoryview(arr.reshape(-1).view(np.uint8))
+            # ndarrays are buffers: numpy's stubs say so only for Python 3.12+
+            self.buf += memoryview(arr.reshape(-1).view(np.uint8))  # type: ignore[arg-type]
             return
         for part in (self.buf, arr):
             self._parts.append(part)

@@ -197,7 +197,7 @@ def _plan_jobs(inputs: list[Path], output: Path | None, to: str, format: str | N
                 fmts = [_detect(src, format)]
             except RetromeshError as exc:
                 _error(describe(exc, src))
-                raise typer.Exit(EXIT_FAILED)
+                raise typer.Exit(EXIT_FAILED) from None
         opts = dict(load_opts)
         if companions and not explicit:
             found = {k: v for k, v in plan.companions(src).items()
@@ -491,10 +491,10 @@ def dump(file: Path = typer.Argument(..., show_default=False, help="A game file,
         text = jsoncodec.dumps(doc)
     except (RetromeshError, OSError) as exc:
         _error(describe(exc, file))
-        raise typer.Exit(EXIT_FAILED)
+        raise typer.Exit(EXIT_FAILED) from None
     except TypeError as exc:
         _error(f"{file}: cannot be dumped as JSON ({exc})")
-        raise typer.Exit(EXIT_FAILED)
+        raise typer.Exit(EXIT_FAILED) from None
     if output:
         from .fileio import atomic_write
         atomic_write(output, text.encode("utf-8"))
@@ -526,7 +526,7 @@ def build(source: Path = typer.Argument(..., help="JSON written by `retromesh du
         written = atomic_write_many(files)
     except (RetromeshError, OSError) as exc:
         _error(describe(exc, source))
-        raise typer.Exit(EXIT_FAILED)
+        raise typer.Exit(EXIT_FAILED) from None
     _echo(f"wrote {', '.join(map(str, written))}", err=True)
 
 

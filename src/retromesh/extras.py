@@ -29,7 +29,7 @@ def number(d: Any, key: Any, default: Any = None, lo: float = -math.inf,
            hi: float = math.inf) -> Any:
     """``d[key]`` as a finite float in ``lo..hi``."""
     v = d.get(key) if isinstance(d, dict) else None
-    if type(v) in (int, float) and math.isfinite(v) and lo <= v <= hi:
+    if (type(v) is int or type(v) is float) and math.isfinite(v) and lo <= v <= hi:
         return float(v)
     return default
 

@@ -14,10 +14,10 @@ import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Union
+from typing import IO, Any
 
 from .errors import LimitError, RetromeshError
 
@@ -27,7 +27,7 @@ __all__ = ["Source", "read_source", "atomic_write", "atomic_write_many", "durabl
 #: the largest file ``read_source`` reads (raise it for huge assets)
 MAX_INPUT_BYTES = 2 << 30
 
-Source = Union[str, os.PathLike, bytes, bytearray, memoryview, IO[bytes]]
+Source = str | os.PathLike | bytes | bytearray | memoryview | IO[bytes]
 
 
 def read_source(source: Source) -> tuple[bytes, str | None, Path | None]:
@@ -266,7 +266,7 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_many(files: dict[Path, bytes | Parts]) -> list[Path]:
+def atomic_write_many(files: Mapping[Path, bytes | Parts]) -> list[Path]:
     """Write several files, each atomically (companions first, the main file last)."""
     items = list(files.items())
     out = []

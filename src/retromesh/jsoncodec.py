@@ -8,8 +8,9 @@ The JSON keeps everything needed to rebuild the exact same bytes:
 * ``bytes`` are ``{"$b": "text"}`` when they are UTF-8, else ``{"$b64": "..."}`` (strings in
   these formats are bytes on disk and not always text);
 * a numpy array is ``{"$array": {"dtype": ..., "shape": [...], "data": [...]}}`` with the
-  values as numbers (a record array has ``"columns"``: one such array per field) (each float32 printed so that it reads back to the same bits), or
-  ``"b64"`` raw little-endian bytes when the array holds NaN/infinity;
+  values as numbers (a record array has ``"columns"``: one such array per field) (each float32
+  printed so that it reads back to the same bits), or ``"b64"`` raw little-endian bytes when
+  the array holds NaN/infinity;
 * tuples are lists; the field's type says when to make a tuple again.
 """
 from __future__ import annotations
@@ -35,6 +36,7 @@ def _dtype_to_json(dt: np.dtype) -> Any:
             return {"base": _dtype_to_json(base), "shape": list(shape)}
         return dt.str
     fields = []
+    assert dt.fields is not None            # a structured dtype (it has names)
     for name in dt.names:
         sub, _ = dt.fields[name][:2]
         if sub.subdtype is not None:
@@ -50,7 +52,7 @@ def _dtype_from_json(d: Any) -> np.dtype:
         return np.dtype(d)
     if "base" in d:
         return np.dtype((_dtype_from_json(d["base"]), tuple(d["shape"])))
-    parts = []
+    parts: list[tuple] = []
     for f in d["fields"]:
         if len(f) == 3:
             parts.append((f[0], _dtype_from_json(f[1]), tuple(f[2])))
@@ -127,7 +129,7 @@ def decode(obj: Any, hint: Any = None, path: str = "$") -> Any:
                 cls = getattr(importlib.import_module(mod), qual)
             except (ImportError, AttributeError) as exc:
                 raise FormatError("a known document type", path=path, got=obj["$type"]) from exc
-            if not dataclasses.is_dataclass(cls):
+            if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
                 raise FormatError("a document class", path=path, got=obj["$type"])
             hints = typing.get_type_hints(cls)
             kwargs = {}

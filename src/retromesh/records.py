@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import reprlib
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, dataclass_transform, overload
 
 __all__ = ["record"]
 
@@ -25,7 +25,15 @@ T = TypeVar("T", bound=type)
 _MISSING = object()
 
 
-def record(cls: T | None = None, /, *, frozen: bool = False) -> Any:
+@overload
+def record(cls: T, /) -> T: ...
+@overload
+def record(*, frozen: bool = False) -> Callable[[T], T]: ...
+
+
+# dataclass_transform: type checkers and IDEs see each record's fields as its constructor
+@dataclass_transform()
+def record(cls: T | None = None, /, *, frozen: bool = False) -> T | Callable[[T], T]:
     """``@record`` / ``@record(frozen=True)``: ``@dataclass`` / ``@dataclass(frozen=True)``."""
     def wrap(c: T) -> T:
         return _record(c, frozen)
@@ -36,17 +44,18 @@ def _record(cls: T, frozen: bool) -> T:
     own = set(cls.__dict__)
     body_hash = cls.__dict__.get("__hash__", _MISSING)   # dataclass's "explicit hash" test
     explicit_hash = not (body_hash is _MISSING or (body_hash is None and "__eq__" in own))
-    cls = dataclasses.dataclass(cls, repr=False, eq=False, frozen=frozen)
-    fields = dataclasses.fields(cls)
+    # Any: the methods below are assigned onto the class, which a checker rejects on a typed one
+    cls_: Any = dataclasses.dataclass(cls, repr=False, eq=False, frozen=frozen)
+    fields = dataclasses.fields(cls_)
     if "__repr__" not in own:
-        cls.__repr__ = _repr_of(tuple(f.name for f in fields if f.repr))
+        cls_.__repr__ = _repr_of(tuple(f.name for f in fields if f.repr))
     compared = tuple(f.name for f in fields if f.compare)
     if "__eq__" not in own:
-        cls.__eq__ = _eq_of(cls, compared)
+        cls_.__eq__ = _eq_of(cls_, compared)
     if not explicit_hash:           # dataclass(eq=True): hashed by value if frozen, else not
-        cls.__hash__ = _hash_of(tuple(f.name for f in fields if (
+        cls_.__hash__ = _hash_of(tuple(f.name for f in fields if (
             f.compare if f.hash is None else f.hash))) if frozen else None
-    return cls
+    return cls_
 
 
 def _values(names: tuple[str, ...]) -> Callable[[Any], tuple]:

@@ -19,7 +19,7 @@ import functools
 import importlib
 import inspect
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,9 +36,10 @@ from .records import record
 
 if TYPE_CHECKING:            # binio imports numpy: loaded with the first file read
     from .binio import Reader
+    from .fileio import Parts
 
-__all__ = ["Format", "register", "register_converter", "converter", "formats", "get", "detect", "parse", "format_of",
-           "convert_to_scene", "convert_from_scene", "serialize", "SNIFF_BYTES", "claiming",
+__all__ = ["Format", "register", "register_converter", "converter", "formats", "get", "detect", "parse",
+           "format_of", "convert_to_scene", "convert_from_scene", "serialize", "SNIFF_BYTES", "claiming",
            "converters_to"]
 
 #: how many leading bytes sniff functions see
@@ -90,7 +91,7 @@ class Format:
     magic_certain: bool = False
     read: Callable[[Reader], Any] | None = None
     write: Callable[[Any], bytes] | None = None
-    outputs: Callable[[Any, Path], dict[Path, bytes]] | None = None
+    outputs: Callable[[Any, Path], Mapping[Path, bytes | Parts]] | None = None
     to_scene: Callable[..., Any] | None = None
     from_scene: Callable[..., Any] | None = None
     endian: str = "<"
@@ -154,8 +155,8 @@ def _load(mod: str) -> None:
     except Exception as exc:             # one broken family must not take the others down
         _BROKEN[mod] = exc
     if mod in _BROKEN:
-        exc = _BROKEN[mod]
-        warnings.warn(f"format module {mod} failed to load: {type(exc).__name__}: {exc}",
+        err = _BROKEN[mod]
+        warnings.warn(f"format module {mod} failed to load: {type(err).__name__}: {err}",
                       RuntimeWarning, stacklevel=4)
 
 
@@ -328,7 +329,8 @@ def parse(fmt: Format, data: bytes | bytearray | memoryview, file: str | None = 
     try:
         return fmt.read(reader)
     except FormatError as exc:
-        raise exc.with_file(file)
+        exc.with_file(file)             # fills in the file, keeps the exception's own chain
+        raise
     except (_struct_error(), DocumentError, UnsupportedError, *_STRAY) as exc:
         error = _input_error(exc)
         raise error(f"a well-formed {fmt.name} file", file=file, offset=reader.pos,
@@ -356,7 +358,8 @@ def convert_to_scene(fmt: Format, doc: Any, file: str | None = None, **options: 
         scene = fmt.to_scene(doc, **options)
         return scene.validate()
     except FormatError as exc:
-        raise exc.with_file(file)
+        exc.with_file(file)             # fills in the file, keeps the exception's own chain
+        raise
     except (_struct_error(), DocumentError, UnsupportedError, *_STRAY) as exc:
         if isinstance(exc, OSError) and not isinstance(exc, EOFError):
             raise

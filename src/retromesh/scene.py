@@ -34,12 +34,15 @@ import copy
 import math
 import warnings
 from dataclasses import field
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
 from .errors import DocumentError, LossWarning
 from .records import record
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, DTypeLike
 
 __all__ = [
     "Scene", "Node", "Mesh", "Primitive", "Material", "Texture", "TextureRef", "Skin",
@@ -50,7 +53,15 @@ __all__ = [
 LIMITS = {"mesh_nodes": 1024}
 
 
-def _array(value, dtype, width: int | None, name: str, owner: str) -> np.ndarray | None:
+@overload
+def _array(value: None, dtype: DTypeLike, width: int | None, name: str, owner: str) -> None: ...
+@overload
+def _array(value: ArrayLike, dtype: DTypeLike, width: int | None, name: str,
+           owner: str) -> np.ndarray: ...
+
+
+def _array(value: ArrayLike | None, dtype: DTypeLike, width: int | None, name: str,
+           owner: str) -> np.ndarray | None:
     if value is None:
         return None
     arr = np.ascontiguousarray(value, dtype=dtype)
@@ -478,16 +489,16 @@ class Scene:
             if len(set(skin.joints)) != len(skin.joints):
                 raise DocumentError(f"skin {si} lists a joint twice")
         for i, node in enumerate(self.nodes):
-            if node.skin is not None:
+            if node.skin is not None and node.mesh is not None:     # (a skin needs a mesh: above)
                 nj = len(self.skins[node.skin].joints)
                 for p in self.meshes[node.mesh].primitives:
                     if p.joints is not None and len(p.joints) and int(p.joints.max()) >= nj:
                         raise DocumentError(f"mesh of node {i} uses joint {int(p.joints.max())} "
                                             f"of {nj}")
         for ai, anim in enumerate(self.animations):
-            for c in anim.channels:
-                if not 0 <= c.node < n:
-                    raise DocumentError(f"animation {ai} targets node {c.node}")
+            for ch in anim.channels:
+                if not 0 <= ch.node < n:
+                    raise DocumentError(f"animation {ai} targets node {ch.node}")
         return self
 
     # -- numbers and writer fix-ups ---------------------------------------------------------
@@ -513,11 +524,11 @@ class Scene:
                                         f"{values[i].tolist()} is not finite within float32")
         for mi, mat in enumerate(self.materials):
             ref = mat.base_color_texture
-            values = [*mat.base_color, *mat.emissive, mat.metallic, mat.roughness, mat.alpha_cutoff]
+            nums = [*mat.base_color, *mat.emissive, mat.metallic, mat.roughness, mat.alpha_cutoff]
             if ref is not None:
-                values += [*ref.offset, *ref.scale, ref.rotation]
+                nums += [*ref.offset, *ref.scale, ref.rotation]
             try:
-                ok = _finite32(np.array(values, dtype=np.float64))
+                ok = _finite32(np.array(nums, dtype=np.float64))
             except (TypeError, ValueError):
                 ok = False
             if not ok:
@@ -542,13 +553,13 @@ class Scene:
             if m is not None and not _finite32(m):
                 raise DocumentError(f"skin {si} ({skin.name!r}): inverse bind matrices are not "
                                     "finite within float32")
-        where = [(ai, ci) for ai, anim in enumerate(self.animations)
+        chans = [(ai, ci) for ai, anim in enumerate(self.animations)
                  for ci in range(len(anim.channels))]
-        keys = [a for ai, ci in where for a in (self.animations[ai].channels[ci].values,
+        keys = [a for ai, ci in chans for a in (self.animations[ai].channels[ci].values,
                                                 self.animations[ai].channels[ci].times)]
         bad = _first_not_finite32(keys)
         if bad is not None:
-            ai, ci = where[bad // 2]
+            ai, ci = chans[bad // 2]
             raise DocumentError(f"animation {ai} ({self.animations[ai].name!r}) channel {ci}: "
                                 "keys are not finite within float32")
 

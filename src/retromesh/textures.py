@@ -87,7 +87,8 @@ def gltf_image(data: bytes) -> tuple[bytes, str]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data), formats=_PILLOW_FORMATS) as im:
+            with Image.open(io.BytesIO(data), formats=_PILLOW_FORMATS) as opened:
+                im: Image.Image = opened
                 im.load()
                 if im.mode not in ("1", "L", "LA", "P", "RGB", "RGBA", "I", "I;16"):
                     im = im.convert("RGBA" if "A" in im.getbands() else "RGB")

@@ -1,6 +1,7 @@
 # Inside Blender with the retromesh extension: import ARGS["files"] through File > Import >
 # Classic game model (retromesh), frame it with a camera and render it with Workbench to
 # ARGS["out"] (PNG), a third of the way into its animation.
+import math
 import os
 
 import addon_utils
@@ -33,7 +34,6 @@ cam_data.lens = 50
 cam = bpy.data.objects.new("camera", cam_data)
 scene.collection.objects.link(cam)
 direction = Vector((0.9, -1.6, 0.7)).normalized()
-import math
 
 fov = 2 * math.atan(18 / 50 * 400 / 640)          # the 36 mm sensor across 640 x 400
 cam.location = center + direction * radius / math.sin(fov / 2) * 1.1

@@ -68,7 +68,9 @@ def _put_animation_extras(objects, extras: dict[str, dict]) -> None:
             continue
         for track in ad.nla_tracks:
             values = extras.get(track.name)
-            for strip in track.strips if values else ():
+            if not values:
+                continue
+            for strip in track.strips:
                 if strip.action is not None:
                     for key, value in values.items():
                         strip.action[key] = value

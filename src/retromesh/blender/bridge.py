@@ -294,7 +294,7 @@ def _identity(node: dict) -> bool:
 
 def _remove_nodes(doc: dict, gone: set[int]) -> None:
     nodes = doc["nodes"]
-    new = {}
+    new: dict[int, int] = {}
     for i in range(len(nodes)):
         if i not in gone:
             new[i] = len(new)

@@ -74,7 +74,7 @@ def view(
     if not card["ok"]:
         typer.echo(f"error: {model}: {card['error']}", err=True)
         raise typer.Exit(1)
-    page = site / card["page"]
+    page = site / str(card["page"])
     typer.echo(str(page))
     import webbrowser
     if open_browser and not webbrowser.open(page.as_uri()):

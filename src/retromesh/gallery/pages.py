@@ -9,7 +9,8 @@ __all__ = ["index_page", "model_page"]
 
 _STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#222}
-header{padding:12px 20px;background:#2b2f36;color:#fff;display:flex;gap:12px;align-items:center;flex-wrap:wrap}
+header{padding:12px 20px;background:#2b2f36;color:#fff;display:flex;gap:12px;align-items:center;
+flex-wrap:wrap}
 header h1{font-size:18px;margin:0 12px 0 0}
 input,select{font:inherit;padding:4px 6px}
 main{padding:16px 20px}

@@ -12,10 +12,11 @@ JSON as data URIs.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..fileio import Parts
 from ..registry import Format, register
 from ..scene import Scene
 from .writer import GltfDocument, compute_normals, glb_bytes, glb_parts, gltf_files, scene_to_gltf
@@ -42,7 +43,7 @@ __all__ = ["GltfDocument", "scene_to_gltf", "gltf_to_scene", "glb_bytes", "gltf_
            "compute_normals"]
 
 
-def _outputs(doc: GltfDocument, path: Path) -> dict[Path, bytes]:
+def _outputs(doc: GltfDocument, path: Path) -> Mapping[Path, bytes | Parts]:
     if path.suffix.lower() == ".gltf":
         return gltf_files(doc, path, embed_buffer=getattr(doc, "embed_buffer", False))
     return {path: glb_parts(doc)}       # written part by part: no joined copy in memory

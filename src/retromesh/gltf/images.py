@@ -71,7 +71,7 @@ class _Images:
         self.files: dict[str, bytes] = {}   # external image files: name -> bytes
         self._lower: set[str] = set()
 
-    def _add(self, key: tuple, image: g.Image) -> int:
+    def _add(self, key: tuple, image: g.Model) -> int:
         self.doc.images.append(image)
         self.index[key] = len(self.doc.images) - 1
         return self.index[key]

@@ -9,9 +9,10 @@ the Scene as a raw Python error.
 """
 from __future__ import annotations
 
+import builtins
 import json
 import math
-from typing import Any
+from typing import Any, Literal, overload
 
 from ..errors import FormatError, LimitError
 
@@ -66,12 +67,13 @@ def parse_json(text: bytes, file: str | None, offset: int = 0) -> dict:
 def _check_depth(data: dict, file: str | None, offset: int) -> None:
     """Deep ``extras`` would make every later walk over them (copies, writers) recurse."""
     cap = LIMITS["json_depth"]
-    level, depth = [data], 1
+    level: list[dict | list] = [data]
+    depth = 1
     while level:
         if depth > cap:
             raise LimitError(f"glTF JSON nested at most {cap} deep (LIMITS['json_depth'])",
                              file=file, offset=offset, got=f"deeper than {cap}")
-        nxt = []
+        nxt: list[dict | list] = []
         for value in level:
             children = value.values() if isinstance(value, dict) else value
             nxt.extend(v for v in children if isinstance(v, (dict, list)))
@@ -120,6 +122,11 @@ class Json:
                 raise self.fail(f"{key}[{i}]", "an object", _kind(item))
         return value
 
+    @overload
+    def obj(self, parent: dict, key: str, path: str, *, required: Literal[True]) -> dict: ...
+    @overload
+    def obj(self, parent: dict, key: str, path: str, *, required: bool = False) -> dict | None: ...
+
     def obj(self, parent: dict, key: str, path: str, *, required: bool = False) -> dict | None:
         value = parent.get(key)
         if value is None:
@@ -163,8 +170,16 @@ class Json:
             raise self.fail(f"{path}.{key}", f"an integer {lo_t}n{hi_t}", value)
         return value
 
-    def index(self, parent: dict, key: str, path: str, count: int, *, required: bool = False,
-              what: str = "") -> int | None:
+    # (builtins.int: in the class body below ``def int``, ``int`` names that method)
+    @overload
+    def index(self, parent: dict, key: str, path: str, count: builtins.int, *,
+              required: Literal[True], what: str = "") -> builtins.int: ...
+    @overload
+    def index(self, parent: dict, key: str, path: str, count: builtins.int, *,
+              required: bool = False, what: str = "") -> builtins.int | None: ...
+
+    def index(self, parent: dict, key: str, path: str, count: builtins.int, *,
+              required: bool = False, what: str = "") -> builtins.int | None:
         """An index into an array of ``count`` entries (``None`` when absent and optional)."""
         value = parent.get(key)
         if value is None and not required:
@@ -176,7 +191,8 @@ class Json:
             raise self.fail(f"{path}.{key}", f"an index below {count} ({what or 'entries'})", value)
         return value
 
-    def indices(self, parent: dict, key: str, path: str, count: int, what: str = "") -> list[int]:
+    def indices(self, parent: dict, key: str, path: str, count: builtins.int,
+                what: str = "") -> list[builtins.int]:
         value = parent.get(key)
         if value is None:
             return []
@@ -196,7 +212,8 @@ class Json:
             raise self.fail(f"{path}.{key}", "a finite number", _kind(value))
         return float(value)
 
-    def nums(self, parent: dict, key: str, path: str, n: int | tuple[int, ...] | None,
+    def nums(self, parent: dict, key: str, path: str,
+             n: builtins.int | tuple[builtins.int, ...] | None,
              default: Any = None) -> Any:
         """An array of finite numbers, of length ``n`` (or one of the lengths) when given."""
         value = parent.get(key)
@@ -223,11 +240,12 @@ class Json:
             raise self.fail(f"{path}.{key}", "a string", _kind(value))
         return value
 
-    def name(self, parent: dict) -> str:
+    def name(self, parent: dict) -> builtins.str:
         value = parent.get("name")
         return value if isinstance(value, str) else ""
 
-    def bool(self, parent: dict, key: str, path: str, default: bool = False) -> bool:
+    def bool(self, parent: dict, key: builtins.str, path: builtins.str,
+             default: bool = False) -> bool:
         value = parent.get(key)
         if value is None:
             return default
@@ -235,7 +253,8 @@ class Json:
             raise self.fail(f"{path}.{key}", "true or false", _kind(value))
         return value
 
-    def choice(self, parent: dict, key: str, path: str, options: tuple, default: Any) -> Any:
+    def choice(self, parent: dict, key: builtins.str, path: builtins.str, options: tuple,
+               default: Any) -> Any:
         value = parent.get(key)
         if value is None:
             return default

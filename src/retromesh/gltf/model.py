@@ -10,7 +10,7 @@ drops ``None`` and empty values the way pygltflib does (``extensions`` payloads 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["GLTF2", "Asset", "Buffer", "BufferView", "Accessor", "Attributes", "Primitive",
            "Mesh", "Node", "Skin", "Scene", "Animation", "AnimationSampler", "AnimationChannel",
@@ -53,6 +53,15 @@ class _Model:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.__dict__!r})"
+
+    if TYPE_CHECKING:
+        # the fields are instance attributes named by _fields: any name, any JSON value
+        def __getattr__(self, name: str) -> Any: ...
+        def __setattr__(self, name: str, value: Any) -> None: ...
+
+
+#: the type of every model object (the classes below are made by ``_model``)
+Model = _Model
 
 
 def _model(name: str, *fields: tuple[str, Any]) -> type[_Model]:
@@ -150,6 +159,7 @@ class GLTF2(_Model):
                ("extensionsUsed", _LIST), ("extensionsRequired", _LIST), ("images", _LIST),
                ("materials", _LIST), ("meshes", _LIST), ("nodes", _LIST), ("samplers", _LIST),
                ("scene", None), ("scenes", _LIST), ("skins", _LIST), ("textures", _LIST))
+    asset: Any
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

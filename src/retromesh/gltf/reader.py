@@ -30,6 +30,7 @@ import binascii
 import re
 import warnings
 from pathlib import Path
+from typing import overload
 from urllib.parse import unquote_to_bytes
 
 import numpy as np
@@ -276,6 +277,11 @@ class _Accessors:
             raw = padded.reshape(count, stride)[:, :elem]
         return np.ascontiguousarray(raw).view(dt).reshape(count, width)
 
+    @overload
+    def get(self, index: int, *, normalize: bool = True) -> np.ndarray: ...
+    @overload
+    def get(self, index: int | None, *, normalize: bool = True) -> np.ndarray | None: ...
+
     def get(self, index: int | None, *, normalize: bool = True) -> np.ndarray | None:
         if index is None:
             return None
@@ -322,6 +328,14 @@ class _Accessors:
         if len(idx) and int(idx.max()) >= len(arr):
             raise j.fail(ipath, f"indices below the accessor's count {len(arr)}", int(idx.max()))
         arr[idx.astype(np.int64)] = values
+
+    @overload
+    def typed(self, index: int, path: str, widths: tuple[int, ...], *, floats_only: bool = False,
+              normalize: bool = True, finite: bool = False) -> np.ndarray: ...
+    @overload
+    def typed(self, index: int | None, path: str, widths: tuple[int, ...], *,
+              floats_only: bool = False, normalize: bool = True,
+              finite: bool = False) -> np.ndarray | None: ...
 
     def typed(self, index: int | None, path: str, widths: tuple[int, ...], *,
               floats_only: bool = False, normalize: bool = True,
@@ -527,7 +541,8 @@ def _meshes(j: Json, acc: _Accessors, scene: Scene) -> None:
             apath = path + ".attributes"
 
             def attr(name: str, widths: tuple[int, ...], floats_only: bool = False,
-                     normalize: bool = True) -> np.ndarray | None:
+                     normalize: bool = True, attrs: dict = attrs,
+                     apath: str = apath) -> np.ndarray | None:
                 index = j.index(attrs, name, apath, n_acc, what="accessors")
                 return acc.typed(index, f"{apath}.{name}", widths, floats_only=floats_only,
                                  normalize=normalize)
@@ -536,7 +551,7 @@ def _meshes(j: Json, acc: _Accessors, scene: Scene) -> None:
                             apath + ".POSITION", (3,), floats_only=True, finite=True)
             if pos is None:
                 continue
-            uvs = []
+            uvs: list = []                # (a null TEXCOORD_n index gives None, as before)
             while f"TEXCOORD_{len(uvs)}" in attrs:
                 uvs.append(attr(f"TEXCOORD_{len(uvs)}", (2,)))
             colors = attr("COLOR_0", (3, 4))

@@ -344,7 +344,7 @@ def _tangents(t: np.ndarray) -> np.ndarray:
     return np.concatenate([xyz, wsign[:, None]], axis=1)
 
 
-def _primitive(buf: _Buffer, p: Primitive, material_map: dict[int, int]) -> g.Primitive | None:
+def _primitive(buf: _Buffer, p: Primitive, material_map: dict[int, int]) -> g.Model | None:
     if len(p.positions) == 0 or (p.indices is not None and len(p.indices) == 0):
         return None
     if p.mode == 4 and p.indices is None and len(p.positions) % 3:
@@ -381,6 +381,7 @@ def _primitive(buf: _Buffer, p: Primitive, material_map: dict[int, int]) -> g.Pr
                                                                                   copy=False),
                                         target=ARRAY_BUFFER)
     if p.joints is not None:
+        assert p.weights is not None            # Scene.validate: joints come with weights
         j, w = _sanitize_weights(p.joints, p.weights)
         j, w = _merge_duplicate_joints(j, w)
         jt = j.astype(np.uint8) if int(j.max(initial=0)) < 256 else j
@@ -526,16 +527,16 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
             node.rotation = r_all[i]
         if not still_s[i]:
             node.scale = s_all[i]
-        mesh = mesh_map.get(n.mesh) if n.mesh is not None else None
-        skin = skin_map.get(n.skin) if n.skin is not None else None
-        if mesh is not None and skin is not None and (
+        gmesh = mesh_map.get(n.mesh) if n.mesh is not None else None
+        gskin = skin_map.get(n.skin) if n.skin is not None else None
+        if gmesh is not None and gskin is not None and (
                 parents[i] >= 0 or node.translation or node.rotation or node.scale):
-            moved.append((mesh, skin, n.name))
-            mesh = skin = None
-        node.mesh, node.skin = mesh, skin
+            moved.append((gmesh, gskin, n.name))
+            gmesh = gskin = None
+        node.mesh, node.skin = gmesh, gskin
         doc.nodes.append(node)
-    for mesh, skin, name in moved:
-        doc.nodes.append(g.Node(name=f"{name}_skinned" if name else None, mesh=mesh, skin=skin))
+    for gmesh, gskin, name in moved:
+        doc.nodes.append(g.Node(name=f"{name}_skinned" if name else None, mesh=gmesh, skin=gskin))
         skinned_roots.append(len(doc.nodes) - 1)
 
     doc.scenes.append(g.Scene(name=scene.name or None, nodes=list(scene.roots) + skinned_roots))

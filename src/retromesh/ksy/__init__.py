@@ -33,7 +33,7 @@ def find(name: str) -> str:
         key = key[:-4]
     if key in known:
         return known[key]
-    for ident, fname in known.items():
+    for fname in known.values():
         ext = _extensions(fname)
         if key in ext:
             return fname

@@ -21,8 +21,8 @@ def _rot_to_gltf(wxyz) -> np.ndarray:
     q = np.asarray(wxyz, dtype=np.float64)
     if q.shape == (4,):                 # one node's rotation: plain floats are faster
         w, x, y, z = q.tolist()
-        n = math.sqrt(x * x + y * y + z * z + w * w)
-        return np.array((x / n, y / n, -z / n, w / n) if n > 1e-12 else (0.0, 0.0, 0.0, 1.0))
+        n1 = math.sqrt(x * x + y * y + z * z + w * w)
+        return np.array((x / n1, y / n1, -z / n1, w / n1) if n1 > 1e-12 else (0.0, 0.0, 0.0, 1.0))
     out = q[..., [1, 2, 3, 0]]
     out[..., 2] *= -1.0
     n = out[..., 0] * out[..., 0]       # summed in the order of the one-rotation path above

@@ -119,7 +119,10 @@ def _mesh_problems(label: str, c: MeshChunk, n_brush: int, count: int) -> list[F
 def _zero_weight_warnings(doc: B3dFile) -> list[Finding]:
     """Vertices named by BONE entries that all weigh 0: Blitz3D moves them with their bone,
     Irrlicht/Luanti and Blender leave them still (to_scene follows Blitz3D; weights=raw)."""
-    out, named, positive, mesh_label = [], None, None, ""
+    out: list[Finding] = []
+    named: np.ndarray | None = None
+    positive: np.ndarray | None = None
+    mesh_label = ""
 
     def flush():
         if named is not None and (named & ~positive).any():
@@ -133,7 +136,8 @@ def _zero_weight_warnings(doc: B3dFile) -> list[Finding]:
                 n = len(c.vrts.vertices) if c.vrts is not None else 0
                 named, positive = np.zeros(n, bool), np.zeros(n, bool)
                 mesh_label = node.name.decode("latin-1")
-            elif isinstance(c, Bone) and named is not None and len(c.weights):
+            elif isinstance(c, Bone) and named is not None and positive is not None \
+                    and len(c.weights):
                 v = c.weights["vertex"]
                 ok = (v >= 0) & (v < len(named))
                 named[v[ok]] = True

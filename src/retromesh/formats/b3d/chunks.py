@@ -55,8 +55,8 @@ class TextureEntry:
     file: bytes
     flags: int = 1
     blend: int = 2
-    position: tuple[float, float] = (0.0, 0.0)
-    scale: tuple[float, float] = (1.0, 1.0)
+    position: tuple[float, ...] = (0.0, 0.0)          # u, v
+    scale: tuple[float, ...] = (1.0, 1.0)
     rotation: float = 0.0
 
 
@@ -70,7 +70,7 @@ class Texs:
 class BrushEntry:
     """One brush of BRUS: name, RGBA, shininess, blend, fx, texture ids."""
     name: bytes
-    color: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
+    color: tuple[float, ...] = (1.0, 1.0, 1.0, 1.0)     # r, g, b, a
     shininess: float = 0.0
     blend: int = 1
     fx: int = 0
@@ -164,9 +164,9 @@ class AnimChunk:
 class NodeChunk:
     """NODE: name, position, scale, rotation (w, x, y, z) and child chunks."""
     name: bytes
-    position: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
-    rotation: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)   # w, x, y, z
+    position: tuple[float, ...] = (0.0, 0.0, 0.0)
+    scale: tuple[float, ...] = (1.0, 1.0, 1.0)
+    rotation: tuple[float, ...] = (1.0, 0.0, 0.0, 0.0)   # w, x, y, z
     children: list[MeshChunk | Bone | Keys | NodeChunk | AnimChunk | RawChunk] = \
         field(default_factory=list)
     tail: bytes = b""
@@ -379,8 +379,8 @@ def _write_chunk(w: Writer, c: Any) -> None:
     elif isinstance(c, MeshChunk):
         with w.chunk(b"MESH"):
             w.i32(c.brush_id)
-            for ch in c.children:
-                _write_chunk(w, ch)
+            for mch in c.children:
+                _write_chunk(w, mch)
             w.raw(c.tail)
     elif isinstance(c, Vrts):
         with w.chunk(b"VRTS"):

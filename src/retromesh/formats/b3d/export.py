@@ -134,7 +134,10 @@ class _Merged:
                           "no longer laid out as the B3D it came from: one merged MESH, 2 sets "
                           "of 2)", LossWarning, stacklevel=4)
         self.n_sets = min(n_sets, 2)
-        self.pos, self.nrm, self.col, self.uv = [], [], [], ([], [])
+        self.pos: list[np.ndarray] = []
+        self.nrm: list[np.ndarray] = []
+        self.col: list[np.ndarray] = []
+        self.uv: tuple[list[np.ndarray], list[np.ndarray]] = ([], [])
         self.tris_by_brush: dict[int, list[np.ndarray]] = {}
         self.weights_by_node: dict[int, list[np.ndarray]] = {}
         self.base = 0
@@ -143,8 +146,9 @@ class _Merged:
 
     def add_node(self, ni: int) -> None:
         node = self.scene.nodes[ni]
+        assert node.mesh is not None                    # called for mesh nodes
+        world = self.worlds[ni] if node.skin is None else self.skin_space[node.skin]
         skin = self.scene.skins[node.skin] if node.skin is not None else None
-        world = self.worlds[ni] if skin is None else self.skin_space[node.skin]
         for p in self.scene.meshes[node.mesh].primitives:
             if p.mode != 4:
                 warnings.warn("non-triangle primitive dropped", LossWarning, stacklevel=4)
@@ -212,7 +216,7 @@ def _timeline(anims: list[Animation], fps: float | None, recorded):
     """KEYS per node for the animations laid end to end; rate, last frame, ranges."""
     rate = animation_rate(anims[0], fps, recorded[2] if recorded else None) if anims \
         else float(fps or 30.0)
-    first_frame = int(next((a.extras.get("b3d_first_frame") for a in anims
+    first_frame = int(next((a.extras["b3d_first_frame"] for a in anims
                             if isinstance(a.extras.get("b3d_first_frame"), int)),
                            recorded[3] if recorded else 1))
     keys_by_node: dict[int, list] = {}
@@ -287,7 +291,7 @@ def _merged_root(scene: Scene, anims: list[Animation], fps: float | None, brus,
         node = scene.nodes[i]
         out = NodeChunk((node.name or f"node{i}").encode("utf-8"),
                         tuple(pos_z[i]), tuple(scl[i]), tuple(rot_b3d[i]))
-        native = node.extras.get("b3d") if isinstance(node.extras.get("b3d"), dict) else {}
+        native = node.extras["b3d"] if isinstance(node.extras.get("b3d"), dict) else {}
         if i in merged.weights_by_node:
             out.children.append(Bone(np.concatenate(merged.weights_by_node[i])))
         elif native.get("bone"):

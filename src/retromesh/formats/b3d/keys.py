@@ -7,8 +7,9 @@ else 30.
 
 Times read from a B3D come back as float32 seconds, so a key on frame 4,000,000 is only known to
 a few hundredths of a frame: a time counts as on its frame within np.allclose's tolerance
-(1e-3 + 1e-5 x the frame; see ``_on_frames`` for jumps). Resampling is capped at ``MAX_RESAMPLED_FRAMES`` frames per channel (a
-DocumentError beyond: a 13 KB file once asked for 4 million frames per bone).
+(1e-3 + 1e-5 x the frame; see ``_on_frames`` for jumps). Resampling is capped at
+``MAX_RESAMPLED_FRAMES`` frames per channel (a DocumentError beyond: a 13 KB file once asked for
+4 million frames per bone).
 """
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ material as before.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -27,6 +27,12 @@ from .axes import _WRAP_CLAMP, _WRAP_REPEAT
 from .chunks import B3dFile, Brus, BrushEntry, Texs, TextureEntry
 
 __all__ = ["materials_to_scene", "brushes_from_scene"]
+
+
+# a brush colour and a texture's position/scale as the Scene types them (the file holds
+# 4 and 2 floats)
+RGBA = tuple[float, float, float, float]
+UV = tuple[float, float]
 
 
 def _texture_name(entry: TextureEntry) -> str:
@@ -68,15 +74,15 @@ def materials_to_scene(doc: B3dFile, scene: Scene) -> dict[int, int]:
     for bi, b in enumerate(doc.brushes):
         layers = [(tid, entries[tid]) if 0 <= tid < len(entries) else (tid, None)
                   for tid in b.texture_ids]
-        key = (b.name, tuple(b.color), b.shininess, b.blend, b.fx, len(b.texture_ids),
+        bkey = (b.name, tuple(b.color), b.shininess, b.blend, b.fx, len(b.texture_ids),
                tuple((tid, (t.file, t.flags, t.blend, tuple(t.position), tuple(t.scale), t.rotation)
                       if t else None) for tid, t in layers))
-        if key in mat_of_key:
-            out[bi] = mat_of_key[key]
+        if bkey in mat_of_key:
+            out[bi] = mat_of_key[bkey]
             scene.materials[out[bi]].extras["b3d_brush"]["ids"].append(bi)
             continue
         used_texs.update(tid for tid, t in layers if t is not None)
-        out[bi] = mat_of_key[key] = scene.add_material(_material(b, bi, layers, tex_map))
+        out[bi] = mat_of_key[bkey] = scene.add_material(_material(b, bi, layers, tex_map))
     unused = [_tex_record(i, t, tex_map[i]) for i, t in enumerate(entries) if i not in used_texs]
     if unused:
         scene.extras["b3d_unused_texs"] = unused
@@ -85,7 +91,7 @@ def materials_to_scene(doc: B3dFile, scene: Scene) -> dict[int, int]:
 
 def _material(b: BrushEntry, bi: int, layers: list, tex_map: dict[int, int]) -> Material:
     mat = Material(name=b.name.decode("utf-8", "replace"),
-                   base_color=tuple(min(max(float(c), 0.0), 1.0) for c in b.color),   # clipped
+                   base_color=cast(RGBA, tuple(min(max(float(c), 0.0), 1.0) for c in b.color)),
                    unlit=bool(b.fx & 1), double_sided=bool(b.fx & 16))
     mat.extras["b3d_brush"] = {
         "ids": [bi], "name": b.name.decode("latin-1"), "color": [float(c) for c in b.color],
@@ -102,7 +108,8 @@ def _material(b: BrushEntry, bi: int, layers: list, tex_map: dict[int, int]) -> 
         tid, t = base
         mat.base_color_texture = TextureRef(
             texture=tex_map[tid], texcoord=1 if t.flags & 0x10000 else 0,
-            offset=tuple(float(x) for x in t.position), scale=tuple(float(x) for x in t.scale),
+            offset=cast(UV, tuple(float(x) for x in t.position)),
+            scale=cast(UV, tuple(float(x) for x in t.scale)),
             rotation=float(t.rotation))
         if t.flags & 4 and mat.alpha_mode == "OPAQUE":
             mat.alpha_mode = "MASK"
@@ -148,7 +155,7 @@ def _recorded(m: Material, scene: Scene, check_texture: bool = True) -> dict[str
     try:
         layers = [(_i32(x["texs"]), _entry_of(x) if "file" in x else None,
                    int(x.get("texture", -1))) for x in rec.get("textures", [])]
-        out = {"ids": [_i32(i) for i in rec["ids"]], "layers": layers,
+        out: dict[str, Any] = {"ids": [_i32(i) for i in rec["ids"]], "layers": layers,
                "name": str(rec.get("name", m.name)).encode("latin-1", "replace"),
                "color": tuple(float(c) for c in rec.get("color", m.base_color)),
                "shininess": float(rec.get("shininess", 0.0)),

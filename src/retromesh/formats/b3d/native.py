@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import copy
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -115,7 +116,7 @@ def _ints(value, n: int) -> list[int] | None:
 
 def anim_record(node) -> tuple[int, int, float, int] | None:
     """The ANIM a node held in the B3D file: flags, frames, fps, first key frame."""
-    rec = (_native(node) or {}).get("anim")
+    rec: Any = (_native(node) or {}).get("anim")
     ints = _ints(rec[:2], 2) if isinstance(rec, list) and len(rec) == 3 else None
     try:
         return (ints[0], ints[1], float(rec[2]),
@@ -343,13 +344,13 @@ class _Writer:
 
     def anim(self, i: int) -> AnimChunk | None:
         rec = anim_record(self.scene.nodes[i])
-        ints, rec_fps = (rec[:2], rec[2]) if rec else (None, None)
         if i not in self.anim_out:
-            return AnimChunk(ints[0], ints[1], rec_fps) if ints else None
+            return AnimChunk(rec[0], rec[1], rec[2]) if rec else None
         a, rate, last, first = self.anim_out[i]
         flags, frames, out_fps = 0, last - first, rate
-        if ints:
-            flags, frames = ints      # as the file had them (Irrlicht reads neither)
+        if rec:
+            flags, frames = rec[0], rec[1]      # as the file had them (Irrlicht reads neither)
+            rec_fps = rec[2]
             if rec_fps <= 0 and np.isclose(rate, animation_rate(a, None, rec_fps)):
                 out_fps = rec_fps                   # 0: the engine's default, kept
         return AnimChunk(flags, frames, out_fps)

@@ -28,7 +28,9 @@ def raw_record(children: list) -> list[list] | None:
     """The unknown chunks among ``children`` with their places (None when there are none)."""
     if not any(type(c) is RawChunk for c in children):
         return None
-    out, seen, prev = [], {}, ("", 0)
+    out: list = []
+    seen: dict[str, int] = {}
+    prev = ("", 0)
     for c in children:
         tag = _tag(c)
         k = seen.get(tag, 0)

@@ -1,8 +1,11 @@
 """B3D document -> :class:`retromesh.Scene` (glTF conventions): :func:`to_scene`."""
 from __future__ import annotations
 
+import operator
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -54,6 +57,7 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
         brush = t.brush_id if t.brush_id >= 0 else mesh.brush_id
         material = brush_materials.get(brush)
         use_colors = colors is not None and (0 <= brush < len(brushes) and brushes[brush].fx & 2)
+        pick: Callable[[np.ndarray], np.ndarray]
         if len(tris_list) == 1:
             used = np.arange(n)
             local = tri.view(np.uint32) if tri.dtype == np.int32 else tri.astype(np.uint32)
@@ -61,22 +65,24 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
         else:
             used, inv = np.unique(tri, return_inverse=True)
             local = inv.reshape(-1, 3).astype(np.uint32)
-            pick = lambda a, used=used: a[used]                   # noqa: E731
+            pick = operator.itemgetter(used)                      # a -> a[used]
         prim = Primitive(
             positions=pick(pos), indices=local[:, [0, 2, 1]].reshape(-1),
             normals=None if normals is None else pick(normals),
             uvs=[pick(uv) for uv in uvs],
-            colors=None if not use_colors else np.clip(pick(colors), 0, 1),
+            colors=None if not use_colors or colors is None else np.clip(pick(colors), 0, 1),
             material=material)
         if colors is not None and not use_colors:
             prim.extras["b3d_vertex_colors_unused"] = True
         prims.append(prim)
         ids.append(used)
-        rec = {"brush": int(t.brush_id), "count": int(len(used)), "tris": int(len(tri))}
+        rec: dict[str, Any] = {"brush": int(t.brush_id), "count": int(len(used)),
+                               "tris": int(len(tri))}
         more = uv_more(pick(verts["uv"])) if v.tex_coord_sets and v.tex_coord_set_size \
             else None
         if more is not None:
             rec["uv_more"] = more
+        assert prim.indices is not None             # given above
         tw = twins(prim.indices.reshape(-1, 3))
         if tw:
             rec["twins"] = tw
@@ -152,6 +158,7 @@ class _Walk:
                                                      extras={"b3d_tris": tris}))
                 self.mesh_users.append((i, c, ids))
                 v = c.vrts
+                assert v is not None                # _mesh_primitives raised without one
                 native["mesh"] = {"brush": int(c.brush_id),
                                   "vrts": [int(v.flags), int(v.tex_coord_sets),
                                            int(v.tex_coord_set_size)]}
@@ -188,23 +195,28 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
         mesh_node, mesh_chunk, id_lists = walk.mesh_users[slot]
         joint_nodes = [mesh_node] + [b for b, _ in bones if b != mesh_node]
         joint_of = {n: k for k, n in enumerate(joint_nodes)}
-        n_vertices = len(mesh_chunk.vrts.vertices)
+        vrts = mesh_chunk.vrts
+        assert vrts is not None                     # a mesh of the scene: it has a VRTS
+        n_vertices = len(vrts.vertices)
         ent = entries([(joint_of[b], w) for b, w in bones], n_vertices)
         joints, weights = skin_weights(ent, n_vertices, mode, id_lists)    # primitives in turn
         odd = odd_vertices(ent, n_vertices)
-        ent = record_entries(ent, odd)      # only these are needed below: frees the rest
+        kept = record_entries(ent, odd)     # only these are needed below: frees the rest
+        del ent
         ibm = inverse(worlds[joint_nodes]) @ worlds[mesh_node]
         skin = scene.add_skin(Skin(joints=joint_nodes, inverse_bind_matrices=ibm,
                                    name=scene.nodes[mesh_node].name))
         scene.nodes[mesh_node].skin = skin
-        mesh = scene.meshes[scene.nodes[mesh_node].mesh]
+        mi = scene.nodes[mesh_node].mesh
+        assert mi is not None                       # a mesh user
+        mesh = scene.meshes[mi]
         taken = np.zeros(n_vertices, bool)
         at = 0
         for k, (prim, used) in enumerate(zip(mesh.primitives, id_lists)):
             prim.joints, prim.weights = joints[at:at + len(used)], weights[at:at + len(used)]
             at += len(used)
             prim.__post_init__()
-            record = weight_record(ent, odd, used, taken)
+            record = weight_record(kept, odd, used, taken)
             if record is not None:
                 mesh.extras["b3d_tris"][k]["weights"] = record
 
@@ -300,7 +312,7 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
             scene.nodes[holder].extras["b3d"]["first"] = first
         if chunk.frames and last - first > chunk.frames:
             anim.extras["b3d_keys_beyond_frames"] = last
-        channels = {}
+        channels: dict[tuple[int, str], Channel] = {}
         for path, (ids, track, frames, values) in got.items():
             if not ids:
                 continue

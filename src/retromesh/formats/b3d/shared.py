@@ -10,6 +10,9 @@ long as the primitives still have the recorded vertex counts and the copies the 
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import numpy as np
 
 from ...scene import Scene
@@ -37,7 +40,7 @@ def shared_records(id_lists: list[np.ndarray], n_vertices: int) -> list[list | N
 
 def _remap(recs: list, vrts: Vrts) -> tuple[np.ndarray, np.ndarray] | None:
     """Old vertex id -> new, and which old vertices stay (None when nothing is welded)."""
-    counts = [r.get("count") if isinstance(r, dict) else None for r in recs]
+    counts: list[Any] = [r.get("count") if isinstance(r, dict) else None for r in recs]
     if not all(isinstance(c, int) and c > 0 for c in counts) or sum(counts) != len(vrts.vertices):
         return None
     base = np.r_[0, np.cumsum(counts)[:-1]]
@@ -90,7 +93,7 @@ def weld_shared(roots: list[NodeChunk], scene: Scene, ids: list[int]) -> None:
     if not records:
         return
     current: tuple[np.ndarray, np.ndarray] | None = None
-    stack = [iter(roots)]
+    stack: list[Iterator[Any]] = [iter(roots)]
     while stack:
         c = next(stack[-1], None)
         if c is None:
@@ -102,7 +105,7 @@ def weld_shared(roots: list[NodeChunk], scene: Scene, ids: list[int]) -> None:
             v = c.vrts
             if id(c) in records and v is not None:
                 current = _remap(records[id(c)], v)
-            if current is not None:
+            if current is not None and v is not None:     # (current: v is not None)
                 new, stays = current
                 v.vertices = v.vertices[stays]
                 for t in c.children:
@@ -111,11 +114,11 @@ def weld_shared(roots: list[NodeChunk], scene: Scene, ids: list[int]) -> None:
         elif isinstance(c, Bone) and current is not None and len(c.weights):
             new, stays = current
             w = c.weights.copy()
-            v = w["vertex"].astype(np.int64)
-            ok = (v >= 0) & (v < len(new))
+            vid = w["vertex"].astype(np.int64)
+            ok = (vid >= 0) & (vid < len(new))
             moved = ok.copy()
-            moved[ok] = ~stays[v[ok]]
-            w["vertex"][ok] = new[v[ok]]
+            moved[ok] = ~stays[vid[ok]]
+            w["vertex"][ok] = new[vid[ok]]
             # a copy's entry goes when the bone already names the vertex it is merged into
             _, first = np.unique(w["vertex"], return_index=True)
             dup = np.ones(len(w), bool)

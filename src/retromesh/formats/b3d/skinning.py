@@ -36,7 +36,8 @@ class Entries:
     ids and weights, as views of the BONE records (not copies; a BONE naming vertices out of
     range gets a filtered copy). ``v, j, w = entries`` gives them as three joined arrays."""
 
-    def __init__(self, parts: list[tuple[int, np.ndarray, np.ndarray]], n_vertices: int) -> None:
+    def __init__(self, parts: list[tuple[int | np.ndarray, np.ndarray, np.ndarray]],
+                 n_vertices: int) -> None:
         self.parts = parts
         self.n_vertices = n_vertices
 
@@ -57,13 +58,13 @@ def entries(bones: list[tuple[int, np.ndarray]], n_vertices: int) -> Entries:
         if not ok.all():
             v, j, w = v[ok], j[ok], w[ok]
         return Entries([(j, v, w)], n_vertices)
-    parts = []
-    for j, rec in bones:
+    parts: list[tuple[int | np.ndarray, np.ndarray, np.ndarray]] = []
+    for slot, rec in bones:
         v, w = rec["vertex"], rec["weight"]
         ok = (v >= 0) & (v < n_vertices)
         if not ok.all():
             v, w = v[ok], w[ok]
-        parts.append((int(j), v, w))
+        parts.append((int(slot), v, w))
     return Entries(parts, n_vertices)
 
 
@@ -297,7 +298,7 @@ def _add_at(out: np.ndarray, v: np.ndarray, weights: np.ndarray | None,
     """``out += np.bincount(v, weights, minlength=len(out))`` (same order of additions)
     without bincount's int64 copy of ``v`` and float64 copy of ``weights``: a slice at a time
     (``np.add.at`` is fast when its operands share a dtype)."""
-    ones = np.ones(min(step, len(v)), out.dtype) if weights is None else None
+    ones = np.ones(min(step, len(v)) if weights is None else 0, out.dtype)
     for a in range(0, len(v), step):
         at = v[a:a + step]
         np.add.at(out, at, ones[:len(at)] if weights is None

@@ -75,6 +75,7 @@ the same way.
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import numpy as np
 
@@ -269,6 +270,7 @@ def _read_nodes(r: Reader, h: HeaderSection) -> NodesSection:
         s.weight_sets = None
         return s
     n = r.count("weight set count", 6, "I")
+    assert s.weight_sets is not None                # a new section's list
     for i in range(n):
         with r.at(f"weight_sets[{i}]"):
             name = read_string(r, "weight set name")
@@ -355,6 +357,7 @@ _READERS = {b"Pieces": _read_pieces, b"Nodes": _read_nodes, b"Animation": _read_
 def read(r: Reader) -> AbcModel:
     model = AbcModel()
     header: HeaderSection | None = None
+    sec: Any                        # one of the section records (``sections`` holds any)
     for name, body, end in iter_sections(r):
         label = name.decode("latin-1")
         with r.chunk(end - body, label):
@@ -563,11 +566,11 @@ def _write_body(w: Writer, sec, h: HeaderSection) -> None:
                 w.records(tr)
     elif isinstance(sec, SocketsSection):
         w.u32(len(sec.sockets))
-        for s in sec.sockets:
-            w.u32(s.node)
-            write_string(w, s.name)
-            w.floats(s.rotation)
-            w.floats(s.location)
+        for sk in sec.sockets:
+            w.u32(sk.node)
+            write_string(w, sk.name)
+            w.floats(sk.rotation)
+            w.floats(sk.location)
     elif isinstance(sec, AnimBindingsSection):
         w.u32(len(sec.bindings))
         for b in sec.bindings:

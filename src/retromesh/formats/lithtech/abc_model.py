@@ -125,7 +125,7 @@ class ChildModelsSection:
 
 @record
 class Animation:
-    extents: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    extents: tuple[float, ...] | None = (0.0, 0.0, 0.0)   # None: from_scene computes them
     name: bytes = b""
     unknown: int = -1
     interpolation_ms: int | None = 200       # absent before v12
@@ -145,8 +145,8 @@ class AnimationSection:
 class Socket:
     node: int = 0
     name: bytes = b""
-    rotation: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 1.0)
-    location: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    rotation: tuple[float, ...] = (0.0, 0.0, 0.0, 1.0)
+    location: tuple[float, ...] = (0.0, 0.0, 0.0)
 
 
 @record
@@ -158,8 +158,8 @@ class SocketsSection:
 @record
 class AnimBinding:
     name: bytes = b""
-    extents: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    origin: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    extents: tuple[float, ...] = (0.0, 0.0, 0.0)
+    origin: tuple[float, ...] = (0.0, 0.0, 0.0)
 
 
 @record

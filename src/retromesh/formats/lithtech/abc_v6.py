@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import field
+from typing import Any
 
 import numpy as np
 
@@ -84,8 +85,8 @@ class HeaderV6:
 
 @record
 class GeometryV6:
-    bounds_min: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    bounds_max: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    bounds_min: tuple[float, ...] = (0.0, 0.0, 0.0)
+    bounds_max: tuple[float, ...] = (0.0, 0.0, 0.0)
     vertex_start: np.ndarray = field(default_factory=lambda: np.zeros(1, "<u2"))  # NumLODs + 1
     faces: np.ndarray = field(default_factory=lambda: np.zeros(0, FACE_V6))
     normal_vertex_count: int = 0
@@ -95,8 +96,8 @@ class GeometryV6:
 
 @record
 class NodeV6:
-    bounds_min: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    bounds_max: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    bounds_min: tuple[float, ...] = (0.0, 0.0, 0.0)
+    bounds_max: tuple[float, ...] = (0.0, 0.0, 0.0)
     name: bytes = b""
     index: int = 0
     flags: int = 0
@@ -115,16 +116,16 @@ class TrackV6:
     """One node's keys in one animation."""
     transforms: np.ndarray = field(default_factory=lambda: np.zeros(0, TRANSFORM))   # (nkeys,)
     deform: np.ndarray | None = None        # (nkeys, NumMDVerts, 3) uint8, None without MD verts
-    scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
-    translate: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    scale: tuple[float, ...] = (1.0, 1.0, 1.0)
+    translate: tuple[float, ...] = (0.0, 0.0, 0.0)
 
 
 @record
 class AnimationV6:
     name: bytes = b""
     length: int = 0
-    bounds_min: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    bounds_max: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    bounds_min: tuple[float, ...] = (0.0, 0.0, 0.0)
+    bounds_max: tuple[float, ...] = (0.0, 0.0, 0.0)
     keys: np.ndarray = field(default_factory=lambda: np.zeros(0, KEY_V6))
     key_strings: list[bytes] = field(default_factory=list)
     tracks: list[TrackV6] = field(default_factory=list)     # one per node
@@ -257,6 +258,7 @@ def read(r: Reader) -> AbcV6Model:
     model = AbcV6Model()
     nodes: NodesV6 | None = None
     anims: AnimationsV6 | None = None
+    sec: Any                        # one of the section records (``sections`` holds any)
     for name, body, end in iter_sections(r):
         label = name.decode("latin-1")
         with r.chunk(end - body, label):

@@ -75,10 +75,10 @@ def _box(center, size, rng_uv: float):
     corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
     pos = c + corners * s
     quads = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
-    tris = []
+    tri_list = []
     for a, b, c_, d in quads:
-        tris += [(a, b, c_), (a, c_, d)]
-    tris = np.array(tris)
+        tri_list += [(a, b, c_), (a, c_, d)]
+    tris = np.array(tri_list)
     # per-corner UVs: each quad maps to the unit square (so shared vertices get several UVs)
     quad_uv = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], float) * 0.5 + rng_uv
     uv = np.concatenate([quad_uv[[0, 1, 2]], quad_uv[[0, 2, 3]]] * 6).reshape(-1, 3, 2)

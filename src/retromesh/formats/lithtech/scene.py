@@ -65,11 +65,11 @@ Scene -> v9..v13 (``from_scene``: the version of the scene's ``abc_version`` ext
     joint's scale, e.g. an armature object's unapplied scale, is baked into its weight
     locations instead); vertices are the glTF vertices (model space), weights the non-zero
     ones with ``location = inverse(m) @ vertex``; glTF vertices that differ only in their UVs
-    are merged back into one ABC vertex (UVs are per face corner in ABC); a mesh without skin under an animated node
-    becomes a node of its own (bound where it rests) so that it keeps its motion; other meshes
-    without skin are frozen in place (turned over when their transform mirrors) and follow
-    their nearest joint ancestor as it rests, or a static synthetic ``root`` when they have
-    none;
+    are merged back into one ABC vertex (UVs are per face corner in ABC); a mesh without skin
+    under an animated node becomes a node of its own (bound where it rests) so that it keeps
+    its motion; other meshes without skin are frozen in place (turned over when their transform
+    mirrors) and follow their nearest joint ancestor as it rests, or a static synthetic ``root``
+    when they have none;
   * every animation is sampled at the union of its key times (rounded to whole ms), or at the
     file's key times kept in the extras (``key_times_ms``) when the glTF's are among them, or
     lie on one frame grid (24/25/30/50/60 fps) within the file's time span, as an exporter that
@@ -78,7 +78,8 @@ Scene -> v9..v13 (``from_scene``: the version of the scene's ``abc_version`` ext
     world matrices of the whole glTF hierarchy are evaluated and each node's key is
     ``inverse(parent world) @ world`` of the rigid parts (so armature objects and non-joint
     parents are baked in, which is what keeps Blender round trips from "exploding"); scale
-    that differs from the bind pose's is dropped with a LossWarning; a scene without animations gets one one-key animation of the rest pose;
+    that differs from the bind pose's is dropped with a LossWarning; a scene without animations
+    gets one one-key animation of the rest pose;
   * a primitive of more than 65535 vertices (ABC faces index vertices with uint16) becomes
     several pieces ``<name>_part<k>``, runs of its triangles (without LODs);
   * LOD n > 0 comes back from the nodes ``<piece>_lod<n>`` of other scenes (``extras``
@@ -173,7 +174,7 @@ def structural_problems(doc: Any) -> list[Finding]:
                                  f"beyond {n}"))
     mats = np.stack([np.asarray(nd.matrix, np.float64).reshape(4, 4) for nd in doc.nodes]) \
         if n else np.zeros((0, 4, 4))
-    for pi, p in enumerate(doc.pieces):
+    for p in doc.pieces:
         for li, lod in enumerate(p.lods):
             dev = bind_deviation(lod, mats)
             if dev is not None and dev > 1e-3:

@@ -65,7 +65,7 @@ def floats(v: Any, n: int | None = None) -> list[float] | None:
     """A list of finite float32-sized numbers from extras (``n`` of them when given), else None."""
     if not isinstance(v, list) or (n is not None and len(v) != n):
         return None
-    out = [_xfloat(x, None) if not isinstance(x, bool) else None for x in v]
+    out: list[Any] = [_xfloat(x, None) if not isinstance(x, bool) else None for x in v]
     return None if None in out else out
 
 
@@ -130,7 +130,7 @@ def scene_extras(doc, anim_extras: list[dict]) -> dict[str, Any]:
         cm: dict[str, Any] = {"name": _txt(c.name), "build_number": int(c.build_number)}
         if i > 0:       # the first is the model itself: its transforms are the bind pose
             t = np.asarray(c.transforms)
-            parts = [t[f].reshape(len(t), -1) for f in t.dtype.names]
+            parts = [t[f].reshape(len(t), -1) for f in t.dtype.names or ()]
             cm["transforms"] = f32(np.concatenate(parts, 1)) if len(t) else []
         ex["child_models"].append(cm)
     if h.unknown_v13 is not None:
@@ -154,7 +154,7 @@ def in_file_order(scene) -> list:
     kept = (scene.extras or {}).get("abc_animations")
     if not isinstance(kept, list):
         return list(scene.animations)
-    rank = {}
+    rank: dict[str, int] = {}
     for i, k in enumerate(kept):
         if isinstance(k, dict) and isinstance(k.get("name"), str):
             rank.setdefault(k["name"], i)
@@ -192,7 +192,7 @@ def child_models(ex: dict, base: np.ndarray) -> list[ChildModel]:
     if kept and isinstance(kept[0], dict):
         out[0].name = str(kept[0].get("name", "")).encode("latin-1", "replace")
         out[0].build_number = _xint(kept[0].get("build_number"), 0, 0, 2**32 - 1)
-    stride = sum(int(np.prod(base.dtype[f].shape or (1,))) for f in base.dtype.names)
+    stride = sum(int(np.prod(base.dtype[f].shape or (1,))) for f in base.dtype.names or ())
     approximated = []
     for cm in kept[1:]:
         if not isinstance(cm, dict):
@@ -203,7 +203,7 @@ def child_models(ex: dict, base: np.ndarray) -> list[ChildModel]:
         if vals is not None and len(vals) == stride * len(base):
             flat = np.asarray(vals, np.float64).reshape(len(base), stride)
             col = 0
-            for f in base.dtype.names:
+            for f in base.dtype.names or ():
                 w = int(np.prod(base.dtype[f].shape or (1,)))
                 t[f] = flat[:, col:col + w].reshape(t[f].shape)
                 col += w

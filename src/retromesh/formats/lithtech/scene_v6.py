@@ -179,8 +179,8 @@ def _v6_scene(doc: AbcV6Model, lods: bool, flip_mat, fix_anim, morph: bool) -> S
         if target_names and mnode is not None:
             w = np.zeros((len(ks), len(target_names)), np.float32)
             col = {tk: c for c, tk in enumerate(target_names)}
-            for r_, k in enumerate(ks):
-                w[r_, col[(ai, int(k))]] = 1.0
+            for r_, key in enumerate(ks):
+                w[r_, col[(ai, int(key))]] = 1.0
             anim.channels.append(Channel(node=mnode, path="weights", times=secs, values=w))
         scene.animations.append(anim)
     hd = doc.header

@@ -9,7 +9,7 @@ import numpy as np
 from ...errors import DocumentError, LossWarning
 from ...hierarchy import nearest_in, top_down
 from ...keytimes import per_frame
-from ...scene import Animation as SAnimation, Primitive, Scene
+from ...scene import Animation as SAnimation, Mesh, Primitive, Scene
 from ...transforms import compose_trs, decompose_trs, quat_normalize, world_matrices
 from . import abc as abcmod, scene_extras as xt
 from .abc import (
@@ -67,7 +67,14 @@ def _piece_key(scene: Scene, i: int) -> str:
     piece = nd.extras.get("abc_piece")
     if isinstance(piece, str):
         return piece
-    return scene.meshes[nd.mesh].name or nd.name
+    return _mesh_of(scene, i).name or nd.name
+
+
+def _mesh_of(scene: Scene, i: int) -> Mesh:
+    """The mesh of node ``i``, a mesh node."""
+    mi = scene.nodes[i].mesh
+    assert mi is not None
+    return scene.meshes[mi]
 
 
 def _lod_nodes(scene: Scene, mesh_nodes: list[int], reach: set[int]) -> dict[tuple[str, int], int]:
@@ -81,8 +88,9 @@ def _lod_nodes(scene: Scene, mesh_nodes: list[int], reach: set[int]) -> dict[tup
     keys = {i: _lod_key(scene, i) for i in mesh_nodes}
     pieces = {_piece_key(scene, i) for i in mesh_nodes if keys[i] is None}
     for i in mesh_nodes:
-        if keys[i] is not None and keys[i][0] in pieces:
-            out.setdefault(keys[i], i)
+        k = keys[i]
+        if k is not None and k[0] in pieces:
+            out.setdefault(k, i)
     return out
 
 
@@ -106,11 +114,11 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
     """The v9..v13 model; ``sources`` (when given) receives, per ``id()`` of each LOD written,
     (primitive, index of the primitive's vertex each ABC vertex was made from)."""
     ex = scene.extras or {}
-    order = xt.in_file_order(scene)
-    if any(x is not y for x, y in zip(order, scene.animations)):
+    in_order = xt.in_file_order(scene)
+    if any(x is not y for x, y in zip(in_order, scene.animations)):
         import copy
         scene = copy.copy(scene)
-        scene.animations = order
+        scene.animations = in_order
     nodes = scene.nodes
     parents = scene.parents()
     reach = _reachable(scene)
@@ -136,7 +144,8 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
                 abs(np.linalg.det(ibm[k].astype(np.float64))) > 1e-12
             if ibm is not None and not usable:
                 singular.add(j)
-            m = np.linalg.inv(ibm[k].astype(np.float64)) if usable else rest_world[j]
+            m = np.linalg.inv(ibm[k].astype(np.float64)) if usable and ibm is not None \
+                else rest_world[j]
             if j not in bind:
                 bind[j] = m
             elif not np.allclose(bind[j], m, atol=1e-4):
@@ -209,19 +218,20 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
         name = (src.name if src is not None else "root") or f"node{i}"
         flags = _xint(src.extras.get("abc_flags"), 0, 0, 0xFF) if src is not None else 1
         abc_nodes.append(Node(name=name.encode("latin-1", "replace"),
-                              index=_xint(src.extras.get("abc_index"), i, 0, 0xFFFF) if src is not None else i,
+                              index=_xint(src.extras.get("abc_index"), i, 0, 0xFFFF)
+                              if src is not None else i,
                               flags=flags & 0xFF, matrix=bind_file[i].astype("<f4"),
                               child_count=n_children[i]))
     # meshes -> pieces (LOD 0 from the default scene; LOD n from "<piece>_lod<n>" nodes of
     # other scenes, as to_scene writes them)
-    ctx = dict(scene=scene, parents=parents, jset=jset, jset_up=jset_up, abc_index=abc_index,
+    ctx = dict(scene=scene, jset_up=jset_up, abc_index=abc_index,
                rest_world=rest_world, inv_bind_file=inv_bind_file, bind_rigid=bind_rigid,
                sources=sources)
     used_lod_nodes: set[int] = set()
     pieces: list[Piece] = []
     for mi_node in mesh_nodes:
         nd = nodes[mi_node]
-        mesh = scene.meshes[nd.mesh]
+        mesh = _mesh_of(scene, mi_node)
         for pi, prim in enumerate(mesh.primitives):
             if prim.mode != 4:
                 warnings.warn(f"mesh {mesh.name!r}: primitive mode {prim.mode} is not triangles; "
@@ -233,7 +243,7 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
             level = 1
             while len(parts) == 1 and isinstance(key, str) and (key, level) in lod_nodes:
                 ln = lod_nodes[(key, level)]
-                lmesh = scene.meshes[nodes[ln].mesh]
+                lmesh = _mesh_of(scene, ln)
                 if pi >= len(lmesh.primitives) or lmesh.primitives[pi].mode != 4 or \
                         len(lmesh.primitives[pi].positions) > 0xFFFF:
                     break
@@ -258,7 +268,7 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
                     lods=lods if k == 0 else [_prim_lod(ctx, mi_node, part, mesh.name)]))
     lost = []
     for mi_node in mesh_nodes:
-        for prim in scene.meshes[nodes[mi_node].mesh].primitives:
+        for prim in _mesh_of(scene, mi_node).primitives:
             if prim.targets:
                 lost.append("morph targets")
             if len(prim.uvs) > 1:
@@ -269,9 +279,9 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
         warnings.warn("ABC has no place for " + ", ".join(sorted(set(lost))) + "; left out",
                       LossWarning, stacklevel=2)
     lod_count = max((len(p.lods) for p in pieces), default=1)
-    for p in pieces:              # every piece needs LODCount LODs: repeat the last one
-        while len(p.lods) < lod_count:
-            p.lods.append(p.lods[-1])
+    for piece in pieces:          # every piece needs LODCount LODs: repeat the last one
+        while len(piece.lods) < lod_count:
+            piece.lods.append(piece.lods[-1])
     unused = [r for _, roots in scene.extra_scenes for r in roots
               if r not in reach and nodes[r].mesh is not None and r not in used_lod_nodes]
     unused += [r for r in sorted(lod_set - used_lod_nodes) if r in reach]
@@ -353,8 +363,10 @@ def _uint16_parts(prim: Primitive) -> list[Primitive]:
         parts.append(Primitive(positions=prim.positions[keep],
                                normals=None if prim.normals is None else prim.normals[keep],
                                uvs=[uv[keep] for uv in prim.uvs[:1]],
-                               joints=prim.joints[keep] if skinned else None,
-                               weights=prim.weights[keep] if skinned else None,
+                               joints=prim.joints[keep] if skinned and prim.joints is not None
+                               else None,
+                               weights=prim.weights[keep] if skinned and prim.weights is not None
+                               else None,
                                material=prim.material,
                                indices=np.searchsorted(keep, chunk.reshape(-1)).astype(np.uint32)))
         start += k
@@ -363,7 +375,7 @@ def _uint16_parts(prim: Primitive) -> list[Primitive]:
 
 def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lod:
     """One glTF primitive as an ABC LOD (vertices in model space, weights on ABC nodes)."""
-    scene, parents, jset = ctx["scene"], ctx["parents"], ctx["jset"]
+    scene = ctx["scene"]
     abc_index, rest_world, inv_bind_file = ctx["abc_index"], ctx["rest_world"], ctx["inv_bind_file"]
     nd = scene.nodes[node_index]
     skin = scene.skins[nd.skin] if nd.skin is not None else None
@@ -394,7 +406,7 @@ def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lo
     ln = np.linalg.norm(normals, axis=1, keepdims=True)
     normals = np.where(ln > 1e-12, normals / np.where(ln > 1e-12, ln, 1.0), 0.0)
     fpos = pos * S3
-    if skin is not None and prim.joints is not None:
+    if skin is not None and prim.joints is not None and prim.weights is not None:  # (together)
         jmap = np.array([abc_index[j] for j in skin.joints], np.int64)
         w = prim.weights.astype(np.float64)
         w = np.where(np.isfinite(w) & (w > 0), w, 0.0)
@@ -505,7 +517,7 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
     r0 = np.stack([n.rotation for n in nodes]) if n_all else np.zeros((0, 4))
     s0 = np.stack([n.scale for n in nodes]) if n_all else np.zeros((0, 3))
     dt = abcmod.TRANSFORM13 if version >= 13 else TRANSFORM
-    out = []
+    out: list[abcmod.Animation] = []
     src_anims = scene.animations or [SAnimation(name="base")]
     scaled = False
     for a in src_anims:

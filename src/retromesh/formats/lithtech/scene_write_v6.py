@@ -78,7 +78,7 @@ def _intermediate(scene: Scene) -> tuple[AbcModel, dict]:
 
 def _mesh_of(scene: Scene) -> dict[int, tuple[int, int]]:
     """id(primitive) -> (mesh index, node index)."""
-    out = {}
+    out: dict[int, tuple[int, int]] = {}
     for ni, nd in enumerate(scene.nodes):
         if nd.mesh is not None:
             for p in scene.meshes[nd.mesh].primitives:
@@ -125,7 +125,7 @@ def _quantise(vals: np.ndarray, kept: dict | None) -> tuple[np.ndarray, tuple, t
     s = (hi - lo) / 255.0
     s = np.where(s > 0, s, 1.0 / 255.0)
     q = np.rint((vals - lo) / s).clip(0, 255).astype("u1")
-    return q, tuple(np.float32(s).tolist()), tuple(np.float32(lo).tolist())
+    return q, tuple(np.asarray(s, np.float32).tolist()), tuple(np.asarray(lo, np.float32).tolist())
 
 
 def from_scene_v6(scene: Scene) -> AbcV6Model:
@@ -156,9 +156,9 @@ def from_scene_v6(scene: Scene) -> AbcV6Model:
         wt = np.asarray(lod.weights)
         counts = v["weight_count"].astype(np.int64)
         owner = np.repeat(np.arange(len(v)), counts)
-        order = np.lexsort((-wt["bias"].astype(np.float64), owner))
-        first = np.searchsorted(owner[order], np.arange(len(v)))
-        dom = order[first]
+        by_bias = np.lexsort((-wt["bias"].astype(np.float64), owner))
+        first = np.searchsorted(owner[by_bias], np.arange(len(v)))
+        dom = by_bias[first]
         several += int(((counts > 1) & (np.bincount(owner[wt["bias"] > 1e-6], minlength=len(v)) > 1)).sum())
         node = wt["node"][dom].astype(np.int64)
         local = wt["location"][dom].astype(np.float64)
@@ -286,8 +286,8 @@ def from_scene_v6(scene: Scene) -> AbcV6Model:
         keys["time"] = ms
         kb = xt.floats(aex.get("key_bounds"), 6 * nk)
         if kb is not None:
-            kb = np.asarray(kb).reshape(nk, 6)
-            keys["bounds_min"], keys["bounds_max"] = kb[:, :3], kb[:, 3:]
+            kba = np.asarray(kb).reshape(nk, 6)
+            keys["bounds_min"], keys["bounds_max"] = kba[:, :3], kba[:, 3:]
         else:
             keys["bounds_min"], keys["bounds_max"] = bmin, bmax
         tr = np.asarray(a.transforms)                      # (nodes, keys) in v12 space
@@ -295,16 +295,16 @@ def from_scene_v6(scene: Scene) -> AbcV6Model:
         q = tr["rotation"].astype(np.float64) * (SQ if flip else np.ones(4))
         if fix:
             q = q * np.array([-1.0, -1.0, -1.0, 1.0])
-        deform = aex.get("deform") if isinstance(aex.get("deform"), list) else []
-        kept_deform = {_xint(d.get("node"), None, 0, 2**31 - 1): d for d in deform
+        deform_ex = aex["deform"] if isinstance(aex.get("deform"), list) else []
+        kept_deform = {_xint(d.get("node"), None, 0, 2**31 - 1): d for d in deform_ex
                        if isinstance(d, dict)}
         tracks = []
-        for j, nd in enumerate(nodes):
+        for j, node6 in enumerate(nodes):
             t = np.zeros(nk, TRANSFORM)
             t["location"], t["rotation"] = loc[j], q[j]
             track = TrackV6(transforms=t)
-            if len(nd.md_verts):
-                md = nd.md_verts.astype(np.int64)
+            if len(node6.md_verts):
+                md = node6.md_verts.astype(np.int64)
                 vals = (vlocal[md][None] + disp[ai][:, md]) * mirror
                 track.deform, track.scale, track.translate = _quantise(vals, kept_deform.get(j))
             tracks.append(track)
@@ -312,8 +312,8 @@ def from_scene_v6(scene: Scene) -> AbcV6Model:
         anims.append(AnimationV6(name=a.name, length=int(ms[-1]) if length is None else length,
                                  bounds_min=bmin, bounds_max=bmax, keys=keys,
                                  key_strings=list(a.key_strings), tracks=tracks))
-        d = xt.floats(aex.get("dims"), 3)
-        dims.append(d if d is not None else ((np.asarray(bmax) - np.asarray(bmin)) / 2).tolist())
+        dim = xt.floats(aex.get("dims"), 3)
+        dims.append(dim if dim is not None else ((np.asarray(bmax) - np.asarray(bmin)) / 2).tolist())
     # -- sections --------------------------------------------------------------------------------
     made = {"Header": HeaderV6(token=TOKEN, command_string=str(ex.get("command_string", ""))
                                .encode("latin-1", "replace")),

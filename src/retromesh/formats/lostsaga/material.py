@@ -98,7 +98,7 @@ class TextureUnit:
 class ScriptMaterial:
     name: str = ""
     shader_group: str = ""
-    diffuse: tuple[float, float, float, float] | None = None
+    diffuse: tuple[float, ...] | None = None      # RGBA
     scene_blend: str = ""
     alpha_rejection: str = ""
     texture_units: list[TextureUnit] = field(default_factory=list)

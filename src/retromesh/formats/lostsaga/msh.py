@@ -226,8 +226,8 @@ def write(doc: MshFile) -> bytes:
         if doc.bone_names is None:
             raise DocumentError("msh: the WEIGHTS bit needs bone_names")
         w.i32(len(doc.bone_names))
-        for name in doc.bone_names:
-            write_str(w, name)
+        for bone in doc.bone_names:
+            write_str(w, bone)
         wt = doc.weights
         if wt is None or len(wt) != nv or wt.dtype != WEIGHT_DTYPE:
             raise DocumentError(f"msh: weights must be {nv} records of {WEIGHT_DTYPE}")
@@ -304,6 +304,7 @@ def _weight_problems(doc: MshFile) -> list[Finding]:
     problems: list[Finding] = []
     names = [n for n in doc.bone_names or [] if n]
     w = doc.weights
+    assert w is not None                        # the caller checks
     used = _engine_weight_mask(w["weight"])
     later = (np.asarray(w["weight"], np.float32) > 0) & ~used
     if later.any():

@@ -62,7 +62,10 @@ def _tube(segments: int, height: float, width: float, rings_per_segment: int = 2
     ys = np.linspace(0.0, segments * height, rings)
     corners = np.array([[1, 1], [-1, 1], [-1, -1], [1, -1]], dtype=np.float64) * width / 2
     # 4 sides x rings x 2 vertices (flat-shaded sides)
-    pos, nrm, uv, faces = [], [], [], []
+    pos: list = []
+    nrm: list = []
+    uv: list = []
+    faces: list = []
     for side in range(4):
         a, b = corners[side], corners[(side + 1) % 4]
         normal = np.array([a[0] + b[0], 0.0, a[1] + b[1]])

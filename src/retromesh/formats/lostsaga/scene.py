@@ -47,11 +47,12 @@ to_scene
   Scene: ``lostsaga_skeleton`` (the ``.skl`` version and linked skeleton).
   Animation: ``lostsaga_version``, ``total_time_ms``, ``last_key_ms``, ``events``,
   ``track_weights``, ``key_times_ms`` (each distinct list of track key times once) with
-  ``track_key_times`` ({bone: which list}, in the file's track order, which comes back). Blender's glTF importer (glTF-Blender-IO 4.2 and
-  main) drops animation extras but keeps node, bone, mesh, material and scene extras as custom
-  properties (written back with ``export_extras``), so the scene also keeps a copy of every
-  animation's extras under ``lostsaga_animations`` ([{name, ...}]; Blender exports an imported
-  animation under its name again); ``from_scene`` reads the animation's own extras first.
+  ``track_key_times`` ({bone: which list}, in the file's track order, which comes back).
+  Blender's glTF importer (glTF-Blender-IO 4.2 and main) drops animation extras but keeps
+  node, bone, mesh, material and scene extras as custom properties (written back with
+  ``export_extras``), so the scene also keeps a copy of every animation's extras under
+  ``lostsaga_animations`` ([{name, ...}]; Blender exports an imported animation under its name
+  again); ``from_scene`` reads the animation's own extras first.
   An exporter that samples every frame (Blender's default) changes the key times: ``from_scene``
   samples each track at the file's key times again when the glTF's lie on one frame grid
   (24/25/30/50/60 fps) within the file's time span (:func:`retromesh.keytimes.per_frame`), with a
@@ -65,10 +66,11 @@ bound rigidly, weight 1, to the joint they hang under, or to the root bone with 
 type-1 mesh has no unweighted vertices; a further skin over the same joints with the same bind pose
 up to one matrix -- exporters write one skin per mesh -- is merged onto the first); with a skin
 also a ``.skl`` (joints of the first skin) and one ``.ani`` per animation (the version it was
-read from, else ``DEFAULT`` 4000; ``animation_format="default"/"comp4"/"comp8"`` overrides; ``rounding="engine"|"nearest"``): ``{"": msh, ".skl": skl,
-".ani": ani}`` or ``"_<name>.ani"`` keys when there are several animations. Non-joint nodes between
-the joints (an exporter's rotated or scaled ``Armature`` node) are folded into the bones' LocalTMs
-and, at their rest transform, into the ``.ani`` keys of the bones below them (keys are relative to
+read from, else ``DEFAULT`` 4000; ``animation_format="default"/"comp4"/"comp8"`` overrides;
+``rounding="engine"|"nearest"``): ``{"": msh, ".skl": skl, ".ani": ani}`` or ``"_<name>.ani"`` keys
+when there are several animations. Non-joint nodes between the joints (an exporter's rotated or
+scaled ``Armature`` node) are folded into the bones' LocalTMs and, at their rest transform, into
+the ``.ani`` keys of the bones below them (keys are relative to
 the ``.skl`` parent). ``.skl``/``.ani`` hold no scale: a constant uniform joint scale (B3D roots,
 an Armature scaled by 0.01) is baked into the bone offsets and inverse binds (skinned vertices stay
 put); non-uniform or animated scale and channels of non-joint nodes are dropped with a LossWarning.
@@ -193,7 +195,7 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
     non_unit = 0
     weights: dict[str, float] = {}
     track_times: dict[str, list[int]] = {}
-    for ti, track in enumerate(doc.tracks):
+    for track in doc.tracks:
         if len(track.keys) == 0:
             continue
         node = targets.get(track.bone)
@@ -240,7 +242,7 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
     # the key times of every track (distinct lists once): what an exporter that samples every
     # frame (Blender's) changes; from_scene samples at them again
     distinct: dict[tuple, int] = {}
-    for bone, ts in track_times.items():
+    for ts in track_times.values():
         distinct.setdefault(tuple(ts), len(distinct))
     extras["key_times_ms"] = [list(ts) for ts in distinct]
     extras["track_key_times"] = {bone: distinct[tuple(ts)] for bone, ts in track_times.items()}
@@ -276,7 +278,8 @@ def _materials(scene: Scene, script: list[mat_mod.ScriptMaterial], mesh_name: st
         mat = Material(name=f"{mesh_name}/Sub{i + 1}",
                        extras={"shader_group": sm.shader_group} if sm.shader_group else {})
         if sm.diffuse is not None:
-            mat.base_color = tuple(float(np.clip(c, 0, 1)) for c in sm.diffuse)
+            r, g, b, a = (float(np.clip(c, 0, 1)) for c in sm.diffuse)
+            mat.base_color = (r, g, b, a)
         units = [u for u in sm.texture_units if u.texture]
         if units:
             pick = next((u for u in units if u.tex_coord_set == diffuse_set), units[0])
@@ -328,7 +331,8 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
         warnings.warn(f"{bad_pos} vertex positions hold NaN or infinity; placed at the origin",
                       LossWarning, stacklevel=3)
     pos = vec_to_gltf(_finite(doc.positions)).astype(np.float32)
-    normals = recomputed = None
+    normals: np.ndarray | None = None
+    recomputed: np.ndarray | None = None
     if doc.normals is not None:
         normals, bad = _unit_rows(vec_to_gltf(_finite(doc.normals)))
         recomputed = bad
@@ -338,13 +342,14 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
         t3, tangent_bad = _unit_rows(vec_to_gltf(_finite(doc.tangents)))
         w = np.ones(nv)
         if doc.binormals is not None and normals is not None:
-            b = vec_to_gltf(_finite(doc.binormals))
-            d = np.einsum("ij,ij->i", np.cross(normals, t3), b)
+            bn = vec_to_gltf(_finite(doc.binormals))
+            d = np.einsum("ij,ij->i", np.cross(normals, t3), bn)
             w = np.where(d < 0, -1.0, 1.0)
         tangents = np.concatenate([t3, w[:, None]], axis=1)
     colors = _colors(doc.colors) if doc.colors is not None else None
     uvs = [np.nan_to_num(np.asarray(u, np.float32)) for u in (doc.uv0, doc.uv1) if u is not None]
-    joints = weights = None
+    joints: np.ndarray | None = None
+    weights: np.ndarray | None = None
     if joint_of_id is not None and doc.weights is not None:
         joints, weights = _skin_weights(doc, joint_of_id)
 
@@ -356,7 +361,7 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
         local = local.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)       # LH -> RH winding
         extras: dict[str, Any] = {"submesh": pi} if len(doc.submeshes) else {}
         n_ = None
-        if normals is not None:
+        if normals is not None and recomputed is not None:      # (set together)
             n_ = normals[used].astype(np.float32)
             badn = recomputed[used]
             if badn.any():
@@ -365,6 +370,7 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
                 extras["normals_recomputed"] = int(badn.sum())
         t_ = None
         if tangents is not None:
+            assert tangent_bad is not None                  # set with tangents
             if tangent_bad[used].any():
                 extras["tangents_dropped"] = (f"{int(tangent_bad[used].sum())} zero-length "
                                               "tangents in the file")
@@ -388,6 +394,7 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
 
 
 def _skin_weights(doc: MshFile, joint_of_id: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    assert doc.weights is not None                  # called for a mesh with weights
     w = np.asarray(doc.weights["weight"], dtype=np.float64)
     ids = np.asarray(doc.weights["bone"], dtype=np.float64)
     use = msh_mod.engine_weight_mask(w)
@@ -437,9 +444,9 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
         material_ids = _materials(scene, script, mesh_name, diffuse_set, _texcoord_map(msh))
         joint_of_id = None
         placeholder = False
-        skinned = msh.weights is not None and msh.bone_names is not None
-        if skinned and skl is None:
-            names = [n for n in msh.bone_names if n]           # the engine skips empty names
+        bone_names = msh.bone_names if msh.weights is not None else None
+        if bone_names is not None and skl is None:                # (skinned)
+            names = [n for n in bone_names if n]           # the engine skips empty names
             shown = ", ".join(text(n) for n in names[:4]) + ("..." if len(names) > 4 else "")
             if names and not anis:
                 # the weights and bone names are kept on bones of our own that rest at the
@@ -456,8 +463,8 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
             else:
                 warnings.warn(f"skinned mesh converted static: no skeleton given (pass skeleton=<the "
                               f".skl with bones {shown}>)", LossWarning, stacklevel=3)
-        elif skinned:
-            names = [n for n in msh.bone_names if n]           # the engine skips empty names
+        elif bone_names is not None:                               # (skinned)
+            names = [n for n in bone_names if n]           # the engine skips empty names
             joint_of_id = np.array([bone_index.get(n, -1) for n in names], dtype=np.int64)
         prims = _mesh_primitives(msh, joint_of_id, material_ids)
         mesh = Mesh(name=mesh_name, primitives=prims,
@@ -472,8 +479,8 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
             else:
                 warnings.warn(f"{msh.vertex_count} billboard centres have no place in glTF; left out",
                               LossWarning, stacklevel=3)
-        if skinned and (joint_of_id is None or placeholder):
-            mesh.extras["bone_names"] = [text(n) for n in msh.bone_names]
+        if bone_names is not None and (joint_of_id is None or placeholder):   # (skinned)
+            mesh.extras["bone_names"] = [text(n) for n in bone_names]
         if msh.control_points:
             mesh.extras["control_points"] = [
                 {"type": text(c.type), "bone": text(c.bone), "extra": text(c.extra),
@@ -483,7 +490,7 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
         if joint_of_id is not None and prims and any(p.joints is not None for p in prims):
             node.skin = scene.add_skin(Skin(joints=joint_nodes,
                                             inverse_bind_matrices=np.tile(np.eye(4), (len(joint_nodes), 1, 1))
-                                            if placeholder else _inverse_binds(skl),
+                                            if placeholder or skl is None else _inverse_binds(skl),
                                             skeleton=None, name=(name or "skin")))
         scene.add_node(node)
     if cms is not None:

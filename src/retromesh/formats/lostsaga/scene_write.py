@@ -90,8 +90,9 @@ def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
     """The ``.skl``, the scene node of every bone and every bone's parent bone (-1 = root)."""
     skinned = _skinned_nodes(scene)
     world = scene.world_matrices()
-    if skinned:
-        skin = scene.skins[scene.nodes[skinned[0]].skin]
+    first_skin = scene.nodes[skinned[0]].skin if skinned else None
+    if first_skin is not None:                                 # (skinned)
+        skin = scene.skins[first_skin]
     elif scene.skins:
         skin = scene.skins[0]
     else:
@@ -360,20 +361,22 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
     from ...gltf.writer import compute_normals
     world = scene.world_matrices()
     skinned_nodes = _skinned_nodes(scene)
-    skl = joints = bone_parents = None
+    skl: SklFile | None = None
+    joints: list[int] = []                                   # with skl: each bone's node
+    bone_parents: list[int] = []
     if skinned_nodes:
         skl, joints, bone_parents = _skeleton(scene)
         if len(joints) > 256:
             raise DocumentError(f"msh: {len(joints)} joints; the engine packs bone ids in a byte "
                                 "(at most 256)")
     main_skin = scene.nodes[skinned_nodes[0]].skin if skinned_nodes else None
-    if skl is not None:
+    if skl is not None and main_skin is not None:              # (skl: skinned nodes)
         skin = scene.skins[main_skin]
         ibm = (np.asarray(skin.inverse_bind_matrices, dtype=np.float64)
                if skin.inverse_bind_matrices is not None else inverse(world[joints]))
         bone_of = {n: k for k, n in enumerate(joints)}
         bone_up = nearest_in(scene.parents(), bone_of)       # each node's nearest joint
-    parts = []
+    parts: list[dict[str, Any]] = []
     for ni, node in enumerate(scene.nodes):
         if node.mesh is None:
             continue
@@ -444,58 +447,67 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
     mask |= msh_mod.COLOR0 if has_col else 0
     mask |= (msh_mod.TANGENT | msh_mod.BINORMAL) if has_tan else 0
     mask |= (msh_mod.WEIGHTS | msh_mod.INDICES) if has_w else 0
-    pos, nrm, tan, bin_, uv0, uv1, col, wts, faces = [], [], [], [], [], [], [], [], []
+    # each part's vertex columns and faces, joined below
+    all_pos: list[np.ndarray] = []
+    all_nrm: list[np.ndarray] = []
+    all_tan: list[np.ndarray] = []
+    all_bin: list[np.ndarray] = []
+    all_uv0: list[np.ndarray] = []
+    all_uv1: list[np.ndarray] = []
+    all_col: list[np.ndarray] = []
+    all_wts: list[np.ndarray] = []
+    all_faces: list[np.ndarray] = []
     subs = np.zeros(len(parts), msh_mod.SUBMESH_DTYPE)
     base = istart = 0
     for k, q in enumerate(parts):
         n = len(q["pos"])
-        pos.append(vec_from_gltf(q["pos"]))
-        nrm.append(vec_from_gltf(q["nrm"]))
+        all_pos.append(vec_from_gltf(q["pos"]))
+        all_nrm.append(vec_from_gltf(q["nrm"]))
         if has_tan:
             t = q["tan"]
             b = np.cross(q["nrm"], t[:, :3]) * np.where(t[:, 3:4] < 0, -1.0, 1.0)
-            tan.append(vec_from_gltf(t[:, :3]))
-            bin_.append(vec_from_gltf(b))
+            all_tan.append(vec_from_gltf(t[:, :3]))
+            all_bin.append(vec_from_gltf(b))
         zero_uv = np.zeros((n, 2))
-        uv0.append(q["uvs"][0] if q["uvs"] else zero_uv)
+        all_uv0.append(q["uvs"][0] if q["uvs"] else zero_uv)
         if has_uv1:
-            uv1.append(q["uvs"][1] if len(q["uvs"]) > 1 else zero_uv)
+            all_uv1.append(q["uvs"][1] if len(q["uvs"]) > 1 else zero_uv)
         if has_col:
-            col.append(_d3d_colors(q["colors"]) if q["colors"] is not None
+            all_col.append(_d3d_colors(q["colors"]) if q["colors"] is not None
                        else np.full(n, 0xFFFFFFFF, np.uint32))
         if has_w:
             rec = np.zeros(n, msh_mod.WEIGHT_DTYPE)
             if q["joints"] is not None:
                 w = np.nan_to_num(q["weights"].astype(np.float64))
-                j = q["joints"].astype(np.float64)
+                bones = q["joints"].astype(np.float64)
                 order = np.argsort(-w, axis=1, kind="stable")      # the engine stops at w <= 0
                 w = np.take_along_axis(w, order, axis=1)
-                j = np.take_along_axis(j, order, axis=1)
-                j[w <= 0] = 0
+                bones = np.take_along_axis(bones, order, axis=1)
+                bones[w <= 0] = 0
                 w[w <= 0] = 0
                 rec["weight"] = w
-                rec["bone"] = j
-            wts.append(rec)
+                rec["bone"] = bones
+            all_wts.append(rec)
         f = q["idx"].reshape(-1, 3)[:, [0, 2, 1]] + base
-        faces.append(f)
+        all_faces.append(f)
         subs[k] = (base, n, istart, len(f))
         base += n
         istart += 3 * len(f)
-    P = np.concatenate(pos).astype(np.float32)
+    P = np.concatenate(all_pos).astype(np.float32)
     doc = MshFile(
         version=version if version is not None else (VERTEX_COLOR_MESH_VERSION if has_col
                                                     else MESH_VERSION),
         mesh_type=mesh_type if mesh_type is not None else _mesh_type(scene, has_w),
         vertex_mask=mask, submeshes=subs, vertex_count=len(P), positions=P,
-        normals=np.concatenate(nrm).astype(np.float32),
-        tangents=np.concatenate(tan).astype(np.float32) if has_tan else None,
-        binormals=np.concatenate(bin_).astype(np.float32) if has_tan else None,
-        colors=np.concatenate(col).astype(np.uint32) if has_col else None,
-        uv0=np.concatenate(uv0).astype(np.float32),
-        uv1=np.concatenate(uv1).astype(np.float32) if has_uv1 else None,
-        bone_names=skl.names() if has_w else None,
-        weights=np.concatenate(wts) if has_w else None,
-        faces=np.concatenate(faces).astype(np.uint16))
+        normals=np.concatenate(all_nrm).astype(np.float32),
+        tangents=np.concatenate(all_tan).astype(np.float32) if has_tan else None,
+        binormals=np.concatenate(all_bin).astype(np.float32) if has_tan else None,
+        colors=np.concatenate(all_col).astype(np.uint32) if has_col else None,
+        uv0=np.concatenate(all_uv0).astype(np.float32),
+        uv1=np.concatenate(all_uv1).astype(np.float32) if has_uv1 else None,
+        bone_names=skl.names() if skl is not None else None,
+        weights=np.concatenate(all_wts) if has_w else None,
+        faces=np.concatenate(all_faces).astype(np.uint16))
     if doc.version == 2002:
         doc.control_points = []
     placeholder = skl is not None and all(
@@ -507,7 +519,7 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
     script = None
     if any(q["material"] is not None for q in parts) and options.get("material_script", True):
         script = mat_mod.MaterialScript(script_from_scene(scene).encode("utf-8"))
-    if not has_w:
+    if skl is None:                # (not has_w)
         if scene.animations:
             warnings.warn("animations without a skin are not written (.ani needs a skeleton)",
                           LossWarning, stacklevel=2)
@@ -557,7 +569,9 @@ def _recorded_mesh(scene: Scene) -> tuple[dict, np.ndarray | None]:
     nodes = [i for i, n in enumerate(scene.nodes) if n.mesh is not None]
     if len(nodes) != 1:
         return {}, None
-    ex = scene.meshes[scene.nodes[nodes[0]].mesh].extras or {}
+    mi = scene.nodes[nodes[0]].mesh
+    assert mi is not None
+    ex = scene.meshes[mi].extras or {}
     return (ex, scene.world_matrices()[nodes[0]]) if "lostsaga_version" in ex else ({}, None)
 
 
@@ -645,11 +659,13 @@ def _mesh_type(scene: Scene, skinned: bool) -> int:
     kept through glTF), else 0 (static)."""
     if skinned:
         return 1
-    by_name = {v: k for k, v in msh_mod.MESH_TYPES.items()}
+    by_name: dict[Any, int] = {v: k for k, v in msh_mod.MESH_TYPES.items()}
     kinds = {by_name.get(m.extras.get("mesh_type")) for m in scene.meshes}
     kinds.discard(1)
-    if len(kinds) == 1 and None not in kinds:
-        return kinds.pop()
+    if len(kinds) == 1:
+        (kind,) = kinds
+        if kind is not None:
+            return kind
     return 0
 
 

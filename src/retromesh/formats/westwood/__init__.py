@@ -45,7 +45,8 @@ register(Format(
     extensions=("vxl",), doc_types=(vxl.AosMap,), sniff=vxl.sniff_aos, read=vxl.read_aos,
     endian="<"))
 
-from . import vox
+# imported last: vox registers its format and the vxl <-> vox converters after vxl's own
+from . import vox  # noqa: E402
 
 __all__ = ["hva", "vox", "vxl"]
 

@@ -129,11 +129,14 @@ def _limb(text: Any) -> Limb | None:
                     bounds_min=np.array(d["bounds_min"], np.float32).reshape(3),
                     bounds_max=np.array(d["bounds_max"], np.float32).reshape(3),
                     normal_type=int(d["normal_type"]))
-        limb.xsize, limb.ysize, limb.zsize = size = xt.integers(d["size"], 3, 0, 255)
+        size = xt.integers(d["size"], 3, 0, 255)
+        if size is None:
+            return None
+        limb.xsize, limb.ysize, limb.zsize = size
         if n != limb.xsize * limb.ysize or not 0 <= limb.normal_type <= 255 or \
                 not all(0 <= v < 2**32 for v in (limb.index, limb.unknown1, limb.unknown2)):
             return None
-        check_spans(limb.span_start, limb.span_end, limb.span_data, tuple(size))
+        check_spans(limb.span_start, limb.span_end, limb.span_data, (size[0], size[1], size[2]))
         return limb
     except (ValueError, KeyError, TypeError, AttributeError, OverflowError, zlib.error):
         return None     # SpanError is a ValueError
@@ -173,9 +176,9 @@ def _canon(positions: list[np.ndarray], colours: list[np.ndarray | None]
     order = (first[:, None] + np.arange(3)[None]) % 3
     q = np.take_along_axis(q, order[:, :, None], axis=1).reshape(-1, 9)
     idx = np.lexsort(q.T[::-1])
-    col = None
+    col: np.ndarray | None = None
     if all(c is not None for c in colours):
-        col = np.concatenate(colours)[idx]
+        col = np.concatenate([c for c in colours if c is not None])[idx]
     return q[idx], col
 
 
@@ -248,7 +251,7 @@ def voxelise_in_grid(scene: Scene, node: Node, limb: Limb, palette: np.ndarray
             raise DocumentError(f"limb {limb.label!r}: the edited mesh needs {samples} surface "
                                 f"samples, more than 2 x LIMITS['samples'] = {cap} "
                                 "(retromesh.formats.westwood.voxelize.LIMITS)")
-        cells, vals = voxelize_triangles(local, corner_rgb, tuple(int(v) for v in size))
+        cells, vals = voxelize_triangles(local, corner_rgb, (int(size[0]), int(size[1]), int(size[2])))
         mask[tuple(cells.T)] = True
         srgb = np.rint(linear_to_srgb(vals[:, :3]) * 255)
         pal = np.asarray(palette, np.float64)
@@ -317,8 +320,9 @@ def restore(scene: Scene) -> dict[str, Any] | None:
     limb_nodes = [i for i, n in enumerate(scene.nodes) if LIMB_KEY in n.extras]
     if any(n.mesh is not None and LIMB_KEY not in n.extras for n in scene.nodes):
         return None
-    limbs = [_limb(scene.nodes[i].extras[LIMB_KEY]) for i in limb_nodes]
-    if not limbs or any(limb is None for limb in limbs) or len(limbs) != kept.get("limbs"):
+    maybe = [_limb(scene.nodes[i].extras[LIMB_KEY]) for i in limb_nodes]
+    limbs = [limb for limb in maybe if limb is not None]
+    if not limbs or len(limbs) != len(maybe) or len(limbs) != kept.get("limbs"):
         return None
     palette = kept["palette"]
     edited = []

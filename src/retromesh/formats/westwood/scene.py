@@ -317,12 +317,12 @@ def to_scene(doc: VxlFile, *, source: Path | None = None, hva: Any = None,
         frames = max(hdoc.frames, 1)
         scene.extras["hva"] = Path(hpath).name if hpath else "given"   # no local folders
     mats = []
-    for i, (limb, sec) in enumerate(zip(doc.limbs, sections)):
-        if sec is None or hdoc is None or hdoc.frames == 0:
+    for i, (limb, hsec) in enumerate(zip(doc.limbs, sections)):
+        if hsec is None or hdoc is None or hdoc.frames == 0:
             m = limb_matrices(limb, None, f"limbs[{i}]")
             mats.append(np.repeat(m, frames, axis=0))
         else:
-            mats.append(limb_matrices(limb, hdoc.matrices[:, sec], f"limbs[{i}]"))
+            mats.append(limb_matrices(limb, hdoc.matrices[:, hsec], f"limbs[{i}]"))
     remap = (doc.remap_start, doc.remap_end)
     nodes = grid_scene(scene, grids, pal, remap, mats, root, greedy, normals)
     # what glTF has no place for, so that from_scene can give the file back (see .keep)

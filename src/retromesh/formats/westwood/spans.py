@@ -3,11 +3,10 @@
 A limb body is three blocks; a column is the voxels ``(x, y, 0..zsize-1)`` with column
 index ``i = x + y*xsize`` (so the file lists columns in ``[y, x]`` order):
 
-| block | type | meaning |
-|---|---|---|
-| span_start | int32 x (xsize*ysize) | offset of the column's first byte in the span data, -1 = empty column |
-| span_end | int32 x (xsize*ysize) | offset of the column's last byte, -1 = empty column |
-| span data | runs, per column | ``uint8 skip`` (empty voxels before the run), ``uint8 count``, ``count x (uint8 colour, uint8 normal)``, ``uint8 count`` again; repeated until z reaches zsize |
+* span_start (int32 x (xsize*ysize)): offset of the column's first byte in the span data, -1 = empty column
+* span_end (int32 x (xsize*ysize)): offset of the column's last byte, -1 = empty column
+* span data (runs, per column): ``uint8 skip`` (empty voxels before the run), ``uint8 count``,
+  ``count x (uint8 colour, uint8 normal)``, ``uint8 count`` again; repeated until z reaches zsize
 
 A run with ``count = 0`` is a trailing skip (vengi and the Westwood tools write one when
 the column's last voxel is below the top). Presence comes from the spans: colour 0 is a voxel.
@@ -73,7 +72,8 @@ class Runs(NamedTuple):
     col: np.ndarray       # column index
     head: np.ndarray      # offset of the run's skip byte in the span data
     z: np.ndarray         # first voxel of the run (after its skip)
-    count: np.ndarray     # voxels in the run (0 for a trailing skip)
+    # (a field named like tuple.count, which it shadows on purpose)
+    count: np.ndarray     # type: ignore[assignment]  # voxels in the run (0 for a trailing skip)
 
 
 def _first_failure(buf: np.ndarray, cols: np.ndarray, p: np.ndarray, lim: np.ndarray,
@@ -137,13 +137,13 @@ def scan(start: np.ndarray, end: np.ndarray, data: bytes | np.ndarray,
     cols = cols.astype(itype)
     p = p.astype(itype)
     lim = lim.astype(itype)
-    z = np.zeros(len(cols), itype)
+    z: np.ndarray = np.zeros(len(cols), itype)
     # per step: run headers, z before the skip, owner columns, skips, counts (kept as they
     # are gathered: gathering them again from the data afterwards costs as much as the walk)
     steps: list[tuple[np.ndarray, ...]] = []
     while len(cols):
         skip = buf.take(p, mode="clip")     # take(clip) is twice as fast as buf[p] here
-        cnt = buf.take(p + 1, mode="clip").astype(itype)
+        cnt: np.ndarray = buf.take(p + 1, mode="clip").astype(itype)
         nz = z + skip
         nz += cnt
         tail = p + cnt

@@ -9,19 +9,18 @@ voxelised again in its own SIZE with the file's palette, a moved one gets a new 
 
 Layout (little-endian)
 
-| part | fields |
-|---|---|
-| header | ``char[4] "VOX "``, ``int32 version`` (150 or 200) |
-| chunk | ``char[4] id``, ``int32 content_size``, ``int32 children_size``, content, children |
-| MAIN | no content; children: ``PACK``? then ``SIZE``+``XYZI`` per model, scene graph, palette |
-| SIZE | ``int32 x, y, z`` (model size, z up) |
-| XYZI | ``int32 n``, ``n x (uint8 x, y, z, colour_index)``; colour index 1..255 (0 = empty) |
-| RGBA | ``256 x uint8[4]``: entry ``k`` is the colour of index ``k + 1`` |
-| nTRN | ``int32 node``, DICT (``_name``, ``_hidden``), ``int32 child, reserved (-1), layer, frames``, frames x DICT (``_r`` rotation byte, ``_t`` "x y z", ``_f``) |
-| nGRP | ``int32 node``, DICT, ``int32 n``, n x ``int32 child`` |
-| nSHP | ``int32 node``, DICT, ``int32 n``, n x (``int32 model``, DICT) |
-| LAYR | ``int32 layer``, DICT (``_name``, ``_hidden``), ``int32 reserved`` |
-| DICT | ``int32 n``, n x (STRING key, STRING value); STRING = ``int32 size`` + bytes |
+* header: ``char[4] "VOX "``, ``int32 version`` (150 or 200)
+* chunk: ``char[4] id``, ``int32 content_size``, ``int32 children_size``, content, children
+* MAIN: no content; children: ``PACK``? then ``SIZE``+``XYZI`` per model, scene graph, palette
+* SIZE: ``int32 x, y, z`` (model size, z up)
+* XYZI: ``int32 n``, ``n x (uint8 x, y, z, colour_index)``; colour index 1..255 (0 = empty)
+* RGBA: ``256 x uint8[4]``: entry ``k`` is the colour of index ``k + 1``
+* nTRN: ``int32 node``, DICT (``_name``, ``_hidden``), ``int32 child, reserved (-1), layer, frames``, frames x
+  DICT (``_r`` rotation byte, ``_t`` "x y z", ``_f``)
+* nGRP: ``int32 node``, DICT, ``int32 n``, n x ``int32 child``
+* nSHP: ``int32 node``, DICT, ``int32 n``, n x (``int32 model``, DICT)
+* LAYR: ``int32 layer``, DICT (``_name``, ``_hidden``), ``int32 reserved``
+* DICT: ``int32 n``, n x (STRING key, STRING value); STRING = ``int32 size`` + bytes
 
 Limits (hostile files): the SIZE volumes of all models add up to at most :data:`MAX_CELLS`
 (a 24-byte SIZE would otherwise buy a 256^3 grid), and so do those of all shape instances
@@ -294,7 +293,7 @@ MAX_CELLS = 1 << 30
 
 def models(doc: VoxFile) -> list[VoxelGrid]:
     """Each SIZE+XYZI pair as a grid (colour = vox index 1..255, normal 0)."""
-    out = []
+    out: list[VoxelGrid] = []
     size: VoxSize | None = None
     cells = 0
     for c in doc.chunks:
@@ -537,7 +536,7 @@ def vxl_to_vox(doc: VxlFile, *, source: Path | None = None, hva: Any = None,
         attrs["vxl_voxels"] = _shape_key(g.mask)
         if len(zeros):
             attrs["vxl_colour0"] = f"{zero_to}:{zeros.tobytes().hex()}"
-        if hm is not None:
+        if hm is not None and hdoc is not None and sec is not None:     # (hm: both given)
             attrs["vxl_hva"] = _floats(hm)
             attrs["vxl_hva_section"] = bytes(hdoc.section_names[sec]).hex()
         limb_ids.append((i, attrs, centre))

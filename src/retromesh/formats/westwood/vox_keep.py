@@ -148,7 +148,8 @@ def _revoxelise(scene: Scene, doc: Any, grids: list, edited: dict[int, int]) -> 
         size = np.array(grids[mid].size)
         pivot = np.floor(size / 2)
         label = scene.nodes[ni].name or f"model{mid}"
-        limb = Limb(name=label.encode("latin-1", "replace")[:15].ljust(16, b"\0"), xsize=int(size[0]), ysize=int(size[1]), zsize=int(size[2]), normal_type=4,
+        limb = Limb(name=label.encode("latin-1", "replace")[:15].ljust(16, b"\0"),
+                    xsize=int(size[0]), ysize=int(size[1]), zsize=int(size[2]), normal_type=4,
                     bounds_min=(-pivot).astype(np.float32),
                     bounds_max=(size - pivot).astype(np.float32))
         mask, colour = voxelise_in_grid(scene, scene.nodes[ni], limb, palette)

@@ -110,7 +110,7 @@ def voxelize_triangles(tri: np.ndarray, colours: np.ndarray, shape: tuple[int, i
     steps = np.maximum(1, np.ceil(np.linalg.norm(edge, axis=2).max(1) * 2)).astype(np.int64)
     cells, vals = [], []
     dims = np.array(shape)
-    for n, w in ((n, w) for n in np.unique(steps) for w in _lattice(int(n))):
+    for n, w in ((m, w) for m in np.unique(steps) for w in _lattice(int(m))):
         group = np.flatnonzero(steps == n)
         batch = max(1, _SAMPLES // len(w))                          # bounded memory
         for b in range(0, len(group), batch):
@@ -188,7 +188,7 @@ def _palette(srgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return pal, np.array(_FREE)[idx][inv.reshape(-1)]
 
 
-def from_scene(scene: Scene, *, resolution: int | None = None, voxel_size: float | None = None,
+def from_scene(scene: Scene, *, resolution: float | None = None, voxel_size: float | None = None,
                game: str | None = None, fill: bool = True, native: bool = True,
                **options: Any) -> dict[str, Any]:
     """See the module docstring; a scene made from a ``.vxl`` gives that file back (untouched

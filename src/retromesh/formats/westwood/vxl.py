@@ -3,13 +3,17 @@
 
 Layout (little-endian; offsets in bytes)
 
-| part | size | fields |
-|---|---|---|
-| header | 802 | ``char[16] "Voxel Animation\\0"``, ``uint32 palette_count`` (1), ``uint32 limb_count``, ``uint32 tailer_count`` (= limb_count), ``uint32 body_size``, ``uint8 remap_start`` (16), ``uint8 remap_end`` (31), ``uint8 palette[256][3]`` |
-| limb headers | 28 x n | ``char name[16]`` (kept raw: garbage after the NUL), ``uint32 index``, ``uint32 unknown1`` (1), ``uint32 unknown2`` (0 or 2) |
-| bodies | body_size | per limb at the tailer's offsets (relative to the start of the body block): ``int32 span_start[xs*ys]``, ``int32 span_end[xs*ys]``, span data (see :mod:`.voxels`) |
-| tailers | 92 x n | ``uint32 span_start_off, span_end_off, span_data_off``, ``float32 scale``, ``float32[3][4]`` transform (rows ``[R | t]``), ``float32[3] bounds_min, bounds_max``, ``uint8 xsize, ysize, zsize``, ``uint8 normal_type`` (2 TS, 4 RA2) |
-| trailing | rest | bytes after the tailers (none in the corpus; kept) |
+* header (802): ``char[16] "Voxel Animation\\0"``, ``uint32 palette_count`` (1), ``uint32 limb_count``,
+  ``uint32 tailer_count`` (= limb_count), ``uint32 body_size``, ``uint8 remap_start`` (16),
+  ``uint8 remap_end`` (31), ``uint8 palette[256][3]``
+* limb headers (28 x n): ``char name[16]`` (kept raw: garbage after the NUL), ``uint32 index``,
+  ``uint32 unknown1`` (1), ``uint32 unknown2`` (0 or 2)
+* bodies (body_size): per limb at the tailer's offsets (relative to the start of the body block):
+  ``int32 span_start[xs*ys]``, ``int32 span_end[xs*ys]``, span data (see :mod:`.voxels`)
+* tailers (92 x n): ``uint32 span_start_off, span_end_off, span_data_off``, ``float32 scale``,
+  ``float32[3][4]`` transform (rows ``[R | t]``), ``float32[3] bounds_min, bounds_max``,
+  ``uint8 xsize, ysize, zsize``, ``uint8 normal_type`` (2 TS, 4 RA2)
+* trailing (rest): bytes after the tailers (none in the corpus; kept)
 
 Deviations from the spec text (``westwood-vxl.txt`` 1.02) and what the corpus taught:
 
@@ -222,7 +226,7 @@ def read(r: Reader) -> VxlFile:
                          field=f"tailers[{i}].xsize")
     # canonical: limb bodies in order, each start table, end table, span data, no gaps
     canonical = True
-    for i, (tpos, t) in enumerate(tailers):
+    for i, (_tpos, t) in enumerate(tailers):
         so, eo, do = t[:3]
         n = t[22] * t[23]
         nxt = tailers[i + 1][1][0] if i + 1 < limb_count else body_size
@@ -264,13 +268,13 @@ def read(r: Reader) -> VxlFile:
 
 def _body(doc: VxlFile) -> tuple[bytes, list[tuple[int, int, int]]]:
     if doc.raw_body is not None:
-        offs = np.asarray(doc.raw_body.offsets, np.int64).reshape(-1, 3)
-        if len(offs) != len(doc.limbs):
-            raise DocumentError(f"raw_body has {len(offs)} offset rows for {len(doc.limbs)} "
+        rows = np.asarray(doc.raw_body.offsets, np.int64).reshape(-1, 3)
+        if len(rows) != len(doc.limbs):
+            raise DocumentError(f"raw_body has {len(rows)} offset rows for {len(doc.limbs)} "
                                 f"limbs")
-        return bytes(doc.raw_body.data), [tuple(int(v) for v in row) for row in offs]
+        return bytes(doc.raw_body.data), [(int(a), int(b), int(c)) for a, b, c in rows]
     w = Writer("<")
-    offs = []
+    offs: list[tuple[int, int, int]] = []
     for i, limb in enumerate(doc.limbs):
         n = limb.xsize * limb.ysize
         st = np.asarray(limb.span_start, "<i4").reshape(-1)
@@ -323,6 +327,7 @@ def info(doc: VxlFile) -> dict[str, Any]:
                                limb.size).count.sum())
         except SpanError:
             pass
+    largest = max((l.size for l in doc.limbs), default=(0, 0, 0), key=lambda s: s[0] * s[1] * s[2])
     return {
         "limbs": len(doc.limbs),
         "voxels": voxels,
@@ -330,8 +335,7 @@ def info(doc: VxlFile) -> dict[str, Any]:
                                            l.normal_type == 4 else str(l.normal_type)
                                            for l in doc.limbs})),
         "remap range": f"{doc.remap_start}..{doc.remap_end}",
-        "largest limb": "x".join(map(str, max((l.size for l in doc.limbs), default=(0, 0, 0),
-                                                key=lambda s: s[0] * s[1] * s[2]))),
+        "largest limb": "x".join(map(str, largest)),
     }
 
 

@@ -83,7 +83,7 @@ class AnmEvent:
 
 @record
 class AnmIkBone:
-    filler: tuple[float, float, float, float, float, float]
+    filler: tuple[float, ...]                   # 6 floats
     path: np.ndarray            # int32 bone ids
     label: bytes
 
@@ -107,7 +107,7 @@ class AnmKeyframe:
     shape_keys: list[AnmLabelWeight] | None = None   # v >= 5
     status_keys: list[AnmLabelWeight] | None = None  # v >= 6
     rotation: float | None = None                # centered
-    center_offset: tuple[float, float, float] | None = None   # centered
+    center_offset: tuple[float, ...] | None = None   # centered: x, y, z
 
 
 @record
@@ -231,11 +231,15 @@ def write(doc: AnmFile) -> bytes:
         raise DocumentError(".anm needs at least one keyframe")
     w = Writer("<")
     w.i32(v)
+    # (the asserts below hold after the _need checks: present exactly in these versions)
     if v >= 10:
+        assert doc.centered is not None
         w.u8(int(doc.centered))
     if v >= 1:
+        assert doc.looping is not None
         w.u8(int(doc.looping))
     if 1 <= v <= 10:
+        assert doc.start is not None
         w.i32(int(doc.start))
     w.i32(int(doc.length))
     w.i32(len(doc.keyframes))
@@ -269,6 +273,7 @@ def write(doc: AnmFile) -> bytes:
             w.i32(len(wm))
             w.records(wm)
         if v >= 9:
+            assert kf.use_mobility is not None
             w.u8(int(kf.use_mobility))
             if kf.use_mobility:
                 if kf.mobility is None:
@@ -277,11 +282,13 @@ def write(doc: AnmFile) -> bytes:
             elif kf.mobility is not None:
                 raise DocumentError(f"keyframes[{i}].mobility given but use_mobility is 0")
         if v >= 2:
+            assert kf.events is not None
             w.i32(len(kf.events))
             for e in kf.events:
                 w.i32(int(e.bone))
                 _w_label(w, e.name)
         if v >= 3:
+            assert kf.ik_bones is not None
             w.i32(len(kf.ik_bones))
             for ik in kf.ik_bones:
                 if len(ik.filler) != 6:
@@ -293,11 +300,13 @@ def write(doc: AnmFile) -> bytes:
                 _w_label(w, ik.label)
         if v >= 5:
             for items in (kf.shape_keys, kf.status_keys)[: 2 if v >= 6 else 1]:
+                assert items is not None
                 w.i32(len(items))
                 for it in items:
                     w.f32(float(it.weight))
                     _w_label(w, it.label)
         if centered:
+            assert kf.rotation is not None and kf.center_offset is not None
             w.f32(float(kf.rotation))
             if len(kf.center_offset) != 3:
                 raise DocumentError("center_offset holds 3 floats")

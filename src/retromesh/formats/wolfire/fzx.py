@@ -60,9 +60,9 @@ MAX_LABEL = 255
 @record
 class FzxObject:
     label: bytes
-    rotation: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)   # w, x, y, z (Blender)
-    location: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    rotation: tuple[float, ...] = (1.0, 0.0, 0.0, 0.0)   # w, x, y, z (Blender)
+    location: tuple[float, ...] = (0.0, 0.0, 0.0)
+    scale: tuple[float, ...] = (1.0, 1.0, 1.0)
 
 
 @record
@@ -235,28 +235,28 @@ def to_scene(doc: FzxFile, *, source: Path | None = None, center: Any = None,
     if not np.isfinite(scale) or scale <= 0:
         raise DocumentError(f"body_scale must be a positive number, got {body_scale!r}")
     scene = Scene(name=source.stem if source else "fzx")
-    root = scene.add_node(Node(name=scene.name, scale=[scale] * 3,
+    root = scene.add_node(Node(name=scene.name, scale=np.array([scale] * 3),
                                extras={"fzx_version": doc.version, "center": list(center)}))
-    for i, o in enumerate(doc.objects):
-        vals = np.array(list(o.rotation) + list(o.location) + list(o.scale), dtype=np.float64)
+    for i, ob in enumerate(doc.objects):
+        vals = np.array(list(ob.rotation) + list(ob.location) + list(ob.scale), dtype=np.float64)
         if not np.all(np.isfinite(vals)):
             raise DocumentError(f"fzx object {i} has non-finite values")
-        info = parse_label(o.label)
-        label = o.label.decode("utf-8", "replace")
-        pos, idx = volume_mesh(o, info["shape"])
+        info = parse_label(ob.label)
+        label = ob.label.decode("utf-8", "replace")
+        pos, idx = volume_mesh(ob, info["shape"])
         from ...gltf.writer import compute_normals
         m = scene.add_mesh(Mesh(name=label, primitives=[
             Primitive(positions=pos, normals=compute_normals(pos, idx), indices=idx)]))
         copies = [False, True] if info["mirror"] else [False]
         for mirror in copies:
-            t, q = volume_transform(o, center, mirror)
+            t, q = volume_transform(ob, center, mirror)
             name = label + (" (mirror)" if mirror else "")
             scene.add_node(Node(name=name, translation=t, rotation=q, mesh=m,
                                 extras={"fzx_label": label, "shape": info["shape"] or "box",
                                         "part": info["part"], "side": info["side"],
                                         "mirrored_copy": mirror,
                                         **({} if mirror else {"fzx_index": i,
-                                                              "fzx_object": kept_values(o)})}),
+                                                              "fzx_object": kept_values(ob)})}),
                            parent=root)
     return scene
 

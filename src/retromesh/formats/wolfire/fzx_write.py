@@ -92,7 +92,9 @@ def _volumes(scene: Scene) -> tuple[int | None, list[int], list[int]]:
 
 def _extent(scene: Scene, i: int, s: np.ndarray) -> np.ndarray:
     """Half the extent of node ``i``'s mesh along its local axes, times the node's scale."""
-    prims = [p for p in scene.meshes[scene.nodes[i].mesh].primitives if len(p.positions)]
+    mesh = scene.nodes[i].mesh
+    assert mesh is not None                     # volumes are nodes with a mesh
+    prims = [p for p in scene.meshes[mesh].primitives if len(p.positions)]
     if not prims:
         return np.zeros(3)
     pos = np.concatenate([p.positions for p in prims]).astype(np.float64)

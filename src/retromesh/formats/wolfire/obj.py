@@ -205,7 +205,8 @@ def _read(r: Reader) -> ObjFile:
     try:
         doc.mesh(r.file)
     except FormatError as exc:
-        raise exc.with_file(r.file)
+        exc.with_file(r.file)           # fills in the file, keeps the exception's own chain
+        raise
     return doc
 
 
@@ -250,7 +251,10 @@ def scene_mesh(scene: Scene) -> tuple[np.ndarray, np.ndarray, np.ndarray | None,
     """(positions, triangles, uvs, normals) of every triangle primitive, node transforms applied
     (skinned meshes in their bind space)."""
     worlds = scene.world_matrices()
-    pos_l, tri_l, uv_l, n_l = [], [], [], []
+    pos_l: list[np.ndarray] = []
+    tri_l: list[np.ndarray] = []
+    uv_l: list = []                 # (None for a primitive without UVs: then not joined)
+    n_l: list[np.ndarray] = []
     all_uv = all_n = True
     base = 0
     for ni, node in enumerate(scene.nodes):

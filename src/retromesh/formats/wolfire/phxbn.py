@@ -77,8 +77,8 @@ TAIL_LIMIT = 1 << 20
 class PhxJoint:
     type: int
     stops: tuple[float, ...] = ()                   # 2 (hinge), 6 (amotor) or none
-    bones: tuple[int, int] = (0, 0)
-    axis: tuple[float, float, float] | None = None  # hinge only
+    bones: tuple[int, ...] = (0, 0)                 # the two bones
+    axis: tuple[float, ...] | None = None           # hinge only: x, y, z
 
 
 @record
@@ -196,16 +196,16 @@ def _infer_vertices(r: Reader, version: int, m: int) -> int:
         probe.pos, probe.end = start + 32 * n, r.end
         try:
             _read_tail(probe, version, m)
-            ok = probe.pos == probe.end
+            fits = probe.pos == probe.end
         except FormatError:
-            ok = False
+            fits = False
         # ... and the bone ids before it must be whole numbers naming bones
-        if ok and n:
+        if fits and n:
             ids = np.frombuffer(data, "<f4", 4 * n, start + 16 * n)
             wts = np.frombuffer(data, "<f4", 4 * n, start)
-            ok = bool(np.all(np.isfinite(wts)) and np.all(np.isfinite(ids))
-                      and np.all(ids == np.round(ids)) and ids.min() >= 0 and ids.max() < max(m, 1))
-        if ok:
+            fits = bool(np.all(np.isfinite(wts)) and np.all(np.isfinite(ids))
+                        and np.all(ids == np.round(ids)) and ids.min() >= 0 and ids.max() < max(m, 1))
+        if fits:
             return n
     raise r.fail("control-joint vertex arrays followed by hier_parents, joints"
                  + (" and simple IK bones" if version >= 10 else "") + " up to the end of the file",
@@ -335,6 +335,7 @@ def write(doc: PhxbnFile) -> bytes:
             elif j.axis is not None:
                 raise DocumentError("only hinge joints have an axis")
     if v >= 10:
+        assert doc.simple_ik is not None        # checked with the version above
         w.i32(len(doc.simple_ik))
         for ik in doc.simple_ik:
             w.i32(int(ik.bone))
@@ -379,6 +380,7 @@ def symmetry_problems(doc: PhxbnFile) -> list[int]:
         hi = np.searchsorted(keys, ends[:, axis] + r, "right")
         if best is None or (hi - lo).sum() < best[0]:
             best = (int((hi - lo).sum()), order, lo, hi)
+    assert best is not None                     # six axes were tried
     _, order, lo, hi = best
     paired = np.zeros(len(ends), bool)
     # rows in blocks whose candidate pairs stay a few million

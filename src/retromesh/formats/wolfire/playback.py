@@ -57,13 +57,13 @@ def sample_animation(anm: AnmFile, parents: np.ndarray, n_bones: int, sample_ms:
     T = np.einsum("sj,sjmc->smc", w, t[idx])
     R = _blend_four_rotations(r[idx], w)
     if anm.is_centered:
-        rot = np.array([float(k.rotation) for k in kfs])
-        off = np.array([list(k.center_offset) for k in kfs], dtype=np.float64)
+        rot = np.array([k.rotation for k in kfs], dtype=np.float64)
+        off = np.array([k.center_offset for k in kfs], dtype=np.float64)
         if not (np.all(np.isfinite(rot)) and np.all(np.isfinite(off))):
             raise DocumentError("root motion values must be finite")
-        a, b = idx[:, 1], idx[:, 2]
-        root_t = off[a] * (1 - interp[:, None]) + off[b] * interp[:, None]
-        root_r = rot[a] * (1 - interp) + rot[b] * interp
+        ka, kb = idx[:, 1], idx[:, 2]
+        root_t = off[ka] * (1 - interp[:, None]) + off[kb] * interp[:, None]
+        root_r = rot[ka] * (1 - interp) + rot[kb] * interp
         return T, R, root_t, root_r
     return T, R, None, None
 

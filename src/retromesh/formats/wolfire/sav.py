@@ -166,7 +166,7 @@ def write(doc: SavFile) -> bytes:
             raise DocumentError(f"levels[{i}] must be a {want.__name__} in a version {v} save")
         if len(bytes(lv.md5)) != 16:
             raise DocumentError(f"levels[{i}].md5 must be 16 bytes")
-        if v < 3:
+        if isinstance(lv, SavLegacyLevel):      # (v < 3: the level type was checked above)
             _w_str(w, lv.name, "name")
             w.raw(bytes(lv.md5))
         else:
@@ -178,7 +178,7 @@ def write(doc: SavFile) -> bytes:
         for p in lv.values:
             _w_str(w, p.key, "key")
             _w_str(w, p.value, "value")
-        if v == 3:
+        if isinstance(lv, SavLevel):            # (v == 3)
             _w_count(w, len(lv.arrays), "arrays")
             for a in lv.arrays:
                 _w_str(w, a.key, "key")

@@ -44,7 +44,7 @@ def _add_skeleton(scene: Scene, name: str, bind: np.ndarray, parents: np.ndarray
         local = bind[i] if p < 0 else inverse(bind[p]) @ bind[i]
         t, r, s = decompose_trs(local)
         extras: dict[str, Any] = {"phxbn_bone": i}
-        if ends is not None:
+        if ends is not None and pts is not None:            # (both or neither)
             a, b = int(ends[i, 0]), int(ends[i, 1])
             extras.update(start_point=a, end_point=b,
                           length=float(np.linalg.norm(pts[b] - pts[a])))
@@ -200,7 +200,7 @@ def add_animation(scene: Scene, anm: AnmFile, name: str, root: int, joints: list
     for i, node in enumerate(joints):
         channels.append(Channel(node, "translation", secs, T[:, i]))
         channels.append(Channel(node, "rotation", secs, quat_continuous(R[:, i])))
-    if root_t is not None and root_motion:
+    if root_t is not None and root_r is not None and root_motion:     # (both or neither)
         channels.append(Channel(root, "translation", secs, root_t))
         channels.append(Channel(root, "rotation", secs, quat_continuous(rot_y(root_r))))
     extras: dict[str, Any] = {
@@ -223,7 +223,8 @@ def add_animation(scene: Scene, anm: AnmFile, name: str, root: int, joints: list
                                 "path": [int(x) for x in ik.path]} for ik in k.ik_bones or []]
                               for k in kfs]
     if any(k.use_mobility for k in kfs):
-        extras["mobility"] = [[float(x) for x in k.mobility] if k.use_mobility else None
+        extras["mobility"] = [[float(x) for x in k.mobility]
+                              if k.use_mobility and k.mobility is not None else None
                               for k in kfs]
     channels += weapon_channels(scene, anm, root, sample, secs, LIMITS["sample_bones"])
     anim = Animation(name=name, channels=channels, extras=extras)

@@ -27,7 +27,7 @@ def _skeleton_of(scene: Scene):
         raise UnsupportedError("the scene has no skin (joints) to make a skeleton from")
     skin = scene.skins[0]
     joints = list(skin.joints)
-    bones = [scene.nodes[j].extras.get("phxbn_bone") for j in joints]
+    bones: list[Any] = [scene.nodes[j].extras.get("phxbn_bone") for j in joints]
     if all(isinstance(b, int) for b in bones) and sorted(bones) == list(range(len(joints))):
         order = np.argsort(bones)
         joints = [joints[i] for i in order]
@@ -92,12 +92,12 @@ def _bone_geometry(scene: Scene, joints: list[int], bind: np.ndarray, parents: n
                 end = o + np.array([0.0, typical / 2, 0.0])
             starts[i], ends_p[i] = o, end
     if np.all(have):
-        ids = np.array(ids, np.int64).reshape(m, 2)
-        npts = int(ids.max()) + 1
+        id_pairs = np.array(ids, np.int64).reshape(m, 2)
+        npts = int(id_pairs.max()) + 1
         points = np.zeros((npts, 3))
-        points[ids[:, 0]] = starts
-        points[ids[:, 1]] = ends_p
-        bone_ends = ids
+        points[id_pairs[:, 0]] = starts
+        points[id_pairs[:, 1]] = ends_p
+        bone_ends = id_pairs
     else:
         points = np.concatenate([starts, ends_p])
         bone_ends = np.stack([np.arange(m), np.arange(m) + m], 1)
@@ -125,6 +125,7 @@ def _skinned_parts(scene: Scene, skin: Skin, joints: list[int]):
                 dropped += 1
                 continue
             idx = (p.indices if p.indices is not None else np.arange(len(p.positions))).astype(np.int64)
+            assert p.weights is not None            # Scene.validate: with the joints
             w_l.append(p.weights[idx])
             j_l.append(remap[p.joints[idx].astype(np.int64)])
             mesh_parts.append((p.positions.astype(np.float64), idx.reshape(-1, 3),
@@ -254,10 +255,10 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
                             f"LIMITS['sample_bones'] = {LIMITS['sample_bones']} "
                             "(retromesh.formats.wolfire.scene.LIMITS; raise it for longer "
                             "animations)")
-    rest = [scene.nodes[j] for j in joints]
-    T = np.array([n.translation for n in rest])[None].repeat(len(t), 0)
-    R = np.array([n.rotation for n in rest])[None].repeat(len(t), 0)
-    S = np.array([n.scale for n in rest])[None].repeat(len(t), 0)
+    rest_nodes = [scene.nodes[j] for j in joints]
+    T = np.array([n.translation for n in rest_nodes])[None].repeat(len(t), 0)
+    R = np.array([n.rotation for n in rest_nodes])[None].repeat(len(t), 0)
+    S = np.array([n.scale for n in rest_nodes])[None].repeat(len(t), 0)
     pos_of = {n: i for i, n in enumerate(joints)}
     root_t = root_r = None
     for c in anim.channels:
@@ -324,7 +325,7 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
     weights = [_floats(w) for w in ex.get("weights") or []] if isinstance(
         ex.get("weights"), list) else []
     events_by_key: dict[int, list] = {}
-    for e in ex.get("events") if isinstance(ex.get("events"), list) else []:
+    for e in ex["events"] if isinstance(ex.get("events"), list) else []:
         if isinstance(e, dict):
             k = int(np.argmin(np.abs(t - xt.number(e, "time", 0.0))))
             events_by_key.setdefault(k, []).append(e)

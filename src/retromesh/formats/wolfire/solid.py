@@ -238,7 +238,7 @@ def to_scene(doc: SolidFile, *, source: Path | None = None, character: bool | No
     if kind != "plain":
         rotation = rotation_quat(kind)      # the game's load-time Rotate(...) calls
         extras[UPRIGHT_KEY] = True
-    scene.add_node(Node(name=name, mesh=m, rotation=rotation, extras=extras))
+    scene.add_node(Node(name=name, mesh=m, rotation=np.asarray(rotation), extras=extras))
     return scene
 
 

@@ -5,21 +5,22 @@ degrees, then about Z by ``z``, then about X by ``x`` (right-handed, column vect
 ``Rotate(x, y, z) = Rx(x) Rz(z) Ry(y)``. The rotations the game applies when it loads a model,
 by kind (the file names the game loads are the keys of :data:`KINDS`):
 
-==========  ==============================================  ============================  =====
-kind        models                                          game code                     turn
-==========  ==============================================  ============================  =====
-character   Body*, BodyLow, Rabbit, Wolf*, WolfLow          ``Skeleton::Load``:           Rx(180)
-            (+ Belt, the clothes drawn over them)           ``Rotate(180, 0, 0)``
-object      Box, Cool, Wall, Tunnel, Chimney, Spike, Weird,  ``Object::Object``:            Rx(90) Rz(1) Ry(1)
-            Rock, TreeTrunk, Leaves, Bush; Hawk              ``Rotate(90, 1, 1)``;
-                                                            ``GameInitDispose``: the same
-platform    Platform                                        ``Rotate(90, 0, 0)`` then     Rx(90) Rz(1) Ry(1) Rx(90)
-                                                            ``Rotate(90, 1, 1)``
-knife       ThrowingKnife                                   ``Weapon::Load``: ``Rotate(90, 0, 0)``,  Ry(90) Rx(90)
-                                                            ``Rotate(0, 90, 0)``
-blade       Sword, Staff                                    ... then ``Rotate(0, 0, 90)``  Rz(90) Ry(90) Rx(90)
-plain       Eye, Cornea, Iris (and unknown names)           no rotation                   --
-==========  ==============================================  ============================  =====
+==========  ======================================  ==============================  =========================
+kind        models                                  game code                       turn
+==========  ======================================  ==============================  =========================
+character   Body*, BodyLow, Rabbit, Wolf*, WolfLow  ``Skeleton::Load``:             Rx(180)
+            (+ Belt, the clothes drawn over them)   ``Rotate(180, 0, 0)``
+object      Box, Cool, Wall, Tunnel, Chimney,       ``Object::Object``:             Rx(90) Rz(1) Ry(1)
+            Spike, Weird, Rock, TreeTrunk, Leaves,  ``Rotate(90, 1, 1)``;
+            Bush; Hawk                              ``GameInitDispose``: the same
+platform    Platform                                ``Rotate(90, 0, 0)`` then       Rx(90) Rz(1) Ry(1) Rx(90)
+                                                    ``Rotate(90, 1, 1)``
+knife       ThrowingKnife                           ``Weapon::Load``:               Ry(90) Rx(90)
+                                                    ``Rotate(90, 0, 0)``,
+                                                    ``Rotate(0, 90, 0)``
+blade       Sword, Staff                            ... then ``Rotate(0, 0, 90)``   Rz(90) Ry(90) Rx(90)
+plain       Eye, Cornea, Iris (and unknown names)   no rotation                     --
+==========  ======================================  ==============================  =========================
 
 The one-degree turns about Y and Z in ``Rotate(90, 1, 1)`` are the game's (``DoRotation``
 applies any non-zero angle): objects stand upright as the game shows them, 1 degree off plumb.

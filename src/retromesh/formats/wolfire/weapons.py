@@ -63,7 +63,7 @@ def _slot_mats(anm: AnmFile) -> tuple[np.ndarray, np.ndarray] | None:
             continue
         mats[k, :len(w)] = unpack_mats(w["matrix"])
         new = ~seen[:len(w)]
-        if "relative_id" in w.dtype.names:
+        if "relative_id" in (w.dtype.names or ()):
             first["relative_id"][:len(w)][new] = w["relative_id"][new]
             first["relative_weight"][:len(w)][new] = w["relative_weight"][new]
         seen[:len(w)] = True
@@ -204,7 +204,7 @@ def weapon_records(scene: Scene, root: int | None, mats: dict[int, np.ndarray],
         rec = np.zeros(len(slots), dt)
         for j, s in enumerate(slots):
             rec["matrix"][j] = pack_mats(mats[s][k])
-            if "relative_id" in dt.names:
+            if "relative_id" in (dt.names or ()):
                 ex = scene.nodes[nodes[s]].extras
                 rec["relative_id"][j] = xt.integer(ex, "relative_id", -1)
                 rec["relative_weight"][j] = xt.number(ex, "relative_weight", 0.0)
