@@ -351,6 +351,10 @@ def convert_to_scene(fmt: Format, doc: Any, file: str | None = None, **options: 
             raise UnsupportedError(f"{fmt.name} conversion does not take the option {key!r}")
     try:
         scene = fmt.to_scene(doc, **options)
+        if fmt.family != "glTF 2.0":        # a glTF file carries the names it was made from
+            from .filenames import record as record_files
+            record_files(scene, options.get("source"), options,
+                         any(e in f.companions for f in formats_loaded() for e in fmt.extensions))
         return scene.validate()
     except FormatError as exc:
         raise exc.with_file(file)
