@@ -333,7 +333,7 @@ def test_gltf_round_trip_to_phxbn_and_anm(files, tmp_path):
     assert len(sk1.control.weights) == len(sk0.control.weights)
     for name in ("wave", "walk"):
         a0 = retromesh.read(files / f"{name}.anm")
-        a1 = retromesh.read(tmp_path / "rt" / f"s_{name}.anm")
+        a1 = retromesh.read(tmp_path / "rt" / f"{name}.anm")
         assert a1.version == 11 and len(a1.keyframes) == len(a0.keyframes)
         for k0, k1 in zip(a0.keyframes, a1.keyframes):
             assert k0.time == k1.time
