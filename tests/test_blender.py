@@ -268,6 +268,39 @@ def test_extension_roundtrip_keeps_native_counts(roundtrips, name):
     after = native_counts.counts(sorted(out.parent.iterdir()), stem)
     diffs = native_counts.differences(before, after)
     assert not diffs, "; ".join(diffs)
+    # and under the same file names: games find companions by name (retromesh.filenames)
+    assert _model_files(out.parent.iterdir()) == _model_files(group)
+
+
+def _model_files(paths) -> list[str]:
+    return sorted(Path(p).name for p in paths if Path(p).suffix.lower() not in native_counts.SKIP)
+
+
+#: (c') exported under another name: (picked files, output name, the files expected)
+RENAMED = {
+    "column.msh": (EXAMPLES["column.msh"], "pillar.msh",
+                   ["pillar.msh", "pillar.skl", "pillar.txt", "pillar_wave.ani"]),
+    "stick.phxbn": (["wolfire/stick.phxbn", "wolfire/stick.obj", "wolfire/walk.anm"], "man.phxbn",
+                    ["man.obj", "man.phxbn", "walk.anm"]),
+}
+
+
+@pytest.fixture(scope="session")
+def renamed(blender, extension, tmp_path_factory):
+    out = tmp_path_factory.mktemp("renamed")
+    jobs = [{"files": [str(EX / f) for f in files if not f.endswith(".txt")],
+             "out": str(out / name / target)} for name, (files, target, _) in RENAMED.items()]
+    return dict(zip(RENAMED, _roundtrip(blender, extension, jobs)))
+
+
+@pytest.mark.parametrize("name", sorted(RENAMED))
+def test_extension_export_under_another_name_renames_the_model_companions(renamed, name):
+    """Companions named after the model follow the name exported to; the others (an
+    Overgrowth ``walk.anm``, found by name in the character's XML) keep theirs."""
+    res = renamed[name]
+    assert "error" not in res, res["error"]
+    assert res["export"] == ["FINISHED"]
+    assert _model_files(Path(res["out"]).parent.iterdir()) == RENAMED[name][2]
 
 
 # -- (c) editing --------------------------------------------------------------------------------

@@ -95,7 +95,7 @@ def record(scene: Any, source: object, options: Mapping[str, Any],
     pairs = _match_animations(scene.animations, candidates)
     if pairs:
         files["animations"] = pairs
-    if len(files) > (1 if main else 0):
+    if set(files) - {"source", _ext(main or "")}:       # read from one file: nothing to say
         scene.extras[FILES] = files
 
 
