@@ -76,7 +76,9 @@ class Format:
     ``outputs(doc, path) -> {path: bytes}`` for types written as several files;
     ``to_scene(doc, *, source=None, **options) -> Scene``;
     ``from_scene(scene, **options) -> doc | {suffix: doc}`` (a dict writes companion files
-    named ``<stem><suffix>`` beside the main one, the key ``""`` being the main document).
+    named ``<stem><suffix>`` beside the main one, the key ``""`` being the main document; the
+    keys of companions and animations come from :mod:`retromesh.filenames`, which gives each
+    the name of the file it was read from, noted by :func:`convert_to_scene`).
     ``sniff(head) -> bool`` sees the first :data:`SNIFF_BYTES` bytes; ``magic_certain`` says
     that a positive sniff is proof enough without the extension.
     """

@@ -8,7 +8,9 @@ animations and meshes picked with it become its companions (``.msh`` + ``.skl`` 
 the main file are found by name: ``<stem>.skl`` and ``<stem>_*.ani`` for a ``.msh``,
 ``<stem>.obj`` and ``<stem>_*.anm`` for a ``.phxbn``, ``<stem>.msh`` for a ``.skl``,
 ``<stem>.hva`` for a ``.vxl`` (the VXL reader itself looks there too). These are the names
-retromesh's writers give the companions, so an exported file comes back whole.
+retromesh's writers give companions named after the model; a companion of its own name
+(``walk.anm``) is written back under that name (:mod:`retromesh.filenames`: the names ride in
+scene and action custom properties) and is picked with the main file to be imported again.
 """
 from __future__ import annotations
 

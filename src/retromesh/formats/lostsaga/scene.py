@@ -67,8 +67,8 @@ up to one matrix -- exporters write one skin per mesh -- is merged onto the firs
 also a ``.skl`` (joints of the first skin) and one ``.ani`` per animation (the version it was
 read from, else ``DEFAULT`` 4000; ``animation_format="default"/"comp4"/"comp8"`` overrides; ``rounding="engine"|"nearest"``): ``{"": msh,
 ".skl": skl, "_<name>.ani": ani}``, each companion under the name it was read from
-(:mod:`retromesh.filenames`). Non-joint nodes between the joints (an exporter's rotated or scaled ``Armature`` node) are folded into the bones' LocalTMs
-and, at their rest transform, into the ``.ani`` keys of the bones below them (keys are relative to
+(:mod:`retromesh.filenames`). Non-joint nodes between the joints (an exporter's rotated or
+scaled ``Armature`` node) are folded into the bones' LocalTMs and, at their rest transform, into the ``.ani`` keys of the bones below them (keys are relative to
 the ``.skl`` parent). ``.skl``/``.ani`` hold no scale: a constant uniform joint scale (B3D roots,
 an Armature scaled by 0.01) is baked into the bone offsets and inverse binds (skinned vertices stay
 put); non-uniform or animated scale and channels of non-joint nodes are dropped with a LossWarning.
