@@ -290,7 +290,17 @@ def renamed(blender, extension, tmp_path_factory):
     out = tmp_path_factory.mktemp("renamed")
     jobs = [{"files": [str(EX / f) for f in files if not f.endswith(".txt")],
              "out": str(out / name / target)} for name, (files, target, _) in RENAMED.items()]
-    return dict(zip(RENAMED, _roundtrip(blender, extension, jobs)))
+    # a second Lost Saga model of other names imported into the same Blender scene (its names
+    # replace the first one's scene property), then only the first exported
+    other = out / "other"
+    other.mkdir()
+    for src, dst in (("column.msh", "other.msh"), ("column.skl", "bones.skl"),
+                     ("column_wave.ani", "dance.ani")):
+        shutil.copyfile(EX / "lostsaga" / src, other / dst)
+    jobs.append({"files": [str(EX / f) for f in EXAMPLES["column.msh"] if not f.endswith(".txt")],
+                 "also": [str(other / n) for n in ("other.msh", "bones.skl", "dance.ani")],
+                 "out": str(out / "two" / "pillar.msh")})
+    return dict(zip([*RENAMED, "two models"], _roundtrip(blender, extension, jobs)))
 
 
 @pytest.mark.parametrize("name", sorted(RENAMED))
@@ -301,6 +311,16 @@ def test_extension_export_under_another_name_renames_the_model_companions(rename
     assert "error" not in res, res["error"]
     assert res["export"] == ["FINISHED"]
     assert _model_files(Path(res["out"]).parent.iterdir()) == RENAMED[name][2]
+
+
+def test_extension_export_of_one_of_two_models_takes_its_own_names(renamed):
+    res = renamed["two models"]
+    assert "error" not in res, res["error"]
+    assert res["import_also"] == ["FINISHED"] and res["export"] == ["FINISHED"]
+    # the second model's action fits the first's bones (a copy of them): Blender's exporter
+    # writes every action that fits, under its own name (dance.ani)
+    assert _model_files(Path(res["out"]).parent.iterdir()) == \
+        ["dance.ani", "pillar.msh", "pillar.skl", "pillar.txt", "pillar_wave.ani"]
 
 
 # -- (c) editing --------------------------------------------------------------------------------

@@ -28,7 +28,8 @@ from typing import Any
 from ..records import record
 
 __all__ = ["Job", "group_files", "load_to_glb", "convert_glb", "IMPORT_EXTENSIONS",
-           "EXPORT_EXTENSIONS", "encode_extras", "decode_extras", "JSON_MARK"]
+           "EXPORT_EXTENSIONS", "encode_extras", "decode_extras", "JSON_MARK", "files_record",
+           "FILES_PROPERTY"]
 
 # role of each extension: main files in order of precedence, then companions
 _MAIN_ORDER = ("msh", "cms", "phxbn", "vxl", "vox", "b3d", "abc", "solid", "glb", "gltf", "fzx",
@@ -380,6 +381,42 @@ def _snap_noise(doc: dict, eps: float = 1e-6) -> None:
             node["scale"] = [1.0 if abs(v - 1) < eps else v for v in sc]
 
 
+# The names of the files a model was read from (retromesh.filenames) ride in the scene's extras,
+# which Blender keeps as custom properties of its scene: one per Blender scene, so a second model
+# imported into it replaces the first one's. The extension also puts them on each imported root
+# object (FILES_PROPERTY); in the GLB Blender writes, the record of the exported objects becomes
+# the scene's again.
+#: the custom property of an imported root object holding its files' names (JSON text)
+FILES_PROPERTY = "retromesh_files"
+
+
+def files_record(glb: str | os.PathLike) -> Any:
+    """The record of file names in a GLB's scene extras (as :func:`encode_extras` left it: JSON
+    text behind JSON_MARK), None when it has none."""
+    from ..filenames import FILES
+    doc, _ = _read_glb(Path(glb))
+    scenes = doc.get("scenes") or [{}]
+    extras = scenes[0].get("extras") if isinstance(scenes[0], dict) else None
+    return extras.get(FILES) if isinstance(extras, dict) else None
+
+
+def _lift_files_record(doc: dict) -> None:
+    """The first record found on an exported object becomes the scene's (see above)."""
+    from ..filenames import FILES
+    found = None
+    for node in doc.get("nodes", []):
+        extras = node.get("extras")
+        if isinstance(extras, dict) and FILES_PROPERTY in extras:
+            value = extras.pop(FILES_PROPERTY)
+            if not extras:
+                del node["extras"]
+            if found is None and isinstance(value, dict):
+                found = value
+    if found is not None and doc.get("scenes"):
+        scene = doc["scenes"][doc.get("scene", 0) if isinstance(doc.get("scene"), int) else 0]
+        scene.setdefault("extras", {})[FILES] = found
+
+
 def encode_extras(glb: str | os.PathLike) -> dict[str, dict[str, Any]]:
     """Make the GLB's extras survive Blender (see above); returns each animation's encoded
     extras by animation name (for the caller to put on the actions Blender makes)."""
@@ -396,6 +433,7 @@ def decode_extras(glb: str | os.PathLike) -> None:
     """Undo :func:`encode_extras` in a GLB Blender wrote."""
     doc, rest = _read_glb(Path(glb))
     _walk_extras(doc, _decode)
+    _lift_files_record(doc)
     _restore_missing_images(doc)
     _snap_noise(doc)
     _merge_mesh_joints(doc)
