@@ -162,3 +162,16 @@ def test_file_names_ride_on_the_imported_objects_and_come_back_to_the_scene(tmp_
     assert doc["scenes"][0]["extras"][FILES]["source"] == "column.msh"
     assert doc["scenes"][0]["extras"][FILES]["animations"] == [["column_wave", "column_wave.ani"]]
     assert not any(bridge.FILES_PROPERTY in n.get("extras", {}) for n in doc["nodes"])
+
+
+def test_animations_of_other_names_beside_the_only_model_are_found(tmp_path):
+    """An exported ``stick.phxbn`` with ``walk.anm`` (retromesh.filenames) imports whole again
+    from the main file alone; beside a second model they are not guessed."""
+    for name in ("stick.phxbn", "stick.obj", "walk.anm", "wave.anm"):
+        (tmp_path / name).write_bytes((EX / "wolfire" / name).read_bytes())
+    job, = bridge.group_files([tmp_path / "stick.phxbn"])
+    assert [p.name for p in job.options["animations"]] == ["walk.anm", "wave.anm"]
+    assert job.options["mesh"].name == "stick.obj"
+    (tmp_path / "man.phxbn").write_bytes((EX / "wolfire" / "stick.phxbn").read_bytes())
+    job, = bridge.group_files([tmp_path / "stick.phxbn"])
+    assert "animations" not in job.options

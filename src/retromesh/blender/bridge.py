@@ -10,7 +10,8 @@ the main file are found by name: ``<stem>.skl`` and ``<stem>_*.ani`` for a ``.ms
 ``<stem>.hva`` for a ``.vxl`` (the VXL reader itself looks there too). These are the names
 retromesh's writers give companions named after the model; a companion of its own name
 (``walk.anm``) is written back under that name (:mod:`retromesh.filenames`: the names ride in
-scene and action custom properties) and is picked with the main file to be imported again.
+scene, object and action custom properties). Animations of other names are found too when the
+main file is the only model of its folder (as a folder conversion groups them).
 """
 from __future__ import annotations
 
@@ -90,6 +91,28 @@ def _beside(main: Path, pattern: str) -> list[Path]:
         return []
 
 
+#: main extension -> (animation extension, the extensions of the models they could belong to)
+_ORPHANS = {"phxbn": ("anm", ("phxbn",)), "msh": ("ani", ("msh", "skl")),
+            "skl": ("ani", ("msh", "skl"))}
+
+
+def _orphans(main: Path, option: str) -> list[Path]:
+    """Animations of any name beside ``main`` when it is the only model of its folder (an
+    exported ``walk.anm`` keeps its name: retromesh.filenames), as a folder conversion groups
+    them (:func:`retromesh.batch.group_folder`)."""
+    rule = _ORPHANS.get(_ext(main))
+    if option != "animations" or rule is None:
+        return []
+    anim, kinds = rule
+    try:
+        here = [p for p in main.parent.iterdir() if p.is_file()]
+    except OSError:
+        return []
+    if {p.stem.lower() for p in here if _ext(p) in kinds} != {main.stem.lower()}:
+        return []
+    return sorted(p for p in here if _ext(p) == anim)
+
+
 def group_files(paths: Iterable[str | os.PathLike], *, find_beside: bool = True) -> list[Job]:
     """Split the picked files into conversions (see the module docstring)."""
     files = []
@@ -122,6 +145,7 @@ def group_files(paths: Iterable[str | os.PathLike], *, find_beside: bool = True)
                     if option in job.options:
                         continue
                     found = [f for pat in patterns for f in _beside(main, pat)]
+                    found = found or _orphans(main, option)
                     if found:
                         job.options[option] = found if option in _LISTS else found[0]
             jobs.append(job)
