@@ -93,6 +93,13 @@ def test_cli_overgrowth_walk_comes_back_as_walk(wolfire, tmp_path):
     a0 = retromesh.read(wolfire / "walk.anm")
     a1 = retromesh.read(tmp_path / "back" / "walk.anm")
     assert [k.time for k in a1.keyframes] == [k.time for k in a0.keyframes]
+    # and the loop goes round again: the only skeleton of its folder reads walk.anm with it
+    res = runner.invoke(app, ["convert", str(tmp_path / "back" / "stick.phxbn"), "-o",
+                              str(tmp_path / "again.glb")])
+    assert res.exit_code == 0 and "walk.anm" in res.output, res.output
+    assert [a.name for a in retromesh.load(tmp_path / "again.glb").animations] == ["walk"]
+    (tmp_path / "back" / "man.phxbn").write_bytes((tmp_path / "back" / "stick.phxbn").read_bytes())
+    assert "animations" not in batch.companions(tmp_path / "back" / "stick.phxbn")
 
 
 # -- per family, through glTF ------------------------------------------------------------------
