@@ -40,7 +40,10 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .scene import Animation, Scene
 
 __all__ = ["FILES", "FILE", "record", "companion", "animation_keys", "animation_label"]
 
@@ -66,7 +69,7 @@ def _ext(name: str) -> str:
     return Path(name).suffix.lower()
 
 
-def record(scene: Any, source: object, options: Mapping[str, Any],
+def record(scene: Scene, source: object, options: Mapping[str, Any],
            companion_type: bool = False) -> None:
     """Note in ``scene`` the names of the files it was read from: ``source`` (the main file)
     and the path-valued reading ``options`` (``skeleton``, ``mesh``, ``animations``, ``hva``,
@@ -99,7 +102,7 @@ def record(scene: Any, source: object, options: Mapping[str, Any],
         scene.extras[FILES] = files
 
 
-def _match_animations(animations: list[Any], candidates: list[str]) -> list[list[str]]:
+def _match_animations(animations: list[Animation], candidates: list[str]) -> list[list[str]]:
     pairs: list[list[str]] = []
     taken: set[int] = set()
     for name in candidates:
@@ -115,7 +118,7 @@ def _match_animations(animations: list[Any], candidates: list[str]) -> list[list
     return pairs
 
 
-def _files(scene: Any) -> dict[str, Any]:
+def _files(scene: Scene) -> dict[str, Any]:
     files = scene.extras.get(FILES)
     return files if isinstance(files, dict) else {}
 
@@ -141,7 +144,7 @@ def _model_stem(files: Mapping[str, Any], main: str) -> str:
     return ""
 
 
-def companion(scene: Any, suffix: str, main: str) -> str:
+def companion(scene: Scene, suffix: str, main: str) -> str:
     """The key under which a writer of ``main`` files (``".msh"``) files its companion of
     extension ``suffix`` (``".skl"``, ``".obj"``, ``".hva"``, ``".txt"``): the recorded
     file's name, else ``suffix`` (the output's stem + ``suffix``)."""
@@ -157,7 +160,7 @@ def animation_label(name: str, index: int) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", name) or f"animation{index}"
 
 
-def _recorded(scene: Any, files: Mapping[str, Any]) -> list[str | None]:
+def _recorded(scene: Scene, files: Mapping[str, Any]) -> list[str | None]:
     """The file each animation was read from (its extras, else the scene's pairs by name)."""
     pairs = [p for p in files.get("animations", []) if isinstance(p, list) and len(p) == 2
              and all(isinstance(v, str) for v in p)]
@@ -184,7 +187,7 @@ def _unique(key: str, taken: set[str]) -> str:
     return key
 
 
-def animation_keys(scene: Any, ext: str, main: str) -> list[str]:
+def animation_keys(scene: Scene, ext: str, main: str) -> list[str]:
     """One output key per animation of ``scene`` (in order) for animation files of extension
     ``ext`` (``".ani"``, ``".anm"``) beside a main file of extension ``main``; see the module
     docstring for the rule."""
