@@ -175,3 +175,11 @@ def test_animations_of_other_names_beside_the_only_model_are_found(tmp_path):
     (tmp_path / "man.phxbn").write_bytes((EX / "wolfire" / "stick.phxbn").read_bytes())
     job, = bridge.group_files([tmp_path / "stick.phxbn"])
     assert "animations" not in job.options
+
+
+def test_animation_named_after_the_model_is_found(tmp_path):
+    """``man.anm`` (an animation read from a file named after the skeleton keeps that name)."""
+    for name in ("man.phxbn", "man.anm", "other.phxbn"):
+        (tmp_path / name).write_bytes(b"")
+    job, = bridge.group_files([tmp_path / "man.phxbn"])
+    assert [p.name for p in job.options["animations"]] == ["man.anm"]

@@ -5,8 +5,8 @@ LossWarnings for Blender's report. No bpy here, so all of it is tested without B
 Grouping: among the picked files, a mesh or model file is the main file of a group; skeletons,
 animations and meshes picked with it become its companions (``.msh`` + ``.skl`` + ``.ani``;
 ``.phxbn`` + ``.obj`` + ``.anm``; ``.vxl`` + ``.hva``). Companions not picked but lying beside
-the main file are found by name: ``<stem>.skl`` and ``<stem>_*.ani`` for a ``.msh``,
-``<stem>.obj`` and ``<stem>_*.anm`` for a ``.phxbn``, ``<stem>.msh`` for a ``.skl``,
+the main file are found by name: ``<stem>.skl`` and ``<stem>[_*].ani`` for a ``.msh``,
+``<stem>.obj`` and ``<stem>[_*].anm`` for a ``.phxbn``, ``<stem>.msh`` for a ``.skl``,
 ``<stem>.hva`` for a ``.vxl`` (the VXL reader itself looks there too). These are the names
 retromesh's writers give companions named after the model; a companion of its own name
 (``walk.anm``) is written back under that name (:mod:`retromesh.filenames`: the names ride in
@@ -48,9 +48,9 @@ _COMPANIONS = {
 _LISTS = {"animations"}
 # companions looked for beside the main file: option -> name patterns ({stem})
 _BESIDE = {
-    "msh": {"skeleton": ["{stem}.skl"], "animations": ["{stem}_*.ani"]},
-    "skl": {"mesh": ["{stem}.msh"], "animations": ["{stem}_*.ani"]},
-    "phxbn": {"mesh": ["{stem}.obj"], "animations": ["{stem}_*.anm"]},
+    "msh": {"skeleton": ["{stem}.skl"], "animations": ["{stem}.ani", "{stem}_*.ani"]},
+    "skl": {"mesh": ["{stem}.msh"], "animations": ["{stem}.ani", "{stem}_*.ani"]},
+    "phxbn": {"mesh": ["{stem}.obj"], "animations": ["{stem}.anm", "{stem}_*.anm"]},
 }
 
 # picked with a model, these are read from beside it by the formats themselves (materials, images)
