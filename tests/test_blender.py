@@ -338,6 +338,59 @@ def test_extension_roundtrip_keeps_native_counts(roundtrips, name):
     after = native_counts.counts(sorted(out.parent.iterdir()), stem)
     diffs = native_counts.differences(before, after)
     assert not diffs, "; ".join(diffs)
+    # and under the same file names: games find companions by name (retromesh.filenames)
+    assert _model_files(out.parent.iterdir()) == _model_files(group)
+
+
+def _model_files(paths) -> list[str]:
+    return sorted(Path(p).name for p in paths if Path(p).suffix.lower() not in native_counts.SKIP)
+
+
+#: (c') exported under another name: (picked files, output name, the files expected)
+RENAMED = {
+    "column.msh": (EXAMPLES["column.msh"], "pillar.msh",
+                   ["pillar.msh", "pillar.skl", "pillar.txt", "pillar_wave.ani"]),
+    "stick.phxbn": (["wolfire/stick.phxbn", "wolfire/stick.obj", "wolfire/walk.anm"], "man.phxbn",
+                    ["man.obj", "man.phxbn", "walk.anm"]),
+}
+
+
+@pytest.fixture(scope="session")
+def renamed(blender, extension, tmp_path_factory):
+    out = tmp_path_factory.mktemp("renamed")
+    jobs = [{"files": [str(EX / f) for f in files if not f.endswith(".txt")],
+             "out": str(out / name / target)} for name, (files, target, _) in RENAMED.items()]
+    # a second Lost Saga model of other names imported into the same Blender scene (its names
+    # replace the first one's scene property), then only the first exported
+    other = out / "other"
+    other.mkdir()
+    for src, dst in (("column.msh", "other.msh"), ("column.skl", "bones.skl"),
+                     ("column_wave.ani", "dance.ani")):
+        shutil.copyfile(EX / "lostsaga" / src, other / dst)
+    jobs.append({"files": [str(EX / f) for f in EXAMPLES["column.msh"] if not f.endswith(".txt")],
+                 "also": [str(other / n) for n in ("other.msh", "bones.skl", "dance.ani")],
+                 "out": str(out / "two" / "pillar.msh")})
+    return dict(zip([*RENAMED, "two models"], _roundtrip(blender, extension, jobs)))
+
+
+@pytest.mark.parametrize("name", sorted(RENAMED))
+def test_extension_export_under_another_name_renames_the_model_companions(renamed, name):
+    """Companions named after the model follow the name exported to; the others (an
+    Overgrowth ``walk.anm``, found by name in the character's XML) keep theirs."""
+    res = renamed[name]
+    assert "error" not in res, res["error"]
+    assert res["export"] == ["FINISHED"]
+    assert _model_files(Path(res["out"]).parent.iterdir()) == RENAMED[name][2]
+
+
+def test_extension_export_of_one_of_two_models_takes_its_own_names(renamed):
+    res = renamed["two models"]
+    assert "error" not in res, res["error"]
+    assert res["import_also"] == ["FINISHED"] and res["export"] == ["FINISHED"]
+    # the second model's action fits the first's bones (a copy of them): Blender's exporter
+    # writes every action that fits, under its own name (dance.ani)
+    assert _model_files(Path(res["out"]).parent.iterdir()) == \
+        ["dance.ani", "pillar.msh", "pillar.skl", "pillar.txt", "pillar_wave.ani"]
 
 
 # -- (c) editing --------------------------------------------------------------------------------

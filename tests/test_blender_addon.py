@@ -146,3 +146,46 @@ def test_armature_that_moves_on_its_own_is_kept():
     doc = _glb_doc(nodes, [{"joints": [2]}])
     bridge._merge_mesh_joints(doc)
     assert [n["name"] for n in doc["nodes"]] == ["A", "M", "B"] and "extras" not in doc["nodes"][2]
+
+
+def test_file_names_ride_on_the_imported_objects_and_come_back_to_the_scene(tmp_path):
+    """The record of file names is the scene's (a Blender scene property, replaced by the next
+    model imported); the copy on the exported objects wins in the GLB Blender writes."""
+    from retromesh.filenames import FILES
+    glb = tmp_path / "c.glb"
+    bridge.load_to_glb(bridge.group_files([EX / "lostsaga/column.msh"])[0], glb)
+    bridge.encode_extras(glb)
+    record = bridge.files_record(glb)
+    assert isinstance(record, str) and record.startswith(bridge.JSON_MARK)
+    # what Blender writes: the object's property on its node, another model's on the scene
+    doc, rest = bridge._read_glb(glb)
+    doc["scenes"][0]["extras"][FILES] = bridge._encode({FILES: {"source": "other.msh"}})[FILES]
+    doc["nodes"][doc["scenes"][0]["nodes"][0]].setdefault("extras", {})[
+        bridge.FILES_PROPERTY] = record
+    bridge._write_glb(glb, doc, rest)
+    bridge.decode_extras(glb)
+    doc, _ = bridge._read_glb(glb)
+    assert doc["scenes"][0]["extras"][FILES]["source"] == "column.msh"
+    assert doc["scenes"][0]["extras"][FILES]["animations"] == [["column_wave", "column_wave.ani"]]
+    assert not any(bridge.FILES_PROPERTY in n.get("extras", {}) for n in doc["nodes"])
+
+
+def test_animations_of_other_names_beside_the_only_model_are_found(tmp_path):
+    """An exported ``stick.phxbn`` with ``walk.anm`` (retromesh.filenames) imports whole again
+    from the main file alone; beside a second model they are not guessed."""
+    for name in ("stick.phxbn", "stick.obj", "walk.anm", "wave.anm"):
+        (tmp_path / name).write_bytes((EX / "wolfire" / name).read_bytes())
+    job, = bridge.group_files([tmp_path / "stick.phxbn"])
+    assert [p.name for p in job.options["animations"]] == ["walk.anm", "wave.anm"]
+    assert job.options["mesh"].name == "stick.obj"
+    (tmp_path / "man.phxbn").write_bytes((EX / "wolfire" / "stick.phxbn").read_bytes())
+    job, = bridge.group_files([tmp_path / "stick.phxbn"])
+    assert "animations" not in job.options
+
+
+def test_animation_named_after_the_model_is_found(tmp_path):
+    """``man.anm`` (an animation read from a file named after the skeleton keeps that name)."""
+    for name in ("man.phxbn", "man.anm", "other.phxbn"):
+        (tmp_path / name).write_bytes(b"")
+    job, = bridge.group_files([tmp_path / "man.phxbn"])
+    assert [p.name for p in job.options["animations"]] == ["man.anm"]

@@ -15,7 +15,6 @@ README_MAX_LINES = 250
 #: the file is not there yet, and checked like any other once it is
 PENDING = {
     "docs/lugaru.md",
-    "docs/companions.md",
 }
 
 _LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")

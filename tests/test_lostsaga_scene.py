@@ -305,8 +305,9 @@ def test_round_trip_through_gltf(column, tmp_path, fmt):
                            animations=[column / "column_wave.ani"])
     retromesh.save(scene, tmp_path / "c.glb")
     back = retromesh.load(tmp_path / "c.glb")
+    # the companions read with column.msh follow the output's name (retromesh.filenames)
     paths = retromesh.save(back, tmp_path / "back.msh", animation_format=fmt)
-    assert {p.name for p in paths} == {"back.msh", "back.skl", "back.ani", "back.txt"}
+    assert {p.name for p in paths} == {"back.msh", "back.skl", "back_wave.ani", "back.txt"}
     m0, m1 = retromesh.read(column / "column.msh"), retromesh.read(tmp_path / "back.msh")
     assert np.allclose(m0.positions, m1.positions, atol=1e-5)
     assert np.allclose(m0.uv0, m1.uv0) and np.array_equal(m0.faces, m1.faces)
@@ -317,7 +318,7 @@ def test_round_trip_through_gltf(column, tmp_path, fmt):
     for f in s0.poses.dtype.names:
         assert np.allclose(s0.poses[f], s1.poses[f], atol=1e-5), f
     assert [b.parent for b in s0.bones] == [b.parent for b in s1.bones]
-    a0, a1 = retromesh.read(column / "column_wave.ani"), retromesh.read(tmp_path / "back.ani")
+    a0, a1 = retromesh.read(column / "column_wave.ani"), retromesh.read(tmp_path / "back_wave.ani")
     assert a1.version == {"default": 4000, "comp4": 4001, "comp8": 4002}[fmt]
     tol = {"default": 1e-6, "comp4": 1e-4, "comp8": 1e-7}[fmt]
     for t0, t1 in zip(a0.tracks, a1.tracks):
@@ -335,10 +336,11 @@ def test_several_animations_get_suffixes(column, tmp_path):
     paths = retromesh.save(scene, tmp_path / "x.msh", animation_format="comp8",
                            rounding="nearest")
     names = {p.name for p in paths}
-    assert names == {"x.msh", "x.skl", "x.txt", "x_column_wave.ani", "x_column_c8.ani"}
+    # read with column.msh: the names follow the output's stem (retromesh.filenames)
+    assert names == {"x.msh", "x.skl", "x.txt", "x_wave.ani", "x_c8.ani"}
     # COMP8 written with nearest rounding reproduces the packed keys of the source file
     src = retromesh.read(column / "column_c8.ani")
-    out = retromesh.read(tmp_path / "x_column_c8.ani")
+    out = retromesh.read(tmp_path / "x_c8.ani")
     for t0, t1 in zip(src.tracks, out.tracks):
         q0 = ani.rotations(t0, 4002)
         q1 = ani.rotations(t1, 4002)
@@ -412,10 +414,11 @@ def test_cli_gltf_to_lost_saga_with_write_options(column, tmp_path):
                               "-O", "animation_format=comp4", "-O", "rounding=nearest"])
     assert res.exit_code == 0, res.output
     out = tmp_path / "out"
-    assert sorted(p.name for p in out.iterdir()) == ["body.ani", "body.msh", "body.skl", "body.txt"]
-    assert retromesh.read(out / "body.ani").version == 4001
+    assert sorted(p.name for p in out.iterdir()) == ["body.msh", "body.skl", "body.txt",
+                                                           "body_wave.ani"]
+    assert retromesh.read(out / "body_wave.ani").version == 4001
     res = runner.invoke(app, ["check", str(out / "body.msh"), str(out / "body.skl"),
-                              str(out / "body.ani")])
+                              str(out / "body_wave.ani")])
     assert res.exit_code == 0, res.output
 
 
@@ -563,7 +566,7 @@ def test_posed_b3d_survives_lost_saga_round_trip(tmp_path, fmt, tol):
     src = retromesh.load(tmp_path / "w.b3d")
     retromesh.save(src, tmp_path / "w.msh", animation_format=fmt)
     back = retromesh.load(tmp_path / "w.msh", skeleton=tmp_path / "w.skl",
-                          animations=[tmp_path / "w.ani"])
+                          animations=sorted(tmp_path.glob("w_*.ani")))
     a, b = src.animations[0], back.animations[0]
     # the model is ~4 units tall; key times are rounded to whole milliseconds (1/24 s -> 42 ms),
     # COMP4 keeps 10 bits per component
@@ -656,7 +659,7 @@ def test_keys_under_a_transformed_armature_node_keep_the_pose(tmp_path, fmt):
     scene.roots = [len(scene.nodes) - 1]
     retromesh.save(scene, tmp_path / "a.msh", animation_format=fmt)
     back = retromesh.load(tmp_path / "a.msh", skeleton=tmp_path / "a.skl",
-                          animations=[tmp_path / "a.ani"])
+                          animations=sorted(tmp_path.glob("a_*.ani")))
     for t in (0.0, 0.25, 0.6):
         assert np.abs(_posed(scene, scene.animations[0], t)
                       - _posed(back, back.animations[0], t)).max() < 5e-3
@@ -683,7 +686,7 @@ def test_unskinned_meshes_of_a_skinned_scene_are_bound_rigidly(tmp_path):
     assert np.all(doc.weights["weight"][:, 0] > 0)
     assert np.all(doc.weights["bone"][-6:-3, 0] == len(s.bones) - 1)
     back = load_quiet(tmp_path / "a.msh", skeleton=tmp_path / "a.skl",
-                      animations=[tmp_path / "a.ani"])
+                      animations=sorted(tmp_path.glob("a_*.ani")))
     for t in (0.0, 0.25, 0.6):
         assert np.abs(_posed(scene, scene.animations[0], t)
                       - _posed(back, back.animations[0], t)).max() < 1e-4
@@ -739,7 +742,7 @@ def test_uniform_joint_scale_is_baked(tmp_path, where):
         warnings.simplefilter("error", LossWarning)
         retromesh.save(scene, tmp_path / "a.msh")
     back = load_quiet(tmp_path / "a.msh", skeleton=tmp_path / "a.skl",
-                      animations=[tmp_path / "a.ani"])
+                      animations=sorted(tmp_path.glob("a_*.ani")))
     size = np.ptp(_posed(scene, scene.animations[0], 0.0), axis=0).max()
     for t in (0.0, 0.25, 0.6):
         err = np.abs(_posed(scene, scene.animations[0], t) - _posed(back, back.animations[0], t))
@@ -756,7 +759,7 @@ def test_key_and_event_times_survive_gltf(tmp_path):
     scene = retromesh.load(retromesh.to_bytes(m), format="msh", skeleton=s, animations=[a])
     retromesh.save(scene, tmp_path / "a.glb")
     retromesh.save(load_quiet(tmp_path / "a.glb"), tmp_path / "b.msh")
-    b = retromesh.read(tmp_path / "b.ani")
+    b = retromesh.read(next(tmp_path.glob("b_*.ani")))
     assert b.total_time == a.total_time
     assert [e.time for e in b.events] == [e.time for e in a.events]
     assert all(np.array_equal(x.keys["time"], y.keys["time"]) for x, y in zip(a.tracks, b.tracks))
@@ -793,7 +796,7 @@ def test_a_second_skin_on_the_same_joints_stays_skinned(tmp_path):
         warnings.simplefilter("error", LossWarning)
         retromesh.save(scene, tmp_path / "a.msh")
     back = load_quiet(tmp_path / "a.msh", skeleton=tmp_path / "a.skl",
-                      animations=[tmp_path / "a.ani"])
+                      animations=sorted(tmp_path.glob("a_*.ani")))
     for t in (0.0, 0.3):
         got = _posed(back, back.animations[0], t)
         want = _posed(scene, scene.animations[0], t)
@@ -895,7 +898,7 @@ def test_random_hierarchies_pose_the_same_after_msh_skl_ani(seed):
         out = Path(tmp) / "a.msh"
         retromesh.save(scene, out)
         back = retromesh.load(out, skeleton=out.with_suffix(".skl"),
-                              animations=[out.with_suffix(".ani")])
+                              animations=[Path(tmp) / "a_a.ani"])
     size = np.ptp(_posed(scene, scene.animations[0], 0.0), axis=0).max()
     for t in (0.0, 0.25, 0.9):
         err = np.abs(_posed(scene, scene.animations[0], t) - _posed(back, back.animations[0], t))

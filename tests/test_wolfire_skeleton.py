@@ -304,15 +304,22 @@ def test_anm_alone_warns_and_validates(files, tmp_path):
     assert assert_valid(tmp_path / "w.glb")["animationCount"] == 1
 
 
+def _anm(out: dict):
+    """The one animation a ``phxbn`` from_scene wrote (``_<name>.anm``: a new animation)."""
+    (anm,) = [doc for key, doc in out.items() if key.endswith(".anm")]
+    return anm
+
+
 def test_gltf_round_trip_to_phxbn_and_anm(files, tmp_path):
     retromesh.convert(files / "stick.phxbn", tmp_path / "s.glb", mesh=files / "stick.obj",
                       animations=[files / "wave.anm", files / "walk.anm"])
     written = retromesh.convert(tmp_path / "s.glb", tmp_path / "rt" / "s.phxbn")
     names = sorted(p.name for p in written)
-    assert names == ["s.obj", "s.phxbn", "s_walk.anm", "s_wave.anm"]
+    # the animations keep the names of the files they were read from (retromesh.filenames)
+    assert names == ["s.obj", "s.phxbn", "walk.anm", "wave.anm"]
     # the written OBJ + skeleton skin the same mesh again
     again = retromesh.load(tmp_path / "rt" / "s.phxbn", mesh=tmp_path / "rt" / "s.obj",
-                           animations=[tmp_path / "rt" / "s_walk.anm"])
+                           animations=[tmp_path / "rt" / "walk.anm"])
     p0 = retromesh.load(files / "stick.phxbn", mesh=files / "stick.obj").meshes[0].primitives[0]
     p1 = again.meshes[0].primitives[0]
     assert p1.triangle_count == p0.triangle_count
@@ -326,7 +333,7 @@ def test_gltf_round_trip_to_phxbn_and_anm(files, tmp_path):
     assert len(sk1.control.weights) == len(sk0.control.weights)
     for name in ("wave", "walk"):
         a0 = retromesh.read(files / f"{name}.anm")
-        a1 = retromesh.read(tmp_path / "rt" / f"s_{name}.anm")
+        a1 = retromesh.read(tmp_path / "rt" / f"{name}.anm")
         assert a1.version == 11 and len(a1.keyframes) == len(a0.keyframes)
         for k0, k1 in zip(a0.keyframes, a1.keyframes):
             assert k0.time == k1.time
@@ -554,7 +561,7 @@ def test_foreign_rig_keeps_skinning():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = retromesh.from_scene(src, "phxbn")
-    skel, anm = out[""], out[".anm"]
+    skel, anm = out[""], _anm(out)
     # the mesh was moved to be centred as the engine centres OBJ files: so was the skeleton
     pos = out[".obj"].mesh().positions
     assert np.allclose((pos.min(0) + pos.max(0)) / 2, 0, atol=1e-6)
@@ -635,7 +642,7 @@ def test_start_offset_survives_the_trip_to_v11():
     src = wscene.phxbn_to_scene(skel, animations=[{"a": anm}])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = retromesh.from_scene(src, "phxbn", native=False)[".anm"]   # written as v11
+        out = _anm(retromesh.from_scene(src, "phxbn", native=False))    # written as v11
     assert out.version == 11 and out.length == anm.length - anm.start
     assert [k.time for k in out.keyframes] == [k.time - anm.start for k in anm.keyframes]
     dst = wscene.phxbn_to_scene(skel, animations=[{"a": out}])
@@ -712,7 +719,7 @@ def test_armature_node_above_the_rig_is_kept():
         warnings.simplefilter("ignore")
         out = retromesh.from_scene(src, "phxbn")
     skel = retromesh.read(retromesh.to_bytes(out[""]), format="phxbn")
-    anm = retromesh.read(retromesh.to_bytes(out[".anm"]), format="anm")
+    anm = retromesh.read(retromesh.to_bytes(_anm(out)), format="anm")
     dst = wscene.phxbn_to_scene(skel, animations=[anm])
     joints1 = sorted((i for i, n in enumerate(dst.nodes) if "phxbn_bone" in n.extras),
                      key=lambda i: dst.nodes[i].extras["phxbn_bone"])
@@ -735,6 +742,6 @@ def test_anm_alone_in_the_space_of_the_phxbn():
         both = retromesh.from_scene(src, "phxbn")
         alone = retromesh.from_scene(src, "anm")
         no_mesh = retromesh.from_scene(src, "phxbn", write_mesh=False)
-    for a, b in zip(both[".anm"].keyframes, alone.keyframes):
+    for a, b in zip(_anm(both).keyframes, alone.keyframes):
         assert np.abs(np.asarray(a.bone_mats) - np.asarray(b.bone_mats)).max() < 1e-6
     assert np.allclose(no_mesh[""].points, both[""].points)

@@ -248,22 +248,27 @@ def _image_options_for(func: Any, options: dict[str, Any]) -> dict[str, Any]:
 def _write_result(result: Any, target: Path, force: bool = False) -> list[Path]:
     """Write what ``from_scene`` or a converter returned: one document, or a dict whose key
     ``""`` is the main document, keys starting with ``.`` or ``_`` are suffixes to the
-    target's stem (``".skl"``, ``"_walk.ani"``) and other keys are file names beside it
-    (``"skin.png"``); values are documents, or bytes written as they are."""
+    target's stem (``".skl"``, ``"_walk.ani"``), keys starting with ``/`` are file names
+    beside it (``"/walk.anm"``: the name a companion was read from, :mod:`.filenames`) and
+    other keys are file names beside it too (``"skin.png"``); values are documents, or bytes
+    written as they are. Two keys naming one file (letter case aside): the later gets ``_2``."""
     docs = result if isinstance(result, dict) else {"": result}
     files: dict[Path, bytes] = {}
     judged: dict[Path, Any] = {}
+    taken = {target.name.lower()}
     for key, doc in docs.items():
         if key == "":
             path = target
         else:
+            wanted = target.stem + key if key[0] in "._" else key.lstrip("/")
             # keys come from the content (texture, companion names): a plain name in the
             # target's folder, whatever they say
-            name = safe_name(target.stem + key if key[0] in "._" else key)
-            if name != (target.stem + key if key[0] in "._" else key):
+            name = safe_name(wanted)
+            if name != wanted:
                 warnings.warn(LossWarning(f"output file name {key!r} is not a plain file name; "
                                           f"written as {name!r} beside {target.name}"),
                               stacklevel=3)
+            name = _unique_name(name, taken)
             path = target.with_name(name)
         if isinstance(doc, (bytes, bytearray)):
             files[path] = bytes(doc)
@@ -273,6 +278,20 @@ def _write_result(result: Any, target: Path, force: bool = False) -> list[Path]:
     from .checking import guard
     guard(judged, force=force)      # the game's rules, before anything is written
     return atomic_write_many(files)
+
+
+def _unique_name(name: str, taken: set[str]) -> str:
+    """``name``, or ``name`` with ``_2``, ``_3``... before its extension when a file of the
+    same output already has it (a LossWarning says so)."""
+    stem, ext = os.path.splitext(name)
+    final, k = name, 2
+    while final.lower() in taken:
+        final, k = f"{stem}_{k}{ext}", k + 1
+    if final != name:
+        warnings.warn(LossWarning(f"two output files are named {name!r}; the second is "
+                                  f"written as {final!r}"), stacklevel=4)
+    taken.add(final.lower())
+    return final
 
 
 def convert(source: Source, target: str | os.PathLike, format: str | None = None,

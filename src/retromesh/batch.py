@@ -99,10 +99,13 @@ def _related(primary: Path, candidates: list[Path]) -> list[Path]:
 
 def companions(primary: Path, siblings: list[Path] | None = None) -> dict[str, Any]:
     """The reading options naming the companions found beside ``primary`` (same stem;
-    animations ``<stem>.ext`` or ``<stem>_<name>.ext``). Empty when it has none."""
+    animations ``<stem>.ext`` or ``<stem>_<name>.ext``; without ``siblings``, when it is the
+    only model of its folder and has none of those, the animations of any name beside it, as
+    :func:`group_folder` adopts them). Empty when it has none."""
     rule = _RULES.get(primary.suffix.lower().lstrip("."))
     if rule is None:
         return {}
+    alone = siblings is None
     if siblings is None:
         try:
             siblings = [p for p in primary.parent.iterdir() if p.is_file()]
@@ -122,9 +125,18 @@ def companions(primary: Path, siblings: list[Path] | None = None) -> dict[str, A
             out["mesh"] = same[0]
     if anim:
         found = _related(primary, by_ext.get(anim, []))
+        if not found and alone and _only_model(primary, by_ext):
+            found = sorted(by_ext.get(anim, []))      # walk.anm: as a folder conversion does
         if found:
             out["animations"] = found
     return out
+
+
+def _only_model(primary: Path, by_ext: dict[str, list[Path]]) -> bool:
+    """No other model in ``primary``'s folder that animations of other names could belong to
+    (a ``.msh`` and its ``.skl`` are one model)."""
+    kinds = ("phxbn",) if primary.suffix.lower() == ".phxbn" else ("msh", "skl")
+    return all(p.stem.lower() == primary.stem.lower() for k in kinds for p in by_ext.get(k, []))
 
 
 def members(options: dict[str, Any]) -> list[Path]:

@@ -78,7 +78,9 @@ class Format:
     ``outputs(doc, path) -> {path: bytes}`` for types written as several files;
     ``to_scene(doc, *, source=None, **options) -> Scene``;
     ``from_scene(scene, **options) -> doc | {suffix: doc}`` (a dict writes companion files
-    named ``<stem><suffix>`` beside the main one, the key ``""`` being the main document).
+    named ``<stem><suffix>`` beside the main one, the key ``""`` being the main document; the
+    keys of companions and animations come from :mod:`retromesh.filenames`, which gives each
+    the name of the file it was read from, noted by :func:`convert_to_scene`).
     ``sniff(head) -> bool`` sees the first :data:`SNIFF_BYTES` bytes; ``magic_certain`` says
     that a positive sniff is proof enough without the extension.
     """
@@ -356,6 +358,10 @@ def convert_to_scene(fmt: Format, doc: Any, file: str | None = None, **options: 
             raise UnsupportedError(f"{fmt.name} conversion does not take the option {key!r}")
     try:
         scene = fmt.to_scene(doc, **options)
+        if fmt.family != "glTF 2.0":        # a glTF file carries the names it was made from
+            from .filenames import record as record_files
+            record_files(scene, options.get("source"), options,
+                         any(e in f.companions for f in formats_loaded() for e in fmt.extensions))
         return scene.validate()
     except FormatError as exc:
         exc.with_file(file)             # fills in the file, keeps the exception's own chain

@@ -1,6 +1,7 @@
 # Inside Blender with the retromesh extension installed in BLENDER_USER_RESOURCES: for each job,
 # File > Import > Classic game model (retromesh) the picked files, then File > Export to
-# job["out"] (its extension picks the format); optionally apply one edit in between.
+# job["out"] (its extension picks the format); optionally apply one edit in between, or import a
+# second model (job["also"]) and export only the first one.
 import os
 import sys
 import time
@@ -46,10 +47,21 @@ for job in ARGS["jobs"]:
         res["import"] = list(r)
         res["import_warnings"] = list(rm_addon.LAST_WARNINGS)
         res["objects"] = sorted(o.type for o in bpy.context.scene.objects)
+        selected_only = False
+        if job.get("also"):          # a second model in the same Blender scene; export the first
+            first = set(bpy.context.scene.objects)
+            also = job["also"]
+            r = bpy.ops.import_scene.retromesh(
+                filepath=also[0], directory=os.path.dirname(also[0]),
+                files=[{"name": os.path.basename(f)} for f in also])
+            res["import_also"] = list(r)
+            for o in bpy.context.scene.objects:
+                o.select_set(o in first)
+            selected_only = True
         if job.get("edit"):
             res["edit"] = edit(job["edit"])
         os.makedirs(os.path.dirname(job["out"]), exist_ok=True)
-        r = bpy.ops.export_scene.retromesh(filepath=job["out"])
+        r = bpy.ops.export_scene.retromesh(filepath=job["out"], use_selection=selected_only)
         res["export"] = list(r)
         res["export_warnings"] = list(rm_addon.LAST_WARNINGS)
     except Exception:

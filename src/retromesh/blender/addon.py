@@ -120,6 +120,7 @@ class IMPORT_SCENE_OT_retromesh(Operator, ImportHelper):
                 notes = bridge.load_to_glb(job, glb, **options)
                 _report_warnings(self, notes)
                 anim_extras = bridge.encode_extras(glb)
+                files = bridge.files_record(glb)
                 before = set(bpy.data.objects)
                 result = gltf(filepath=str(glb),
                               **_known(props, {**GLTF_IMPORT, "import_shading": self.shading}))
@@ -130,6 +131,8 @@ class IMPORT_SCENE_OT_retromesh(Operator, ImportHelper):
                 for obj in new:
                     if obj.parent is None:
                         obj["retromesh_source"] = str(job.main)
+                        if isinstance(files, str):
+                            obj[bridge.FILES_PROPERTY] = files
                 _put_animation_extras(new, anim_extras)
                 done += 1
             except (retromesh.RetromeshError, OSError) as exc:

@@ -5,10 +5,13 @@ LossWarnings for Blender's report. No bpy here, so all of it is tested without B
 Grouping: among the picked files, a mesh or model file is the main file of a group; skeletons,
 animations and meshes picked with it become its companions (``.msh`` + ``.skl`` + ``.ani``;
 ``.phxbn`` + ``.obj`` + ``.anm``; ``.vxl`` + ``.hva``). Companions not picked but lying beside
-the main file are found by name: ``<stem>.skl`` and ``<stem>_*.ani`` for a ``.msh``,
-``<stem>.obj`` and ``<stem>_*.anm`` for a ``.phxbn``, ``<stem>.msh`` for a ``.skl``,
+the main file are found by name: ``<stem>.skl`` and ``<stem>[_*].ani`` for a ``.msh``,
+``<stem>.obj`` and ``<stem>[_*].anm`` for a ``.phxbn``, ``<stem>.msh`` for a ``.skl``,
 ``<stem>.hva`` for a ``.vxl`` (the VXL reader itself looks there too). These are the names
-retromesh's writers give the companions, so an exported file comes back whole.
+retromesh's writers give companions named after the model; a companion of its own name
+(``walk.anm``) is written back under that name (:mod:`retromesh.filenames`: the names ride in
+scene, object and action custom properties). Animations of other names are found too when the
+main file is the only model of its folder (as a folder conversion groups them).
 """
 from __future__ import annotations
 
@@ -26,7 +29,8 @@ from typing import Any
 from ..records import record
 
 __all__ = ["Job", "group_files", "load_to_glb", "convert_glb", "IMPORT_EXTENSIONS",
-           "EXPORT_EXTENSIONS", "encode_extras", "decode_extras", "JSON_MARK"]
+           "EXPORT_EXTENSIONS", "encode_extras", "decode_extras", "JSON_MARK", "files_record",
+           "FILES_PROPERTY"]
 
 # role of each extension: main files in order of precedence, then companions
 _MAIN_ORDER = ("xml", "msh", "cms", "phxbn", "vxl", "vox", "b3d", "abc", "solid", "glb", "gltf", "fzx",
@@ -45,9 +49,9 @@ _COMPANIONS = {
 _LISTS = {"animations"}
 # companions looked for beside the main file: option -> name patterns ({stem})
 _BESIDE = {
-    "msh": {"skeleton": ["{stem}.skl"], "animations": ["{stem}_*.ani"]},
-    "skl": {"mesh": ["{stem}.msh"], "animations": ["{stem}_*.ani"]},
-    "phxbn": {"mesh": ["{stem}.obj"], "animations": ["{stem}_*.anm"]},
+    "msh": {"skeleton": ["{stem}.skl"], "animations": ["{stem}.ani", "{stem}_*.ani"]},
+    "skl": {"mesh": ["{stem}.msh"], "animations": ["{stem}.ani", "{stem}_*.ani"]},
+    "phxbn": {"mesh": ["{stem}.obj"], "animations": ["{stem}.anm", "{stem}_*.anm"]},
 }
 
 # picked with a model, these are read from beside it by the formats themselves (materials, images)
@@ -88,6 +92,28 @@ def _beside(main: Path, pattern: str) -> list[Path]:
         return []
 
 
+#: main extension -> (animation extension, the extensions of the models they could belong to)
+_ORPHANS = {"phxbn": ("anm", ("phxbn",)), "msh": ("ani", ("msh", "skl")),
+            "skl": ("ani", ("msh", "skl"))}
+
+
+def _orphans(main: Path, option: str) -> list[Path]:
+    """Animations of any name beside ``main`` when it is the only model of its folder (an
+    exported ``walk.anm`` keeps its name: retromesh.filenames), as a folder conversion groups
+    them (:func:`retromesh.batch.group_folder`)."""
+    rule = _ORPHANS.get(_ext(main))
+    if option != "animations" or rule is None:
+        return []
+    anim, kinds = rule
+    try:
+        here = [p for p in main.parent.iterdir() if p.is_file()]
+    except OSError:
+        return []
+    if {p.stem.lower() for p in here if _ext(p) in kinds} != {main.stem.lower()}:
+        return []
+    return sorted(p for p in here if _ext(p) == anim)
+
+
 def group_files(paths: Iterable[str | os.PathLike], *, find_beside: bool = True) -> list[Job]:
     """Split the picked files into conversions (see the module docstring)."""
     files = []
@@ -120,6 +146,7 @@ def group_files(paths: Iterable[str | os.PathLike], *, find_beside: bool = True)
                     if option in job.options:
                         continue
                     found = [f for pat in patterns for f in _beside(main, pat)]
+                    found = found or _orphans(main, option)
                     if found:
                         job.options[option] = found if option in _LISTS else found[0]
             jobs.append(job)
@@ -379,6 +406,42 @@ def _snap_noise(doc: dict, eps: float = 1e-6) -> None:
             node["scale"] = [1.0 if abs(v - 1) < eps else v for v in sc]
 
 
+# The names of the files a model was read from (retromesh.filenames) ride in the scene's extras,
+# which Blender keeps as custom properties of its scene: one per Blender scene, so a second model
+# imported into it replaces the first one's. The extension also puts them on each imported root
+# object (FILES_PROPERTY); in the GLB Blender writes, the record of the exported objects becomes
+# the scene's again.
+#: the custom property of an imported root object holding its files' names (JSON text)
+FILES_PROPERTY = "retromesh_files"
+
+
+def files_record(glb: str | os.PathLike) -> Any:
+    """The record of file names in a GLB's scene extras (as :func:`encode_extras` left it: JSON
+    text behind JSON_MARK), None when it has none."""
+    from ..filenames import FILES
+    doc, _ = _read_glb(Path(glb))
+    scenes = doc.get("scenes") or [{}]
+    extras = scenes[0].get("extras") if isinstance(scenes[0], dict) else None
+    return extras.get(FILES) if isinstance(extras, dict) else None
+
+
+def _lift_files_record(doc: dict) -> None:
+    """The first record found on an exported object becomes the scene's (see above)."""
+    from ..filenames import FILES
+    found = None
+    for node in doc.get("nodes", []):
+        extras = node.get("extras")
+        if isinstance(extras, dict) and FILES_PROPERTY in extras:
+            value = extras.pop(FILES_PROPERTY)
+            if not extras:
+                del node["extras"]
+            if found is None and isinstance(value, dict):
+                found = value
+    if found is not None and doc.get("scenes"):
+        scene = doc["scenes"][doc.get("scene", 0) if isinstance(doc.get("scene"), int) else 0]
+        scene.setdefault("extras", {})[FILES] = found
+
+
 def encode_extras(glb: str | os.PathLike) -> dict[str, dict[str, Any]]:
     """Make the GLB's extras survive Blender (see above); returns each animation's encoded
     extras by animation name (for the caller to put on the actions Blender makes)."""
@@ -395,6 +458,7 @@ def decode_extras(glb: str | os.PathLike) -> None:
     """Undo :func:`encode_extras` in a GLB Blender wrote."""
     doc, rest = _read_glb(Path(glb))
     _walk_extras(doc, _decode)
+    _lift_files_record(doc)
     _restore_missing_images(doc)
     _snap_noise(doc)
     _merge_mesh_joints(doc)

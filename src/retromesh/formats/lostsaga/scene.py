@@ -67,10 +67,11 @@ type-1 mesh has no unweighted vertices; a further skin over the same joints with
 up to one matrix -- exporters write one skin per mesh -- is merged onto the first); with a skin
 also a ``.skl`` (joints of the first skin) and one ``.ani`` per animation (the version it was
 read from, else ``DEFAULT`` 4000; ``animation_format="default"/"comp4"/"comp8"`` overrides;
-``rounding="engine"|"nearest"``): ``{"": msh, ".skl": skl, ".ani": ani}`` or ``"_<name>.ani"`` keys
-when there are several animations. Non-joint nodes between the joints (an exporter's rotated or
-scaled ``Armature`` node) are folded into the bones' LocalTMs and, at their rest transform, into
-the ``.ani`` keys of the bones below them (keys are relative to
+``rounding="engine"|"nearest"``): ``{"": msh, ".skl": skl, "_<name>.ani": ani}``, each
+companion under the name it was read from (:mod:`retromesh.filenames`). Non-joint nodes
+between the joints (an exporter's rotated or scaled ``Armature`` node) are folded into the
+bones' LocalTMs and, at their rest transform, into the ``.ani`` keys of the bones below them
+(keys are relative to
 the ``.skl`` parent). ``.skl``/``.ani`` hold no scale: a constant uniform joint scale (B3D roots,
 an Armature scaled by 0.01) is baked into the bone offsets and inverse binds (skinned vertices stay
 put); non-uniform or animated scale and channels of non-joint nodes are dropped with a LossWarning.

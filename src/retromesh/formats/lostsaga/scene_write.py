@@ -9,6 +9,7 @@ import numpy as np
 
 from ... import extras as xt
 from ...errors import DocumentError, LossWarning
+from ...filenames import animation_keys, companion
 from ...hierarchy import nearest_in
 from ...keytimes import per_frame
 from ...scene import Animation, Channel, Scene, Skin
@@ -317,8 +318,9 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
 
 
 def _animations(scene: Scene, joints: list[int], names: list[bytes], bone_parents: list[int],
-                animation_format: Any, rounding: str) -> dict[str, AniFile]:
+                animation_format: Any, rounding: str, main: str) -> dict[str, AniFile]:
     out: dict[str, AniFile] = {}
+    keys = animation_keys(scene, ".ani", main)
     for i, anim in enumerate(scene.animations):
         # the format asked for, else the one the animation was read from, else DEFAULT
         recorded = _animation_extras(scene, anim).get("lostsaga_version")
@@ -327,11 +329,7 @@ def _animations(scene: Scene, joints: list[int], names: list[bytes], bone_parent
         doc = _animation_to_ani(scene, anim, joints, names, bone_parents, version, rounding)
         if not doc.tracks:
             continue
-        label = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in (anim.name or f"anim{i}"))
-        key = f"_{label}.ani"
-        while key in out:
-            key = key[:-4] + "_.ani"
-        out[key] = doc
+        out[keys[i]] = doc
     return out
 
 
@@ -340,7 +338,8 @@ def ani_from_scene(scene: Scene, *, animation_format: Any = None,
     if not scene.animations:
         raise DocumentError("ani: the scene has no animations")
     skl, joints, bone_parents = _skeleton(scene)
-    anis = _animations(scene, joints, skl.names(), bone_parents, animation_format, rounding)
+    anis = _animations(scene, joints, skl.names(), bone_parents, animation_format, rounding,
+                       ".ani")
     if not anis:
         raise DocumentError("ani: no animation targets a joint")
     docs = list(anis.values())
@@ -523,17 +522,14 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
         if scene.animations:
             warnings.warn("animations without a skin are not written (.ani needs a skeleton)",
                           LossWarning, stacklevel=2)
-        return doc if script is None else {"": doc, ".txt": script}
+        return doc if script is None else {"": doc, companion(scene, ".txt", ".msh"): script}
     out: dict[str, Any] = {"": doc}
     if not placeholder:            # bones of our own (no skeleton was given): no .skl
-        out[".skl"] = skl
+        out[companion(scene, ".skl", ".msh")] = skl
     if script is not None:
-        out[".txt"] = script
-    anis = _animations(scene, joints, skl.names(), bone_parents, animation_format, rounding)
-    if len(anis) == 1:
-        out[".ani"] = next(iter(anis.values()))
-    else:
-        out.update(anis)
+        out[companion(scene, ".txt", ".msh")] = script
+    out.update(_animations(scene, joints, skl.names(), bone_parents, animation_format, rounding,
+                           ".msh"))
     return out if len(out) > 1 else doc
 
 

@@ -39,6 +39,7 @@ import numpy as np
 
 from ... import extras as xt
 from ...errors import DocumentError, LossWarning, RetromeshError
+from ...filenames import companion
 from ...scene import Node, Scene
 from ...transforms import compose_trs
 from .hva import HvaFile, read as read_hva, write as write_hva
@@ -338,7 +339,8 @@ def restore(scene: Scene) -> dict[str, Any] | None:
                   palette=palette, limbs=limbs, trailing=kept["trailing"])
     if kept["raw_body"] is not None and not edited:
         doc.raw_body = RawBody(*kept["raw_body"])
-    return {"": doc, ".hva": _restore_hva(scene, root, limb_nodes, limbs)}
+    return {"": doc,
+            companion(scene, ".hva", ".vxl"): _restore_hva(scene, root, limb_nodes, limbs)}
 
 
 def _restore_hva(scene: Scene, root: Node, nodes: list[int], limbs: list[Limb]) -> HvaFile:

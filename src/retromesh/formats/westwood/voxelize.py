@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import DocumentError, LossWarning
+from ...filenames import companion
 from ...scene import Scene
 from .hva import HvaFile
 from .voxels import VoxelGrid, normal_indices
@@ -311,4 +312,4 @@ def from_scene(scene: Scene, *, resolution: float | None = None, voxel_size: flo
     hva = HvaFile(name=b"retromesh".ljust(16, b"\0"),
                   section_names=[limb.name.split(b"\0", 1)[0].ljust(16, b"\0") for limb in limbs],
                   matrices=np.broadcast_to(eye, (1, len(limbs), 3, 4)).copy())
-    return {"": doc, ".hva": hva}
+    return {"": doc, companion(scene, ".hva", ".vxl"): hva}

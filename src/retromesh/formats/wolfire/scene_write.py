@@ -1,7 +1,6 @@
 """Scene -> Overgrowth ``.phxbn`` v11 + ``.obj`` + ``.anm`` v11 (conventions in :mod:`.scene`)."""
 from __future__ import annotations
 
-import re
 import warnings
 from typing import Any
 
@@ -9,6 +8,7 @@ import numpy as np
 
 from ... import extras as xt
 from ...errors import DocumentError, LossWarning, UnsupportedError
+from ...filenames import animation_keys, companion
 from ...hierarchy import nearest_in
 from ...scene import Animation, Scene, Skin
 from ...transforms import compose_trs
@@ -146,7 +146,8 @@ def _centre_shift(mesh_parts) -> np.ndarray:
 def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, native: bool = True,
                    **options: Any):
     """Skeleton, plus ``.obj`` (the skinned mesh, one corner per weight entry) and ``.anm``
-    companions (``<stem>_<animation>.anm`` when there are several animations). The native
+    companions, each under the name it was read from, else ``<stem>_<animation>.anm``
+    (:mod:`retromesh.filenames`). The native
     data ``to_scene`` kept in the root node's extras (:mod:`.native_extras`) are used unless
     ``native=False``; without them the files are written as version 11."""
     skin, joints, bind, parents, root = _skeleton_of(scene)
@@ -205,16 +206,9 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, native: bool = True
         return doc
     out: dict[str, Any] = {"": doc}
     if obj_doc is not None:
-        out[".obj"] = obj_doc
-    for i, anim in enumerate(scene.animations):
-        if len(scene.animations) == 1:
-            suffix = ".anm"
-        else:
-            stem = "_" + (re.sub(r"[^A-Za-z0-9_.-]+", "_", anim.name) or f"animation{i}")
-            suffix, k = stem + ".anm", 2
-            while suffix in out:                     # two animations of the same (file) name
-                suffix, k = f"{stem}_{k}.anm", k + 1
-        out[suffix] = _animation_to_anm(scene, anim, joints, parents, root, correction, shift,
+        out[companion(scene, ".obj", ".phxbn")] = obj_doc
+    for anim, key in zip(scene.animations, animation_keys(scene, ".anm", ".phxbn"), strict=True):
+        out[key] = _animation_to_anm(scene, anim, joints, parents, root, correction, shift,
                                         native)
     return out
 
