@@ -61,6 +61,7 @@ FORMAT_INDEX = {
     "glb": "retromesh.gltf", "gltf": "retromesh.gltf",
     "b3d": "retromesh.formats.b3d",
     **dict.fromkeys(("anm", "fzx", "obj", "phxbn", "sav", "solid"), "retromesh.formats.wolfire"),
+    **dict.fromkeys(("lugaru-skeleton", "lugaru-animation"), "retromesh.formats.wolfire"),
     "abc": "retromesh.formats.lithtech",
     **dict.fromkeys(("ani", "cms", "lsmat", "msh", "skl"), "retromesh.formats.lostsaga"),
     **dict.fromkeys(("aos-vxl", "hva", "vox", "vxl"), "retromesh.formats.westwood"),
@@ -97,6 +98,9 @@ class Format:
     scene_options: tuple[str, ...] = field(default=())
     #: file types read beside this one (for the ``formats`` table)
     companions: tuple[str, ...] = ()
+    #: folder names (lower case) whose files without an extension are of this type, as a game
+    #: keeps them (Lugaru's ``Data/Skeleton/BasicFigure``): see :func:`detect`
+    folders: tuple[str, ...] = ()
     #: ``info(doc) -> {name: number}``: native counts for ``retromesh info``
     info: Callable[[Any], dict[str, Any]] | None = None
     #: ``check(doc) -> [problem, ...]``: structural checks beyond parsing (``retromesh check``);
@@ -291,6 +295,12 @@ def detect(head: bytes, filename: str | None = None, format: str | None = None) 
                     f"{other.name!r} to read it as that")
         raise UnknownFormatError(f"the signature of a {names} file", file=filename, offset=0,
                                  got=repr(head[:16]))
+    if not ext and filename:
+        # an extensionless file in a folder a format names (Data/Skeleton/BasicFigure)
+        folder = Path(filename).parent.name.lower()
+        for f in _FORMATS.values():
+            if folder in f.folders and _sniff(f, head):
+                return f
     certain = [f for f in _FORMATS.values() if f.magic_certain and _sniff(f, head)]
     if certain:
         return certain[0]
