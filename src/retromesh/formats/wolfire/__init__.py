@@ -33,10 +33,10 @@ Options (``--set key=value``): ``fps`` (resampling rate, default 30), ``root_mot
 """
 from __future__ import annotations
 
-from . import anm, fzx, lugaru_animation, lugaru_skeleton, obj, phxbn, sav, scene, solid
+from . import anm, fzx, lugaru_animation, lugaru_character, lugaru_skeleton, obj, phxbn, sav, scene, solid
 
-__all__ = ["anm", "fzx", "lugaru_animation", "lugaru_skeleton", "obj", "phxbn", "sav", "scene",
-           "solid", "samples"]
+__all__ = ["anm", "fzx", "lugaru_animation", "lugaru_character", "lugaru_skeleton", "obj", "phxbn",
+           "sav", "scene", "solid", "samples"]
 
 
 def __getattr__(name: str):

@@ -40,7 +40,6 @@ from ...binio import Reader, Writer
 from ...errors import DocumentError
 from ...findings import Finding, error, warning
 from ...records import record
-from ...registry import Format, register
 
 __all__ = ["AnimationFile", "frame_dtype", "read", "write", "info", "check", "sniff"]
 
@@ -179,9 +178,3 @@ def sniff(head: bytes) -> bool:
     nj = int.from_bytes(head[4:8], "big", signed=True)
     return 0 < nf <= 100000 and 0 < nj <= MAX_JOINTS
 
-
-register(Format(
-    name="lugaru-animation", family="Wolfire",
-    description="Lugaru animation (Data/Animations/*, no extension, big-endian)",
-    extensions=(), folders=("animations",), doc_types=(AnimationFile,), sniff=sniff,
-    magic_certain=False, read=read, write=write, endian=">", info=info, check=check))

@@ -51,7 +51,6 @@ from ...binio import Reader, Writer
 from ...errors import DocumentError
 from ...findings import Finding, error, warning
 from ...records import record
-from ...registry import Format, register
 
 __all__ = ["SkeletonFile", "JOINT_DTYPE", "MUSCLE_DTYPE", "BODYPARTS", "MAX_JOINTS", "read",
            "write", "info", "check", "sniff"]
@@ -236,9 +235,3 @@ def sniff(head: bytes) -> bool:
     nm = int.from_bytes(head[at:at + 4], "big", signed=True)
     return 0 <= nm < 10000
 
-
-register(Format(
-    name="lugaru-skeleton", family="Wolfire",
-    description="Lugaru skeleton (Data/Skeleton/*, no extension, big-endian)",
-    extensions=(), folders=("skeleton",), doc_types=(SkeletonFile,), sniff=sniff,
-    magic_certain=False, read=read, write=write, endian=">", info=info, check=check))
