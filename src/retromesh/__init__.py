@@ -146,7 +146,7 @@ def save(scene: Scene, target: str | os.PathLike, format: str | None = None,
 
 def _save(scene: Scene, target: Path, format: str | None, options: dict[str, Any],
           validated: bool = False) -> list[Path]:
-    fmt = registry.get(format) if format else registry.get(target.suffix or "?")
+    fmt = registry.get(format) if format else registry.target_format(target)
     options = _image_options_for(fmt.from_scene, options)
     return _write_result(registry.convert_from_scene(fmt, scene, _validated=validated, **options),
                          target)
@@ -209,7 +209,7 @@ def convert(source: Source, target: str | os.PathLike, format: str | None = None
     save_options = dict(save_options or {})
     scale = _pop_scale(options)
     doc, fmt, name, path = _read(source, format)
-    tfmt = registry.get(target_format) if target_format else registry.get(target.suffix or "?")
+    tfmt = registry.get(target_format) if target_format else registry.target_format(target)
     direct = registry.converter(fmt.name, tfmt.name)
     if direct is not None and scale != 1.0:
         raise UnsupportedError(f"scale does not apply to the direct {fmt.name} -> {tfmt.name} "

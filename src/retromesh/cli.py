@@ -159,11 +159,22 @@ def _detect(path: Path, format: str | None) -> registry.Format:
 
 # -- convert ---------------------------------------------------------------------------------
 
+def _names_a_file(output: Path) -> bool:
+    """An output with an extension, or in a folder where a format keeps extensionless files."""
+    if output.suffix:
+        return True
+    try:
+        registry.target_format(output)
+    except UnknownFormatError:
+        return False
+    return True
+
+
 def _plan_jobs(inputs: list[Path], output: Path | None, to: str, format: str | None,
                load_opts: dict[str, Any], save_opts: dict[str, Any], explicit: bool,
                companions: bool, preset: str | None) -> list[Job]:
     single = len(inputs) == 1 and inputs[0].is_file() and (
-        output is None or (bool(output.suffix) and not output.is_dir()))
+        output is None or (_names_a_file(output) and not output.is_dir()))
     if single:
         src = inputs[0]
         target = output if output is not None else Path.cwd() / f"{src.stem}.{to.lstrip('.')}"
@@ -312,7 +323,7 @@ def convert(
                            companions, preset)
     single = len(jobs_list) == 1 and jobs_list[0].base is None
     try:
-        tfmt = registry.get(jobs_list[0].target.suffix or "?")
+        tfmt = registry.target_format(jobs_list[0].target)
     except UnknownFormatError:
         exts = sorted({"." + e for f in registry.formats() if f.from_scene is not None
                        for e in f.extensions})

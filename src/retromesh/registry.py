@@ -37,7 +37,7 @@ from .records import record
 if TYPE_CHECKING:            # binio imports numpy: loaded with the first file read
     from .binio import Reader
 
-__all__ = ["Format", "register", "register_converter", "converter", "formats", "get", "detect", "parse", "format_of",
+__all__ = ["Format", "register", "target_format", "register_converter", "converter", "formats", "get", "detect", "parse", "format_of",
            "convert_to_scene", "convert_from_scene", "serialize", "SNIFF_BYTES", "claiming",
            "converters_to"]
 
@@ -253,6 +253,20 @@ def format_of(doc: Any) -> Format:
         if isinstance(doc, f.doc_types):
             return f
     raise UnsupportedError(f"{type(doc).__name__} is not the native document of any format")
+
+
+def target_format(target: str | Path) -> Format:
+    """The format a written file will have: its extension's (or format name's, ``x.glb``,
+    ``x.lugaru-skeleton``), else, for a name without one, the format keeping such files in
+    the folder it goes to (``Data/Skeleton/BasicFigure``)."""
+    path = Path(target)
+    if not path.suffix:
+        folder = path.parent.name.lower()
+        _ensure_loaded()
+        for f in _FORMATS.values():
+            if folder and folder in f.folders and f.from_scene is not None:
+                return f
+    return get(path.suffix or "?")
 
 
 def _extension(filename: str | None) -> str:
