@@ -31,8 +31,7 @@ import numpy as np
 from ... import jsoncodec
 from ...errors import DocumentError, LossWarning, RetromeshError
 from ...scene import Animation, Scene
-from . import lugaru_animation as la
-from . import lugaru_skeleton as ls
+from . import lugaru_animation as la, lugaru_skeleton as ls
 from .lugaru_character import ANIMATIONS_KEY, SKELETON_KEY, LugaruCharacter, frame_times
 from .lugaru_pose import muscle_angles, muscle_rotations, rotations_as_quats
 
@@ -102,7 +101,8 @@ def _channels(anim: Animation, node: int, path: str) -> Any:
     return next((c for c in anim.channels if c.node == node and c.path == path), None)
 
 
-def _frames(anim: Animation, nodes: list[int | None], kept: la.AnimationFile | None) -> tuple[np.ndarray, bool]:
+def _frames(anim: Animation, nodes: list[int | None],
+            kept: la.AnimationFile | None) -> tuple[np.ndarray, bool]:
     """(frame times, whether they are the kept file's)."""
     if kept is not None and kept.frame_count:
         times = frame_times(kept.speed)
