@@ -1,0 +1,171 @@
+"""A Lugaru character to glTF as the game builds it, and back: fixtures in the game's layout
+made by our own writers, and the corpus rabbit and wolf when the corpus is there."""
+from __future__ import annotations
+
+import io
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import CORPUS
+from gltfcheck import assert_valid
+from typer.testing import CliRunner
+
+import retromesh
+from retromesh import LossWarning
+from retromesh.formats.wolfire import lugaru_animation as la
+from retromesh.formats.wolfire import lugaru_samples as samples
+from retromesh.formats.wolfire import lugaru_skeleton as ls
+from retromesh.formats.wolfire import solid
+from retromesh.formats.wolfire.lugaru_pose import muscle_angles, muscle_rotations
+
+DATA = CORPUS / "lugaru" / "Data"
+needs_corpus = pytest.mark.skipif(not (DATA / "Skeleton").is_dir(), reason="no Lugaru corpus")
+
+
+def _layout(tmp: Path) -> Path:
+    """A rabbit in the game's layout: Skeleton/BasicFigure, Models/Body*.solid, skin, animation."""
+    from PIL import Image
+    data = tmp / "Data"
+    for d in ("Skeleton", "Models", "Textures", "Animations"):
+        (data / d).mkdir(parents=True)
+    (data / "Skeleton" / "BasicFigure").write_bytes(ls.write(samples.figure()))
+    body = samples.body()
+    (data / "Models" / "Body.solid").write_bytes(solid.write(body))
+    blink = solid.SolidFile(body.vertices.copy(), body.triangles)
+    blink.vertices[:8] *= np.float32(0.9)
+    (data / "Models" / "Body2.solid").write_bytes(solid.write(blink))
+    buf = io.BytesIO()
+    Image.new("RGB", (8, 8), (120, 90, 60)).save(buf, "JPEG")
+    (data / "Textures" / "FurBrown.jpg").write_bytes(buf.getvalue())
+    (data / "Animations" / "Walk").write_bytes(la.write(samples.animation(4)))
+    no_targets = samples.animation(3)
+    no_targets.weapon_target_count = no_targets.weapon_targets = None
+    (data / "Animations" / "Sway").write_bytes(la.write(no_targets))
+    return data
+
+
+def _convert_back(glb: Path, out: Path) -> list[Path]:
+    return retromesh.convert(glb, out / "Data" / "Skeleton" / "BasicFigure")
+
+
+def test_fixture_character_converts_valid_and_comes_back_byte_identical(tmp_path):
+    data = _layout(tmp_path)
+    glb = tmp_path / "rabbit.glb"
+    retromesh.convert(data / "Skeleton" / "BasicFigure", glb,
+                      animations=[data / "Animations" / "Walk", data / "Animations" / "Sway"])
+    info = assert_valid(glb)
+    assert info["animationCount"] == 2 and info["hasTextures"]
+    scene = retromesh.load(glb)
+    mesh = next(m for m in scene.meshes if m.name == "Body")
+    assert len(mesh.primitives[0].targets) == 1 and mesh.extras["targetNames"] == ["Body2"]
+    assert np.all(mesh.primitives[0].weights[:, 0] == 1)
+    written = _convert_back(glb, tmp_path / "out")
+    names = sorted(p.relative_to(tmp_path / "out") for p in written)
+    assert names == [Path("Data/Animations/Sway"), Path("Data/Animations/Walk"),
+                     Path("Data/Skeleton/BasicFigure")]
+    for rel in names:
+        assert (tmp_path / "out" / rel).read_bytes() == (tmp_path / rel).read_bytes(), rel
+
+
+def test_animation_alone_finds_its_skeleton_in_the_game_layout(tmp_path):
+    data = _layout(tmp_path)
+    scene = retromesh.load(data / "Animations" / "Walk")
+    assert [a.name for a in scene.animations] == ["Walk"]
+    assert any(n.skin is not None for n in scene.nodes)
+
+
+def test_the_muscle_keeps_its_direction_in_its_own_frame():
+    """``FindRotationMuscle`` and the drawing matrix agree: the line between a muscle's joints
+    points the same way in the muscle's frame at every frame of an animation."""
+    skel = samples.figure()
+    anim = samples.animation(6, sway=1.5)
+    pos = np.asarray(anim.positions, np.float64)
+    rot = muscle_rotations(muscle_angles(pos, skel))
+    d = pos[:, skel.muscles["parent1"]] - pos[:, skel.muscles["parent2"]]
+    d /= np.linalg.norm(d, axis=-1, keepdims=True)
+    local = np.einsum("fmji,fmj->fmi", rot, d)          # R^T d
+    assert np.allclose(local, local[:1], atol=1e-5)
+
+
+def test_edited_joint_is_written_and_bone_only_edit_warns(tmp_path):
+    data = _layout(tmp_path)
+    glb = tmp_path / "rabbit.glb"
+    retromesh.convert(data / "Skeleton" / "BasicFigure", glb, animations=[data / "Animations" / "Walk"])
+    scene = retromesh.load(glb)
+    head = next(i for i, n in enumerate(scene.nodes) if n.name == "head")
+    anim = scene.animations[0]
+    ch = next(c for c in anim.channels if c.node == head and c.path == "translation")
+    ch.values[2, 1] += 0.5
+    doc = retromesh.from_scene(scene, "lugaru-skeleton")
+    walk = doc.animations["Walk"]
+    before = retromesh.read(data / "Animations" / "Walk")
+    assert walk.positions[2, 0, 1] == pytest.approx(before.positions[2, 0, 1] + 0.5)
+    assert np.array_equal(walk.positions[[0, 1, 3]], before.positions[[0, 1, 3]])
+    assert np.array_equal(walk.onground, before.onground)
+    scene = retromesh.load(glb)
+    bone = next(i for i, n in enumerate(scene.nodes) if "lugaru_muscle" in n.extras)
+    rot = next(c for c in scene.animations[0].channels if c.node == bone and c.path == "rotation")
+    rot.values[:] = [0.0, 0.0, 0.7071068, 0.7071068]
+    with pytest.warns(LossWarning, match="joint positions"):
+        retromesh.from_scene(scene, "lugaru-skeleton")
+
+
+def test_fewer_frames_keep_the_joints_and_say_what_is_lost(tmp_path):
+    data = _layout(tmp_path)
+    glb = tmp_path / "rabbit.glb"
+    retromesh.convert(data / "Skeleton" / "BasicFigure", glb, animations=[data / "Animations" / "Walk"])
+    scene = retromesh.load(glb)
+    for c in scene.animations[0].channels:
+        c.times, c.values = c.times[:2], c.values[:2]
+    with pytest.warns(LossWarning, match="twists"):
+        doc = retromesh.from_scene(scene, "lugaru-skeleton")
+    assert doc.animations["Walk"].frame_count == 2
+
+
+def test_a_foreign_gltf_is_refused_in_words(tmp_path):
+    scene = retromesh.Scene(name="x")
+    with pytest.raises(retromesh.RetromeshError, match="not made from a Lugaru skeleton"):
+        retromesh.from_scene(scene, "lugaru-skeleton")
+
+
+def test_cli_writes_the_skeleton_and_its_animations_as_the_game_keeps_them(tmp_path):
+    from retromesh.cli import app
+    data = _layout(tmp_path)
+    glb = tmp_path / "r.glb"
+    run = CliRunner().invoke(app, ["convert", str(data / "Skeleton" / "BasicFigure"), "-a",
+                                   str(data / "Animations" / "Walk"), "-o", str(glb)])
+    assert run.exit_code == 0, run.output
+    out = tmp_path / "game" / "Data" / "Skeleton"
+    out.mkdir(parents=True)
+    run = CliRunner().invoke(app, ["convert", str(glb), "-o", str(out / "BasicFigure")])
+    assert run.exit_code == 0, run.output
+    assert (out / "BasicFigure").read_bytes() == (data / "Skeleton" / "BasicFigure").read_bytes()
+    assert (out.parent / "Animations" / "Walk").read_bytes() == (data / "Animations" / "Walk").read_bytes()
+    run = CliRunner().invoke(app, ["info", str(data / "Skeleton" / "BasicFigure")])
+    assert run.exit_code == 0 and "muscles" in run.output
+
+
+@needs_corpus
+@pytest.mark.parametrize("figure,anims", [("BasicFigure", ["Idle", "SpinKick"]),
+                                          ("BasicFigureWolf", ["WolfRun"])])
+def test_corpus_character_converts_valid_and_back(tmp_path, figure, anims):
+    glb = tmp_path / f"{figure}.glb"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LossWarning)
+        retromesh.convert(DATA / "Skeleton" / figure, glb,
+                          animations=[DATA / "Animations" / a for a in anims])
+    info = assert_valid(glb)
+    assert info["animationCount"] == len(anims) and info["hasTextures"]
+    scene = retromesh.load(glb)
+    body = scene.meshes[scene.nodes[next(i for i in scene.roots if scene.nodes[i].mesh is not None)].mesh]
+    assert len(body.primitives[0].targets) == 6               # Body2..7 / Wolf2..7
+    if figure == "BasicFigure":
+        assert [name for name, _ in scene.extra_scenes] == ["low_detail"]
+    out = tmp_path / "Data" / "Skeleton"
+    out.mkdir(parents=True)
+    retromesh.convert(glb, out / figure)
+    assert (out / figure).read_bytes() == (DATA / "Skeleton" / figure).read_bytes()
+    for a in anims:
+        assert (out.parent / "Animations" / a).read_bytes() == (DATA / "Animations" / a).read_bytes()
