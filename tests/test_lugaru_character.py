@@ -8,16 +8,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import CORPUS
-from gltfcheck import assert_valid
 from typer.testing import CliRunner
 
 import retromesh
+from conftest import CORPUS
+from gltfcheck import assert_valid
 from retromesh import LossWarning
-from retromesh.formats.wolfire import lugaru_animation as la
-from retromesh.formats.wolfire import lugaru_samples as samples
-from retromesh.formats.wolfire import lugaru_skeleton as ls
-from retromesh.formats.wolfire import solid
+from retromesh.formats.wolfire import (
+    lugaru_animation as la,
+    lugaru_samples as samples,
+    lugaru_skeleton as ls,
+    solid,
+)
 from retromesh.formats.wolfire.lugaru_pose import muscle_angles, muscle_rotations
 
 DATA = CORPUS / "lugaru" / "Data"

@@ -1,0 +1,47 @@
+"""A Lugaru character through Blender with the retromesh extension: the animations picked in
+``Data/Animations`` come in with their character (skeleton, textured skinned body), are
+exported to ``Data/Skeleton/BasicFigure`` and give back the same skeleton and animation files.
+Also a Workbench render of the rabbit at two moments of an animation (LOOKed at when made:
+``RETROMESH_SCREENSHOT=docs/lugaru-rabbit.png`` keeps a new one)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_blender import SCRIPTS, _roundtrip, blender, extension  # noqa: F401  (fixtures)
+from test_lugaru_character import _layout
+
+TOOLS = Path(__file__).parent / "blender_scripts"
+
+
+def test_extension_round_trip_gives_the_same_files(blender, extension, tmp_path):  # noqa: F811
+    data = _layout(tmp_path / "in")
+    out = tmp_path / "out" / "Data" / "Skeleton" / "BasicFigure"
+    jobs = [{"files": [str(data / "Animations" / "Walk"), str(data / "Animations" / "Sway")],
+             "out": str(out)}]
+    res = _roundtrip(blender, extension, jobs)[0]
+    assert "error" not in res, res["error"]
+    assert res["import"] == ["FINISHED"] and res["export"] == ["FINISHED"], res
+    assert "ARMATURE" in res["objects"] and "MESH" in res["objects"]
+    assert out.read_bytes() == (data / "Skeleton" / "BasicFigure").read_bytes()
+    for name in ("Walk", "Sway"):
+        got = out.parent.parent / "Animations" / name
+        assert got.read_bytes() == (data / "Animations" / name).read_bytes(), (name, res)
+
+
+def test_workbench_render_of_two_moments(blender, tmp_path):  # noqa: F811
+    import os
+
+    import retromesh
+    data = _layout(tmp_path)
+    glb = tmp_path / "rabbit.glb"
+    retromesh.convert(data / "Animations" / "Walk", glb)
+    res = blender.run((TOOLS / "render_lugaru.py").read_text(),
+                      {"glb": str(glb), "frames": [0, 3], "out": str(tmp_path / "r%d.png")})
+    assert res["used"].startswith("Walk"), res
+    a, b = (tmp_path / "r0.png").read_bytes(), (tmp_path / "r1.png").read_bytes()
+    assert a[:8] == b"\x89PNG\r\n\x1a\n" and a != b          # the two moments differ
+    first, second = res["renders"]
+    assert (first["lo"], first["hi"]) != (second["lo"], second["hi"])    # the pose moved
+    keep = os.environ.get("RETROMESH_SCREENSHOT")
+    if keep:
+        Path(keep).write_bytes(b)
