@@ -171,3 +171,17 @@ def test_corpus_character_converts_valid_and_back(tmp_path, figure, anims):
     assert (out / figure).read_bytes() == (DATA / "Skeleton" / figure).read_bytes()
     for a in anims:
         assert (out.parent / "Animations" / a).read_bytes() == (DATA / "Animations" / a).read_bytes()
+
+
+def test_folder_conversion_gives_the_figure_its_animations_and_check_reads_them(tmp_path):
+    from retromesh.cli import app
+    data = _layout(tmp_path)
+    run = CliRunner().invoke(app, ["convert", str(data), "-o", str(tmp_path / "out")])
+    assert run.exit_code == 0, run.output
+    glbs = sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*.glb"))
+    assert glbs == ["Models/Body.glb", "Models/Body2.glb", "Skeleton/BasicFigure.glb"]
+    scene = retromesh.load(tmp_path / "out" / "Skeleton" / "BasicFigure.glb")
+    assert sorted(a.name for a in scene.animations) == ["Sway", "Walk"]
+    run = CliRunner().invoke(app, ["check", str(data)])
+    assert run.exit_code == 0 and "Skeleton/BasicFigure (lugaru-skeleton)" in run.output
+    assert "Animations/Walk (lugaru-animation)" in run.output

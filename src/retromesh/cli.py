@@ -94,7 +94,9 @@ def _root(ctx: typer.Context,
 
 def _readable(path: Path) -> bool:
     ext = path.suffix.lower().lstrip(".")
-    return bool(ext) and any(f.read is not None for f in registry.claiming(ext))
+    if not ext:
+        return any(f.read is not None for f in registry.keeping(path))
+    return any(f.read is not None for f in registry.claiming(ext))
 
 
 def _expand(items: list[Path], keep=_readable) -> list[tuple[Path, Path | None]]:
@@ -139,7 +141,8 @@ def _formats_for(path: Path, format: str | None) -> list[registry.Format]:
     """The formats that may read ``path`` and convert it (by --format or its extension)."""
     if format:
         return [registry.get(format)]
-    return [f for f in registry.claiming(path.suffix) if f.to_scene is not None]
+    claim = registry.claiming(path.suffix) if path.suffix else registry.keeping(path)
+    return [f for f in claim if f.to_scene is not None]
 
 
 def _load_options_for(fmts: list[registry.Format], opts: dict[str, Any]) -> dict[str, Any]:

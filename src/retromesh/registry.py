@@ -37,7 +37,7 @@ from .records import record
 if TYPE_CHECKING:            # binio imports numpy: loaded with the first file read
     from .binio import Reader
 
-__all__ = ["Format", "register", "target_format", "register_converter", "converter", "formats", "get", "detect", "parse", "format_of",
+__all__ = ["Format", "register", "target_format", "keeping", "register_converter", "converter", "formats", "get", "detect", "parse", "format_of",
            "convert_to_scene", "convert_from_scene", "serialize", "SNIFF_BYTES", "claiming",
            "converters_to"]
 
@@ -253,6 +253,17 @@ def format_of(doc: Any) -> Format:
         if isinstance(doc, f.doc_types):
             return f
     raise UnsupportedError(f"{type(doc).__name__} is not the native document of any format")
+
+
+def keeping(path: str | Path) -> list[Format]:
+    """The formats that keep files without an extension in ``path``'s folder (Lugaru's
+    ``Skeleton/`` and ``Animations/``); none for a file with an extension."""
+    p = Path(path)
+    if p.suffix:
+        return []
+    folder = p.parent.name.lower()
+    _ensure_loaded()
+    return [f for f in _FORMATS.values() if folder and folder in f.folders]
 
 
 def target_format(target: str | Path) -> Format:
