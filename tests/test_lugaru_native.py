@@ -82,7 +82,7 @@ def test_check_rules_in_the_engine_terms():
 def test_damaged_files_raise_only_format_error(which):
     doc = samples.figure(3) if which == "lugaru-skeleton" else samples.animation(2)
     data = retromesh.to_bytes(doc)
-    assert_malformed_safe(data, "x", format=which, endian=">")
+    assert_malformed_safe(data, "x", format=which, endian=">", scene=True)
 
 
 def test_counts_are_checked_before_allocating():

@@ -222,7 +222,10 @@ class _Builder:
         self.doc = doc
         self.scene = Scene(name=name)
         self.root = self.scene.add_node(Node(name=name, extras={}))
-        self.rest_pos = np.asarray(doc.joints["position"], np.float64)[None]
+        with np.errstate(invalid="ignore"):         # NaN bit patterns are refused below
+            self.rest_pos = np.asarray(doc.joints["position"], np.float64)[None]
+        if not np.all(np.isfinite(self.rest_pos)):
+            raise DocumentError("a joint position is NaN or infinite")
         self.rest_rot = muscle_rotations(muscle_angles(self.rest_pos, doc))[0]
         m = doc.muscles
         nj = len(doc.joints)
@@ -288,12 +291,13 @@ class _Builder:
             ibm[:, 3, 3] = 1
             skin = self.scene.add_skin(Skin(joints=list(self.bone_nodes), inverse_bind_matrices=ibm,
                                             skeleton=self.root, name=self.scene.name))
-            slot = {b: k for k, b in enumerate(bones)}
+            slot = np.zeros(len(self.doc.muscles), np.uint16)
+            slot[bones] = np.arange(len(bones))
             for node, owner in self.meshes:
                 self.scene.nodes[node].skin = skin
                 prim = self.scene.meshes[self.scene.nodes[node].mesh].primitives[0]
                 j = np.zeros((len(owner), 4), np.uint16)
-                j[:, 0] = [slot[int(o)] for o in owner]
+                j[:, 0] = slot[owner]
                 w = np.zeros((len(owner), 4), np.float32)
                 w[:, 0] = 1
                 prim.joints, prim.weights = j, w
@@ -306,6 +310,10 @@ class _Builder:
                           f"frames for a skeleton of {nj} joints: left out", LossWarning, stacklevel=3)
             return False
         pos = np.asarray(anim.positions, np.float64)
+        if not np.all(np.isfinite(pos)):
+            warnings.warn(f"animation {name}: a joint position is NaN or infinite: left out",
+                          LossWarning, stacklevel=3)
+            return False
         times = frame_times(anim.speed)
         channels = [Channel(node=n, path="translation", times=times, values=pos[:, i])
                     for i, n in enumerate(self.joint_nodes)]

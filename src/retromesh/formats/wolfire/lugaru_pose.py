@@ -154,10 +154,9 @@ def muscle_rotations(angles: np.ndarray) -> np.ndarray:
 
 def rotations_as_quats(rot: np.ndarray) -> np.ndarray:
     """glTF quaternions (x, y, z, w) of ``(..., 3, 3)`` rotations, continuous along axis 0."""
-    flat = rot.reshape(-1, 3, 3)
-    q = np.asarray([matrix_to_quat(r) for r in flat], np.float64).reshape(rot.shape[:-2] + (4,))
+    q = np.asarray(matrix_to_quat(rot), np.float64)
     if q.ndim == 3:                    # (F, M, 4): no sign flips between frames
-        for k in range(1, len(q)):
+        for k in range(1, len(q)):     # (frames, not vertices)
             flip = np.einsum("mi,mi->m", q[k], q[k - 1]) < 0
             q[k, flip] *= -1
     return q
