@@ -7,10 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from conftest import CORPUS
 from test_blender import SCRIPTS, _roundtrip, blender, extension  # noqa: F401  (fixtures)
 from test_lugaru_character import _layout
 
 TOOLS = Path(__file__).parent / "blender_scripts"
+DATA = CORPUS / "lugaru" / "Data"
 
 
 def test_extension_round_trip_gives_the_same_files(blender, extension, tmp_path):  # noqa: F811
@@ -26,6 +30,21 @@ def test_extension_round_trip_gives_the_same_files(blender, extension, tmp_path)
     for name in ("Walk", "Sway"):
         got = out.parent.parent / "Animations" / name
         assert got.read_bytes() == (data / "Animations" / name).read_bytes(), (name, res)
+
+
+@pytest.mark.skipif(not (DATA / "Skeleton").is_dir(), reason="no Lugaru corpus")
+def test_extension_round_trip_of_the_corpus_rabbit(blender, extension, tmp_path):  # noqa: F811
+    names = ["Idle", "SpinKick", "HangOn"]
+    out = tmp_path / "Data" / "Skeleton" / "BasicFigure"
+    jobs = [{"files": [str(DATA / "Animations" / n) for n in names], "out": str(out)}]
+    res = _roundtrip(blender, extension, jobs)[0]
+    assert "error" not in res, res["error"]
+    assert res["export"] == ["FINISHED"], res
+    assert not res["export_warnings"], res["export_warnings"]
+    assert out.read_bytes() == (DATA / "Skeleton" / "BasicFigure").read_bytes()
+    for n in names:
+        got = (out.parent.parent / "Animations" / n).read_bytes()
+        assert got == (DATA / "Animations" / n).read_bytes(), n
 
 
 def test_workbench_render_of_two_moments(blender, tmp_path):  # noqa: F811

@@ -185,3 +185,25 @@ def test_folder_conversion_gives_the_figure_its_animations_and_check_reads_them(
     run = CliRunner().invoke(app, ["check", str(data)])
     assert run.exit_code == 0 and "Skeleton/BasicFigure (lugaru-skeleton)" in run.output
     assert "Animations/Walk (lugaru-animation)" in run.output
+
+
+def test_empties_left_at_an_animations_start_are_a_pose_not_a_new_skeleton(tmp_path):
+    """Blender writes an animated empty at its current location: the skeleton stays; a rest
+    position that no animation starts from is a real edit and is written."""
+    data = _layout(tmp_path)
+    glb = tmp_path / "rabbit.glb"
+    walk = samples.animation(4)
+    walk.positions[0, :, 0] += 0.25                     # frame 0 differs from the rest pose
+    (data / "Animations" / "Walk").write_bytes(la.write(walk))
+    retromesh.convert(data / "Skeleton" / "BasicFigure", glb, animations=[data / "Animations" / "Walk"])
+    scene = retromesh.load(glb)
+    anim = scene.animations[0]
+    for c in anim.channels:
+        if c.path == "translation" and "lugaru_joint" in scene.nodes[c.node].extras:
+            scene.nodes[c.node].translation = c.values[0].astype(float)
+    doc = retromesh.from_scene(scene, "lugaru-skeleton")
+    assert ls.write(doc.skeleton) == (data / "Skeleton" / "BasicFigure").read_bytes()
+    head = next(i for i, n in enumerate(scene.nodes) if n.name == "head")
+    scene.nodes[head].translation = scene.nodes[head].translation + [0, 1.0, 0]
+    doc = retromesh.from_scene(scene, "lugaru-skeleton")
+    assert doc.skeleton.joints["position"][0, 1] == pytest.approx(samples.JOINT_POSITIONS[0, 1] + 1.0)

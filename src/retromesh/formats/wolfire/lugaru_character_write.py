@@ -6,7 +6,9 @@ draws the character. So:
 * The skeleton file comes from the root node's kept ``lugaru_skeleton`` (every field: joints,
   muscles and their vertex lists, forward joints, trailing bytes). Joint positions are the
   joint empties' rest translations (``lugaru_joint`` extras, else their body-part names), the
-  kept values wherever the scene's agree with them to 1e-5. A scene without that kept
+  kept values wherever the scene's agree with them to 1e-5, or when the empties stand where
+  an animation starts (Blender exports an animated object at its current location: that is
+  a pose, not a new skeleton). A scene without that kept
   skeleton (a model made elsewhere) has no muscles to write: DocumentError.
 * Each glTF animation becomes one animation file (name: the ``lugaru_animation`` extras,
   else the animation's name, without Blender's ``_<object>`` suffix). Its frames are the
@@ -87,6 +89,17 @@ def _rest_positions(scene: Scene, root: int, nodes: list[int | None], kept: np.n
         if n is not None:
             pos[j] = (inv @ worlds[n])[:3, 3]
     return pos
+
+
+def _posed(scene: Scene, nodes: list[int | None], rest: np.ndarray) -> bool:
+    """The empties stand where an animation puts them at its start: an exporter wrote the
+    pose it was showing (Blender writes animated objects' current location), not a new rest."""
+    for anim in scene.animations:
+        moved = [(j, c) for j, n in enumerate(nodes) if n is not None
+                 for c in anim.channels if c.node == n and c.path == "translation"]
+        if moved and all(_same(rest[j], c.values[0]) for j, c in moved):
+            return True
+    return False
 
 
 def _anim_name(anim: Animation, root_name: str) -> str:
@@ -195,8 +208,9 @@ def scene_to_character(scene: Scene, *, native: bool = True) -> LugaruCharacter:
     labels = np.asarray(skel.joints["label"], np.int64)
     nodes = _joint_nodes(scene, root, len(skel.joints), labels)
     rest = _rest_positions(scene, root, nodes, skel.joints["position"])
-    if not _same(rest, skel.joints["position"]):
+    if not _same(rest, skel.joints["position"]) and not _posed(scene, nodes, rest):
         skel.joints["position"] = rest.astype(">f4")
+    rest = np.asarray(skel.joints["position"], np.float64)
     table = extras.get(ANIMATIONS_KEY)
     try:
         table = json.loads(table) if isinstance(table, str) else {}
