@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra import numpy as hnp
 from typer.testing import CliRunner
 
 import retromesh
@@ -207,3 +209,26 @@ def test_empties_left_at_an_animations_start_are_a_pose_not_a_new_skeleton(tmp_p
     scene.nodes[head].translation = scene.nodes[head].translation + [0, 1.0, 0]
     doc = retromesh.from_scene(scene, "lugaru-skeleton")
     assert doc.skeleton.joints["position"][0, 1] == pytest.approx(samples.JOINT_POSITIONS[0, 1] + 1.0)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 5), st.data())
+def test_generated_animations_survive_the_glb(tmp_path_factory, frames, data):
+    tmp = tmp_path_factory.mktemp("gen")
+    base = _layout(tmp)
+    f32 = st.floats(-3, 3, width=32)
+    anim = samples.animation(frames)
+    moved = data.draw(hnp.arrays(">f4", (frames, 20, 3), elements=f32))
+    anim.positions = (anim.positions + moved).astype(">f4")
+    anim.speed = data.draw(hnp.arrays(">f4", frames, elements=st.floats(0.5, 20, width=32)))
+    anim.twist = data.draw(hnp.arrays(">f4", (frames, 20), elements=f32))
+    anim.label = data.draw(hnp.arrays(">i4", frames, elements=st.integers(0, 9)))
+    if data.draw(st.booleans()):
+        anim.weapon_target_count = anim.weapon_targets = None
+    (base / "Animations" / "Gen").write_bytes(la.write(anim))
+    glb = tmp / "g.glb"
+    retromesh.convert(base / "Animations" / "Gen", glb)
+    out = tmp / "o" / "Skeleton" / "BasicFigure"
+    retromesh.convert(glb, out)
+    got = (out.parent.parent / "Animations" / "Gen").read_bytes()
+    assert got == (base / "Animations" / "Gen").read_bytes()
