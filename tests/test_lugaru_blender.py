@@ -64,3 +64,25 @@ def test_workbench_render_of_two_moments(blender, tmp_path):  # noqa: F811
     keep = os.environ.get("RETROMESH_SCREENSHOT")
     if keep:
         Path(keep).write_bytes(b)
+
+
+def test_a_bone_posed_in_blender_moves_its_joints_in_the_file(blender, extension, tmp_path):  # noqa: F811
+    import numpy as np
+
+    import retromesh
+    from retromesh.formats.wolfire import lugaru_samples as samples
+    data = _layout(tmp_path / "in")
+    out = tmp_path / "out" / "Data" / "Skeleton" / "BasicFigure"
+    res = blender.run((TOOLS / "lugaru_pose_edit.py").read_text(),
+                      {"files": [str(data / "Animations" / "Walk")], "out": str(out),
+                       "bone": "muscle3_leftshoulder_leftelbow", "degrees": 40, "frame": 3},
+                      user_resources=extension["user"])
+    assert res["export"] == ["FINISHED"], res
+    assert any("joint positions they carry" in w for w in res["export_warnings"]), res
+    before = retromesh.read(data / "Animations" / "Walk")
+    after = retromesh.read(out.parent.parent / "Animations" / "Walk")
+    moved = np.linalg.norm(after.positions - before.positions, axis=2)     # (frames, joints)
+    shoulder, elbow = samples.BONES[3]
+    assert moved[1, elbow] > 0.3                  # Blender frame 3 = 0.125 s = Lugaru frame 1
+    assert moved[:, [j for j in range(20) if j not in (shoulder, elbow)]].max() < 1e-4
+    assert out.read_bytes() == (data / "Skeleton" / "BasicFigure").read_bytes()

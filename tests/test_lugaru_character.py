@@ -108,12 +108,27 @@ def test_edited_joint_is_written_and_bone_only_edit_warns(tmp_path):
     assert walk.positions[2, 0, 1] == pytest.approx(before.positions[2, 0, 1] + 0.5)
     assert np.array_equal(walk.positions[[0, 1, 3]], before.positions[[0, 1, 3]])
     assert np.array_equal(walk.onground, before.onground)
+    # posing a bone (as a Blender user poses the armature) moves the joints it carries
     scene = retromesh.load(glb)
-    bone = next(i for i, n in enumerate(scene.nodes) if "lugaru_muscle" in n.extras)
+    bone = next(i for i, n in enumerate(scene.nodes) if n.extras.get("lugaru_muscle") == 4)
     rot = next(c for c in scene.animations[0].channels if c.node == bone and c.path == "rotation")
-    rot.values[:] = [0.0, 0.0, 0.7071068, 0.7071068]
-    with pytest.warns(LossWarning, match="joint positions"):
-        retromesh.from_scene(scene, "lugaru-skeleton")
+    from retromesh.transforms import quat_multiply
+    turn = np.array([0.0, 0.0, np.sin(np.pi / 8), np.cos(np.pi / 8)])        # 45 degrees about Z
+    rot.values[1] = quat_multiply(turn, rot.values[1].astype(float))
+    with pytest.warns(LossWarning, match="joint positions they carry"):
+        doc = retromesh.from_scene(scene, "lugaru-skeleton")
+    walk = doc.animations["Walk"]
+    m = samples.figure().muscles[4]                       # joints 3 and 4: the left forearm
+    changed = np.nonzero(np.any(walk.positions != before.positions, axis=2))
+    assert set(changed[0]) == {1} and set(changed[1]) == {int(m["parent1"]), int(m["parent2"])}
+    a, b = walk.positions[1, m["parent1"]], walk.positions[1, m["parent2"]]
+    a0, b0 = before.positions[1, m["parent1"]], before.positions[1, m["parent2"]]
+    assert np.linalg.norm(a - b) == pytest.approx(np.linalg.norm(
+        samples.JOINT_POSITIONS[m["parent1"]] - samples.JOINT_POSITIONS[m["parent2"]]), rel=1e-4)
+    c45 = np.sqrt(0.5)
+    turned = np.array([[c45, -c45, 0], [c45, c45, 0], [0, 0, 1]]) @ (a0 - b0)   # Rz(45) of the old line
+    cos = np.dot(a - b, turned) / np.linalg.norm(a - b) / np.linalg.norm(turned)
+    assert np.degrees(np.arccos(np.clip(cos, -1, 1))) < 0.5
 
 
 def test_fewer_frames_keep_the_joints_and_say_what_is_lost(tmp_path):

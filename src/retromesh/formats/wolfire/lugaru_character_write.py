@@ -17,8 +17,11 @@ draws the character. So:
   ``DoAnimations`` plays them). Joint positions are the joint empties' translations; kept
   positions are reused where they agree to 1e-5. Twists, on-ground flags, labels and weapon
   targets are the kept file's when the frame count is unchanged, else zero (LossWarning).
-* Bone (muscle) rotations edited without moving the joint empties cannot be kept: the game
-  recomputes them from the joints (LossWarning).
+* A bone (muscle) posed in the scene (Blender: the armature posed) while the joint empties
+  keep their keys carries its two joints along rigidly from the rest pose; a joint shared by
+  two posed bones takes the mean; the joint positions are written, with a LossWarning: the
+  game recomputes each muscle's turn about its own line from the body's forward direction.
+  When both the bones and the empties were edited, the empties win (LossWarning).
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ import numpy as np
 from ... import jsoncodec
 from ...errors import DocumentError, LossWarning, RetromeshError
 from ...scene import Animation, Scene
+from ...transforms import quat_to_matrix
 from . import lugaru_animation as la, lugaru_skeleton as ls
 from .lugaru_character import ANIMATIONS_KEY, SKELETON_KEY, LugaruCharacter, frame_times
 from .lugaru_pose import muscle_angles, muscle_rotations, rotations_as_quats
@@ -168,33 +172,68 @@ def _animation(anim: Animation, skel: ls.SkeletonFile, nodes: list[int | None], 
                                0, np.zeros((nf, 3), ">f4"))
     elif not kept_times:
         out.speed = _speeds(times).astype(">f4")
+    moved = kept is not None and kept.frame_count == nf and not _same(pos, kept.positions)
+    pos = _posed_by_bones(anim, skel, pos, rest, times, name, muscle_of, moved)
     if not _same(pos, out.positions):
         out.positions = pos.astype(">f4")
-    _warn_bone_edits(anim, skel, out, times, name, muscle_of)
     return out
 
 
-def _warn_bone_edits(anim: Animation, skel: ls.SkeletonFile, doc: la.AnimationFile,
-                     times: np.ndarray, name: str, muscle_of: dict[int, int]) -> None:
-    """LossWarning when bone rotations differ from what the joints make of them."""
-    rots = [c for c in anim.channels if c.path == "rotation"]
-    if not rots:
-        return
-    angles = muscle_angles(np.asarray(doc.positions, np.float64), skel,
-                           hang=name.lower() == "hangon", rounded=True)
-    want = rotations_as_quats(muscle_rotations(angles))
-    for c in rots:
-        m = muscle_of.get(c.node)
-        if m is None:
+def _posed_by_bones(anim: Animation, skel: ls.SkeletonFile, pos: np.ndarray, rest: np.ndarray,
+                    times: np.ndarray, name: str, muscle_of: dict[int, int],
+                    empties_moved: bool) -> np.ndarray:
+    """Joint positions with the bones' edits in: in each frame where a bone (muscle) is posed
+    other than its joints make it, it carries its two joints along rigidly from the rest
+    pose (a joint shared by two posed bones takes the mean). When the joint empties were
+    edited too, they win."""
+    pos = np.asarray(pos, np.float64)
+    i1 = np.asarray(skel.muscles["parent1"], np.int64)
+    i2 = np.asarray(skel.muscles["parent2"], np.int64)
+    want_q = rotations_as_quats(muscle_rotations(
+        muscle_angles(pos, skel, hang=name.lower() == "hangon", rounded=True)))
+    want_mid = (pos[:, i1] + pos[:, i2]) / 2
+    rest_rot = muscle_rotations(muscle_angles(rest[None], skel))[0]
+    rest_mid = (rest[i1] + rest[i2]) / 2
+    t32 = times.astype(np.float32)
+    acc = np.zeros_like(pos)
+    count = np.zeros(pos.shape[:2])
+    edited: list[int] = []
+    for node, m in sorted(muscle_of.items(), key=lambda kv: kv[1]):
+        if not 0 <= m < len(i1):
             continue
-        got = c.sample(times.astype(np.float32)).astype(np.float64)
-        dots = np.abs(np.einsum("fi,fi->f", got, want[:, m]))
-        if np.any(dots < 0.999):
-            warnings.warn(f"animation {name}: muscle {m} is rotated in the scene other than its "
-                          "joints make it; Lugaru derives muscle rotations from joint positions "
-                          "(move the joint empties): the rotation is not kept", LossWarning,
-                          stacklevel=5)
-            return
+        rc, tc = _channels(anim, node, "rotation"), _channels(anim, node, "translation")
+        if rc is None and tc is None:
+            continue
+        q = rc.sample(t32).astype(np.float64) if rc is not None else want_q[:, m]
+        t = tc.sample(t32).astype(np.float64) if tc is not None else want_mid[:, m]
+        q /= np.linalg.norm(q, axis=1, keepdims=True)
+        turned = np.abs(np.einsum("fi,fi->f", q, want_q[:, m])) < 0.999
+        shifted = np.any(np.abs(t - want_mid[:, m]) > 1e-2 * (1 + np.abs(want_mid[:, m])), axis=1)
+        frames = turned | shifted                 # only the frames posed differently
+        if not np.any(frames):
+            continue
+        edited.append(m)
+        rot = quat_to_matrix(q[frames])
+        for j in (i1[m], i2[m]):
+            local = rest_rot[m].T @ (rest[j] - rest_mid[m])
+            acc[frames, j] += t[frames] + np.einsum("fij,j->fi", rot, local)
+            count[frames, j] += 1
+    if not edited:
+        return pos
+    if empties_moved:
+        warnings.warn(f"animation {name}: muscles {edited} are posed other than their joints "
+                      "make them, and the joint empties were edited too: the joints are written; "
+                      "Lugaru derives muscle rotations from joint positions", LossWarning,
+                      stacklevel=5)
+        return pos
+    out = pos.copy()
+    sel = count > 0
+    out[sel] = acc[sel] / count[sel][:, None]
+    warnings.warn(f"animation {name}: muscles {edited} posed in the scene are written as the "
+                  "joint positions they carry (Lugaru stores joint positions; the game "
+                  "recomputes each muscle's turn about its own line from the body's forward "
+                  "direction)", LossWarning, stacklevel=5)
+    return out
 
 
 def scene_to_character(scene: Scene, *, native: bool = True) -> LugaruCharacter:
