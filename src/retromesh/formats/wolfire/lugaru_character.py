@@ -461,13 +461,13 @@ register(Format(
     extensions=(), folders=("skeleton",), doc_types=(ls.SkeletonFile, LugaruCharacter), sniff=ls.sniff,
     magic_certain=False, read=ls.read, write=ls.write, outputs=outputs,
     to_scene=skeleton_to_scene, from_scene=_lazy_from_scene, endian=">",
-    scene_options=_OPTS, companions=("solid", "lugaru-animation"), info=ls.info, check=ls.check))
+    scene_options=_OPTS, companions=("solid",), info=ls.info, check=ls.check))
 
 register(Format(
     name="lugaru-animation", family="Wolfire",
     description="Lugaru animation (Data/Animations/*, no extension, big-endian)",
     extensions=(), folders=("animations",), doc_types=(la.AnimationFile,), sniff=la.sniff,
     magic_certain=False, read=la.read, write=la.write, to_scene=animation_to_scene,
-    endian=">", scene_options=("skeleton", *_OPTS), companions=("lugaru-skeleton", "solid"),
+    endian=">", scene_options=("skeleton", *_OPTS), companions=("solid",),
     info=la.info, check=la.check))
 
