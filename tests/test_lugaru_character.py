@@ -247,3 +247,12 @@ def test_generated_animations_survive_the_glb(tmp_path_factory, frames, data):
     retromesh.convert(glb, out)
     got = (out.parent.parent / "Animations" / "Gen").read_bytes()
     assert got == (base / "Animations" / "Gen").read_bytes()
+
+
+def test_gallery_makes_one_card_per_character_with_its_animations(tmp_path):
+    from retromesh.gallery.build import find_models
+    data = _layout(tmp_path)
+    models = {str(m.source.relative_to(data)): m for m in find_models([data])}
+    assert sorted(models) == ["Models/Body.solid", "Models/Body2.solid", "Skeleton/BasicFigure"]
+    anims = models["Skeleton/BasicFigure"].options["animations"]
+    assert [a.name for a in anims] == ["Sway", "Walk"]
