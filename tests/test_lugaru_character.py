@@ -114,7 +114,8 @@ def test_edited_joint_is_written_and_bone_only_edit_warns(tmp_path):
     rot = next(c for c in scene.animations[0].channels if c.node == bone and c.path == "rotation")
     from retromesh.transforms import quat_multiply
     turn = np.array([0.0, 0.0, np.sin(np.pi / 8), np.cos(np.pi / 8)])        # 45 degrees about Z
-    rot.values[1] = quat_multiply(turn, rot.values[1].astype(float))
+    key = int(np.argmin(np.abs(rot.times - ch.times[1])))                   # the key at frame 1
+    rot.values[key] = quat_multiply(turn, rot.values[key].astype(float))
     with pytest.warns(LossWarning, match="joint positions they carry"):
         doc = retromesh.from_scene(scene, "lugaru-skeleton")
     walk = doc.animations["Walk"]
@@ -256,3 +257,23 @@ def test_gallery_makes_one_card_per_character_with_its_animations(tmp_path):
     assert sorted(models) == ["Models/Body.solid", "Models/Body2.solid", "Skeleton/BasicFigure"]
     anims = models["Skeleton/BasicFigure"].options["animations"]
     assert [a.name for a in anims] == ["Sway", "Walk"]
+
+
+def test_between_frames_the_angles_move_as_do_animations_moves_them(tmp_path):
+    from retromesh.formats.wolfire.lugaru_pose import between_frames
+    times = np.array([0.0, 1.0])
+    pos = np.zeros((2, 1, 3))
+    pos[1, 0] = (2.0, 0.0, 0.0)
+    angles = np.array([[[350.0, 10.0, 350.0]], [[10.0, 30.0, 10.0]]])
+    t, p, a = between_frames(times, pos, angles, fps=4)
+    assert list(t) == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert p[2, 0, 0] == pytest.approx(1.0)
+    assert a[2, 0, 0] == pytest.approx(180.0)          # rotate1: linear, the long way round
+    assert a[2, 0, 1] == pytest.approx(20.0)
+    assert a[2, 0, 2] % 360 == pytest.approx(0.0)      # rotate3: the short way round
+    data = _layout(tmp_path)
+    dense = retromesh.load(data / "Animations" / "Walk")
+    keys = retromesh.load(data / "Animations" / "Walk", between="keys")
+    count = [max(len(c.times) for c in s.animations[0].channels if c.path == "rotation")
+             for s in (dense, keys)]
+    assert count[0] > count[1] == 4

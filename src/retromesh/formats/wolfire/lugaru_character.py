@@ -35,8 +35,12 @@ not know is taken as a rabbit figure), then its models in ``../Models`` and skin
   a second glTF scene ``low_detail`` (``low=False``/``clothes=False`` leave them out);
 * each animation (``animations=``) as a glTF animation: per frame the joints' positions and
   every bone's ``T(mid) R`` from ``FindRotationMuscle`` at those positions (angles rounded as
-  ``DoAnimations`` rounds them), linear between frames. Frame k lasts
-  ``1 / (2 max(speed_k, speed_k+1))`` seconds (``DoAnimations`` at the default speed 1).
+  ``DoAnimations`` rounds them). Frame k lasts ``1 / (2 max(speed_k, speed_k+1))`` seconds
+  (``DoAnimations`` at the default speed 1); in between, the joints move linearly and the
+  muscles' angles are interpolated linearly as ``DoAnimations`` does (the short way round for
+  ``rotate3``; ``rotate1`` can sweep the long way round, as in the game), sampled at ``fps``
+  (30). ``between="keys"``: keys at the frames only, glTF's interpolation in between
+  (smoother than the game in flips).
   Not reproduced: the head turning towards a target (``DoHead``), the morphs' timing, the
   character's own motion through the level and the ragdoll.
 
@@ -76,7 +80,13 @@ from ...scene import (
     TextureRef,
 )
 from . import lugaru_animation as la, lugaru_skeleton as ls, solid
-from .lugaru_pose import muscle_angles, muscle_proportions, muscle_rotations, rotations_as_quats
+from .lugaru_pose import (
+    between_frames,
+    muscle_angles,
+    muscle_proportions,
+    muscle_rotations,
+    rotations_as_quats,
+)
 
 __all__ = ["PERSON_TYPES", "LugaruCharacter", "outputs", "character_parts", "skeleton_to_scene",
            "animation_to_scene", "SKELETON_KEY", "ANIMATIONS_KEY", "frame_times"]
@@ -99,6 +109,8 @@ _SKIN_EXT = {"rabbit": ".jpg", "wolf": ".jpg"}
 #: ``Model::Scale`` of the drawn models (``modelclothes`` is drawn a little wider)
 MODEL_SCALE = np.array([0.04, 0.04, 0.04])
 CLOTHES_SCALE = np.array([0.041, 0.04, 0.041])
+#: most bone samples per animation between frames (a longer one keeps its frames only)
+MAX_SAMPLES = 100000
 
 
 def _find(folder: Path, name: str) -> Path | None:
@@ -185,13 +197,14 @@ def _split(doc: solid.SolidFile, pos: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def frame_times(speed: np.ndarray) -> np.ndarray:
-    """Key time of each frame: frame k -> k+1 takes ``1 / (2 max(speed_k, speed_k+1))``."""
+    """Key time of each frame: frame k -> k+1 takes ``1 / (2 max(speed_k, speed_k+1))``
+    (at least a millisecond; 1/30 s for a speed that is not a positive number)."""
     s = np.asarray(speed, np.float64)
     if len(s) < 2:
         return np.zeros(len(s))
     step = np.maximum(s[:-1], s[1:])
     bad = ~np.isfinite(step) | (step <= 1e-3)
-    dt = np.where(bad, 1 / 30, 1 / (2 * np.where(bad, 1, step)))
+    dt = np.where(bad, 1 / 30, np.maximum(1 / (2 * np.where(bad, 1, step)), 1e-3))
     return np.concatenate([[0.0], np.cumsum(dt)])
 
 
@@ -218,8 +231,10 @@ def _load_animation(item: Any) -> tuple[str, la.AnimationFile]:
 class _Builder:
     """Collects the bones, joint empties, meshes and animations of one character."""
 
-    def __init__(self, doc: ls.SkeletonFile, name: str, creature: str, proportions: bool) -> None:
+    def __init__(self, doc: ls.SkeletonFile, name: str, creature: str, proportions: bool,
+                 fps: float = 30.0) -> None:
         self.doc = doc
+        self.fps = float(fps)
         self.scene = Scene(name=name)
         self.root = self.scene.add_node(Node(name=name, extras={}))
         with np.errstate(invalid="ignore"):         # NaN bit patterns are refused below
@@ -318,14 +333,15 @@ class _Builder:
         channels = [Channel(node=n, path="translation", times=times, values=pos[:, i])
                     for i, n in enumerate(self.joint_nodes)]
         if self.bones:
-            angles = muscle_angles(pos, self.doc, hang=name.lower() == "hangon", rounded=True)
             b = np.asarray(self.bones)
-            rot = muscle_rotations(angles[:, b])
-            quats = rotations_as_quats(rot)
-            mid = (pos[:, self.i1[b]] + pos[:, self.i2[b]]) / 2
+            angles = muscle_angles(pos, self.doc, hang=name.lower() == "hangon", rounded=True)[:, b]
+            fps = self.fps if times[-1] * self.fps <= MAX_SAMPLES else 0.0
+            st, sp, sa = between_frames(times, pos, angles, fps)
+            quats = rotations_as_quats(muscle_rotations(sa))
+            mid = (sp[:, self.i1[b]] + sp[:, self.i2[b]]) / 2
             for k, n in enumerate(self.bone_nodes):
-                channels.append(Channel(node=n, path="translation", times=times, values=mid[:, k]))
-                channels.append(Channel(node=n, path="rotation", times=times, values=quats[:, k]))
+                channels.append(Channel(node=n, path="translation", times=st, values=mid[:, k]))
+                channels.append(Channel(node=n, path="rotation", times=st, values=quats[:, k]))
         self.scene.animations.append(Animation(name=name, channels=channels,
                                                extras={"lugaru_animation": name}))
         return True
@@ -344,11 +360,16 @@ def _models(parts: dict[str, Any], mesh: Any) -> tuple[list[Path | None], str]:
 
 def skeleton_to_scene(doc: ls.SkeletonFile, *, source: Path | None = None,
                       animations: list[Any] | None = None, mesh: Any = None, skin: Any = None,
-                      low: bool = True, clothes: bool = True, proportions: bool = True) -> Scene:
+                      low: bool = True, clothes: bool = True, proportions: bool = True,
+                      fps: float = 30.0, between: str = "engine") -> Scene:
     parts = character_parts(Path(source) if source is not None else None)
     t, data, role = parts["type"], parts["data"], parts["role"]
     name = Path(source).name if source is not None else "skeleton"
-    b = _Builder(doc, name, parts["creature"], proportions)
+    if not (fps > 0 and np.isfinite(fps)):
+        raise DocumentError(f"fps must be positive, got {fps}")
+    if between not in ("engine", "keys"):
+        raise DocumentError(f"between must be 'engine' or 'keys', got {between!r}")
+    b = _Builder(doc, name, parts["creature"], proportions, fps if between == "engine" else 0.0)
     sc = b.scene
     if data is not None:
         sc.extras["source_dir"] = str(data / "Textures") if (data / "Textures").is_dir() else str(data)
@@ -403,7 +424,8 @@ def skeleton_to_scene(doc: ls.SkeletonFile, *, source: Path | None = None,
 def animation_to_scene(doc: la.AnimationFile, *, source: Path | None = None,
                        skeleton: Any = None, animations: list[Any] | None = None,
                        mesh: Any = None, skin: Any = None, low: bool = True,
-                       clothes: bool = True, proportions: bool = True) -> Scene:
+                       clothes: bool = True, proportions: bool = True, fps: float = 30.0,
+                       between: str = "engine") -> Scene:
     """An animation on its character: ``skeleton=`` or, as the game pairs them,
     ``../Skeleton/BasicFigureWolf`` for ``Wolf*`` animations, else ``../Skeleton/BasicFigure``."""
     name = Path(source).name if source is not None else "animation"
@@ -420,7 +442,8 @@ def animation_to_scene(doc: la.AnimationFile, *, source: Path | None = None,
     if source is None:
         anim_list[0] = doc
     return skeleton_to_scene(skel, source=Path(skeleton), animations=anim_list, mesh=mesh,
-                             skin=skin, low=low, clothes=clothes, proportions=proportions)
+                             skin=skin, low=low, clothes=clothes, proportions=proportions, fps=fps,
+                             between=between)
 
 
 def _lazy_from_scene(scene: Scene, **options: Any) -> Any:
@@ -453,7 +476,8 @@ def outputs(doc: Any, path: Path) -> dict[Path, bytes]:
     return out
 
 
-_OPTS = ("source", "animations", "mesh", "skin", "low", "clothes", "proportions")
+_OPTS = ("source", "animations", "mesh", "skin", "low", "clothes", "proportions", "fps",
+         "between")
 
 register(Format(
     name="lugaru-skeleton", family="Wolfire",

@@ -16,7 +16,9 @@ frames and muscles.
   ``Ry(r3) Rz(r2 - 90) Ry(r1 - 90) (v - mid)`` at the skeleton's rest angles and drawn as
   ``T(mid) Ry(90 - r1) Rz(90 - r2) Ry(-r3) (prop * local)``: the muscle's bone matrix is
   ``T(mid) R`` with a per-body-part ``prop`` scale (:func:`muscle_proportions`).
-  ``DoAnimations`` rounds each angle down to 1/100 degree (``(int)(r * 100) % 36000 / 100``).
+  ``DoAnimations`` rounds each angle down to 1/100 degree (``(int)(r * 100) % 36000 / 100``)
+  and, between two frames, moves the joints and these angles linearly (``rotate3`` the short
+  way round): :func:`between_frames`.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from ...transforms import matrix_to_quat
 from .lugaru_skeleton import BODYPARTS, SkeletonFile
 
 __all__ = ["forwards", "muscle_angles", "muscle_rotations", "muscle_proportions",
-           "label_index"]
+           "label_index", "between_frames"]
 
 _L = {name: i for i, name in enumerate(BODYPARTS)}
 _DEG = 360.0 / 6.2831853
@@ -144,6 +146,30 @@ def muscle_angles(pos: np.ndarray, doc: SkeletonFile, hang: bool = False,
     if rounded:
         out = np.fmod(np.trunc(out * 100), 36000) / 100
     return out
+
+
+def between_frames(times: np.ndarray, pos: np.ndarray, angles: np.ndarray,
+                   fps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The engine's pose between frames, sampled at ``fps`` (the frame times always included):
+    ``DoAnimations`` moves joints linearly from frame k to k+1 and the muscle angles too
+    (``rotate3`` taken the short way round, ``rotate1``/``rotate2`` as they are).
+    Returns (times (S,), joint positions (S, J, 3), angles (S, M, 3))."""
+    f = len(times)
+    if f < 2 or fps <= 0:
+        return times, pos, angles
+    grid = np.arange(0.0, float(times[-1]), 1.0 / fps)
+    t = np.unique(np.concatenate([times, grid]))
+    k = np.clip(np.searchsorted(times, t, side="right") - 1, 0, f - 2)
+    u = np.clip((t - times[k]) / (times[k + 1] - times[k]), 0.0, 1.0)
+    new = angles[1:].copy()
+    r3 = new[..., 2]
+    old3 = angles[:-1, :, 2]
+    r3 -= 360 * (r3 > old3 + 180)
+    r3 += 360 * (r3 < old3 - 180)
+    uu = u[:, None, None]
+    ang = angles[:-1][k] * (1 - uu) + new[k] * uu
+    p = pos[:-1][k] * (1 - uu) + pos[1:][k] * uu
+    return t, p, ang
 
 
 def muscle_rotations(angles: np.ndarray) -> np.ndarray:
