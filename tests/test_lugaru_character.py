@@ -277,3 +277,18 @@ def test_between_frames_the_angles_move_as_do_animations_moves_them(tmp_path):
     count = [max(len(c.times) for c in s.animations[0].channels if c.path == "rotation")
              for s in (dense, keys)]
     assert count[0] > count[1] == 4
+
+
+@needs_corpus
+@pytest.mark.parametrize("figure,model", [("BasicFigureLow", "BodyLow"), ("RabbitBelt", "Belt")])
+def test_corpus_low_and_clothes_skeletons_carry_their_models(tmp_path, figure, model):
+    glb = tmp_path / f"{figure}.glb"
+    retromesh.convert(DATA / "Skeleton" / figure, glb)
+    assert_valid(glb)
+    scene = retromesh.load(glb)
+    assert [m.name for m in scene.meshes] == [model]
+    assert all(n.skin is not None for n in scene.nodes if n.mesh is not None)
+    out = tmp_path / "Data" / "Skeleton"
+    out.mkdir(parents=True)
+    retromesh.convert(glb, out / figure)
+    assert (out / figure).read_bytes() == (DATA / "Skeleton" / figure).read_bytes()
