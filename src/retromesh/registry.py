@@ -37,9 +37,9 @@ from .records import record
 if TYPE_CHECKING:            # binio imports numpy: loaded with the first file read
     from .binio import Reader
 
-__all__ = ["Format", "register", "target_format", "keeping", "register_converter", "converter", "formats", "get", "detect", "parse", "format_of",
-           "convert_to_scene", "convert_from_scene", "serialize", "SNIFF_BYTES", "claiming",
-           "converters_to"]
+__all__ = ["Format", "register", "target_format", "keeping", "register_converter", "converter",
+           "formats", "get", "detect", "parse", "format_of", "convert_to_scene",
+           "convert_from_scene", "serialize", "SNIFF_BYTES", "claiming", "converters_to"]
 
 #: how many leading bytes sniff functions see
 SNIFF_BYTES = 4096
