@@ -232,7 +232,9 @@ def test_json_lists_each_finding_per_file(wolfire):
     data = json.loads(res.output)
     assert data["failed"] == 1 and data["ok"] == 1
     first, second = data["files"]
-    assert first["format"] == "phxbn" and not first["ok"] and first["companions"] == ["stick.obj"]
+    # the companions convert reads: the OBJ, and the animations beside the folder's only model
+    assert first["format"] == "phxbn" and not first["ok"]
+    assert first["companions"] == ["stick.obj", "walk.anm", "wave.anm"]
     assert {"rule", "severity", "message"} <= set(first["findings"][0])
     assert second == {"file": str(wolfire["walk.anm"]), "format": "anm", "ok": True,
                       "findings": []}
@@ -288,7 +290,7 @@ def test_every_rule_id_is_in_the_docs():
     emitted = set()
     for py in src.rglob("*.py"):
         text = py.read_text()
-        emitted |= set(re.findall(r"\b(?:error|warning)\(\s*\"([a-z0-9]+\.[a-z_0-9]+)\"", text))
+        emitted |= set(re.findall(r"\b(?:error|warning)\(\s*\"([a-z0-9-]+\.[a-z_0-9]+)\"", text))
         emitted |= set(re.findall(r"long_strings\([^)]*\"([a-z]+\.[a-z_]+)\"\)", text, re.S))
         if py.name == "ogchain.py":                 # Chain._add("name", ...) -> overgrowth-xml.name
             emitted |= {f"overgrowth-xml.{n}" for n in re.findall(r"_add\(\s*\"([a-z_]+)\"", text)}

@@ -13,9 +13,7 @@ README_MAX_LINES = 250
 
 #: pages other branches are writing at the same time: a link to one of them is accepted while
 #: the file is not there yet, and checked like any other once it is
-PENDING = {
-    "docs/lugaru.md",
-}
+PENDING: set[str] = set()     # links to pages not written yet (none now)
 
 _LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _FENCE = re.compile(r"^(```|~~~)")

@@ -27,9 +27,16 @@ def agrees(ident: str, *extensions: str):
     return register
 
 
+#: extensionless types, found in the corpus by the folder the game keeps them in
+FOLDERS = {"lugaru-skeleton": "lugaru/Data/Skeleton", "lugaru-animation": "lugaru/Data/Animations"}
+
+
 def _files(extensions: tuple[str, ...]) -> list[Path]:
     out: list[Path] = []
     for ext in extensions:
+        if ext in FOLDERS:
+            out += sorted((CORPUS / FOLDERS[ext]).glob("*")) if CORPUS.is_dir() else []
+            continue
         out += sorted((ROOT / "examples").rglob(f"*.{ext}"))
         if CORPUS.is_dir():
             out += sorted(CORPUS.rglob(f"*.{ext}"))
@@ -56,6 +63,36 @@ def _solid(doc, k) -> None:
             assert [t.i0, t.u0, t.i1, t.u1, t.i2, t.u2] == [int(n[f]) for f in
                                                             ("i0", "u0", "i1", "u1", "i2", "u2")]
             assert _close(t.gx, n["gx"]) and _close(t.gy, n["gy"])
+    assert k.trailing == doc.trailing
+
+
+@agrees("lugaru_skeleton", "lugaru-skeleton")
+def _lugaru_skeleton(doc, k) -> None:
+    assert (k.joint_count, k.muscle_count) == (len(doc.joints), len(doc.muscles))
+    for i in (0, -1):
+        j, n = k.joints[i], doc.joints[i]
+        assert _close(j.position, n["position"]) and j.label == n["label"] and j.parent == n["parent"]
+        m, nm = k.muscles[i], doc.muscles[i]
+        assert (m.parent1, m.parent2, m.type) == (nm["parent1"], nm["parent2"], nm["type"])
+        assert list(m.vertices) == [int(v) for v in doc.vertices[i]]
+    assert (tuple(k.forward_joints), tuple(k.low_forward_joints)) == (
+        tuple(doc.forward_joints), tuple(doc.low_forward_joints))
+    assert k.trailing == doc.trailing
+
+
+@agrees("lugaru_animation", "lugaru-animation")
+def _lugaru_animation(doc, k) -> None:
+    assert (k.frame_count, k.joint_count) == (doc.frame_count, doc.joint_count)
+    for f in (0, -1):
+        p = k.frames[f].positions[-1]
+        assert _close([p.x, p.y, p.z], doc.positions[f, -1])
+        assert list(k.frames[f].onground) == list(doc.onground[f])
+        assert _close(k.frames[f].speed, doc.speed[f])
+    assert _close(k.twist2, np.asarray(doc.twist2).reshape(-1)) and list(k.label) == list(doc.label)
+    weapon = getattr(k, "weapon", None)          # absent: the generated class has no attribute
+    assert (weapon is None) == (doc.weapon_targets is None)
+    if weapon is not None:
+        assert weapon.weapon_target_count == doc.weapon_target_count
     assert k.trailing == doc.trailing
 
 
@@ -414,7 +451,16 @@ def _fixtures() -> dict[str, Callable[[], bytes]]:
         out[f"abc_v{v}.abc"] = lambda v=v: lt.sample_bytes(v)
     out["abc_v13_heavy.abc"] = lambda: lt.sample_bytes(13, heavy=True)
     out["abc_v6_tristrips.abc"] = lambda: lt.sample_bytes(6, transform_info=False)
+    from retromesh.formats.wolfire import lugaru_samples as lg
+    out["figure.lugaru-skeleton"] = doc(lg.figure)
+    out["walk.lugaru-animation"] = doc(lg.animation)
+    out["walk_no_targets.lugaru-animation"] = doc(lambda: _no_targets(lg.animation(3)))
     return out
+
+
+def _no_targets(doc):
+    doc.weapon_target_count = doc.weapon_targets = None
+    return doc
 
 
 FIXTURES = _fixtures()
@@ -445,8 +491,11 @@ def test_description_reads_file_and_agrees(compiled, ident, path):
     data = FIXTURES[path]() if isinstance(path, str) else path.read_bytes()
     obj = top_class(compiled[ident]).from_bytes(data)
     assert obj._io.pos() == len(data), f"{len(data) - obj._io.pos()} bytes left unparsed"
-    name = path if isinstance(path, str) else path.name
-    CHECKS[ident][1](retromesh.read(data, format=name.rsplit(".", 1)[1]), obj)
+    if isinstance(path, str):
+        fmt = path.rsplit(".", 1)[1]
+    else:
+        fmt = next((k for k, v in FOLDERS.items() if path.parent.match(v)), path.suffix[1:])
+    CHECKS[ident][1](retromesh.read(data, format=fmt), obj)
 
 
 @pytest.mark.parametrize("ext", SEED_EXTENSIONS)

@@ -54,7 +54,9 @@ def test_read_is_typed_for_every_registered_format() -> None:
     from retromesh import registry
     tree = ast.parse((Path(retromesh.__file__).parent / "__init__.py").read_text(encoding="utf-8"))
     overloaded: set[str] = set()
-    union = ""
+    union: set[str] = set()
+    imported = {a.asname or a.name: a.name for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) for a in node.names}
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and node.name == "read" and node.decorator_list:
             ann = node.args.args[1].annotation
@@ -62,7 +64,8 @@ def test_read_is_typed_for_every_registered_format() -> None:
                 overloaded |= {ast.literal_eval(e) for e in ast.walk(ann.slice)
                                if isinstance(e, ast.Constant)}
         if isinstance(node, ast.AnnAssign) and ast.unparse(node.target) == "Document":
-            union = ast.unparse(node.value)
+            union = {imported.get(n.id, n.id) for n in ast.walk(node.value)
+                     if isinstance(n, ast.Name)}
     for fmt in registry.formats():
         assert fmt.name in overloaded, f"no read overload for {fmt.name}"
         for t in fmt.doc_types:

@@ -11,6 +11,7 @@ import retromesh
 from conftest import ROOT
 from gltfcheck import assert_valid
 from retromesh import LossWarning
+from retromesh.errors import EngineWarning
 from retromesh.formats import lithtech
 from retromesh.formats.lithtech import abc
 
@@ -77,6 +78,8 @@ def test_b3d_uv_sets_beyond_two_by_two_come_back(tris, tmp_path):
     glb = _glb(src, tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("error", LossWarning)
+        # what the source file already had: more UV sets than Irrlicht takes (check's warning)
+        warnings.filterwarnings("ignore", category=EngineWarning, message=".*b3d.tex_coord_sets")
         retromesh.convert(glb, tmp_path / "back.b3d")
     doc, back = retromesh.read(src), retromesh.read(tmp_path / "back.b3d")
     (va,), (vb,) = ([c.vrts for c in d.root_nodes[0].children] for d in (doc, back))

@@ -49,6 +49,9 @@ if TYPE_CHECKING:
     from .formats.westwood.vxl import AosMap, VxlFile
     from .formats.wolfire.anm import AnmFile
     from .formats.wolfire.fzx import FzxFile
+    from .formats.wolfire.lugaru_animation import AnimationFile as LugaruAnimationFile
+    from .formats.wolfire.lugaru_character import LugaruCharacter
+    from .formats.wolfire.lugaru_skeleton import SkeletonFile as LugaruSkeletonFile
     from .formats.wolfire.obj import ObjFile
     from .formats.wolfire.ogxml import OgXmlFile
     from .formats.wolfire.phxbn import PhxbnFile
@@ -61,7 +64,8 @@ if TYPE_CHECKING:
     Document: TypeAlias = (
         B3dFile | AbcModel | AbcV6Model | AniFile | CmsFile | MaterialScript | MshFile | SklFile
         | HvaFile | VoxFile | VxlFile | AosMap | AnmFile | FzxFile | ObjFile | PhxbnFile | SavFile
-        | SolidFile | OgXmlFile | GltfDocument)
+        | SolidFile | OgXmlFile | LugaruSkeletonFile | LugaruCharacter | LugaruAnimationFile
+        | GltfDocument)
 
 __version__ = "0.1.0"
 
@@ -145,6 +149,10 @@ def read(source: Source, format: Literal["solid"]) -> SolidFile: ...
 @overload
 def read(source: Source, format: Literal["overgrowth-xml"]) -> OgXmlFile: ...
 @overload
+def read(source: Source, format: Literal["lugaru-skeleton"]) -> LugaruSkeletonFile: ...
+@overload
+def read(source: Source, format: Literal["lugaru-animation"]) -> LugaruAnimationFile: ...
+@overload
 def read(source: Source, format: Literal["glb", "gltf"]) -> GltfDocument: ...
 @overload
 def read(source: Source, format: str | None = None) -> Document: ...
@@ -222,7 +230,7 @@ def save(scene: Scene, target: str | os.PathLike, format: str | None = None, *,
 
 def _save(scene: Scene, target: Path, format: str | None, options: dict[str, Any],
           validated: bool = False, force: bool = False) -> list[Path]:
-    fmt = registry.get(format) if format else registry.get(target.suffix or "?")
+    fmt = registry.get(format) if format else registry.target_format(target)
     options = _image_options_for(fmt.from_scene, options)
     return _write_result(registry.convert_from_scene(fmt, scene, _validated=validated, **options),
                          target, force)
@@ -308,7 +316,7 @@ def convert(source: Source, target: str | os.PathLike, format: str | None = None
     save_options = dict(save_options or {})
     scale = _pop_scale(options)
     doc, fmt, name, path = _read(source, format)
-    tfmt = registry.get(target_format) if target_format else registry.get(target.suffix or "?")
+    tfmt = registry.get(target_format) if target_format else registry.target_format(target)
     direct = registry.converter(fmt.name, tfmt.name)
     if direct is not None and scale != 1.0:
         raise UnsupportedError(f"scale does not apply to the direct {fmt.name} -> {tfmt.name} "

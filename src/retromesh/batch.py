@@ -78,10 +78,13 @@ def recognised(path: Path) -> bool:
 
 
 def scannable(path: Path) -> bool:
-    """A file a folder conversion picks up: a known extension that converts to a scene."""
+    """A file a folder conversion picks up: a known extension that converts to a scene, or
+    a file without one in a folder where a format keeps such files (Lugaru's ``Skeleton/``)."""
     ext = path.suffix.lower().lstrip(".")
-    return bool(ext) and any(f.to_scene is not None and f.family != "glTF 2.0"
-                             for f in registry.claiming(ext)) and recognised(path)
+    if not ext:
+        return any(f.to_scene is not None for f in registry.keeping(path))
+    return any(f.to_scene is not None and f.family != "glTF 2.0"
+               for f in registry.claiming(ext)) and recognised(path)
 
 
 def _by_ext(files: list[Path]) -> dict[str, list[Path]]:
@@ -174,8 +177,11 @@ def group_folder(files: list[Path]) -> list[Group]:
     by_dir: dict[Path, list[Path]] = {}
     for f in files:
         by_dir.setdefault(f.parent, []).append(f)
+    groups += _lugaru_characters(files, taken)
     for folder in sorted(by_dir):
-        here = sorted(by_dir[folder])
+        here = sorted(f for f in by_dir[folder] if f not in taken)
+        if not here:
+            continue
         order = {"msh": 0, "phxbn": 0, "skl": 1}
         primaries = sorted((f for f in here if f.suffix.lower().lstrip(".") in _RULES),
                            key=lambda f: (order[f.suffix.lower().lstrip(".")], f))
@@ -193,6 +199,27 @@ def group_folder(files: list[Path]) -> list[Group]:
                 taken.add(f)
                 groups.append(Group(f))
     return sorted(groups, key=lambda g: g.source)
+
+
+def _lugaru_characters(files: list[Path], taken: set[Path]) -> list[Group]:
+    """Lugaru: a figure in ``Skeleton/`` takes the animations of ``../Animations/`` the game
+    plays on it (``Wolf*`` on a wolf figure, the others on the rabbit's); the low-detail and
+    clothes skeletons stay on their own, without animations."""
+    skels = [f for f in files if not f.suffix and f.parent.name.lower() == "skeleton"]
+    figures = [f for f in skels if not f.name.lower().endswith("low")
+               and f.name.lower() != "rabbitbelt"]
+    groups = []
+    for fig in sorted(figures):
+        wolf = "wolf" in fig.name.lower()
+        anims = sorted(f for f in files if not f.suffix and f.parent.name.lower() == "animations"
+                       and f.parent.parent == fig.parent.parent
+                       and f.name.lower().startswith("wolf") == wolf)
+        if not anims:
+            continue
+        taken.add(fig)
+        taken.update(anims)
+        groups.append(Group(fig, {"animations": anims}, anims))
+    return groups
 
 
 def auto_companions(source: Path) -> list[Path]:

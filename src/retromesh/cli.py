@@ -97,8 +97,9 @@ def _root(ctx: typer.Context,
 
 def _readable(path: Path) -> bool:
     ext = path.suffix.lower().lstrip(".")
-    return bool(ext) and any(f.read is not None for f in registry.claiming(ext)) \
-        and plan.recognised(path)
+    if not ext:
+        return any(f.read is not None for f in registry.keeping(path))
+    return any(f.read is not None for f in registry.claiming(ext)) and plan.recognised(path)
 
 
 #: standard input once read in this command (``-``); emptied as each command starts
@@ -163,7 +164,8 @@ def _formats_for(path: Path, format: str | None) -> list[registry.Format]:
     """The formats that may read ``path`` and convert it (by --format or its extension)."""
     if format:
         return [registry.get(format)]
-    return [f for f in registry.claiming(path.suffix) if f.to_scene is not None]
+    claim = registry.claiming(path.suffix) if path.suffix else registry.keeping(path)
+    return [f for f in claim if f.to_scene is not None]
 
 
 def _load_options_for(fmts: list[registry.Format], opts: dict[str, Any]) -> dict[str, Any]:
@@ -183,11 +185,22 @@ def _detect(path: Path, format: str | None) -> registry.Format:
 
 # -- convert ---------------------------------------------------------------------------------
 
+def _names_a_file(output: Path) -> bool:
+    """An output with an extension, or in a folder where a format keeps extensionless files."""
+    if output.suffix:
+        return True
+    try:
+        registry.target_format(output)
+    except UnknownFormatError:
+        return False
+    return True
+
+
 def _plan_jobs(inputs: list[Path], output: Path | None, to: str, format: str | None,
                load_opts: dict[str, Any], save_opts: dict[str, Any], explicit: bool,
                companions: bool, preset: str | None) -> list[Job]:
     single = len(inputs) == 1 and inputs[0].is_file() and (
-        output is None or (bool(output.suffix) and not output.is_dir()))
+        output is None or (_names_a_file(output) and not output.is_dir()))
     if single:
         src = inputs[0]
         target = output if output is not None else Path.cwd() / f"{src.stem}.{to.lstrip('.')}"
@@ -348,7 +361,7 @@ def convert(
                            companions, preset)
     single = len(jobs_list) == 1 and jobs_list[0].base is None
     try:
-        tfmt = registry.get(jobs_list[0].target.suffix or "?")
+        tfmt = registry.target_format(jobs_list[0].target)
     except UnknownFormatError:
         exts = sorted({"." + e for f in registry.formats() if f.from_scene is not None
                        for e in f.extensions})

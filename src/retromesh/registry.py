@@ -38,9 +38,9 @@ if TYPE_CHECKING:            # binio imports numpy: loaded with the first file r
     from .binio import Reader
     from .fileio import Parts
 
-__all__ = ["Format", "register", "register_converter", "converter", "formats", "get", "detect", "parse",
-           "format_of", "convert_to_scene", "convert_from_scene", "serialize", "SNIFF_BYTES", "claiming",
-           "converters_to"]
+__all__ = ["Format", "register", "target_format", "keeping", "register_converter", "converter",
+           "formats", "get", "detect", "parse", "format_of", "convert_to_scene",
+           "convert_from_scene", "serialize", "SNIFF_BYTES", "claiming", "converters_to"]
 
 #: how many leading bytes sniff functions see
 SNIFF_BYTES = 4096
@@ -63,6 +63,7 @@ FORMAT_INDEX = {
     "b3d": "retromesh.formats.b3d",
     **dict.fromkeys(("anm", "fzx", "obj", "phxbn", "sav", "solid"), "retromesh.formats.wolfire"),
     **dict.fromkeys(("overgrowth-xml", "xml"), "retromesh.formats.wolfire"),
+    **dict.fromkeys(("lugaru-skeleton", "lugaru-animation"), "retromesh.formats.wolfire"),
     "abc": "retromesh.formats.lithtech",
     **dict.fromkeys(("ani", "cms", "lsmat", "msh", "skl"), "retromesh.formats.lostsaga"),
     **dict.fromkeys(("aos-vxl", "hva", "vox", "vxl"), "retromesh.formats.westwood"),
@@ -101,6 +102,9 @@ class Format:
     scene_options: tuple[str, ...] = field(default=())
     #: file types read beside this one (for the ``formats`` table)
     companions: tuple[str, ...] = ()
+    #: folder names (lower case) whose files without an extension are of this type, as a game
+    #: keeps them (Lugaru's ``Data/Skeleton/BasicFigure``): see :func:`detect`
+    folders: tuple[str, ...] = ()
     #: ``info(doc) -> {name: number}``: native counts for ``retromesh info``
     info: Callable[[Any], dict[str, Any]] | None = None
     #: ``check(doc) -> [Finding, ...]``: the game's rules the document breaks
@@ -257,6 +261,31 @@ def format_of(doc: Any) -> Format:
     raise UnsupportedError(f"{type(doc).__name__} is not the native document of any format")
 
 
+def keeping(path: str | Path) -> list[Format]:
+    """The formats that keep files without an extension in ``path``'s folder (Lugaru's
+    ``Skeleton/`` and ``Animations/``); none for a file with an extension."""
+    p = Path(path)
+    if p.suffix:
+        return []
+    folder = p.parent.name.lower()
+    _ensure_loaded()
+    return [f for f in _FORMATS.values() if folder and folder in f.folders]
+
+
+def target_format(target: str | Path) -> Format:
+    """The format a written file will have: its extension's (or format name's, ``x.glb``,
+    ``x.lugaru-skeleton``), else, for a name without one, the format keeping such files in
+    the folder it goes to (``Data/Skeleton/BasicFigure``)."""
+    path = Path(target)
+    if not path.suffix:
+        folder = path.parent.name.lower()
+        _ensure_loaded()
+        for f in _FORMATS.values():
+            if folder and folder in f.folders and f.from_scene is not None:
+                return f
+    return get(path.suffix or "?")
+
+
 def _extension(filename: str | None) -> str:
     if not filename:
         return ""
@@ -297,6 +326,12 @@ def detect(head: bytes, filename: str | None = None, format: str | None = None) 
                     f"{other.name!r} to read it as that")
         raise UnknownFormatError(f"the signature of a {names} file", file=filename, offset=0,
                                  got=repr(head[:16]))
+    if not ext and filename:
+        # an extensionless file in a folder a format names (Data/Skeleton/BasicFigure)
+        folder = Path(filename).parent.name.lower()
+        for f in _FORMATS.values():
+            if folder in f.folders and _sniff(f, head):
+                return f
     certain = [f for f in _FORMATS.values() if f.magic_certain and _sniff(f, head)]
     if certain:
         return certain[0]

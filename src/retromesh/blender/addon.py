@@ -163,7 +163,7 @@ class EXPORT_SCENE_OT_retromesh(Operator, ExportHelper):
         import retromesh
         LAST_WARNINGS.clear()
         target = Path(self.filepath)
-        if not target.suffix:
+        if not target.suffix and not bridge.names_a_format(target):
             self.report({"ERROR"}, "give the file an extension: it chooses the format "
                                    f"({', '.join('.' + e for e in bridge.EXPORT_EXTENSIONS)})")
             return {"CANCELLED"}

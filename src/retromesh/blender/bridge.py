@@ -28,7 +28,7 @@ from typing import Any
 
 from ..records import record
 
-__all__ = ["Job", "group_files", "load_to_glb", "convert_glb", "IMPORT_EXTENSIONS",
+__all__ = ["Job", "group_files", "load_to_glb", "names_a_format", "convert_glb", "IMPORT_EXTENSIONS",
            "EXPORT_EXTENSIONS", "encode_extras", "decode_extras", "JSON_MARK", "files_record",
            "FILES_PROPERTY"]
 
@@ -150,10 +150,25 @@ def group_files(paths: Iterable[str | os.PathLike], *, find_beside: bool = True)
                     if found:
                         job.options[option] = found if option in _LISTS else found[0]
             jobs.append(job)
+    lugaru, left = _lugaru_job(left)
+    jobs += lugaru
     if jobs:
         left = [p for p in left if _ext(p) not in _PASSIVE]
     jobs += [Job(p) for p in left]     # anything else: let retromesh say what it is
     return jobs
+
+
+def _lugaru_job(left: list[Path]) -> tuple[list[Job], list[Path]]:
+    """Lugaru keeps skeletons and animations without an extension in ``Skeleton/`` and
+    ``Animations/``: animations picked together are one character (its skeleton found by
+    the format, or the picked skeleton)."""
+    anims = [p for p in left if not p.suffix and p.parent.name.lower() == "animations"]
+    if not anims:
+        return [], left
+    skels = [p for p in left if not p.suffix and p.parent.name.lower() == "skeleton"]
+    main, rest = (skels[0], anims) if skels else (anims[0], anims[1:])
+    job = Job(main, {"animations": rest} if rest else {})
+    return [job], [p for p in left if p != main and p not in anims]
 
 
 # -- extras through Blender ----------------------------------------------------------------------
@@ -472,6 +487,18 @@ def _warned(caught: list[warnings.WarningMessage]) -> list[str]:
         if issubclass(w.category, LossWarning) and str(w.message) not in seen:
             seen.append(str(w.message))
     return seen
+
+
+def names_a_format(target: str | os.PathLike) -> bool:
+    """A file name without extension that a format keeps in its folder
+    (``Data/Skeleton/BasicFigure``: a Lugaru skeleton and ``../Animations``)."""
+    from .. import registry
+    from ..errors import UnknownFormatError
+    try:
+        registry.target_format(Path(target))
+    except UnknownFormatError:
+        return False
+    return True
 
 
 def load_to_glb(job: Job, glb: str | os.PathLike, **options: Any) -> list[str]:

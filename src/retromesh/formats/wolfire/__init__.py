@@ -1,4 +1,7 @@
-"""Wolfire family: Lugaru ``.solid`` models; Overgrowth ``.anm`` animations, ``.phxbn``
+"""Wolfire family: Lugaru ``.solid`` models, skeletons and animations (files without an
+extension in ``Data/Skeleton``/``Data/Animations``: :mod:`.lugaru_skeleton`,
+:mod:`.lugaru_animation`; the character as the game builds it: :mod:`.lugaru_character`,
+docs/lugaru.md); Overgrowth ``.anm`` animations, ``.phxbn``
 skeletons, ``.fzx`` ragdoll volumes and ``.sav`` save files (plus a small OBJ reader for the
 character meshes a ``.phxbn`` skins).
 
@@ -18,6 +21,8 @@ mesh into one Scene; :mod:`.samples` builds small valid files with our own write
 Typical use::
 
     retromesh convert Rabbit.solid -o rabbit.glb                  # Lugaru model
+    retromesh convert Data/Skeleton/BasicFigure -a Data/Animations/Idle -o rabbit.glb
+    retromesh convert rabbit.glb -o Data/Skeleton/BasicFigure     # + Data/Animations/Idle
     retromesh convert rabbit.phxbn -o skeleton.glb                # joints only
     retromesh convert run.anm --skeleton rabbit.phxbn -o run.glb  # animation on the joints
     retromesh convert rabbit.phxbn --mesh rabbit.obj \
@@ -35,9 +40,22 @@ Options (``--set key=value``): ``fps`` (resampling rate, default 30), ``root_mot
 """
 from __future__ import annotations
 
-from . import anm, fzx, obj, ogxml_scene, phxbn, sav, scene, solid
+from . import (
+    anm,
+    fzx,
+    lugaru_animation,
+    lugaru_character,
+    lugaru_skeleton,
+    obj,
+    ogxml_scene,
+    phxbn,
+    sav,
+    scene,
+    solid,
+)
 
-__all__ = ["anm", "fzx", "obj", "ogxml_scene", "phxbn", "sav", "scene", "solid", "samples"]
+__all__ = ["anm", "fzx", "lugaru_animation", "lugaru_character", "lugaru_skeleton", "obj",
+           "ogxml_scene", "phxbn", "sav", "scene", "solid", "samples"]
 
 
 def __getattr__(name: str):
