@@ -55,6 +55,12 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     "westwood": (["westwood/tank.vxl", "westwood/tank.hva", "westwood/tank.vox"],
                  ["out.glb", "out.vxl"]),
 }
+#: families whose seeds are a game's folder layout (made by our own writers, see layout_seeds):
+#: every case copies the whole layout, mutates one of its files, and may read the layout only
+LAYOUTS = {"lugaru-character": ["out.glb", "out.lugaru-skeleton"],
+           "overgrowth-xml": ["out.glb"]}
+FAMILIES.update({name: ([], outputs) for name, outputs in LAYOUTS.items()})
+
 #: writers a mutated glTF is also sent through (one per case, in turn)
 GLTF_WRITERS = ["out.b3d", "out.msh", "out.vxl", "out.abc", "out.gltf", "out.solid"]
 
@@ -135,6 +141,29 @@ def _is_slow(result: dict, slow: float) -> bool:
     return result.get("cpu_seconds", result.get("seconds", 0)) > slow
 
 
+def layout_seeds(family: str, folder: Path) -> list[Path]:
+    """A small character in its game's folder layout under ``folder`` (``Data/...``); the
+    files a case may mutate, relative to ``folder``."""
+    sys.path.insert(0, str(SRC))
+    from retromesh.formats.wolfire import (lugaru_animation, lugaru_samples, lugaru_skeleton,
+                                           ogxml_samples, solid)
+    folder.mkdir(parents=True, exist_ok=True)
+    if family == "overgrowth-xml":
+        ogxml_samples.write_character(folder)
+    else:
+        data = folder / "Data"
+        for sub in ("Skeleton", "Animations", "Models"):
+            (data / sub).mkdir(parents=True, exist_ok=True)
+        (data / "Skeleton" / "BasicFigure").write_bytes(
+            lugaru_skeleton.write(lugaru_samples.figure()))
+        (data / "Animations" / "Idle").write_bytes(
+            lugaru_animation.write(lugaru_samples.animation()))
+        (data / "Models" / "Body.solid").write_bytes(solid.write(lugaru_samples.body()))
+    skip = {".tga", ".png"}                     # images: Pillow's business, not ours
+    return sorted(p.relative_to(folder) for p in folder.rglob("*")
+                  if p.is_file() and p.suffix.lower() not in skip)
+
+
 def run_family(family: str, cases: int, rng: random.Random, work: Path, *, save: Path | None,
                timeout: float, slow: float, mem_mb: int, rss_mb: int,
                deadline: float | None = None, log=None, jobs: int = 1) -> dict:
@@ -142,7 +171,13 @@ def run_family(family: str, cases: int, rng: random.Random, work: Path, *, save:
     folder and a random stream drawn from ``rng``; one job uses ``rng`` itself, so a seed
     replays the same cases)."""
     names, outputs = FAMILIES[family]
-    seeds = gltf_seeds(work / "_gltf_seeds") if family == "gltf" else [EXAMPLES / n for n in names]
+    layout = work / f"_{family}_layout" if family in LAYOUTS else None
+    if layout is not None:
+        seeds = [layout / rel for rel in layout_seeds(family, layout)]
+    elif family == "gltf":
+        seeds = gltf_seeds(work / "_gltf_seeds")
+    else:
+        seeds = [EXAMPLES / n for n in names]
     fixed = {"link.bin", "pipe.bin"}
     counts: dict[str, int] = {}
     findings: dict[str, dict] = {}
@@ -191,15 +226,21 @@ def run_family(family: str, cases: int, rng: random.Random, work: Path, *, save:
                     mutated = mutate_bytes(data, lane_rng)
                 _clean(inp, fixed)
                 _clean(out, set())
-                for comp in seed.parent.iterdir():       # companions: .bin, .skl, .hva, .png ...
-                    if comp.is_file() and comp.stem.split("_")[0] == seed.stem.split("_")[0]:
-                        shutil.copyfile(comp, inp / comp.name)
-                target = inp / seed.name
+                case: dict = {}
+                if layout is not None:                   # the whole layout, one file mutated
+                    shutil.copytree(layout, inp, dirs_exist_ok=True)
+                    target = inp / seed.relative_to(layout)
+                    case["root"] = str(inp)
+                else:
+                    for comp in seed.parent.iterdir():   # companions: .bin, .skl, .hva, .png ...
+                        if comp.is_file() and comp.stem.split("_")[0] == seed.stem.split("_")[0]:
+                            shutil.copyfile(comp, inp / comp.name)
+                    target = inp / seed.name
                 target.write_bytes(mutated)
                 outs = list(outputs)
                 if family == "gltf":
                     outs.append(GLTF_WRITERS[i % len(GLTF_WRITERS)])
-                result = driver.run({"input": str(target),
+                result = driver.run({**case, "input": str(target),
                                      "outputs": [str(out / o) for o in outs]})
                 if _is_slow(result, slow) and result["status"] not in FINDINGS:
                     result["status"] = "slow"

@@ -119,7 +119,8 @@ def run_case(case: dict, guard: Guard, rss_mb: int) -> dict:
     import retromesh
     src = Path(case["input"])
     outputs = [Path(o) for o in case.get("outputs", [])]
-    guard.read_ok = [os.path.realpath(src.parent)]
+    # a case in a game's folder layout may read the whole layout ("root"), others their folder
+    guard.read_ok = [os.path.realpath(case.get("root", src.parent))]
     guard.write_ok = sorted({os.path.realpath(o.parent) for o in outputs})
     guard.violations = []
     start_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
