@@ -145,8 +145,13 @@ def layout_seeds(family: str, folder: Path) -> list[Path]:
     """A small character in its game's folder layout under ``folder`` (``Data/...``); the
     files a case may mutate, relative to ``folder``."""
     sys.path.insert(0, str(SRC))
-    from retromesh.formats.wolfire import (lugaru_animation, lugaru_samples, lugaru_skeleton,
-                                           ogxml_samples, solid)
+    from retromesh.formats.wolfire import (
+        lugaru_animation,
+        lugaru_samples,
+        lugaru_skeleton,
+        ogxml_samples,
+        solid,
+    )
     folder.mkdir(parents=True, exist_ok=True)
     if family == "overgrowth-xml":
         ogxml_samples.write_character(folder)
