@@ -27,11 +27,10 @@ KNOWN: set[frozenset[str]] = {
                "retromesh.formats.lithtech.scene_write_v6"}),
     # LithTech's samples write through the package's ``write`` (its ``__init__`` imports them)
     frozenset({"retromesh.formats.lithtech", "retromesh.formats.lithtech.samples"}),
-    # Westwood and glTF: being taken apart
+    # Westwood: being taken apart
     frozenset({"retromesh.formats.westwood.keep", "retromesh.formats.westwood.scene",
                "retromesh.formats.westwood.voxelize"}),
     frozenset({"retromesh.formats.westwood.vox", "retromesh.formats.westwood.vox_keep"}),
-    frozenset({"retromesh.gltf.images", "retromesh.gltf.writer"}),
 }
 
 

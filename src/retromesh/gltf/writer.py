@@ -23,7 +23,7 @@ import math
 import os
 import struct
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import field
 from pathlib import Path
 from typing import Any
@@ -33,10 +33,12 @@ import numpy as np
 from ..bigbytes import join
 from ..errors import LossWarning
 from ..fileio import Parts
+from ..geometry import compute_normals, unit_rows as _unit
 from ..records import record
 from ..scene import Primitive, Scene, whole_triangles
 from . import model as g
 from .images import add_textures, data_uri_images, inline_image_files, place_image_files, source_dir_of
+from .jsonvalues import extras_json
 
 __all__ = ["GltfDocument", "scene_to_gltf", "glb_bytes", "glb_parts", "gltf_files",
            "compute_normals"]
@@ -92,135 +94,6 @@ def _blob_parts(gdoc: GltfDocument) -> tuple[list[Any], int]:
 def _set_blob_parts(gdoc: GltfDocument, parts: list[Any]) -> None:
     gdoc.__dict__["_blob"], gdoc.__dict__["_parts"] = b"", parts
 
-
-_PLAIN = frozenset((int, bool, str, type(None)))
-_NUMBER = frozenset((int, bool, float))
-
-
-def jsonable(value: Any) -> Any:
-    """Extras as plain JSON: numpy to lists/numbers, bytes to text (latin-1 if not UTF-8)."""
-    if isinstance(value, dict):            # plain items are copied without a call each
-        return {k if type(k) is str else str(k): v if type(v) in _PLAIN else jsonable(v)
-                for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return _json_list(value, jsonable)
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind in "biu" or (value.dtype.kind == "f" and np.isfinite(value).all()):
-            return value.tolist()
-        return jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        return jsonable(value.item())
-    if isinstance(value, bytes):
-        try:
-            return value.decode("utf-8")
-        except UnicodeDecodeError:
-            return value.decode("latin-1")
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, Path):
-        return str(value)
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
-
-
-def compute_normals(positions: np.ndarray, indices: np.ndarray | None) -> np.ndarray:
-    """Area-weighted vertex normals (sum of un-normalised face normals, then normalised)."""
-    pos = np.asarray(positions, dtype=np.float32)
-    n = len(pos)
-    tri = (np.arange(n) if indices is None else np.asarray(indices)).reshape(-1, 3)
-    acc = np.zeros((3, n), np.float64)      # component-major: every row contiguous
-    if len(tri):
-        corner = [tri[:, k].astype(np.intp) for k in range(3)]   # bincount's index type
-        p = np.ascontiguousarray(pos.T)
-        p0 = np.take(p, corner[0], axis=1)
-        e1 = np.take(p, corner[1], axis=1) - p0
-        e2 = np.take(p, corner[2], axis=1) - p0
-        del p0, p
-        fn = np.empty((3, len(tri)), np.float32)
-        for c, (a, b) in enumerate(((1, 2), (2, 0), (0, 1))):   # the cross product, in float32
-            fn[c] = e1[a] * e2[b] - e1[b] * e2[a]
-        del e1, e2
-        for c in range(3):      # per component the same additions, in the same order
-            f = fn[c].astype(np.float64)                        # bincount's weight type
-            for k in range(3):
-                acc[c] += np.bincount(corner[k], weights=f, minlength=n)
-    return _unit(acc.T, fallback=(0.0, 1.0, 0.0))
-
-
-def _unit(v: np.ndarray, fallback=(0.0, 1.0, 0.0)) -> np.ndarray:
-    """Rows scaled to length 1 (in float64, returned as float32); zero-length or non-finite
-    rows become ``fallback``."""
-    v = np.asarray(v, dtype=np.float64)
-    sq = v[:, 0] * v[:, 0]
-    for c in range(1, v.shape[1]):
-        sq += v[:, c] * v[:, c]
-    norm = np.sqrt(sq, out=sq)
-    ok = (norm > 1e-12) & (norm < np.inf)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = (v / norm[:, None]).astype(np.float32)
-    if not ok.all():
-        out[~ok] = fallback
-    return out
-
-
-
-def extras_json(value: dict) -> g.Plain:
-    """``jsonable(value)`` as the JSON encoder writes a model's dict (:func:`.model._shallow`):
-    at each level of dicts (also of dicts directly inside lists) ``None`` and empty values left
-    out, ``extensions`` kept whole, in one pass; its dicts are :class:`.model.Plain`, which the
-    encoder writes as they are instead of walking them again."""
-    if not set(map(type, value)) <= _STR:     # keys as jsonable makes them (two may merge)
-        value = {k if type(k) is str else str(k): v for k, v in value.items()}
-    out = g.Plain()
-    for key, v in value.items():
-        t = type(v)
-        if t in _PLAIN:
-            if v is None or v == "":
-                continue
-        elif isinstance(v, dict):
-            if not v:
-                continue
-            v = jsonable(v) if key == "extensions" else extras_json(v)
-        elif isinstance(v, (list, tuple)):
-            if not v:
-                continue
-            v = _json_list(v, _extras_item)
-        elif t is float:
-            if not math.isfinite(v):
-                v = str(v)
-        else:
-            v = jsonable(v)
-            if v is None or not v and type(v) in g._EMPTIABLE:
-                continue
-            if type(v) is list and dict in map(type, v):
-                v = [extras_json(x) if type(x) is dict else x for x in v]
-        out[key] = v
-    return out
-
-
-def _json_list(items: list | tuple, convert: Callable[[Any], Any]) -> list:
-    """``items`` as a JSON list, ``convert`` applied to the items that are not plain (lists of
-    plain values or finite numbers: no call per item)."""
-    types = set(map(type, items))
-    if types <= _PLAIN:
-        return list(items)
-    if types <= _NUMBER:
-        try:
-            if all(map(math.isfinite, items)):
-                return list(items)
-        except OverflowError:           # an int beyond float range
-            pass
-    # lists of plain values inside (twin triangles, runs...): copied without a call each
-    return [v if type(v) in _PLAIN else list(v) if type(v) is list and set(map(type, v)) <= _PLAIN
-            else convert(v) for v in items]
-
-
-def _extras_item(value: Any) -> Any:
-    return extras_json(value) if isinstance(value, dict) else jsonable(value)
-
-
-_STR = frozenset((str,))
 
 class _Buffer:
     """The binary buffer: the parts (bytes, or C-contiguous arrays kept as they are) are copied
