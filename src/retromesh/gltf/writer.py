@@ -305,30 +305,9 @@ def _near(values: np.ndarray, ref: tuple) -> np.ndarray:
     return np.all(np.abs(values - r) <= 1e-8 + 1e-5 * np.abs(r), axis=1)
 
 
-def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
-                  texture_path: Iterable[str | os.PathLike] | str | os.PathLike = (),
-                  image_dir: str | os.PathLike | None = None, external_images: bool = False,
-                  generator: str = "retromesh", validate: bool = True) -> GltfDocument:
-    """The glTF asset of ``scene``.
-
-    ``embed_images``: look the textures the scene names up (beside the source file, in the
-    game's usual folders and in ``texture_path``; see :mod:`retromesh.textures`) and put the
-    ones found into the asset; the others stay relative references and warn
-    :class:`~retromesh.MissingTextureWarning`. Images the scene carries are always put in.
-    ``image_dir`` overrides the source folder the scene names; ``external_images`` keeps the
-    images as files to write beside a ``.gltf`` (``GltfDocument.image_files``).
-    ``validate=False`` skips :meth:`Scene.validate` for a scene checked just before.
-    """
-    if validate:
-        scene.validate()
-    buf = _Buffer()
-    doc = g.GLTF2(asset=g.Asset(version="2.0", generator=generator))
-    used_ext: set[str] = set()
-
-    texture_map, image_files = add_textures(
-        scene, doc, buf.view, embed_images=embed_images, texture_path=_folders(texture_path),
-        source_dir=source_dir_of(scene, image_dir), external=external_images)
-
+def _add_materials(doc: g.GLTF2, scene: Scene, texture_map: list[int], used_ext: set[str]
+                   ) -> None:
+    """The scene's materials into ``doc`` (the extensions they use added to ``used_ext``)."""
     for m in scene.materials:
         pbr = g.PbrMetallicRoughness(baseColorFactor=[_unit_interval(c) for c in m.base_color],
                                      metallicFactor=float(m.metallic),
@@ -353,32 +332,10 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
             used_ext.add("KHR_materials_unlit")
         doc.materials.append(mat)
 
-    material_map = {i: i for i in range(len(scene.materials))}
-    mesh_map: dict[int, int] = {}
-    for mi, mesh in enumerate(scene.meshes):
-        prims = [p for p in (_primitive(buf, p, material_map) for p in mesh.primitives) if p]
-        if not prims:
-            continue
-        gm = g.Mesh(name=mesh.name or None, primitives=prims,
-                    extras=extras_json(mesh.extras) if mesh.extras else None)
-        n_targets = {len(p.targets) for p in mesh.primitives}
-        if mesh.weights and n_targets == {len(mesh.weights)}:
-            gm.weights = [float(w) for w in mesh.weights]
-        mesh_map[mi] = len(doc.meshes)
-        doc.meshes.append(gm)
 
-    skin_map: dict[int, int] = {}
-    for si, skin in enumerate(scene.skins):
-        gs = g.Skin(name=skin.name or None, joints=list(skin.joints), skeleton=skin.skeleton,
-                    extras=extras_json(skin.extras) if skin.extras else None)
-        if skin.inverse_bind_matrices is not None:
-            ibm = np.array(skin.inverse_bind_matrices, dtype=np.float64)
-            ibm[:, 3, :] = (0.0, 0.0, 0.0, 1.0)
-            col_major = np.ascontiguousarray(ibm.transpose(0, 2, 1), dtype=np.float32).reshape(-1, 16)
-            gs.inverseBindMatrices = buf.accessor(col_major, type_="MAT4")
-        skin_map[si] = len(doc.skins)
-        doc.skins.append(gs)
-
+def _add_nodes(doc: g.GLTF2, scene: Scene, mesh_map: dict[int, int], skin_map: dict[int, int]
+               ) -> list[int]:
+    """The scene's nodes into ``doc``; returns the root nodes added for skinned meshes."""
     parents = scene.parents()
     skinned_roots: list[int] = []
     moved: list[tuple[int, int, str]] = []
@@ -410,12 +367,11 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
     for mesh, skin, name in moved:
         doc.nodes.append(g.Node(name=f"{name}_skinned" if name else None, mesh=mesh, skin=skin))
         skinned_roots.append(len(doc.nodes) - 1)
+    return skinned_roots
 
-    doc.scenes.append(g.Scene(name=scene.name or None, nodes=list(scene.roots) + skinned_roots))
-    for name, roots in scene.extra_scenes:
-        doc.scenes.append(g.Scene(name=name or None, nodes=list(roots)))
-    doc.scene = 0
 
+def _add_animations(doc: g.GLTF2, scene: Scene, buf: _Buffer) -> None:
+    """The scene's animations into ``doc`` (times shifted to start at 0, rotations unit)."""
     for a in scene.animations:
         if not a.channels:
             continue
@@ -430,7 +386,7 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
             key = (c.node, c.path)
             if key in seen:
                 warnings.warn(f"animation {a.name!r}: second {c.path} channel on node {c.node} "
-                              "dropped", LossWarning, stacklevel=2)
+                              "dropped", LossWarning, stacklevel=3)
                 continue
             seen.add(key)
             times = c.times if not shift else (c.times.astype(np.float64) + shift).astype(np.float32)
@@ -444,6 +400,68 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
             ga.channels.append(g.Plain(sampler=len(ga.samplers) - 1,
                                        target={"node": c.node, "path": c.path}))
         doc.animations.append(ga)
+
+
+def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
+                  texture_path: Iterable[str | os.PathLike] | str | os.PathLike = (),
+                  image_dir: str | os.PathLike | None = None, external_images: bool = False,
+                  generator: str = "retromesh", validate: bool = True) -> GltfDocument:
+    """The glTF asset of ``scene``.
+
+    ``embed_images``: look the textures the scene names up (beside the source file, in the
+    game's usual folders and in ``texture_path``; see :mod:`retromesh.textures`) and put the
+    ones found into the asset; the others stay relative references and warn
+    :class:`~retromesh.MissingTextureWarning`. Images the scene carries are always put in.
+    ``image_dir`` overrides the source folder the scene names; ``external_images`` keeps the
+    images as files to write beside a ``.gltf`` (``GltfDocument.image_files``).
+    ``validate=False`` skips :meth:`Scene.validate` for a scene checked just before.
+    """
+    if validate:
+        scene.validate()
+    buf = _Buffer()
+    doc = g.GLTF2(asset=g.Asset(version="2.0", generator=generator))
+    used_ext: set[str] = set()
+
+    texture_map, image_files = add_textures(
+        scene, doc, buf.view, embed_images=embed_images, texture_path=_folders(texture_path),
+        source_dir=source_dir_of(scene, image_dir), external=external_images)
+
+    _add_materials(doc, scene, texture_map, used_ext)
+
+    material_map = {i: i for i in range(len(scene.materials))}
+    mesh_map: dict[int, int] = {}
+    for mi, mesh in enumerate(scene.meshes):
+        prims = [p for p in (_primitive(buf, p, material_map) for p in mesh.primitives) if p]
+        if not prims:
+            continue
+        gm = g.Mesh(name=mesh.name or None, primitives=prims,
+                    extras=extras_json(mesh.extras) if mesh.extras else None)
+        n_targets = {len(p.targets) for p in mesh.primitives}
+        if mesh.weights and n_targets == {len(mesh.weights)}:
+            gm.weights = [float(w) for w in mesh.weights]
+        mesh_map[mi] = len(doc.meshes)
+        doc.meshes.append(gm)
+
+    skin_map: dict[int, int] = {}
+    for si, skin in enumerate(scene.skins):
+        gs = g.Skin(name=skin.name or None, joints=list(skin.joints), skeleton=skin.skeleton,
+                    extras=extras_json(skin.extras) if skin.extras else None)
+        if skin.inverse_bind_matrices is not None:
+            ibm = np.array(skin.inverse_bind_matrices, dtype=np.float64)
+            ibm[:, 3, :] = (0.0, 0.0, 0.0, 1.0)
+            col_major = np.ascontiguousarray(ibm.transpose(0, 2, 1), dtype=np.float32).reshape(-1, 16)
+            gs.inverseBindMatrices = buf.accessor(col_major, type_="MAT4")
+        skin_map[si] = len(doc.skins)
+        doc.skins.append(gs)
+
+    skinned_roots = _add_nodes(doc, scene, mesh_map, skin_map)
+
+    doc.scenes.append(g.Scene(name=scene.name or None, nodes=list(scene.roots) + skinned_roots))
+    for name, roots in scene.extra_scenes:
+        doc.scenes.append(g.Scene(name=name or None, nodes=list(roots)))
+    doc.scene = 0
+
+    _add_animations(doc, scene, buf)
 
     extras = {k: v for k, v in scene.extras.items() if k != "source_dir"}   # a local folder
     if extras:
