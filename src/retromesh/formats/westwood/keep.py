@@ -41,6 +41,7 @@ from ... import extras as xt
 from ...errors import DocumentError, LossWarning, RetromeshError
 from ...scene import Node, Scene
 from ...transforms import compose_trs
+from .colour import linear_to_srgb, srgb_to_linear
 from .hva import HvaFile, read as read_hva, write as write_hva
 from .voxels import VoxelGrid, check_spans, normal_indices
 from .vxl import Limb, RawBody, VxlFile
@@ -192,7 +193,7 @@ def _triangles(prims) -> tuple[list[np.ndarray], list[np.ndarray | None]]:
 
 
 def _unchanged(scene: Scene, node: Node, limb: Limb, kept: dict) -> bool:
-    from .scene import _limb_mesh, srgb_to_linear
+    from .scene import _limb_mesh
     pal = kept["scene_palette"]
     lin = srgb_to_linear(pal / 255.0).astype(np.float32)
     try:
@@ -219,7 +220,7 @@ def voxelise_in_grid(scene: Scene, node: Node, limb: Limb, palette: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray]:
     """(mask, colour) of the node's mesh voxelised in the grid of ``limb`` (size and bounds;
     colours the nearest ``palette`` entry other than 0). Also used by :mod:`.vox_keep`."""
-    from .voxelize import LIMITS, fill_solid, linear_to_srgb, surface_samples, voxelize_triangles
+    from .voxelize import LIMITS, fill_solid, surface_samples, voxelize_triangles
     size = np.maximum(np.array(limb.size, np.int64), 1)
     b0 = np.asarray(limb.bounds_min, np.float64)
     k = (np.asarray(limb.bounds_max, np.float64) - b0) / size

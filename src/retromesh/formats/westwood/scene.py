@@ -46,6 +46,7 @@ from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene
 from ...transforms import compose_trs, decompose_trs, quat_continuous
 from ...units import positive as positive_option
 from . import keep
+from .colour import srgb_to_linear
 from .hva import HvaFile
 from .meshing import quads_to_triangles, visible_quads
 from .voxels import SpanError, VoxelGrid, normal_table
@@ -57,8 +58,6 @@ __all__ = [
     "limb_matrices",
     "load_palette",
     "match_sections",
-    "positive_option",
-    "srgb_to_linear",
     "to_scene",
 ]
 
@@ -66,11 +65,6 @@ __all__ = [
 AXES = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
 
 DEFAULT_FPS = 6.0
-
-
-def srgb_to_linear(c: np.ndarray) -> np.ndarray:
-    c = np.asarray(c, np.float64)
-    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
 
 
 def load_palette(path: str | Path) -> np.ndarray:

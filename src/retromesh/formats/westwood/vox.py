@@ -70,6 +70,7 @@ from ...errors import DocumentError, FormatError, LossWarning
 from ...records import record
 from ...registry import Format, register, register_converter
 from ...scene import Node, Scene
+from ...units import positive as positive_option
 from .hva import HvaFile
 from .voxels import VoxelGrid, normal_indices
 from .vxl import Limb, VxlFile
@@ -432,7 +433,7 @@ def _instances(doc: VoxFile, grids: list[VoxelGrid]
 
 def to_scene(doc: VoxFile, *, source: Path | None = None, greedy: bool = True,
              scale: float = 1.0) -> Scene:
-    from .scene import grid_scene, positive_option
+    from .scene import grid_scene
     scale = positive_option("scale", scale)
     grids = models(doc)
     pal = palette_of(doc)

@@ -34,6 +34,8 @@ import numpy as np
 
 from ...errors import DocumentError, LossWarning
 from ...scene import Scene
+from ...units import positive as positive_option
+from .colour import linear_to_srgb
 from .hva import HvaFile
 from .voxels import VoxelGrid, normal_indices
 from .vxl import Limb, VxlFile
@@ -70,11 +72,6 @@ def surface_samples(tri: np.ndarray) -> int:
     edge = np.stack([tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0], tri[:, 2] - tri[:, 1]], 1)
     n = np.maximum(1, np.ceil(np.linalg.norm(edge, axis=2).max(1) * 2))
     return int(((n + 1) * (n + 2) / 2).sum())
-
-
-def linear_to_srgb(c: np.ndarray) -> np.ndarray:
-    c = np.clip(np.asarray(c, np.float64), 0.0, 1.0)
-    return np.where(c <= 0.0031308, c * 12.92, 1.055 * c ** (1 / 2.4) - 0.055)
 
 
 def _lattice(n: int):
@@ -202,7 +199,6 @@ def from_scene(scene: Scene, *, resolution: int | None = None, voxel_size: float
             return kept
     resolution = 64 if resolution is None else resolution
     game = "ra2" if game is None else game
-    from .scene import positive_option
     resolution = positive_option("resolution", resolution)
     if voxel_size is not None:
         voxel_size = positive_option("voxel_size", voxel_size)
