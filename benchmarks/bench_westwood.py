@@ -149,7 +149,7 @@ def main() -> None:
     scene = step("to_scene (greedy, table normals)", to_scene, sdoc)
     print(f"  {scene.counts()['triangles']:,} triangles")
     step("save .glb", retromesh.save, scene, out_dir / "ball.glb")
-    from retromesh.formats.westwood.voxelize import from_scene
+    from retromesh.formats.westwood.scene_write import from_scene
     back = step("from_scene (voxelise it again)", from_scene, scene, voxel_size=1.0)
     print(f"  {back[''].limbs[0].voxels().count:,} voxels back")
     del solid, sdoc, scene, back

@@ -28,8 +28,6 @@ KNOWN: set[frozenset[str]] = {
     # LithTech's samples write through the package's ``write`` (its ``__init__`` imports them)
     frozenset({"retromesh.formats.lithtech", "retromesh.formats.lithtech.samples"}),
     # Westwood: being taken apart
-    frozenset({"retromesh.formats.westwood.keep", "retromesh.formats.westwood.scene",
-               "retromesh.formats.westwood.voxelize"}),
     frozenset({"retromesh.formats.westwood.vox", "retromesh.formats.westwood.vox_keep"}),
 }
 

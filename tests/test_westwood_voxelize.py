@@ -11,7 +11,8 @@ from gltfcheck import assert_valid
 from retromesh import DocumentError, LossWarning
 from retromesh.formats.westwood import hva, samples, vxl
 from retromesh.formats.westwood.meshing import visible_quads
-from retromesh.formats.westwood.voxelize import fill_interior, from_scene
+from retromesh.formats.westwood.scene_write import from_scene
+from retromesh.formats.westwood.voxelize import fill_interior
 from retromesh.scene import Material, Mesh, Node, Primitive, Scene
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from ...registry import Format, register
 from . import hva, vxl
 from .scene import to_scene
-from .voxelize import from_scene
+from .scene_write import from_scene
 
 register(Format(
     name="vxl", family="Westwood",

@@ -56,6 +56,7 @@ __all__ = [
     "AXES",
     "grid_scene",
     "limb_matrices",
+    "limb_mesh",
     "load_palette",
     "match_sections",
     "to_scene",
@@ -155,7 +156,7 @@ def limb_matrices(limb: Limb, hva: np.ndarray | None, where: str | None = None) 
     return out
 
 
-def _limb_mesh(grid: VoxelGrid, limb: Limb, palette_lin: np.ndarray, remap: tuple[int, int],
+def limb_mesh(grid: VoxelGrid, limb: Limb, palette_lin: np.ndarray, remap: tuple[int, int],
                greedy: bool, normals: str, materials: tuple[int, int]) -> Mesh:
     table = normal_table(limb.normal_type)
     size = np.maximum(np.array(grid.size, np.float64), 1)
@@ -229,7 +230,7 @@ def grid_scene(scene: Scene, grids: list[tuple[VoxelGrid, Limb]], palette: np.nd
     c4 = _axes4()
     nodes = []
     for (grid, limb), mats_l in zip(grids, matrices):
-        mesh = _limb_mesh(grid, limb, lin, remap, greedy, normals, mats)
+        mesh = limb_mesh(grid, limb, lin, remap, greedy, normals, mats)
         m = c4 @ mats_l[0] @ c4.T
         t, r, s = decompose_trs(m)
         node = Node(name=limb.label, translation=t, rotation=r, scale=s,

@@ -746,7 +746,7 @@ def from_scene(scene: Scene, *, native: bool = True, **options: Any) -> VoxFile:
     made from a ``.vox`` gives that file back (edited models voxelised again in their own
     grids: :mod:`.vox_keep`) unless ``native=False`` or a voxelisation option (``resolution``,
     ``voxel_size``, ``game``) is given."""
-    from .voxelize import from_scene as voxelize
+    from .scene_write import from_scene as voxelize
     if native and all(options.get(k) is None for k in ("resolution", "voxel_size", "game")):
         from .vox_keep import restore
         kept = restore(scene)

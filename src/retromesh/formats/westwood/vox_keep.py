@@ -11,8 +11,9 @@ Blender keeps them (custom properties, exported again with ``export_extras``).
 instance and every instance is still there:
 
 * "unchanged" is checked against the meshes ``to_scene`` makes of the kept file,
-  order-independently (:func:`.keep._canon`: triangles rounded to 1e-4 voxel, colours within
-  0.01), so a round trip through Blender, which renumbers and splits vertices, still counts;
+  order-independently (:func:`.scene_write.canonical_triangles`: triangles rounded to 1e-4
+  voxel, colours within 0.01), so a round trip through Blender, which renumbers and splits
+  vertices, still counts;
 * nothing changed: the kept file, byte for byte (voxel counts, sizes, palette, scene graph,
   materials and every other chunk as they were);
 * an edited mesh: its model is voxelised again *in its own grid* (same SIZE; colours matched
@@ -38,7 +39,9 @@ import numpy as np
 from ...binio import Reader, Writer
 from ...errors import LossWarning, RetromeshError
 from ...scene import Scene
-from .keep import _canon, _pack, _triangles, _unpack, voxelise_in_grid
+from .keep import pack, unpack
+from .scene_write import canonical_triangles
+from .voxelize import mesh_triangles, voxelise_in_grid
 from .vxl import Limb
 
 __all__ = ["FILE_KEY", "INSTANCE_KEY", "file_extras", "restore"]
@@ -48,14 +51,14 @@ INSTANCE_KEY = "vox_instance"
 
 
 def file_extras(data: bytes, greedy: bool, instances: int) -> str:
-    return json.dumps({"file": _pack(data), "greedy": bool(greedy), "instances": int(instances)},
+    return json.dumps({"file": pack(data), "greedy": bool(greedy), "instances": int(instances)},
                       separators=(",", ":"))
 
 
 def _same_mesh(scene: Scene, ni: int, ref: Scene, ri: int) -> bool:
     def canon(sc: Scene, i: int):
         m = sc.nodes[i].mesh
-        return _canon(*_triangles(sc.meshes[m].primitives if m is not None else []))
+        return canonical_triangles(*mesh_triangles(sc.meshes[m].primitives if m is not None else []))
     a, ca = canon(ref, ri)
     b, cb = canon(scene, ni)
     if a.shape != b.shape or not np.array_equal(a, b):
@@ -76,7 +79,7 @@ def restore(scene: Scene) -> Any:
         scene = scale_scene(copy.deepcopy(scene), 1.0 / float(loaded_scale))   # back to voxels
     try:
         kept = json.loads(scene.nodes[root].extras[FILE_KEY])
-        data = _unpack(kept["file"])
+        data = unpack(kept["file"])
         doc = vox.read(Reader(data, file="kept.vox"))
         greedy = bool(kept["greedy"])
         n_inst = int(kept["instances"])
