@@ -27,8 +27,6 @@ KNOWN: set[frozenset[str]] = {
                "retromesh.formats.lithtech.scene_write_v6"}),
     # LithTech's samples write through the package's ``write`` (its ``__init__`` imports them)
     frozenset({"retromesh.formats.lithtech", "retromesh.formats.lithtech.samples"}),
-    # Westwood: being taken apart
-    frozenset({"retromesh.formats.westwood.vox", "retromesh.formats.westwood.vox_keep"}),
 }
 
 

@@ -18,8 +18,9 @@ says so instead of misreading them.
 """
 from __future__ import annotations
 
-from ...registry import Format, register
-from . import hva, vxl
+from ...registry import Format, register, register_converter
+from . import hva, vox, vox_scene, vox_scene_write, vxl
+from .convert import vox_to_vxl, vxl_to_vox
 from .scene import to_scene
 from .scene_write import from_scene
 
@@ -43,6 +44,15 @@ register(Format(
     extensions=("vxl",), doc_types=(vxl.AosMap,), sniff=vxl.sniff_aos, read=vxl.read_aos,
     endian="<"))
 
-from . import vox
+register(Format(
+    name="vox", family="Westwood",
+    description="MagicaVoxel voxel models (bridge for .vxl editing)",
+    extensions=("vox",), doc_types=(vox.VoxFile,), sniff=vox.sniff, magic_certain=True,
+    read=vox.read, write=vox.write, to_scene=vox_scene.to_scene,
+    from_scene=vox_scene_write.from_scene, endian="<", scene_options=("source", "greedy"),
+    info=vox.info))
+
+register_converter("vxl", "vox", vxl_to_vox)
+register_converter("vox", "vxl", vox_to_vxl)
 
 __all__ = ["hva", "vox", "vxl"]
