@@ -172,6 +172,77 @@ def _parse_floats(text: str | None, n: int) -> np.ndarray | None:
     return v if len(v) == n else None
 
 
+def _limb_grid(g: VoxelGrid, attrs: dict[str, str], normal_type: int) -> VoxelGrid:
+    """The limb's voxels from a model: the normals kept by ``vxl -> vox`` when the voxels and
+    the table are the same, else recomputed; kept colour-0 voxels get colour 0 back."""
+    grid = VoxelGrid(g.colour.copy(), np.zeros(g.size, np.uint8), g.mask.copy())
+    stored = attrs.get("vxl_normals")
+    same_table = attrs.get("vxl_normal_type") == str(normal_type)
+    if (stored is not None and same_table and attrs.get("vxl_voxels") == _shape_key(g.mask)
+            and len(stored) == 2 * g.count):
+        try:
+            grid.normal[g.mask] = np.frombuffer(bytes.fromhex(stored), np.uint8)
+        except ValueError:
+            stored = None
+    else:
+        stored = None
+    zero = attrs.get("vxl_colour0", "")
+    if zero and attrs.get("vxl_voxels") == _shape_key(g.mask):
+        # voxels of vxl colour 0 (stored under the nearest colour): put 0 back where the
+        # colour was not edited
+        try:
+            to, hexed = zero.split(":", 1)
+            order = np.frombuffer(bytes.fromhex(hexed), "<u4")
+            xs_, ys_, zs_ = np.nonzero(g.mask)
+            order = order[order < len(xs_)]
+            at = (xs_[order], ys_[order], zs_[order])
+            keep = grid.colour[at] == int(to)
+            grid.colour[tuple(a[keep] for a in at)] = 0
+        except ValueError:
+            pass
+    if stored is None:                   # edited (or foreign) model: recompute
+        normals = normal_indices(g.mask, normal_type)
+        grid.normal[g.mask] = normals[g.mask]
+    return grid
+
+
+def _limb_name(attrs: dict[str, str], mid: int) -> bytes:
+    """The 16-byte limb name: the model's name, or the kept raw field when it still matches."""
+    full = (attrs.get("_name") or f"model{mid}").encode("latin-1", "replace")
+    name = full[:15].ljust(16, b"\0")
+    try:
+        # the raw field (garbage after the NUL) unless the name was edited
+        raw = bytes.fromhex(attrs.get("vxl_name", ""))
+        if len(raw) == 16 and raw.split(b"\0", 1)[0] == full:
+            name = raw
+    except ValueError:
+        pass
+    return name
+
+
+def _limb_tailer(limb: Limb, attrs: dict[str, str], g: VoxelGrid, m: np.ndarray) -> None:
+    """The tailer fields: the kept header words, transform, bounds and scale, else bounds
+    around the model's pivot and the instance's matrix ``m``."""
+    hdr = attrs.get("vxl_header", "").split()
+    if len(hdr) == 3 and all(h.isdigit() for h in hdr):
+        limb.unknown1, limb.unknown2 = int(hdr[1]), int(hdr[2])
+    tr = _parse_floats(attrs.get("vxl_transform"), 12)
+    bounds = _parse_floats(attrs.get("vxl_bounds"), 6)
+    scale = _parse_floats(attrs.get("vxl_scale"), 1)
+    if tr is not None and bounds is not None and scale is not None:
+        limb.transform = tr.reshape(3, 4)
+        limb.bounds_min, limb.bounds_max = bounds[:3].copy(), bounds[3:].copy()
+        limb.scale = float(scale[0])
+    else:
+        pivot = np.floor(np.array(g.size) / 2)
+        limb.bounds_min = (-pivot).astype(np.float32)
+        limb.bounds_max = (limb.bounds_min + np.array(g.size)).astype(np.float32)
+        t = np.eye(3, 4, dtype=np.float32)
+        t[:, :3] = m[:3, :3]
+        t[:, 3] = m[:3, 3]
+        limb.transform = t
+
+
 def vox_to_vxl(doc: vox.VoxFile, *, source: Path | None = None, normal_type: int | None = None,
                game: str | None = None, **options: Any) -> dict[str, Any]:
     """A ``.vxl`` + ``.hva`` from a MagicaVoxel file: one limb per shape.
@@ -214,66 +285,14 @@ def vox_to_vxl(doc: vox.VoxFile, *, source: Path | None = None, normal_type: int
         g = grids[mid]
         if max(g.size) > 255:
             raise DocumentError(f"model {mid} is {g.size}: VXL limbs are at most 255 a side")
-        grid = VoxelGrid(g.colour.copy(), np.zeros(g.size, np.uint8), g.mask.copy())
-        stored = attrs.get("vxl_normals")
         source_table = attrs.get("vxl_normal_type")
         normal_type = chosen
         if normal_type is None:
             normal_type = int(source_table) if source_table in ("2", "4") else 4
-        same_table = source_table == str(normal_type)
-        if (stored is not None and same_table and attrs.get("vxl_voxels") == _shape_key(g.mask)
-                and len(stored) == 2 * g.count):
-            try:
-                grid.normal[g.mask] = np.frombuffer(bytes.fromhex(stored), np.uint8)
-            except ValueError:
-                stored = None
-        else:
-            stored = None
-        zero = attrs.get("vxl_colour0", "")
-        if zero and attrs.get("vxl_voxels") == _shape_key(g.mask):
-            # voxels of vxl colour 0 (stored under the nearest colour): put 0 back where the
-            # colour was not edited
-            try:
-                to, hexed = zero.split(":", 1)
-                order = np.frombuffer(bytes.fromhex(hexed), "<u4")
-                xs_, ys_, zs_ = np.nonzero(g.mask)
-                order = order[order < len(xs_)]
-                at = (xs_[order], ys_[order], zs_[order])
-                keep = grid.colour[at] == int(to)
-                grid.colour[tuple(a[keep] for a in at)] = 0
-            except ValueError:
-                pass
-        if stored is None:                   # edited (or foreign) model: recompute
-            normals = normal_indices(g.mask, normal_type)
-            grid.normal[g.mask] = normals[g.mask]
-        full = (attrs.get("_name") or f"model{mid}").encode("latin-1", "replace")
-        name = full[:15].ljust(16, b"\0")
-        try:
-            # the raw field (garbage after the NUL) unless the name was edited
-            raw = bytes.fromhex(attrs.get("vxl_name", ""))
-            if len(raw) == 16 and raw.split(b"\0", 1)[0] == full:
-                name = raw
-        except ValueError:
-            pass
+        grid = _limb_grid(g, attrs, normal_type)
+        name = _limb_name(attrs, mid)
         limb = Limb.from_grid(grid, name=name, index=k, normal_type=normal_type)
-        hdr = attrs.get("vxl_header", "").split()
-        if len(hdr) == 3 and all(h.isdigit() for h in hdr):
-            limb.unknown1, limb.unknown2 = int(hdr[1]), int(hdr[2])
-        tr = _parse_floats(attrs.get("vxl_transform"), 12)
-        bounds = _parse_floats(attrs.get("vxl_bounds"), 6)
-        scale = _parse_floats(attrs.get("vxl_scale"), 1)
-        if tr is not None and bounds is not None and scale is not None:
-            limb.transform = tr.reshape(3, 4)
-            limb.bounds_min, limb.bounds_max = bounds[:3].copy(), bounds[3:].copy()
-            limb.scale = float(scale[0])
-        else:
-            pivot = np.floor(np.array(g.size) / 2)
-            limb.bounds_min = (-pivot).astype(np.float32)
-            limb.bounds_max = (limb.bounds_min + np.array(g.size)).astype(np.float32)
-            t = np.eye(3, 4, dtype=np.float32)
-            t[:, :3] = m[:3, :3]
-            t[:, 3] = m[:3, 3]
-            limb.transform = t
+        _limb_tailer(limb, attrs, g, m)
         out.limbs.append(limb)
         kept = _parse_floats(attrs.get("vxl_hva"), frames * 12) if frames else None
         if kept is not None:

@@ -60,7 +60,7 @@ def from_scene(scene: Scene, *, resolution: int | None = None, voxel_size: float
 
 
 def canonical_triangles(positions: list[np.ndarray], colours: list[np.ndarray | None]
-           ) -> tuple[np.ndarray, np.ndarray | None]:
+                        ) -> tuple[np.ndarray, np.ndarray | None]:
     """Triangles (T, 3, 3) -> rows of 9 ints (corners rounded to 1e-4, rotated so that the
     smallest comes first, keeping the winding), sorted; with the per-triangle mean colours
     in the same order (None when any part has none)."""

@@ -246,22 +246,13 @@ def _palette(srgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return pal, np.array(_FREE)[idx][inv.reshape(-1)]
 
 
-def voxelize_scene(scene: Scene, *, resolution: int | None = None,
-                   voxel_size: float | None = None, game: str | None = None, fill: bool = True
-                   ) -> dict[str, Any]:
-    """The ``.vxl`` (key ``""``) and ``.hva`` (key ``".hva"``) of ``scene`` voxelised anew, one
-    limb per mesh node (see the module docstring)."""
-    resolution = 64 if resolution is None else resolution
-    game = "ra2" if game is None else game
-    resolution = positive_option("resolution", resolution)
-    if voxel_size is not None:
-        voxel_size = positive_option("voxel_size", voxel_size)
-    table = {"ra2": 4, "ts": 2}.get(str(game).lower())
-    if table is None:
-        raise DocumentError(f"game must be 'ra2' or 'ts', got {game!r}")
+def _mesh_items(scene: Scene) -> tuple[list[tuple[str, np.ndarray, np.ndarray, np.ndarray]],
+                                         set[str]]:
+    """Per mesh node: (name, triangles (t, 3, 3) in the VXL frame in world space, corner
+    colours (t, 3, 3), player-remap flag per triangle); and what voxelising drops."""
     world = scene.world_matrices()
-    items = []
-    lost = set()
+    items: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []
+    lost: set[str] = set()
     if scene.animations:
         lost.add("animations")
     for ni, node in enumerate(scene.nodes):
@@ -293,19 +284,13 @@ def voxelize_scene(scene: Scene, *, resolution: int | None = None,
         if tris:
             items.append((node.name or f"node{ni}", np.concatenate(tris), np.concatenate(cols),
                           np.concatenate(remap)))
-    if lost:
-        warnings.warn(f"voxelising drops {', '.join(sorted(lost))}", LossWarning, stacklevel=3)
-    if not items:
-        raise DocumentError("the scene has no triangles to voxelise")
-    allpts = np.concatenate([t.reshape(-1, 3) for _, t, _, _ in items])
-    if not np.all(np.isfinite(allpts)):
-        raise DocumentError("non-finite vertex positions")
-    gmin = allpts.min(0)
-    extent = float((allpts.max(0) - gmin).max())
-    vs = voxel_size if voxel_size else (extent / resolution or 1.0)
-    if not (np.isfinite(vs) and vs > 0):
-        raise DocumentError(f"a positive finite voxel size, got {vs} (extent {extent})")
-    limbs, grids_cols = [], []
+    return items, lost
+
+
+def _check_work(items: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]], gmin: np.ndarray,
+                vs: float, extent: float) -> None:
+    """DocumentError when a limb needs more than 255 voxels a side, or the voxels and surface
+    samples of all limbs exceed :data:`LIMITS` (counted before any work is done)."""
     cells_total = samples_total = 0
     for name, tri, _, _ in items:
         lo = np.floor((tri.reshape(-1, 3).min(0) - gmin) / vs + 1e-6)
@@ -324,6 +309,36 @@ def voxelize_scene(scene: Scene, *, resolution: int | None = None,
             f"surface samples: more than LIMITS['cells'] = {LIMITS['cells']} or "
             f"LIMITS['samples'] = {LIMITS['samples']} x {finer ** 2:g} (retromesh.formats.westwood.voxelize."
             "LIMITS; lower resolution, raise voxel_size or raise the caps)")
+
+
+def voxelize_scene(scene: Scene, *, resolution: int | None = None,
+                   voxel_size: float | None = None, game: str | None = None, fill: bool = True
+                   ) -> dict[str, Any]:
+    """The ``.vxl`` (key ``""``) and ``.hva`` (key ``".hva"``) of ``scene`` voxelised anew, one
+    limb per mesh node (see the module docstring)."""
+    resolution = 64 if resolution is None else resolution
+    game = "ra2" if game is None else game
+    resolution = positive_option("resolution", resolution)
+    if voxel_size is not None:
+        voxel_size = positive_option("voxel_size", voxel_size)
+    table = {"ra2": 4, "ts": 2}.get(str(game).lower())
+    if table is None:
+        raise DocumentError(f"game must be 'ra2' or 'ts', got {game!r}")
+    items, lost = _mesh_items(scene)
+    if lost:
+        warnings.warn(f"voxelising drops {', '.join(sorted(lost))}", LossWarning, stacklevel=3)
+    if not items:
+        raise DocumentError("the scene has no triangles to voxelise")
+    allpts = np.concatenate([t.reshape(-1, 3) for _, t, _, _ in items])
+    if not np.all(np.isfinite(allpts)):
+        raise DocumentError("non-finite vertex positions")
+    gmin = allpts.min(0)
+    extent = float((allpts.max(0) - gmin).max())
+    vs = voxel_size if voxel_size else (extent / resolution or 1.0)
+    if not (np.isfinite(vs) and vs > 0):
+        raise DocumentError(f"a positive finite voxel size, got {vs} (extent {extent})")
+    _check_work(items, gmin, vs, extent)
+    limbs, grids_cols = [], []
     for name, tri, col, rem in items:
         lo = np.floor((tri.reshape(-1, 3).min(0) - gmin) / vs + 1e-6)
         hi = np.floor((tri.reshape(-1, 3).max(0) - gmin) / vs - 1e-6) + 1
