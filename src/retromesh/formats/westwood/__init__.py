@@ -7,13 +7,16 @@ the corpus, see :mod:`.scene`); it becomes glTF +Y up with the front on +Z and t
 (``(x, y, z) -> (y, z, x)``, a rotation, so windings stay). Units stay voxels (no metre
 definition exists for TS/RA2 voxels); the generic ``scale=`` load option scales the scene.
 
-Modules: :mod:`.vxl` and :mod:`.hva` (lossless native layers), :mod:`.voxels` (span codec,
-normal tables), :mod:`.meshing` (visible faces, greedy meshing), :mod:`.scene` (to_scene),
-:mod:`.vox` (MagicaVoxel files and the vxl <-> vox converters), :mod:`.voxelize`
-(Scene -> .vxl by surface voxelisation), :mod:`.keep` (the .vxl/.hva kept in node extras so
-that .vxl -> .glb -> .vxl gives the files back, byte for byte when unedited), :mod:`.vox_keep`
-(the same for .vox), :mod:`.samples` (small files
-made by our writers). An ``aos-vxl`` entry recognises Ace of Spades / Voxlap ``.vxl`` maps and
+Modules, by role (``formats/README.md`` states the shape): native layers :mod:`.vxl`,
+:mod:`.hva`, :mod:`.vox` (lossless); the codec :mod:`.spans` + :mod:`.voxels` (span codec,
+normal tables), :mod:`.meshing` (visible faces, greedy meshing), :mod:`.colour` (sRGB <->
+linear); kept data :mod:`.keep` (.vxl/.hva) and :mod:`.vox_keep` (.vox), the records in node
+extras that let ``.vxl -> .glb -> .vxl`` give the files back, byte for byte when unedited;
+scene mappings :mod:`.scene` (.vxl + .hva) and :mod:`.vox_scene` (.vox); the voxeliser
+:mod:`.voxelize`; writers :mod:`.scene_write` (.vxl + .hva) and :mod:`.vox_scene_write`
+(.vox); the direct converters :mod:`.convert` (vxl <-> vox); :mod:`.samples` (small files
+made by our writers). This module registers every format and converter of the family.
+An ``aos-vxl`` entry recognises Ace of Spades / Voxlap ``.vxl`` maps and
 says so instead of misreading them.
 """
 from __future__ import annotations
