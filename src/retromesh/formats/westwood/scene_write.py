@@ -23,6 +23,7 @@ anew.
 """
 from __future__ import annotations
 
+import copy
 import warnings
 from typing import Any
 
@@ -31,6 +32,7 @@ import numpy as np
 from ...errors import LossWarning
 from ...scene import Node, Scene
 from ...transforms import compose_trs
+from ...units import scale_scene
 from .colour import srgb_to_linear
 from .hva import HvaFile
 from .keep import FILE_KEY, HVA_KEY, LIMB_KEY, kept_file, kept_hva, kept_limb
@@ -149,9 +151,6 @@ def restore(scene: Scene) -> dict[str, Any] | None:
         return None
     loaded_scale = scene.extras.get("scale", 1.0)
     if isinstance(loaded_scale, (int, float)) and loaded_scale > 0 and loaded_scale != 1.0:
-        import copy
-
-        from ...units import scale_scene
         scene = scale_scene(copy.deepcopy(scene), 1.0 / float(loaded_scale))   # back to voxels
         root = next(n for n in scene.nodes if FILE_KEY in n.extras)
     kept = kept_file(root.extras[FILE_KEY])

@@ -34,6 +34,7 @@ import numpy as np
 from ...binio import Reader, Writer
 from ...errors import LossWarning, RetromeshError
 from ...scene import Scene
+from ...units import scale_scene
 from . import vox
 from .convert import vxl_to_vox
 from .scene import AXES
@@ -77,7 +78,6 @@ def restore(scene: Scene) -> Any:
         return None
     loaded_scale = scene.extras.get("scale", 1.0)
     if isinstance(loaded_scale, (int, float)) and loaded_scale > 0 and loaded_scale != 1.0:
-        from ...units import scale_scene
         scene = scale_scene(copy.deepcopy(scene), 1.0 / float(loaded_scale))   # back to voxels
     try:
         data, greedy, n_inst = kept_vox(scene.nodes[root].extras[FILE_KEY])
