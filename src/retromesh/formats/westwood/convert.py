@@ -47,6 +47,47 @@ def _floats(a) -> str:
     return " ".join(repr(float(v)) for v in np.asarray(a, np.float32).reshape(-1))
 
 
+def _scene_graph(doc: VxlFile, hdoc: HvaFile | None,
+                 limb_ids: list[tuple[int, dict[str, str], np.ndarray]]) -> list[vox.VoxChunk]:
+    """The scene-graph chunks of ``vxl_to_vox``: the file's header words (and the HVA's name and
+    frame count) on the root nTRN, one nTRN + nSHP per limb with its ``vxl_*`` attributes."""
+    graph: list[vox.VoxChunk] = []
+    # scene graph: 0 nTRN -> 1 nGRP -> per limb nTRN (2+2i) -> nSHP (3+2i)
+    n = len(limb_ids)
+    w = Writer("<")
+    w.i32(0)
+    root_attrs = {"vxl_header": f"{doc.palette_count} {doc.remap_start} {doc.remap_end}",
+                  "vxl_magic": doc.magic.hex()}
+    if hdoc is not None:
+        root_attrs["vxl_hva_name"] = bytes(hdoc.name).hex()
+        root_attrs["vxl_hva_frames"] = str(hdoc.frames)
+    vox.build_dict(w, root_attrs)
+    w.pack("4i", 1, -1, -1, 1)
+    vox.build_dict(w, {})
+    graph.append(vox.VoxChunk(b"nTRN", w.getvalue()))
+    w = Writer("<")
+    w.i32(1)
+    vox.build_dict(w, {})
+    w.i32(n)
+    w.pack(f"{n}i", *[2 + 2 * i for i in range(n)])
+    graph.append(vox.VoxChunk(b"nGRP", w.getvalue()))
+    for i, attrs, centre in limb_ids:
+        w = Writer("<")
+        w.i32(2 + 2 * i)
+        vox.build_dict(w, attrs)
+        w.pack("4i", 3 + 2 * i, -1, i, 1)
+        t = np.rint(centre).astype(np.int64)
+        vox.build_dict(w, {"_t": f"{t[0]} {t[1]} {t[2]}"})
+        graph.append(vox.VoxChunk(b"nTRN", w.getvalue()))
+        w = Writer("<")
+        w.i32(3 + 2 * i)
+        vox.build_dict(w, {})
+        w.pack("2i", 1, i)
+        vox.build_dict(w, {})
+        graph.append(vox.VoxChunk(b"nSHP", w.getvalue()))
+    return graph
+
+
 def vxl_to_vox(doc: VxlFile, *, source: Path | None = None, hva: Any = None,
                **options: Any) -> vox.VoxFile:
     """A MagicaVoxel file with one model per limb (see the module docstring). The limbs are
@@ -67,7 +108,6 @@ def vxl_to_vox(doc: VxlFile, *, source: Path | None = None, hva: Any = None,
     d = ((pal[1:].astype(np.int64) - pal[0].astype(np.int64)) ** 2).sum(1)
     zero_to = int(np.argmin(d)) + 1
     n_zero = 0
-    graph: list[vox.VoxChunk] = []
     limb_ids = []
     rotated: list[str] = []
     for i, limb in enumerate(doc.limbs):
@@ -112,39 +152,7 @@ def vxl_to_vox(doc: VxlFile, *, source: Path | None = None, hva: Any = None,
     if n_zero:
         warnings.warn(f"{n_zero} voxels of colour 0 (not representable in .vox) use the nearest "
                       f"colour {zero_to}", LossWarning, stacklevel=2)
-    # scene graph: 0 nTRN -> 1 nGRP -> per limb nTRN (2+2i) -> nSHP (3+2i)
-    n = len(limb_ids)
-    w = Writer("<")
-    w.i32(0)
-    root_attrs = {"vxl_header": f"{doc.palette_count} {doc.remap_start} {doc.remap_end}",
-                  "vxl_magic": doc.magic.hex()}
-    if hdoc is not None:
-        root_attrs["vxl_hva_name"] = bytes(hdoc.name).hex()
-        root_attrs["vxl_hva_frames"] = str(hdoc.frames)
-    vox.build_dict(w, root_attrs)
-    w.pack("4i", 1, -1, -1, 1)
-    vox.build_dict(w, {})
-    graph.append(vox.VoxChunk(b"nTRN", w.getvalue()))
-    w = Writer("<")
-    w.i32(1)
-    vox.build_dict(w, {})
-    w.i32(n)
-    w.pack(f"{n}i", *[2 + 2 * i for i in range(n)])
-    graph.append(vox.VoxChunk(b"nGRP", w.getvalue()))
-    for i, attrs, centre in limb_ids:
-        w = Writer("<")
-        w.i32(2 + 2 * i)
-        vox.build_dict(w, attrs)
-        w.pack("4i", 3 + 2 * i, -1, i, 1)
-        t = np.rint(centre).astype(np.int64)
-        vox.build_dict(w, {"_t": f"{t[0]} {t[1]} {t[2]}"})
-        graph.append(vox.VoxChunk(b"nTRN", w.getvalue()))
-        w = Writer("<")
-        w.i32(3 + 2 * i)
-        vox.build_dict(w, {})
-        w.pack("2i", 1, i)
-        vox.build_dict(w, {})
-        graph.append(vox.VoxChunk(b"nSHP", w.getvalue()))
+    graph = _scene_graph(doc, hdoc, limb_ids)
     out.chunks.extend(graph)
     for i, attrs, _ in limb_ids:
         w = Writer("<")
