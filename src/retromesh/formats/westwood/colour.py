@@ -1,5 +1,5 @@
-"""Colour conversions of the Westwood family: palette bytes are sRGB, glTF vertex colours
-linear (glTF 2.0 §3.9.2 and the sRGB transfer function of IEC 61966-2-1).
+"""Colour conversions of the Westwood family: palette bytes are sRGB, glTF vertex colours are
+linear (the sRGB transfer function, both ways).
 
 :func:`srgb_to_linear` makes a palette's vertex colours (:mod:`.scene`), and
 :func:`linear_to_srgb` turns a mesh's colours back into palette bytes (:mod:`.voxelize`).
