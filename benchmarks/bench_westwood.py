@@ -31,7 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import retromesh
-from retromesh.formats.westwood import vox, vxl
+from retromesh.formats.westwood import convert, vox, vxl
 from retromesh.formats.westwood.meshing import visible_quads
 from retromesh.formats.westwood.samples import palette
 from retromesh.formats.westwood.scene import to_scene
@@ -149,7 +149,7 @@ def main() -> None:
     scene = step("to_scene (greedy, table normals)", to_scene, sdoc)
     print(f"  {scene.counts()['triangles']:,} triangles")
     step("save .glb", retromesh.save, scene, out_dir / "ball.glb")
-    from retromesh.formats.westwood.voxelize import from_scene
+    from retromesh.formats.westwood.scene_write import from_scene
     back = step("from_scene (voxelise it again)", from_scene, scene, voxel_size=1.0)
     print(f"  {back[''].limbs[0].voxels().count:,} voxels back")
     del solid, sdoc, scene, back
@@ -178,11 +178,11 @@ def main() -> None:
     step("save .glb", retromesh.save, scene, out_dir / "big.glb")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        v = step("vxl -> vox", vox.vxl_to_vox, back)
-        step("vox -> vxl (unedited: normals kept)", vox.vox_to_vxl, v)
+        v = step("vxl -> vox", convert.vxl_to_vox, back)
+        step("vox -> vxl (unedited: normals kept)", convert.vox_to_vxl, v)
         xyzi = next(c for c in v.chunks if isinstance(c, vox.VoxXyzi))
         xyzi.voxels = xyzi.voxels[1:]
-        step("vox -> vxl (edited: normals recomputed)", vox.vox_to_vxl, v)
+        step("vox -> vxl (edited: normals recomputed)", convert.vox_to_vxl, v)
 
     files = sorted(CORPUS.glob("*.vxl")) if CORPUS.is_dir() else []
     if files:

@@ -82,7 +82,7 @@ extras_values = st.recursive(
 def test_jsonable_fast_paths_change_nothing(value, arr, ints):
     import numpy as np
 
-    from retromesh.gltf.writer import jsonable
+    from retromesh.gltf.jsonvalues import jsonable
     for v in (value, {"a": np.array(arr, np.float32), "i": np.array(ints, np.int16),
                       "m": np.array(ints, bool).reshape(-1, 1), "t": tuple(arr), "l": arr}):
         got, want = jsonable(v), _jsonable_reference(v)
@@ -113,7 +113,7 @@ extras_trees = st.recursive(
 def test_extras_json_is_jsonable_pruned_by_the_encoder(value):
     """``extras_json`` (one pass, dicts marked Plain) writes the JSON that ``jsonable`` gave
     once the encoder pruned it as a model's dict."""
-    from retromesh.gltf.writer import extras_json, jsonable
+    from retromesh.gltf.jsonvalues import extras_json, jsonable
     for make in (lambda x: g.Node(extras=x), lambda x: g.GLTF2(extras=x)):
         old = make(jsonable(value) if value else None)
         new = make(extras_json(value) if value else None)

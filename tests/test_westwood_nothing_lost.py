@@ -163,9 +163,9 @@ def test_broken_kept_file_record_is_not_a_kept_file(tank, tmp_path, edit):
 def test_zlib_bomb_in_a_kept_limb_is_refused(tank):
     import json
 
-    from retromesh.formats.westwood.keep import LIMB_KEY, _limb
+    from retromesh.formats.westwood.keep import LIMB_KEY, kept_limb
     scene = retromesh.load(tank)
     node = next(n for n in scene.nodes if LIMB_KEY in n.extras)
     record = json.loads(node.extras[LIMB_KEY])
     record["spans"] = _zlib_bomb()
-    assert _limb(json.dumps(record)) is None
+    assert kept_limb(json.dumps(record)) is None

@@ -15,7 +15,7 @@ from gltfcheck import assert_valid
 from malformed import assert_malformed_safe, read_or_format_error
 from retromesh import LossWarning
 from retromesh.cli import app
-from retromesh.formats.westwood import samples, vox, vxl
+from retromesh.formats.westwood import convert, samples, vox, vox_scene, vxl
 from retromesh.formats.westwood.scene import limb_matrices
 from retromesh.formats.westwood.vox import (
     XYZI_DTYPE,
@@ -36,7 +36,7 @@ def _quiet(fn, *a, **kw):
 
 def _tank_vox() -> VoxFile:
     doc, _ = samples.tank()
-    return _quiet(vox.vxl_to_vox, doc)
+    return _quiet(convert.vxl_to_vox, doc)
 
 
 def test_vox_round_trip_and_structure():
@@ -69,8 +69,8 @@ def test_unknown_chunks_and_odd_sizes_are_kept():
 
 def test_vxl_to_vox_to_vxl_keeps_voxels_palette_and_tailers():
     doc, _ = samples.tank()
-    v = _quiet(vox.vxl_to_vox, doc)
-    out = vox.vox_to_vxl(retromesh.read(vox.write(v), format="vox"))
+    v = _quiet(convert.vxl_to_vox, doc)
+    out = convert.vox_to_vxl(retromesh.read(vox.write(v), format="vox"))
     back, back_hva = out[""], out[".hva"]
     assert np.array_equal(back.palette, doc.palette)
     for a, b in zip(doc.limbs, back.limbs):
@@ -96,8 +96,8 @@ def test_vox_to_vxl_ts_table_and_colour_zero_warning():
     g.colour[g.mask] = 0
     doc.limbs[0].set_voxels(g)
     with pytest.warns(LossWarning, match="colour 0"):
-        v = vox.vxl_to_vox(doc)
-    out = vox.vox_to_vxl(v, game="ts")[""]
+        v = convert.vxl_to_vox(doc)
+    out = convert.vox_to_vxl(v, game="ts")[""]
     assert all(l.normal_type == 2 for l in out.limbs)
     assert out.limbs[0].voxels().normal.max() < 36
 
@@ -221,10 +221,10 @@ def test_corpus_vxl_vox_vxl_is_byte_identical(path, tmp_path):
 
 def test_edited_model_gets_recomputed_normals():
     doc, _ = samples.tank()
-    v = _quiet(vox.vxl_to_vox, doc)
+    v = _quiet(convert.vxl_to_vox, doc)
     xyzi = next(c for c in v.chunks if isinstance(c, VoxXyzi))
     xyzi.voxels = xyzi.voxels[1:]                     # "edit": remove one voxel
-    out = vox.vox_to_vxl(v)[""]
+    out = convert.vox_to_vxl(v)[""]
     g = out.limbs[0].voxels()
     assert g.count == doc.limbs[0].voxels().count - 1
     assert out.limbs[0].normal_type == 4
@@ -237,8 +237,8 @@ def test_full_width_raw_limb_names_survive_the_bridge():
     doc, _ = samples.tank()
     doc.limbs[0].name = b"SIXTEEN_CHARS_XY"            # no NUL at all
     doc.limbs[1].name = b"TUR\0\x01\x02garbage\0\0\0"
-    v = _quiet(vox.vxl_to_vox, doc)
-    back = vox.vox_to_vxl(retromesh.read(vox.write(v), format="vox"))[""]
+    v = _quiet(convert.vxl_to_vox, doc)
+    back = convert.vox_to_vxl(retromesh.read(vox.write(v), format="vox"))[""]
     assert [limb.name for limb in back.limbs[:2]] == [doc.limbs[0].name, doc.limbs[1].name]
     assert vxl.write(back) == vxl.write(doc)
 
@@ -342,14 +342,14 @@ def test_many_instances_of_a_big_model_are_bounded():
     with pytest.raises(FormatError, match=r"instance 64"):
         retromesh.load(data, format="vox")
     with pytest.raises(FormatError, match=r"instance 64"):
-        vox.vox_to_vxl(retromesh.read(data, format="vox"))
+        convert.vox_to_vxl(retromesh.read(data, format="vox"))
 
 
 def test_vox_from_a_vxl_keeps_the_player_remap_flag():
-    scene = vox.to_scene(_tank_vox())
+    scene = vox_scene.to_scene(_tank_vox())
     remap = [p for m in scene.meshes for p in m.primitives if "player_remap" in p.extras]
     assert remap and remap[0].extras["player_remap"] == [16, 31]
     # an editor-made file has no remap range
     plain = VoxFile(chunks=[VoxSize(2, 2, 2), VoxXyzi(np.array([(0, 0, 0, 20)], XYZI_DTYPE))])
     assert not any("player_remap" in p.extras
-                   for m in vox.to_scene(plain).meshes for p in m.primitives)
+                   for m in vox_scene.to_scene(plain).meshes for p in m.primitives)

@@ -14,7 +14,7 @@ import retromesh
 from conftest import ROOT, corpus_params
 from gltfcheck import assert_valid
 from retromesh import LossWarning
-from retromesh.formats.westwood import vox, vox_keep
+from retromesh.formats.westwood import vox, vox_keep, vox_scene_write
 from retromesh.scene import Mesh, Node, Primitive
 from test_westwood_vox import vox_docs
 
@@ -64,13 +64,13 @@ def test_blender_like_renumbering_still_counts_as_unchanged(tmp_path):
     _, scene = _glb_scene(TANK, tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("error", LossWarning)
-        doc = vox.from_scene(_blenderish(scene))
+        doc = vox_scene_write.from_scene(_blenderish(scene))
     assert vox.write(doc) == TANK.read_bytes()
 
 
 def test_loaded_scale_is_measured_back_in_voxels(tmp_path):
     _, scene = _glb_scene(TANK, tmp_path, scale=0.25)
-    assert vox.write(vox.from_scene(scene)) == TANK.read_bytes()
+    assert vox.write(vox_scene_write.from_scene(scene)) == TANK.read_bytes()
 
 
 def test_edited_model_is_voxelised_again_in_its_own_grid(tmp_path):
@@ -83,12 +83,12 @@ def test_edited_model_is_voxelised_again_in_its_own_grid(tmp_path):
     corner = np.argmax(prim.positions[:, 1])
     prim.positions[corner, 1] += 2.0
     with pytest.warns(LossWarning, match="TURRET"):
-        doc = vox.from_scene(scene)
+        doc = vox_scene_write.from_scene(scene)
     before, after = _models(orig), _models(doc)
     assert [s for s, _ in before] == [s for s, _ in after]          # SIZE kept
     k = [i for i, n in enumerate(n for n in scene.nodes if vox_keep.INSTANCE_KEY in n.extras)
          if n.name == "TURRET"][0]
-    mid = vox._placements(orig, len(before))[k][0]
+    mid = vox.placements(orig, len(before))[k][0]
     for i, ((_, a), (_, b)) in enumerate(zip(before, after)):
         assert np.array_equal(a, b) == (i != mid), i
     assert vox.palette_of(doc).tobytes() == vox.palette_of(orig).tobytes()
@@ -102,12 +102,12 @@ def test_moved_model_keeps_its_voxels_and_gets_a_new_translation(tmp_path):
     orig = vox.read(retromesh.binio.Reader(TANK.read_bytes()))
     ni = next(i for i, n in enumerate(scene.nodes) if n.name == "BARREL")
     scene.nodes[ni].translation = scene.nodes[ni].translation + np.array([0.0, 3.0, 0.0])
-    doc = vox.from_scene(scene)
+    doc = vox_scene_write.from_scene(scene)
     assert all(s0 == s1 and np.array_equal(a, b)
                for (s0, a), (s1, b) in zip(_models(doc), _models(orig), strict=True))
     k = [n.name for n in scene.nodes if vox_keep.INSTANCE_KEY in n.extras].index("BARREL")
-    t0 = vox._placements(orig, 3)[k][1][:3, 3]
-    t1 = vox._placements(doc, 3)[k][1][:3, 3]
+    t0 = vox.placements(orig, 3)[k][1][:3, 3]
+    t1 = vox.placements(doc, 3)[k][1][:3, 3]
     assert np.allclose(t1 - t0, [0, 0, 3])                       # glTF +Y is vox +Z
 
 
@@ -115,12 +115,12 @@ def test_new_mesh_or_options_voxelise_from_scratch(tmp_path):
     _, scene = _glb_scene(TANK, tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LossWarning)
-        assert vox.write(vox.from_scene(scene, resolution=16)) != TANK.read_bytes()
-        assert vox.write(vox.from_scene(scene, native=False)) != TANK.read_bytes()
+        assert vox.write(vox_scene_write.from_scene(scene, resolution=16)) != TANK.read_bytes()
+        assert vox.write(vox_scene_write.from_scene(scene, native=False)) != TANK.read_bytes()
         box = Primitive(positions=np.array([[0, 0, 0], [4, 0, 0], [0, 4, 0]], np.float32),
                         indices=np.array([0, 1, 2], np.uint32))
         scene.add_node(Node(name="new", mesh=scene.add_mesh(Mesh(name="new", primitives=[box]))))
-        assert vox.write(vox.from_scene(scene)) != TANK.read_bytes()
+        assert vox.write(vox_scene_write.from_scene(scene)) != TANK.read_bytes()
 
 
 def test_damaged_extras_fall_back_to_voxelising(tmp_path):
@@ -129,7 +129,7 @@ def test_damaged_extras_fall_back_to_voxelising(tmp_path):
     root.extras[vox_keep.FILE_KEY] = '{"file": "not base64!", "greedy": true, "instances": 3}'
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LossWarning)
-        doc = vox.from_scene(scene)
+        doc = vox_scene_write.from_scene(scene)
     assert vox.write(doc) != TANK.read_bytes()
 
 
@@ -148,5 +148,5 @@ def test_hypothesis_any_vox_survives_glb(doc, tmp_path):
         except retromesh.FormatError:           # a scene graph of random bytes
             assume(False)
         retromesh.save(scene, glb)
-        back = vox.from_scene(retromesh.load(glb))
+        back = vox_scene_write.from_scene(retromesh.load(glb))
     assert vox.write(back) == data

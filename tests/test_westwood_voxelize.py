@@ -11,7 +11,8 @@ from gltfcheck import assert_valid
 from retromesh import DocumentError, LossWarning
 from retromesh.formats.westwood import hva, samples, vxl
 from retromesh.formats.westwood.meshing import visible_quads
-from retromesh.formats.westwood.voxelize import fill_interior, from_scene
+from retromesh.formats.westwood.scene_write import from_scene
+from retromesh.formats.westwood.voxelize import fill_interior
 from retromesh.scene import Material, Mesh, Node, Primitive, Scene
 
 
@@ -92,13 +93,13 @@ def test_foreign_box_is_filled_and_coloured():
 def test_vox_models_are_placed_in_voxels():
     """glb -> vox: the _t of every model is in voxels, like its voxels (two boxes 10 voxels
     apart stay 10 voxels apart, not 1)."""
-    from retromesh.formats.westwood import vox
+    from retromesh.formats.westwood import vox, vox_scene_write
     scene = _box_scene()
     scene.add_node(Node(name="box2", mesh=0, translation=np.array([5.0, 0, 1.0])))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LossWarning)
-        v = vox.from_scene(scene, resolution=40)      # extent 4 -> 0.1 per voxel
-    t = [m[:3, 3] for _, m, _ in vox._placements(v, 2)]
+        v = vox_scene_write.from_scene(scene, resolution=40)      # extent 4 -> 0.1 per voxel
+    t = [m[:3, 3] for _, m, _ in vox.placements(v, 2)]
     # glTF +Z (1.0 = 10 voxels) is VXL/VOX +x
     assert np.allclose(t[1] - t[0], [10, 0, 0])
 

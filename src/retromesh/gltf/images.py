@@ -26,6 +26,7 @@ from ..errors import LossWarning, MissingTextureWarning
 from ..scene import Scene
 from ..textures import TextureFinder, gltf_image, image_mime, split_name
 from . import model as g
+from .jsonvalues import extras_json, jsonable
 
 __all__ = ["add_textures", "source_dir_of", "safe_file_name", "inline_image_files",
            "data_uri_images", "place_image_files"]
@@ -113,7 +114,6 @@ def add_textures(scene: Scene, doc: g.GLTF2, view, *, embed_images: bool = True,
                  external: bool = False) -> tuple[list[int], dict[str, bytes]]:
     """Fill ``doc.images/samplers/textures``; returns (glTF texture index per scene texture,
     image files to write beside a ``.gltf``). ``view(bytes) -> bufferView index``."""
-    from .writer import extras_json, jsonable
     images = _Images(doc, view, external)
     finder: TextureFinder | None = None
     if embed_images and any(t.image is None and t.uri for t in scene.textures):

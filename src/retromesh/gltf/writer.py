@@ -23,7 +23,7 @@ import math
 import os
 import struct
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import field
 from pathlib import Path
 from typing import Any
@@ -33,10 +33,12 @@ import numpy as np
 from ..bigbytes import join
 from ..errors import LossWarning
 from ..fileio import Parts
+from ..geometry import compute_normals, unit_rows as _unit
 from ..records import record
 from ..scene import Primitive, Scene, whole_triangles
 from . import model as g
 from .images import add_textures, data_uri_images, inline_image_files, place_image_files, source_dir_of
+from .jsonvalues import extras_json
 
 __all__ = ["GltfDocument", "scene_to_gltf", "glb_bytes", "glb_parts", "gltf_files",
            "compute_normals"]
@@ -92,135 +94,6 @@ def _blob_parts(gdoc: GltfDocument) -> tuple[list[Any], int]:
 def _set_blob_parts(gdoc: GltfDocument, parts: list[Any]) -> None:
     gdoc.__dict__["_blob"], gdoc.__dict__["_parts"] = b"", parts
 
-
-_PLAIN = frozenset((int, bool, str, type(None)))
-_NUMBER = frozenset((int, bool, float))
-
-
-def jsonable(value: Any) -> Any:
-    """Extras as plain JSON: numpy to lists/numbers, bytes to text (latin-1 if not UTF-8)."""
-    if isinstance(value, dict):            # plain items are copied without a call each
-        return {k if type(k) is str else str(k): v if type(v) in _PLAIN else jsonable(v)
-                for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return _json_list(value, jsonable)
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind in "biu" or (value.dtype.kind == "f" and np.isfinite(value).all()):
-            return value.tolist()
-        return jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        return jsonable(value.item())
-    if isinstance(value, bytes):
-        try:
-            return value.decode("utf-8")
-        except UnicodeDecodeError:
-            return value.decode("latin-1")
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, Path):
-        return str(value)
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
-
-
-def compute_normals(positions: np.ndarray, indices: np.ndarray | None) -> np.ndarray:
-    """Area-weighted vertex normals (sum of un-normalised face normals, then normalised)."""
-    pos = np.asarray(positions, dtype=np.float32)
-    n = len(pos)
-    tri = (np.arange(n) if indices is None else np.asarray(indices)).reshape(-1, 3)
-    acc = np.zeros((3, n), np.float64)      # component-major: every row contiguous
-    if len(tri):
-        corner = [tri[:, k].astype(np.intp) for k in range(3)]   # bincount's index type
-        p = np.ascontiguousarray(pos.T)
-        p0 = np.take(p, corner[0], axis=1)
-        e1 = np.take(p, corner[1], axis=1) - p0
-        e2 = np.take(p, corner[2], axis=1) - p0
-        del p0, p
-        fn = np.empty((3, len(tri)), np.float32)
-        for c, (a, b) in enumerate(((1, 2), (2, 0), (0, 1))):   # the cross product, in float32
-            fn[c] = e1[a] * e2[b] - e1[b] * e2[a]
-        del e1, e2
-        for c in range(3):      # per component the same additions, in the same order
-            f = fn[c].astype(np.float64)                        # bincount's weight type
-            for k in range(3):
-                acc[c] += np.bincount(corner[k], weights=f, minlength=n)
-    return _unit(acc.T, fallback=(0.0, 1.0, 0.0))
-
-
-def _unit(v: np.ndarray, fallback=(0.0, 1.0, 0.0)) -> np.ndarray:
-    """Rows scaled to length 1 (in float64, returned as float32); zero-length or non-finite
-    rows become ``fallback``."""
-    v = np.asarray(v, dtype=np.float64)
-    sq = v[:, 0] * v[:, 0]
-    for c in range(1, v.shape[1]):
-        sq += v[:, c] * v[:, c]
-    norm = np.sqrt(sq, out=sq)
-    ok = (norm > 1e-12) & (norm < np.inf)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = (v / norm[:, None]).astype(np.float32)
-    if not ok.all():
-        out[~ok] = fallback
-    return out
-
-
-
-def extras_json(value: dict) -> g.Plain:
-    """``jsonable(value)`` as the JSON encoder writes a model's dict (:func:`.model._shallow`):
-    at each level of dicts (also of dicts directly inside lists) ``None`` and empty values left
-    out, ``extensions`` kept whole, in one pass; its dicts are :class:`.model.Plain`, which the
-    encoder writes as they are instead of walking them again."""
-    if not set(map(type, value)) <= _STR:     # keys as jsonable makes them (two may merge)
-        value = {k if type(k) is str else str(k): v for k, v in value.items()}
-    out = g.Plain()
-    for key, v in value.items():
-        t = type(v)
-        if t in _PLAIN:
-            if v is None or v == "":
-                continue
-        elif isinstance(v, dict):
-            if not v:
-                continue
-            v = jsonable(v) if key == "extensions" else extras_json(v)
-        elif isinstance(v, (list, tuple)):
-            if not v:
-                continue
-            v = _json_list(v, _extras_item)
-        elif t is float:
-            if not math.isfinite(v):
-                v = str(v)
-        else:
-            v = jsonable(v)
-            if v is None or not v and type(v) in g._EMPTIABLE:
-                continue
-            if type(v) is list and dict in map(type, v):
-                v = [extras_json(x) if type(x) is dict else x for x in v]
-        out[key] = v
-    return out
-
-
-def _json_list(items: list | tuple, convert: Callable[[Any], Any]) -> list:
-    """``items`` as a JSON list, ``convert`` applied to the items that are not plain (lists of
-    plain values or finite numbers: no call per item)."""
-    types = set(map(type, items))
-    if types <= _PLAIN:
-        return list(items)
-    if types <= _NUMBER:
-        try:
-            if all(map(math.isfinite, items)):
-                return list(items)
-        except OverflowError:           # an int beyond float range
-            pass
-    # lists of plain values inside (twin triangles, runs...): copied without a call each
-    return [v if type(v) in _PLAIN else list(v) if type(v) is list and set(map(type, v)) <= _PLAIN
-            else convert(v) for v in items]
-
-
-def _extras_item(value: Any) -> Any:
-    return extras_json(value) if isinstance(value, dict) else jsonable(value)
-
-
-_STR = frozenset((str,))
 
 class _Buffer:
     """The binary buffer: the parts (bytes, or C-contiguous arrays kept as they are) are copied
@@ -433,30 +306,9 @@ def _near(values: np.ndarray, ref: tuple) -> np.ndarray:
     return np.all(np.abs(values - r) <= 1e-8 + 1e-5 * np.abs(r), axis=1)
 
 
-def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
-                  texture_path: Iterable[str | os.PathLike] | str | os.PathLike = (),
-                  image_dir: str | os.PathLike | None = None, external_images: bool = False,
-                  generator: str = "retromesh", validate: bool = True) -> GltfDocument:
-    """The glTF asset of ``scene``.
-
-    ``embed_images``: look the textures the scene names up (beside the source file, in the
-    game's usual folders and in ``texture_path``; see :mod:`retromesh.textures`) and put the
-    ones found into the asset; the others stay relative references and warn
-    :class:`~retromesh.MissingTextureWarning`. Images the scene carries are always put in.
-    ``image_dir`` overrides the source folder the scene names; ``external_images`` keeps the
-    images as files to write beside a ``.gltf`` (``GltfDocument.image_files``).
-    ``validate=False`` skips :meth:`Scene.validate` for a scene checked just before.
-    """
-    if validate:
-        scene.validate()
-    buf = _Buffer()
-    doc = g.GLTF2(asset=g.Asset(version="2.0", generator=generator))
-    used_ext: set[str] = set()
-
-    texture_map, image_files = add_textures(
-        scene, doc, buf.view, embed_images=embed_images, texture_path=_folders(texture_path),
-        source_dir=source_dir_of(scene, image_dir), external=external_images)
-
+def _add_materials(doc: g.GLTF2, scene: Scene, texture_map: list[int], used_ext: set[str]
+                   ) -> None:
+    """The scene's materials into ``doc`` (the extensions they use added to ``used_ext``)."""
     for m in scene.materials:
         pbr = g.PbrMetallicRoughness(baseColorFactor=[_unit_interval(c) for c in m.base_color],
                                      metallicFactor=float(m.metallic),
@@ -481,32 +333,10 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
             used_ext.add("KHR_materials_unlit")
         doc.materials.append(mat)
 
-    material_map = {i: i for i in range(len(scene.materials))}
-    mesh_map: dict[int, int] = {}
-    for mi, mesh in enumerate(scene.meshes):
-        prims = [p for p in (_primitive(buf, p, material_map) for p in mesh.primitives) if p]
-        if not prims:
-            continue
-        gm = g.Mesh(name=mesh.name or None, primitives=prims,
-                    extras=extras_json(mesh.extras) if mesh.extras else None)
-        n_targets = {len(p.targets) for p in mesh.primitives}
-        if mesh.weights and n_targets == {len(mesh.weights)}:
-            gm.weights = [float(w) for w in mesh.weights]
-        mesh_map[mi] = len(doc.meshes)
-        doc.meshes.append(gm)
 
-    skin_map: dict[int, int] = {}
-    for si, skin in enumerate(scene.skins):
-        gs = g.Skin(name=skin.name or None, joints=list(skin.joints), skeleton=skin.skeleton,
-                    extras=extras_json(skin.extras) if skin.extras else None)
-        if skin.inverse_bind_matrices is not None:
-            ibm = np.array(skin.inverse_bind_matrices, dtype=np.float64)
-            ibm[:, 3, :] = (0.0, 0.0, 0.0, 1.0)
-            col_major = np.ascontiguousarray(ibm.transpose(0, 2, 1), dtype=np.float32).reshape(-1, 16)
-            gs.inverseBindMatrices = buf.accessor(col_major, type_="MAT4")
-        skin_map[si] = len(doc.skins)
-        doc.skins.append(gs)
-
+def _add_nodes(doc: g.GLTF2, scene: Scene, mesh_map: dict[int, int], skin_map: dict[int, int]
+               ) -> list[int]:
+    """The scene's nodes into ``doc``; returns the root nodes added for skinned meshes."""
     parents = scene.parents()
     skinned_roots: list[int] = []
     moved: list[tuple[int, int, str]] = []
@@ -538,12 +368,11 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
     for gmesh, gskin, name in moved:
         doc.nodes.append(g.Node(name=f"{name}_skinned" if name else None, mesh=gmesh, skin=gskin))
         skinned_roots.append(len(doc.nodes) - 1)
+    return skinned_roots
 
-    doc.scenes.append(g.Scene(name=scene.name or None, nodes=list(scene.roots) + skinned_roots))
-    for name, roots in scene.extra_scenes:
-        doc.scenes.append(g.Scene(name=name or None, nodes=list(roots)))
-    doc.scene = 0
 
+def _add_animations(doc: g.GLTF2, scene: Scene, buf: _Buffer) -> None:
+    """The scene's animations into ``doc`` (times shifted to start at 0, rotations unit)."""
     for a in scene.animations:
         if not a.channels:
             continue
@@ -558,7 +387,7 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
             key = (c.node, c.path)
             if key in seen:
                 warnings.warn(f"animation {a.name!r}: second {c.path} channel on node {c.node} "
-                              "dropped", LossWarning, stacklevel=2)
+                              "dropped", LossWarning, stacklevel=3)
                 continue
             seen.add(key)
             times = c.times if not shift else (c.times.astype(np.float64) + shift).astype(np.float32)
@@ -572,6 +401,68 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
             ga.channels.append(g.Plain(sampler=len(ga.samplers) - 1,
                                        target={"node": c.node, "path": c.path}))
         doc.animations.append(ga)
+
+
+def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
+                  texture_path: Iterable[str | os.PathLike] | str | os.PathLike = (),
+                  image_dir: str | os.PathLike | None = None, external_images: bool = False,
+                  generator: str = "retromesh", validate: bool = True) -> GltfDocument:
+    """The glTF asset of ``scene``.
+
+    ``embed_images``: look the textures the scene names up (beside the source file, in the
+    game's usual folders and in ``texture_path``; see :mod:`retromesh.textures`) and put the
+    ones found into the asset; the others stay relative references and warn
+    :class:`~retromesh.MissingTextureWarning`. Images the scene carries are always put in.
+    ``image_dir`` overrides the source folder the scene names; ``external_images`` keeps the
+    images as files to write beside a ``.gltf`` (``GltfDocument.image_files``).
+    ``validate=False`` skips :meth:`Scene.validate` for a scene checked just before.
+    """
+    if validate:
+        scene.validate()
+    buf = _Buffer()
+    doc = g.GLTF2(asset=g.Asset(version="2.0", generator=generator))
+    used_ext: set[str] = set()
+
+    texture_map, image_files = add_textures(
+        scene, doc, buf.view, embed_images=embed_images, texture_path=_folders(texture_path),
+        source_dir=source_dir_of(scene, image_dir), external=external_images)
+
+    _add_materials(doc, scene, texture_map, used_ext)
+
+    material_map = {i: i for i in range(len(scene.materials))}
+    mesh_map: dict[int, int] = {}
+    for mi, mesh in enumerate(scene.meshes):
+        prims = [p for p in (_primitive(buf, p, material_map) for p in mesh.primitives) if p]
+        if not prims:
+            continue
+        gm = g.Mesh(name=mesh.name or None, primitives=prims,
+                    extras=extras_json(mesh.extras) if mesh.extras else None)
+        n_targets = {len(p.targets) for p in mesh.primitives}
+        if mesh.weights and n_targets == {len(mesh.weights)}:
+            gm.weights = [float(w) for w in mesh.weights]
+        mesh_map[mi] = len(doc.meshes)
+        doc.meshes.append(gm)
+
+    skin_map: dict[int, int] = {}
+    for si, skin in enumerate(scene.skins):
+        gs = g.Skin(name=skin.name or None, joints=list(skin.joints), skeleton=skin.skeleton,
+                    extras=extras_json(skin.extras) if skin.extras else None)
+        if skin.inverse_bind_matrices is not None:
+            ibm = np.array(skin.inverse_bind_matrices, dtype=np.float64)
+            ibm[:, 3, :] = (0.0, 0.0, 0.0, 1.0)
+            col_major = np.ascontiguousarray(ibm.transpose(0, 2, 1), dtype=np.float32).reshape(-1, 16)
+            gs.inverseBindMatrices = buf.accessor(col_major, type_="MAT4")
+        skin_map[si] = len(doc.skins)
+        doc.skins.append(gs)
+
+    skinned_roots = _add_nodes(doc, scene, mesh_map, skin_map)
+
+    doc.scenes.append(g.Scene(name=scene.name or None, nodes=list(scene.roots) + skinned_roots))
+    for name, roots in scene.extra_scenes:
+        doc.scenes.append(g.Scene(name=name or None, nodes=list(roots)))
+    doc.scene = 0
+
+    _add_animations(doc, scene, buf)
 
     extras = {k: v for k, v in scene.extras.items() if k != "source_dir"}   # a local folder
     if extras:

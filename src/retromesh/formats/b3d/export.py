@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import DocumentError, LossWarning
+from ...geometry import compute_normals
 from ...scene import Animation, Scene
 from ...transforms import decompose_trs, inverse
 from .axes import _Z, _rot_from_gltf
@@ -167,7 +168,6 @@ class _Merged:
         self.pos.append(pts * _Z)
         if self.any_normals:
             if nrm is None:
-                from ...gltf.writer import compute_normals
                 nrm = compute_normals(pts, p.indices).astype(np.float64)
             self.nrm.append(nrm * _Z)
         if self.any_colors:

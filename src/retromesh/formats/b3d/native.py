@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import DocumentError, LossWarning
+from ...geometry import compute_normals
 from ...scene import Animation, Scene
 from ...transforms import inverse
 from .axes import _Z, _rot_from_gltf
@@ -378,7 +379,6 @@ class _Writer:
             part["position"] = p.positions * _Z
             if flags & 1:
                 if p.normals is None:
-                    from ...gltf.writer import compute_normals
                     part["normal"] = compute_normals(p.positions, p.indices) * _Z
                 else:
                     part["normal"] = p.normals * _Z

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from ...errors import DocumentError, LossWarning
+from ...geometry import compute_normals
 from ...hierarchy import nearest_in, top_down
 from ...keytimes import per_frame
 from ...scene import Animation as SAnimation, Mesh, Primitive, Scene
@@ -401,7 +402,6 @@ def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lo
         if np.linalg.det(m[:3, :3]) < 0:      # a mirroring transform turns the faces over
             idx = idx.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)
     if normals is None:
-        from ...gltf.writer import compute_normals
         normals = compute_normals(pos, idx).astype(np.float64)
     ln = np.linalg.norm(normals, axis=1, keepdims=True)
     normals = np.where(ln > 1e-12, normals / np.where(ln > 1e-12, ln, 1.0), 0.0)

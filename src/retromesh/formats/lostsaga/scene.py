@@ -95,6 +95,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import FormatError, LossWarning
+from ...geometry import compute_normals
 from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene, Skin, Texture, TextureRef
 from ...transforms import compose_trs, quat_continuous, quat_normalize
 from . import ani as ani_mod, material as mat_mod, msh as msh_mod
@@ -354,7 +355,6 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
     if joint_of_id is not None and doc.weights is not None:
         joints, weights = _skin_weights(doc, joint_of_id)
 
-    from ...gltf.writer import compute_normals
     prims = []
     for pi, (a, b) in enumerate(ranges):
         idx = flat[a:b]

@@ -10,6 +10,7 @@ import numpy as np
 from ... import extras as xt
 from ...errors import DocumentError, LossWarning
 from ...filenames import animation_keys, companion
+from ...geometry import compute_normals
 from ...hierarchy import nearest_in
 from ...keytimes import per_frame
 from ...scene import Animation, Channel, Scene, Skin
@@ -357,7 +358,6 @@ def _d3d_colors(c: np.ndarray) -> np.ndarray:
 
 def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str = "engine",
                    version: int | None = None, mesh_type: int | None = None, **options: Any):
-    from ...gltf.writer import compute_normals
     world = scene.world_matrices()
     skinned_nodes = _skinned_nodes(scene)
     skl: SklFile | None = None

@@ -7,23 +7,27 @@ the corpus, see :mod:`.scene`); it becomes glTF +Y up with the front on +Z and t
 (``(x, y, z) -> (y, z, x)``, a rotation, so windings stay). Units stay voxels (no metre
 definition exists for TS/RA2 voxels); the generic ``scale=`` load option scales the scene.
 
-Modules: :mod:`.vxl` and :mod:`.hva` (lossless native layers), :mod:`.voxels` (span codec,
-normal tables), :mod:`.meshing` (visible faces, greedy meshing), :mod:`.scene` (to_scene),
-:mod:`.vox` (MagicaVoxel files and the vxl <-> vox converters), :mod:`.voxelize`
-(Scene -> .vxl by surface voxelisation), :mod:`.keep` (the .vxl/.hva kept in node extras so
-that .vxl -> .glb -> .vxl gives the files back, byte for byte when unedited), :mod:`.vox_keep`
-(the same for .vox), :mod:`.samples` (small files
-made by our writers). An ``aos-vxl`` entry recognises Ace of Spades / Voxlap ``.vxl`` maps and
+Modules, by role (``formats/README.md`` states the shape): native layers :mod:`.vxl`,
+:mod:`.hva`, :mod:`.vox` (lossless); the codec :mod:`.spans` + :mod:`.voxels` (span codec,
+normal tables), :mod:`.meshing` (visible faces, greedy meshing), :mod:`.colour` (sRGB <->
+linear); kept data :mod:`.keep` (.vxl/.hva) and :mod:`.vox_keep` (.vox), the records in node
+extras that let ``.vxl -> .glb -> .vxl`` give the files back, byte for byte when unedited;
+scene mappings :mod:`.scene` (.vxl + .hva) and :mod:`.vox_scene` (.vox); the voxeliser
+:mod:`.voxelize`; writers :mod:`.scene_write` (.vxl + .hva) and :mod:`.vox_scene_write`
+(.vox); the direct converters :mod:`.convert` (vxl <-> vox); :mod:`.samples` (small files
+made by our writers). This module registers every format and converter of the family.
+An ``aos-vxl`` entry recognises Ace of Spades / Voxlap ``.vxl`` maps and
 says so instead of misreading them.
 """
 from __future__ import annotations
 
 from ...checking import companion_rule
 from ...findings import Finding, warning
-from ...registry import Format, register
-from . import hva, vxl
+from ...registry import Format, register, register_converter
+from . import hva, vox, vox_scene, vox_scene_write, vxl
+from .convert import vox_to_vxl, vxl_to_vox
 from .scene import to_scene
-from .voxelize import from_scene
+from .scene_write import from_scene
 
 register(Format(
     name="vxl", family="Westwood",
@@ -45,8 +49,16 @@ register(Format(
     extensions=("vxl",), doc_types=(vxl.AosMap,), sniff=vxl.sniff_aos, read=vxl.read_aos,
     endian="<"))
 
-# imported last: vox registers its format and the vxl <-> vox converters after vxl's own
-from . import vox  # noqa: E402
+register(Format(
+    name="vox", family="Westwood",
+    description="MagicaVoxel voxel models (bridge for .vxl editing)",
+    extensions=("vox",), doc_types=(vox.VoxFile,), sniff=vox.sniff, magic_certain=True,
+    read=vox.read, write=vox.write, to_scene=vox_scene.to_scene,
+    from_scene=vox_scene_write.from_scene, endian="<", scene_options=("source", "greedy"),
+    info=vox.info))
+
+register_converter("vxl", "vox", vxl_to_vox)
+register_converter("vox", "vxl", vox_to_vxl)
 
 __all__ = ["hva", "vox", "vxl"]
 

@@ -109,11 +109,12 @@ def write_examples(folder: str | Path) -> list[Path]:
     (the same model for MagicaVoxel) into ``folder``; returns the paths."""
     from ...fileio import atomic_write
     from . import hva as hva_mod, vox as vox_mod, vxl as vxl_mod
+    from .convert import vxl_to_vox
     folder = Path(folder)
     doc, h = tank()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        v = vox_mod.vxl_to_vox(doc)
+        v = vxl_to_vox(doc)
     return [atomic_write(folder / "tank.vxl", vxl_mod.write(doc)),
             atomic_write(folder / "tank.hva", hva_mod.write(h)),
             atomic_write(folder / "tank.vox", vox_mod.write(v))]

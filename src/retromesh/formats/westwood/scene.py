@@ -46,6 +46,7 @@ from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene
 from ...transforms import compose_trs, decompose_trs, quat_continuous
 from ...units import positive as positive_option
 from . import keep
+from .colour import srgb_to_linear
 from .hva import HvaFile
 from .meshing import quads_to_triangles, visible_quads
 from .voxels import SpanError, VoxelGrid, normal_table
@@ -55,10 +56,9 @@ __all__ = [
     "AXES",
     "grid_scene",
     "limb_matrices",
+    "limb_mesh",
     "load_palette",
     "match_sections",
-    "positive_option",
-    "srgb_to_linear",
     "to_scene",
 ]
 
@@ -66,11 +66,6 @@ __all__ = [
 AXES = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
 
 DEFAULT_FPS = 6.0
-
-
-def srgb_to_linear(c: np.ndarray) -> np.ndarray:
-    c = np.asarray(c, np.float64)
-    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
 
 
 def load_palette(path: str | Path) -> np.ndarray:
@@ -161,7 +156,7 @@ def limb_matrices(limb: Limb, hva: np.ndarray | None, where: str | None = None) 
     return out
 
 
-def _limb_mesh(grid: VoxelGrid, limb: Limb, palette_lin: np.ndarray, remap: tuple[int, int],
+def limb_mesh(grid: VoxelGrid, limb: Limb, palette_lin: np.ndarray, remap: tuple[int, int],
                greedy: bool, normals: str, materials: tuple[int, int]) -> Mesh:
     table = normal_table(limb.normal_type)
     size = np.maximum(np.array(grid.size, np.float64), 1)
@@ -235,7 +230,7 @@ def grid_scene(scene: Scene, grids: list[tuple[VoxelGrid, Limb]], palette: np.nd
     c4 = _axes4()
     nodes = []
     for (grid, limb), mats_l in zip(grids, matrices):
-        mesh = _limb_mesh(grid, limb, lin, remap, greedy, normals, mats)
+        mesh = limb_mesh(grid, limb, lin, remap, greedy, normals, mats)
         m = c4 @ mats_l[0] @ c4.T
         t, r, s = decompose_trs(m)
         node = Node(name=limb.label, translation=t, rotation=r, scale=s,

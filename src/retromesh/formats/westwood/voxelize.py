@@ -1,4 +1,6 @@
-"""Scene -> ``.vxl`` (+ ``.hva``): surface voxelisation of every mesh node, one limb per node.
+"""The voxeliser: Scene -> ``.vxl`` (+ ``.hva``) by surface voxelisation of every mesh node, one
+limb per node (:func:`voxelize_scene`; the writer :func:`.scene_write.from_scene` calls it when
+the scene holds no kept file).
 
 * Geometry: the rest pose in world space (skins and animations are not followed:
   LossWarning), converted from glTF axes back to the VXL frame (``(X, Y, Z) -> (Z, X, Y)``,
@@ -16,9 +18,9 @@
   Primitives of a material named ``player_remap`` take the player-colour ramp 16..31 by
   brightness. Interior voxels take the colour of the surface voxel before them along x.
 * Normals: estimated from the shape for the chosen table (``game="ra2"`` default, ``"ts"``).
-* A scene made from a ``.vxl`` (its limbs kept in node extras) gives that file back instead,
-  untouched limbs as they came, edited ones voxelised in their own grids (:mod:`.keep`),
-  unless ``native=False`` or one of ``resolution``/``voxel_size``/``game`` is given.
+* Edited limbs of a kept ``.vxl`` and edited models of a kept ``.vox``
+  (:mod:`.scene_write`, :mod:`.vox_scene_write`) are voxelised again in their own grids
+  (:func:`voxelise_in_grid`).
 * Placement: each limb's bounds are its box in *voxel* units (``k = 1``, like every game
   file and vengi's writer; OpenRA ignores ``k`` for the grid), tailer and HVA matrices are
   identity. :func:`.scene.to_scene` therefore puts the voxels where the triangles were,
@@ -34,12 +36,15 @@ import numpy as np
 
 from ...errors import DocumentError, LossWarning
 from ...filenames import companion
-from ...scene import Scene
+from ...scene import Node, Primitive, Scene
+from ...units import positive as positive_option
+from .colour import linear_to_srgb
 from .hva import HvaFile
 from .voxels import VoxelGrid, normal_indices
 from .vxl import Limb, VxlFile
 
-__all__ = ["fill_interior", "from_scene", "voxelize_triangles", "surface_samples", "LIMITS"]
+__all__ = ["LIMITS", "fill_interior", "fill_solid", "mesh_triangles", "surface_samples",
+           "voxelise_in_grid", "voxelize_scene", "voxelize_triangles"]
 
 # glTF (X, Y, Z) -> VXL (x, y, z) = (Z, X, Y)
 _TO_VXL = [2, 0, 1]
@@ -71,11 +76,6 @@ def surface_samples(tri: np.ndarray) -> int:
     edge = np.stack([tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0], tri[:, 2] - tri[:, 1]], 1)
     n = np.maximum(1, np.ceil(np.linalg.norm(edge, axis=2).max(1) * 2))
     return int(((n + 1) * (n + 2) / 2).sum())
-
-
-def linear_to_srgb(c: np.ndarray) -> np.ndarray:
-    c = np.clip(np.asarray(c, np.float64), 0.0, 1.0)
-    return np.where(c <= 0.0031308, c * 12.92, 1.055 * c ** (1 / 2.4) - 0.055)
 
 
 def _lattice(n: int):
@@ -162,6 +162,65 @@ def fill_solid(mask: np.ndarray, colour: np.ndarray) -> np.ndarray:
     return full
 
 
+def mesh_triangles(prims: list[Primitive]) -> tuple[list[np.ndarray], list[np.ndarray | None]]:
+    """Triangle corners ``(t, 3, 3)`` and mean colours ``(t, 3)`` (None without colours) of
+    each triangle primitive."""
+    pos, col = [], []
+    for p in prims:
+        if p.mode != 4 or not len(p.positions):
+            continue
+        idx = (p.indices if p.indices is not None else np.arange(len(p.positions))).astype(np.int64)
+        t = idx.reshape(-1, 3)
+        pos.append(np.asarray(p.positions, np.float64)[t])
+        col.append(None if p.colors is None else np.asarray(p.colors, np.float64)[t][:, :, :3].mean(1))
+    return pos, col
+
+
+
+def voxelise_in_grid(scene: Scene, node: Node, limb: Limb, palette: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """(mask, colour) of the node's mesh voxelised in the grid of ``limb`` (size and bounds;
+    colours the nearest ``palette`` entry other than 0): edited limbs and models
+    (:mod:`.scene_write`, :mod:`.vox_scene_write`)."""
+    size = np.maximum(np.array(limb.size, np.int64), 1)
+    b0 = np.asarray(limb.bounds_min, np.float64)
+    k = (np.asarray(limb.bounds_max, np.float64) - b0) / size
+    k = np.where(np.isfinite(k) & (np.abs(k) > 1e-9), k, 1.0)
+    prims = scene.meshes[node.mesh].primitives if node.mesh is not None else []
+    pos, col = mesh_triangles(prims)
+    mask = np.zeros(tuple(size), bool)
+    colour = np.zeros(tuple(size), np.uint8)
+    if pos:
+        tri = np.concatenate(pos)[..., _TO_VXL]                 # glTF axes -> VXL frame
+        local = (tri - b0) / k
+        flip = np.prod(np.sign(k)) < 0
+        if flip:
+            local = local[:, ::-1]
+        rgb = np.concatenate([c if c is not None else np.ones((len(p), 3))
+                              for p, c in zip(pos, col)])
+        corner_rgb = np.repeat(rgb[:, None, :], 3, axis=1)
+        if np.any(local < -0.5) or np.any(local > size + 0.5):
+            warnings.warn(f"limb {limb.label!r}: the edited mesh reaches outside the limb's "
+                          f"{tuple(int(v) for v in size)} grid and is cut at its edge",
+                          LossWarning, stacklevel=4)
+        # an edited limb of a 255^3 ball needs under 1M samples; 2x the cap keeps the work
+        # under a second (triangles far bigger than the grid they are cut to need more)
+        samples, cap = surface_samples(local), 2 * LIMITS["samples"]
+        if samples > cap:
+            raise DocumentError(f"limb {limb.label!r}: the edited mesh needs {samples} surface "
+                                f"samples, more than 2 x LIMITS['samples'] = {cap} "
+                                "(retromesh.formats.westwood.voxelize.LIMITS)")
+        cells, vals = voxelize_triangles(local, corner_rgb,
+                                         (int(size[0]), int(size[1]), int(size[2])))
+        mask[tuple(cells.T)] = True
+        srgb = np.rint(linear_to_srgb(vals[:, :3]) * 255)
+        pal = np.asarray(palette, np.float64)
+        d = ((srgb[:, None, :] - pal[None, 1:]) ** 2).sum(-1)    # nearest palette entry (not 0)
+        colour[tuple(cells.T)] = 1 + np.argmin(d, axis=1)
+        mask = fill_solid(mask, colour)
+    return mask, colour
+
+
 def _palette(srgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(palette (256, 3) uint8, index per colour) for (n, 3) uint8 sRGB colours."""
     packed = (srgb[:, 0].astype(np.uint32) << 16) | (srgb[:, 1].astype(np.uint32) << 8) \
@@ -189,30 +248,13 @@ def _palette(srgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return pal, np.array(_FREE)[idx][inv.reshape(-1)]
 
 
-def from_scene(scene: Scene, *, resolution: float | None = None, voxel_size: float | None = None,
-               game: str | None = None, fill: bool = True, native: bool = True,
-               **options: Any) -> dict[str, Any]:
-    """See the module docstring; a scene made from a ``.vxl`` gives that file back (untouched
-    limbs as they came, edited ones voxelised in their own grids: :mod:`.keep`) unless
-    ``native=False`` or a voxelisation option (``resolution``, ``voxel_size``, ``game``) is
-    given."""
-    if native and resolution is None and voxel_size is None and game is None:
-        from .keep import restore
-        kept = restore(scene)
-        if kept is not None:
-            return kept
-    resolution = 64 if resolution is None else resolution
-    game = "ra2" if game is None else game
-    from .scene import positive_option
-    resolution = positive_option("resolution", resolution)
-    if voxel_size is not None:
-        voxel_size = positive_option("voxel_size", voxel_size)
-    table = {"ra2": 4, "ts": 2}.get(str(game).lower())
-    if table is None:
-        raise DocumentError(f"game must be 'ra2' or 'ts', got {game!r}")
+def _mesh_items(scene: Scene) -> tuple[list[tuple[str, np.ndarray, np.ndarray, np.ndarray]],
+                                         set[str]]:
+    """Per mesh node: (name, triangles (t, 3, 3) in the VXL frame in world space, corner
+    colours (t, 3, 3), player-remap flag per triangle); and what voxelising drops."""
     world = scene.world_matrices()
-    items = []
-    lost = set()
+    items: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []
+    lost: set[str] = set()
     if scene.animations:
         lost.add("animations")
     for ni, node in enumerate(scene.nodes):
@@ -244,19 +286,13 @@ def from_scene(scene: Scene, *, resolution: float | None = None, voxel_size: flo
         if tris:
             items.append((node.name or f"node{ni}", np.concatenate(tris), np.concatenate(cols),
                           np.concatenate(remap)))
-    if lost:
-        warnings.warn(f"voxelising drops {', '.join(sorted(lost))}", LossWarning, stacklevel=2)
-    if not items:
-        raise DocumentError("the scene has no triangles to voxelise")
-    allpts = np.concatenate([t.reshape(-1, 3) for _, t, _, _ in items])
-    if not np.all(np.isfinite(allpts)):
-        raise DocumentError("non-finite vertex positions")
-    gmin = allpts.min(0)
-    extent = float((allpts.max(0) - gmin).max())
-    vs = voxel_size if voxel_size else (extent / resolution or 1.0)
-    if not (np.isfinite(vs) and vs > 0):
-        raise DocumentError(f"a positive finite voxel size, got {vs} (extent {extent})")
-    limbs, grids_cols = [], []
+    return items, lost
+
+
+def _check_work(items: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]], gmin: np.ndarray,
+                vs: float, extent: float) -> None:
+    """DocumentError when a limb needs more than 255 voxels a side, or the voxels and surface
+    samples of all limbs exceed :data:`LIMITS` (counted before any work is done)."""
     cells_total = samples_total = 0
     for name, tri, _, _ in items:
         lo = np.floor((tri.reshape(-1, 3).min(0) - gmin) / vs + 1e-6)
@@ -275,6 +311,36 @@ def from_scene(scene: Scene, *, resolution: float | None = None, voxel_size: flo
             f"surface samples: more than LIMITS['cells'] = {LIMITS['cells']} or "
             f"LIMITS['samples'] = {LIMITS['samples']} x {finer ** 2:g} (retromesh.formats.westwood.voxelize."
             "LIMITS; lower resolution, raise voxel_size or raise the caps)")
+
+
+def voxelize_scene(scene: Scene, *, resolution: float | None = None,
+                   voxel_size: float | None = None, game: str | None = None, fill: bool = True
+                   ) -> dict[str, Any]:
+    """The ``.vxl`` (key ``""``) and ``.hva`` (key ``".hva"``) of ``scene`` voxelised anew, one
+    limb per mesh node (see the module docstring)."""
+    resolution = 64 if resolution is None else resolution
+    game = "ra2" if game is None else game
+    resolution = positive_option("resolution", resolution)
+    if voxel_size is not None:
+        voxel_size = positive_option("voxel_size", voxel_size)
+    table = {"ra2": 4, "ts": 2}.get(str(game).lower())
+    if table is None:
+        raise DocumentError(f"game must be 'ra2' or 'ts', got {game!r}")
+    items, lost = _mesh_items(scene)
+    if lost:
+        warnings.warn(f"voxelising drops {', '.join(sorted(lost))}", LossWarning, stacklevel=3)
+    if not items:
+        raise DocumentError("the scene has no triangles to voxelise")
+    allpts = np.concatenate([t.reshape(-1, 3) for _, t, _, _ in items])
+    if not np.all(np.isfinite(allpts)):
+        raise DocumentError("non-finite vertex positions")
+    gmin = allpts.min(0)
+    extent = float((allpts.max(0) - gmin).max())
+    vs = voxel_size if voxel_size else (extent / resolution or 1.0)
+    if not (np.isfinite(vs) and vs > 0):
+        raise DocumentError(f"a positive finite voxel size, got {vs} (extent {extent})")
+    _check_work(items, gmin, vs, extent)
+    limbs, grids_cols = [], []
     for name, tri, col, rem in items:
         lo = np.floor((tri.reshape(-1, 3).min(0) - gmin) / vs + 1e-6)
         hi = np.floor((tri.reshape(-1, 3).max(0) - gmin) / vs - 1e-6) + 1

@@ -46,6 +46,7 @@ import numpy as np
 from ...binio import Reader, Writer
 from ...errors import DocumentError
 from ...findings import Finding, error, warning
+from ...geometry import compute_normals
 from ...records import record
 from ...registry import Format, register
 from ...scene import Mesh, Node, Primitive, Scene
@@ -244,7 +245,6 @@ def to_scene(doc: FzxFile, *, source: Path | None = None, center: Any = None,
         info = parse_label(ob.label)
         label = ob.label.decode("utf-8", "replace")
         pos, idx = volume_mesh(ob, info["shape"])
-        from ...gltf.writer import compute_normals
         m = scene.add_mesh(Mesh(name=label, primitives=[
             Primitive(positions=pos, normals=compute_normals(pos, idx), indices=idx)]))
         copies = [False, True] if info["mirror"] else [False]

@@ -22,6 +22,7 @@ import numpy as np
 
 from ...binio import Reader
 from ...errors import FormatError, LossWarning
+from ...geometry import compute_normals
 from ...records import record
 from ...registry import Format, register
 from ...scene import Mesh, Node, Primitive, Scene
@@ -236,7 +237,6 @@ def _to_scene(doc: ObjFile, *, source: Path | None = None) -> Scene:
     key = np.ascontiguousarray(np.concatenate(parts, 1))
     _, first, inv = np.unique(key.view(np.dtype((np.void, key.shape[1] * 4))).reshape(-1),
                               return_index=True, return_inverse=True)
-    from ...gltf.writer import compute_normals
     idx = inv.reshape(-1).astype(np.uint32)
     p = pos[first].astype(np.float32)
     prim = Primitive(positions=p, indices=idx,

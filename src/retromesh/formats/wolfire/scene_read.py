@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import DocumentError, FormatError, LimitError, LossWarning, UnsupportedError
+from ...geometry import compute_normals
 from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import decompose_trs, inverse, quat_continuous
 from .anm import AnmFile
@@ -131,7 +132,6 @@ def _add_mesh(scene: Scene, obj: ObjMesh, doc: PhxbnFile, bind: np.ndarray, join
     _, first, inv = np.unique(key, return_index=True, return_inverse=True)
     idx = inv.reshape(-1).astype(np.uint32)
     P = pos[first].astype(np.float32)
-    from ...gltf.writer import compute_normals
     prim = Primitive(positions=P, normals=compute_normals(P, idx), uvs=[uv[first]] if has_uv else [],
                      indices=idx, joints=jj[first], weights=ww[first])
     mi = scene.add_mesh(Mesh(name=name, primitives=[prim],
