@@ -33,9 +33,9 @@ def as_dtype(value: object, dtype: DTypeLike, what: str) -> np.ndarray:
     field must receive finite whole numbers within its range; otherwise DocumentError
     ``"BRUS.texture_id[3]: 4294967297 does not fit uint32 (0..4294967295)"``, whose path is
     ``what``, the record's index, the field's name and the index inside a sub-array field.
-    Structured values convert field by field in order, as numpy's ``astype`` does; a plain value
-    given for a structured dtype fills every field. ``value`` itself is returned when it already
-    is an array of ``dtype`` (no copy).
+    A structured value must have the fields of ``dtype`` (same names, same order; their types
+    may differ); a plain value given for a structured dtype fills every field, as numpy does.
+    ``value`` itself is returned when it already is an array of ``dtype`` (no copy).
     """
     dt = np.dtype(dtype)
     if isinstance(value, np.ndarray) and value.dtype == dt:
@@ -46,6 +46,7 @@ def as_dtype(value: object, dtype: DTypeLike, what: str) -> np.ndarray:
         raise DocumentError(f"{what}: cannot be an array of {_shown(dt)}: {exc}") from None
     if a.dtype == dt:
         return a
+    _same_fields(a.dtype, dt, what)
     if _has_ints(dt):
         for names, src, field in _leaves(a, dt, ()):
             _check(src, field, what, a.ndim, names)
@@ -54,6 +55,18 @@ def as_dtype(value: object, dtype: DTypeLike, what: str) -> np.ndarray:
     except (TypeError, ValueError, OverflowError) as exc:
         raise DocumentError(f"{what}: {_shown(a.dtype)} cannot be made {_shown(dt)}: "
                             f"{exc}") from None
+
+
+def _same_fields(src: np.dtype, dt: np.dtype, what: str) -> None:
+    """numpy casts records field by field in order whatever their names: records of another
+    layout (a version's keys given for another version's) would convert into nonsense."""
+    if src.names is None or dt.names is None:
+        return
+    if src.names != dt.names:
+        raise DocumentError(f"{what}: records with fields {', '.join(src.names)} given for "
+                            f"{', '.join(dt.names)}")
+    for name in dt.names:
+        _same_fields(src.fields[name][0].base, dt.fields[name][0].base, f"{what}.{name}")
 
 
 def _shown(dt: np.dtype) -> str:
