@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import bigbytes
+from .arrays import as_dtype
 from .errors import DocumentError, FormatError, LimitError
 
 __all__ = ["Reader", "Writer", "MAX_DEPTH"]
@@ -380,8 +381,10 @@ class Writer:
         self.buf += b + b"\0" * (n - len(b))
 
     def records(self, arr: np.ndarray, dtype: np.dtype | str | None = None) -> None:
+        """Append ``arr`` (as ``dtype`` when given: :func:`~retromesh.arrays.as_dtype`, so an
+        integer that does not fit is refused, not wrapped)."""
         if dtype is not None:
-            arr = np.asarray(arr, dtype=np.dtype(dtype))
+            arr = as_dtype(arr, dtype, f"records at byte {self.pos}")
         arr = np.ascontiguousarray(arr)
         if arr.nbytes < self.BIG:
             self.buf += memoryview(arr.reshape(-1).view(np.uint8))
