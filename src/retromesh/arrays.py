@@ -111,7 +111,9 @@ def _check(src: np.ndarray, dt: np.dtype, what: str, nrec: int, names: tuple[str
     info = np.iinfo(dt)
     kind = src.dtype.kind
     if kind in "iu":
-        if info.min <= int(src.min()) and int(src.max()) <= info.max:
+        have = np.iinfo(src.dtype)      # scan only for the bound the source type can pass
+        if ((have.min >= info.min or int(src.min()) >= info.min)
+                and (have.max <= info.max or int(src.max()) <= info.max)):
             return
         bad = np.flatnonzero(((src < info.min) | (src > info.max)).reshape(-1))
     elif kind == "f":
