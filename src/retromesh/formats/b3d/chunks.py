@@ -110,7 +110,7 @@ def tris_chunks(brush_id: int, triangles: np.ndarray) -> list[Tris]:
     """``triangles`` as one TRIS, or as several when they use more than 65535 distinct vertices
     (runs of 21845 triangles: at most 65535 vertices each), so that Irrlicht's 16-bit mesh
     buffers can hold every chunk."""
-    tri = np.asarray(triangles, dtype=np.int32).reshape(-1, 3)
+    tri = as_dtype(triangles, TRI_DTYPE, "TRIS.triangles").reshape(-1, 3)
     if len(tri) * 3 <= MAX_TRIS_VERTICES or len(np.unique(tri)) <= MAX_TRIS_VERTICES:
         return [Tris(brush_id, tri)]
     step = MAX_TRIS_VERTICES // 3
