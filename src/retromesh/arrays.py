@@ -66,7 +66,7 @@ def _same_fields(src: np.dtype, dt: np.dtype, what: str) -> None:
         raise DocumentError(f"{what}: records with fields {', '.join(src.names)} given for "
                             f"{', '.join(dt.names)}")
     for name in dt.names:
-        _same_fields(src.fields[name][0].base, dt.fields[name][0].base, f"{what}.{name}")
+        _same_fields(src[name].base, dt[name].base, f"{what}.{name}")
 
 
 def _shown(dt: np.dtype) -> str:
@@ -76,7 +76,7 @@ def _shown(dt: np.dtype) -> str:
 @functools.lru_cache(maxsize=256)
 def _has_ints(dt: np.dtype) -> bool:
     if dt.names is not None:
-        return any(_has_ints(dt.fields[n][0]) for n in dt.names)
+        return any(_has_ints(dt[n]) for n in dt.names)
     if dt.subdtype is not None:
         return _has_ints(dt.subdtype[0])
     return dt.kind in "iu"
@@ -85,16 +85,16 @@ def _has_ints(dt: np.dtype) -> bool:
 def _leaves(src: np.ndarray, dt: np.dtype,
             names: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], np.ndarray, np.dtype]]:
     """(field path, the source values going into it, its integer dtype) for every integer
-    field of ``dt``, pairing fields by position as numpy's structured casts do."""
+    field of ``dt`` (records have the same field names: :func:`_same_fields`)."""
     if not _has_ints(dt):
         return
     if dt.names is not None:
         if src.dtype.names is None:
             for name in dt.names:
-                yield from _leaves(src, dt.fields[name][0], names + (name,))
+                yield from _leaves(src, dt[name], names + (name,))
         elif len(src.dtype.names) == len(dt.names):      # otherwise the cast refuses
             for name, sname in zip(dt.names, src.dtype.names):
-                yield from _leaves(src[sname], dt.fields[name][0], names + (name,))
+                yield from _leaves(src[sname], dt[name], names + (name,))
     elif dt.subdtype is not None:
         yield from _leaves(src, dt.subdtype[0], names)    # a sub-array is checked whole
     elif src.dtype.names is not None:
