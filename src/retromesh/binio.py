@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from numpy.typing import DTypeLike
 
 from . import bigbytes
+from .arrays import as_dtype
 from .errors import DocumentError, FormatError, LimitError
 
 __all__ = ["Reader", "Writer", "MAX_DEPTH"]
@@ -383,8 +384,10 @@ class Writer:
         self.buf += b + b"\0" * (n - len(b))
 
     def records(self, arr: np.ndarray, dtype: DTypeLike | None = None) -> None:
+        """Append ``arr`` (as ``dtype`` when given: :func:`~retromesh.arrays.as_dtype`, so an
+        integer that does not fit is refused, not wrapped)."""
         if dtype is not None:
-            arr = np.asarray(arr, dtype=np.dtype(dtype))
+            arr = as_dtype(arr, dtype, f"records at byte {self.pos}")
         arr = np.ascontiguousarray(arr)
         if arr.nbytes < self.BIG:
             # ndarrays are buffers: numpy's stubs say so only for Python 3.12+

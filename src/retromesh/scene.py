@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
+from .arrays import as_dtype
 from .errors import DocumentError, LossWarning
 from .records import record
 
@@ -64,7 +65,7 @@ def _array(value: ArrayLike | None, dtype: DTypeLike, width: int | None, name: s
            owner: str) -> np.ndarray | None:
     if value is None:
         return None
-    arr = np.ascontiguousarray(value, dtype=dtype)
+    arr = np.ascontiguousarray(as_dtype(value, dtype, f"{owner}.{name}"))
     if width is None:
         if arr.ndim != 1:
             raise DocumentError(f"{owner}.{name} must be 1-D, got shape {arr.shape}")

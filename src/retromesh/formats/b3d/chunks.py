@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ...arrays import as_dtype
 from ...binio import Reader, Writer
 from ...errors import DocumentError
 from ...records import record
@@ -109,7 +110,7 @@ def tris_chunks(brush_id: int, triangles: np.ndarray) -> list[Tris]:
     """``triangles`` as one TRIS, or as several when they use more than 65535 distinct vertices
     (runs of 21845 triangles: at most 65535 vertices each), so that Irrlicht's 16-bit mesh
     buffers can hold every chunk."""
-    tri = np.asarray(triangles, dtype=np.int32).reshape(-1, 3)
+    tri = as_dtype(triangles, TRI_DTYPE, "TRIS.triangles").reshape(-1, 3)
     if len(tri) * 3 <= MAX_TRIS_VERTICES or len(np.unique(tri)) <= MAX_TRIS_VERTICES:
         return [Tris(brush_id, tri)]
     step = MAX_TRIS_VERTICES // 3
@@ -336,16 +337,6 @@ def read(r: Reader) -> B3dFile:
 
 # -- writing -------------------------------------------------------------------------------
 
-def _check_records(arr: np.ndarray, dtype: np.dtype, what: str) -> np.ndarray:
-    a = np.asarray(arr)
-    if a.dtype != dtype:
-        try:
-            a = a.astype(dtype)
-        except (TypeError, ValueError) as exc:
-            raise DocumentError(f"{what}: records of {dtype} expected, got {a.dtype}") from exc
-    return a
-
-
 def _write_chunk(w: Writer, c: Any) -> None:
     if isinstance(c, RawChunk):
         if len(c.tag) != 4:
@@ -362,13 +353,13 @@ def _write_chunk(w: Writer, c: Any) -> None:
     elif isinstance(c, Brus):
         with w.chunk(b"BRUS"):
             w.i32(c.n_texs)
-            for b in c.brushes:
+            for i, b in enumerate(c.brushes):
                 if len(b.texture_ids) != c.n_texs:
                     raise DocumentError(f"brush {b.name!r} has {len(b.texture_ids)} texture ids, "
                                         f"BRUS.n_texs is {c.n_texs}")
                 w.cstring(b.name)
                 w.pack("5f2i", *b.color, b.shininess, b.blend, b.fx)
-                w.ints(b.texture_ids)
+                w.records(as_dtype(b.texture_ids, "<i4", f"BRUS.brushes[{i}].texture_ids"))
     elif isinstance(c, NodeChunk):
         with w.chunk(b"NODE"):
             w.cstring(c.name)
@@ -386,18 +377,18 @@ def _write_chunk(w: Writer, c: Any) -> None:
         with w.chunk(b"VRTS"):
             w.pack("iii", c.flags, c.tex_coord_sets, c.tex_coord_set_size)
             dt = vrts_dtype(c.flags, c.tex_coord_sets, c.tex_coord_set_size)
-            w.records(_check_records(c.vertices, dt, "VRTS.vertices"))
+            w.records(as_dtype(c.vertices, dt, "VRTS.vertices"))
     elif isinstance(c, Tris):
         with w.chunk(b"TRIS"):
             w.i32(c.brush_id)
-            w.records(np.asarray(c.triangles).reshape(-1, 3), TRI_DTYPE)
+            w.records(as_dtype(c.triangles, TRI_DTYPE, "TRIS.triangles").reshape(-1, 3))
     elif isinstance(c, Bone):
         with w.chunk(b"BONE"):
-            w.records(_check_records(c.weights, BONE_DTYPE, "BONE.weights"))
+            w.records(as_dtype(c.weights, BONE_DTYPE, "BONE.weights"))
     elif isinstance(c, Keys):
         with w.chunk(b"KEYS"):
             w.i32(c.flags)
-            w.records(_check_records(c.keys, keys_dtype(c.flags), "KEYS.keys"))
+            w.records(as_dtype(c.keys, keys_dtype(c.flags), "KEYS.keys"))
     elif isinstance(c, AnimChunk):
         with w.chunk(b"ANIM"):
             w.pack("iif", c.flags, c.frames, c.fps)

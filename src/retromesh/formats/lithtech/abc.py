@@ -79,6 +79,7 @@ from typing import Any
 
 import numpy as np
 
+from ...arrays import as_dtype
 from ...binio import Reader, Writer
 from ...errors import DocumentError, FormatError, LimitError
 from .abc_model import (
@@ -409,23 +410,18 @@ def _read_child_models_any(r: Reader, h: HeaderSection) -> ChildModelsSection:
 
 # -- writing -------------------------------------------------------------------------------
 def _arr(a, dtype, name: str, shape=None) -> np.ndarray:
-    a = np.asarray(a)
-    if a.dtype != dtype:
-        try:
-            a = a.astype(dtype)
-        except (TypeError, ValueError) as exc:
-            raise DocumentError(f"{name} must be {dtype}: {exc}") from None
+    a = as_dtype(a, dtype, name)
     if shape is not None and a.shape[1:] != shape:
         raise DocumentError(f"{name} must have shape (n, {', '.join(map(str, shape))}), got {a.shape}")
     return np.ascontiguousarray(a)
 
 
-def _write_lod(w: Writer, lod: Lod) -> None:
-    faces = _arr(lod.faces, CORNER, "faces")
+def _write_lod(w: Writer, lod: Lod, where: str = "lod") -> None:
+    faces = _arr(lod.faces, CORNER, f"{where}.faces")
     if faces.ndim != 2 or faces.shape[1] != 3:
         raise DocumentError(f"faces must have shape (n, 3), got {faces.shape}")
-    verts = _arr(lod.vertices, VERTEX, "vertices").reshape(-1)
-    weights = _arr(lod.weights, WEIGHT, "weights").reshape(-1)
+    verts = _arr(lod.vertices, VERTEX, f"{where}.vertices").reshape(-1)
+    weights = _arr(lod.weights, WEIGHT, f"{where}.weights").reshape(-1)
     counts = verts["weight_count"].astype(np.int64)
     if int(counts.sum()) != len(weights):
         raise DocumentError(f"the vertices' weight counts add up to {int(counts.sum())}, "
@@ -488,7 +484,7 @@ def _write_body(w: Writer, sec, h: HeaderSection) -> None:
         _write_header(w, sec)
     elif isinstance(sec, PiecesSection):
         w.pack("2I", sec.weight_count, len(sec.pieces))
-        for p in sec.pieces:
+        for i, p in enumerate(sec.pieces):
             w.u16(p.material_index)
             w.f32(p.specular_power)
             w.f32(p.specular_scale)
@@ -499,30 +495,30 @@ def _write_body(w: Writer, sec, h: HeaderSection) -> None:
             if len(p.lods) != h.lod_count:
                 raise DocumentError(f"piece {p.name!r} has {len(p.lods)} LODs, the header says "
                                     f"{h.lod_count}")
-            for lod in p.lods:
-                _write_lod(w, lod)
+            for j, lod in enumerate(p.lods):
+                _write_lod(w, lod, f"pieces[{i}].lods[{j}]")
     elif isinstance(sec, NodesSection):
         if len(sec.nodes) != h.node_count:
             raise DocumentError(f"{len(sec.nodes)} nodes but the header's NodeCount is {h.node_count}")
-        for n in sec.nodes:
+        for i, n in enumerate(sec.nodes):
             write_string(w, n.name)
             w.pack("HB", n.index, n.flags)
-            w.records(_arr(n.matrix, np.dtype("<f4"), "node matrix").reshape(16))
+            w.records(_arr(n.matrix, np.dtype("<f4"), f"nodes[{i}].matrix").reshape(16))
             w.u32(n.child_count)
         if sec.weight_sets is not None:
             w.u32(len(sec.weight_sets))
-            for ws in sec.weight_sets:
+            for i, ws in enumerate(sec.weight_sets):
                 write_string(w, ws.name)
-                arr = _arr(ws.weights, np.dtype("<f4"), "weight set").reshape(-1)
+                arr = _arr(ws.weights, np.dtype("<f4"), f"weight_sets[{i}].weights").reshape(-1)
                 w.u32(len(arr))
                 w.records(arr)
     elif isinstance(sec, ChildModelsSection):
         dt = TRANSFORM13 if sec.extra else TRANSFORM
         w.u16(len(sec.child_models))
-        for c in sec.child_models:
+        for i, c in enumerate(sec.child_models):
             write_string(w, c.name)
             w.u32(c.build_number)
-            t = _arr(c.transforms, dt, "child model transforms").reshape(-1)
+            t = _arr(c.transforms, dt, f"child_models[{i}].transforms").reshape(-1)
             if len(t) != h.node_count:
                 raise DocumentError(f"child model {c.name!r} has {len(t)} transforms for "
                                     f"{h.node_count} nodes")
@@ -530,13 +526,13 @@ def _write_body(w: Writer, sec, h: HeaderSection) -> None:
     elif isinstance(sec, AnimationSection):
         dt = TRANSFORM13 if v >= 13 else TRANSFORM
         w.u32(len(sec.animations))
-        for a in sec.animations:
+        for i, a in enumerate(sec.animations):
             w.floats(a.extents)
             write_string(w, a.name)
             w.i32(a.unknown)
             if v >= 12:
                 w.u32(200 if a.interpolation_ms is None else a.interpolation_ms)
-            times = _arr(a.key_times, np.dtype("<u4"), "key_times").reshape(-1)
+            times = _arr(a.key_times, np.dtype("<u4"), f"animations[{i}].key_times").reshape(-1)
             if len(times) != len(a.key_strings):
                 raise DocumentError(f"animation {a.name!r}: {len(times)} key times but "
                                     f"{len(a.key_strings)} key strings")
@@ -544,13 +540,14 @@ def _write_body(w: Writer, sec, h: HeaderSection) -> None:
             for t, s in zip(times.tolist(), a.key_strings):
                 w.u32(t)
                 write_string(w, s)
-            tr = _arr(a.transforms, dt, "transforms")
+            tr = _arr(a.transforms, dt, f"animations[{i}].transforms")
             if tr.shape != (h.node_count, len(times)):
                 raise DocumentError(f"animation {a.name!r}: transforms must have shape "
                                     f"({h.node_count}, {len(times)}), got {tr.shape}")
             if v >= 13:
                 markers = (np.full(h.node_count, -1, "<i4") if a.markers is None
-                           else _arr(a.markers, np.dtype("<i4"), "markers").reshape(-1))
+                           else _arr(a.markers, np.dtype("<i4"), f"animations[{i}].markers")
+                           .reshape(-1))
                 if len(markers) != h.node_count:
                     raise DocumentError(f"animation {a.name!r}: {len(markers)} markers for "
                                         f"{h.node_count} nodes")

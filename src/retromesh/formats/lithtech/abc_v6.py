@@ -59,6 +59,7 @@ from typing import Any
 
 import numpy as np
 
+from ...arrays import as_dtype
 from ...binio import Reader, Writer
 from ...errors import DocumentError
 from ...records import record
@@ -290,10 +291,7 @@ def read(r: Reader) -> AbcV6Model:
 
 # -- writing -------------------------------------------------------------------------------
 def _a(v, dtype, name: str) -> np.ndarray:
-    try:
-        return np.ascontiguousarray(np.asarray(v).astype(dtype, copy=False))
-    except (TypeError, ValueError) as exc:
-        raise DocumentError(f"{name} must be {np.dtype(dtype)}: {exc}") from None
+    return np.ascontiguousarray(as_dtype(v, dtype, name))
 
 
 def _body(w: Writer, sec, nodes: list[NodeV6]) -> None:
@@ -319,23 +317,23 @@ def _body(w: Writer, sec, nodes: list[NodeV6]) -> None:
         w.u32(sec.normal_vertex_count)
         w.records(verts)
     elif isinstance(sec, NodesV6):
-        for n in sec.nodes:
+        for i, n in enumerate(sec.nodes):
             w.floats(n.bounds_min)
             w.floats(n.bounds_max)
             write_string(w, n.name)
             w.pack("HB", n.index, n.flags)
-            md = _a(n.md_verts, "<u2", "md_verts").reshape(-1)
+            md = _a(n.md_verts, "<u2", f"nodes[{i}].md_verts").reshape(-1)
             w.u32(len(md))
             w.records(md)
             w.u32(n.child_count)
     elif isinstance(sec, AnimationsV6):
         w.u32(len(sec.animations))
-        for a in sec.animations:
+        for i, a in enumerate(sec.animations):
             write_string(w, a.name)
             w.u32(a.length)
             w.floats(a.bounds_min)
             w.floats(a.bounds_max)
-            keys = _a(a.keys, KEY_V6, "keys").reshape(-1)
+            keys = _a(a.keys, KEY_V6, f"animations[{i}].keys").reshape(-1)
             if len(keys) != len(a.key_strings):
                 raise DocumentError(f"animation {a.name!r}: {len(keys)} keys, "
                                     f"{len(a.key_strings)} key strings")
@@ -346,15 +344,17 @@ def _body(w: Writer, sec, nodes: list[NodeV6]) -> None:
             if len(a.tracks) != len(nodes):
                 raise DocumentError(f"animation {a.name!r} has {len(a.tracks)} tracks for "
                                     f"{len(nodes)} nodes")
-            for t, nd in zip(a.tracks, nodes):
-                tr = _a(t.transforms, TRANSFORM, "transforms").reshape(-1)
+            for j, (t, nd) in enumerate(zip(a.tracks, nodes)):
+                where = f"animations[{i}].tracks[{j}]"
+                tr = _a(t.transforms, TRANSFORM, f"{where}.transforms").reshape(-1)
                 if len(tr) != len(keys):
                     raise DocumentError(f"animation {a.name!r}: a track has {len(tr)} keys of "
                                         f"{len(keys)}")
                 w.records(tr)
                 m = len(nd.md_verts)
                 if m:
-                    d = _a(t.deform if t.deform is not None else np.zeros(0), "u1", "deform")
+                    d = _a(t.deform if t.deform is not None else np.zeros(0), "u1",
+                           f"{where}.deform")
                     if d.shape != (len(keys), m, 3):
                         raise DocumentError(f"animation {a.name!r}: deform must have shape "
                                             f"({len(keys)}, {m}, 3), got {d.shape}")

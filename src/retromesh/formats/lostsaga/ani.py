@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from ...arrays import as_dtype
 from ...binio import Reader, Writer
 from ...errors import DocumentError
 from ...findings import Finding, error, warning
@@ -152,9 +153,10 @@ def write(doc: AniFile) -> bytes:
     w.i32(len(doc.tracks))
     for i, t in enumerate(doc.tracks):
         keys = np.asarray(t.keys)
-        if keys.dtype != dt or keys.ndim != 1:
+        if keys.dtype.names != dt.names or keys.ndim != 1:
             raise DocumentError(f"ani: tracks[{i}].keys must be a 1-D array of {dt} for "
                                 f"version {doc.version}")
+        keys = as_dtype(keys, dt, f"ani: tracks[{i}].keys")
         write_str(w, t.bone)
         w.f32(t.weight)
         w.i32(len(keys))

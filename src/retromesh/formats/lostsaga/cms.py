@@ -28,10 +28,11 @@ from typing import Any
 
 import numpy as np
 
+from ...arrays import as_dtype
 from ...binio import Reader, Writer
 from ...findings import Finding, error
 from ...records import record
-from .common import COL_MESH_TOKEN, COL_MESH_VERSION, fit, magic
+from .common import COL_MESH_TOKEN, COL_MESH_VERSION, magic
 
 __all__ = ["CmsFile", "read", "write"]
 
@@ -64,7 +65,7 @@ def write(doc: CmsFile) -> bytes:
     pos = np.asarray(doc.positions).reshape(-1, 3)
     w.i32(len(pos))
     w.records(pos, "<f4")
-    faces = fit(doc.faces, "<u2", "cms: faces").reshape(-1, 3)
+    faces = as_dtype(doc.faces, "<u2", "cms: faces").reshape(-1, 3)
     w.i32(len(faces))
     w.records(faces)
     w.raw(doc.trailing)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from ...binio import Reader, Writer
-from ...errors import DocumentError
 from ...findings import Finding, error
 
 SKELETON_TOKEN = b"SKL\0"
@@ -88,22 +87,6 @@ def quat_to_gltf(q) -> np.ndarray:
 
 
 quat_from_gltf = quat_to_gltf
-
-
-def fit(a, dtype: str, what: str) -> np.ndarray:
-    """``a`` as ``dtype`` for writing; integers that do not fit (a face index of 70000 for a
-    uint16) raise DocumentError instead of wrapping around silently."""
-    a = np.asarray(a)
-    dt = np.dtype(dtype)
-    if dt.kind in "iu" and a.size and a.dtype != dt:
-        if a.dtype.kind not in "iub":
-            if not np.all(np.isfinite(a)) or np.any(a != np.trunc(a)):
-                raise DocumentError(f"{what} must be whole numbers for {dt}")
-        info = np.iinfo(dt)
-        lo, hi = a.min(), a.max()
-        if lo < info.min or hi > info.max:
-            raise DocumentError(f"{what} must fit {dt} ({info.min}..{info.max}), got {lo}..{hi}")
-    return a.astype(dt, copy=False)
 
 
 def _prescale(v: np.ndarray) -> np.ndarray:

@@ -64,11 +64,12 @@ from typing import Any
 
 import numpy as np
 
+from ...arrays import as_dtype
 from ...binio import Reader, Writer
 from ...errors import DocumentError
 from ...findings import Finding, error, warning
 from ...records import record
-from .common import MESH_CONTROL_POINT_VERSION, MESH_TOKEN, fit, long_strings, magic, read_str, write_str
+from .common import MESH_CONTROL_POINT_VERSION, MESH_TOKEN, long_strings, magic, read_str, write_str
 
 __all__ = ["MshFile", "ControlPoint", "read", "write", "SUBMESH_DTYPE", "WEIGHT_DTYPE",
            "POSITION", "POSITION2", "POSITIONW", "WEIGHTS", "INDICES", "NORMAL", "COLOR0",
@@ -197,7 +198,7 @@ def _array(doc: MshFile, name: str, dtype: str, shape: tuple[int, ...]) -> np.nd
     a = np.asarray(a)
     if a.shape != shape:
         raise DocumentError(f"msh: {name} has shape {a.shape}, expected {shape}")
-    return fit(a, dtype, f"msh: {name}")
+    return as_dtype(a, dtype, f"msh: {name}")
 
 
 def write(doc: MshFile) -> bytes:
@@ -212,8 +213,8 @@ def write(doc: MshFile) -> bytes:
     w.records(bbox, "<f4")
     subs = np.asarray(doc.submeshes)
     w.i32(len(subs))
-    w.records(subs.astype(SUBMESH_DTYPE, copy=False) if subs.dtype.names else
-              fit(subs, "<i4", "msh: submeshes").reshape(-1, 4))
+    w.records(as_dtype(subs, SUBMESH_DTYPE, "msh: submeshes") if subs.dtype.names else
+              as_dtype(subs, "<i4", "msh: submeshes").reshape(-1, 4))
     mask = doc.vertex_mask
     nv = int(doc.vertex_count)
     w.i32(nv)
@@ -238,7 +239,7 @@ def write(doc: MshFile) -> bytes:
         w.records(_array(doc, "billboard_centers", "<f4", (nv, 3)))
     elif doc.billboard_centers is not None:
         raise DocumentError("msh: billboard_centers given but the POSITION2 bit (0x2) is clear")
-    faces = fit(doc.faces, "<u2", "msh: faces").reshape(-1, 3)
+    faces = as_dtype(doc.faces, "<u2", "msh: faces").reshape(-1, 3)
     w.i32(len(faces))
     w.records(faces)
     if doc.version == MESH_CONTROL_POINT_VERSION:

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ...arrays import as_dtype
 from ...binio import Reader, Writer
 from ...errors import DocumentError
 from ...findings import Finding, error
@@ -65,7 +66,7 @@ def read(r: Reader) -> HvaFile:
 
 
 def write(doc: HvaFile) -> bytes:
-    m = np.asarray(doc.matrices, "<f4")
+    m = as_dtype(doc.matrices, "<f4", "HvaFile.matrices")
     if m.ndim != 4 or m.shape[2:] != (3, 4):
         raise DocumentError(f"HvaFile.matrices must be (frames, sections, 3, 4), got {m.shape}")
     if m.shape[1] != len(doc.section_names):

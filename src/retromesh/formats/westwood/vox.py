@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from ...arrays import as_dtype
 from ...binio import Reader, Writer
 from ...errors import DocumentError, FormatError, LossWarning
 from ...records import record
@@ -164,12 +165,12 @@ def _write_chunk(w: Writer, c: Any) -> None:
         w.raw(b"SIZE")
         w.pack("5i", 12, 0, c.x, c.y, c.z)
     elif isinstance(c, VoxXyzi):
-        v = np.asarray(c.voxels, XYZI_DTYPE)
+        v = as_dtype(c.voxels, XYZI_DTYPE, "XYZI.voxels")
         w.raw(b"XYZI")
         w.pack("3i", 4 + 4 * len(v), 0, len(v))
         w.records(v)
     elif isinstance(c, VoxRgba):
-        col = np.asarray(c.colors, np.uint8)
+        col = as_dtype(c.colors, np.uint8, "RGBA.colors")
         if col.shape != (256, 4):
             raise DocumentError(f"RGBA colors must be (256, 4), got {col.shape}")
         w.raw(b"RGBA")

@@ -55,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from ...arrays import as_dtype
 from ...binio import Reader, Writer
 from ...errors import DocumentError, UnsupportedError
 from ...findings import Finding, error, warning
@@ -277,8 +278,8 @@ def _body(doc: VxlFile) -> tuple[bytes, list[tuple[int, int, int]]]:
     offs: list[tuple[int, int, int]] = []
     for i, limb in enumerate(doc.limbs):
         n = limb.xsize * limb.ysize
-        st = np.asarray(limb.span_start, "<i4").reshape(-1)
-        en = np.asarray(limb.span_end, "<i4").reshape(-1)
+        st = as_dtype(limb.span_start, "<i4", f"limbs[{i}].span_start").reshape(-1)
+        en = as_dtype(limb.span_end, "<i4", f"limbs[{i}].span_end").reshape(-1)
         if len(st) != n or len(en) != n:
             raise DocumentError(f"limb {i}: span tables of {len(st)}/{len(en)} entries for "
                                 f"{limb.xsize}x{limb.ysize} columns")
@@ -293,7 +294,7 @@ def _body(doc: VxlFile) -> tuple[bytes, list[tuple[int, int, int]]]:
 def write(doc: VxlFile) -> bytes:
     if len(doc.magic) != 16:
         raise DocumentError("VxlFile.magic must be 16 bytes")
-    palette = np.asarray(doc.palette, np.uint8)
+    palette = as_dtype(doc.palette, np.uint8, "VxlFile.palette")
     if palette.shape != (256, 3):
         raise DocumentError(f"VxlFile.palette must be (256, 3), got {palette.shape}")
     body, offs = _body(doc)

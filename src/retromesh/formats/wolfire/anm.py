@@ -55,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from ...arrays import as_dtype
 from ...binio import Reader, Writer
 from ...errors import DocumentError
 from ...findings import Finding, error, warning
@@ -267,9 +268,10 @@ def write(doc: AnmFile) -> bytes:
         if v >= 7:
             dt = weapon_dtype(v)
             wm = np.asarray(kf.weapon_mats)
-            if wm.dtype != dt:
+            if wm.dtype.names != dt.names:
                 raise DocumentError(f"keyframes[{i}].weapon_mats must be records of {dt} for "
                                     f"version {v}")
+            wm = as_dtype(wm, dt, f"keyframes[{i}].weapon_mats")
             w.i32(len(wm))
             w.records(wm)
         if v >= 9:
@@ -290,11 +292,11 @@ def write(doc: AnmFile) -> bytes:
         if v >= 3:
             assert kf.ik_bones is not None
             w.i32(len(kf.ik_bones))
-            for ik in kf.ik_bones:
+            for j, ik in enumerate(kf.ik_bones):
                 if len(ik.filler) != 6:
                     raise DocumentError("AnmIkBone.filler holds 6 floats")
                 w.floats(ik.filler)
-                path = np.asarray(ik.path, "<i4").reshape(-1)
+                path = as_dtype(ik.path, "<i4", f"keyframes[{i}].ik_bones[{j}].path").reshape(-1)
                 w.i32(len(path))
                 w.records(path, "<i4")
                 _w_label(w, ik.label)

@@ -57,6 +57,7 @@ from typing import Any
 
 import numpy as np
 
+from ...arrays import as_dtype
 from ...binio import Reader, Writer
 from ...errors import DocumentError, FormatError
 from ...findings import Finding, error, warning
@@ -265,7 +266,7 @@ def _need(value: Any, present: bool, what: str, version: int) -> None:
 
 
 def _arr(value, dtype, shape_tail: tuple, n: int | None, what: str) -> np.ndarray:
-    a = np.asarray(value, dtype=dtype)
+    a = as_dtype(value, dtype, what)
     if a.shape[1:] != shape_tail or (n is not None and len(a) != n):
         raise DocumentError(f"{what} must have shape ({n if n is not None else 'n'}"
                             f"{''.join(', ' + str(s) for s in shape_tail)}), got {a.shape}")

@@ -76,6 +76,7 @@ from typing import Any
 
 import numpy as np
 
+from ...arrays import as_dtype
 from ...binio import Reader, Writer
 from ...errors import DocumentError, LossWarning
 from ...findings import Finding, warning
@@ -130,11 +131,7 @@ def write(doc: SolidFile) -> bytes:
     tris = np.asarray(doc.triangles)
     if verts.ndim != 2 or verts.shape[1] != 3:
         raise DocumentError(f"SolidFile.vertices must have shape (V, 3), got {verts.shape}")
-    if tris.dtype != TRI_DTYPE:
-        try:
-            tris = tris.astype(TRI_DTYPE)
-        except (TypeError, ValueError) as exc:
-            raise DocumentError(f"SolidFile.triangles must be records of {TRI_DTYPE}") from exc
+    tris = as_dtype(tris, TRI_DTYPE, "SolidFile.triangles")
     if len(verts) > MAX_COUNT or len(tris) > MAX_COUNT:
         raise DocumentError(f".solid holds at most {MAX_COUNT} vertices and triangles, got "
                             f"{len(verts)} vertices and {len(tris)} triangles")
