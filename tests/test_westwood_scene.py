@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
 import retromesh
-from conftest import corpus_files
+from conftest import ROOT, corpus_files
 from gltfcheck import assert_valid, assert_valid_many
 from retromesh import FormatError, LossWarning
 from retromesh.formats.westwood import hva, samples, vxl
@@ -404,3 +404,9 @@ def test_non_finite_tailer_names_the_limb_by_position():
     doc.limbs[1].index = 77                   # the header's index is not the position
     with pytest.raises(FormatError, match=r"limbs\[1\]\.transform"):
         retromesh.load(vxl.write(doc), format="vxl")
+
+
+def test_palette_option_out_of_range_is_refused_not_wrapped():
+    import retromesh
+    with pytest.raises(retromesh.FormatError, match=r"palette\[0\]\[0\]: 300 does not fit uint8"):
+        retromesh.load(ROOT / "examples" / "westwood" / "tank.vxl", palette=np.full((256, 3), 300))

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from ...arrays import as_dtype
 from ...errors import DocumentError, FormatError, LossWarning
 from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene
 from ...transforms import compose_trs, decompose_trs, quat_continuous
@@ -99,7 +100,7 @@ def _palette(doc_palette: np.ndarray, palette: Any) -> tuple[np.ndarray, bool]:
     if palette is not None:
         if isinstance(palette, (str, Path)):
             return load_palette(palette), True
-        pal = np.asarray(palette, np.uint8)
+        pal = as_dtype(palette, np.uint8, "palette")      # a 300 is refused, not wrapped
         if pal.shape != (256, 3):
             raise DocumentError(f"palette must be (256, 3), got {pal.shape}")
         return pal, True
