@@ -107,24 +107,6 @@ def _increasing(times_ms: np.ndarray, name: str) -> np.ndarray:
 
 
 
-def _xint(v: Any, default, lo: int, hi: int):
-    """An integer from glTF extras (anything a user or tool may have put there), else default."""
-    try:
-        x = int(v)
-    except (TypeError, ValueError, OverflowError):
-        return default
-    return x if lo <= x <= hi else default
-
-
-def _xfloat(v: Any, default):
-    """A float32-sized finite float from glTF extras, else default."""
-    try:
-        x = float(v)
-    except (TypeError, ValueError, OverflowError):
-        return default
-    return x if np.isfinite(x) and abs(x) < 3.0e38 else default
-
-
 def _rigid(m: np.ndarray) -> np.ndarray:
     """The rotation and translation of affine matrices (scale and mirroring removed)."""
     t, q, _ = decompose_trs(m)

@@ -47,11 +47,12 @@ from typing import Any
 import numpy as np
 
 from ...errors import LossWarning
+from ...extras import FLOAT32, integer, integers, number, numbers
 from .abc import AnimBinding, ChildModel, WeightSet
-from .scene_common import _txt, _xfloat, _xint
+from .scene_common import _txt
 
 __all__ = ["f32", "scene_extras", "bounds_radius", "kept_radius", "kept_sublod", "animation_extras",
-           "weight_sets", "child_models", "anim_bindings", "floats", "in_file_order"]
+           "weight_sets", "child_models", "anim_bindings", "in_file_order"]
 
 
 def f32(values) -> list[float | None]:
@@ -59,14 +60,6 @@ def f32(values) -> list[float | None]:
     non-finite value becomes None (JSON has no NaN)."""
     return [float(str(v)) if np.isfinite(v) else None
             for v in np.asarray(values, np.float32).reshape(-1)]
-
-
-def floats(v: Any, n: int | None = None) -> list[float] | None:
-    """A list of finite float32-sized numbers from extras (``n`` of them when given), else None."""
-    if not isinstance(v, list) or (n is not None and len(v) != n):
-        return None
-    out = [_xfloat(x, None) if not isinstance(x, bool) else None for x in v]
-    return None if None in out else out
 
 
 def bounds_radius(pieces: list) -> float:
@@ -83,8 +76,8 @@ def kept_radius(ex: dict, pieces: list) -> float:
     differs from the one read). The engine's radius need not be the farthest vertex, so an
     unedited model keeps the value its author gave."""
     radius = bounds_radius(pieces)
-    kept = _xfloat(ex.get("internal_radius"), None)
-    was = _xfloat(ex.get("bounds_radius"), None)
+    kept = number(ex, "internal_radius", None, *FLOAT32)
+    was = number(ex, "bounds_radius", None, *FLOAT32)
     if kept is None:
         return radius
     if was is not None and abs(radius - was) <= 1e-5 * max(1.0, abs(was)):
@@ -101,13 +94,12 @@ def kept_sublod(mex: dict, n: int, name: str) -> np.ndarray | None:
     v = mex.get("sublod") if isinstance(mex, dict) else None
     if v is None:
         return None
-    ok = isinstance(v, list) and len(v) == n and all(
-        type(x) is int and 0 <= x <= 0xFFFF for x in v)
-    if not ok:
+    ok = integers(v, n, 0, 0xFFFF)
+    if ok is None:
         warnings.warn(f"mesh {name!r}: its SubLOD vertex indices do not fit its {n} vertices "
                       "(edited?); written as 0", LossWarning, stacklevel=4)
         return None
-    return np.asarray(v, np.uint16)
+    return np.asarray(ok, np.uint16)
 
 
 def scene_extras(doc, anim_extras: list[dict]) -> dict[str, Any]:
@@ -171,7 +163,7 @@ def weight_sets(ex: dict, nn: int) -> list[WeightSet]:
         if not isinstance(ws, dict):
             continue
         name = ws.get("name", "")
-        v = floats(ws.get("weights", []))
+        v = numbers(ws.get("weights", []), None, *FLOAT32)
         if v is None or len(v) not in (0, nn):
             bad += 1
             continue
@@ -191,7 +183,7 @@ def child_models(ex: dict, base: np.ndarray) -> list[ChildModel]:
         return out
     if kept and isinstance(kept[0], dict):
         out[0].name = str(kept[0].get("name", "")).encode("latin-1", "replace")
-        out[0].build_number = _xint(kept[0].get("build_number"), 0, 0, 2**32 - 1)
+        out[0].build_number = integer(kept[0], "build_number", 0, 0, 2**32 - 1)
     stride = sum(int(np.prod(base.dtype[f].shape or (1,))) for f in base.dtype.names)
     approximated = []
     for cm in kept[1:]:
@@ -199,7 +191,7 @@ def child_models(ex: dict, base: np.ndarray) -> list[ChildModel]:
             continue
         name = str(cm.get("name", ""))
         t = base.copy()
-        vals = floats(cm.get("transforms"))
+        vals = numbers(cm.get("transforms"), None, *FLOAT32)
         if vals is not None and len(vals) == stride * len(base):
             flat = np.asarray(vals, np.float64).reshape(len(base), stride)
             col = 0
@@ -213,7 +205,7 @@ def child_models(ex: dict, base: np.ndarray) -> list[ChildModel]:
         else:
             approximated.append(name)
         out.append(ChildModel(name=name.encode("latin-1", "replace"),
-                              build_number=_xint(cm.get("build_number"), 0, 0, 2**32 - 1),
+                              build_number=integer(cm, "build_number", 0, 0, 2**32 - 1),
                               transforms=t))
     if approximated:
         warnings.warn(f"child models {', '.join(approximated[:5])}: their transforms do not fit "
@@ -231,8 +223,8 @@ def anim_bindings(ex: dict, names: list[bytes], extents) -> list[AnimBinding]:
     for b in kept:
         if not isinstance(b, dict):
             continue
-        e = floats(b.get("extents"), 3) or list(extents)
-        o = floats(b.get("origin"), 3) or [0.0, 0.0, 0.0]
+        e = numbers(b.get("extents"), 3, *FLOAT32) or list(extents)
+        o = numbers(b.get("origin"), 3, *FLOAT32) or [0.0, 0.0, 0.0]
         out.append(AnimBinding(name=str(b.get("name", "")).encode("latin-1", "replace"),
                                extents=tuple(e), origin=tuple(o)))
     return out

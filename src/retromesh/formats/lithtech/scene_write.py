@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from ...errors import DocumentError, LossWarning
+from ...extras import FLOAT32, integer, integers, number, numbers, text
 from ...hierarchy import nearest_in, top_down
 from ...keytimes import per_frame
 from ...scene import Animation as SAnimation, Primitive, Scene
@@ -30,7 +31,7 @@ from .abc import (
     Socket,
     SocketsSection,
 )
-from .scene_common import S3, S4, SQ, _rigid, _xfloat, _xint
+from .scene_common import S3, S4, SQ, _rigid
 
 _LOD_NAME = re.compile(r"(.+)_lod([1-9][0-9]*)")
 
@@ -52,8 +53,8 @@ def _lod_key(scene: Scene, i: int) -> tuple[str, int] | None:
     """(piece, level > 0) of a node that holds a LOD: from its extras (``abc_piece``/``abc_lod``),
     else from a name ``<piece>_lod<n>`` (node or mesh)."""
     nd = scene.nodes[i]
-    piece, lod = nd.extras.get("abc_piece"), nd.extras.get("abc_lod")
-    if isinstance(piece, str) and isinstance(lod, int) and not isinstance(lod, bool):
+    piece, lod = text(nd.extras, "abc_piece"), integer(nd.extras, "abc_lod")
+    if piece is not None and lod is not None:
         return (piece, lod) if lod > 0 else None
     for name in (nd.name, scene.meshes[nd.mesh].name if nd.mesh is not None else ""):
         m = _LOD_NAME.fullmatch(name or "")
@@ -64,8 +65,8 @@ def _lod_key(scene: Scene, i: int) -> tuple[str, int] | None:
 
 def _piece_key(scene: Scene, i: int) -> str:
     nd = scene.nodes[i]
-    piece = nd.extras.get("abc_piece")
-    if isinstance(piece, str):
+    piece = text(nd.extras, "abc_piece")
+    if piece is not None:
         return piece
     return scene.meshes[nd.mesh].name or nd.name
 
@@ -92,8 +93,8 @@ def from_scene(scene: Scene, *, version: int | None = None, **options):
     :mod:`.scene_write_v6`); see the module docstring."""
     ex = scene.extras or {}
     if version is None:
-        version = 6 if _xint(ex.get("abc_version"), 12, 6, 13) == 6 else \
-            _xint(ex.get("abc_version"), 12, min(abcmod.VERSIONS), max(abcmod.VERSIONS))
+        version = 6 if integer(ex, "abc_version", 12, 6, 13) == 6 else \
+            integer(ex, "abc_version", 12, min(abcmod.VERSIONS), max(abcmod.VERSIONS))
     if version == 6:
         from .scene_write_v6 import from_scene_v6
         return from_scene_v6(scene)
@@ -207,9 +208,9 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
     for i, j in enumerate(order):
         src = nodes[j] if j >= 0 else None
         name = (src.name if src is not None else "root") or f"node{i}"
-        flags = _xint(src.extras.get("abc_flags"), 0, 0, 0xFF) if src is not None else 1
+        flags = integer(src.extras, "abc_flags", 0, 0, 0xFF) if src is not None else 1
         abc_nodes.append(Node(name=name.encode("latin-1", "replace"),
-                              index=_xint(src.extras.get("abc_index"), i, 0, 0xFFFF) if src is not None else i,
+                              index=integer(src.extras, "abc_index", i, 0, 0xFFFF) if src is not None else i,
                               flags=flags & 0xFF, matrix=bind_file[i].astype("<f4"),
                               child_count=n_children[i]))
     # meshes -> pieces (LOD 0 from the default scene; LOD n from "<piece>_lod<n>" nodes of
@@ -245,14 +246,14 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
             if len(mesh.primitives) > 1:
                 pname = f"{pname}_{pi}"
             mex = mesh.extras or {}
-            mat_index = _xint(mex.get("material_index"), prim.material or 0, 0, 0xFFFF) \
+            mat_index = integer(mex, "material_index", prim.material or 0, 0, 0xFFFF) \
                 if len(mesh.primitives) == 1 else prim.material or 0
-            lod_weight = _xfloat(mex.get("lod_weight"), 1.0) if version > 9 else None
+            lod_weight = number(mex, "lod_weight", 1.0, *FLOAT32) if version > 9 else None
             for k, part in enumerate(parts):
                 pieces.append(Piece(
                     material_index=mat_index,
-                    specular_power=_xfloat(mat.extras.get("specular_power"), 0.0) if mat else 0.0,
-                    specular_scale=_xfloat(mat.extras.get("specular_scale"), 1.0) if mat else 1.0,
+                    specular_power=number(mat.extras, "specular_power", 0.0, *FLOAT32) if mat else 0.0,
+                    specular_scale=number(mat.extras, "specular_scale", 1.0, *FLOAT32) if mat else 1.0,
                     lod_weight=lod_weight,
                     name=(pname if len(parts) == 1 else f"{pname}_part{k}").encode("latin-1", "replace"),
                     lods=lods if k == 0 else [_prim_lod(ctx, mi_node, part, mesh.name)]))
@@ -310,7 +311,7 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
                            command_string=str(ex.get("command_string", "")).encode("latin-1", "replace"),
                            internal_radius=radius,
                            lod_distances=np.asarray(_lod_distances(ex, lod_count), "<f4"),
-                           unknown_v13=_xint(ex.get("unknown_v13"), 0, 0, 2**32 - 1)
+                           unknown_v13=integer(ex, "unknown_v13", 0, 0, 2**32 - 1)
                            if version >= 13 else None)
     model = AbcModel(sections=[
         header, PiecesSection(pieces=pieces),
@@ -323,11 +324,9 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
 
 
 def _lod_distances(extras: dict, lod_count: int) -> list[float]:
-    d = extras.get("lod_distances")
-    if isinstance(d, list) and len(d) == lod_count:
-        vals = [_xfloat(x, None) for x in d]
-        if None not in vals:
-            return vals
+    vals = numbers(extras.get("lod_distances"), lod_count, *FLOAT32)
+    if vals is not None:
+        return vals
     return [0.0] + [float(10 * i) for i in range(1, lod_count)]
 
 
@@ -475,10 +474,12 @@ def _kept_key_times(kept, ms: np.ndarray, name: str) -> np.ndarray:
     round trip); also when they look like an exporter's per-frame sampling of them (Blender's,
     :func:`per_frame`): the animation is then sampled at the file's times (warned). Otherwise the
     glTF key times."""
-    if not isinstance(kept, list) or not kept or len(kept) > 1 << 20 or not all(
-            isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 0xFFFFFFFF for x in kept):
+    if not isinstance(kept, list) or not kept or len(kept) > 1 << 20:
         return ms
-    kt = np.asarray(kept, np.int64)
+    times = integers(kept, None, 0, 0xFFFFFFFF)
+    if times is None:
+        return ms
+    kt = np.asarray(times, np.int64)
     if np.any(np.diff(kt) <= 0):
         return ms
     if np.isin(ms, kt).all():
@@ -564,11 +565,11 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
                 continue
         out.append(abcmod.Animation(
             name=(a.name or f"anim{len(out)}").encode("latin-1", "replace"),
-            unknown=_xint(ex.get("unknown"), -1, -2**31, 2**31 - 1),
-            interpolation_ms=_xint(ex.get("interpolation_ms"), 200, 0, 2**32 - 1)
+            unknown=integer(ex, "unknown", -1, -2**31, 2**31 - 1),
+            interpolation_ms=integer(ex, "interpolation_ms", 200, 0, 2**32 - 1)
             if version >= 12 else None,
             key_times=ms.astype("<u4"), key_strings=strings,
-            extents=tuple(xt.floats(ex.get("extents"), 3) or ()) or None,
+            extents=tuple(numbers(ex.get("extents"), 3, *FLOAT32) or ()) or None,
             markers=np.full(len(order), -1, "<i4") if version >= 13 else None, transforms=tr))
     if scaled:
         warnings.warn("ABC keyframes hold no scale: joint scale that differs from the bind "

@@ -29,6 +29,7 @@ import warnings
 import numpy as np
 
 from ...errors import DocumentError, LossWarning
+from ...extras import FLOAT32, integer, numbers
 from ...scene import Scene
 from . import scene_extras as xt
 from .abc import TRANSFORM, AbcModel
@@ -48,7 +49,7 @@ from .abc_v6 import (
     TrackV6,
     TransformInfoV6,
 )
-from .scene_common import S3, S4, SQ, _xint
+from .scene_common import S3, S4, SQ
 from .scene_v6_extras import bounds6, kept_lods, kept_raw_sections
 
 __all__ = ["from_scene_v6"]
@@ -114,8 +115,8 @@ def _weights_at(scene: Scene, anim_index: int, mesh_index: int, node: int, ms: n
 def _quantise(vals: np.ndarray, kept: dict | None) -> tuple[np.ndarray, tuple, tuple]:
     """(keys, m, 3) positions -> bytes, Scale, Transform (the kept ones when they fit)."""
     if kept is not None:
-        s = np.asarray(xt.floats(kept.get("scale"), 3) or [0, 0, 0], np.float64)
-        t = np.asarray(xt.floats(kept.get("translate"), 3) or [0, 0, 0], np.float64)
+        s = np.asarray(numbers(kept.get("scale"), 3, *FLOAT32) or [0, 0, 0], np.float64)
+        t = np.asarray(numbers(kept.get("translate"), 3, *FLOAT32) or [0, 0, 0], np.float64)
         if np.all(s > 0):
             q = (vals - t) / s
             if np.all(q > -0.5 + 1e-3) and np.all(q < 255.5 - 1e-3):
@@ -130,9 +131,9 @@ def _quantise(vals: np.ndarray, kept: dict | None) -> tuple[np.ndarray, tuple, t
 
 def from_scene_v6(scene: Scene) -> AbcV6Model:
     ex = scene.extras or {}
-    flip = bool(_xint(ex.get("flip_mat"), 1, 0, 1))
-    fix = bool(_xint(ex.get("fix_anim_keyframes"), 1, 0, 1))
-    from_v6 = _xint(ex.get("abc_version"), None, 0, 99) == 6
+    flip = bool(integer(ex, "flip_mat", 1, 0, 1))
+    fix = bool(integer(ex, "fix_anim_keyframes", 1, 0, 1))
+    from_v6 = integer(ex, "abc_version", None, 0, 99) == 6
     order = xt.in_file_order(scene)
     if any(x is not y for x, y in zip(order, scene.animations)):
         import copy
@@ -213,7 +214,7 @@ def from_scene_v6(scene: Scene) -> AbcV6Model:
     for j, n12 in enumerate(nodes12):
         kept = by_name.get(n12.name, {}) if isinstance(by_name.get(n12.name), dict) else {}
         # v9..v13 flags mean other things (2 = rotation only): kept ones of a v6 file only
-        flags = _xint(kept.get("abc_flags"), None, 0, 0xFF) if from_v6 else None
+        flags = integer(kept, "abc_flags", None, 0, 0xFF) if from_v6 else None
         if flags is None:
             flags = 2 if has_verts[j] else 1
         deform = bool(has_verts[j] and (moving[j] or flags & 4))
@@ -284,7 +285,7 @@ def from_scene_v6(scene: Scene) -> AbcV6Model:
         bmin, bmax = bounds6(aex.get("bounds"), box)
         keys = np.zeros(nk, KEY_V6)
         keys["time"] = ms
-        kb = xt.floats(aex.get("key_bounds"), 6 * nk)
+        kb = numbers(aex.get("key_bounds"), 6 * nk, *FLOAT32)
         if kb is not None:
             kb = np.asarray(kb).reshape(nk, 6)
             keys["bounds_min"], keys["bounds_max"] = kb[:, :3], kb[:, 3:]
@@ -296,7 +297,7 @@ def from_scene_v6(scene: Scene) -> AbcV6Model:
         if fix:
             q = q * np.array([-1.0, -1.0, -1.0, 1.0])
         deform = aex.get("deform") if isinstance(aex.get("deform"), list) else []
-        kept_deform = {_xint(d.get("node"), None, 0, 2**31 - 1): d for d in deform
+        kept_deform = {integer(d, "node", None, 0, 2**31 - 1): d for d in deform
                        if isinstance(d, dict)}
         tracks = []
         for j, nd in enumerate(nodes):
@@ -308,11 +309,11 @@ def from_scene_v6(scene: Scene) -> AbcV6Model:
                 vals = (vlocal[md][None] + disp[ai][:, md]) * mirror
                 track.deform, track.scale, track.translate = _quantise(vals, kept_deform.get(j))
             tracks.append(track)
-        length = _xint(aex.get("length"), None, 0, 0xFFFFFFFF)
+        length = integer(aex, "length", None, 0, 0xFFFFFFFF)
         anims.append(AnimationV6(name=a.name, length=int(ms[-1]) if length is None else length,
                                  bounds_min=bmin, bounds_max=bmax, keys=keys,
                                  key_strings=list(a.key_strings), tracks=tracks))
-        d = xt.floats(aex.get("dims"), 3)
+        d = numbers(aex.get("dims"), 3, *FLOAT32)
         dims.append(d if d is not None else ((np.asarray(bmax) - np.asarray(bmin)) / 2).tolist())
     # -- sections --------------------------------------------------------------------------------
     made = {"Header": HeaderV6(token=TOKEN, command_string=str(ex.get("command_string", ""))
