@@ -2,8 +2,8 @@
 
 Modules: :mod:`.scene_read` (v9-v13 -> Scene), :mod:`.scene_v6` (v6 -> Scene),
 :mod:`.scene_write` (Scene -> v9-v13), :mod:`.scene_write_v6` (Scene -> v6),
-:mod:`.scene_common` (shared helpers); this one holds
-``to_scene`` and the structural checks and re-exports ``from_scene``.
+:mod:`.scene_common` (shared helpers); this one chooses the version both ways (``to_scene``,
+``from_scene``) and holds the structural checks.
 
 Axes: LithTech is Direct3D left-handed, +Y up, +Z forward. Everything crosses into glTF here,
 once, by mirroring Z (the rule for any left-handed +Y-up source): positions, normals and translations
@@ -104,6 +104,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import DocumentError
+from ...extras import integer
 from ...findings import Finding, error, warning
 from ...scene import Scene
 from . import abc as abcmod
@@ -112,7 +113,8 @@ from .abc_v6 import AbcV6Model
 from .scene_common import _txt, bind_deviation, tree_parents
 from .scene_read import _v9_scene
 from .scene_v6 import _v6_scene
-from .scene_write import from_scene
+from .scene_write import from_scene_v9
+from .scene_write_v6 import from_scene_v6
 
 __all__ = ["to_scene", "from_scene", "structural_problems", "bind_deviation", "tree_parents"]
 
@@ -126,6 +128,19 @@ def to_scene(doc, *, source=None, lods: bool = True, flip_mat: int | None = None
         if isinstance(doc, AbcModel):
             return _v9_scene(doc, lods)
     raise DocumentError(f"{type(doc).__name__} is not an ABC model")
+
+
+def from_scene(scene: Scene, *, version: int | None = None, **options: Any) -> AbcModel | AbcV6Model:
+    """A Scene as an ABC model: the version its extras name (``abc_version``, as ``to_scene``
+    writes it), else v12, unless ``version`` says otherwise (6 or 9..13); see the module
+    docstring."""
+    ex = scene.extras or {}
+    if version is None:
+        version = 6 if integer(ex, "abc_version", 12, 6, 13) == 6 else \
+            integer(ex, "abc_version", 12, min(abcmod.VERSIONS), max(abcmod.VERSIONS))
+    if version == 6:
+        return from_scene_v6(scene)
+    return from_scene_v9(scene, version).model
 
 
 # -- checks --------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ no list is empty (pygltflib leaves empty values out of the JSON).
 """
 from __future__ import annotations
 
+import copy
 import warnings
 from typing import Any
 
@@ -48,11 +49,13 @@ import numpy as np
 
 from ...errors import LossWarning
 from ...extras import FLOAT32, integer, integers, number, numbers
+from ...scene import Scene
 from .abc import AnimBinding, ChildModel, WeightSet
 from .scene_common import _txt
 
 __all__ = ["f32", "scene_extras", "bounds_radius", "kept_radius", "kept_sublod", "animation_extras",
-           "weight_sets", "child_models", "anim_bindings", "in_file_order"]
+           "weight_sets", "child_models", "anim_bindings", "in_file_order",
+           "in_file_order_scene"]
 
 
 def f32(values) -> list[float | None]:
@@ -151,6 +154,16 @@ def in_file_order(scene) -> list:
         if isinstance(k, dict) and isinstance(k.get("name"), str):
             rank.setdefault(k["name"], i)
     return sorted(scene.animations, key=lambda a: rank.get(a.name, len(rank)))
+
+
+def in_file_order_scene(scene: Scene) -> Scene:
+    """``scene``, or a shallow copy of it whose animations are :func:`in_file_order`."""
+    order = in_file_order(scene)
+    if all(x is y for x, y in zip(order, scene.animations)):
+        return scene
+    out = copy.copy(scene)
+    out.animations = order
+    return out
 
 
 def weight_sets(ex: dict, nn: int) -> list[WeightSet]:

@@ -2,7 +2,7 @@
 ``version=6``; the mapping is in :mod:`.scene`).
 
 The skeleton, the bind pose, the vertices and the node keys are made by the v9..v13 writer
-(:func:`.scene_write._from_scene`, so everything it knows about glTF and Blender scenes holds
+(:func:`.scene_write.from_scene_v9`, so everything it knows about glTF and Blender scenes holds
 here too) and then laid out the v6 way:
 
 * one vertex list for the whole model (every piece's LOD 0 in turn); each vertex follows one
@@ -32,7 +32,7 @@ from ...errors import DocumentError, LossWarning
 from ...extras import FLOAT32, integer, numbers
 from ...scene import Scene
 from . import scene_extras as xt
-from .abc import TRANSFORM, AbcModel
+from .abc import TRANSFORM
 from .abc_v6 import (
     FACE_V6,
     KEY_V6,
@@ -51,30 +51,11 @@ from .abc_v6 import (
 )
 from .scene_common import S3, S4, SQ
 from .scene_v6_extras import bounds6, kept_lods, kept_raw_sections
+from .scene_write import from_scene_v9
 
 __all__ = ["from_scene_v6"]
 
 _ORDER = ["Header", "Geometry", "Nodes", "Animation", "AnimDims", "TransformInfo"]
-
-
-def _intermediate(scene: Scene) -> tuple[AbcModel, dict]:
-    """The v12 model of the scene and its LOD sources; its warnings, but for the morph
-    targets that v6 keeps."""
-    from .scene_write import _from_scene
-    sources: dict = {}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model = _from_scene(scene, 12, sources)
-    for w in caught:
-        msg = str(w.message)
-        if msg.startswith("ABC has no place for "):
-            what = [x for x in msg[len("ABC has no place for "):].rsplit("; left out", 1)[0]
-                    .split(", ") if x != "morph targets"]
-            if not what:
-                continue
-            msg = "ABC has no place for " + ", ".join(what) + "; left out"
-        warnings.warn(msg, w.category, stacklevel=4)
-    return model, sources
 
 
 def _mesh_of(scene: Scene) -> dict[int, tuple[int, int]]:
@@ -134,12 +115,9 @@ def from_scene_v6(scene: Scene) -> AbcV6Model:
     flip = bool(integer(ex, "flip_mat", 1, 0, 1))
     fix = bool(integer(ex, "fix_anim_keyframes", 1, 0, 1))
     from_v6 = integer(ex, "abc_version", None, 0, 99) == 6
-    order = xt.in_file_order(scene)
-    if any(x is not y for x, y in zip(order, scene.animations)):
-        import copy
-        scene = copy.copy(scene)
-        scene.animations = order
-    m12, sources = _intermediate(scene)
+    scene = xt.in_file_order_scene(scene)
+    written = from_scene_v9(scene, 12, morph_targets_kept=True)     # v6 keeps the targets
+    m12 = written.model
     nodes12 = m12.nodes
     nn = len(nodes12)
     if nn > 256:
@@ -151,7 +129,7 @@ def from_scene_v6(scene: Scene) -> AbcV6Model:
     # -- vertices: every piece's LOD 0, one node each ------------------------------------------
     parts, several = [], 0
     base = 0
-    for piece in m12.pieces:
+    for piece, source in zip(m12.pieces, written.sources):
         lod = piece.lods[0]
         v = np.asarray(lod.vertices)
         wt = np.asarray(lod.weights)
@@ -167,7 +145,7 @@ def from_scene_v6(scene: Scene) -> AbcV6Model:
         faces = np.asarray(lod.faces)
         if flip:
             faces = faces[:, [0, 2, 1]]
-        prim, kept = sources.get(id(lod), (None, None))
+        prim, kept = source.primitive, source.vertices
         parts.append(dict(node=node, local=local, normal=nrm, faces=faces, base=base, prim=prim,
                           kept=kept, model=v["location"].astype(np.float64)))
         base += len(v)
