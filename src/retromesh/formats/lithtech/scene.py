@@ -112,7 +112,7 @@ from .abc import AbcModel, HeaderSection, PiecesSection
 from .abc_v6 import AbcV6Model
 from .scene_common import _txt, bind_deviation, tree_parents
 from .scene_read import _v9_scene
-from .scene_v6 import _v6_scene
+from .scene_v6 import to_scene_v6
 from .scene_write import from_scene_v9
 from .scene_write_v6 import from_scene_v6
 
@@ -124,7 +124,7 @@ def to_scene(doc, *, source=None, lods: bool = True, flip_mat: int | None = None
     """An ABC model as a Scene (see the module docstring for the mapping)."""
     with np.errstate(all="ignore"):     # nonsense values are caught by the finite checks
         if isinstance(doc, AbcV6Model):
-            return _v6_scene(doc, lods, flip_mat, fix_anim_keyframes, morph)
+            return to_scene_v6(doc, lods, flip_mat, fix_anim_keyframes, morph)
         if isinstance(doc, AbcModel):
             return _v9_scene(doc, lods)
     raise DocumentError(f"{type(doc).__name__} is not an ABC model")
