@@ -65,20 +65,20 @@ Scene -> v9..v13 (``from_scene``: the version of the scene's ``abc_version`` ext
     joint's scale, e.g. an armature object's unapplied scale, is baked into its weight
     locations instead); vertices are the glTF vertices (model space), weights the non-zero
     ones with ``location = inverse(m) @ vertex``; glTF vertices that differ only in their UVs
-    are merged back into one ABC vertex (UVs are per face corner in ABC); a mesh without skin under an animated node
-    becomes a node of its own (bound where it rests) so that it keeps its motion; other meshes
-    without skin are frozen in place (turned over when their transform mirrors) and follow
-    their nearest joint ancestor as it rests, or a static synthetic ``root`` when they have
-    none;
+    are merged back into one ABC vertex (UVs are per face corner in ABC); a mesh without skin
+    under an animated node becomes a node of its own (bound where it rests) so that it keeps
+    its motion; other meshes without skin are frozen in place (turned over when their
+    transform mirrors) and follow their nearest joint ancestor as it rests, or a static
+    synthetic ``root`` when they have none;
   * every animation is sampled at the union of its key times (rounded to whole ms), or at the
     file's key times kept in the extras (``key_times_ms``) when the glTF's are among them, or
     lie on one frame grid (24/25/30/50/60 fps) within the file's time span, as an exporter that
     samples every frame and drops repeated values leaves them (Blender's defaults; warned):
-    animated
-    world matrices of the whole glTF hierarchy are evaluated and each node's key is
+    animated world matrices of the whole glTF hierarchy are evaluated and each node's key is
     ``inverse(parent world) @ world`` of the rigid parts (so armature objects and non-joint
     parents are baked in, which is what keeps Blender round trips from "exploding"); scale
-    that differs from the bind pose's is dropped with a LossWarning; a scene without animations gets one one-key animation of the rest pose;
+    that differs from the bind pose's is dropped with a LossWarning; a scene without
+    animations gets one one-key animation of the rest pose;
   * a primitive of more than 65535 vertices (ABC faces index vertices with uint16) becomes
     several pieces ``<name>_part<k>``, runs of its triangles (without LODs);
   * LOD n > 0 comes back from the nodes ``<piece>_lod<n>`` of other scenes (``extras``
@@ -110,8 +110,8 @@ from ...scene import Scene
 from . import abc as abcmod
 from .abc import AbcModel, HeaderSection, PiecesSection
 from .abc_v6 import AbcV6Model
-from .scene_common import _txt, bind_deviation, tree_parents
-from .scene_read import _v9_scene
+from .scene_common import bind_deviation, latin1, tree_parents
+from .scene_read import to_scene_v9
 from .scene_v6 import to_scene_v6
 from .scene_write import from_scene_v9
 from .scene_write_v6 import from_scene_v6
@@ -126,7 +126,7 @@ def to_scene(doc, *, source=None, lods: bool = True, flip_mat: int | None = None
         if isinstance(doc, AbcV6Model):
             return to_scene_v6(doc, lods, flip_mat, fix_anim_keyframes, morph)
         if isinstance(doc, AbcModel):
-            return _v9_scene(doc, lods)
+            return to_scene_v9(doc, lods)
     raise DocumentError(f"{type(doc).__name__} is not an ABC model")
 
 
@@ -158,7 +158,7 @@ def structural_problems(doc: Any) -> list[Finding]:
         for a in doc.animations:
             t = np.asarray(a.keys["time"]).astype(np.int64)
             if len(t) > 1 and np.any(np.diff(t) <= 0):
-                out.append(warning("abc.key_order", f"animation {_txt(a.name)!r} has key times that do not "
+                out.append(warning("abc.key_order", f"animation {latin1(a.name)!r} has key times that do not "
                                    "increase"))
         return out
     h = doc.header
@@ -188,20 +188,20 @@ def structural_problems(doc: Any) -> list[Finding]:
                                  f"beyond {n}"))
     mats = np.stack([np.asarray(nd.matrix, np.float64).reshape(4, 4) for nd in doc.nodes]) \
         if n else np.zeros((0, 4, 4))
-    for pi, p in enumerate(doc.pieces):
+    for p in doc.pieces:
         for li, lod in enumerate(p.lods):
             dev = bind_deviation(lod, mats)
             if dev is not None and dev > 1e-3:
-                out.append(warning("abc.bind", f"piece {_txt(p.name)!r} LOD {li}: the weighted bind "
+                out.append(warning("abc.bind", f"piece {latin1(p.name)!r} LOD {li}: the weighted bind "
                                    f"positions are up to {dev:.4g} away from the vertex locations "
                                    "(the model will not look the same in the engine)"))
     for s in doc.sockets:
         if s.node >= n:
-            out.append(error("abc.socket_node", f"socket {_txt(s.name)!r} refers to node {s.node} of {n}"))
+            out.append(error("abc.socket_node", f"socket {latin1(s.name)!r} refers to node {s.node} of {n}"))
     for a in doc.animations:
         t = np.asarray(a.key_times).astype(np.int64)
         if len(t) > 1 and np.any(np.diff(t) <= 0):
-            out.append(warning("abc.key_order", f"animation {_txt(a.name)!r} has key times that do not "
+            out.append(warning("abc.key_order", f"animation {latin1(a.name)!r} has key times that do not "
                                    "increase"))
     return out
 

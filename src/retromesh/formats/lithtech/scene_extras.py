@@ -51,7 +51,7 @@ from ...errors import LossWarning
 from ...extras import FLOAT32, integer, integers, number, numbers
 from ...scene import Scene
 from .abc import AnimBinding, ChildModel, WeightSet
-from .scene_common import _txt
+from .scene_common import latin1
 
 __all__ = ["f32", "scene_extras", "bounds_radius", "kept_radius", "kept_sublod", "animation_extras",
            "weight_sets", "child_models", "anim_bindings", "in_file_order",
@@ -111,18 +111,18 @@ def scene_extras(doc, anim_extras: list[dict]) -> dict[str, Any]:
     h = doc.header
     ex: dict[str, Any] = {
         "abc_version": int(h.version),
-        "command_string": _txt(h.command_string),
+        "command_string": latin1(h.command_string),
         "internal_radius": f32([h.internal_radius])[0],
         "lod_distances": f32(h.lod_distances),
-        "weight_sets": [{"name": _txt(w.name), "weights": f32(w.weights)} if len(w.weights)
-                        else {"name": _txt(w.name)} for w in doc.weight_sets],
+        "weight_sets": [{"name": latin1(w.name), "weights": f32(w.weights)} if len(w.weights)
+                        else {"name": latin1(w.name)} for w in doc.weight_sets],
         "child_models": [],
-        "anim_bindings": [{"name": _txt(b.name), "extents": f32(b.extents),
+        "anim_bindings": [{"name": latin1(b.name), "extents": f32(b.extents),
                            "origin": f32(b.origin)} for b in doc.anim_bindings],
         "abc_animations": anim_extras,
     }
     for i, c in enumerate(doc.child_models):
-        cm: dict[str, Any] = {"name": _txt(c.name), "build_number": int(c.build_number)}
+        cm: dict[str, Any] = {"name": latin1(c.name), "build_number": int(c.build_number)}
         if i > 0:       # the first is the model itself: its transforms are the bind pose
             t = np.asarray(c.transforms)
             parts = [t[f].reshape(len(t), -1) for f in t.dtype.names]

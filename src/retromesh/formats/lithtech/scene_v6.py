@@ -24,13 +24,13 @@ from .abc_v6 import AbcV6Model, AnimationV6, GeometryV6
 from .scene_common import (
     S3,
     SQ,
-    _fail,
-    _finite,
-    _increasing,
-    _split_corners,
-    _txt,
-    _unit_normals,
+    check_finite,
+    increasing_keys,
+    latin1,
+    scene_error,
+    split_corners,
     tree_parents,
+    unit_normals,
 )
 from .scene_extras import f32
 from .scene_v6_extras import animation_extras, file_extras, lod_extras
@@ -90,11 +90,11 @@ def to_scene_v6(doc: AbcV6Model, lods: bool, flip_mat: int | None, fix_anim: int
     parents, missing = tree_parents([nd.child_count for nd in nodes])
     for ai, a in enumerate(anims):
         if len(a.tracks) != n:
-            raise _fail(f"{n} tracks", len(a.tracks), f"animations[{ai}]")
+            raise scene_error(f"{n} tracks", len(a.tracks), f"animations[{ai}]")
         for j, tk in enumerate(a.tracks):
-            _finite(np.asarray(tk.transforms["location"], np.float64), "key locations",
+            check_finite(np.asarray(tk.transforms["location"], np.float64), "key locations",
                     f"animations[{ai}].tracks[{j}]")
-            _finite(np.asarray(tk.transforms["rotation"], np.float64), "key rotations",
+            check_finite(np.asarray(tk.transforms["rotation"], np.float64), "key rotations",
                     f"animations[{ai}].tracks[{j}]")
     # the bind pose is the first key of the first animation
     if anims and len(anims[0].keys):
@@ -102,7 +102,7 @@ def to_scene_v6(doc: AbcV6Model, lods: bool, flip_mat: int | None, fix_anim: int
     else:
         t_rest, r_rest = np.zeros((n, 3)), np.tile([0.0, 0.0, 0.0, 1.0], (n, 1))
     for i, nd in enumerate(nodes):
-        scene.add_node(SNode(name=_txt(nd.name), translation=t_rest[i], rotation=r_rest[i],
+        scene.add_node(SNode(name=latin1(nd.name), translation=t_rest[i], rotation=r_rest[i],
                              extras={"abc_flags": int(nd.flags), "abc_index": int(nd.index),
                                      "abc_bounds": f32([*nd.bounds_min, *nd.bounds_max])}),
                        parent=None if parents[i] < 0 else parents[i])
@@ -112,7 +112,7 @@ def to_scene_v6(doc: AbcV6Model, lods: bool, flip_mat: int | None, fix_anim: int
         mnode, target_names = _add_mesh(scene, doc, geo, ax, morph)
     _add_animations(scene, doc, ax, mnode, target_names)
     hd = doc.header
-    scene.extras = {"abc_version": 6, "command_string": _txt(hd.command_string) if hd else "",
+    scene.extras = {"abc_version": 6, "command_string": latin1(hd.command_string) if hd else "",
                     "flip_mat": int(ax.flip), "fix_anim_keyframes": int(ax.fix),
                     "vertex_animation": "morph targets" if target_names else "none",
                     **file_extras(doc),
@@ -135,34 +135,34 @@ def _add_mesh(scene: Scene, doc: AbcV6Model, geo: GeometryV6, ax: _Axes,
     faces = np.asarray(geo.faces)
     vidx = faces["vertex"].reshape(-1).astype(np.int64)
     if vidx.max() >= nv:
-        raise _fail(f"face vertex indices below the {nv} vertices", int(vidx.max()), "Geometry")
+        raise scene_error(f"face vertex indices below the {nv} vertices", int(vidx.max()), "Geometry")
     vnode = verts["node"].astype(np.int64)
     if vnode.max() >= n:
-        raise _fail(f"vertex node indices below the {n} nodes", int(vnode.max()), "Geometry")
+        raise scene_error(f"vertex node indices below the {n} nodes", int(vnode.max()), "Geometry")
     uv = faces["uv"].reshape(-1, 2)
-    _finite(uv, "UVs", "Geometry")
+    check_finite(uv, "UVs", "Geometry")
     local = verts["location"].astype(np.float64) * ax.s3
     # deformation vertices take their first-frame position
     md_of = {}
     for j, nd in enumerate(nodes):
         md = np.asarray(nd.md_verts).astype(np.int64)
         if len(md) and md.max() >= nv:
-            raise _fail(f"MD vertex indices below {nv}", int(md.max()), f"nodes[{j}]")
+            raise scene_error(f"MD vertex indices below {nv}", int(md.max()), f"nodes[{j}]")
         if len(md):
             md_of[j] = md
     anims = doc.animations
     if anims and len(anims[0].keys):
         for j, md in md_of.items():
             local[md] = _deformed(anims[0], j, 0, ax)
-    _finite(local, "vertex locations", "Geometry")
+    check_finite(local, "vertex locations", "Geometry")
     wpos = np.einsum("nij,nj->ni", world[vnode], np.concatenate([local, np.ones((nv, 1))], 1))[:, :3]
     nrm = verts["normal"].astype(np.float64) / 127.0 * ax.s3
     nrm = np.einsum("nij,nj->ni", world[vnode][:, :3, :3], nrm)
-    src, uv_g, corner = _split_corners(vidx, uv)
+    src, uv_g, corner = split_corners(vidx, uv)
     tri = corner.reshape(-1, 3)
     if not ax.flip:
         tri = tri[:, [0, 2, 1]]
-    prim = Primitive(positions=wpos[src], normals=_unit_normals(nrm[src]), uvs=[uv_g],
+    prim = Primitive(positions=wpos[src], normals=unit_normals(nrm[src]), uvs=[uv_g],
                      indices=tri.reshape(-1).astype(np.uint32),
                      joints=np.column_stack([vnode[src], np.zeros((len(src), 3), int)]),
                      weights=np.tile([1.0, 0.0, 0.0, 0.0], (len(src), 1)))
@@ -180,7 +180,7 @@ def _add_mesh(scene: Scene, doc: AbcV6Model, geo: GeometryV6, ax: _Axes,
     if morph and md_of:
         target_names = _add_targets(prim, anims, md_of, wpos, src, world, ax)
         mesh.weights = [0.0] * len(target_names)
-        mesh.extras["targetNames"] = [f"{_txt(anims[a].name)}:{k}" for a, k in target_names]
+        mesh.extras["targetNames"] = [f"{latin1(anims[a].name)}:{k}" for a, k in target_names]
     scene.add_material(Material(name="material_0"))
     prim.material = 0
     mi = scene.add_mesh(mesh)
@@ -206,8 +206,8 @@ def _add_targets(prim: Primitive, anims: list[AnimationV6], md_of: dict[int, np.
                 vals = _deformed(a, j, k, ax)
                 full[md] = (world[j] @ np.concatenate([vals, np.ones((len(md), 1))], 1).T).T[:, :3]
             disp = full[src] - base
-            _finite(disp, "vertex animation", f"animations[{ai}]")
-            prim.targets.append(MorphTarget(positions=disp, name=f"{_txt(a.name)}:{k}"))
+            check_finite(disp, "vertex animation", f"animations[{ai}]")
+            prim.targets.append(MorphTarget(positions=disp, name=f"{latin1(a.name)}:{k}"))
             target_names.append((ai, k))
     return target_names
 
@@ -221,11 +221,11 @@ def _add_animations(scene: Scene, doc: AbcV6Model, ax: _Axes, mnode: int | None,
         times = np.asarray(a.keys["time"]).reshape(-1)
         if len(times) == 0 or n == 0:
             continue
-        keep = _increasing(times, _txt(a.name))
+        keep = increasing_keys(times, latin1(a.name))
         secs = times[keep].astype(np.float64) / 1000.0
-        anim = SAnimation(name=_txt(a.name), extras={
+        anim = SAnimation(name=latin1(a.name), extras={
             "length": int(a.length),
-            "markers": [{"time": float(t) / 1000.0, "string": _txt(s)}
+            "markers": [{"time": float(t) / 1000.0, "string": latin1(s)}
                         for t, s, k in zip(times.tolist(), a.key_strings, keep) if s and k],
             **animation_extras(doc, ai, keep)})
         ks = np.nonzero(keep)[0]

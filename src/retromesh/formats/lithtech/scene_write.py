@@ -33,7 +33,7 @@ from .abc import (
     Socket,
     SocketsSection,
 )
-from .scene_common import S3, S4, SQ, _rigid
+from .scene_common import S3, S4, SQ, rigid
 
 __all__ = ["from_scene_v9", "Written", "PieceSource", "Skeleton", "LIMITS"]
 
@@ -265,7 +265,7 @@ def _skeleton(scene: Scene, mesh_nodes: list[int], lod_nodes: list[int],
     # ABC keys hold no scale: the nodes are the rigid part of the bind worlds, and whatever
     # scale a joint's world carries (``nonrigid``, constant over time in nearly every file)
     # is baked into its weight locations (inverse(m) @ vertex)
-    bind_rigid = _rigid(bind_gl)
+    bind_rigid = rigid(bind_gl)
     bind_file = S4 @ bind_rigid @ S4
     return Skeleton(order=order, parents=abc_par, index=index, joint_up=jset_up,
                     bind_rigid=bind_rigid, nonrigid=np.linalg.inv(bind_rigid) @ bind_gl,
@@ -370,7 +370,7 @@ def _sockets(scene: Scene, sk: Skeleton, reach: set[int], rest_world: np.ndarray
         anc = sk.joint_up[i]                      # i is no joint: its nearest joint above
         if anc < 0:
             continue
-        local = np.linalg.inv(_rigid(rest_world[anc])) @ rest_world[i]
+        local = np.linalg.inv(rigid(rest_world[anc])) @ rest_world[i]
         t, q, _ = decompose_trs(local)
         sockets.append(Socket(node=sk.index[anc], name=nd.name.encode("latin-1", "replace"),
                               rotation=tuple(float(x) for x in (q * SQ).astype(np.float32)),
@@ -427,7 +427,7 @@ def _prim_lod(scene: Scene, sk: Skeleton, rest_world: np.ndarray, node_index: in
         anc = sk.joint_up[node_index]
         follow = abc_index[anc] if anc >= 0 else 0
         # placed relative to where the followed node rests, moved to where it is bound
-        place = sk.bind_rigid[follow] @ np.linalg.inv(_rigid(rest_world[anc])) \
+        place = sk.bind_rigid[follow] @ np.linalg.inv(rigid(rest_world[anc])) \
             @ rest_world[node_index] if anc >= 0 else rest_world[node_index]
     pos = prim.positions.astype(np.float64)
     nv = len(pos)
@@ -597,7 +597,7 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
         world = world_matrices(compose_trs(T, R, Sc), parents) if n_all else np.zeros((k, 0, 4, 4))
         Wfull = np.stack([np.broadcast_to(np.eye(4), (k, 4, 4)) if j < 0 else world[:, j]
                           for j in order], 1)                               # (k, nn, 4, 4)
-        W = _rigid(Wfull)
+        W = rigid(Wfull)
         # the scale part baked into the weights must be the one the animation has
         if np.any(np.abs(np.linalg.inv(W) @ Wfull - nonrigid[None]) > 1e-3 * (1.0 + np.abs(nonrigid[None]))):
             scaled = True
