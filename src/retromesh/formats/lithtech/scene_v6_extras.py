@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ...extras import FLOAT32, integer, integers, numbers
-from .abc_v6 import VERTEX_V6, AbcV6Model, GeometryV6
+from .abc_v6 import SECTION_NAMES, VERTEX_V6, AbcV6Model, GeometryV6
 from .common import RawSection
 from .scene_common import latin1
 from .scene_extras import f32
@@ -68,9 +68,8 @@ def animation_extras(doc: AbcV6Model, ai: int, keep: np.ndarray) -> dict[str, An
 
 
 def file_extras(doc: AbcV6Model) -> dict[str, Any]:
-    from .abc_v6 import _NAMES
     out: dict[str, Any] = {"abc_sections": [
-        latin1(s.name if isinstance(s, RawSection) else _NAMES[type(s)]) for s in doc.sections]}
+        latin1(s.name if isinstance(s, RawSection) else SECTION_NAMES[type(s)]) for s in doc.sections]}
     raw = [{"name": latin1(s.name), "index": i, "data": _b64(s.data)}
            for i, s in enumerate(doc.sections) if isinstance(s, RawSection)]
     if raw:
