@@ -99,6 +99,7 @@ Scene -> v9..v13 (``from_scene``: the version of the scene's ``abc_version`` ext
 """
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -207,6 +208,5 @@ def structural_problems(doc: Any) -> list[Finding]:
 
 
 def _shallow_copy(doc: AbcModel) -> AbcModel:
-    import copy
     return AbcModel(sections=[copy.copy(s) if isinstance(s, (HeaderSection, PiecesSection)) else s
                               for s in doc.sections])
