@@ -11,7 +11,7 @@ import trimesh
 import retromesh
 from gltfcheck import assert_valid, assert_valid_many
 from retromesh import LossWarning
-from retromesh.formats.lithtech import abc, samples, scene as ls, scene_v6 as ls_v6
+from retromesh.formats.lithtech import abc, samples, scene as ls, scene_read_v6 as ls_v6
 from retromesh.scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from retromesh.transforms import compose_trs, world_matrices
 

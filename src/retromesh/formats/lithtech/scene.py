@@ -1,9 +1,15 @@
 """LithTech ABC <-> :class:`~retromesh.scene.Scene` (glTF conventions).
 
-Modules: :mod:`.scene_read` (v9-v13 -> Scene), :mod:`.scene_v6` (v6 -> Scene),
-:mod:`.scene_write` (Scene -> v9-v13), :mod:`.scene_write_v6` (Scene -> v6),
-:mod:`.scene_common` (shared helpers); this one chooses the version both ways (``to_scene``,
-``from_scene``) and holds the structural checks.
+Modules, by role (each role has a module per layout, ``_v6`` for v6):
+
+* native layout: :mod:`.abc` (+ :mod:`.abc_model`, the document), :mod:`.abc_v6`, :mod:`.common`;
+* scene mapping (read): :mod:`.scene_read` (v9-v13 -> Scene), :mod:`.scene_read_v6`;
+* writer: :mod:`.scene_write` (Scene -> v9-v13, :func:`~.scene_write.from_scene_v9`),
+  :mod:`.scene_write_v6` (:func:`~.scene_write_v6.from_scene_v6`, built on the v9-v13 writer);
+* kept data in extras: :mod:`.scene_extras`, :mod:`.scene_extras_v6`;
+* :mod:`.scene_common` (axes and helpers both directions share), :mod:`.samples`;
+* this module chooses the version both ways (``to_scene``, ``from_scene``) and holds the
+  structural checks.
 
 Axes: LithTech is Direct3D left-handed, +Y up, +Z forward. Everything crosses into glTF here,
 once, by mirroring Z (the rule for any left-handed +Y-up source): positions, normals and translations
@@ -50,7 +56,7 @@ v6 -> Scene
     and assumes both flags are 1 when the section is absent) and is unverified;
   * only the full-detail mesh is converted (how faces map to the v6 LOD vertices is unknown);
     the LOD vertex tables, bounds, AnimDims, the byte range of the vertex animation, the
-    section order and unknown sections ride in extras (:mod:`.scene_v6_extras`).
+    section order and unknown sections ride in extras (:mod:`.scene_extras_v6`).
 
 Scene -> v6 (``from_scene`` when the scene's ``abc_version`` extra is 6, or ``version=6``):
 :mod:`.scene_write_v6` (the v9..v13 writer below makes the skeleton, vertices and keys; one
@@ -113,7 +119,7 @@ from .abc import AbcModel, HeaderSection, PiecesSection
 from .abc_v6 import AbcV6Model
 from .scene_common import bind_deviation, latin1, tree_parents
 from .scene_read import to_scene_v9
-from .scene_v6 import to_scene_v6
+from .scene_read_v6 import to_scene_v6
 from .scene_write import from_scene_v9
 from .scene_write_v6 import from_scene_v6
 

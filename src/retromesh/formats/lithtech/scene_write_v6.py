@@ -17,7 +17,7 @@ here too) and then laid out the v6 way:
   with a new range (minimum and (maximum - minimum) / 255);
 * node flags: the kept ones (bit 4 set where there is vertex animation, cleared where there is
   none), else 2 for a node with vertices and 1 for one without; the LOD vertex tables, bounds,
-  AnimDims, section order and unknown sections come from :mod:`.scene_v6_extras` when they
+  AnimDims, section order and unknown sections come from :mod:`.scene_extras_v6` when they
   still fit (the LOD vertices only while the full-detail vertex count is unchanged: a
   LossWarning says when they are left out; without them the file has no LODs, NumLODs 0, as
   haekb's exporter writes).
@@ -51,7 +51,7 @@ from .abc_v6 import (
     TransformInfoV6,
 )
 from .scene_common import S3, S4, SQ
-from .scene_v6_extras import bounds6, kept_lods, kept_raw_sections
+from .scene_extras_v6 import bounds6, kept_lods, kept_raw_sections
 from .scene_write import PieceSource, from_scene_v9
 
 __all__ = ["from_scene_v6"]

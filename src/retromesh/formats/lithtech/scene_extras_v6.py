@@ -1,6 +1,6 @@
 """LithTech ABC v6 data that glTF has no place for: written to glTF ``extras`` by ``to_scene``
-(:mod:`.scene_v6`) and read back by ``from_scene`` (:mod:`.scene_write_v6`) when present and
-consistent with the scene (the v9-v13 ones are in :mod:`.scene_extras`).
+(:mod:`.scene_read_v6`) and read back by ``from_scene`` (:mod:`.scene_write_v6`) when present
+and consistent with the scene (the v9-v13 ones are in :mod:`.scene_extras`).
 
 ==========================  =====================================================================
 glTF object                 extras

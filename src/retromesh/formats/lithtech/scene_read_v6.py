@@ -33,7 +33,7 @@ from .scene_common import (
     unit_normals,
 )
 from .scene_extras import f32
-from .scene_v6_extras import animation_extras, file_extras, lod_extras
+from .scene_extras_v6 import animation_extras, file_extras, lod_extras
 
 __all__ = ["to_scene_v6", "MAX_TARGETS", "MAX_MORPH_VERTICES"]
 
