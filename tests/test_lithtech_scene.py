@@ -506,6 +506,7 @@ def test_odd_extras_do_not_break_from_scene():
     or range fall back to the defaults (a string flag was an internal ValueError)."""
     sc = ls.to_scene(samples.build_sample(12))
     sc.nodes[1].extras.update(abc_flags="two", abc_index=10**9)
+    sc.nodes[2].extras.update(abc_flags=True, abc_index="7")      # a bool or a string is no number
     sc.animations[0].extras.update(interpolation_ms=None, unknown="x",
                                    markers=[{"time": float("inf"), "string": "a"}, 3])
     sc.animations[1].extras["markers"] = 5
@@ -513,6 +514,7 @@ def test_odd_extras_do_not_break_from_scene():
     sc.extras.update(weight_sets={"upper": ["a"] * 6}, lod_distances=[0, float("nan")])
     doc = abc.read(retromesh.binio.Reader(abc.write(ls.from_scene(sc))))
     assert doc.nodes[1].flags == 0 and doc.nodes[1].index == 1
+    assert doc.nodes[2].flags == 0 and doc.nodes[2].index == 2
     assert doc.animations[0].interpolation_ms == 200 and doc.animations[0].unknown == -1
     assert doc.pieces[0].specular_power == 0.0 and doc.weight_sets == []
 
