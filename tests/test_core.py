@@ -229,6 +229,12 @@ def test_channel_sampling():
     assert np.allclose(cub.sample([1.0, 0.5]), [[2, 0, 0], [4 * (3 * 0.0625 - 2 * 0.015625), 0, 0]])
     rot = Channel(0, "rotation", [0, 1], [[0, 0, 0, 1], [0, 0, 1, 0]])
     assert np.allclose(rot.sample([0.5]), [[0, 0, np.sqrt(0.5), np.sqrt(0.5)]])
+    # a time within a microsecond of a key, on either side, is that key (float32 key times
+    # are a hair off the times meant)
+    near = Channel(0, "translation", np.array([0, 1.999, 2.0], np.float32),
+                   [[0, 0, 0], [1, 0, 0], [-1, 0, 0]])
+    assert near.sample([1.999, 1.999 - 5e-7, 2.0 - 5e-7]).tolist() == [[1, 0, 0], [1, 0, 0], [-1, 0, 0]]
+    assert not np.allclose(near.sample([1.999 + 2e-6]), [[1, 0, 0]])
 
 
 def test_count_fields_point_at_themselves():

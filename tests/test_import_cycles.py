@@ -22,11 +22,6 @@ PACKAGE = "retromesh"
 #: circles other parts of the code base still hold; this set must shrink to empty (a circle
 #: broken is removed from it: the test also fails on an entry that is no circle any more)
 KNOWN: set[frozenset[str]] = {
-    # LithTech's two writers call each other (one writer entry per version is still to come)
-    frozenset({"retromesh.formats.lithtech.scene_write",
-               "retromesh.formats.lithtech.scene_write_v6"}),
-    # LithTech's samples write through the package's ``write`` (its ``__init__`` imports them)
-    frozenset({"retromesh.formats.lithtech", "retromesh.formats.lithtech.samples"}),
     # Wolfire's readers register their formats with the writers beside them (registration in
     # the family's ``__init__`` is still to come)
     frozenset({"retromesh.formats.wolfire.fzx", "retromesh.formats.wolfire.fzx_write"}),

@@ -11,7 +11,7 @@ import trimesh
 import retromesh
 from gltfcheck import assert_valid, assert_valid_many
 from retromesh import LossWarning
-from retromesh.formats.lithtech import abc, samples, scene as ls, scene_v6 as ls_v6
+from retromesh.formats.lithtech import abc, samples, scene as ls, scene_read_v6 as ls_v6
 from retromesh.scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from retromesh.transforms import compose_trs, world_matrices
 
@@ -506,6 +506,7 @@ def test_odd_extras_do_not_break_from_scene():
     or range fall back to the defaults (a string flag was an internal ValueError)."""
     sc = ls.to_scene(samples.build_sample(12))
     sc.nodes[1].extras.update(abc_flags="two", abc_index=10**9)
+    sc.nodes[2].extras.update(abc_flags=True, abc_index="7")      # a bool or a string is no number
     sc.animations[0].extras.update(interpolation_ms=None, unknown="x",
                                    markers=[{"time": float("inf"), "string": "a"}, 3])
     sc.animations[1].extras["markers"] = 5
@@ -513,6 +514,7 @@ def test_odd_extras_do_not_break_from_scene():
     sc.extras.update(weight_sets={"upper": ["a"] * 6}, lod_distances=[0, float("nan")])
     doc = abc.read(retromesh.binio.Reader(abc.write(ls.from_scene(sc))))
     assert doc.nodes[1].flags == 0 and doc.nodes[1].index == 1
+    assert doc.nodes[2].flags == 0 and doc.nodes[2].index == 2
     assert doc.animations[0].interpolation_ms == 200 and doc.animations[0].unknown == -1
     assert doc.pieces[0].specular_power == 0.0 and doc.weight_sets == []
 
@@ -679,9 +681,59 @@ def skinned_scenes(draw):
     return sc.validate()
 
 
+def _corners(scene: Scene, node: int, g: np.ndarray) -> np.ndarray:
+    """Per-vertex positions ``g`` of a one-primitive mesh node, per face corner."""
+    return g[scene.meshes[scene.nodes[node].mesh].primitives[0].indices.astype(np.int64)]
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(skinned_scenes())
 def test_generated_scenes_survive_abc(sc):
+    _survives_abc(sc)
+
+
+def _one_joint_scene(positions: list, uvs: list, parent: bool, n_joints: int) -> Scene:
+    """A mesh of two triangles skinned to the first of ``n_joints`` joints at the origin (under
+    an armature node when ``parent``), as the generator above builds them."""
+    sc = Scene()
+    top = sc.add_node(Node(name="Armature")) if parent else None
+    j0 = sc.add_node(Node(name="j0"), top)
+    joints = [j0] + [sc.add_node(Node(name=f"j{k}"), j0) for k in range(1, n_joints)]
+    nv = len(positions)
+    prim = Primitive(positions=np.array(positions, np.float32), indices=np.arange(nv, dtype=np.uint32),
+                     uvs=[np.array(uvs, np.float32)], joints=np.zeros((nv, 4), np.uint16),
+                     weights=np.tile(np.array([1.0, 0, 0, 0], np.float32), (nv, 1)))
+    si = sc.add_skin(Skin(joints=joints, inverse_bind_matrices=np.tile(np.eye(4), (n_joints, 1, 1))))
+    mesh = Node(name="m")
+    mesh.mesh, mesh.skin = sc.add_mesh(Mesh(name="m", primitives=[prim])), si
+    sc.add_node(mesh)
+    return sc.validate()
+
+
+def test_vertices_alike_but_for_uvs_survive_abc():
+    # six vertices at one place: one ABC vertex, two glTF vertices again (one per UV)
+    sc = _one_joint_scene([[0, 0, 0]] * 6, [[0, 0]] * 5 + [[0, 1]], False, 1)
+    doc = _survives_abc(sc)
+    assert len(doc.pieces[0].lods[0].vertices) == 1
+
+
+def test_keys_a_millisecond_apart_keep_their_values():
+    # float32 1.999 s is 1.99899995 s: sampled at 1.999 s the rotation must be the key's own,
+    # not 5e-5 of the way to a key 1 ms later that turns it by 135 degrees
+    sc = _one_joint_scene([[0, 0, 0], [0, 1, 0], [0, 0, 1]] * 2, [[0, 0]] * 6, True, 5)
+    q = np.array([[0, 0, 0, 1], [0, 0, 0.5547002, 0.8320503], [0, 0, -0.5547002, 0.8320503]])
+    sc.animations.append(Animation(name="a", channels=[Channel(
+        node=1, path="rotation", times=np.array([0, 1.999, 2.0], np.float32), values=q)]))
+    doc = _survives_abc(sc)
+    assert doc.animations[0].key_times.tolist() == [0, 1999, 2000]
+    rot = doc.animations[0].transforms["rotation"]        # (nodes, keys), file axes
+    j0 = next(i for i, n in enumerate(doc.nodes) if n.name == b"j0")
+    assert np.allclose(np.abs(rot[j0, 1] @ (q[1] * [-1, -1, 1, 1])), 1.0, atol=1e-7)
+
+
+def _survives_abc(sc: Scene) -> abc.AbcModel:
+    """``sc`` -> ABC -> Scene poses the mesh as ``sc`` does at every key, and the ABC posed by
+    the engine's rules does too; returns the ABC model."""
     doc = ls.from_scene(sc)
     back = ls.to_scene(abc.read(retromesh.binio.Reader(abc.write(doc))))
     m0 = next(i for i, n in enumerate(sc.nodes) if n.mesh is not None)
@@ -690,18 +742,24 @@ def test_generated_scenes_survive_abc(sc):
     anim0 = sc.animations[0] if sc.animations else None
     anim1 = back.animations[0] if sc.animations else None
     times = np.unique(np.concatenate([c.times for c in anim0.channels])) if anim0 else [0.0]
-    # the ABC keys are the union of the key times: compare there (between keys STEP and
-    # LINEAR differ by design)
+    # compared per face corner: glTF vertices that differ only in their UVs are one ABC vertex
+    # (UVs are per corner there), so the vertex lists need not match, the corners do. The ABC
+    # keys are the union of the key times: compare there (between keys STEP and LINEAR differ
+    # by design)
     for t in times:
-        g0 = skinned_positions(sc, m0, anim0, float(t))
-        g1 = skinned_positions(back, m1, anim1 if anim1 is not None else back.animations[0], float(t))
+        g0 = _corners(sc, m0, skinned_positions(sc, m0, anim0, float(t)))
+        g1 = _corners(back, m1, skinned_positions(
+            back, m1, anim1 if anim1 is not None else back.animations[0], float(t)))
         assert np.abs(g0 - g1).max() < 1e-4, (t, np.abs(g0 - g1).max())
     if ref0 is not None:
         assert len(back.animations) == 1
     # and the engine's own skinning (weight locations, rigid keys) of the file we wrote
+    abc_corners = doc.pieces[0].lods[0].faces["vertex"][:, [0, 2, 1]].reshape(-1).astype(np.int64)
     for k, ms in enumerate(doc.animations[0].key_times):
-        g0 = skinned_positions(sc, m0, anim0, ms / 1000.0)
-        assert np.abs(engine_positions(doc, 0, 0, k) * S3 - g0).max() < 1e-4, ms
+        g0 = _corners(sc, m0, skinned_positions(sc, m0, anim0, ms / 1000.0))
+        engine = engine_positions(doc, 0, 0, k)[abc_corners] * S3
+        assert np.abs(engine - g0).max() < 1e-4, ms
+    return doc
 
 
 def test_v6_morph_limit(monkeypatch):

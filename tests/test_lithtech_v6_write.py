@@ -288,3 +288,23 @@ def test_hypothesis_v6_motion_survives_gltf(data):
         back = _write_read(lithtech.scene.from_scene(retromesh.load(glb)))
     assert lithtech.info(back) == lithtech.info(doc)
     assert_same_motion(doc, back, atol=2e-3)
+
+
+def test_v6_warns_only_about_what_it_leaves_out():
+    """v6 keeps the morph targets (vertex animation) that v9..v13 leave out: writing v6 names
+    only the rest of what ABC has no place for."""
+    sc = lithtech.scene.to_scene(samples.build_sample(6))
+    prim = sc.meshes[0].primitives[0]
+    prim.colors = np.ones((len(prim.positions), 4), np.float32)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lithtech.scene.from_scene(sc)
+    lost = [str(w.message) for w in caught if "no place for" in str(w.message)]
+    assert lost == ["ABC has no place for vertex colours; left out"]
+    prim.colors = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lithtech.scene.from_scene(sc)
+    assert not [w for w in caught if "no place for" in str(w.message)]
+    with pytest.warns(LossWarning, match="no place for morph targets"):
+        lithtech.scene.from_scene(sc, version=12)

@@ -316,6 +316,13 @@ class Channel:
         kt = self.times.astype(np.float64)
         v = self.key_values().astype(np.float64)
         k = len(kt)
+        # a time within a microsecond of a key (either side) is that key: a key stored as
+        # float32 seconds is a hair off the time meant (1.999 s is 1.99899995 s), and between
+        # keys a few milliseconds apart interpolating over that hair moves the value visibly
+        if k > 1:
+            j = np.clip(np.searchsorted(kt, t), 1, k - 1)
+            j = np.where(kt[j] - t < t - kt[j - 1], j, j - 1)          # the nearest key
+            t = np.where(np.abs(kt[j] - t) <= 1e-6, kt[j], t)
         i = np.clip(np.searchsorted(kt, t + 1e-6, side="right") - 1, 0, k - 1)
         if self.interpolation == "STEP" or k == 1:
             return v[i]

@@ -83,9 +83,9 @@ from ...arrays import as_dtype
 from ...binio import Reader, Writer
 from ...errors import DocumentError, FormatError, LimitError
 from .abc_model import (
-    _COUNT_FIELDS,
-    _NAMES,
     CORNER,
+    COUNT_FIELDS,
+    SECTION_NAMES,
     TRANSFORM13,
     VERSIONS,
     VERTEX,
@@ -218,7 +218,7 @@ def _read_header(r: Reader) -> HeaderSection:
         raise r.fail("an ABC version of 9, 10, 11, 12 or 13", h.version, offset=r.pos - 4,
                      field="version")
     vals = r.unpack("11I", "header counts")
-    for name, v in zip(_COUNT_FIELDS, vals):
+    for name, v in zip(COUNT_FIELDS, vals):
         setattr(h, name, v)
     if h.version >= 13:
         h.unknown_v13 = r.u32("v13 unknown")
@@ -458,7 +458,7 @@ def _write_header(w: Writer, h: HeaderSection) -> None:
     if h.version not in VERSIONS:
         raise DocumentError(f"ABC version must be one of {VERSIONS}, got {h.version}")
     w.u32(h.version)
-    w.pack("11I", *(getattr(h, f) for f in _COUNT_FIELDS))
+    w.pack("11I", *(getattr(h, f) for f in COUNT_FIELDS))
     if h.version >= 13:
         w.u32(h.unknown_v13 or 0)
     w.pack("2I", h.string_count, h.string_length_total)
@@ -584,7 +584,7 @@ def write(model: AbcModel) -> bytes:
     w = Writer("<")
     try:
         write_sections(w, model.sections, lambda w_, s: _write_body(w_, s, h),
-                       lambda s: s.name if isinstance(s, RawSection) else _NAMES[type(s)])
+                       lambda s: s.name if isinstance(s, RawSection) else SECTION_NAMES[type(s)])
     except (struct.error, OverflowError) as exc:
         raise DocumentError(f"a value does not fit its ABC field: {exc}") from None
     return w.getvalue()

@@ -31,9 +31,9 @@ WEIGHT = np.dtype([("node", "<u4"), ("location", "<f4", (3,)), ("bias", "<f4")])
 TRANSFORM13 = np.dtype([("location", "<f4", (3,)), ("rotation", "<f4", (4,)),
                         ("extra", "<f4", (2,))])
 
-_COUNT_FIELDS = ("keyframe_count", "animation_count", "node_count", "piece_count",
-                 "child_model_count", "face_count", "vertex_count", "weight_count", "lod_count",
-                 "socket_count", "weight_set_count")
+COUNT_FIELDS = ("keyframe_count", "animation_count", "node_count", "piece_count",
+                "child_model_count", "face_count", "vertex_count", "weight_count", "lod_count",
+                "socket_count", "weight_set_count")
 
 
 # -- the document --------------------------------------------------------------------------
@@ -168,7 +168,7 @@ class AnimBindingsSection:
     gap: bytes = b""
 
 
-_NAMES = {
+SECTION_NAMES = {
     HeaderSection: b"Header", PiecesSection: b"Pieces", NodesSection: b"Nodes",
     ChildModelsSection: b"ChildModels", AnimationSection: b"Animation",
     SocketsSection: b"Sockets", AnimBindingsSection: b"AnimBindings",

@@ -151,8 +151,8 @@ class TransformInfoV6:
     gap: bytes = b""
 
 
-_NAMES = {HeaderV6: b"Header", GeometryV6: b"Geometry", NodesV6: b"Nodes",
-          AnimationsV6: b"Animation", AnimDimsV6: b"AnimDims", TransformInfoV6: b"TransformInfo"}
+SECTION_NAMES = {HeaderV6: b"Header", GeometryV6: b"Geometry", NodesV6: b"Nodes",
+                 AnimationsV6: b"Animation", AnimDimsV6: b"AnimDims", TransformInfoV6: b"TransformInfo"}
 
 
 @record
@@ -381,7 +381,7 @@ def write(model: AbcV6Model) -> bytes:
 
     try:
         write_sections(w, model.sections, body,
-                       lambda s: s.name if isinstance(s, RawSection) else _NAMES[type(s)])
+                       lambda s: s.name if isinstance(s, RawSection) else SECTION_NAMES[type(s)])
     except (struct.error, OverflowError) as exc:
         raise DocumentError(f"a value does not fit its ABC field: {exc}") from None
     return w.getvalue()

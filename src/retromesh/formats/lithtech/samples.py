@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...binio import Reader
 from ...transforms import compose_trs, quat_multiply, world_matrices
 from . import abc, abc_v6
 from .abc import (
@@ -33,6 +34,21 @@ from .abc import (
     Socket,
     SocketsSection,
     WeightSet,
+)
+from .abc_v6 import (
+    FACE_V6,
+    KEY_V6,
+    VERTEX_V6,
+    AbcV6Model,
+    AnimationsV6,
+    AnimationV6,
+    AnimDimsV6,
+    GeometryV6,
+    HeaderV6,
+    NodesV6,
+    NodeV6,
+    TrackV6,
+    TransformInfoV6,
 )
 from .common import TRANSFORM, RawSection
 
@@ -176,22 +192,7 @@ def _build_v9(version: int, heavy: bool) -> AbcModel:
     return abc.recount(model)
 
 
-def _build_v6(transform_info: bool) -> abc_v6.AbcV6Model:
-    from .abc_v6 import (
-        FACE_V6,
-        KEY_V6,
-        VERTEX_V6,
-        AbcV6Model,
-        AnimationsV6,
-        AnimationV6,
-        AnimDimsV6,
-        GeometryV6,
-        HeaderV6,
-        NodesV6,
-        NodeV6,
-        TrackV6,
-        TransformInfoV6,
-    )
+def _build_v6(transform_info: bool) -> AbcV6Model:
     # root (null) -> body (triangles) -> flag (deformation); root -> arm (triangles)
     nodes = [
         NodeV6(name=b"root", index=0, flags=1, child_count=2, bounds_min=(-1, 0, -1), bounds_max=(1, 2, 1)),
@@ -251,8 +252,7 @@ def _build_v6(transform_info: bool) -> abc_v6.AbcV6Model:
     return abc_v6.read(_reader(abc_v6.write(model)))
 
 
-def _reader(data: bytes):
-    from ...binio import Reader
+def _reader(data: bytes) -> Reader:
     return Reader(data)
 
 
@@ -271,5 +271,5 @@ def build_sample(version: int = 12, *, heavy: bool = False, transform_info: bool
 
 
 def sample_bytes(version: int = 12, **kw) -> bytes:
-    from . import write
-    return write(build_sample(version, **kw))
+    doc = build_sample(version, **kw)
+    return abc_v6.write(doc) if isinstance(doc, AbcV6Model) else abc.write(doc)

@@ -1,9 +1,15 @@
 """LithTech ABC <-> :class:`~retromesh.scene.Scene` (glTF conventions).
 
-Modules: :mod:`.scene_read` (v9-v13 -> Scene), :mod:`.scene_v6` (v6 -> Scene),
-:mod:`.scene_write` (Scene -> v9-v13), :mod:`.scene_write_v6` (Scene -> v6),
-:mod:`.scene_common` (shared helpers); this one holds
-``to_scene`` and the structural checks and re-exports ``from_scene``.
+Modules, by role (each role has a module per layout, ``_v6`` for v6):
+
+* native layout: :mod:`.abc` (+ :mod:`.abc_model`, the document), :mod:`.abc_v6`, :mod:`.common`;
+* scene mapping (read): :mod:`.scene_read` (v9-v13 -> Scene), :mod:`.scene_read_v6`;
+* writer: :mod:`.scene_write` (Scene -> v9-v13, :func:`~.scene_write.from_scene_v9`),
+  :mod:`.scene_write_v6` (:func:`~.scene_write_v6.from_scene_v6`, built on the v9-v13 writer);
+* kept data in extras: :mod:`.scene_extras`, :mod:`.scene_extras_v6`;
+* :mod:`.scene_common` (axes and helpers both directions share), :mod:`.samples`;
+* this module chooses the version both ways (``to_scene``, ``from_scene``) and holds the
+  structural checks.
 
 Axes: LithTech is Direct3D left-handed, +Y up, +Z forward. Everything crosses into glTF here,
 once, by mirroring Z (the rule for any left-handed +Y-up source): positions, normals and translations
@@ -50,7 +56,7 @@ v6 -> Scene
     and assumes both flags are 1 when the section is absent) and is unverified;
   * only the full-detail mesh is converted (how faces map to the v6 LOD vertices is unknown);
     the LOD vertex tables, bounds, AnimDims, the byte range of the vertex animation, the
-    section order and unknown sections ride in extras (:mod:`.scene_v6_extras`).
+    section order and unknown sections ride in extras (:mod:`.scene_extras_v6`).
 
 Scene -> v6 (``from_scene`` when the scene's ``abc_version`` extra is 6, or ``version=6``):
 :mod:`.scene_write_v6` (the v9..v13 writer below makes the skeleton, vertices and keys; one
@@ -67,19 +73,18 @@ Scene -> v9..v13 (``from_scene``: the version of the scene's ``abc_version`` ext
     ones with ``location = inverse(m) @ vertex``; glTF vertices that differ only in their UVs
     are merged back into one ABC vertex (UVs are per face corner in ABC); a mesh without skin
     under an animated node becomes a node of its own (bound where it rests) so that it keeps
-    its motion; other meshes without skin are frozen in place (turned over when their transform
-    mirrors) and follow their nearest joint ancestor as it rests, or a static synthetic ``root``
-    when they have none;
+    its motion; other meshes without skin are frozen in place (turned over when their
+    transform mirrors) and follow their nearest joint ancestor as it rests, or a static
+    synthetic ``root`` when they have none;
   * every animation is sampled at the union of its key times (rounded to whole ms), or at the
     file's key times kept in the extras (``key_times_ms``) when the glTF's are among them, or
     lie on one frame grid (24/25/30/50/60 fps) within the file's time span, as an exporter that
     samples every frame and drops repeated values leaves them (Blender's defaults; warned):
-    animated
-    world matrices of the whole glTF hierarchy are evaluated and each node's key is
+    animated world matrices of the whole glTF hierarchy are evaluated and each node's key is
     ``inverse(parent world) @ world`` of the rigid parts (so armature objects and non-joint
     parents are baked in, which is what keeps Blender round trips from "exploding"); scale
-    that differs from the bind pose's is dropped with a LossWarning; a scene without animations
-    gets one one-key animation of the rest pose;
+    that differs from the bind pose's is dropped with a LossWarning; a scene without
+    animations gets one one-key animation of the rest pose;
   * a primitive of more than 65535 vertices (ABC faces index vertices with uint16) becomes
     several pieces ``<name>_part<k>``, runs of its triangles (without LODs);
   * LOD n > 0 comes back from the nodes ``<piece>_lod<n>`` of other scenes (``extras``
@@ -100,20 +105,23 @@ Scene -> v9..v13 (``from_scene``: the version of the scene's ``abc_version`` ext
 """
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
 
 from ...errors import DocumentError
+from ...extras import integer
 from ...findings import Finding, error, warning
 from ...scene import Scene
 from . import abc as abcmod
 from .abc import AbcModel, HeaderSection, PiecesSection
 from .abc_v6 import AbcV6Model
-from .scene_common import _txt, bind_deviation, tree_parents
-from .scene_read import _v9_scene
-from .scene_v6 import _v6_scene
-from .scene_write import from_scene
+from .scene_common import bind_deviation, latin1, tree_parents
+from .scene_read import to_scene_v9
+from .scene_read_v6 import to_scene_v6
+from .scene_write import from_scene_v9
+from .scene_write_v6 import from_scene_v6
 
 __all__ = ["to_scene", "from_scene", "structural_problems", "bind_deviation", "tree_parents"]
 
@@ -123,10 +131,23 @@ def to_scene(doc, *, source=None, lods: bool = True, flip_mat: int | None = None
     """An ABC model as a Scene (see the module docstring for the mapping)."""
     with np.errstate(all="ignore"):     # nonsense values are caught by the finite checks
         if isinstance(doc, AbcV6Model):
-            return _v6_scene(doc, lods, flip_mat, fix_anim_keyframes, morph)
+            return to_scene_v6(doc, lods, flip_mat, fix_anim_keyframes, morph)
         if isinstance(doc, AbcModel):
-            return _v9_scene(doc, lods)
+            return to_scene_v9(doc, lods)
     raise DocumentError(f"{type(doc).__name__} is not an ABC model")
+
+
+def from_scene(scene: Scene, *, version: int | None = None, **options: Any) -> AbcModel | AbcV6Model:
+    """A Scene as an ABC model: the version its extras name (``abc_version``, as ``to_scene``
+    writes it), else v12, unless ``version`` says otherwise (6 or 9..13); see the module
+    docstring."""
+    ex = scene.extras or {}
+    if version is None:
+        version = 6 if integer(ex, "abc_version", 12, 6, 13) == 6 else \
+            integer(ex, "abc_version", 12, min(abcmod.VERSIONS), max(abcmod.VERSIONS))
+    if version == 6:
+        return from_scene_v6(scene)
+    return from_scene_v9(scene, version).model
 
 
 # -- checks --------------------------------------------------------------------------------
@@ -144,7 +165,7 @@ def structural_problems(doc: Any) -> list[Finding]:
         for a in doc.animations:
             t = np.asarray(a.keys["time"]).astype(np.int64)
             if len(t) > 1 and np.any(np.diff(t) <= 0):
-                out.append(warning("abc.key_order", f"animation {_txt(a.name)!r} has key times that do not "
+                out.append(warning("abc.key_order", f"animation {latin1(a.name)!r} has key times that do not "
                                    "increase"))
         return out
     h = doc.header
@@ -178,21 +199,20 @@ def structural_problems(doc: Any) -> list[Finding]:
         for li, lod in enumerate(p.lods):
             dev = bind_deviation(lod, mats)
             if dev is not None and dev > 1e-3:
-                out.append(warning("abc.bind", f"piece {_txt(p.name)!r} LOD {li}: the weighted bind "
+                out.append(warning("abc.bind", f"piece {latin1(p.name)!r} LOD {li}: the weighted bind "
                                    f"positions are up to {dev:.4g} away from the vertex locations "
                                    "(the model will not look the same in the engine)"))
     for s in doc.sockets:
         if s.node >= n:
-            out.append(error("abc.socket_node", f"socket {_txt(s.name)!r} refers to node {s.node} of {n}"))
+            out.append(error("abc.socket_node", f"socket {latin1(s.name)!r} refers to node {s.node} of {n}"))
     for a in doc.animations:
         t = np.asarray(a.key_times).astype(np.int64)
         if len(t) > 1 and np.any(np.diff(t) <= 0):
-            out.append(warning("abc.key_order", f"animation {_txt(a.name)!r} has key times that do not "
+            out.append(warning("abc.key_order", f"animation {latin1(a.name)!r} has key times that do not "
                                    "increase"))
     return out
 
 
 def _shallow_copy(doc: AbcModel) -> AbcModel:
-    import copy
     return AbcModel(sections=[copy.copy(s) if isinstance(s, (HeaderSection, PiecesSection)) else s
                               for s in doc.sections])

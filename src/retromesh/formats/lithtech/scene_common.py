@@ -11,18 +11,19 @@ from ...errors import FormatError, LossWarning
 from ...transforms import compose_trs, decompose_trs
 from .abc import Lod
 
-__all__ = ["tree_parents", "bind_deviation"]
+__all__ = ["S3", "SQ", "S4", "latin1", "scene_error", "tree_parents", "check_finite", "unit_normals",
+           "split_corners", "bind_deviation", "increasing_keys", "rigid"]
 
 S3 = np.array([1.0, 1.0, -1.0])
 SQ = np.array([-1.0, -1.0, 1.0, 1.0])
 S4 = np.diag([1.0, 1.0, -1.0, 1.0])
 
 
-def _txt(b: bytes) -> str:
+def latin1(b: bytes) -> str:
     return bytes(b).decode("latin-1")
 
 
-def _fail(expected: str, got: Any = None, path: str = "to_scene") -> FormatError:
+def scene_error(expected: str, got: Any = None, path: str = "to_scene") -> FormatError:
     return FormatError(expected, path=path, got=got)
 
 
@@ -44,12 +45,12 @@ def tree_parents(child_counts: list[int]) -> tuple[list[int], int]:
     return parents, missing
 
 
-def _finite(a: np.ndarray, what: str, path: str) -> None:
+def check_finite(a: np.ndarray, what: str, path: str) -> None:
     if not np.all(np.isfinite(a)):
-        raise _fail(f"finite {what}", "NaN or infinity", path)
+        raise scene_error(f"finite {what}", "NaN or infinity", path)
 
 
-def _unit_normals(n: np.ndarray) -> np.ndarray | None:
+def unit_normals(n: np.ndarray) -> np.ndarray | None:
     n = np.asarray(n, np.float64)
     if not np.all(np.isfinite(n)):
         return None
@@ -59,7 +60,7 @@ def _unit_normals(n: np.ndarray) -> np.ndarray | None:
     return n / ln[:, None] if len(n) else n
 
 
-def _split_corners(vertex_idx: np.ndarray, uv: np.ndarray):
+def split_corners(vertex_idx: np.ndarray, uv: np.ndarray):
     """Unique (vertex, u, v) corners: (source vertex per glTF vertex, uv per glTF vertex,
     index per corner). Two sorts of uint64 keys: the distinct UV pairs, then (vertex, uv id)."""
     uv = np.ascontiguousarray(uv, np.float32)
@@ -95,7 +96,7 @@ def bind_deviation(lod: Lod, mats: np.ndarray) -> float | None:
 
 
 
-def _increasing(times_ms: np.ndarray, name: str) -> np.ndarray:
+def increasing_keys(times_ms: np.ndarray, name: str) -> np.ndarray:
     # compared as the float32 seconds glTF stores (past ~4.6 hours whole ms run together)
     t = (times_ms.astype(np.float64) / 1000.0).astype(np.float32)
     prev = np.maximum.accumulate(np.concatenate([[-1.0], t[:-1]]).astype(np.float32))
@@ -107,25 +108,7 @@ def _increasing(times_ms: np.ndarray, name: str) -> np.ndarray:
 
 
 
-def _xint(v: Any, default, lo: int, hi: int):
-    """An integer from glTF extras (anything a user or tool may have put there), else default."""
-    try:
-        x = int(v)
-    except (TypeError, ValueError, OverflowError):
-        return default
-    return x if lo <= x <= hi else default
-
-
-def _xfloat(v: Any, default):
-    """A float32-sized finite float from glTF extras, else default."""
-    try:
-        x = float(v)
-    except (TypeError, ValueError, OverflowError):
-        return default
-    return x if np.isfinite(x) and abs(x) < 3.0e38 else default
-
-
-def _rigid(m: np.ndarray) -> np.ndarray:
+def rigid(m: np.ndarray) -> np.ndarray:
     """The rotation and translation of affine matrices (scale and mirroring removed)."""
     t, q, _ = decompose_trs(m)
     return compose_trs(t, q, np.ones_like(t))

@@ -41,17 +41,21 @@ no list is empty (pygltflib leaves empty values out of the JSON).
 """
 from __future__ import annotations
 
+import copy
 import warnings
 from typing import Any
 
 import numpy as np
 
 from ...errors import LossWarning
+from ...extras import FLOAT32, integer, integers, number, numbers
+from ...scene import Scene
 from .abc import AnimBinding, ChildModel, WeightSet
-from .scene_common import _txt, _xfloat, _xint
+from .scene_common import latin1
 
 __all__ = ["f32", "scene_extras", "bounds_radius", "kept_radius", "kept_sublod", "animation_extras",
-           "weight_sets", "child_models", "anim_bindings", "floats", "in_file_order"]
+           "weight_sets", "child_models", "anim_bindings", "in_file_order",
+           "in_file_order_scene"]
 
 
 def f32(values) -> list[float | None]:
@@ -59,14 +63,6 @@ def f32(values) -> list[float | None]:
     non-finite value becomes None (JSON has no NaN)."""
     return [float(str(v)) if np.isfinite(v) else None
             for v in np.asarray(values, np.float32).reshape(-1)]
-
-
-def floats(v: Any, n: int | None = None) -> list[float] | None:
-    """A list of finite float32-sized numbers from extras (``n`` of them when given), else None."""
-    if not isinstance(v, list) or (n is not None and len(v) != n):
-        return None
-    out: list[Any] = [_xfloat(x, None) if not isinstance(x, bool) else None for x in v]
-    return None if None in out else out
 
 
 def bounds_radius(pieces: list) -> float:
@@ -83,8 +79,8 @@ def kept_radius(ex: dict, pieces: list) -> float:
     differs from the one read). The engine's radius need not be the farthest vertex, so an
     unedited model keeps the value its author gave."""
     radius = bounds_radius(pieces)
-    kept = _xfloat(ex.get("internal_radius"), None)
-    was = _xfloat(ex.get("bounds_radius"), None)
+    kept = number(ex, "internal_radius", None, *FLOAT32)
+    was = number(ex, "bounds_radius", None, *FLOAT32)
     if kept is None:
         return radius
     if was is not None and abs(radius - was) <= 1e-5 * max(1.0, abs(was)):
@@ -101,13 +97,12 @@ def kept_sublod(mex: dict, n: int, name: str) -> np.ndarray | None:
     v = mex.get("sublod") if isinstance(mex, dict) else None
     if v is None:
         return None
-    ok = isinstance(v, list) and len(v) == n and all(
-        type(x) is int and 0 <= x <= 0xFFFF for x in v)
-    if not ok:
+    ok = integers(v, n, 0, 0xFFFF)
+    if ok is None:
         warnings.warn(f"mesh {name!r}: its SubLOD vertex indices do not fit its {n} vertices "
                       "(edited?); written as 0", LossWarning, stacklevel=4)
         return None
-    return np.asarray(v, np.uint16)
+    return np.asarray(ok, np.uint16)
 
 
 def scene_extras(doc, anim_extras: list[dict]) -> dict[str, Any]:
@@ -116,18 +111,18 @@ def scene_extras(doc, anim_extras: list[dict]) -> dict[str, Any]:
     h = doc.header
     ex: dict[str, Any] = {
         "abc_version": int(h.version),
-        "command_string": _txt(h.command_string),
+        "command_string": latin1(h.command_string),
         "internal_radius": f32([h.internal_radius])[0],
         "lod_distances": f32(h.lod_distances),
-        "weight_sets": [{"name": _txt(w.name), "weights": f32(w.weights)} if len(w.weights)
-                        else {"name": _txt(w.name)} for w in doc.weight_sets],
+        "weight_sets": [{"name": latin1(w.name), "weights": f32(w.weights)} if len(w.weights)
+                        else {"name": latin1(w.name)} for w in doc.weight_sets],
         "child_models": [],
-        "anim_bindings": [{"name": _txt(b.name), "extents": f32(b.extents),
+        "anim_bindings": [{"name": latin1(b.name), "extents": f32(b.extents),
                            "origin": f32(b.origin)} for b in doc.anim_bindings],
         "abc_animations": anim_extras,
     }
     for i, c in enumerate(doc.child_models):
-        cm: dict[str, Any] = {"name": _txt(c.name), "build_number": int(c.build_number)}
+        cm: dict[str, Any] = {"name": latin1(c.name), "build_number": int(c.build_number)}
         if i > 0:       # the first is the model itself: its transforms are the bind pose
             t = np.asarray(c.transforms)
             parts = [t[f].reshape(len(t), -1) for f in t.dtype.names or ()]
@@ -161,6 +156,16 @@ def in_file_order(scene) -> list:
     return sorted(scene.animations, key=lambda a: rank.get(a.name, len(rank)))
 
 
+def in_file_order_scene(scene: Scene) -> Scene:
+    """``scene``, or a shallow copy of it whose animations are :func:`in_file_order`."""
+    order = in_file_order(scene)
+    if all(x is y for x, y in zip(order, scene.animations)):
+        return scene
+    out = copy.copy(scene)
+    out.animations = order
+    return out
+
+
 def weight_sets(ex: dict, nn: int) -> list[WeightSet]:
     out = []
     sets = ex.get("weight_sets")
@@ -171,7 +176,7 @@ def weight_sets(ex: dict, nn: int) -> list[WeightSet]:
         if not isinstance(ws, dict):
             continue
         name = ws.get("name", "")
-        v = floats(ws.get("weights", []))
+        v = numbers(ws.get("weights", []), None, *FLOAT32)
         if v is None or len(v) not in (0, nn):
             bad += 1
             continue
@@ -191,7 +196,7 @@ def child_models(ex: dict, base: np.ndarray) -> list[ChildModel]:
         return out
     if kept and isinstance(kept[0], dict):
         out[0].name = str(kept[0].get("name", "")).encode("latin-1", "replace")
-        out[0].build_number = _xint(kept[0].get("build_number"), 0, 0, 2**32 - 1)
+        out[0].build_number = integer(kept[0], "build_number", 0, 0, 2**32 - 1)
     stride = sum(int(np.prod(base.dtype[f].shape or (1,))) for f in base.dtype.names or ())
     approximated = []
     for cm in kept[1:]:
@@ -199,7 +204,7 @@ def child_models(ex: dict, base: np.ndarray) -> list[ChildModel]:
             continue
         name = str(cm.get("name", ""))
         t = base.copy()
-        vals = floats(cm.get("transforms"))
+        vals = numbers(cm.get("transforms"), None, *FLOAT32)
         if vals is not None and len(vals) == stride * len(base):
             flat = np.asarray(vals, np.float64).reshape(len(base), stride)
             col = 0
@@ -213,7 +218,7 @@ def child_models(ex: dict, base: np.ndarray) -> list[ChildModel]:
         else:
             approximated.append(name)
         out.append(ChildModel(name=name.encode("latin-1", "replace"),
-                              build_number=_xint(cm.get("build_number"), 0, 0, 2**32 - 1),
+                              build_number=integer(cm, "build_number", 0, 0, 2**32 - 1),
                               transforms=t))
     if approximated:
         warnings.warn(f"child models {', '.join(approximated[:5])}: their transforms do not fit "
@@ -231,8 +236,8 @@ def anim_bindings(ex: dict, names: list[bytes], extents) -> list[AnimBinding]:
     for b in kept:
         if not isinstance(b, dict):
             continue
-        e = floats(b.get("extents"), 3) or list(extents)
-        o = floats(b.get("origin"), 3) or [0.0, 0.0, 0.0]
+        e = numbers(b.get("extents"), 3, *FLOAT32) or list(extents)
+        o = numbers(b.get("origin"), 3, *FLOAT32) or [0.0, 0.0, 0.0]
         out.append(AnimBinding(name=str(b.get("name", "")).encode("latin-1", "replace"),
                                extents=tuple(e), origin=tuple(o)))
     return out

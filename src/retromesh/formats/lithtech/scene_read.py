@@ -14,14 +14,14 @@ from .scene_common import (
     S3,
     S4,
     SQ,
-    _fail,
-    _finite,
-    _increasing,
-    _split_corners,
-    _txt,
-    _unit_normals,
     bind_deviation,
+    check_finite,
+    increasing_keys,
+    latin1,
+    scene_error,
+    split_corners,
     tree_parents,
+    unit_normals,
 )
 from .scene_extras import bounds_radius, f32, scene_extras
 
@@ -66,27 +66,27 @@ def _lod_primitive(lod: Lod, world_file: np.ndarray, path: str, n_nodes: int):
         return None, {}
     vidx = faces["vertex"].reshape(-1).astype(np.int64)
     if vidx.max() >= nv:
-        raise _fail(f"face vertex indices below the {nv} vertices", int(vidx.max()), path)
+        raise scene_error(f"face vertex indices below the {nv} vertices", int(vidx.max()), path)
     uv = faces["uv"].reshape(-1, 2)
     loc = verts["location"].astype(np.float64)
-    _finite(uv, "UVs", path)
-    _finite(loc, "vertex locations", path)
+    check_finite(uv, "UVs", path)
+    check_finite(loc, "vertex locations", path)
     counts = verts["weight_count"].astype(np.int64)
     if int(counts.sum()) != len(wts):
-        raise _fail(f"{int(counts.sum())} weights", len(wts), path)
+        raise scene_error(f"{int(counts.sum())} weights", len(wts), path)
     owner = np.repeat(np.arange(nv), counts)
     wnode = wts["node"].astype(np.int64)
     extras: dict[str, Any] = {}
     if len(wts) and wnode.max() >= max(n_nodes, 1):
-        raise _fail(f"weight node indices below the {n_nodes} nodes", int(wnode.max()), path)
+        raise scene_error(f"weight node indices below the {n_nodes} nodes", int(wnode.max()), path)
     if n_nodes:
         joints, weights, lost, empty = _top4(owner, wnode, wts["bias"].astype(np.float64), nv)
         extras["bind_max_deviation"] = bind_deviation(lod, world_file)
         extras["vertices_with_dropped_weights"] = lost
         extras["unweighted_vertices"] = empty
-    src, uv_g, corner = _split_corners(vidx, uv)
+    src, uv_g, corner = split_corners(vidx, uv)
     idx = corner.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1).astype(np.uint32)
-    normals = _unit_normals(verts["normal"][src] * S3)
+    normals = unit_normals(verts["normal"][src] * S3)
     prim = Primitive(positions=loc[src] * S3, normals=normals, uvs=[uv_g], indices=idx)
     if n_nodes:
         prim.joints = joints[src]
@@ -94,15 +94,15 @@ def _lod_primitive(lod: Lod, world_file: np.ndarray, path: str, n_nodes: int):
     return prim, extras
 
 
-def _v9_scene(doc: AbcModel, lods: bool) -> Scene:
+def to_scene_v9(doc: AbcModel, lods: bool) -> Scene:
     scene = Scene(name="abc")
     nodes = doc.nodes
     n = len(nodes)
     mats = np.stack([np.asarray(nd.matrix, np.float64).reshape(4, 4) for nd in nodes]) if n \
         else np.zeros((0, 4, 4))
-    _finite(mats, "node matrices", "nodes")
+    check_finite(mats, "node matrices", "nodes")
     if n and np.any(np.abs(np.linalg.det(mats)) < 1e-12):
-        raise _fail("invertible node bind matrices", "a singular matrix", "nodes")
+        raise scene_error("invertible node bind matrices", "a singular matrix", "nodes")
     parents, missing = tree_parents([nd.child_count for nd in nodes])
     world = S4 @ mats @ S4
     inv_world = np.linalg.inv(world) if n else world
@@ -110,7 +110,7 @@ def _v9_scene(doc: AbcModel, lods: bool) -> Scene:
                       for i in range(n)]).reshape(n, 4, 4)
     t_rest, r_rest, s_rest = decompose_trs(local) if n else (np.zeros((0, 3)),) * 3
     for i, nd in enumerate(nodes):
-        scene.add_node(SNode(name=_txt(nd.name), translation=t_rest[i], rotation=r_rest[i],
+        scene.add_node(SNode(name=latin1(nd.name), translation=t_rest[i], rotation=r_rest[i],
                              scale=s_rest[i], extras={"abc_flags": int(nd.flags),
                                                       "abc_index": int(nd.index)}),
                        parent=None if parents[i] < 0 else parents[i])
@@ -128,11 +128,11 @@ def _v9_scene(doc: AbcModel, lods: bool) -> Scene:
     # sockets
     for si, s in enumerate(doc.sockets):
         if not 0 <= s.node < n:
-            raise _fail(f"a socket node below {n}", s.node, f"sockets[{si}]")
+            raise scene_error(f"a socket node below {n}", s.node, f"sockets[{si}]")
         t = np.asarray(s.location, np.float64) * S3
         q = quat_normalize(np.asarray(s.rotation, np.float64) * SQ)
-        _finite(np.concatenate([t, q]), "socket transform", f"sockets[{si}]")
-        scene.add_node(SNode(name=_txt(s.name), translation=t, rotation=q,
+        check_finite(np.concatenate([t, q]), "socket transform", f"sockets[{si}]")
+        scene.add_node(SNode(name=latin1(s.name), translation=t, rotation=q,
                              extras={"abc_socket": True}), parent=s.node)
     # meshes
     mat_map: dict[int, int] = {}
@@ -142,7 +142,7 @@ def _v9_scene(doc: AbcModel, lods: bool) -> Scene:
         m = _material(scene, mat_map, piece.material_index,
                       {"specular_power": float(piece.specular_power),
                        "specular_scale": float(piece.specular_scale)})
-        pname = _txt(piece.name) or f"piece{pi}"
+        pname = latin1(piece.name) or f"piece{pi}"
         for li, lod in enumerate(piece.lods):
             if li > 0 and not lods:
                 break
@@ -186,20 +186,20 @@ def _v9_scene(doc: AbcModel, lods: bool) -> Scene:
 
 
 def _v9_animation(a, nodes, parents, t_rest, s_rest, path: str) -> SAnimation | None:
-    name = _txt(a.name)
+    name = latin1(a.name)
     times = np.asarray(a.key_times).reshape(-1)
     tr = np.asarray(a.transforms)
     n = len(nodes)
     if len(times) == 0 or n == 0:
         return None
     if tr.shape != (n, len(times)):
-        raise _fail(f"transforms of shape ({n}, {len(times)})", tr.shape, path)
-    keep = _increasing(times, name)
+        raise scene_error(f"transforms of shape ({n}, {len(times)})", tr.shape, path)
+    keep = increasing_keys(times, name)
     times = times[keep]
     loc = tr["location"][:, keep].astype(np.float64) * S3
     rot = tr["rotation"][:, keep].astype(np.float64) * SQ
-    _finite(loc, "key locations", path)
-    _finite(rot, "key rotations", path)
+    check_finite(loc, "key locations", path)
+    check_finite(rot, "key rotations", path)
     secs = times.astype(np.float64) / 1000.0
     anim = SAnimation(name=name)
     for j in range(n):
@@ -214,7 +214,7 @@ def _v9_animation(a, nodes, parents, t_rest, s_rest, path: str) -> SAnimation | 
             # a bind matrix with scale: the engine's animated transforms have none
             anim.channels.append(Channel(node=j, path="scale", times=secs[:1],
                                          values=np.ones((1, 3))))
-    markers = [{"time": float(t) / 1000.0, "string": _txt(s)}
+    markers = [{"time": float(t) / 1000.0, "string": latin1(s)}
                for t, s, k in zip(np.asarray(a.key_times).tolist(), a.key_strings, keep) if s and k]
     anim.extras = {"interpolation_ms": 200 if a.interpolation_ms is None else int(a.interpolation_ms),
                    "unknown": int(a.unknown), "extents": f32(a.extents),

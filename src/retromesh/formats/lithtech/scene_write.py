@@ -1,12 +1,16 @@
-"""Scene -> LithTech ABC v9..v13 (``from_scene``; the mapping is in :mod:`.scene`)."""
+"""Scene -> LithTech ABC v9..v13 (:func:`from_scene_v9`; the mapping is in :mod:`.scene`, which
+chooses the version)."""
 from __future__ import annotations
 
 import re
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
+from ...arrays import as_dtype
 from ...errors import DocumentError, LossWarning
+from ...extras import FLOAT32, integer, integers, number, numbers, text
 from ...geometry import compute_normals
 from ...hierarchy import nearest_in, top_down
 from ...keytimes import per_frame
@@ -31,7 +35,9 @@ from .abc import (
     Socket,
     SocketsSection,
 )
-from .scene_common import S3, S4, SQ, _rigid, _xfloat, _xint
+from .scene_common import S3, S4, SQ, rigid
+
+__all__ = ["from_scene_v9", "Written", "PieceSource", "Skeleton", "LIMITS"]
 
 _LOD_NAME = re.compile(r"(.+)_lod([1-9][0-9]*)")
 
@@ -53,8 +59,8 @@ def _lod_key(scene: Scene, i: int) -> tuple[str, int] | None:
     """(piece, level > 0) of a node that holds a LOD: from its extras (``abc_piece``/``abc_lod``),
     else from a name ``<piece>_lod<n>`` (node or mesh)."""
     nd = scene.nodes[i]
-    piece, lod = nd.extras.get("abc_piece"), nd.extras.get("abc_lod")
-    if isinstance(piece, str) and isinstance(lod, int) and not isinstance(lod, bool):
+    piece, lod = text(nd.extras, "abc_piece"), integer(nd.extras, "abc_lod")
+    if piece is not None and lod is not None:
         return (piece, lod) if lod > 0 else None
     for name in (nd.name, scene.meshes[nd.mesh].name if nd.mesh is not None else ""):
         m = _LOD_NAME.fullmatch(name or "")
@@ -65,13 +71,13 @@ def _lod_key(scene: Scene, i: int) -> tuple[str, int] | None:
 
 def _piece_key(scene: Scene, i: int) -> str:
     nd = scene.nodes[i]
-    piece = nd.extras.get("abc_piece")
-    if isinstance(piece, str):
+    piece = text(nd.extras, "abc_piece")
+    if piece is not None:
         return piece
-    return _mesh_of(scene, i).name or nd.name
+    return mesh_of(scene, i).name or nd.name
 
 
-def _mesh_of(scene: Scene, i: int) -> Mesh:
+def mesh_of(scene: Scene, i: int) -> Mesh:
     """The mesh of node ``i``, a mesh node."""
     mi = scene.nodes[i].mesh
     assert mi is not None
@@ -94,34 +100,45 @@ def _lod_nodes(scene: Scene, mesh_nodes: list[int], reach: set[int]) -> dict[tup
             out.setdefault(k, i)
     return out
 
+@dataclass
+class PieceSource:
+    """Where a written piece's LOD 0 came from: the glTF primitive, and for each ABC vertex the
+    index of the primitive's vertex it was made from (vertices alike but for their UVs are one
+    ABC vertex)."""
+    primitive: Primitive
+    vertices: np.ndarray
 
-def from_scene(scene: Scene, *, version: int | None = None, **options):
-    """A Scene as an ABC model: the version its extras name (``abc_version``, as ``to_scene``
-    writes it), else v12, unless ``version`` says otherwise (6 or 9..13; v6 is written by
-    :mod:`.scene_write_v6`); see the module docstring."""
-    ex = scene.extras or {}
-    if version is None:
-        version = 6 if _xint(ex.get("abc_version"), 12, 6, 13) == 6 else \
-            _xint(ex.get("abc_version"), 12, min(abcmod.VERSIONS), max(abcmod.VERSIONS))
-    if version == 6:
-        from .scene_write_v6 import from_scene_v6
-        return from_scene_v6(scene)
+
+@dataclass
+class Written:
+    """What :func:`from_scene_v9` made: the model, and one :class:`PieceSource` per piece (the
+    v6 writer lays the same vertices out its own way and needs to know where they came from)."""
+    model: AbcModel
+    sources: list[PieceSource]
+
+
+@dataclass
+class Skeleton:
+    """The ABC nodes made from the scene's joints (glTF space unless named ``file``)."""
+    order: list[int]            # scene node per ABC node (-1 = synthetic root)
+    parents: list[int]          # ABC parent per ABC node (-1 = none)
+    index: dict[int, int]       # scene node -> ABC node
+    joint_up: list[int]         # per scene node its nearest ABC node's scene node (itself included)
+    bind_rigid: np.ndarray      # (n, 4, 4) rotation and translation of the bind worlds
+    nonrigid: np.ndarray        # (n, 4, 4) the rest of the bind worlds, baked into the weights
+    bind_file: np.ndarray       # (n, 4, 4) the nodes' bind matrices (file space)
+    inv_bind_file: np.ndarray
+
+
+def from_scene_v9(scene: Scene, version: int, *, morph_targets_kept: bool = False) -> Written:
+    """The v9..v13 model of a scene (see :mod:`.scene` for the mapping).
+    ``morph_targets_kept``: the caller writes the morph targets itself (the v6 writer), so they
+    are not warned about as left out."""
     if version not in abcmod.VERSIONS:
         raise DocumentError(f"ABC from_scene writes versions 6, {abcmod.VERSIONS}, not {version}")
-    return _from_scene(scene, version)
-
-
-def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcModel:
-    """The v9..v13 model; ``sources`` (when given) receives, per ``id()`` of each LOD written,
-    (primitive, index of the primitive's vertex each ABC vertex was made from)."""
     ex = scene.extras or {}
-    in_order = xt.in_file_order(scene)
-    if any(x is not y for x, y in zip(in_order, scene.animations)):
-        import copy
-        scene = copy.copy(scene)
-        scene.animations = in_order
+    scene = xt.in_file_order_scene(scene)
     nodes = scene.nodes
-    parents = scene.parents()
     reach = _reachable(scene)
     rest_world = scene.world_matrices()
     mesh_nodes = [i for i in sorted(reach) if nodes[i].mesh is not None]
@@ -130,11 +147,58 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
     lod_nodes = _lod_nodes(scene, mesh_nodes, reach)
     lod_set = set(lod_nodes.values())
     mesh_nodes = [i for i in mesh_nodes if i not in lod_set]
-    # joints and their bind worlds (glTF space)
+    sk = _skeleton(scene, mesh_nodes, sorted(lod_set), rest_world)
+    pieces, sources, used_lod_nodes = _pieces(scene, sk, rest_world, mesh_nodes, lod_nodes, version)
+    _warn_left_out(scene, mesh_nodes, morph_targets_kept)
+    lod_count = max((len(p.lods) for p in pieces), default=1)
+    for p in pieces:              # every piece needs LODCount LODs: repeat the last one
+        while len(p.lods) < lod_count:
+            p.lods.append(p.lods[-1])
+    unused = [r for _, roots in scene.extra_scenes for r in roots
+              if r not in reach and nodes[r].mesh is not None and r not in used_lod_nodes]
+    unused += [r for r in sorted(lod_set - used_lod_nodes) if r in reach]
+    if unused:
+        warnings.warn(f"{len(unused)} meshes of other scenes are not LODs of a written piece "
+                      "and were left out", LossWarning, stacklevel=3)
+    anims = _animations_from_scene(scene, sk.order, sk.parents, version, sk.nonrigid)
+    sockets = _sockets(scene, sk, reach, rest_world)
+    # header and the rest
+    nn = len(sk.order)
+    allpos = np.concatenate([p.lods[0].vertices["location"] for p in pieces]) if pieces else np.zeros((0, 3))
+    radius = xt.kept_radius(ex, pieces)
+    ext = tuple(float(x) for x in (np.abs(allpos).max(0) if len(allpos) else np.zeros(3)).astype(np.float32))
+    for a in anims:
+        if a.extents is None:
+            a.extents = ext
+    base = np.zeros(nn, TRANSFORM if version < 13 else abcmod.TRANSFORM13)
+    inv_par = np.stack([np.eye(4) if p < 0 else sk.inv_bind_file[p] for p in sk.parents])
+    bt, bq, _ = decompose_trs(inv_par @ sk.bind_file)
+    base["location"] = bt
+    base["rotation"] = bq
+    header = HeaderSection(version=version, lod_count=lod_count,
+                           command_string=str(ex.get("command_string", "")).encode("latin-1", "replace"),
+                           internal_radius=radius,
+                           lod_distances=np.asarray(_lod_distances(ex, lod_count), "<f4"),
+                           unknown_v13=integer(ex, "unknown_v13", 0, 0, 2**32 - 1)
+                           if version >= 13 else None)
+    model = AbcModel(sections=[
+        header, PiecesSection(pieces=pieces),
+        NodesSection(nodes=_abc_nodes(scene, sk), weight_sets=xt.weight_sets(ex, nn)),
+        ChildModelsSection(child_models=xt.child_models(ex, base), extra=version >= 13),
+        AnimationSection(animations=anims), SocketsSection(sockets=sockets),
+        AnimBindingsSection(bindings=xt.anim_bindings(ex, [a.name for a in anims], ext))])
+    return Written(abcmod.recount(model), sources)
+
+
+def _bind_worlds(scene: Scene, skinned: list[int], rest_world: np.ndarray) -> dict[int, np.ndarray]:
+    """The bind world (glTF space) of every joint of the skins of the ``skinned`` nodes: the
+    inverse of its inverse bind matrix (the first skin's), or where it rests when that is
+    singular (both warned)."""
+    nodes = scene.nodes
     bind: dict[int, np.ndarray] = {}
     conflicts: set[int] = set()
     singular: set[int] = set()
-    for i in mesh_nodes + sorted(lod_set):
+    for i in skinned:
         si = nodes[i].skin
         if si is None:
             continue
@@ -151,6 +215,23 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
                 bind[j] = m
             elif not np.allclose(bind[j], m, atol=1e-4):
                 conflicts.add(j)
+    if singular:
+        warnings.warn(f"{len(singular)} joints have singular inverse bind matrices; they are "
+                      "bound where they rest", LossWarning, stacklevel=4)
+    if conflicts:
+        warnings.warn(f"{len(conflicts)} joints have different bind poses in different skins; "
+                      "ABC has one bind matrix per node, the first skin's is used", LossWarning,
+                      stacklevel=4)
+    return bind
+
+
+def _skeleton(scene: Scene, mesh_nodes: list[int], lod_nodes: list[int],
+              rest_world: np.ndarray) -> Skeleton:
+    """The joints of the skins used by the meshes, and the unskinned meshes that must move on
+    their own, as ABC nodes (a synthetic root when there is not exactly one root)."""
+    nodes = scene.nodes
+    parents = scene.parents()
+    bind = _bind_worlds(scene, mesh_nodes + lod_nodes, rest_world)
     # a mesh without skin follows its nearest joint ancestor when nothing between them moves;
     # under animated nodes it becomes a node of its own (bound where it rests) so that it
     # keeps its motion; without a joint ancestor it hangs on a static synthetic root
@@ -167,25 +248,16 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
     for i in mesh_nodes:
         if nodes[i].skin is not None or i in bind:
             continue
-        j, moves = joint_up[i], moving[i]
-        if moves:
+        if moving[i]:
             bind[i] = rest_world[i]
-        elif j < 0:
+        elif joint_up[i] < 0:
             static_root = True
     jset = set(bind)
-    if singular:
-        warnings.warn(f"{len(singular)} joints have singular inverse bind matrices; they are "
-                      "bound where they rest", LossWarning, stacklevel=2)
-    if conflicts:
-        warnings.warn(f"{len(conflicts)} joints have different bind poses in different skins; "
-                      "ABC has one bind matrix per node, the first skin's is used", LossWarning,
-                      stacklevel=2)
-
     jset_up = nearest_in(parents, jset)          # each node's nearest joint, itself included
     jparent = {j: jset_up[parents[j]] if parents[j] >= 0 else -1 for j in jset}
     roots = sorted(j for j in jset if jparent[j] < 0)
     synthetic = len(roots) != 1 or static_root
-    order: list[int] = []          # scene node per ABC node (-1 = synthetic root)
+    order: list[int] = []
     kids: dict[int, list[int]] = {j: [] for j in jset}
     for c in sorted(jset):
         if jparent[c] >= 0:
@@ -197,58 +269,67 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
         stack.extend(reversed(kids[j]))
     if synthetic:
         order.insert(0, -1)
-    abc_index = {j: i for i, j in enumerate(order)}
-    nn = len(order)
-    abc_par = [-1 if j < 0 else (abc_index[jparent[j]] if jparent[j] >= 0 else (0 if synthetic else -1))
+    index = {j: i for i, j in enumerate(order)}
+    abc_par = [-1 if j < 0 else (index[jparent[j]] if jparent[j] >= 0 else (0 if synthetic else -1))
                for j in order]
     bind_gl = np.stack([np.eye(4) if j < 0 else bind[j] for j in order])
     # ABC keys hold no scale: the nodes are the rigid part of the bind worlds, and whatever
     # scale a joint's world carries (``nonrigid``, constant over time in nearly every file)
     # is baked into its weight locations (inverse(m) @ vertex)
-    bind_rigid = _rigid(bind_gl)
-    nonrigid = np.linalg.inv(bind_rigid) @ bind_gl
+    bind_rigid = rigid(bind_gl)
     bind_file = S4 @ bind_rigid @ S4
-    inv_bind_file = np.linalg.inv(bind_file)
-    abc_nodes = []
-    n_children = [0] * nn
-    for p in abc_par:
+    return Skeleton(order=order, parents=abc_par, index=index, joint_up=jset_up,
+                    bind_rigid=bind_rigid, nonrigid=np.linalg.inv(bind_rigid) @ bind_gl,
+                    bind_file=bind_file, inv_bind_file=np.linalg.inv(bind_file))
+
+
+def _abc_nodes(scene: Scene, sk: Skeleton) -> list[Node]:
+    """The ABC nodes: names, and the flags and indices kept in the joints' extras."""
+    n_children = [0] * len(sk.order)
+    for p in sk.parents:
         if p >= 0:
             n_children[p] += 1
-    for i, j in enumerate(order):
-        src = nodes[j] if j >= 0 else None
+    out = []
+    for i, j in enumerate(sk.order):
+        src = scene.nodes[j] if j >= 0 else None
         name = (src.name if src is not None else "root") or f"node{i}"
-        flags = _xint(src.extras.get("abc_flags"), 0, 0, 0xFF) if src is not None else 1
-        abc_nodes.append(Node(name=name.encode("latin-1", "replace"),
-                              index=_xint(src.extras.get("abc_index"), i, 0, 0xFFFF)
-                              if src is not None else i,
-                              flags=flags & 0xFF, matrix=bind_file[i].astype("<f4"),
-                              child_count=n_children[i]))
-    # meshes -> pieces (LOD 0 from the default scene; LOD n from "<piece>_lod<n>" nodes of
-    # other scenes, as to_scene writes them)
-    ctx = dict(scene=scene, jset_up=jset_up, abc_index=abc_index,
-               rest_world=rest_world, inv_bind_file=inv_bind_file, bind_rigid=bind_rigid,
-               sources=sources)
+        flags = integer(src.extras, "abc_flags", 0, 0, 0xFF) if src is not None else 1
+        out.append(Node(name=name.encode("latin-1", "replace"),
+                        index=integer(src.extras, "abc_index", i, 0, 0xFFFF) if src is not None else i,
+                        flags=flags & 0xFF, matrix=sk.bind_file[i].astype("<f4"),
+                        child_count=n_children[i]))
+    return out
+
+
+def _pieces(scene: Scene, sk: Skeleton, rest_world: np.ndarray, mesh_nodes: list[int],
+            lod_nodes: dict[tuple[str, int], int], version: int
+            ) -> tuple[list[Piece], list[PieceSource], set[int]]:
+    """Meshes -> pieces (LOD 0 from the default scene; LOD n from "<piece>_lod<n>" nodes of
+    other scenes, as to_scene writes them), where each LOD 0 came from, and the LOD nodes used."""
+    nodes = scene.nodes
     used_lod_nodes: set[int] = set()
     pieces: list[Piece] = []
+    sources: list[PieceSource] = []
     for mi_node in mesh_nodes:
         nd = nodes[mi_node]
-        mesh = _mesh_of(scene, mi_node)
+        mesh = mesh_of(scene, mi_node)
         for pi, prim in enumerate(mesh.primitives):
             if prim.mode != 4:
                 warnings.warn(f"mesh {mesh.name!r}: primitive mode {prim.mode} is not triangles; "
-                              "left out", LossWarning, stacklevel=2)
+                              "left out", LossWarning, stacklevel=4)
                 continue
             parts = _uint16_parts(prim)
-            lods = [_prim_lod(ctx, mi_node, parts[0], mesh.name)]
+            lod0, kept = _prim_lod(scene, sk, rest_world, mi_node, parts[0], mesh.name)
+            lods = [lod0]
             key = _piece_key(scene, mi_node)
             level = 1
             while len(parts) == 1 and isinstance(key, str) and (key, level) in lod_nodes:
                 ln = lod_nodes[(key, level)]
-                lmesh = _mesh_of(scene, ln)
+                lmesh = mesh_of(scene, ln)
                 if pi >= len(lmesh.primitives) or lmesh.primitives[pi].mode != 4 or \
                         len(lmesh.primitives[pi].positions) > 0xFFFF:
                     break
-                lods.append(_prim_lod(ctx, ln, lmesh.primitives[pi], lmesh.name))
+                lods.append(_prim_lod(scene, sk, rest_world, ln, lmesh.primitives[pi], lmesh.name)[0])
                 used_lod_nodes.add(ln)
                 level += 1
             mat = scene.materials[prim.material] if prim.material is not None else None
@@ -256,21 +337,30 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
             if len(mesh.primitives) > 1:
                 pname = f"{pname}_{pi}"
             mex = mesh.extras or {}
-            mat_index = _xint(mex.get("material_index"), prim.material or 0, 0, 0xFFFF) \
+            mat_index = integer(mex, "material_index", prim.material or 0, 0, 0xFFFF) \
                 if len(mesh.primitives) == 1 else prim.material or 0
-            lod_weight = _xfloat(mex.get("lod_weight"), 1.0) if version > 9 else None
+            lod_weight = number(mex, "lod_weight", 1.0, *FLOAT32) if version > 9 else None
             for k, part in enumerate(parts):
+                if k > 0:
+                    lod0, kept = _prim_lod(scene, sk, rest_world, mi_node, part, mesh.name)
+                    lods = [lod0]
                 pieces.append(Piece(
                     material_index=mat_index,
-                    specular_power=_xfloat(mat.extras.get("specular_power"), 0.0) if mat else 0.0,
-                    specular_scale=_xfloat(mat.extras.get("specular_scale"), 1.0) if mat else 1.0,
+                    specular_power=number(mat.extras, "specular_power", 0.0, *FLOAT32) if mat else 0.0,
+                    specular_scale=number(mat.extras, "specular_scale", 1.0, *FLOAT32) if mat else 1.0,
                     lod_weight=lod_weight,
                     name=(pname if len(parts) == 1 else f"{pname}_part{k}").encode("latin-1", "replace"),
-                    lods=lods if k == 0 else [_prim_lod(ctx, mi_node, part, mesh.name)]))
+                    lods=lods))
+                sources.append(PieceSource(primitive=part, vertices=kept))
+    return pieces, sources, used_lod_nodes
+
+
+def _warn_left_out(scene: Scene, mesh_nodes: list[int], morph_targets_kept: bool) -> None:
+    """One LossWarning naming what the meshes have and ABC has no place for."""
     lost = []
     for mi_node in mesh_nodes:
-        for prim in _mesh_of(scene, mi_node).primitives:
-            if prim.targets:
+        for prim in mesh_of(scene, mi_node).primitives:
+            if prim.targets and not morph_targets_kept:
                 lost.append("morph targets")
             if len(prim.uvs) > 1:
                 lost.append("UV sets after the first")
@@ -278,67 +368,31 @@ def _from_scene(scene: Scene, version: int, sources: dict | None = None) -> AbcM
                 lost.append("vertex colours")
     if lost:
         warnings.warn("ABC has no place for " + ", ".join(sorted(set(lost))) + "; left out",
-                      LossWarning, stacklevel=2)
-    lod_count = max((len(p.lods) for p in pieces), default=1)
-    for piece in pieces:          # every piece needs LODCount LODs: repeat the last one
-        while len(piece.lods) < lod_count:
-            piece.lods.append(piece.lods[-1])
-    unused = [r for _, roots in scene.extra_scenes for r in roots
-              if r not in reach and nodes[r].mesh is not None and r not in used_lod_nodes]
-    unused += [r for r in sorted(lod_set - used_lod_nodes) if r in reach]
-    if unused:
-        warnings.warn(f"{len(unused)} meshes of other scenes are not LODs of a written piece "
-                      "and were left out", LossWarning, stacklevel=2)
-    # animations
-    anims = _animations_from_scene(scene, order, abc_par, version, nonrigid)
-    # sockets
+                      LossWarning, stacklevel=4)
+
+
+def _sockets(scene: Scene, sk: Skeleton, reach: set[int], rest_world: np.ndarray) -> list[Socket]:
+    """Nodes marked ``abc_socket`` that are no ABC node, on their nearest ABC node above."""
     sockets = []
     for i in sorted(reach):
-        nd = nodes[i]
-        if not nd.extras.get("abc_socket") or i in jset:
+        nd = scene.nodes[i]
+        if not nd.extras.get("abc_socket") or i in sk.index:
             continue
-        anc = jset_up[i]                          # i is no joint: its nearest joint above
+        anc = sk.joint_up[i]                      # i is no joint: its nearest joint above
         if anc < 0:
             continue
-        local = np.linalg.inv(_rigid(rest_world[anc])) @ rest_world[i]
+        local = np.linalg.inv(rigid(rest_world[anc])) @ rest_world[i]
         t, q, _ = decompose_trs(local)
-        sockets.append(Socket(node=abc_index[anc], name=nd.name.encode("latin-1", "replace"),
+        sockets.append(Socket(node=sk.index[anc], name=nd.name.encode("latin-1", "replace"),
                               rotation=tuple(float(x) for x in (q * SQ).astype(np.float32)),
                               location=tuple(float(x) for x in (t * S3).astype(np.float32))))
-    # header and the rest
-    allpos = np.concatenate([p.lods[0].vertices["location"] for p in pieces]) if pieces else np.zeros((0, 3))
-    radius = xt.kept_radius(ex, pieces)
-    ext = tuple(float(x) for x in (np.abs(allpos).max(0) if len(allpos) else np.zeros(3)).astype(np.float32))
-    for a in anims:
-        if a.extents is None:
-            a.extents = ext
-    base = np.zeros(nn, TRANSFORM if version < 13 else abcmod.TRANSFORM13)
-    inv_par = np.stack([np.eye(4) if p < 0 else inv_bind_file[p] for p in abc_par])
-    bt, bq, _ = decompose_trs(inv_par @ bind_file)
-    base["location"] = bt
-    base["rotation"] = bq
-    header = HeaderSection(version=version, lod_count=lod_count,
-                           command_string=str(ex.get("command_string", "")).encode("latin-1", "replace"),
-                           internal_radius=radius,
-                           lod_distances=np.asarray(_lod_distances(ex, lod_count), "<f4"),
-                           unknown_v13=_xint(ex.get("unknown_v13"), 0, 0, 2**32 - 1)
-                           if version >= 13 else None)
-    model = AbcModel(sections=[
-        header, PiecesSection(pieces=pieces),
-        NodesSection(nodes=abc_nodes, weight_sets=xt.weight_sets(ex, nn)),
-        ChildModelsSection(child_models=xt.child_models(ex, base), extra=version >= 13),
-        AnimationSection(animations=anims), SocketsSection(sockets=sockets),
-        AnimBindingsSection(bindings=xt.anim_bindings(ex, [a.name for a in anims], ext))])
-    return abcmod.recount(model)
-
+    return sockets
 
 
 def _lod_distances(extras: dict, lod_count: int) -> list[float]:
-    d = extras.get("lod_distances")
-    if isinstance(d, list) and len(d) == lod_count:
-        vals = [_xfloat(x, None) for x in d]
-        if None not in vals:
-            return vals
+    vals = numbers(extras.get("lod_distances"), lod_count, *FLOAT32)
+    if vals is not None:
+        return vals
     return [0.0] + [float(10 * i) for i in range(1, lod_count)]
 
 
@@ -374,18 +428,19 @@ def _uint16_parts(prim: Primitive) -> list[Primitive]:
     return parts
 
 
-def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lod:
-    """One glTF primitive as an ABC LOD (vertices in model space, weights on ABC nodes)."""
-    scene = ctx["scene"]
-    abc_index, rest_world, inv_bind_file = ctx["abc_index"], ctx["rest_world"], ctx["inv_bind_file"]
+def _prim_lod(scene: Scene, sk: Skeleton, rest_world: np.ndarray, node_index: int,
+              prim: Primitive, mesh_name: str) -> tuple[Lod, np.ndarray]:
+    """One glTF primitive as an ABC LOD (vertices in model space, weights on ABC nodes), and
+    for each ABC vertex the index of the primitive's vertex it was made from."""
+    abc_index = sk.index
     nd = scene.nodes[node_index]
     skin = scene.skins[nd.skin] if nd.skin is not None else None
     follow = 0
     if skin is None:
-        anc = ctx["jset_up"][node_index]
+        anc = sk.joint_up[node_index]
         follow = abc_index[anc] if anc >= 0 else 0
         # placed relative to where the followed node rests, moved to where it is bound
-        place = ctx["bind_rigid"][follow] @ np.linalg.inv(_rigid(rest_world[anc])) \
+        place = sk.bind_rigid[follow] @ np.linalg.inv(rigid(rest_world[anc])) \
             @ rest_world[node_index] if anc >= 0 else rest_world[node_index]
     pos = prim.positions.astype(np.float64)
     nv = len(pos)
@@ -427,7 +482,7 @@ def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lo
     mask = w > 0
     owner = np.nonzero(mask)[0]
     wnode = jj[mask]
-    loc = np.einsum("nij,nj->ni", inv_bind_file[wnode],
+    loc = np.einsum("nij,nj->ni", sk.inv_bind_file[wnode],
                     np.concatenate([fpos[owner], np.ones((len(owner), 1))], 1))[:, :3]
     verts = np.zeros(nv, VERTEX)
     verts["weight_count"] = mask.sum(1)
@@ -445,10 +500,8 @@ def _prim_lod(ctx: dict, node_index: int, prim: Primitive, mesh_name: str) -> Lo
     faces = np.zeros(tri.shape, CORNER)
     faces["vertex"] = tri
     faces["uv"] = corner_uv[:, [0, 2, 1]]
-    lod = Lod(faces=faces, vertices=verts, weights=weights)
-    if ctx.get("sources") is not None:
-        ctx["sources"][id(lod)] = (prim, kept)
-    return lod
+    return Lod(faces=faces, vertices=verts, weights=weights), kept
+
 
 
 def _merge_vertices(pos, normals, joints, weights, idx, tol: float = 2e-3):
@@ -487,10 +540,12 @@ def _kept_key_times(kept, ms: np.ndarray, name: str) -> np.ndarray:
     round trip); also when they look like an exporter's per-frame sampling of them (Blender's,
     :func:`per_frame`): the animation is then sampled at the file's times (warned). Otherwise the
     glTF key times."""
-    if not isinstance(kept, list) or not kept or len(kept) > 1 << 20 or not all(
-            isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 0xFFFFFFFF for x in kept):
+    if not isinstance(kept, list) or not kept or len(kept) > 1 << 20:
         return ms
-    kt = np.asarray(kept, np.int64)
+    times = integers(kept, None, 0, 0xFFFFFFFF)
+    if times is None:
+        return ms
+    kt = np.asarray(times, np.int64)
     if np.any(np.diff(kt) <= 0):
         return ms
     if np.isin(ms, kt).all():
@@ -554,7 +609,7 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
         world = world_matrices(compose_trs(T, R, Sc), parents) if n_all else np.zeros((k, 0, 4, 4))
         Wfull = np.stack([np.broadcast_to(np.eye(4), (k, 4, 4)) if j < 0 else world[:, j]
                           for j in order], 1)                               # (k, nn, 4, 4)
-        W = _rigid(Wfull)
+        W = rigid(Wfull)
         # the scale part baked into the weights must be the one the animation has
         if np.any(np.abs(np.linalg.inv(W) @ Wfull - nonrigid[None]) > 1e-3 * (1.0 + np.abs(nonrigid[None]))):
             scaled = True
@@ -576,11 +631,12 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
                 continue
         out.append(abcmod.Animation(
             name=(a.name or f"anim{len(out)}").encode("latin-1", "replace"),
-            unknown=_xint(ex.get("unknown"), -1, -2**31, 2**31 - 1),
-            interpolation_ms=_xint(ex.get("interpolation_ms"), 200, 0, 2**32 - 1)
+            unknown=integer(ex, "unknown", -1, -2**31, 2**31 - 1),
+            interpolation_ms=integer(ex, "interpolation_ms", 200, 0, 2**32 - 1)
             if version >= 12 else None,
-            key_times=ms.astype("<u4"), key_strings=strings,
-            extents=tuple(xt.floats(ex.get("extents"), 3) or ()) or None,
+            key_times=as_dtype(ms, "<u4", f"animations[{len(out)}].key_times"),
+            key_strings=strings,
+            extents=tuple(numbers(ex.get("extents"), 3, *FLOAT32) or ()) or None,
             markers=np.full(len(order), -1, "<i4") if version >= 13 else None, transforms=tr))
     if scaled:
         warnings.warn("ABC keyframes hold no scale: joint scale that differs from the bind "

@@ -2,7 +2,7 @@
 ``version=6``; the mapping is in :mod:`.scene`).
 
 The skeleton, the bind pose, the vertices and the node keys are made by the v9..v13 writer
-(:func:`.scene_write._from_scene`, so everything it knows about glTF and Blender scenes holds
+(:func:`.scene_write.from_scene_v9`, so everything it knows about glTF and Blender scenes holds
 here too) and then laid out the v6 way:
 
 * one vertex list for the whole model (every piece's LOD 0 in turn); each vertex follows one
@@ -17,7 +17,7 @@ here too) and then laid out the v6 way:
   with a new range (minimum and (maximum - minimum) / 255);
 * node flags: the kept ones (bit 4 set where there is vertex animation, cleared where there is
   none), else 2 for a node with vertices and 1 for one without; the LOD vertex tables, bounds,
-  AnimDims, section order and unknown sections come from :mod:`.scene_v6_extras` when they
+  AnimDims, section order and unknown sections come from :mod:`.scene_extras_v6` when they
   still fit (the LOD vertices only while the full-detail vertex count is unchanged: a
   LossWarning says when they are left out; without them the file has no LODs, NumLODs 0, as
   haekb's exporter writes).
@@ -25,10 +25,12 @@ here too) and then laid out the v6 way:
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
 from ...errors import DocumentError, LossWarning
+from ...extras import FLOAT32, integer, numbers
 from ...scene import Scene
 from . import scene_extras as xt
 from .abc import TRANSFORM, AbcModel
@@ -48,32 +50,13 @@ from .abc_v6 import (
     TrackV6,
     TransformInfoV6,
 )
-from .scene_common import S3, S4, SQ, _xint
-from .scene_v6_extras import bounds6, kept_lods, kept_raw_sections
+from .scene_common import S3, S4, SQ
+from .scene_extras_v6 import bounds6, kept_lods, kept_raw_sections
+from .scene_write import PieceSource, from_scene_v9
 
 __all__ = ["from_scene_v6"]
 
 _ORDER = ["Header", "Geometry", "Nodes", "Animation", "AnimDims", "TransformInfo"]
-
-
-def _intermediate(scene: Scene) -> tuple[AbcModel, dict]:
-    """The v12 model of the scene and its LOD sources; its warnings, but for the morph
-    targets that v6 keeps."""
-    from .scene_write import _from_scene
-    sources: dict = {}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model = _from_scene(scene, 12, sources)
-    for w in caught:
-        msg = str(w.message)
-        if msg.startswith("ABC has no place for "):
-            what = [x for x in msg[len("ABC has no place for "):].rsplit("; left out", 1)[0]
-                    .split(", ") if x != "morph targets"]
-            if not what:
-                continue
-            msg = "ABC has no place for " + ", ".join(what) + "; left out"
-        warnings.warn(msg, w.category, stacklevel=4)
-    return model, sources
 
 
 def _mesh_of(scene: Scene) -> dict[int, tuple[int, int]]:
@@ -114,8 +97,8 @@ def _weights_at(scene: Scene, anim_index: int, mesh_index: int, node: int, ms: n
 def _quantise(vals: np.ndarray, kept: dict | None) -> tuple[np.ndarray, tuple, tuple]:
     """(keys, m, 3) positions -> bytes, Scale, Transform (the kept ones when they fit)."""
     if kept is not None:
-        s = np.asarray(xt.floats(kept.get("scale"), 3) or [0, 0, 0], np.float64)
-        t = np.asarray(xt.floats(kept.get("translate"), 3) or [0, 0, 0], np.float64)
+        s = np.asarray(numbers(kept.get("scale"), 3, *FLOAT32) or [0, 0, 0], np.float64)
+        t = np.asarray(numbers(kept.get("translate"), 3, *FLOAT32) or [0, 0, 0], np.float64)
         if np.all(s > 0):
             q = (vals - t) / s
             if np.all(q > -0.5 + 1e-3) and np.all(q < 255.5 - 1e-3):
@@ -128,79 +111,128 @@ def _quantise(vals: np.ndarray, kept: dict | None) -> tuple[np.ndarray, tuple, t
     return q, tuple(np.asarray(s, np.float32).tolist()), tuple(np.asarray(lo, np.float32).tolist())
 
 
+@dataclass
+class _Part:
+    """One piece's LOD 0 laid out the v6 way: each vertex on one node."""
+    node: np.ndarray            # ABC node per vertex (its strongest weight)
+    local: np.ndarray           # (n, 3) the vertex in that node's bind space (v12 axes)
+    normal: np.ndarray          # (n, 3) the normal in that node's bind space (v12 axes)
+    model: np.ndarray           # (n, 3) the vertex in model space (v12 axes)
+    faces: np.ndarray           # the LOD's faces, turned to the v6 winding
+    base: int                   # index of its first vertex in the model's vertex list
+    source: PieceSource
+
+
+@dataclass
+class _Frame:
+    """How v12 data go to the v6 file: its axes, keys and the v12 writer's bind matrices."""
+    flip: bool                  # FlipMat: the v6 file space is mirrored in Z like v12's
+    fix: bool                   # FixAnimKeyframes: the key quaternions are conjugated
+    mats: np.ndarray            # (nodes, 4, 4) the v12 bind matrices (rigid)
+
+    @property
+    def rot(self) -> np.ndarray:
+        return self.mats[:, :3, :3]
+
+    @property
+    def mirror(self) -> np.ndarray:                    # v12 (mirrored) -> v6 file space
+        return S3 if self.flip else np.ones(3)
+
+
 def from_scene_v6(scene: Scene) -> AbcV6Model:
+    """The v6 model of a scene (see the module docstring and :mod:`.scene`)."""
     ex = scene.extras or {}
-    flip = bool(_xint(ex.get("flip_mat"), 1, 0, 1))
-    fix = bool(_xint(ex.get("fix_anim_keyframes"), 1, 0, 1))
-    from_v6 = _xint(ex.get("abc_version"), None, 0, 99) == 6
-    order = xt.in_file_order(scene)
-    if any(x is not y for x, y in zip(order, scene.animations)):
-        import copy
-        scene = copy.copy(scene)
-        scene.animations = order
-    m12, sources = _intermediate(scene)
-    nodes12 = m12.nodes
-    nn = len(nodes12)
+    from_v6 = integer(ex, "abc_version", None, 0, 99) == 6
+    scene = xt.in_file_order_scene(scene)
+    written = from_scene_v9(scene, 12, morph_targets_kept=True)     # v6 keeps the targets
+    m12 = written.model
+    nn = len(m12.nodes)
     if nn > 256:
         raise DocumentError(f"{nn} nodes: an ABC v6 vertex names its node in one byte (256)")
-    mats = np.stack([np.asarray(n.matrix, np.float64).reshape(4, 4) for n in nodes12])
-    rot = mats[:, :3, :3]                              # rigid (the v12 writer's bind matrices)
-    mirror = S3 if flip else np.ones(3)                # v12 (mirrored) -> v6 file space
+    fr = _Frame(flip=bool(integer(ex, "flip_mat", 1, 0, 1)),
+                fix=bool(integer(ex, "fix_anim_keyframes", 1, 0, 1)),
+                mats=np.stack([np.asarray(n.matrix, np.float64).reshape(4, 4) for n in m12.nodes]))
     owner_of = _mesh_of(scene)
-    # -- vertices: every piece's LOD 0, one node each ------------------------------------------
+    parts = _parts(m12, written.sources, fr)
+    disp = _vertex_animation(scene, m12, parts, owner_of, fr)
+    nodes = _nodes(scene, m12, parts, disp, fr, from_v6)
+    geo = _geometry(scene, ex, parts, owner_of, fr)
+    anims, dims = _animations(scene, m12, nodes, parts, disp, fr)
+    return _sections(ex, geo, nodes, anims, dims, fr)
+
+
+def _parts(m12: AbcModel, sources: list[PieceSource], fr: _Frame) -> list[_Part]:
+    """The vertices: every piece's LOD 0, one node each (warned when some had several)."""
     parts, several = [], 0
     base = 0
-    for piece in m12.pieces:
+    for piece, source in zip(m12.pieces, sources):
         lod = piece.lods[0]
         v = np.asarray(lod.vertices)
         wt = np.asarray(lod.weights)
         counts = v["weight_count"].astype(np.int64)
         owner = np.repeat(np.arange(len(v)), counts)
-        by_bias = np.lexsort((-wt["bias"].astype(np.float64), owner))
-        first = np.searchsorted(owner[by_bias], np.arange(len(v)))
-        dom = by_bias[first]
+        order = np.lexsort((-wt["bias"].astype(np.float64), owner))
+        first = np.searchsorted(owner[order], np.arange(len(v)))
+        dom = order[first]
         several += int(((counts > 1) & (np.bincount(owner[wt["bias"] > 1e-6], minlength=len(v)) > 1)).sum())
         node = wt["node"][dom].astype(np.int64)
-        local = wt["location"][dom].astype(np.float64)
-        nrm = np.einsum("nji,nj->ni", rot[node], v["normal"].astype(np.float64))
         faces = np.asarray(lod.faces)
-        if flip:
-            faces = faces[:, [0, 2, 1]]
-        prim, kept = sources.get(id(lod), (None, None))
-        parts.append(dict(node=node, local=local, normal=nrm, faces=faces, base=base, prim=prim,
-                          kept=kept, model=v["location"].astype(np.float64)))
+        parts.append(_Part(node=node, local=wt["location"][dom].astype(np.float64),
+                           normal=np.einsum("nji,nj->ni", fr.rot[node], v["normal"].astype(np.float64)),
+                           model=v["location"].astype(np.float64),
+                           faces=faces[:, [0, 2, 1]] if fr.flip else faces, base=base, source=source))
         base += len(v)
-    nv = base
-    if nv > 0xFFFF:
-        raise DocumentError(f"{nv} vertices: ABC v6 faces index at most 65535")
+    if base > 0xFFFF:
+        raise DocumentError(f"{base} vertices: ABC v6 faces index at most 65535")
     if several:
         warnings.warn(f"{several} vertices are weighted to several nodes: an ABC v6 vertex follows "
-                      "one node, its strongest", LossWarning, stacklevel=3)
-    vnode = np.concatenate([p["node"] for p in parts]) if parts else np.zeros(0, np.int64)
-    vlocal = np.concatenate([p["local"] for p in parts]) if parts else np.zeros((0, 3))
-    vmodel = np.concatenate([p["model"] for p in parts]) if parts else np.zeros((0, 3))
-    # -- vertex animation from the morph targets ----------------------------------------------
-    anims12 = m12.animations
-    disp = []                   # per animation: (keys, nv, 3) displacement in v12 node space
-    for ai, a in enumerate(anims12):
+                      "one node, its strongest", LossWarning, stacklevel=4)
+    return parts
+
+
+def _joined(parts: list[_Part], field: str, width: int | None) -> np.ndarray:
+    """One field of every part, end to end (the model's vertex list)."""
+    if parts:
+        return np.concatenate([getattr(p, field) for p in parts])
+    return np.zeros(0, np.int64) if width is None else np.zeros((0, width))
+
+
+def _vertex_animation(scene: Scene, m12: AbcModel, parts: list[_Part],
+                      owner_of: dict[int, tuple[int, int]], fr: _Frame) -> list[np.ndarray]:
+    """Vertex animation from the morph targets: per animation, the (keys, vertices, 3)
+    displacement of every vertex in its node's space (v12 axes)."""
+    vnode = _joined(parts, "node", None)
+    nv = len(vnode)
+    disp = []
+    for ai, a in enumerate(m12.animations):
         ms = np.asarray(a.key_times, np.int64)
         d = np.zeros((len(ms), nv, 3))
         for p in parts:
-            prim = p["prim"]
-            if prim is None or not prim.targets or id(prim) not in owner_of:
+            prim, kept = p.source.primitive, p.source.vertices
+            if not prim.targets or id(prim) not in owner_of:
                 continue
             mi, ni = owner_of[id(prim)]
             names = scene.meshes[mi].extras.get("targetNames")
             names = [n if isinstance(n, str) else "" for n in names] if isinstance(names, list) \
                 else [t.name for t in prim.targets]
             w = _weights_at(scene, ai, mi, ni, ms, names, a.name.decode("latin-1"))
-            tgt = np.stack([np.asarray(t.positions, np.float64)[p["kept"]]
-                            if t.positions is not None else np.zeros((len(p["kept"]), 3))
+            tgt = np.stack([np.asarray(t.positions, np.float64)[kept]
+                            if t.positions is not None else np.zeros((len(kept), 3))
                             for t in prim.targets]) * S3       # glTF -> v12 (mirrored) axes
             moved = np.einsum("kt,tvc->kvc", w, tgt)
-            sl = slice(p["base"], p["base"] + len(p["kept"]))
-            d[:, sl] = np.einsum("vji,kvj->kvi", rot[vnode[sl]], moved)
+            sl = slice(p.base, p.base + len(kept))
+            d[:, sl] = np.einsum("vji,kvj->kvi", fr.rot[vnode[sl]], moved)
         disp.append(d)
+    return disp
+
+
+def _nodes(scene: Scene, m12: AbcModel, parts: list[_Part], disp: list[np.ndarray], fr: _Frame,
+           from_v6: bool) -> list[NodeV6]:
+    """The v6 nodes: flags (kept ones of a v6 file, bit 4 where vertices move), bounds and the
+    MD vertices of the deformation nodes."""
+    nn = len(m12.nodes)
+    vnode = _joined(parts, "node", None)
+    vlocal = _joined(parts, "local", 3)
     moving = np.zeros(nn, bool)
     for d in disp:
         if d.size:
@@ -210,51 +242,58 @@ def from_scene_v6(scene: Scene) -> AbcV6Model:
         by_name.setdefault(nd.name.encode("latin-1", "replace"), nd.extras)
     has_verts = np.bincount(vnode, minlength=nn)[:nn] > 0
     nodes: list[NodeV6] = []
-    for j, n12 in enumerate(nodes12):
+    for j, n12 in enumerate(m12.nodes):
         kept = by_name.get(n12.name, {}) if isinstance(by_name.get(n12.name), dict) else {}
         # v9..v13 flags mean other things (2 = rotation only): kept ones of a v6 file only
-        flags = _xint(kept.get("abc_flags"), None, 0, 0xFF) if from_v6 else None
+        flags = integer(kept, "abc_flags", None, 0, 0xFF) if from_v6 else None
         if flags is None:
             flags = 2 if has_verts[j] else 1
         deform = bool(has_verts[j] and (moving[j] or flags & 4))
         flags = (flags & ~4) | (4 if deform else 0)
         bmin, bmax = bounds6(kept.get("abc_bounds"), (None, None))
         if bmin is None:
-            own = vlocal[vnode == j] * mirror
+            own = vlocal[vnode == j] * fr.mirror
             bmin = tuple(own.min(0).tolist()) if len(own) else (0.0, 0.0, 0.0)
             bmax = tuple(own.max(0).tolist()) if len(own) else (0.0, 0.0, 0.0)
         nodes.append(NodeV6(bounds_min=bmin, bounds_max=bmax, name=n12.name, index=n12.index,
                             flags=flags, child_count=n12.child_count,
                             md_verts=np.flatnonzero(vnode == j).astype("<u2") if deform
                             else np.zeros(0, "<u2")))
-    # -- geometry --------------------------------------------------------------------------------
+    return nodes
+
+
+def _geometry(scene: Scene, ex: dict, parts: list[_Part], owner_of: dict[int, tuple[int, int]],
+              fr: _Frame) -> GeometryV6:
+    """The Geometry section: vertices, faces (normals recomputed, on the vertex normals' side),
+    the kept LOD vertices while they fit, bounds."""
+    vnode = _joined(parts, "node", None)
+    nv = len(vnode)
     verts = np.zeros(nv, VERTEX_V6)
-    verts["location"] = vlocal * mirror
-    nrm = np.concatenate([p["normal"] for p in parts]) * mirror if parts else np.zeros((0, 3))
+    verts["location"] = _joined(parts, "local", 3) * fr.mirror
+    nrm = _joined(parts, "normal", 3) * fr.mirror
     verts["normal"] = np.rint(nrm * 127).clip(-127, 127)
     verts["node"] = vnode
-    faces = np.zeros(sum(len(p["faces"]) for p in parts), FACE_V6)
+    faces = np.zeros(sum(len(p.faces) for p in parts), FACE_V6)
     at = 0
-    pos_file = vmodel * mirror
+    pos_file = _joined(parts, "model", 3) * fr.mirror
     for p in parts:
-        f = p["faces"]
-        sl = slice(at, at + len(f))
-        faces["vertex"][sl] = f["vertex"] + p["base"]
-        faces["uv"][sl] = f["uv"]
-        at += len(f)
+        sl = slice(at, at + len(p.faces))
+        faces["vertex"][sl] = p.faces["vertex"] + p.base
+        faces["uv"][sl] = p.faces["uv"]
+        at += len(p.faces)
     if len(faces):
         tri = pos_file[faces["vertex"].astype(np.int64)]
         fn = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
         ln = np.linalg.norm(fn, axis=1, keepdims=True)
         fn = np.where(ln > 1e-12, fn / np.where(ln > 1e-12, ln, 1.0), 0.0)
         # the side the vertex normals (placed by their nodes) are on
-        world_n = np.einsum("nij,nj->ni", (S4 @ mats @ S4 if flip else mats)[vnode][:, :3, :3],
+        world_n = np.einsum("nij,nj->ni", (S4 @ fr.mats @ S4 if fr.flip else fr.mats)[vnode][:, :3, :3],
                             nrm)[faces["vertex"].astype(np.int64)].sum(1)
         fn = np.where((np.einsum("ni,ni->n", fn, world_n) < 0)[:, None], -fn, fn)
         faces["normal"] = np.rint(fn * 127).clip(-127, 127)
     mesh_extras = {}
-    if len(parts) == 1 and parts[0]["prim"] is not None and id(parts[0]["prim"]) in owner_of:
-        mesh_extras = scene.meshes[owner_of[id(parts[0]["prim"])][0]].extras or {}
+    if len(parts) == 1 and id(parts[0].source.primitive) in owner_of:
+        mesh_extras = scene.meshes[owner_of[id(parts[0].source.primitive)][0]].extras or {}
     lods = kept_lods(mesh_extras, nv)
     if lods is None:
         starts = mesh_extras.get("abc_v6_lods", {}).get("vertex_start") \
@@ -262,7 +301,7 @@ def from_scene_v6(scene: Scene) -> AbcV6Model:
         if isinstance(starts, list) and len(starts) > 1:
             warnings.warn(f"the model has {nv} vertices, it had "
                           f"{mesh_extras.get('normal_vertex_count')}: its LOD vertices no longer "
-                          "fit and were left out (NumLODs 0)", LossWarning, stacklevel=3)
+                          "fit and were left out (NumLODs 0)", LossWarning, stacklevel=4)
         vertex_start, extra = np.zeros(1, "<u2"), np.zeros(0, VERTEX_V6)
     else:
         vertex_start, extra = lods
@@ -271,62 +310,75 @@ def from_scene_v6(scene: Scene) -> AbcV6Model:
         allv = verts["location"].astype(np.float64)
         gb = (tuple(allv.min(0).tolist()), tuple(allv.max(0).tolist())) if nv else \
             ((0.0,) * 3, (0.0,) * 3)
-    geo = GeometryV6(bounds_min=gb[0], bounds_max=gb[1], vertex_start=vertex_start, faces=faces,
-                     normal_vertex_count=nv, vertices=np.concatenate([verts, extra]))
-    # -- animations ------------------------------------------------------------------------------
-    box = ((tuple(pos_file.min(0).tolist()), tuple(pos_file.max(0).tolist())) if nv
+    return GeometryV6(bounds_min=gb[0], bounds_max=gb[1], vertex_start=vertex_start, faces=faces,
+                      normal_vertex_count=nv, vertices=np.concatenate([verts, extra]))
+
+
+def _animations(scene: Scene, m12: AbcModel, nodes: list[NodeV6], parts: list[_Part],
+                disp: list[np.ndarray], fr: _Frame) -> tuple[list[AnimationV6], list[list[float]]]:
+    """The animations (keys in the v6 file's axes, MD vertices as bytes) and their AnimDims."""
+    vlocal = _joined(parts, "local", 3)
+    pos_file = _joined(parts, "model", 3) * fr.mirror
+    box = ((tuple(pos_file.min(0).tolist()), tuple(pos_file.max(0).tolist())) if len(pos_file)
            else ((0.0,) * 3, (0.0,) * 3))
     anims, dims = [], []
-    for ai, a in enumerate(anims12):
+    for ai, a in enumerate(m12.animations):
         aex = xt.animation_extras(scene, scene.animations[ai]) if ai < len(scene.animations) else {}
         ms = np.asarray(a.key_times, np.int64)
         nk = len(ms)
         bmin, bmax = bounds6(aex.get("bounds"), box)
         keys = np.zeros(nk, KEY_V6)
         keys["time"] = ms
-        kb = xt.floats(aex.get("key_bounds"), 6 * nk)
-        if kb is not None:
-            kba = np.asarray(kb).reshape(nk, 6)
-            keys["bounds_min"], keys["bounds_max"] = kba[:, :3], kba[:, 3:]
+        kept_bounds = numbers(aex.get("key_bounds"), 6 * nk, *FLOAT32)
+        if kept_bounds is not None:
+            kb = np.asarray(kept_bounds).reshape(nk, 6)
+            keys["bounds_min"], keys["bounds_max"] = kb[:, :3], kb[:, 3:]
         else:
             keys["bounds_min"], keys["bounds_max"] = bmin, bmax
         tr = np.asarray(a.transforms)                      # (nodes, keys) in v12 space
-        loc = tr["location"].astype(np.float64) * mirror
-        q = tr["rotation"].astype(np.float64) * (SQ if flip else np.ones(4))
-        if fix:
+        loc = tr["location"].astype(np.float64) * fr.mirror
+        q = tr["rotation"].astype(np.float64) * (SQ if fr.flip else np.ones(4))
+        if fr.fix:
             q = q * np.array([-1.0, -1.0, -1.0, 1.0])
-        deform_ex = aex["deform"] if isinstance(aex.get("deform"), list) else []
-        kept_deform = {_xint(d.get("node"), None, 0, 2**31 - 1): d for d in deform_ex
+        deform_value = aex.get("deform")
+        deform = deform_value if isinstance(deform_value, list) else []
+        kept_deform = {integer(d, "node", None, 0, 2**31 - 1): d for d in deform
                        if isinstance(d, dict)}
         tracks = []
-        for j, node6 in enumerate(nodes):
+        for j, nd in enumerate(nodes):
             t = np.zeros(nk, TRANSFORM)
             t["location"], t["rotation"] = loc[j], q[j]
             track = TrackV6(transforms=t)
-            if len(node6.md_verts):
-                md = node6.md_verts.astype(np.int64)
-                vals = (vlocal[md][None] + disp[ai][:, md]) * mirror
+            if len(nd.md_verts):
+                md = nd.md_verts.astype(np.int64)
+                vals = (vlocal[md][None] + disp[ai][:, md]) * fr.mirror
                 track.deform, track.scale, track.translate = _quantise(vals, kept_deform.get(j))
             tracks.append(track)
-        length = _xint(aex.get("length"), None, 0, 0xFFFFFFFF)
+        length = integer(aex, "length", None, 0, 0xFFFFFFFF)
         anims.append(AnimationV6(name=a.name, length=int(ms[-1]) if length is None else length,
                                  bounds_min=bmin, bounds_max=bmax, keys=keys,
                                  key_strings=list(a.key_strings), tracks=tracks))
-        dim = xt.floats(aex.get("dims"), 3)
-        dims.append(dim if dim is not None else ((np.asarray(bmax) - np.asarray(bmin)) / 2).tolist())
-    # -- sections --------------------------------------------------------------------------------
+        d = numbers(aex.get("dims"), 3, *FLOAT32)
+        dims.append(d if d is not None else ((np.asarray(bmax) - np.asarray(bmin)) / 2).tolist())
+    return anims, dims
+
+
+def _sections(ex: dict, geo: GeometryV6, nodes: list[NodeV6], anims: list[AnimationV6],
+              dims: list[list[float]], fr: _Frame) -> AbcV6Model:
+    """The sections in the kept order (TransformInfo when its flags are not the defaults),
+    unknown sections kept raw where they were."""
     made = {"Header": HeaderV6(token=TOKEN, command_string=str(ex.get("command_string", ""))
                                .encode("latin-1", "replace")),
             "Geometry": geo, "Nodes": NodesV6(nodes=nodes), "Animation": AnimationsV6(anims),
             "AnimDims": AnimDimsV6(dims=np.asarray(dims, "<f4").reshape(-1, 3)),
-            "TransformInfo": TransformInfoV6(flip_mat=int(flip), fix_anim_keyframes=int(fix))}
+            "TransformInfo": TransformInfoV6(flip_mat=int(fr.flip), fix_anim_keyframes=int(fr.fix))}
     names = ex.get("abc_sections")
     if not (isinstance(names, list) and all(isinstance(n, str) for n in names)
             and names[:1] == ["Header"] and all(n in names for n in _ORDER[1:5])
             and names.index("Nodes") < names.index("Animation")):
         names = _ORDER[:5]
     names = [n for n in names if n in made]
-    if "TransformInfo" not in names and (not flip or not fix):
+    if "TransformInfo" not in names and (not fr.flip or not fr.fix):
         names.append("TransformInfo")                   # the defaults without it are 1 and 1
     sections: list = [made[n] for n in names]
     for index, raw in sorted(kept_raw_sections(ex), key=lambda x: x[0]):

@@ -1,6 +1,6 @@
 """LithTech ABC v6 data that glTF has no place for: written to glTF ``extras`` by ``to_scene``
-(:mod:`.scene_v6`) and read back by ``from_scene`` (:mod:`.scene_write_v6`) when present and
-consistent with the scene (the v9-v13 ones are in :mod:`.scene_extras`).
+(:mod:`.scene_read_v6`) and read back by ``from_scene`` (:mod:`.scene_write_v6`) when present
+and consistent with the scene (the v9-v13 ones are in :mod:`.scene_extras`).
 
 ==========================  =====================================================================
 glTF object                 extras
@@ -29,10 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from .abc_v6 import VERTEX_V6, AbcV6Model, GeometryV6
+from ...extras import FLOAT32, integer, integers, numbers
+from .abc_v6 import SECTION_NAMES, VERTEX_V6, AbcV6Model, GeometryV6
 from .common import RawSection
-from .scene_common import _txt, _xint
-from .scene_extras import f32, floats
+from .scene_common import latin1
+from .scene_extras import f32
 
 __all__ = ["lod_extras", "animation_extras", "file_extras", "kept_lods", "kept_raw_sections"]
 
@@ -67,10 +68,9 @@ def animation_extras(doc: AbcV6Model, ai: int, keep: np.ndarray) -> dict[str, An
 
 
 def file_extras(doc: AbcV6Model) -> dict[str, Any]:
-    from .abc_v6 import _NAMES
     out: dict[str, Any] = {"abc_sections": [
-        _txt(s.name if isinstance(s, RawSection) else _NAMES[type(s)]) for s in doc.sections]}
-    raw = [{"name": _txt(s.name), "index": i, "data": _b64(s.data)}
+        latin1(s.name if isinstance(s, RawSection) else SECTION_NAMES[type(s)]) for s in doc.sections]}
+    raw = [{"name": latin1(s.name), "index": i, "data": _b64(s.data)}
            for i, s in enumerate(doc.sections) if isinstance(s, RawSection)]
     if raw:
         out["abc_raw_sections"] = raw
@@ -84,11 +84,10 @@ def kept_lods(extras: dict, full_vertices: int) -> tuple[np.ndarray, np.ndarray]
     """(vertex_start, LOD vertices) kept for a mesh of ``full_vertices`` full-detail vertices,
     or None when there are none or they do not fit (the vertex count changed)."""
     d = extras.get("abc_v6_lods")
-    if not isinstance(d, dict) or _xint(extras.get("normal_vertex_count"), -1, 0, 0xFFFF) != full_vertices:
+    if not isinstance(d, dict) or integer(extras, "normal_vertex_count", -1, 0, 0xFFFF) != full_vertices:
         return None
-    vs = d.get("vertex_start")
-    if not isinstance(vs, list) or not vs or not all(
-            isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 0xFFFF for v in vs):
+    vs = integers(d.get("vertex_start"), None, 0, 0xFFFF)
+    if not vs:
         return None
     try:
         raw = base64.b64decode(str(d.get("lod_vertices", "")).encode("ascii"), validate=True)
@@ -113,12 +112,12 @@ def kept_raw_sections(extras: dict) -> list[tuple[int, RawSection]]:
             continue
         name = str(r.get("name", "")).encode("latin-1", "replace")
         if name and len(name) < 0x10000:
-            out.append((_xint(r.get("index"), 1 << 30, 0, 1 << 30), RawSection(name=name, data=data)))
+            out.append((integer(r, "index", 1 << 30, 0, 1 << 30), RawSection(name=name, data=data)))
     return out
 
 
 def bounds6(v: Any, default) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    f = floats(v, 6)
+    f = numbers(v, 6, *FLOAT32)
     if f is None:
         return default
     return tuple(f[:3]), tuple(f[3:])
