@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPUS
-from test_blender import SCRIPTS, _roundtrip, blender, extension  # noqa: F401  (fixtures)
+from test_blender import SCRIPTS, _roundtrip, blender, extension, extension_zip  # noqa: F401  (fixtures)
 from test_lugaru_character import _layout
 
 TOOLS = Path(__file__).parent / "blender_scripts"
