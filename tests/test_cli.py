@@ -115,8 +115,8 @@ def test_folder_outputs_do_not_collide(tmp_path):
     d = tmp_path / "in"
     d.mkdir()
     (d / "box.b3d").write_bytes(crate_bytes())
-    from retromesh.formats.wolfire.samples import write_examples  # includes a .solid
-    solid = next(p for p in write_examples(tmp_path / "w") if p.suffix == ".solid")
+    from retromesh.formats.wolfire.samples import write_example  # includes a .solid
+    solid = next(p for p in write_example(tmp_path / "w") if p.suffix == ".solid")
     (d / "box.solid").write_bytes(solid.read_bytes())
     res = runner.invoke(app, ["convert", str(d), "-o", str(tmp_path / "out")])
     assert res.exit_code == 0, res.output

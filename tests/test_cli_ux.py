@@ -37,7 +37,7 @@ def tank(tmp_path):
     from retromesh.formats.westwood import samples
     d = tmp_path / "ww"
     d.mkdir()
-    samples.write_examples(d)
+    samples.write_example(d)
     return d / "tank.vxl"
 
 
@@ -302,7 +302,7 @@ def test_folder_groups_companions_into_one_glb(tmp_path):
     (src / "chars").mkdir(parents=True)
     (src / "units").mkdir()
     ls.write_example(src / "chars")
-    ww.write_examples(src / "units")
+    ww.write_example(src / "units")
     (src / "units" / "tank.vox").unlink()
     res = run("convert", src, "-o", tmp_path / "out")
     assert res.exit_code == 0, res.output
@@ -377,9 +377,9 @@ def test_output_names_prefer_the_game_model(tmp_path):
     from retromesh.formats.wolfire import samples as wf
     d = tmp_path / "in"
     d.mkdir()
-    ww.write_examples(d)                       # tank.vxl + tank.hva + tank.vox
+    ww.write_example(d)                       # tank.vxl + tank.hva + tank.vox
     (d / "box.b3d").write_bytes(crate_bytes())
-    solid = next(p for p in wf.write_examples(tmp_path / "w") if p.suffix == ".solid")
+    solid = next(p for p in wf.write_example(tmp_path / "w") if p.suffix == ".solid")
     (d / "box.solid").write_bytes(solid.read_bytes())
     res = run("convert", d, "-o", tmp_path / "out")
     assert res.exit_code == 0, res.output

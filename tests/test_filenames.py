@@ -42,14 +42,14 @@ def lostsaga(tmp_path) -> Path:
 @pytest.fixture
 def wolfire(tmp_path) -> Path:
     folder = tmp_path / "wolfire"
-    wolfire_samples.write_examples(folder)          # stick.phxbn .obj, walk.anm, wave.anm
+    wolfire_samples.write_example(folder)          # stick.phxbn .obj, walk.anm, wave.anm
     return folder
 
 
 @pytest.fixture
 def westwood(tmp_path) -> Path:
     folder = tmp_path / "westwood"
-    westwood_samples.write_examples(folder)         # tank.vxl, tank.hva
+    westwood_samples.write_example(folder)         # tank.vxl, tank.hva
     return folder
 
 

@@ -131,4 +131,4 @@ def test_bad_scene_options_fail_cleanly(tank, tmp_path, option):
 
 def _tank_vox_path(tmp_path):
     (tmp_path / "ex").mkdir(exist_ok=True)
-    return samples.write_examples(tmp_path / "ex")[2]
+    return samples.write_example(tmp_path / "ex")[2]

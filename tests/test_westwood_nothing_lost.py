@@ -22,7 +22,7 @@ def _info(doc) -> dict:
 
 @pytest.fixture()
 def tank(tmp_path):
-    return samples.write_examples(tmp_path / "ex")[0]
+    return samples.write_example(tmp_path / "ex")[0]
 
 
 @pytest.mark.parametrize("path", corpus_params("vxl", "*.vxl"))

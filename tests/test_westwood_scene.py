@@ -243,7 +243,7 @@ def test_black_palette_warns_and_palette_option(tmp_path):
 
 
 def test_write_examples(tmp_path):
-    paths = samples.write_examples(tmp_path)
+    paths = samples.write_example(tmp_path)
     assert [p.name for p in paths] == ["tank.vxl", "tank.hva", "tank.vox"]
     scene = retromesh.load(tmp_path / "tank.vxl")
     assert scene.counts()["animations"] == 1

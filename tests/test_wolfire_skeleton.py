@@ -165,7 +165,7 @@ def test_phxbn_inferred_count_on_large_damaged_file(version, fill):
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     d = tmp_path_factory.mktemp("wolfire")
-    samples.write_examples(d)
+    samples.write_example(d)
     return d
 
 
@@ -282,7 +282,7 @@ def test_skinned_mesh_is_centred_and_weighted(files):
     assert np.allclose(prim.weights.sum(1), 1, atol=1e-6)
     assert np.allclose(scene.meshes[0].extras["obj_old_center"], samples.OBJ_OFFSET, atol=1e-5)
     # the first corners had weights summing to 0.5 < 0.99: slot 0 -> (closest bone, 1.0)
-    w, ids = samples._corner_weights(samples._points())
+    w, ids = samples.corner_weights(samples.centred_points())
     assert w[:12].sum(1).max() < 0.99
     pos = np.asarray(scene.meshes[0].primitives[0].positions, float)
     obj = wscene.parse_obj((files / "stick.obj").read_bytes())

@@ -20,7 +20,15 @@ import numpy as np
 from .anm import write as write_anm
 from .obj import write_obj
 from .phxbn import write as write_phxbn
-from .samples import OBJ_OFFSET, _box_mesh, _points, stick_obj, stick_skeleton, walk_animation, wave_animation
+from .samples import (
+    OBJ_OFFSET,
+    box_mesh,
+    centred_points,
+    stick_obj,
+    stick_skeleton,
+    walk_animation,
+    wave_animation,
+)
 
 __all__ = ["write_character", "CHARACTER_XML", "OBJECT_XML", "RIG_XML"]
 
@@ -84,7 +92,7 @@ def _tga(color: tuple[int, int, int]) -> bytes:
 
 def _morph_obj(bone: int, shift: float) -> bytes:
     """The stick mesh with the box of ``bone`` moved along +Y (same corners, same order)."""
-    pos, tris, owner = _box_mesh(_points())
+    pos, tris, owner = box_mesh(centred_points())
     moved = pos.copy()
     moved[np.unique(tris[owner == bone])] += [0.0, shift, 0.0]
     uv = np.c_[(pos[:, 0] - pos[:, 0].min()) / max(np.ptp(pos[:, 0]), 1e-9),
