@@ -24,7 +24,7 @@ from retromesh.formats.lostsaga import (
     samples,
 )
 from retromesh.formats.lostsaga.skl import POSE_DTYPE
-from test_lostsaga_native import docs_equal
+from roundtrip import docs_equal
 
 name = st.binary(max_size=10)
 f32 = st.floats(-1e5, 1e5, allow_nan=False, width=32)

@@ -75,10 +75,6 @@ def test_fzx_scene(tmp_path):
     assert len(trimesh.load(tmp_path / "f.glb").geometry) >= 3
 
 
-def test_fzx_malformed():
-    assert_malformed_safe(retromesh.to_bytes(samples.fzx_sample()), "x.fzx", scene=True)
-
-
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_sav_round_trip(version, tmp_path):
     doc = samples.sav_sample(version)

@@ -124,10 +124,6 @@ def test_malformed_corpus(path):
     assert_malformed_safe(path.read_bytes(), "x.solid", scene=True, endian=">")
 
 
-def test_malformed_fixture():
-    assert_malformed_safe(retromesh.to_bytes(samples.solid_box()), "x.solid", scene=True, endian=">")
-
-
 _f32 = st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=-1e4, max_value=1e4)
 
 

@@ -166,9 +166,10 @@ def wiggle_png(size: int = 16) -> bytes:
 
 
 def documents() -> dict[str, Any]:
-    """Format name -> a small complete native document (the skinned, animated wiggle)."""
-    from ... import from_scene
-    return {"b3d": from_scene(wiggle_scene(), "b3d")}
+    """Format name -> a small complete native document (the skinned, animated wiggle), as
+    read from its file (floats already float32)."""
+    from ... import from_scene, read, to_bytes
+    return {"b3d": read(to_bytes(from_scene(wiggle_scene(), "b3d")), format="b3d")}
 
 
 def write_example(folder: str | Path) -> list[Path]:

@@ -7,7 +7,7 @@ strings, sockets and anim bindings (v9+); nodes with mesh deformation (vertex an
 AnimDims and TransformInfo (v6). ``sample_bytes(version)`` is the file.
 
 The family's samples API, alike in every family: :func:`documents` (format name -> a small
-complete native document; ``"abc:v6"`` is the second layout), :data:`WITHOUT_SAMPLE` (none
+complete native document; ``"abc:v6"``, ``"abc:v9"``... the other versions), :data:`WITHOUT_SAMPLE` (none
 here) and :func:`write_example` (``model_v12.abc`` and ``model_v6.abc``).
 """
 from __future__ import annotations
@@ -287,9 +287,10 @@ def sample_bytes(version: int = 12, **kw) -> bytes:
 
 
 def documents() -> dict[str, Any]:
-    """Format name -> a small complete native document: v12 as ``"abc"``, the v6 layout (its
-    own reader and writer) as ``"abc:v6"``."""
-    return {"abc": build_sample(12), "abc:v6": build_sample(6)}
+    """Format name -> a small complete native document: v12 as ``"abc"``, every other version
+    as ``"abc:v<version>"`` (v6 has its own reader and writer)."""
+    return {"abc": build_sample(12), **{f"abc:v{v}": build_sample(v) for v in SAMPLE_VERSIONS
+                                       if v != 12}}
 
 
 def write_example(folder: str | Path) -> list[Path]:
