@@ -32,15 +32,6 @@ def wiggle(tmp_path):
     return p
 
 
-@pytest.fixture
-def tank(tmp_path):
-    from retromesh.formats.westwood import samples
-    d = tmp_path / "ww"
-    d.mkdir()
-    samples.write_example(d)
-    return d / "tank.vxl"
-
-
 def _glb_json(path) -> dict:
     data = path.read_bytes()
     n = struct.unpack_from("<I", data, 12)[0]

@@ -12,17 +12,11 @@ import retromesh
 from conftest import corpus_params
 from gltfcheck import assert_valid_many
 from retromesh import LossWarning
-from retromesh.formats.westwood import samples
 from retromesh.scene import Channel
 
 
 def _info(doc) -> dict:
     return retromesh.registry.format_of(doc).info(doc)
-
-
-@pytest.fixture()
-def tank(tmp_path):
-    return samples.write_example(tmp_path / "ex")[0]
 
 
 @pytest.mark.parametrize("path", corpus_params("vxl", "*.vxl"))
