@@ -1,4 +1,5 @@
-"""Import the example builders of examples/make_examples.py for use as test fixtures."""
+"""The example builders of examples/make_examples.py as a module (``make_examples``), and the
+B3D examples' bytes, built from the B3D family's samples (:mod:`retromesh.formats.b3d.samples`)."""
 from __future__ import annotations
 
 import functools
@@ -16,11 +17,12 @@ _spec.loader.exec_module(make_examples)
 @functools.cache
 def wiggle_bytes() -> bytes:
     import retromesh
-    doc = retromesh.from_scene(make_examples.wiggle_scene(), "b3d")
-    return retromesh.to_bytes(doc)
+    from retromesh.formats.b3d import samples
+    return retromesh.to_bytes(retromesh.from_scene(samples.wiggle_scene(), "b3d"))
 
 
 @functools.cache
 def crate_bytes() -> bytes:
     import retromesh
-    return retromesh.to_bytes(retromesh.from_scene(make_examples.crate_scene(), "b3d"))
+    from retromesh.formats.b3d import samples
+    return retromesh.to_bytes(retromesh.from_scene(samples.crate_scene(), "b3d"))
