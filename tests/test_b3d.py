@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
-from gltfcheck import assert_valid
-from make_examples_import import crate_bytes, make_examples, wiggle_bytes
-from malformed import assert_malformed_safe, read_or_format_error
+from helpers.gltfcheck import assert_valid
+from helpers.make_examples_import import crate_bytes, make_examples, wiggle_bytes
+from helpers.malformed import assert_malformed_safe, read_or_format_error
 from retromesh.formats.b3d import (
     AnimChunk,
     B3dFile,

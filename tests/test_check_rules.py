@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import retromesh
 from conftest import CORPUS, ROOT, corpus_files
-from make_examples_import import wiggle_bytes
+from helpers.make_examples_import import wiggle_bytes
 from retromesh import registry
 from retromesh.cli import app
 from retromesh.formats import b3d

@@ -6,8 +6,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from gltfcheck import assert_valid
-from make_examples_import import crate_bytes, wiggle_bytes
+from helpers.gltfcheck import assert_valid
+from helpers.make_examples_import import crate_bytes, wiggle_bytes
 from retromesh.cli import app
 
 runner = CliRunner()

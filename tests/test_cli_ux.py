@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 import retromesh
-from gltfcheck import assert_valid
-from make_examples_import import crate_bytes, wiggle_bytes
+from helpers.gltfcheck import assert_valid
+from helpers.make_examples_import import crate_bytes, wiggle_bytes
 from retromesh.cli import app
 from retromesh.clitools.messages import cli_hints
 

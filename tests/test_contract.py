@@ -26,10 +26,10 @@ from typing import Any
 import pytest
 
 import retromesh
-from gltfcheck import assert_valid_many
-from malformed import assert_malformed_safe, byte_flips, read_or_format_error
+from helpers.gltfcheck import assert_valid_many
+from helpers.malformed import assert_malformed_safe, byte_flips, read_or_format_error
+from helpers.roundtrip import differences, gltf_round_trip, native_round_trip
 from retromesh import registry
-from roundtrip import differences, gltf_round_trip, native_round_trip
 
 #: formats registered outside the families' packages (no samples module), and why
 NO_SAMPLE = {

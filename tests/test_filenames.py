@@ -226,7 +226,7 @@ def test_an_animation_from_another_family_gets_the_rule(lostsaga, tmp_path):
 
 
 def test_a_b3d_animation_gets_the_rule(tmp_path):
-    from make_examples_import import wiggle_bytes
+    from helpers.make_examples_import import wiggle_bytes
     (tmp_path / "wiggle.b3d").write_bytes(wiggle_bytes())
     with _quiet():
         scene = retromesh.load(tmp_path / "wiggle.b3d")

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
 from conftest import corpus_params
-from malformed import assert_malformed_safe, read_or_format_error
+from helpers.malformed import assert_malformed_safe, read_or_format_error
 from retromesh import FormatError
 from retromesh.formats.lithtech import abc, abc_v6, samples
 from retromesh.formats.lithtech.abc import (

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
-from blendersim import drop_repeats
 from conftest import ROOT, corpus_params
+from helpers.blendersim import drop_repeats
+from helpers.roundtrip import differences, gltf_round_trip
 from retromesh import LossWarning
 from retromesh.formats import lithtech
 from retromesh.formats.lithtech import abc, samples
-from roundtrip import differences, gltf_round_trip
 
 
 def summary(doc: abc.AbcModel) -> dict:

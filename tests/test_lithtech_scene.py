@@ -9,12 +9,12 @@ import pytest
 import trimesh
 
 import retromesh
-from gltfcheck import assert_valid, assert_valid_many
+from helpers.gltfcheck import assert_valid, assert_valid_many
+from helpers.roundtrip import gltf_round_trip
 from retromesh import LossWarning
 from retromesh.formats.lithtech import abc, samples, scene as ls, scene_v6 as ls_v6
 from retromesh.scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from retromesh.transforms import compose_trs, world_matrices
-from roundtrip import gltf_round_trip
 
 S3 = np.array([1.0, 1.0, -1.0])
 S4 = np.diag([1.0, 1.0, -1.0, 1.0])

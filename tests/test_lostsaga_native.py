@@ -9,6 +9,7 @@ import pytest
 
 import retromesh
 from conftest import corpus_params
+from helpers.roundtrip import docs_equal, native_round_trip
 from retromesh import DocumentError, FormatError, jsoncodec
 from retromesh.formats.lostsaga import (
     AniEvent,
@@ -23,7 +24,6 @@ from retromesh.formats.lostsaga import (
     samples,
 )
 from retromesh.formats.lostsaga.msh import SUBMESH_DTYPE
-from roundtrip import docs_equal, native_round_trip
 
 # -- corpus -----------------------------------------------------------------------------------
 

@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
-from blendersim import drop_repeats
 from conftest import ROOT, corpus_params
+from helpers.blendersim import drop_repeats
+from helpers.roundtrip import differences as summary_differences, gltf_round_trip
 from retromesh import LossWarning, MissingTextureWarning, registry
 from retromesh.formats.lostsaga import AniFile, CmsFile, MshFile, SklFile, samples
 from retromesh.formats.lostsaga.common import ANIMATION_VER_COMP4, ANIMATION_VER_COMP8, ANIMATION_VER_DEFAULT
-from roundtrip import differences as summary_differences, gltf_round_trip
 
 EXAMPLES = ROOT / "examples" / "lostsaga"
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import retromesh
 from conftest import corpus_files
-from gltfcheck import assert_valid, assert_valid_many
+from helpers.gltfcheck import assert_valid, assert_valid_many
 from retromesh.binio import Writer
 from retromesh.cli import app
 from retromesh.formats.westwood import hva, samples, vox

@@ -12,12 +12,13 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
 from conftest import corpus_files, corpus_params
-from malformed import (
+from helpers.malformed import (
     assert_malformed_safe,
     huge_count_variants,
     read_or_format_error,
     truncations,
 )
+from helpers.roundtrip import docs_equal
 from retromesh import FormatError, UnknownFormatError, UnsupportedError
 from retromesh.formats.westwood import hva, samples, vxl
 from retromesh.formats.westwood.hva import HvaFile
@@ -30,7 +31,6 @@ from retromesh.formats.westwood.voxels import (
     normal_table,
 )
 from retromesh.formats.westwood.vxl import Limb, RawBody, VxlFile
-from roundtrip import docs_equal
 
 # -- corpus -----------------------------------------------------------------------------------
 

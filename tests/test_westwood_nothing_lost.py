@@ -10,7 +10,7 @@ import pytest
 
 import retromesh
 from conftest import corpus_params
-from gltfcheck import assert_valid_many
+from helpers.gltfcheck import assert_valid_many
 from retromesh import LossWarning
 from retromesh.scene import Channel
 

@@ -14,7 +14,7 @@ from hypothesis.extra.numpy import arrays
 
 import retromesh
 from conftest import corpus_files
-from gltfcheck import assert_valid, assert_valid_many
+from helpers.gltfcheck import assert_valid, assert_valid_many
 from retromesh import FormatError, LossWarning
 from retromesh.formats.westwood import hva, samples, vxl
 from retromesh.formats.westwood.meshing import count_visible_faces, visible_quads

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 import retromesh
 from conftest import corpus_files, corpus_params
-from gltfcheck import assert_valid
-from malformed import read_or_format_error
+from helpers.gltfcheck import assert_valid
+from helpers.malformed import read_or_format_error
 from retromesh import LossWarning
 from retromesh.cli import app
 from retromesh.formats.westwood import samples, vox, vxl

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
-from gltfcheck import assert_valid
-from malformed import assert_malformed_safe, read_or_format_error
+from helpers.gltfcheck import assert_valid
+from helpers.malformed import assert_malformed_safe, read_or_format_error
 from retromesh import DocumentError, FormatError
 from retromesh.formats.wolfire import samples
 from retromesh.formats.wolfire.fzx import FzxFile, FzxObject, parse_label

@@ -9,7 +9,7 @@ import pytest
 
 import retromesh
 from conftest import corpus_params
-from gltfcheck import assert_valid_many
+from helpers.gltfcheck import assert_valid_many
 from retromesh.formats.wolfire import samples
 from retromesh.formats.wolfire.native_extras import ANM_KEY, PHXBN_KEY
 

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
-from gltfcheck import assert_valid
-from malformed import assert_malformed_safe, read_or_format_error
+from helpers.gltfcheck import assert_valid
+from helpers.malformed import assert_malformed_safe, read_or_format_error
+from helpers.roundtrip import native_round_trip
 from retromesh import DocumentError, FormatError, LossWarning
 from retromesh.formats.wolfire import samples, scene as wscene
 from retromesh.formats.wolfire.anm import (
@@ -24,7 +25,6 @@ from retromesh.formats.wolfire.anm import (
     weapon_dtype,
 )
 from retromesh.formats.wolfire.phxbn import PhxbnFile, PhxControl, PhxJoint, PhxSimpleIk
-from roundtrip import native_round_trip
 
 
 def rt(doc, fmt):
@@ -538,7 +538,7 @@ def _worlds_at(scene, anim, t):
 def test_foreign_rig_keeps_skinning():
     """A glTF/B3D rig whose bind frames are not the engine's: the key matrices are re-expressed
     so that skin matrices (anim world x inverse bind) are unchanged."""
-    from make_examples_import import make_examples
+    from helpers.make_examples_import import make_examples
     src = make_examples.wiggle_scene()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -602,7 +602,7 @@ def test_skeleton_only_glb(version, tmp_path):
 def test_every_mesh_of_the_skin_goes_into_the_obj():
     """Two meshes skinned by the same skin (body + head, say) both reach the OBJ and the
     per-corner weights; a static mesh is left out with a LossWarning."""
-    from make_examples_import import make_examples
+    from helpers.make_examples_import import make_examples
     src = make_examples.wiggle_scene()
     node = next(n for n in src.nodes if n.skin is not None)
     n_corners = sum(len(p.indices) for p in src.meshes[node.mesh].primitives)
@@ -677,7 +677,7 @@ def test_animations_of_the_same_name_all_written():
 def test_armature_node_above_the_rig_is_kept():
     """A foreign rig under a transformed armature node (Blender's scale/rotation): the key
     matrices include it, as the inverse bind matrices do, so skinning is unchanged."""
-    from make_examples_import import make_examples
+    from helpers.make_examples_import import make_examples
     from retromesh.scene import Node
     src = make_examples.wiggle_scene()
     sk = src.skins[0]
@@ -717,7 +717,7 @@ def test_armature_node_above_the_rig_is_kept():
 
 def test_anm_alone_in_the_space_of_the_phxbn():
     """glTF -> .anm on its own uses the same (OBJ-centred) space as glTF -> .phxbn + .anm."""
-    from make_examples_import import make_examples
+    from helpers.make_examples_import import make_examples
     src = make_examples.wiggle_scene()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
 from conftest import corpus_files, corpus_params
-from gltfcheck import assert_valid_many
-from malformed import assert_malformed_safe, read_or_format_error
+from helpers.gltfcheck import assert_valid_many
+from helpers.malformed import assert_malformed_safe, read_or_format_error
 from retromesh import DocumentError, FormatError
 from retromesh.formats.wolfire import samples
 from retromesh.formats.wolfire.solid import TRI_DTYPE, SolidFile, from_scene, signed_volume

@@ -7,7 +7,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-_PATH = Path(__file__).resolve().parents[1] / "examples" / "make_examples.py"
+_PATH = Path(__file__).resolve().parents[2] / "examples" / "make_examples.py"
 _spec = importlib.util.spec_from_file_location("make_examples", _PATH)
 make_examples = importlib.util.module_from_spec(_spec)
 sys.modules["make_examples"] = make_examples

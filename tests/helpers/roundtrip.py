@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 import retromesh
-from gltfcheck import assert_valid
+from helpers.gltfcheck import assert_valid
 from retromesh import registry
 
 
