@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -36,3 +37,41 @@ def corpus_params(folder: str, *patterns: str):
     if not files:
         return [pytest.param(None, marks=pytest.mark.skip(reason=f"no corpus at {CORPUS / folder}"))]
     return [pytest.param(f, id=f.name) for f in files]
+
+
+#: the example models shipped in the repository (examples/make_examples.py)
+EXAMPLES = ROOT / "examples"
+
+#: family package name -> its samples module (the same API in every family: test_contract.py)
+FAMILIES = ("b3d", "lithtech", "lostsaga", "westwood", "wolfire")
+
+
+@pytest.fixture(scope="session")
+def examples() -> Path:
+    """The shipped examples folder (read only)."""
+    return EXAMPLES
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    """The folder of real game files (may be absent: use :func:`corpus_params` to skip)."""
+    return CORPUS
+
+
+@pytest.fixture()
+def example_files(tmp_path: Path) -> Callable[[str], dict[str, Path]]:
+    """``example_files("westwood")`` writes that family's example (``samples.write_example``)
+    into ``tmp_path/<family>`` and returns its files by name."""
+    def write(family: str) -> dict[str, Path]:
+        if family not in FAMILIES:
+            raise ValueError(f"no family {family!r} (one of {', '.join(FAMILIES)})")
+        import importlib
+        samples = importlib.import_module(f"retromesh.formats.{family}.samples")
+        return {p.name: p for p in samples.write_example(tmp_path / family)}
+    return write
+
+
+@pytest.fixture()
+def tank(example_files: Callable[[str], dict[str, Path]]) -> Path:
+    """``tank.vxl`` with ``tank.hva`` and ``tank.vox`` beside it (the Westwood example)."""
+    return example_files("westwood")["tank.vxl"]

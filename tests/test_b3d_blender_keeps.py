@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import retromesh
-from b3dbuild import bone as _bone, quad_mesh as _quad_mesh
+from helpers.b3dbuild import bone as _bone, quad_mesh as _quad_mesh
 from retromesh.formats.b3d import B3dFile, Bone, Brus, BrushEntry, MeshChunk, NodeChunk, Texs, TextureEntry
 
 
@@ -124,7 +124,7 @@ def test_keys_of_a_jump_are_far_enough_apart_for_blender():
     """Several keys at one frame (h3dview ninja): Blender's importer merged them when they were a
     ten-thousandth of a frame apart (keys 3760 -> 3728). A millisecond apart they stay, and the
     B3D gets its frame numbers back from Blender's times (24 fps, float32 frames)."""
-    from b3dbuild import keys as _keys
+    from helpers.b3dbuild import keys as _keys
     from retromesh.formats.b3d import AnimChunk, Keys
     doc = B3dFile(1, [NodeChunk(b"root", children=[
         NodeChunk(b"jumps", children=[_keys(1, [1, 5, 5, 9], position=[(0, 0, 0), (1, 0, 0),

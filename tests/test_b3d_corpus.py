@@ -8,8 +8,8 @@ import pytest
 
 import retromesh
 from conftest import corpus_files, corpus_params
-from gltfcheck import assert_valid_many
-from malformed import assert_malformed_safe
+from helpers.gltfcheck import assert_valid_many
+from helpers.malformed import assert_malformed_safe
 from retromesh.formats.b3d import Bone, Keys, Vrts
 
 pytestmark = pytest.mark.corpus

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import retromesh
-from b3dbuild import bone as _bone, keys as _keys, quad_mesh as _quad_mesh
-from gltfcheck import assert_valid
+from helpers.b3dbuild import bone as _bone, keys as _keys, quad_mesh as _quad_mesh
+from helpers.gltfcheck import assert_valid
 from retromesh.formats.b3d import (
     AnimChunk,
     B3dFile,

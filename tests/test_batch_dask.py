@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import retromesh
-from make_examples_import import wiggle_bytes
+from helpers.make_examples_import import wiggle_bytes
 
 pytest.importorskip("dask.distributed", reason="Dask is not installed (pip install '.[dask]' "
                     "or bash tools/setup/60-dask.sh)")

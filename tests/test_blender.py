@@ -32,10 +32,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import blender_run
-import native_counts
 import retromesh
 from conftest import CORPUS
+from helpers import blender_run, native_counts
 from retromesh.blender import bridge
 
 ROOT = Path(__file__).resolve().parents[1]

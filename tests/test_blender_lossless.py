@@ -1,7 +1,7 @@
 """Blender tier for what comes back from glTF (docs/lossless.md): the weapon nodes of an
 Overgrowth ``.anm`` and the ``.fzx`` volumes go through Blender's own glTF importer and exporter
 (with custom properties, as the extension exports), untouched and edited. Skipped when the bpy
-venv is absent (tests/blender_run.py)."""
+venv is absent (tests/helpers/blender_run.py)."""
 from __future__ import annotations
 
 import warnings
@@ -9,9 +9,9 @@ import warnings
 import numpy as np
 import pytest
 
-import blender_run
 import retromesh
 from conftest import ROOT
+from helpers import blender_run
 from retromesh import EngineWarning, LossWarning
 
 SCRIPT = r'''

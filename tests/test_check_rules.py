@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import retromesh
 from conftest import CORPUS, ROOT, corpus_files
-from make_examples_import import wiggle_bytes
+from helpers.make_examples_import import wiggle_bytes
 from retromesh import registry
 from retromesh.cli import app
 from retromesh.formats import b3d
@@ -45,7 +45,7 @@ def rules_of(*args) -> dict[str, str]:
 
 @pytest.fixture
 def wolfire(tmp_path):
-    return {p.name: p for p in wf_samples.write_examples(tmp_path / "wf")}
+    return {p.name: p for p in wf_samples.write_example(tmp_path / "wf")}
 
 
 @pytest.fixture
@@ -212,7 +212,7 @@ def test_b3d_node_both_mesh_and_bone_is_refused(tmp_path):
 
 def test_vxl_read_with_its_hva(tmp_path):
     from retromesh.formats.westwood import samples as ww_samples
-    paths = {p.name: p for p in ww_samples.write_examples(tmp_path)}
+    paths = {p.name: p for p in ww_samples.write_example(tmp_path)}
     vxl = next(p for n, p in paths.items() if n.endswith(".vxl"))
     hva = retromesh.read(vxl.with_suffix(".hva"))
     hva.section_names = hva.section_names[:1]

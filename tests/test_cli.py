@@ -6,8 +6,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from gltfcheck import assert_valid
-from make_examples_import import crate_bytes, wiggle_bytes
+from helpers.gltfcheck import assert_valid
+from helpers.make_examples_import import crate_bytes, wiggle_bytes
 from retromesh.cli import app
 
 runner = CliRunner()
@@ -115,8 +115,8 @@ def test_folder_outputs_do_not_collide(tmp_path):
     d = tmp_path / "in"
     d.mkdir()
     (d / "box.b3d").write_bytes(crate_bytes())
-    from retromesh.formats.wolfire.samples import write_examples  # includes a .solid
-    solid = next(p for p in write_examples(tmp_path / "w") if p.suffix == ".solid")
+    from retromesh.formats.wolfire.samples import write_example  # includes a .solid
+    solid = next(p for p in write_example(tmp_path / "w") if p.suffix == ".solid")
     (d / "box.solid").write_bytes(solid.read_bytes())
     res = runner.invoke(app, ["convert", str(d), "-o", str(tmp_path / "out")])
     assert res.exit_code == 0, res.output

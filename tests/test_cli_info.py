@@ -7,7 +7,7 @@ import numpy as np
 from typer.testing import CliRunner
 
 import retromesh
-from make_examples_import import wiggle_bytes
+from helpers.make_examples_import import wiggle_bytes
 from retromesh.cli import app
 
 runner = CliRunner()

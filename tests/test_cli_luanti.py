@@ -8,8 +8,8 @@ import numpy as np
 from typer.testing import CliRunner
 
 import retromesh
-from gltfcheck import assert_valid
-from make_examples_import import make_examples, wiggle_bytes
+from helpers.gltfcheck import assert_valid
+from helpers.make_examples_import import make_examples, wiggle_bytes
 from retromesh.cli import app
 from retromesh.formats import b3d
 

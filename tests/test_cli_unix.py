@@ -115,7 +115,7 @@ def test_read_stdin_reads_no_more_than_the_cap(monkeypatch):
 # -- standard output -------------------------------------------------------------------------
 
 def test_convert_stdin_to_stdout(tmp_path):
-    from gltfcheck import assert_valid
+    from helpers.gltfcheck import assert_valid
     res = run("convert", "-", "-o", "-", "--to", "glb", input=(EX / "crate.b3d").read_bytes())
     assert res.exit_code == 0
     glb = res.stdout_bytes

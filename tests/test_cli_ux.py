@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 import retromesh
-from gltfcheck import assert_valid
-from make_examples_import import crate_bytes, wiggle_bytes
+from helpers.gltfcheck import assert_valid
+from helpers.make_examples_import import crate_bytes, wiggle_bytes
 from retromesh.cli import app
 from retromesh.clitools.messages import cli_hints
 
@@ -30,15 +30,6 @@ def wiggle(tmp_path):
     p = tmp_path / "wiggle.b3d"
     p.write_bytes(wiggle_bytes())
     return p
-
-
-@pytest.fixture
-def tank(tmp_path):
-    from retromesh.formats.westwood import samples
-    d = tmp_path / "ww"
-    d.mkdir()
-    samples.write_examples(d)
-    return d / "tank.vxl"
 
 
 def _glb_json(path) -> dict:
@@ -302,7 +293,7 @@ def test_folder_groups_companions_into_one_glb(tmp_path):
     (src / "chars").mkdir(parents=True)
     (src / "units").mkdir()
     ls.write_example(src / "chars")
-    ww.write_examples(src / "units")
+    ww.write_example(src / "units")
     (src / "units" / "tank.vox").unlink()
     res = run("convert", src, "-o", tmp_path / "out")
     assert res.exit_code == 0, res.output
@@ -377,9 +368,9 @@ def test_output_names_prefer_the_game_model(tmp_path):
     from retromesh.formats.wolfire import samples as wf
     d = tmp_path / "in"
     d.mkdir()
-    ww.write_examples(d)                       # tank.vxl + tank.hva + tank.vox
+    ww.write_example(d)                       # tank.vxl + tank.hva + tank.vox
     (d / "box.b3d").write_bytes(crate_bytes())
-    solid = next(p for p in wf.write_examples(tmp_path / "w") if p.suffix == ".solid")
+    solid = next(p for p in wf.write_example(tmp_path / "w") if p.suffix == ".solid")
     (d / "box.solid").write_bytes(solid.read_bytes())
     res = run("convert", d, "-o", tmp_path / "out")
     assert res.exit_code == 0, res.output

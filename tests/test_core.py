@@ -160,7 +160,7 @@ def test_scene_validate_catches_bad_references():
 # -- API and detection -------------------------------------------------------------------------
 
 def test_read_accepts_path_bytes_and_file_objects(tmp_path):
-    from make_examples_import import wiggle_bytes
+    from helpers.make_examples_import import wiggle_bytes
     data = wiggle_bytes()
     p = tmp_path / "w.b3d"
     p.write_bytes(data)
@@ -184,7 +184,7 @@ def test_unknown_and_mismatched_formats(tmp_path):
 
 
 def test_write_is_atomic_and_leaves_no_temp_files(tmp_path):
-    from make_examples_import import wiggle_bytes
+    from helpers.make_examples_import import wiggle_bytes
     doc = retromesh.read(wiggle_bytes())
     target = tmp_path / "out.b3d"
     target.write_bytes(b"old")
@@ -194,7 +194,7 @@ def test_write_is_atomic_and_leaves_no_temp_files(tmp_path):
 
 
 def test_save_failure_keeps_old_file(tmp_path, monkeypatch):
-    from make_examples_import import wiggle_bytes
+    from helpers.make_examples_import import wiggle_bytes
     doc = retromesh.read(wiggle_bytes())
     target = tmp_path / "out.b3d"
     target.write_bytes(b"old")

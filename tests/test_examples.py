@@ -7,8 +7,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from gltfcheck import assert_valid_many
-from make_examples_import import make_examples
+from helpers.gltfcheck import assert_valid_many
+from helpers.make_examples_import import make_examples
 from retromesh.cli import app
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

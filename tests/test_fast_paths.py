@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import retromesh
-from b3dbuild import keys
-from gltfcheck import assert_valid
+from helpers.b3dbuild import keys
+from helpers.gltfcheck import assert_valid
 from retromesh.fileio import Parts, atomic_write
 from retromesh.formats.b3d import skinning
 from retromesh.formats.b3d.chunks import BONE_DTYPE

@@ -42,14 +42,14 @@ def lostsaga(tmp_path) -> Path:
 @pytest.fixture
 def wolfire(tmp_path) -> Path:
     folder = tmp_path / "wolfire"
-    wolfire_samples.write_examples(folder)          # stick.phxbn .obj, walk.anm, wave.anm
+    wolfire_samples.write_example(folder)          # stick.phxbn .obj, walk.anm, wave.anm
     return folder
 
 
 @pytest.fixture
 def westwood(tmp_path) -> Path:
     folder = tmp_path / "westwood"
-    westwood_samples.write_examples(folder)         # tank.vxl, tank.hva
+    westwood_samples.write_example(folder)         # tank.vxl, tank.hva
     return folder
 
 
@@ -226,7 +226,7 @@ def test_an_animation_from_another_family_gets_the_rule(lostsaga, tmp_path):
 
 
 def test_a_b3d_animation_gets_the_rule(tmp_path):
-    from make_examples_import import wiggle_bytes
+    from helpers.make_examples_import import wiggle_bytes
     (tmp_path / "wiggle.b3d").write_bytes(wiggle_bytes())
     with _quiet():
         scene = retromesh.load(tmp_path / "wiggle.b3d")

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import retromesh
-from gltfcheck import assert_valid, assert_valid_many
-from make_examples_import import make_examples
+from helpers.gltfcheck import assert_valid, assert_valid_many
+from helpers.make_examples_import import make_examples
 from retromesh.scene import Animation, Channel, Mesh, MorphTarget, Node, Primitive, Scene, TextureRef
 
 
@@ -110,7 +110,7 @@ def test_writer_fixes_what_the_validator_rejects(tmp_path):
 
 
 def test_malformed_glb_raises_format_error():
-    from malformed import assert_malformed_safe
+    from helpers.malformed import assert_malformed_safe
     s = make_examples.crate_scene()
     from retromesh.gltf import glb_bytes, scene_to_gltf
     data = glb_bytes(scene_to_gltf(s))
@@ -119,7 +119,7 @@ def test_malformed_glb_raises_format_error():
 
 def test_embed_finds_minetest_textures_folder(tmp_path):
     """mods/x/models/model.b3d refers to a texture kept in mods/x/textures/."""
-    from make_examples_import import crate_bytes
+    from helpers.make_examples_import import crate_bytes
     models = tmp_path / "mod" / "models"
     textures = tmp_path / "mod" / "textures"
     models.mkdir(parents=True)

@@ -12,7 +12,7 @@ import struct
 import pytest
 
 import retromesh
-from make_examples_import import wiggle_bytes
+from helpers.make_examples_import import wiggle_bytes
 from retromesh.registry import get
 from test_hostile import _lines_run
 

@@ -10,7 +10,7 @@ import pytest
 
 import retromesh
 from conftest import CORPUS, ROOT
-from ksycheck import compile_all, top_class
+from helpers.ksycheck import compile_all, top_class
 from retromesh import ksy
 
 #: every extension retromesh reads natively, each with a description

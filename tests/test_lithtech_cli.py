@@ -4,7 +4,7 @@ from __future__ import annotations
 from typer.testing import CliRunner
 
 import retromesh
-from gltfcheck import assert_valid
+from helpers.gltfcheck import assert_valid
 from retromesh.cli import app
 from retromesh.formats.lithtech import samples
 

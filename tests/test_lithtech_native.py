@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
 from conftest import corpus_params
-from malformed import assert_malformed_safe, read_or_format_error
+from helpers.malformed import assert_malformed_safe, read_or_format_error
 from retromesh import FormatError
 from retromesh.formats.lithtech import abc, abc_v6, samples
 from retromesh.formats.lithtech.abc import (
@@ -80,16 +80,7 @@ def reparse(data: bytes):
 
 
 # -- fixtures of every version -------------------------------------------------------------
-@pytest.mark.parametrize("version", VERSIONS)
-def test_sample_round_trip(version):
-    doc = samples.build_sample(version)
-    data = retromesh.to_bytes(doc)
-    back = reparse(data)
-    same(doc, back)
-    assert retromesh.to_bytes(back) == data
-    assert retromesh.detect(data).name == "abc"
-
-
+# every version's sample: byte round trip, detection, damaged copies in tests/test_contract.py
 @pytest.mark.parametrize("version", [9, 10, 11, 12, 13])
 def test_sample_features_v9(version):
     doc = samples.build_sample(version)
@@ -218,16 +209,6 @@ def test_corpus_round_trip(path):
 
 # -- malformed input (conversions of damaged files may warn about what they drop) ---------
 pytestmark = pytest.mark.filterwarnings("ignore::retromesh.LossWarning")
-
-@pytest.mark.parametrize("version", [6, 12])
-def test_malformed_samples(version):
-    assert_malformed_safe(samples.sample_bytes(version), "sample.abc", scene=True)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("version", [9, 10, 11, 13])
-def test_malformed_samples_slow(version):
-    assert_malformed_safe(samples.sample_bytes(version), "sample.abc", scene=True)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

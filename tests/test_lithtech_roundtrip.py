@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
-from blendersim import drop_repeats
 from conftest import ROOT, corpus_params
-from gltfcheck import assert_valid
+from helpers.blendersim import drop_repeats
+from helpers.roundtrip import differences, gltf_round_trip
 from retromesh import LossWarning
 from retromesh.formats import lithtech
 from retromesh.formats.lithtech import abc, samples
@@ -45,21 +45,13 @@ def summary(doc: abc.AbcModel) -> dict:
     return out
 
 
-def differences(a: dict, b: dict) -> dict:
-    return {k: (a.get(k), b.get(k)) for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
-
-
 def round_trip(src: Path | bytes, tmp_path: Path) -> tuple[abc.AbcModel, abc.AbcModel]:
     if isinstance(src, bytes):
         path = tmp_path / "in.abc"
         path.write_bytes(src)
         src = path
-    glb = tmp_path / "mid.glb"
-    retromesh.convert(src, glb)
-    assert_valid(glb)
-    out = tmp_path / "back.abc"
-    retromesh.convert(glb, out)
-    return retromesh.read(src), retromesh.read(out)
+    back = gltf_round_trip(src, tmp_path)[""]
+    return retromesh.read(src), retromesh.read(back)
 
 
 EXAMPLES = [pytest.param(p, id=p.name) for p in sorted((ROOT / "examples" / "lithtech").glob("*.abc"))

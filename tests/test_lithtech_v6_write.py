@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
 from conftest import ROOT, corpus_params
-from gltfcheck import assert_valid
+from helpers.gltfcheck import assert_valid
 from retromesh import LossWarning
 from retromesh.binio import Reader
 from retromesh.formats import lithtech

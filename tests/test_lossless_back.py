@@ -9,7 +9,7 @@ import pytest
 
 import retromesh
 from conftest import ROOT
-from gltfcheck import assert_valid
+from helpers.gltfcheck import assert_valid
 from retromesh import LossWarning
 from retromesh.errors import EngineWarning
 from retromesh.formats import lithtech

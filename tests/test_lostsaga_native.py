@@ -2,7 +2,6 @@
 our own writers, writer checks, info/check, JSON dump/build."""
 from __future__ import annotations
 
-import dataclasses
 import struct
 
 import numpy as np
@@ -10,6 +9,7 @@ import pytest
 
 import retromesh
 from conftest import corpus_params
+from helpers.roundtrip import docs_equal, native_round_trip
 from retromesh import DocumentError, FormatError, jsoncodec
 from retromesh.formats.lostsaga import (
     AniEvent,
@@ -24,32 +24,6 @@ from retromesh.formats.lostsaga import (
     samples,
 )
 from retromesh.formats.lostsaga.msh import SUBMESH_DTYPE
-
-
-def docs_equal(a, b) -> bool:
-    """Deep equality of native documents (numpy arrays compared by dtype, shape and bytes)."""
-    if dataclasses.is_dataclass(a):
-        return type(a) is type(b) and all(
-            docs_equal(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        a, b = np.asarray(a), np.asarray(b)
-        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-    if isinstance(a, (list, tuple)):
-        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(
-            docs_equal(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(
-            docs_equal(a[k], b[k]) for k in a)
-    return a == b
-
-
-def roundtrip(doc, ext):
-    data = retromesh.to_bytes(doc)
-    back = retromesh.read(data, format=ext)
-    assert docs_equal(back, doc)
-    assert retromesh.to_bytes(back) == data
-    return data, back
-
 
 # -- corpus -----------------------------------------------------------------------------------
 
@@ -94,7 +68,7 @@ def test_corpus_animation(path):
 @pytest.mark.parametrize("version", [2000, 2001, 2002])
 def test_mesh_versions(version):
     doc = samples.full_mesh(version=version)
-    data, back = roundtrip(doc, "msh")
+    data, back = native_round_trip(doc, "msh")
     assert back.version == version
     assert (back.control_points is not None) == (version == 2002)
     assert back.billboard_centers is not None and back.tangents is not None
@@ -107,13 +81,13 @@ def test_mesh_versions(version):
 
 def test_skinned_mesh_skeleton_and_animations():
     m, s = samples.skinned_column()
-    roundtrip(m, "msh")
-    data, back = roundtrip(s, "skl")
+    native_round_trip(m, "msh")
+    data, back = native_round_trip(s, "skl")
     assert data[:8] == b"SKL\0" + struct.pack("<i", 1000)
     assert back.parent_indices() == [-1, 0, 1, 2]
     for version in (4000, 4001, 4002):
         a = samples.wave_animation(s, version)
-        data, back = roundtrip(a, "ani")
+        data, back = native_round_trip(a, "ani")
         assert struct.unpack_from("<i", data, 4)[0] == version
         keysize = {4000: 32, 4001: 20, 4002: 24}[version]
         assert back.tracks[1].keys.dtype.itemsize == keysize
@@ -124,17 +98,15 @@ def test_skinned_mesh_skeleton_and_animations():
 def test_skeleton_without_linked_name_and_with_trailing_bytes():
     _, s = samples.skinned_column(1)
     s.linked_skeleton = None
-    data, back = roundtrip(s, "skl")
+    data, back = native_round_trip(s, "skl")
     assert back.linked_skeleton is None
     s.linked_skeleton = b"other.skl"
     s.trailing = b"\x01\x02"
-    roundtrip(s, "skl")
+    native_round_trip(s, "skl")
 
 
 def test_collision_mesh():
-    doc = CmsFile(positions=np.arange(12, dtype=np.float32).reshape(4, 3),
-                  faces=np.array([[0, 1, 2], [0, 2, 3]], np.uint16), trailing=b"xy")
-    data, _ = roundtrip(doc, "cms")
+    data = retromesh.to_bytes(samples.collision_mesh())     # round trip: tests/test_contract.py
     assert len(data) == 8 + 4 + 48 + 4 + 12 + 2
 
 
@@ -144,14 +116,14 @@ def test_non_ascii_names_are_kept_as_bytes():
     s.bones[0].name = name
     s.bones[1].parent = name
     m.bone_names[0] = name
-    assert roundtrip(s, "skl")[1].bones[0].name == name
-    assert roundtrip(m, "msh")[1].bone_names[0] == name
+    assert native_round_trip(s, "skl")[1].bones[0].name == name
+    assert native_round_trip(m, "msh")[1].bone_names[0] == name
 
 
 def test_trailing_and_garbage_kept():
     doc = samples.full_mesh(2000)
     doc.trailing = b"\xde\xad\xbe\xef" * 3
-    roundtrip(doc, "msh")
+    native_round_trip(doc, "msh")
 
 
 # -- bad input and bad documents ------------------------------------------------------------
@@ -253,19 +225,19 @@ def test_detection_by_magic():
 def test_events_and_weights():
     a = AniFile(version=4000, events=[AniEvent(b"fire", b"", 12.5)], total_time=40,
                 tracks=[AniTrack(b"Bip01", 0.5, np.zeros(1, ani.key_dtype(4000)))])
-    data, back = roundtrip(a, "ani")
+    data, back = native_round_trip(a, "ani")
     assert back.events[0].time == 12.5 and back.tracks[0].weight == 0.5
 
 
 def test_control_points():
     doc = samples.full_mesh(2002)
     doc.control_points.append(ControlPoint(b"", b"", b"", np.zeros(3, np.float32)))
-    _, back = roundtrip(doc, "msh")
+    _, back = native_round_trip(doc, "msh")
     assert len(back.control_points) == 3 and back.control_points[0].extra == b"grip"
 
 
 def test_empty_mesh():
-    roundtrip(MshFile(), "msh")
+    native_round_trip(MshFile(), "msh")
 
 
 def test_json_dump_build_of_fixtures():

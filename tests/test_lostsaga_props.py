@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
 from conftest import corpus_params
-from malformed import assert_malformed_safe, read_or_format_error
+from helpers.malformed import assert_malformed_safe, read_or_format_error
+from helpers.roundtrip import docs_equal
 from retromesh.formats.lostsaga import (
     AniEvent,
     AniFile,
@@ -24,7 +25,6 @@ from retromesh.formats.lostsaga import (
     samples,
 )
 from retromesh.formats.lostsaga.skl import POSE_DTYPE
-from test_lostsaga_native import docs_equal
 
 name = st.binary(max_size=10)
 f32 = st.floats(-1e5, 1e5, allow_nan=False, width=32)

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
-from blendersim import drop_repeats
 from conftest import ROOT, corpus_params
-from gltfcheck import assert_valid
+from helpers.blendersim import drop_repeats
+from helpers.roundtrip import differences as summary_differences, gltf_round_trip
 from retromesh import LossWarning, MissingTextureWarning, registry
 from retromesh.formats.lostsaga import AniFile, CmsFile, MshFile, SklFile, samples
 from retromesh.formats.lostsaga.common import ANIMATION_VER_COMP4, ANIMATION_VER_COMP8, ANIMATION_VER_DEFAULT
@@ -44,17 +44,10 @@ def summary(doc) -> dict:
 
 
 def differences(a, b) -> dict:
-    sa, sb = summary(a), summary(b)
-    return {k: (sa.get(k), sb.get(k)) for k in sa.keys() | sb.keys() if sa.get(k) != sb.get(k)}
+    return summary_differences(summary(a), summary(b))
 
 
-def round_trip(src: Path, tmp_path: Path, **load) -> dict[str, Path]:
-    """src -> mid.glb -> back<suffix>; returns the written files by suffix."""
-    glb = tmp_path / "mid.glb"
-    retromesh.convert(src, glb, **load)
-    assert_valid(glb)
-    written = retromesh.convert(glb, tmp_path / f"back{src.suffix}")
-    return {p.suffix: p for p in written}
+round_trip = gltf_round_trip        # src -> mid.glb -> back<suffix>: the written files by suffix
 
 
 CASES = [

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 import retromesh
 from conftest import corpus_files, corpus_params
-from gltfcheck import assert_valid, assert_valid_many
+from helpers.gltfcheck import assert_valid, assert_valid_many
 from retromesh import LossWarning
 from retromesh.cli import app
 from retromesh.formats.lostsaga import CmsFile, ani, material, msh, samples
@@ -561,7 +561,7 @@ def _posed(scene, anim, t):
 @pytest.mark.filterwarnings("ignore::retromesh.LossWarning")
 @pytest.mark.parametrize("fmt,tol", [("default", 5e-3), ("comp8", 5e-3), ("comp4", 5e-2)])
 def test_posed_b3d_survives_lost_saga_round_trip(tmp_path, fmt, tol):
-    from make_examples_import import wiggle_bytes
+    from helpers.make_examples_import import wiggle_bytes
     (tmp_path / "w.b3d").write_bytes(wiggle_bytes())
     src = retromesh.load(tmp_path / "w.b3d")
     retromesh.save(src, tmp_path / "w.msh", animation_format=fmt)

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import retromesh
 from conftest import CORPUS
-from gltfcheck import assert_valid
+from helpers.gltfcheck import assert_valid
 from retromesh import LossWarning
 from retromesh.formats.wolfire import (
     lugaru_animation as la,

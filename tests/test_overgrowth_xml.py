@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
 import retromesh
-from gltfcheck import assert_valid
+from helpers.gltfcheck import assert_valid
 from retromesh import registry
 from retromesh.batch import scannable
 from retromesh.cli import app
@@ -316,7 +316,7 @@ def test_no_stray_exception_on_damaged_descriptors(game):
 def test_blender_bridge_imports_the_character(game, tmp_path):
     """The extension's generic path: the picked .xml is the main file; Blender's glTF importer
     shows a textured, skinned mesh that moves."""
-    import blender_run
+    from helpers import blender_run
     from retromesh.blender import bridge
     jobs = bridge.group_files([_char(game), game / "Data/Animations/r_walk.anm"])
     assert len(jobs) == 1 and jobs[0].main == _char(game)

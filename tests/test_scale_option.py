@@ -93,7 +93,7 @@ def test_load_and_convert_take_scale(tmp_path):
 
 def test_scale_on_skinned_animated_example(tmp_path):
     """Overgrowth: a skinned, animated scene keeps its pose at every time, scaled."""
-    paths = wsamples.write_examples(tmp_path)
+    paths = wsamples.write_example(tmp_path)
     phx = next(p for p in paths if p.suffix == ".phxbn")
     obj = next(p for p in paths if p.suffix == ".obj")
     anm = next(p for p in paths if p.suffix == ".anm")
@@ -104,6 +104,6 @@ def test_scale_on_skinned_animated_example(tmp_path):
 
 
 def test_direct_voxel_conversion_refuses_scale(tmp_path):
-    vxl = vsamples.write_examples(tmp_path)[0]
+    vxl = vsamples.write_example(tmp_path)[0]
     with pytest.raises(UnsupportedError, match="scale"):
         retromesh.convert(vxl, tmp_path / "t.vox", scale=2)

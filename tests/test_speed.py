@@ -128,7 +128,7 @@ def test_gltf_model_json_is_what_pygltflib_writes():
     empty values dropped, ``extensions`` payloads such as ``KHR_materials_unlit: {}`` kept)."""
     import warnings
     g = pytest.importorskip("pygltflib")
-    from make_examples_import import make_examples
+    from helpers.make_examples_import import make_examples
     from retromesh.gltf.writer import _json_bytes, scene_to_gltf
     from test_gltf import _scene_with_everything
     seen = b""

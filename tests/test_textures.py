@@ -14,8 +14,8 @@ import pytest
 from PIL import Image
 
 import retromesh
-from gltfcheck import assert_valid, assert_valid_many
-from make_examples_import import make_examples
+from helpers.gltfcheck import assert_valid, assert_valid_many
+from helpers.make_examples_import import make_examples
 from retromesh.textures import TextureFinder, split_name
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 import retromesh
 from conftest import corpus_files
-from gltfcheck import assert_valid, assert_valid_many
+from helpers.gltfcheck import assert_valid, assert_valid_many
 from retromesh.binio import Writer
 from retromesh.cli import app
-from retromesh.formats.westwood import hva, samples, vox, vxl
+from retromesh.formats.westwood import hva, samples, vox
 from retromesh.formats.westwood.vox import (
     XYZI_DTYPE,
     VoxChunk,
@@ -24,14 +24,6 @@ from retromesh.formats.westwood.vox import (
 )
 
 runner = CliRunner()
-
-
-@pytest.fixture()
-def tank(tmp_path):
-    doc, h = samples.tank()
-    (tmp_path / "tank.vxl").write_bytes(vxl.write(doc))
-    (tmp_path / "tank.hva").write_bytes(hva.write(h))
-    return tmp_path / "tank.vxl"
 
 
 def _run(*args):
@@ -119,7 +111,7 @@ def test_vox_scene_graph_translation_and_rotation():
 @pytest.mark.parametrize("option", ["scale=nan", "scale=0", "scale=-2", "scale=big", "fps=inf"])
 def test_bad_scene_options_fail_cleanly(tank, tmp_path, option):
     """--set scale=nan used to crash the glTF writer (internal error with a traceback)."""
-    for src in (tank, _tank_vox_path(tmp_path)):
+    for src in (tank, tank.with_suffix(".vox")):        # the example has both
         if option.startswith("fps") and src.suffix == ".vox":
             continue
         out = tmp_path / "bad.glb"
@@ -128,7 +120,3 @@ def test_bad_scene_options_fail_cleanly(tank, tmp_path, option):
         assert "must be" in result.output and "Traceback" not in result.output
         assert not out.exists()
 
-
-def _tank_vox_path(tmp_path):
-    (tmp_path / "ex").mkdir(exist_ok=True)
-    return samples.write_examples(tmp_path / "ex")[2]

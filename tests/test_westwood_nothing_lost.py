@@ -10,19 +10,13 @@ import pytest
 
 import retromesh
 from conftest import corpus_params
-from gltfcheck import assert_valid_many
+from helpers.gltfcheck import assert_valid_many
 from retromesh import LossWarning
-from retromesh.formats.westwood import samples
 from retromesh.scene import Channel
 
 
 def _info(doc) -> dict:
     return retromesh.registry.format_of(doc).info(doc)
-
-
-@pytest.fixture()
-def tank(tmp_path):
-    return samples.write_examples(tmp_path / "ex")[0]
 
 
 @pytest.mark.parametrize("path", corpus_params("vxl", "*.vxl"))

@@ -14,7 +14,7 @@ from hypothesis.extra.numpy import arrays
 
 import retromesh
 from conftest import ROOT, corpus_files
-from gltfcheck import assert_valid, assert_valid_many
+from helpers.gltfcheck import assert_valid, assert_valid_many
 from retromesh import FormatError, LossWarning
 from retromesh.formats.westwood import hva, samples, vxl
 from retromesh.formats.westwood.meshing import count_visible_faces, visible_quads
@@ -243,7 +243,7 @@ def test_black_palette_warns_and_palette_option(tmp_path):
 
 
 def test_write_examples(tmp_path):
-    paths = samples.write_examples(tmp_path)
+    paths = samples.write_example(tmp_path)
     assert [p.name for p in paths] == ["tank.vxl", "tank.hva", "tank.vox"]
     scene = retromesh.load(tmp_path / "tank.vxl")
     assert scene.counts()["animations"] == 1

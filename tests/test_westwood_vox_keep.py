@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, assume, given, settings
 
 import retromesh
 from conftest import ROOT, corpus_params
-from gltfcheck import assert_valid
+from helpers.gltfcheck import assert_valid
 from retromesh import LossWarning
 from retromesh.formats.westwood import vox, vox_keep, vox_scene_write
 from retromesh.scene import Mesh, Node, Primitive

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import retromesh
-from gltfcheck import assert_valid
+from helpers.gltfcheck import assert_valid
 from retromesh import DocumentError, LossWarning
 from retromesh.formats.westwood import hva, samples, vxl
 from retromesh.formats.westwood.meshing import visible_quads

@@ -19,7 +19,7 @@ from retromesh.transforms import compose_trs, matrix_to_quat, quat_to_matrix, wo
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     d = tmp_path_factory.mktemp("wolfire_engine")
-    samples.write_examples(d)
+    samples.write_example(d)
     return d
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import retromesh
 from conftest import corpus_params
-from gltfcheck import assert_valid_many
+from helpers.gltfcheck import assert_valid_many
 from retromesh.formats.wolfire import samples
 from retromesh.formats.wolfire.native_extras import ANM_KEY, PHXBN_KEY
 
@@ -84,7 +84,7 @@ def test_examples_round_trip_and_extras_in_nodes_only(tmp_path):
     but not animation extras): dropping every animation extra loses nothing."""
     _no_warnings()
     ex = tmp_path / "ex"
-    paths = {p.name: p for p in samples.write_examples(ex)}
+    paths = {p.name: p for p in samples.write_example(ex)}
     glb = tmp_path / "s.glb"
     retromesh.convert(paths["stick.phxbn"], glb, mesh=paths["stick.obj"],
                       animations=[paths["wave.anm"], paths["walk.anm"]])
@@ -109,7 +109,7 @@ def test_examples_round_trip_and_extras_in_nodes_only(tmp_path):
 def test_edited_skeleton_takes_the_edit_and_keeps_the_rest(tmp_path):
     _no_warnings()
     ex = tmp_path / "ex"
-    paths = {p.name: p for p in samples.write_examples(ex)}
+    paths = {p.name: p for p in samples.write_example(ex)}
     scene = retromesh.load(paths["stick.phxbn"])
     skin = scene.skins[0]
     k = next(i for i, j in enumerate(skin.joints) if scene.nodes[j].extras.get("phxbn_bone") == 3)
@@ -136,7 +136,7 @@ def test_solid_info_survives_glb(path, tmp_path):
 
 
 def test_example_box_solid_comes_back_byte_identical(tmp_path):
-    path = next(p for p in samples.write_examples(tmp_path / "ex") if p.suffix == ".solid")
+    path = next(p for p in samples.write_example(tmp_path / "ex") if p.suffix == ".solid")
     retromesh.convert(path, tmp_path / "b.glb")
     retromesh.convert(tmp_path / "b.glb", tmp_path / "b.solid")
     assert (tmp_path / "b.solid").read_bytes() == path.read_bytes()

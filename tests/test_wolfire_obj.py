@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import retromesh
-from gltfcheck import assert_valid
-from malformed import read_or_format_error
+from helpers.gltfcheck import assert_valid
+from helpers.malformed import read_or_format_error
 from retromesh import FormatError, LossWarning
 from retromesh.formats.wolfire import samples
 from retromesh.formats.wolfire.obj import parse_obj, write_obj

@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
 from conftest import corpus_files, corpus_params
-from gltfcheck import assert_valid_many
-from malformed import assert_malformed_safe, read_or_format_error
+from helpers.gltfcheck import assert_valid_many
+from helpers.malformed import assert_malformed_safe, read_or_format_error
 from retromesh import DocumentError, FormatError
 from retromesh.formats.wolfire import samples
 from retromesh.formats.wolfire.solid import TRI_DTYPE, SolidFile, from_scene, signed_volume
@@ -122,10 +122,6 @@ def test_bad_index_and_counts():
 @pytest.mark.parametrize("path", SOLIDS[:3], ids=lambda p: p.name)
 def test_malformed_corpus(path):
     assert_malformed_safe(path.read_bytes(), "x.solid", scene=True, endian=">")
-
-
-def test_malformed_fixture():
-    assert_malformed_safe(retromesh.to_bytes(samples.solid_box()), "x.solid", scene=True, endian=">")
 
 
 _f32 = st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=-1e4, max_value=1e4)

@@ -5,8 +5,15 @@ of its layout: several pieces and LODs, per-corner UVs, vertices with several we
 nodes (some with flag 0x02), weight sets, child models, several animations with keyframe
 strings, sockets and anim bindings (v9+); nodes with mesh deformation (vertex animation),
 AnimDims and TransformInfo (v6). ``sample_bytes(version)`` is the file.
+
+The family's samples API, alike in every family: :func:`documents` (format name -> a small
+complete native document; ``"abc:v6"``, ``"abc:v9"``... the other versions), :data:`WITHOUT_SAMPLE` (none
+here) and :func:`write_example` (``model_v12.abc`` and ``model_v6.abc``).
 """
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +59,11 @@ from .abc_v6 import (
 )
 from .common import TRANSFORM, RawSection
 
-__all__ = ["build_sample", "sample_bytes", "SAMPLE_VERSIONS"]
+__all__ = ["build_sample", "sample_bytes", "SAMPLE_VERSIONS", "documents", "write_example",
+           "WITHOUT_SAMPLE"]
+
+#: formats of the family without a sample document, and why
+WITHOUT_SAMPLE: dict[str, str] = {}
 
 SAMPLE_VERSIONS = (6, 9, 10, 11, 12, 13)
 
@@ -273,3 +284,22 @@ def build_sample(version: int = 12, *, heavy: bool = False, transform_info: bool
 def sample_bytes(version: int = 12, **kw) -> bytes:
     doc = build_sample(version, **kw)
     return abc_v6.write(doc) if isinstance(doc, AbcV6Model) else abc.write(doc)
+
+
+def documents() -> dict[str, Any]:
+    """Format name -> a small complete native document: v12 as ``"abc"``, every other version
+    as ``"abc:v<version>"`` (v6 has its own reader and writer)."""
+    return {"abc": build_sample(12), **{f"abc:v{v}": build_sample(v) for v in SAMPLE_VERSIONS
+                                       if v != 12}}
+
+
+def write_example(folder: str | Path) -> list[Path]:
+    """Write ``model_v12.abc`` and ``model_v6.abc`` into ``folder``."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for version in (12, 6):
+        path = folder / f"model_v{version}.abc"
+        path.write_bytes(sample_bytes(version))
+        out.append(path)
+    return out

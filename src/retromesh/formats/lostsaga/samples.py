@@ -5,6 +5,9 @@
 * :func:`wave_animation` -- the chain bending back and forth (any of the three key versions).
 * :func:`full_mesh` -- a static mesh that uses every mask bit that has data (normals, tangents,
   binormals, colours, UV0, UV1, billboard centres, weights) and, for version 2002, control points.
+* :func:`collision_mesh` -- a small ``.cms`` (a quad and a few trailing bytes).
+* :func:`documents` -- format name -> a small complete native document, one per format
+  (``"ani:comp4"`` and ``"ani:comp8"`` for the packed key versions).
 * :func:`write_example` -- writes ``column.msh``, ``column.skl``, ``column_wave.ani`` and the
   material script ``column.txt`` into a folder (the lead's shippable example).
 
@@ -14,10 +17,12 @@ left-handed space exactly like ``to_scene`` converts back.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from .ani import AniEvent, AniFile, AniTrack, key_dtype
+from .cms import CmsFile
 from .common import (
     ANIMATION_VER_COMP4,
     ANIMATION_VER_COMP8,
@@ -43,7 +48,11 @@ from .msh import (
 from .quatcodec import encode_comp4, encode_comp8
 from .skl import POSE_DTYPE, SklBone, SklFile
 
-__all__ = ["skinned_column", "wave_animation", "full_mesh", "write_example", "bone_names"]
+__all__ = ["skinned_column", "wave_animation", "full_mesh", "collision_mesh", "write_example",
+           "bone_names", "documents", "WITHOUT_SAMPLE"]
+
+#: formats of the family without a sample document, and why
+WITHOUT_SAMPLE: dict[str, str] = {}
 
 _FLIP = np.array([1.0, 1.0, -1.0])
 
@@ -222,3 +231,21 @@ def write_example(folder: str | Path, stem: str = "column") -> list[Path]:
     script = folder / f"{stem}.txt"
     script.write_text(MATERIAL_SCRIPT.replace("column", stem))
     return out + [script]
+
+
+def collision_mesh() -> CmsFile:
+    """A quad of two triangles, with two trailing bytes the file keeps."""
+    return CmsFile(positions=np.arange(12, dtype=np.float32).reshape(4, 3),
+                   faces=np.array([[0, 1, 2], [0, 2, 3]], np.uint16), trailing=b"xy")
+
+
+def documents() -> dict[str, Any]:
+    """Format name -> a small complete native document (``"name:variant"`` for more layouts of
+    one format)."""
+    from ... import read
+    _, skl = skinned_column()
+    return {"msh": full_mesh(), "skl": skl, "ani": wave_animation(skl),
+            "ani:comp4": wave_animation(skl, ANIMATION_VER_COMP4, keys=5),
+            "ani:comp8": wave_animation(skl, ANIMATION_VER_COMP8, keys=5),
+            "cms": collision_mesh(),
+            "lsmat": read(MATERIAL_SCRIPT.encode(), format="lsmat")}

@@ -2,7 +2,8 @@
 
 ``tank()`` returns ``(VxlFile, HvaFile)``: a three-limb tank (hull, turret, barrel) with a
 player-remap stripe, normals from the RA2 (or TS) table and an 8-frame HVA turning the turret.
-``write_examples(folder)`` writes tank.vxl/.hva/.vox. ``sphere(n)`` is a one-limb ball of
+``write_example(folder)`` writes tank.vxl/.hva/.vox; ``documents()`` gives the tank as
+each format's document (the samples API of every family). ``sphere(n)`` is a one-limb ball of
 diameter ``n``; ``palette()`` a made-up 256-colour palette of 16-shade ramps with the remap ramp
 at 16..31.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +19,14 @@ from .hva import HvaFile
 from .voxels import VoxelGrid, normal_indices
 from .vxl import Limb, VxlFile
 
-__all__ = ["box_grid", "palette", "sphere", "tank", "write_examples"]
+__all__ = ["box_grid", "palette", "sphere", "tank", "write_example", "write_examples", "documents",
+           "WITHOUT_SAMPLE"]
+
+#: formats of the family without a sample document, and why
+WITHOUT_SAMPLE: dict[str, str] = {
+    "aos-vxl": "read only (no writer to build a sample with); tests/test_westwood_native.py "
+               "builds a map by hand",
+}
 
 
 def palette() -> np.ndarray:
@@ -104,17 +113,31 @@ def sphere(n: int = 64, normal_type: int = 4) -> VxlFile:
     return VxlFile(palette=palette(), limbs=[_limb(grid, "BALL", 0, True, normal_type)])
 
 
-def write_examples(folder: str | Path) -> list[Path]:
+def _vox(doc: VxlFile):
+    from .convert import vxl_to_vox
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return vxl_to_vox(doc)
+
+
+def documents() -> dict[str, Any]:
+    """Format name -> a small complete native document: the tank as VXL, HVA and VOX."""
+    doc, h = tank(frames=4)
+    return {"vxl": doc, "hva": h, "vox": _vox(doc)}
+
+
+def write_example(folder: str | Path) -> list[Path]:
     """Write ``tank.vxl`` + ``tank.hva`` (RA2 normals, 8-frame turret turn) and ``tank.vox``
     (the same model for MagicaVoxel) into ``folder``; returns the paths."""
     from ...fileio import atomic_write
     from . import hva as hva_mod, vox as vox_mod, vxl as vxl_mod
-    from .convert import vxl_to_vox
     folder = Path(folder)
     doc, h = tank()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        v = vxl_to_vox(doc)
+    v = _vox(doc)
     return [atomic_write(folder / "tank.vxl", vxl_mod.write(doc)),
             atomic_write(folder / "tank.hva", hva_mod.write(h)),
             atomic_write(folder / "tank.vox", vox_mod.write(v))]
+
+
+#: the older name, still used by branches in flight
+write_examples = write_example

@@ -192,7 +192,7 @@ class OgXmlFile:
     def root(self) -> XmlNode:
         node = parse_xml(self.text, self.path)
         if node is None:
-            raise FormatError("an XML element", file=self.path)
+            raise FormatError("an XML element", file=self.path, offset=0, path="root element")
         return node
 
 
@@ -201,7 +201,8 @@ def read(r: Reader) -> OgXmlFile:
     node = parse_xml(data, r.file)
     if node is None or node.tag not in KINDS:
         raise FormatError("an Overgrowth <character>, <rig> or <Object> descriptor",
-                          file=r.file, got=f"<{node.tag}>" if node else "no element")
+                          file=r.file, offset=0, path="root element",
+                          got=f"<{node.tag}>" if node else "no element")
     src = getattr(r, "source_path", None)
     return OgXmlFile(KINDS[node.tag], bytes(data), os.fspath(src) if src else None)
 

@@ -19,48 +19,20 @@ import numpy as np
 
 from .anm import write as write_anm
 from .obj import write_obj
+from .ogxml_texts import CHARACTER_XML, MASS_XML, OBJECT_XML, RIG_XML
 from .phxbn import write as write_phxbn
-from .samples import OBJ_OFFSET, _box_mesh, _points, stick_obj, stick_skeleton, walk_animation, wave_animation
+from .samples import (
+    OBJ_OFFSET,
+    box_mesh,
+    centred_points,
+    stick_obj,
+    stick_skeleton,
+    walk_animation,
+    wave_animation,
+)
 
 __all__ = ["write_character", "CHARACTER_XML", "OBJECT_XML", "RIG_XML"]
 
-CHARACTER_XML = """<?xml version="1.0" ?>
-<character>
-    <appearance obj_path = "Data/Objects/Characters/stick.xml"
-                skeleton = "Data/Skeletons/r_stick.xml"
-                channel_0 = "cloth"
-                default_scale = "1.05"/>
-    <animations idle = "Data/Animations/r_wave.anm"
-                movement = "Data/Animations/r_movement.xml"/>
-    <team>stick</team>
-    <morphs>
-        <wink />
-        <fist num_steps = "2"/>
-        <look_u default = "true" start_x = "0" start_y = "0.6" start_z = "0"
-                end_x = "0" end_y = "0.7" end_z = "0.1"/>
-    </morphs>
-</character>
-"""
-
-OBJECT_XML = """<?xml version="1.0" ?>
-<Object>
-    <Model>Data/Models/Characters/stick.obj</Model>
-    <ColorMap>Data/Textures/Characters/stick_c.tga</ColorMap>
-    <NormalMap>Data/Textures/Characters/stick_n.tga</NormalMap>
-    <ShaderName>cubemapobjchar</ShaderName>
-</Object>
-"""
-
-RIG_XML = """<?xml version="1.0" ?>
-<rig bone_path = "Data/Skeletons/r_stick.phxbn"
-     model_path = "Data/Models/Characters/stick.obj"
-     mass_path = "Data/Skeletons/r_stick_mass.xml"/>
-"""
-
-MASS_XML = """<?xml version="1.0" ?>
-<rig bone_path = "Data/Skeletons/r_stick_mass.phxbn"
-     model_path = "Data/Models/Characters/stick.obj"/>
-"""
 
 GROUP_XML = """<?xml version="1.0" ?>
 <SyncedAnimationGroup>
@@ -84,7 +56,7 @@ def _tga(color: tuple[int, int, int]) -> bytes:
 
 def _morph_obj(bone: int, shift: float) -> bytes:
     """The stick mesh with the box of ``bone`` moved along +Y (same corners, same order)."""
-    pos, tris, owner = _box_mesh(_points())
+    pos, tris, owner = box_mesh(centred_points())
     moved = pos.copy()
     moved[np.unique(tris[owner == bone])] += [0.0, shift, 0.0]
     uv = np.c_[(pos[:, 0] - pos[:, 0].min()) / max(np.ptp(pos[:, 0]), 1e-9),

@@ -5,11 +5,16 @@
 ``wave_animation()``/``walk_animation()`` two short animations. ``phxbn_fixture(version)`` and
 ``anm_fixture(version, ...)`` give a document of any version with every conditional branch
 switched on or off; ``fzx_sample()``, ``sav_sample()``, ``solid_box()`` the rest of the family.
-``write_examples(folder)`` writes them all (used by the lead's examples script).
+``write_example(folder)`` writes them all (used by the lead's examples script).
+
+``documents()`` gives a small complete native document per format of the family (the Lugaru
+ones from :mod:`.lugaru_samples`, the Overgrowth character XML from :mod:`.ogxml_samples`):
+the samples API of every family.
 """
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +28,12 @@ from .scene import _flat, bone_frames
 from .solid import TRI_DTYPE, SolidFile
 
 __all__ = ["stick_skeleton", "stick_obj", "wave_animation", "walk_animation", "phxbn_fixture",
-           "anm_fixture", "fzx_sample", "sav_sample", "solid_box", "write_examples"]
+           "anm_fixture", "fzx_sample", "sav_sample", "solid_box", "write_example",
+           "write_examples", "documents", "WITHOUT_SAMPLE", "box_mesh", "centred_points",
+           "corner_weights"]
+
+#: formats of the family without a sample document, and why
+WITHOUT_SAMPLE: dict[str, str] = {}
 
 _RAW_POINTS = np.array([
     [0.0, 0.0, 0.0],      # 0 pelvis
@@ -43,7 +53,7 @@ _BOX_TRIS = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0,
                       [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]])
 
 
-def _box_mesh(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def box_mesh(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(positions (48, 3), triangles (72, 3), bone of each triangle) in skeleton space."""
     bind = bone_frames(points[BONE_ENDS[:, 0]], points[BONE_ENDS[:, 1]])
     pos, tris, owner = [], [], []
@@ -56,17 +66,17 @@ def _box_mesh(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.concatenate(pos), np.concatenate(tris), np.concatenate(owner)
 
 
-def _points() -> np.ndarray:
+def centred_points() -> np.ndarray:
     """Skeleton points shifted so that the mesh's bounding box is centred on the origin (the
     space the engine's ``_MDL_CENTER`` puts the OBJ in)."""
-    pos, _, _ = _box_mesh(_RAW_POINTS)
+    pos, _, _ = box_mesh(_RAW_POINTS)
     c = (pos.min(0) + pos.max(0)) / 2
     c[0] = 0.0
     return _RAW_POINTS - c
 
 
-def _corner_weights(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    _, tris, owner = _box_mesh(points)
+def corner_weights(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    _, tris, owner = box_mesh(points)
     n = len(tris) * 3
     weights = np.zeros((n, 4), "<f4")
     ids = np.zeros((n, 4), "<f4")
@@ -96,8 +106,8 @@ def stick_skeleton(version: int = 11) -> PhxbnFile:
 
 
 def stick_obj() -> bytes:
-    pts = _points()
-    pos, tris, _ = _box_mesh(pts)
+    pts = centred_points()
+    pos, tris, _ = box_mesh(pts)
     uv = np.c_[(pos[:, 0] - pos[:, 0].min()) / max(np.ptp(pos[:, 0]), 1e-9),
                (pos[:, 1] - pos[:, 1].min()) / max(np.ptp(pos[:, 1]), 1e-9)]
     return write_obj(pos + OBJ_OFFSET, tris, uv, tris, name="stick")
@@ -105,7 +115,7 @@ def stick_obj() -> bytes:
 
 def phxbn_fixture(version: int = 11, rigging_stage: int = 1, joints: bool = True,
                   simple_ik: bool = True) -> PhxbnFile:
-    pts = _points()
+    pts = centred_points()
     m = len(BONE_ENDS)
     doc = PhxbnFile(version=version, rigging_stage=rigging_stage,
                     points=pts.astype("<f4"), bone_ends=BONE_ENDS.astype("<i4"))
@@ -119,7 +129,7 @@ def phxbn_fixture(version: int = 11, rigging_stage: int = 1, joints: bool = True
     if version >= 9:
         doc.bone_mats = _flat(bone_frames(pts[BONE_ENDS[:, 0]], pts[BONE_ENDS[:, 1]]))
     if rigging_stage in (1, 2):
-        w, ids = _corner_weights(pts)
+        w, ids = corner_weights(pts)
         js = []
         if joints:
             js = [PhxJoint(0, (-1.5, 0.25), (0, 1), (1.0, 0.0, 0.0)),
@@ -137,7 +147,7 @@ def phxbn_fixture(version: int = 11, rigging_stage: int = 1, joints: bool = True
 
 def _pose(angles: np.ndarray) -> np.ndarray:
     """Model-space bone frames for per-bone rotation angles (about each bone's local X)."""
-    pts = _points()
+    pts = centred_points()
     bind = bone_frames(pts[BONE_ENDS[:, 0]], pts[BONE_ENDS[:, 1]])
     m = len(bind)
     world = np.empty_like(bind)
@@ -250,7 +260,22 @@ def solid_box() -> SolidFile:
     return SolidFile(verts, t)
 
 
-def write_examples(folder: str | Path) -> list[Path]:
+def documents() -> dict[str, Any]:
+    """Format name -> a small complete native document (``"name:variant"`` for more layouts of
+    one format)."""
+    from ... import read
+    from . import lugaru_samples
+    from .ogxml_texts import CHARACTER_XML
+    return {"phxbn": phxbn_fixture(), "phxbn:v5": phxbn_fixture(5), "anm": anm_fixture(),
+            "anm:v1": anm_fixture(1), "fzx": fzx_sample(), "sav": sav_sample(),
+            "sav:v2": sav_sample(2), "solid": solid_box(),
+            "obj": read(stick_obj(), format="obj"),
+            "lugaru-skeleton": lugaru_samples.figure(),
+            "lugaru-animation": lugaru_samples.animation(),
+            "overgrowth-xml": read(CHARACTER_XML.encode(), format="overgrowth-xml")}
+
+
+def write_example(folder: str | Path) -> list[Path]:
     """Write stick.phxbn, stick.obj, wave.anm, walk.anm, stick.fzx, example.sav, box.solid."""
     from .anm import write as write_anm
     from .fzx import write as write_fzx
@@ -268,3 +293,7 @@ def write_examples(folder: str | Path) -> list[Path]:
         (d / name).write_bytes(data)
         out.append(d / name)
     return out
+
+
+#: the older name, still used by branches in flight
+write_examples = write_example

@@ -103,5 +103,5 @@ def run(script: str, args: dict[str, Any] | None = None, *, user_resources: str 
     return result
 
 
-if __name__ == "__main__":          # python tests/blender_run.py script.py  (quick experiments)
+if __name__ == "__main__":          # python tests/helpers/blender_run.py script.py  (quick experiments)
     print(json.dumps(run(Path(sys.argv[1]).read_text()), indent=1))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / "tools" / "ksy"
 #: the .ksy files of the copy under test (package data, installed or in the checkout)
 KSY = Path(importlib.util.find_spec("retromesh").origin).parent / "ksy"

@@ -63,3 +63,15 @@ def assert_malformed_safe(data: bytes, name: str, format: str | None = None,
         read_or_format_error(data[:cut], name, format, scene)
     for _, variant in huge_count_variants(data, endian=endian):
         read_or_format_error(variant, name, format, scene)
+
+
+def byte_flips(data: bytes, count: int = 200, seed: int = 0):
+    """Copies of ``data`` with one to four random bytes set to random values."""
+    rng = random.Random(seed)
+    if not data:
+        return
+    for _ in range(count):
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        yield bytes(b)

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "tools" / "irrlicht" / "irrcheck.cpp"
 SETUP = ROOT / "tools" / "setup" / "20-irrlicht.sh"
 CACHE = Path(os.environ.get("RETROMESH_CACHE", Path.home() / ".cache" / "retromesh")) / "irrcheck"
