@@ -1,7 +1,7 @@
 """What Blender's glTF exporter does to our primitives, undone so that each is one TRIS again.
 
 to_scene makes one primitive per TRIS and records, per TRIS, in ``mesh.extras["b3d_tris"]``
-(see :mod:`.native`) its vertex ``count``, its ``brush``, its number of triangles ``tris`` and
+(see :mod:`.scene_extras`) its vertex ``count``, its ``brush``, its number of triangles ``tris`` and
 its ``twins``: ``[index, a, b, c]`` for each triangle that uses the same three vertices as an
 earlier one of the TRIS (h3dview ``castel`` has 12: double-sided walls), in local vertex ids
 and glTF winding. Blender then changes two things (glTF-Blender-IO, 4.2 and 4.5 alike):
@@ -24,7 +24,7 @@ import copy
 import numpy as np
 
 from ...scene import Scene
-from .native import _unsplit
+from .scene_extras import _unsplit
 
 __all__ = ["twins", "regroup"]
 

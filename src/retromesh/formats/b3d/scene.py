@@ -153,7 +153,7 @@ class _Walk:
             if isinstance(c, MeshChunk):
                 prims, ids, tris = _mesh_primitives(c, self.brush_materials, self.brushes, label)
                 # per primitive, the TRIS brush (and later the file's own weights): on the mesh,
-                # whose extras Blender keeps (it drops primitive extras); see :mod:`.native`
+                # whose extras Blender keeps (it drops primitive extras); see :mod:`.scene_extras`
                 node.mesh = self.scene.add_mesh(Mesh(name=label, primitives=prims,
                                                      extras={"b3d_tris": tris}))
                 self.mesh_users.append((i, c, ids))

@@ -4,7 +4,7 @@ Two layouts:
 
 * A scene that came from a B3D file (every node carries ``extras["b3d"]``, written by
   :func:`.scene.to_scene`, and each skinned mesh is the root of its own skeleton) is written
-  back NODE for NODE by :mod:`.native`: every MESH on its own node, every BONE (empty ones
+  back NODE for NODE by :mod:`.scene_extras`: every MESH on its own node, every BONE (empty ones
   too), KEYS grouped as they were, every ANIM with its flags, frames and fps (0 stays 0), the
   brushes and TEXS entries as recorded in the materials, the file's own weights.
 * Any other scene (a glTF made elsewhere) is merged into one MESH, as described in
@@ -24,9 +24,9 @@ from .axes import _Z, _rot_from_gltf
 from .chunks import BONE_DTYPE, AnimChunk, B3dFile, Bone, MeshChunk, NodeChunk, Vrts, tris_chunks, vrts_dtype
 from .keys import animation_rate, keys_chunks, tracks_for
 from .materials import brushes_from_scene
-from .native import anim_record, fold_moved_meshes, native_layout_fits, native_roots
 from .rawchunks import put_back
 from .regroup import regroup
+from .scene_extras import anim_record, fold_moved_meshes, native_layout_fits, native_roots
 from .shared import weld_shared
 
 __all__ = ["from_scene"]

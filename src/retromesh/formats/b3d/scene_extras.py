@@ -1,4 +1,4 @@
-"""A scene that came from a B3D file, written back NODE for NODE (see :mod:`.export`).
+"""A scene that came from a B3D file, written back NODE for NODE (see :mod:`.scene_write`).
 
 It relies on what :func:`.scene.to_scene` leaves in ``extras`` (glTF keeps them; Blender's
 importer keeps node, mesh and material extras as custom properties, not primitive or animation
