@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -355,92 +356,125 @@ def _d3d_colors(c: np.ndarray) -> np.ndarray:
     return (b[:, 3] << 24) | (b[:, 0] << 16) | (b[:, 1] << 8) | b[:, 2]
 
 
-def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str = "engine",
-                   version: int | None = None, mesh_type: int | None = None, **options: Any):
-    from ...gltf.writer import compute_normals
-    world = scene.world_matrices()
-    skinned_nodes = _skinned_nodes(scene)
+@dataclass
+class _Binding:
+    """How the mesh nodes bind to the ``.skl`` built from the first skin: the skeleton, each
+    bone's node, each bone's parent bone, the first skin (``main_skin``), its inverse binds, the
+    bone of each joint node and each node's nearest joint. Without a skin only ``skl=None``."""
     skl: SklFile | None = None
-    joints: list[int] = []                                   # with skl: each bone's node
-    bone_parents: list[int] = []
+    joints: list[int] = field(default_factory=list)
+    bone_parents: list[int] = field(default_factory=list)
+    main_skin: int | None = None
+    ibm: np.ndarray = field(default_factory=lambda: np.zeros((0, 4, 4)))
+    bone_of: dict[int, int] = field(default_factory=dict)
+    bone_up: list[int] = field(default_factory=list)
+
+
+def _binding(scene: Scene, world: np.ndarray) -> _Binding:
+    """The skeleton (``.skl``) of the scene's first skin and what binding to it needs."""
+    b = _Binding()
+    skinned_nodes = _skinned_nodes(scene)
     if skinned_nodes:
-        skl, joints, bone_parents = _skeleton(scene)
-        if len(joints) > 256:
-            raise DocumentError(f"msh: {len(joints)} joints; the engine packs bone ids in a byte "
+        b.skl, b.joints, b.bone_parents = _skeleton(scene)
+        if len(b.joints) > 256:
+            raise DocumentError(f"msh: {len(b.joints)} joints; the engine packs bone ids in a byte "
                                 "(at most 256)")
-    main_skin = scene.nodes[skinned_nodes[0]].skin if skinned_nodes else None
-    if skl is not None and main_skin is not None:              # (skl: skinned nodes)
-        skin = scene.skins[main_skin]
-        ibm = (np.asarray(skin.inverse_bind_matrices, dtype=np.float64)
-               if skin.inverse_bind_matrices is not None else inverse(world[joints]))
-        bone_of = {n: k for k, n in enumerate(joints)}
-        bone_up = nearest_in(scene.parents(), bone_of)       # each node's nearest joint
+    b.main_skin = scene.nodes[skinned_nodes[0]].skin if skinned_nodes else None
+    if b.skl is not None and b.main_skin is not None:              # (skl: skinned nodes)
+        skin = scene.skins[b.main_skin]
+        b.ibm = (np.asarray(skin.inverse_bind_matrices, dtype=np.float64)
+                 if skin.inverse_bind_matrices is not None else inverse(world[b.joints]))
+        b.bone_of = {n: k for k, n in enumerate(b.joints)}
+        b.bone_up = nearest_in(scene.parents(), b.bone_of)       # each node's nearest joint
+    return b
+
+
+def _node_parts(scene: Scene, ni: int, world: np.ndarray, b: _Binding) -> list[dict[str, Any]]:
+    """The parts (one per triangle primitive) of mesh node ``ni``: skinned on the main skin, moved
+    onto it from a second skin with the same bind pose, bound rigidly to a bone, or baked to world
+    space. Warnings name the caller of :func:`msh_from_scene`."""
+    from ...gltf.writer import compute_normals
+    node = scene.nodes[ni]
+    assert node.mesh is not None
+    skinned = node.skin is not None and node.skin == b.main_skin
+    m = world[ni]
+    remap = None
+    if node.skin is not None and not skinned:
+        remap, c = _skin_onto(scene.skins[node.skin], b.bone_of, b.ibm, world)
+        if remap is None:
+            warnings.warn(f"node {node.name!r}: a second skin with other joints or bind poses "
+                          "than the first is not supported; bound rigidly", LossWarning,
+                          stacklevel=3)
+        else:
+            m = c
+    rigid = None
+    if b.skl is not None and not skinned and remap is None:
+        # a type-1 mesh has no unskinned vertices (a vertex without weight collapses): bind
+        # the node rigidly to the joint it hangs under, in that bone's bind space
+        j = b.bone_up[ni]
+        if j < 0:
+            rigid = b.bone_parents.index(-1)
+            warnings.warn(f"node {node.name!r}: a mesh under no joint is bound to the root bone "
+                          f"{text(b.skl.bones[rigid].name)!r} (it follows that bone's keys)",
+                          LossWarning, stacklevel=3)
+        else:
+            rigid = b.bone_of[j]
+        m = inverse(b.ibm[rigid]) @ inverse(world[b.joints[rigid]]) @ m
+    nm = np.linalg.inv(m[:3, :3]).T if abs(np.linalg.det(m[:3, :3])) > 1e-12 else np.eye(3)
     parts: list[dict[str, Any]] = []
-    for ni, node in enumerate(scene.nodes):
-        if node.mesh is None:
+    for p in scene.meshes[node.mesh].primitives:
+        if p.mode != 4 or len(p.positions) == 0:
             continue
-        skinned = node.skin is not None and node.skin == main_skin
-        m = world[ni]
-        remap = None
-        if node.skin is not None and not skinned:
-            remap, c = _skin_onto(scene.skins[node.skin], bone_of, ibm, world)
-            if remap is None:
-                warnings.warn(f"node {node.name!r}: a second skin with other joints or bind poses "
-                              "than the first is not supported; bound rigidly", LossWarning,
-                              stacklevel=2)
-            else:
-                m = c
-        rigid = None
-        if skl is not None and not skinned and remap is None:
-            # a type-1 mesh has no unskinned vertices (a vertex without weight collapses): bind
-            # the node rigidly to the joint it hangs under, in that bone's bind space
-            j = bone_up[ni]
-            if j < 0:
-                rigid = bone_parents.index(-1)
-                warnings.warn(f"node {node.name!r}: a mesh under no joint is bound to the root bone "
-                              f"{text(skl.bones[rigid].name)!r} (it follows that bone's keys)",
-                              LossWarning, stacklevel=2)
-            else:
-                rigid = bone_of[j]
-            m = inverse(ibm[rigid]) @ inverse(world[joints[rigid]]) @ m
-        nm = np.linalg.inv(m[:3, :3]).T if abs(np.linalg.det(m[:3, :3])) > 1e-12 else np.eye(3)
-        for p in scene.meshes[node.mesh].primitives:
-            if p.mode != 4 or len(p.positions) == 0:
-                continue
-            pos = p.positions.astype(np.float64)
-            idx = (p.indices.astype(np.int64) if p.indices is not None
-                   else np.arange(len(pos), dtype=np.int64))
-            nrm = p.normals.astype(np.float64) if p.normals is not None else None
-            if nrm is None:
-                nrm = compute_normals(p.positions, idx.astype(np.uint32)).astype(np.float64)
-            tan = p.tangents.astype(np.float64) if p.tangents is not None else None
-            if not skinned:
-                pos = pos @ m[:3, :3].T + m[:3, 3]
-                nrm = _unit_rows(nrm @ nm.T)[0]              # a scaled node: unit normals again
-                mirror = np.linalg.det(m[:3, :3]) < 0
-                if tan is not None:
-                    tan = np.concatenate([_unit_rows(tan[:, :3] @ m[:3, :3].T)[0],
-                                          -tan[:, 3:] if mirror else tan[:, 3:]], axis=1)
-                if mirror:
-                    idx = idx.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)
-            jw = (p.joints, p.weights) if skinned else (None, None)
-            if remap is not None and p.joints is not None:
-                jw = (remap[p.joints.astype(np.int64)], p.weights)
-            if rigid is not None:
-                jw = (np.tile([rigid, 0, 0, 0], (len(pos), 1)),
-                      np.tile([1.0, 0.0, 0.0, 0.0], (len(pos), 1)))
-            parts.append(dict(pos=pos, idx=idx, nrm=nrm, tan=tan, uvs=p.uvs, colors=p.colors,
-                              material=p.material, joints=jw[0], weights=jw[1]))
-    if not parts:
-        raise DocumentError("msh: the scene has no triangle meshes")
-    parts = _resplit(scene, parts)
-    total = sum(len(q["pos"]) for q in parts)
-    if total > 65536:
-        raise DocumentError(f"msh: {total} vertices; uint16 face indices address at most 65536")
+        pos = p.positions.astype(np.float64)
+        idx = (p.indices.astype(np.int64) if p.indices is not None
+               else np.arange(len(pos), dtype=np.int64))
+        nrm = p.normals.astype(np.float64) if p.normals is not None else None
+        if nrm is None:
+            nrm = compute_normals(p.positions, idx.astype(np.uint32)).astype(np.float64)
+        tan = p.tangents.astype(np.float64) if p.tangents is not None else None
+        if not skinned:
+            pos = pos @ m[:3, :3].T + m[:3, 3]
+            nrm = _unit_rows(nrm @ nm.T)[0]              # a scaled node: unit normals again
+            mirror = np.linalg.det(m[:3, :3]) < 0
+            if tan is not None:
+                tan = np.concatenate([_unit_rows(tan[:, :3] @ m[:3, :3].T)[0],
+                                      -tan[:, 3:] if mirror else tan[:, 3:]], axis=1)
+            if mirror:
+                idx = idx.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)
+        jw = (p.joints, p.weights) if skinned else (None, None)
+        if remap is not None and p.joints is not None:
+            jw = (remap[p.joints.astype(np.int64)], p.weights)
+        if rigid is not None:
+            jw = (np.tile([rigid, 0, 0, 0], (len(pos), 1)),
+                  np.tile([1.0, 0.0, 0.0, 0.0], (len(pos), 1)))
+        parts.append(dict(pos=pos, idx=idx, nrm=nrm, tan=tan, uvs=p.uvs, colors=p.colors,
+                          material=p.material, joints=jw[0], weights=jw[1]))
+    return parts
+
+
+def _weight_records(q: dict[str, Any]) -> np.ndarray:
+    """A part's ``.msh`` weights: heaviest first, bone and weight 0 after the first weight <= 0
+    (where the engine stops)."""
+    rec = np.zeros(len(q["pos"]), msh_mod.WEIGHT_DTYPE)
+    if q["joints"] is not None:
+        w = np.nan_to_num(q["weights"].astype(np.float64))
+        bones = q["joints"].astype(np.float64)
+        order = np.argsort(-w, axis=1, kind="stable")      # the engine stops at w <= 0
+        w = np.take_along_axis(w, order, axis=1)
+        bones = np.take_along_axis(bones, order, axis=1)
+        bones[w <= 0] = 0
+        w[w <= 0] = 0
+        rec["weight"] = w
+        rec["bone"] = bones
+    return rec
+
+
+def _joined(parts: list[dict[str, Any]], has_w: bool) -> dict[str, Any]:
+    """The parts' vertex columns and faces joined into one ``.msh`` vertex list (the columns
+    and ``vertex_mask`` of :class:`MshFile`, one submesh per part; absent columns are None)."""
     has_uv1 = any(len(q["uvs"]) > 1 for q in parts)
     has_col = any(q["colors"] is not None for q in parts)
     has_tan = all(q["tan"] is not None for q in parts)
-    has_w = skl is not None
     mask = msh_mod.POSITION | msh_mod.NORMAL | msh_mod.UV0
     mask |= msh_mod.UV1 if has_uv1 else 0
     mask |= msh_mod.COLOR0 if has_col else 0
@@ -473,30 +507,16 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
             all_uv1.append(q["uvs"][1] if len(q["uvs"]) > 1 else zero_uv)
         if has_col:
             all_col.append(_d3d_colors(q["colors"]) if q["colors"] is not None
-                       else np.full(n, 0xFFFFFFFF, np.uint32))
+                           else np.full(n, 0xFFFFFFFF, np.uint32))
         if has_w:
-            rec = np.zeros(n, msh_mod.WEIGHT_DTYPE)
-            if q["joints"] is not None:
-                w = np.nan_to_num(q["weights"].astype(np.float64))
-                bones = q["joints"].astype(np.float64)
-                order = np.argsort(-w, axis=1, kind="stable")      # the engine stops at w <= 0
-                w = np.take_along_axis(w, order, axis=1)
-                bones = np.take_along_axis(bones, order, axis=1)
-                bones[w <= 0] = 0
-                w[w <= 0] = 0
-                rec["weight"] = w
-                rec["bone"] = bones
-            all_wts.append(rec)
+            all_wts.append(_weight_records(q))
         f = q["idx"].reshape(-1, 3)[:, [0, 2, 1]] + base
         all_faces.append(f)
         subs[k] = (base, n, istart, len(f))
         base += n
         istart += 3 * len(f)
     P = np.concatenate(all_pos).astype(np.float32)
-    doc = MshFile(
-        version=version if version is not None else (VERTEX_COLOR_MESH_VERSION if has_col
-                                                    else MESH_VERSION),
-        mesh_type=mesh_type if mesh_type is not None else _mesh_type(scene, has_w),
+    return dict(
         vertex_mask=mask, submeshes=subs, vertex_count=len(P), positions=P,
         normals=np.concatenate(all_nrm).astype(np.float32),
         tangents=np.concatenate(all_tan).astype(np.float32) if has_tan else None,
@@ -504,14 +524,50 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
         colors=np.concatenate(all_col).astype(np.uint32) if has_col else None,
         uv0=np.concatenate(all_uv0).astype(np.float32),
         uv1=np.concatenate(all_uv1).astype(np.float32) if has_uv1 else None,
-        bone_names=skl.names() if skl is not None else None,
         weights=np.concatenate(all_wts) if has_w else None,
         faces=np.concatenate(all_faces).astype(np.uint16))
+
+
+def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str = "engine",
+                   version: int | None = None, mesh_type: int | None = None,
+                   **options: Any) -> MshFile | dict[str, Any]:
+    """A Lost Saga ``.msh`` of every triangle mesh in ``scene``, with its companions.
+
+    Steps: the skeleton of the first skin (:func:`_binding`), each mesh node's primitives as
+    parts (:func:`_node_parts`; Blender's joined primitives cut into the recorded submeshes
+    again), the parts joined into one vertex list (:func:`_joined`), what the mesh's extras
+    recorded put back, then the companions: ``{"": msh, ".skl": skl, ".txt": material script,
+    "_<name>.ani": ani}`` (just the ``MshFile`` when it has none). Options: see
+    :mod:`.scene` (``animation_format``, ``rounding``, ``version``, ``mesh_type``,
+    ``material_script``).
+    """
+    world = scene.world_matrices()
+    b = _binding(scene, world)
+    skl = b.skl
+    parts: list[dict[str, Any]] = []
+    for ni, node in enumerate(scene.nodes):
+        if node.mesh is not None:
+            parts += _node_parts(scene, ni, world, b)
+    if not parts:
+        raise DocumentError("msh: the scene has no triangle meshes")
+    parts = _resplit(scene, parts)
+    total = sum(len(q["pos"]) for q in parts)
+    if total > 65536:
+        raise DocumentError(f"msh: {total} vertices; uint16 face indices address at most 65536")
+    has_w = skl is not None
+    columns = _joined(parts, has_w)
+    has_col = columns["colors"] is not None
+    doc = MshFile(
+        version=version if version is not None else (VERTEX_COLOR_MESH_VERSION if has_col
+                                                    else MESH_VERSION),
+        mesh_type=mesh_type if mesh_type is not None else _mesh_type(scene, has_w),
+        bone_names=skl.names() if skl is not None else None, **columns)
     if doc.version == 2002:
         doc.control_points = []
     placeholder = skl is not None and all(
-        scene.nodes[j].extras.get("lostsaga_placeholder") for j in joints)
+        scene.nodes[j].extras.get("lostsaga_placeholder") for j in b.joints)
     _restore_mesh_extras(scene, doc, placeholder, version is not None, mesh_type is not None)
+    P = columns["positions"]
     lo, hi = P.min(axis=0), P.max(axis=0)
     radius = float(np.linalg.norm(hi - lo)) / 2.0     # what the add-on's files hold
     doc.bbox = np.array([*lo, *hi, radius], dtype=np.float32)
@@ -528,8 +584,8 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
         out[companion(scene, ".skl", ".msh")] = skl
     if script is not None:
         out[companion(scene, ".txt", ".msh")] = script
-    out.update(_animations(scene, joints, skl.names(), bone_parents, animation_format, rounding,
-                           ".msh"))
+    out.update(_animations(scene, b.joints, skl.names(), b.bone_parents, animation_format,
+                           rounding, ".msh"))
     return out if len(out) > 1 else doc
 
 
