@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import extras as xt
 from ...errors import DocumentError, LossWarning
 from ...scene import Animation, Scene
 from ...transforms import inverse
@@ -104,23 +105,13 @@ def native_layout_fits(scene: Scene) -> bool:
     return True
 
 
-def _ints(value, n: int) -> list[int] | None:
-    """``n`` numbers from a record in extras, or None when it is not that."""
-    try:
-        if isinstance(value, list) and len(value) == n:
-            return [int(float(x)) for x in value]
-    except (TypeError, ValueError, OverflowError):
-        pass
-    return None
-
-
 def anim_record(node) -> tuple[int, int, float, int] | None:
     """The ANIM a node held in the B3D file: flags, frames, fps, first key frame."""
     rec: Any = (_native(node) or {}).get("anim")
-    ints = _ints(rec[:2], 2) if isinstance(rec, list) and len(rec) == 3 else None
+    ints = xt.integers(rec[:2], 2) if isinstance(rec, list) and len(rec) == 3 else None
     try:
         return (ints[0], ints[1], float(rec[2]),
-                (_ints([(_native(node) or {}).get("first", 1)], 1) or [1])[0]) if ints else None
+                xt.integer(_native(node) or {}, "first", 1)) if ints else None
     except (TypeError, ValueError):
         return None
 
@@ -195,7 +186,8 @@ def native_roots(scene: Scene, anims: list[Animation], fps: float | None,
     for ai, a in enumerate(anims):
         rec = anim_record(scene.nodes[holders[ai]]) if holders[ai] >= 0 else None
         rate = animation_rate(a, fps, rec[2] if rec else None)
-        first = (_ints([a.extras.get("b3d_first_frame", rec[3] if rec else 1)], 1) or [1])[0]
+        first = (xt.integer(a.extras, "b3d_first_frame", 1) if "b3d_first_frame" in a.extras
+                 else rec[3] if rec else 1)
         t, length = tracks_for(a, rate, first)
         for n, per_path in t.items():
             tracks.setdefault(n, {}).update(per_path)
@@ -294,7 +286,7 @@ def _zero_runs(runs, n: int, n_joints: int) -> tuple[np.ndarray, np.ndarray]:
 def _held(tracks: dict[str, Track], layout, counts) -> dict[str, Track]:
     """A KEYS chunk of one key (a pose held) that came back as a constant track of many keys
     (Blender's exporter samples such a channel over the whole action) is one key again."""
-    counts = _ints(counts, len(layout)) if layout and isinstance(counts, list) else None
+    counts = xt.integers(counts, len(layout)) if layout else None
     if not counts:
         return tracks
     out = dict(tracks)
@@ -332,7 +324,7 @@ class _Writer:
         elif native.get("bone"):
             out.children.append(Bone(np.zeros(0, BONE_DTYPE)))
         layout = native.get("keys")
-        layout = _ints(layout, len(layout)) if isinstance(layout, list) else None
+        layout = xt.integers(layout)
         if i in self.tracks or layout:
             out.children.extend(keys_chunks(_held(self.tracks.get(i, {}), layout,
                                                   native.get("nkeys")), layout))
@@ -359,7 +351,7 @@ class _Writer:
         m = self.scene.meshes[node.mesh]
         tris_recs = [r for p, r in zip(m.primitives, _tris_records(m)) if p.mode == 4]
         prims = [p for p in m.primitives if p.mode == 4]
-        vr = _ints(rec.get("vrts"), 3)
+        vr = xt.integers(rec.get("vrts"), 3)
         n_uv = max((len(p.uvs) for p in prims), default=0)
         if vr is not None and 0 <= vr[1] <= 8 and 0 <= vr[2] <= 4:
             flags, sets, size = vr
@@ -369,7 +361,7 @@ class _Writer:
             sets, size = min(n_uv, 2), 2 if n_uv else 0
         n = sum(len(p.positions) for p in prims)
         verts = np.zeros(n, vrts_dtype(flags, sets, size))
-        mesh = MeshChunk(self.brush_ids.get((_ints([rec.get("brush", -1)], 1) or [-1])[0], -1))
+        mesh = MeshChunk(self.brush_ids.get(xt.integer(rec, "brush", -1), -1))
         base = 0
         lost_uv = False
         for p, tris in zip(prims, tris_recs):
@@ -394,7 +386,8 @@ class _Writer:
                     lost_uv = True
             idx = (p.indices if p.indices is not None else np.arange(k)).astype(np.int64)
             tri = idx.reshape(-1, 3)[:, [0, 2, 1]] + base
-            mesh.children += tris_chunks(self.tris_brush(p, tris.get("brush"), mesh.brush_id), tri)
+            mesh.children += tris_chunks(self.tris_brush(p, xt.integer(tris, "brush"), mesh.brush_id),
+                                         tri)
             base += k
         mesh.children.insert(0, Vrts(flags, sets, size, verts))
         if lost_uv:
@@ -403,9 +396,9 @@ class _Writer:
                           "(edited?); written as 0", LossWarning, stacklevel=6)
         return mesh
 
-    def tris_brush(self, p, rec, mesh_brush: int) -> int:
+    def tris_brush(self, p, rec: int | None, mesh_brush: int) -> int:
         allowed = self.brush_of.get(p.material, []) if p.material is not None else []
-        if isinstance(rec, int):
+        if rec is not None:
             if rec == -1 and (mesh_brush in allowed or (p.material is None and mesh_brush == -1)):
                 return -1
             if self.brush_ids.get(rec, -2) in allowed:
