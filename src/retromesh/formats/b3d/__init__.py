@@ -91,7 +91,6 @@ from __future__ import annotations
 
 from ...binio import Reader, Writer  # noqa: F401  (re-exported: tests patch b3d.Writer)
 from ...registry import Format, register
-from .axes import _rot_from_gltf, _rot_to_gltf  # noqa: F401  (re-exported)
 from .checks import check, info
 from .chunks import (
                      BONE_DTYPE,

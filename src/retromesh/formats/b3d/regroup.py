@@ -25,7 +25,7 @@ import numpy as np
 
 from ... import extras as xt
 from ...scene import Scene
-from .scene_extras import _unsplit
+from .scene_extras import unsplit
 
 __all__ = ["twins", "regroup"]
 
@@ -168,7 +168,7 @@ def regroup(scene: Scene) -> Scene:
             brush = xt.integer(mesh_rec, "brush", -1)
             prims = _regrouped(scene, prims, recs, brush) or prims
         if len(prims) == len(recs):
-            prims = [_with_twins(_unsplit(p, r.get("count")), r) for p, r in zip(prims, recs)]
+            prims = [_with_twins(unsplit(p, r.get("count")), r) for p, r in zip(prims, recs)]
         if any(a is not b for a, b in zip(prims, m.primitives)) or len(prims) != len(m.primitives):
             m = copy.copy(m)
             m.primitives = prims

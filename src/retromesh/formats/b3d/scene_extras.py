@@ -23,14 +23,14 @@ import numpy as np
 
 from ... import extras as xt
 from ...errors import DocumentError, LossWarning
-from ...scene import Animation, Scene
+from ...scene import Animation, Primitive, Scene
 from ...transforms import inverse
-from .axes import _Z, _rot_from_gltf
+from .axes import Z, rot_from_gltf
 from .chunks import BONE_DTYPE, AnimChunk, Bone, MeshChunk, NodeChunk, Vrts, tris_chunks, vrts_dtype
 from .keys import Track, animation_rate, keys_chunks, tracks_for
 from .uvmore import decode as uv_decode, extra_mask
 
-__all__ = ["native_layout_fits", "native_roots", "anim_record", "fold_moved_meshes"]
+__all__ = ["native_layout_fits", "native_roots", "anim_record", "fold_moved_meshes", "unsplit"]
 
 
 def _native(node) -> dict | None:
@@ -132,7 +132,7 @@ def _holders(scene: Scene, anims: list[Animation]) -> dict[int, int]:
     return out
 
 
-def _unsplit(p, count):
+def unsplit(p: Primitive, count: Any) -> Primitive:
     """``p`` with the vertices Blender split undone, when that gives back ``count`` vertices.
     Blender stores normals per face corner in a compressed form, so a vertex shared by several
     triangles can come back as a few copies next to each other whose normals differ in the
@@ -161,13 +161,13 @@ def _unsplit(p, count):
 
 
 def _unsplit_meshes(scene: Scene) -> Scene:
-    """The scene with :func:`_unsplit` applied where the mesh's ``b3d_tris`` counts say so."""
+    """The scene with :func:`unsplit` applied where the mesh's ``b3d_tris`` counts say so."""
     meshes = []
     for m in scene.meshes:
         recs = m.extras.get("b3d_tris")
         if isinstance(recs, list) and len(recs) == len(m.primitives) \
                 and all(isinstance(r, dict) for r in recs):
-            prims = [_unsplit(p, r.get("count")) for p, r in zip(m.primitives, recs)]
+            prims = [unsplit(p, r.get("count")) for p, r in zip(m.primitives, recs)]
             if any(a is not b for a, b in zip(prims, m.primitives)):
                 m = copy.copy(m)
                 m.primitives = prims
@@ -313,9 +313,9 @@ class _Writer:
         node = self.scene.nodes[i]
         native = _native(node) or {}
         out = NodeChunk((node.name or f"node{i}").encode("utf-8"),
-                        tuple(float(x) for x in node.translation * _Z),
+                        tuple(float(x) for x in node.translation * Z),
                         tuple(float(x) for x in node.scale),
-                        tuple(float(x) for x in _rot_from_gltf(node.rotation)))
+                        tuple(float(x) for x in rot_from_gltf(node.rotation)))
         if node.mesh is not None:
             rec = native.get("mesh")
             out.children.append(self.mesh(node, rec if isinstance(rec, dict) else {}))
@@ -367,13 +367,13 @@ class _Writer:
         for p, tris in zip(prims, tris_recs):
             k = len(p.positions)
             part = verts[base:base + k]
-            part["position"] = p.positions * _Z
+            part["position"] = p.positions * Z
             if flags & 1:
                 if p.normals is None:
                     from ...gltf.writer import compute_normals
-                    part["normal"] = compute_normals(p.positions, p.indices) * _Z
+                    part["normal"] = compute_normals(p.positions, p.indices) * Z
                 else:
-                    part["normal"] = p.normals * _Z
+                    part["normal"] = p.normals * Z
             if flags & 2:
                 part["color"] = p.colors if p.colors is not None else 1.0
             for s in range(min(sets, len(p.uvs)) if size else 0):     # size 0: no uv field

@@ -20,7 +20,7 @@ import numpy as np
 from ...errors import DocumentError, LossWarning
 from ...scene import Animation, Scene
 from ...transforms import decompose_trs, inverse
-from .axes import _Z, _rot_from_gltf
+from .axes import Z, rot_from_gltf
 from .chunks import BONE_DTYPE, AnimChunk, B3dFile, Bone, MeshChunk, NodeChunk, Vrts, tris_chunks, vrts_dtype
 from .keys import animation_rate, keys_chunks, tracks_for
 from .materials import brushes_from_scene
@@ -164,12 +164,12 @@ class _Merged:
             if nrm is not None:
                 nrm = nrm @ np.linalg.inv(world[:3, :3])
                 nrm /= np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-12)
-        self.pos.append(pts * _Z)
+        self.pos.append(pts * Z)
         if self.any_normals:
             if nrm is None:
                 from ...gltf.writer import compute_normals
                 nrm = compute_normals(pts, p.indices).astype(np.float64)
-            self.nrm.append(nrm * _Z)
+            self.nrm.append(nrm * Z)
         if self.any_colors:
             self.col.append(p.colors if p.colors is not None else np.ones((n, 4), np.float32))
         for s, lst in enumerate(self.uv[:self.n_sets]):
@@ -279,7 +279,7 @@ def _merged_root(scene: Scene, anims: list[Animation], fps: float | None, brus,
 
     # every node's rest TRS at once (numpy per node made 20,000 nodes take seconds)
     rest_t, rest_r, rest_s = _rest_trs(scene, worlds, bind_world, parents)
-    pos_z, rot_b3d = (rest_t * _Z).tolist(), _rot_from_gltf(rest_r).tolist()
+    pos_z, rot_b3d = (rest_t * Z).tolist(), rot_from_gltf(rest_r).tolist()
     scl = rest_s.tolist()
 
     def local_rest(i: int):

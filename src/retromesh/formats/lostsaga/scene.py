@@ -100,7 +100,7 @@ from ...transforms import compose_trs, quat_continuous, quat_normalize
 from . import ani as ani_mod, material as mat_mod, msh as msh_mod
 from .ani import AniFile
 from .cms import CmsFile
-from .common import _prescale, _unit_rows, quat_to_gltf, text, vec_to_gltf
+from .common import prescale, quat_to_gltf, text, unit_rows, vec_to_gltf
 from .msh import MshFile
 from .scene_write import ani_from_scene, cms_from_scene, msh_from_scene, script_from_scene, skl_from_scene
 from .skl import SklFile
@@ -139,7 +139,7 @@ def _stem(item: Any, default: str) -> str:
 
 def _unit_quats(q: np.ndarray) -> np.ndarray:
     q = np.nan_to_num(np.asarray(q, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
-    return quat_normalize(_prescale(q))
+    return quat_normalize(prescale(q))
 
 
 def _finite(a: np.ndarray) -> np.ndarray:
@@ -335,12 +335,12 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
     normals: np.ndarray | None = None
     recomputed: np.ndarray | None = None
     if doc.normals is not None:
-        normals, bad = _unit_rows(vec_to_gltf(_finite(doc.normals)))
+        normals, bad = unit_rows(vec_to_gltf(_finite(doc.normals)))
         recomputed = bad
     tangents = None
     tangent_bad = None
     if doc.tangents is not None:
-        t3, tangent_bad = _unit_rows(vec_to_gltf(_finite(doc.tangents)))
+        t3, tangent_bad = unit_rows(vec_to_gltf(_finite(doc.tangents)))
         w = np.ones(nv)
         if doc.binormals is not None and normals is not None:
             bn = vec_to_gltf(_finite(doc.binormals))

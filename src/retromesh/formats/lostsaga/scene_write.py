@@ -25,10 +25,10 @@ from .common import (
     MESH_CONTROL_POINT_VERSION,
     MESH_VERSION,
     VERTEX_COLOR_MESH_VERSION,
-    _unit_rows,
     encode_name,
     quat_from_gltf,
     text,
+    unit_rows,
     vec_from_gltf,
 )
 from .msh import MshFile
@@ -434,10 +434,10 @@ def _node_parts(scene: Scene, ni: int, world: np.ndarray, b: _Binding) -> list[d
         tan = p.tangents.astype(np.float64) if p.tangents is not None else None
         if not skinned:
             pos = pos @ m[:3, :3].T + m[:3, 3]
-            nrm = _unit_rows(nrm @ nm.T)[0]              # a scaled node: unit normals again
+            nrm = unit_rows(nrm @ nm.T)[0]              # a scaled node: unit normals again
             mirror = np.linalg.det(m[:3, :3]) < 0
             if tan is not None:
-                tan = np.concatenate([_unit_rows(tan[:, :3] @ m[:3, :3].T)[0],
+                tan = np.concatenate([unit_rows(tan[:, :3] @ m[:3, :3].T)[0],
                                       -tan[:, 3:] if mirror else tan[:, 3:]], axis=1)
             if mirror:
                 idx = idx.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)
