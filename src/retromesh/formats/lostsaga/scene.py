@@ -94,7 +94,9 @@ from typing import Any
 
 import numpy as np
 
+from ... import registry
 from ...errors import FormatError, LossWarning
+from ...fileio import read_source
 from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene, Skin, Texture, TextureRef
 from ...transforms import compose_trs, quat_continuous, quat_normalize
 from . import ani as ani_mod, material as mat_mod, msh as msh_mod
@@ -115,8 +117,6 @@ __all__ = ["msh_to_scene", "skl_to_scene", "ani_to_scene", "cms_to_scene", "msh_
 def _load(item: Any, kind: type, fmt: str):
     if item is None or isinstance(item, kind):
         return item
-    from ... import registry
-    from ...fileio import read_source
     data, name, path = read_source(item)
     return registry.parse(registry.get(fmt), data, name, path)
 
@@ -354,7 +354,7 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
     if joint_of_id is not None and doc.weights is not None:
         joints, weights = _skin_weights(doc, joint_of_id)
 
-    from ...gltf.writer import compute_normals
+    from ...gltf.writer import compute_normals  # lazy: reading alone loads no glTF code
     prims = []
     for pi, (a, b) in enumerate(ranges):
         idx = flat[a:b]
