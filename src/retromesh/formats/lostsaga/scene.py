@@ -1,7 +1,7 @@
 """Lost Saga <-> :class:`retromesh.Scene` (glTF conventions).
 
 This module holds the ``to_scene`` side; :mod:`.scene_write` the ``from_scene`` side (its
-functions are re-exported here).
+functions are re-exported here); :mod:`.scene_extras` reads back what rides in ``extras``.
 
 to_scene
 --------
@@ -104,6 +104,7 @@ from .ani import AniFile
 from .cms import CmsFile
 from .common import prescale, quat_to_gltf, text, unit_rows, vec_to_gltf
 from .msh import MshFile
+from .scene_extras import billboard_extras
 from .scene_write import ani_from_scene, cms_from_scene, msh_from_scene, script_from_scene, skl_from_scene
 from .skl import SklFile
 
@@ -474,7 +475,7 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
         if len(msh.submeshes):
             mesh.extras["submeshes"] = [[int(x) for x in row.tolist()] for row in msh.submeshes]
         if msh.billboard_centers is not None:
-            bc = _billboard_extras(msh.billboard_centers)
+            bc = billboard_extras(msh.billboard_centers)
             if bc is not None:
                 mesh.extras["billboard_centers"] = bc
             else:
@@ -516,22 +517,6 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
         for ani_name, doc in anis:
             _add_animation(scene, doc, ani_name, targets)
     return scene
-
-
-#: billboard centres (a per-vertex array glTF has no place for) ride in the mesh's extras up to
-#: this many vertices (or as one row when they are all the same)
-MAX_BILLBOARD_EXTRAS = 4096
-
-
-def _billboard_extras(centers: np.ndarray) -> list[float] | None:
-    c = np.asarray(centers, np.float32).reshape(-1, 3)
-    if not np.all(np.isfinite(c)):
-        return None
-    if len(c) and np.all(c == c[0]):
-        c = c[:1]
-    elif len(c) > MAX_BILLBOARD_EXTRAS:
-        return None
-    return [float(str(x)) for x in vec_to_gltf(c).astype(np.float32).reshape(-1)]
 
 
 def _flat_joints(scene: Scene, anis: Sequence[tuple[str, AniFile]], name: str) -> dict[bytes, int]:

@@ -12,7 +12,6 @@ from ... import extras as xt
 from ...errors import DocumentError, LossWarning
 from ...filenames import animation_keys, companion
 from ...hierarchy import nearest_in
-from ...keytimes import per_frame
 from ...scene import Animation, Channel, Scene, Skin
 from ...transforms import compose_trs, decompose_trs, inverse, quat_normalize
 from . import ani as ani_mod, material as mat_mod, msh as msh_mod
@@ -22,7 +21,6 @@ from .common import (
     ANIMATION_VER_COMP4,
     ANIMATION_VER_COMP8,
     ANIMATION_VER_DEFAULT,
-    MESH_CONTROL_POINT_VERSION,
     MESH_VERSION,
     VERTEX_COLOR_MESH_VERSION,
     encode_name,
@@ -33,6 +31,14 @@ from .common import (
 )
 from .msh import MshFile
 from .quatcodec import encode_comp4, encode_comp8
+from .scene_extras import (
+    animation_extras,
+    kept_key_times,
+    resplit,
+    restore_mesh_extras,
+    root_parent,
+    track_weight,
+)
 from .skl import POSE_DTYPE, SklBone, SklFile
 
 __all__ = ["msh_from_scene", "skl_from_scene", "ani_from_scene", "cms_from_scene",
@@ -80,12 +86,6 @@ def _unscale(world: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def skl_from_scene(scene: Scene, **options: Any) -> SklFile:
     return _skeleton(scene)[0]
-
-
-def _root_parent(extras: dict[str, Any]) -> bytes:
-    """The parent name a root bone was read with ("NoParent" in 3ds Max exports), else none."""
-    kept = extras.get("lostsaga_parent")
-    return encode_name(kept) if isinstance(kept, str) else b""
 
 
 def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
@@ -139,7 +139,7 @@ def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
         seen.add(nm)
         names.append(nm)
     bones = [SklBone(name=names[k], parent=names[parents[k]] if parents[k] >= 0
-                     else _root_parent(scene.nodes[j].extras))
+                     else root_parent(scene.nodes[j].extras))
              for k, j in enumerate(skin.joints)]
     for k, p in enumerate(parents):
         if p >= 0:
@@ -186,46 +186,6 @@ def _key_frames(scene: Scene, joints: list[int], bone_parents: list[int]) -> lis
     return [None if trivial[k] else (pre[k], post[k]) for k in range(m)]
 
 
-def _animation_extras(scene: Scene, anim: Animation) -> dict:
-    """The animation's extras; the copy the scene keeps under its name fills what it lacks
-    (Blender's glTF importer drops animation extras, not the scene's)."""
-    kept = scene.extras.get("lostsaga_animations")
-    kept = next((k for k in kept if isinstance(k, dict) and k.get("name") == anim.name), None) \
-        if isinstance(kept, list) else None
-    out = dict(kept) if kept is not None else {}
-    out.update(anim.extras or {})
-    return out
-
-
-def _track_weight(ex: dict, bone: bytes) -> float:
-    w = ex.get("track_weights")
-    w = w.get(text(bone), 1.0) if isinstance(w, dict) else 1.0
-    return float(w) if isinstance(w, (int, float)) and not isinstance(w, bool) and \
-        np.isfinite(w) and abs(w) < 3e38 else 1.0
-
-
-def _kept_key_times(ex: dict, bone: bytes, ms: np.ndarray) -> np.ndarray | None:
-    """The bone's key times of the original file (extras ``key_times_ms``/``track_key_times``)
-    when the glTF's are among them, or look like an exporter's per-frame sampling of them
-    (Blender's, :func:`retromesh.keytimes.per_frame`); else None."""
-    lists, which = ex.get("key_times_ms"), ex.get("track_key_times")
-    if not isinstance(lists, list) or not isinstance(which, dict):
-        return None
-    i = which.get(text(bone))
-    if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(lists):
-        return None
-    kt = lists[i]
-    if not isinstance(kt, list) or not kt or not all(
-            isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**31 for x in kt):
-        return None
-    kt = np.asarray(kt, np.int64)
-    if np.any(np.diff(kt) <= 0) or not len(ms):
-        return None
-    if np.isin(ms, kt).all():
-        return kt
-    return kt if per_frame(ms, kt) else None
-
-
 def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: list[bytes],
                       bone_parents: list[int], version: int, rounding: str) -> AniFile:
     by_node: dict[int, dict[str, Channel]] = {}
@@ -242,7 +202,7 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
                       LossWarning, stacklevel=4)
     frames = _key_frames(scene, joints, bone_parents)
     dt = ani_mod.key_dtype(version)
-    ex = _animation_extras(scene, anim)
+    ex = animation_extras(scene, anim)
     tracks = []
     # an animation laid on a longer timeline starts at 0 in the .ani; one read from a Lost Saga
     # file keeps its times as they were (its first key need not be at 0 ms)
@@ -262,7 +222,7 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
         ms = np.round((times - t0) * 1000.0).astype(np.int64)
         keep = np.append(ms[1:] != ms[:-1], True)
         times, ms = times[keep], ms[keep]
-        kept = _kept_key_times(ex, names[k], ms)
+        kept = kept_key_times(ex, names[k], ms)
         if kept is not None and not np.array_equal(kept, ms):
             resampled += not np.isin(ms, kept).all()
             # sampled at the glTF's own key times where they are the file's (keys 1 ms apart
@@ -293,7 +253,7 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
         else:
             keys["rotation"] = rot
         end = max(end, int(ms[-1]))
-        tracks.append(AniTrack(bone=names[k], weight=_track_weight(ex, names[k]), keys=keys))
+        tracks.append(AniTrack(bone=names[k], weight=track_weight(ex, names[k]), keys=keys))
     if scaled:
         warnings.warn(f"animation {anim.name!r}: scale that changes over time or is not uniform "
                       "is not kept by .ani keys", LossWarning, stacklevel=4)
@@ -324,7 +284,7 @@ def _animations(scene: Scene, joints: list[int], names: list[bytes], bone_parent
     keys = animation_keys(scene, ".ani", main)
     for i, anim in enumerate(scene.animations):
         # the format asked for, else the one the animation was read from, else DEFAULT
-        recorded = _animation_extras(scene, anim).get("lostsaga_version")
+        recorded = animation_extras(scene, anim).get("lostsaga_version")
         version = _ani_version(animation_format if animation_format is not None else
                                recorded if recorded in _ANI_VERSIONS.values() else "default")
         doc = _animation_to_ani(scene, anim, joints, names, bone_parents, version, rounding)
@@ -550,7 +510,7 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
             parts += _node_parts(scene, ni, world, b)
     if not parts:
         raise DocumentError("msh: the scene has no triangle meshes")
-    parts = _resplit(scene, parts)
+    parts = resplit(scene, parts)
     total = sum(len(q["pos"]) for q in parts)
     if total > 65536:
         raise DocumentError(f"msh: {total} vertices; uint16 face indices address at most 65536")
@@ -566,7 +526,7 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
         doc.control_points = []
     placeholder = skl is not None and all(
         scene.nodes[j].extras.get("lostsaga_placeholder") for j in b.joints)
-    _restore_mesh_extras(scene, doc, placeholder, version is not None, mesh_type is not None)
+    restore_mesh_extras(scene, doc, placeholder, version is not None, mesh_type is not None)
     P = columns["positions"]
     lo, hi = P.min(axis=0), P.max(axis=0)
     radius = float(np.linalg.norm(hi - lo)) / 2.0     # what the add-on's files hold
@@ -587,107 +547,6 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
     out.update(_animations(scene, b.joints, skl.names(), b.bone_parents, animation_format,
                            rounding, ".msh"))
     return out if len(out) > 1 else doc
-
-
-def _resplit(scene: Scene, parts: list[dict]) -> list[dict]:
-    """Blender's exporter joins the primitives that share a material (submeshes without one come
-    back as one primitive): a single part whose triangles add up to the submeshes recorded in the
-    mesh's extras is cut into them again, in order."""
-    subs = _recorded_mesh(scene)[0].get("submeshes")
-    if len(parts) != 1 or not isinstance(subs, list) or len(subs) < 2:
-        return parts
-    counts = [r[3] for r in subs if isinstance(r, list) and len(r) == 4]
-    q = parts[0]
-    tri = q["idx"].reshape(-1, 3)
-    if len(counts) != len(subs) or not all(isinstance(c, int) and c > 0 for c in counts) or \
-            sum(counts) != len(tri):
-        return parts
-    out, start = [], 0
-    for c in counts:
-        used, local = np.unique(tri[start:start + c], return_inverse=True)
-        start += c
-        part = dict(q)
-        for k in ("pos", "nrm", "tan", "colors", "joints", "weights"):
-            part[k] = None if q[k] is None else q[k][used]
-        part["uvs"] = [u[used] for u in q["uvs"]]
-        part["idx"] = local.reshape(-1)
-        out.append(part)
-    return out
-
-
-def _recorded_mesh(scene: Scene) -> tuple[dict, np.ndarray | None]:
-    """The extras ``to_scene`` gave the mesh of a ``.msh`` and that node's world matrix, when
-    the scene holds exactly one mesh node (else ``({}, None)``)."""
-    nodes = [i for i, n in enumerate(scene.nodes) if n.mesh is not None]
-    if len(nodes) != 1:
-        return {}, None
-    mi = scene.nodes[nodes[0]].mesh
-    assert mi is not None
-    ex = scene.meshes[mi].extras or {}
-    return (ex, scene.world_matrices()[nodes[0]]) if "lostsaga_version" in ex else ({}, None)
-
-
-def _restore_mesh_extras(scene: Scene, doc: MshFile, placeholder: bool, version_given: bool,
-                         type_given: bool) -> None:
-    """What glTF has no place for, from the mesh's extras, where it fits the mesh written:
-    version, mesh type (of a skinned mesh on placeholder bones), the bone list with its empty
-    names, the INDICES bit, control points (v2002) and the submesh vertex ranges."""
-    ex, world = _recorded_mesh(scene)
-    if not ex:
-        return
-    v = ex.get("lostsaga_version")
-    if not version_given and v in (MESH_VERSION, VERTEX_COLOR_MESH_VERSION, MESH_CONTROL_POINT_VERSION):
-        doc.version = v
-        doc.control_points = [] if v == MESH_CONTROL_POINT_VERSION else None
-    if not type_given and (placeholder or doc.weights is None):
-        by_name = {name: k for k, name in msh_mod.MESH_TYPES.items()}
-        t = ex.get("mesh_type")
-        t = by_name.get(t, t) if isinstance(t, str) else t
-        if isinstance(t, int) and not isinstance(t, bool) and 0 <= t < 2**31 and \
-                (doc.weights is not None or t != 1):
-            doc.mesh_type = t
-    names = ex.get("bone_names")
-    if placeholder and isinstance(names, list) and all(isinstance(n, str) for n in names) and \
-            [encode_name(n) for n in names if n] == doc.bone_names:
-        doc.bone_names = [encode_name(n) for n in names]
-    mask = ex.get("vertex_mask")
-    if isinstance(mask, int) and doc.weights is not None and not mask & msh_mod.INDICES:
-        doc.vertex_mask &= ~msh_mod.INDICES         # WEIGHTS without INDICES, as the add-on writes
-    cps = ex.get("control_points")
-    if doc.version == MESH_CONTROL_POINT_VERSION and isinstance(cps, list):
-        doc.control_points = []
-        for c in cps:
-            pt = c.get("point") if isinstance(c, dict) else None
-            if not (isinstance(pt, list) and len(pt) == 3 and
-                    all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in pt)):
-                continue
-            q = world @ np.array([*pt, 1.0])
-            doc.control_points.append(msh_mod.ControlPoint(
-                encode_name(str(c.get("type", ""))), encode_name(str(c.get("bone", ""))),
-                encode_name(str(c.get("extra", ""))),
-                vec_from_gltf(q[:3]).astype(np.float32)))
-    bc = ex.get("billboard_centers")
-    if isinstance(bc, list) and len(bc) in (3, 3 * doc.vertex_count) and \
-            all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in bc):
-        c = vec_from_gltf(np.asarray(bc, np.float64).reshape(-1, 3))
-        doc.billboard_centers = np.broadcast_to(c, (doc.vertex_count, 3)).astype(np.float32)
-        doc.vertex_mask |= msh_mod.POSITION2
-    subs = ex.get("submeshes")
-    if isinstance(subs, list) and len(subs) == len(doc.submeshes) and all(
-            isinstance(r, list) and len(r) == 4 and
-            all(type(x) is int and 0 <= x < 2**31 for x in r) for r in subs):
-        rec = np.array([tuple(r) for r in subs], msh_mod.SUBMESH_DTYPE)
-        cur = doc.submeshes
-        flat = np.asarray(doc.faces, np.int64).reshape(-1)
-        fits = np.array_equal(rec["index_start"], cur["index_start"]) and \
-            np.array_equal(rec["face_count"], cur["face_count"])
-        for r in rec if fits else ():
-            used = flat[int(r["index_start"]):int(r["index_start"]) + 3 * int(r["face_count"])]
-            lo, n = int(r["min_index"]), int(r["vertex_count"])
-            fits = fits and lo >= 0 and lo + n <= doc.vertex_count and \
-                (not len(used) or (used.min() >= lo and used.max() < lo + n))
-        if fits:             # the recorded ranges cover the vertices each submesh uses
-            doc.submeshes = rec
 
 
 def _skin_onto(other: Skin, bone_of: dict[int, int], ibm: np.ndarray, world: np.ndarray):
