@@ -370,7 +370,7 @@ class _Writer:
             part["position"] = p.positions * Z
             if flags & 1:
                 if p.normals is None:
-                    from ...gltf.writer import compute_normals  # lazy: reading alone loads no glTF code
+                    from ...gltf.writer import compute_normals
                     part["normal"] = compute_normals(p.positions, p.indices) * Z
                 else:
                     part["normal"] = p.normals * Z

@@ -167,7 +167,7 @@ class _Merged:
         self.pos.append(pts * Z)
         if self.any_normals:
             if nrm is None:
-                from ...gltf.writer import compute_normals  # lazy: reading alone loads no glTF code
+                from ...gltf.writer import compute_normals
                 nrm = compute_normals(pts, p.indices).astype(np.float64)
             self.nrm.append(nrm * Z)
         if self.any_colors:

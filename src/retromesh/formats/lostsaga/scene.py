@@ -355,7 +355,7 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
     if joint_of_id is not None and doc.weights is not None:
         joints, weights = _skin_weights(doc, joint_of_id)
 
-    from ...gltf.writer import compute_normals  # lazy: reading alone loads no glTF code
+    from ...gltf.writer import compute_normals
     prims = []
     for pi, (a, b) in enumerate(ranges):
         idx = flat[a:b]

@@ -353,7 +353,7 @@ def _node_parts(scene: Scene, ni: int, world: np.ndarray, b: _Binding) -> list[d
     """The parts (one per triangle primitive) of mesh node ``ni``: skinned on the main skin, moved
     onto it from a second skin with the same bind pose, bound rigidly to a bone, or baked to world
     space. Warnings name the caller of :func:`msh_from_scene`."""
-    from ...gltf.writer import compute_normals  # lazy: reading alone loads no glTF code
+    from ...gltf.writer import compute_normals
     node = scene.nodes[ni]
     assert node.mesh is not None
     skinned = node.skin is not None and node.skin == b.main_skin
