@@ -200,11 +200,11 @@ def test_keys_past_anim_frames_are_kept_and_several_anims(tmp_path):
 
 def test_coordinate_conversion_yaw():
     """A B3D yaw of +90 degrees is a glTF rotation of +90 degrees about +Y (format-facts B)."""
-    from retromesh.formats.b3d import _rot_to_gltf
+    from retromesh.formats.b3d.axes import rot_to_gltf
     a = np.pi / 2
-    q = _rot_to_gltf([np.cos(a / 2), 0, np.sin(a / 2), 0])
+    q = rot_to_gltf([np.cos(a / 2), 0, np.sin(a / 2), 0])
     assert np.allclose(q, [0, np.sin(a / 2), 0, np.cos(a / 2)])
-    q = _rot_to_gltf([np.cos(a / 2), 0, 0, np.sin(a / 2)])     # roll flips with the Z mirror
+    q = rot_to_gltf([np.cos(a / 2), 0, 0, np.sin(a / 2)])     # roll flips with the Z mirror
     assert np.allclose(q, [0, 0, -np.sin(a / 2), np.cos(a / 2)])
 
 

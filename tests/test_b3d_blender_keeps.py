@@ -217,3 +217,24 @@ def test_a_merged_primitive_that_was_edited_is_written_as_it_is():
     p.indices = p.indices[3:]                    # a face deleted in Blender
     back = retromesh.from_scene(scene, "b3d")
     assert [n for _, n in _tris_by_brush(back)] == [1, 1]
+
+
+@pytest.mark.parametrize("bad", ["1", True, 2.5, 2**40, None, [0]])
+def test_a_record_number_of_the_wrong_type_reads_as_not_recorded(bad):
+    """Where a B3D record holds an integer, a string, a bool, a fraction or a number out of the
+    int32 range is no record: the file is written as if the record were not there."""
+    def scene(value):
+        s = retromesh.load(retromesh.to_bytes(_doc()), format="b3d")
+        node = next(n for n in s.nodes if "mesh" in n.extras["b3d"])
+        recs = [node.extras["b3d"]["mesh"], *s.meshes[node.mesh].extras["b3d_tris"]]
+        for rec in recs:
+            for key in ("brush", "tris"):
+                if key in rec:
+                    del rec[key]
+                    if value is not None:
+                        rec[key] = value
+        node.extras["b3d"]["mesh"]["vrts"] = [value, 1, 2] if value is not None else None
+        node.extras["b3d"]["first"] = value
+        return s
+    assert retromesh.to_bytes(retromesh.from_scene(scene(bad), "b3d")) == \
+        retromesh.to_bytes(retromesh.from_scene(scene(None), "b3d"))

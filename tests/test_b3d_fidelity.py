@@ -26,7 +26,7 @@ from retromesh.formats.b3d import (
     Vrts,
     vrts_dtype,
 )
-from retromesh.formats.b3d.axes import _rot_to_gltf
+from retromesh.formats.b3d.axes import rot_to_gltf
 
 # -- fixtures --------------------------------------------------------------------------------
 
@@ -250,7 +250,7 @@ def test_b3d_to_gltf_is_the_inverse_of_luantis_gltf_loader(seed):
     assert np.allclose(z @ scene.nodes[0].matrix @ z, irr, atol=1e-6)
     raw = node.mesh.vrts.vertices["position"]
     assert np.allclose(scene.meshes[0].primitives[0].positions * [1, 1, -1], raw)
-    assert np.allclose(_rot_to_gltf([1, 0, 0, 0]), [0, 0, 0, 1])
+    assert np.allclose(rot_to_gltf([1, 0, 0, 0]), [0, 0, 0, 1])
 
 
 def test_keys_without_anim_get_no_anim_back(tmp_path):

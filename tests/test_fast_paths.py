@@ -173,7 +173,7 @@ def _tracks_reference(node_keys, fps):
     """The per-track reading: KEYS chunks of a node merged by a stable sort of frames, times
     (frame - first) / fps with keys of one frame a jump step apart, rotations converted and
     made continuous track by track."""
-    from retromesh.formats.b3d.axes import _Z, _rot_to_gltf
+    from retromesh.formats.b3d.axes import Z, rot_to_gltf
     from retromesh.formats.b3d.keys import jump_step
     from retromesh.transforms import quat_continuous
     tracks = []
@@ -198,9 +198,9 @@ def _tracks_reference(node_keys, fps):
             t = t + rank * max(jump_step(fps),
                                4 * float(np.spacing(np.float32(max(abs(t[-1]), 1.0)))))
         if path == "translation":
-            v = v * _Z
+            v = v * Z
         elif path == "rotation":
-            v = quat_continuous(_rot_to_gltf(v))
+            v = quat_continuous(rot_to_gltf(v))
         out.append((n, path, t.astype(np.float32), v.astype(np.float32)))
     return out
 

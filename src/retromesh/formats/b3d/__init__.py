@@ -67,8 +67,8 @@ Where we differ from the spec text, and why (the engines' loaders: Blitz3D's
   everything else glTF has no place for ride in ``extras`` (:mod:`.materials`).
 * B3D -> glTF -> B3D gives back the same structure (nodes, names, hierarchy, every MESH on its
   node, bones, KEYS chunks, ANIM flags/frames/fps, TEXS, BRUS, VRTS flags and UV sets, the
-  file's own weights) from those ``extras`` (:mod:`.native`); a glTF made elsewhere is merged
-  into one MESH (:mod:`.export`). These records sit where Blender's glTF importer keeps them
+  file's own weights) from those ``extras`` (:mod:`.scene_extras`); a glTF made elsewhere is merged
+  into one MESH (:mod:`.scene_write`). These records sit where Blender's glTF importer keeps them
   (node, mesh, material and scene extras; it drops primitive and animation extras and exports
   only used materials), and what Blender's exporter changes is undone when it still fits:
   vertices it split (per-corner normals a hair apart) are welded back, a held pose it sampled
@@ -91,7 +91,6 @@ from __future__ import annotations
 
 from ...binio import Reader, Writer  # noqa: F401  (re-exported: tests patch b3d.Writer)
 from ...registry import Format, register
-from .axes import _rot_from_gltf, _rot_to_gltf  # noqa: F401  (re-exported)
 from .checks import check, info
 from .chunks import (
                      BONE_DTYPE,
@@ -114,8 +113,8 @@ from .chunks import (
                      vrts_dtype,
                      write,
 )
-from .export import from_scene
 from .scene import to_scene
+from .scene_write import from_scene
 
 __all__ = ["B3dFile", "TextureEntry", "Texs", "BrushEntry", "Brus", "NodeChunk", "MeshChunk",
            "Vrts", "Tris", "Bone", "Keys", "AnimChunk", "RawChunk", "read", "write",

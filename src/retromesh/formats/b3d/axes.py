@@ -13,11 +13,16 @@ import math
 
 import numpy as np
 
-_Z = np.array([1.0, 1.0, -1.0])
-_Z32 = _Z.astype(np.float32)
+__all__ = ["Z", "Z32", "rot_to_gltf", "rot_from_gltf", "WRAP_CLAMP", "WRAP_REPEAT"]
+
+#: the Z mirror between B3D's left-handed axes and glTF's: ``(x, y, z) * Z``
+Z = np.array([1.0, 1.0, -1.0])
+Z32 = Z.astype(np.float32)
 
 
-def _rot_to_gltf(wxyz) -> np.ndarray:
+def rot_to_gltf(wxyz) -> np.ndarray:
+    """B3D rotations ``w, x, y, z`` (..., 4) -> glTF ``x, y, z, w`` across the Z mirror, unit
+    length (a zero quaternion is the identity)."""
     q = np.asarray(wxyz, dtype=np.float64)
     if q.shape == (4,):                 # one node's rotation: plain floats are faster
         w, x, y, z = q.tolist()
@@ -36,9 +41,12 @@ def _rot_to_gltf(wxyz) -> np.ndarray:
     return out
 
 
-def _rot_from_gltf(xyzw) -> np.ndarray:
+def rot_from_gltf(xyzw) -> np.ndarray:
+    """glTF rotations ``x, y, z, w`` (..., 4) -> B3D ``w, x, y, z`` (the inverse of
+    :func:`rot_to_gltf`, without normalising)."""
     q = np.asarray(xyzw, dtype=np.float64)
     return np.stack([q[..., 3], q[..., 0], q[..., 1], -q[..., 2]], axis=-1)
 
 
-_WRAP_CLAMP, _WRAP_REPEAT = 33071, 10497
+#: glTF sampler wrap modes (CLAMP_TO_EDGE, REPEAT) for the TEXS flags
+WRAP_CLAMP, WRAP_REPEAT = 33071, 10497

@@ -18,7 +18,7 @@ import numpy as np
 from ...errors import DocumentError
 from ...records import record
 from ...scene import Animation, Channel
-from .axes import _Z, _rot_from_gltf
+from .axes import Z, rot_from_gltf
 from .chunks import Keys, keys_dtype
 
 __all__ = ["Track", "animation_rate", "tracks_for", "keys_chunks", "jump_step"]
@@ -45,9 +45,9 @@ class Track:
 
 def _to_b3d(path: str, vals: np.ndarray) -> np.ndarray:
     if path == "translation":
-        return vals * _Z
+        return vals * Z
     if path == "rotation":
-        return _rot_from_gltf(vals)
+        return rot_from_gltf(vals)
     return vals
 
 

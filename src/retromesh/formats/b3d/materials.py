@@ -23,7 +23,7 @@ from typing import Any, cast
 import numpy as np
 
 from ...scene import Material, Scene, Texture, TextureRef
-from .axes import _WRAP_CLAMP, _WRAP_REPEAT
+from .axes import WRAP_CLAMP, WRAP_REPEAT
 from .chunks import B3dFile, Brus, BrushEntry, Texs, TextureEntry
 
 __all__ = ["materials_to_scene", "brushes_from_scene"]
@@ -61,8 +61,8 @@ def materials_to_scene(doc: B3dFile, scene: Scene) -> dict[int, int]:
     tex_map: dict[int, int] = {}
     for i, t in enumerate(entries):
         name = _texture_name(t)
-        wrap = (_WRAP_CLAMP if t.flags & 16 else _WRAP_REPEAT,
-                _WRAP_CLAMP if t.flags & 32 else _WRAP_REPEAT)
+        wrap = (WRAP_CLAMP if t.flags & 16 else WRAP_REPEAT,
+                WRAP_CLAMP if t.flags & 32 else WRAP_REPEAT)
         key = (name, wrap)
         if key not in tex_of_key:
             tex_of_key[key] = scene.add_texture(Texture(name=Path(name).stem, uri=name,
@@ -261,9 +261,9 @@ def _computed_texture(scene: Scene, m: Material, ref: TextureRef, images: dict[s
         flags |= 2
     elif m.alpha_mode == "MASK":
         flags |= 4
-    if t.wrap_s == _WRAP_CLAMP:
+    if t.wrap_s == WRAP_CLAMP:
         flags |= 16
-    if t.wrap_t == _WRAP_CLAMP:
+    if t.wrap_t == WRAP_CLAMP:
         flags |= 32
     if ref.texcoord == 1:
         flags |= 0x10000

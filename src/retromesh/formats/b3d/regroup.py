@@ -1,7 +1,7 @@
 """What Blender's glTF exporter does to our primitives, undone so that each is one TRIS again.
 
 to_scene makes one primitive per TRIS and records, per TRIS, in ``mesh.extras["b3d_tris"]``
-(see :mod:`.native`) its vertex ``count``, its ``brush``, its number of triangles ``tris`` and
+(see :mod:`.scene_extras`) its vertex ``count``, its ``brush``, its number of triangles ``tris`` and
 its ``twins``: ``[index, a, b, c]`` for each triangle that uses the same three vertices as an
 earlier one of the TRIS (h3dview ``castel`` has 12: double-sided walls), in local vertex ids
 and glTF winding. Blender then changes two things (glTF-Blender-IO, 4.2 and 4.5 alike):
@@ -23,8 +23,9 @@ import copy
 
 import numpy as np
 
+from ... import extras as xt
 from ...scene import Scene
-from .native import _unsplit
+from .scene_extras import unsplit
 
 __all__ = ["twins", "regroup"]
 
@@ -51,13 +52,6 @@ def twins(tri: np.ndarray) -> list[list[int]]:
         mask[first] = False
         later = np.flatnonzero(mask)
     return [[int(i), *map(int, tri[i])] for i in later]
-
-
-def _int(x, default: int = -1) -> int:
-    try:
-        return int(x)
-    except (TypeError, ValueError, OverflowError):
-        return default
 
 
 def _twin_list(rec: dict) -> list[list[int]]:
@@ -91,7 +85,7 @@ def _split(p, recs: list[dict]) -> list | None:
     if p.indices is None or p.targets or p.mode != 4:
         return None
     tri = p.indices.reshape(-1, 3).astype(np.int64)
-    counts = [_int(r.get("tris")) - len(_twin_list(r)) for r in recs]
+    counts = [xt.integer(r, "tris", -1) - len(_twin_list(r)) for r in recs]
     if min(counts) < 1 or sum(counts) != len(tri):
         return None
     out, t0, v0 = [], 0, 0
@@ -111,7 +105,13 @@ def _brush_ids(scene: Scene, material) -> set[int]:
     rec = scene.materials[material].extras.get("b3d_brush") \
         if 0 <= material < len(scene.materials) else None
     ids = rec.get("ids") if isinstance(rec, dict) else None
-    return {_int(i, -2) for i in ids} if isinstance(ids, list) else set()
+    return {xt.integer({0: i}, 0, -2) for i in ids} if isinstance(ids, list) else set()
+
+
+def _record_brush(rec: dict, mesh_brush: int) -> int:
+    """The brush of a TRIS record; the MESH's brush when it recorded none (-1)."""
+    brush = xt.integer(rec, "brush", -1)
+    return brush if brush >= 0 else mesh_brush
 
 
 def _regrouped(scene: Scene, prims: list, recs: list[dict], mesh_brush: int) -> list | None:
@@ -120,8 +120,7 @@ def _regrouped(scene: Scene, prims: list, recs: list[dict], mesh_brush: int) -> 
     parts: dict[int, object] = {}
     for p in prims:
         ids = _brush_ids(scene, p.material)
-        mine = [k for k in left if (_int(recs[k].get("brush")) if _int(recs[k].get("brush")) >= 0
-                                    else mesh_brush) in ids]
+        mine = [k for k in left if _record_brush(recs[k], mesh_brush) in ids]
         if not mine:
             return None
         cut = [p] if len(mine) == 1 else _split(p, [recs[k] for k in mine])
@@ -139,7 +138,7 @@ def _with_twins(p, rec: dict):
     if not tw or p.indices is None or n != rec.get("count"):
         return p
     tri = p.indices.reshape(-1, 3)
-    if len(tri) != _int(rec.get("tris")) - len(tw) or any(min(e) < 0 or max(e[1:]) >= n
+    if len(tri) != xt.integer(rec, "tris", -1) - len(tw) or any(min(e) < 0 or max(e[1:]) >= n
                                                           for e in tw):
         return p
     for e in sorted(tw):
@@ -166,10 +165,10 @@ def regroup(scene: Scene) -> Scene:
         prims = m.primitives
         if len(recs) > len(prims):
             mesh_rec = native.get("mesh")
-            brush = _int(mesh_rec.get("brush")) if isinstance(mesh_rec, dict) else -1
+            brush = xt.integer(mesh_rec, "brush", -1)
             prims = _regrouped(scene, prims, recs, brush) or prims
         if len(prims) == len(recs):
-            prims = [_with_twins(_unsplit(p, r.get("count")), r) for p, r in zip(prims, recs)]
+            prims = [_with_twins(unsplit(p, r.get("count")), r) for p, r in zip(prims, recs)]
         if any(a is not b for a, b in zip(prims, m.primitives)) or len(prims) != len(m.primitives):
             m = copy.copy(m)
             m.primitives = prims

@@ -12,7 +12,7 @@ import numpy as np
 from ...errors import DocumentError, LossWarning, UnsupportedError
 from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import inverse
-from .axes import _Z, _Z32, _rot_to_gltf
+from .axes import Z32, Z, rot_to_gltf
 from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
 from .keys import jump_step
 from .materials import materials_to_scene
@@ -36,8 +36,8 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
         raise DocumentError(f"node {label!r}: MESH has no VRTS chunk")
     verts = v.vertices
     n = len(verts)
-    pos = verts["position"] * _Z32
-    normals = verts["normal"] * _Z32 if v.flags & 1 else None
+    pos = verts["position"] * Z32
+    normals = verts["normal"] * Z32 if v.flags & 1 else None
     colors = verts["color"] if v.flags & 2 else None
     uvs = []
     if v.tex_coord_sets and v.tex_coord_set_size:
@@ -139,8 +139,8 @@ class _Walk:
 
     def visit(self, chunk: NodeChunk, parent: int | None, anim_slot: int, depth: int) -> None:
         label = chunk.name.decode("utf-8", "replace")
-        node = Node(name=label, translation=np.asarray(chunk.position, np.float64) * _Z,
-                    rotation=_rot_to_gltf(chunk.rotation), scale=np.asarray(chunk.scale))
+        node = Node(name=label, translation=np.asarray(chunk.position, np.float64) * Z,
+                    rotation=rot_to_gltf(chunk.rotation), scale=np.asarray(chunk.scale))
         i = self.scene.add_node(node, parent)
         native: dict = {"v": 1}     # what glTF has no place for, to write the same NODE back
         for c in chunk.children:
@@ -153,7 +153,7 @@ class _Walk:
             if isinstance(c, MeshChunk):
                 prims, ids, tris = _mesh_primitives(c, self.brush_materials, self.brushes, label)
                 # per primitive, the TRIS brush (and later the file's own weights): on the mesh,
-                # whose extras Blender keeps (it drops primitive extras); see :mod:`.native`
+                # whose extras Blender keeps (it drops primitive extras); see :mod:`.scene_extras`
                 node.mesh = self.scene.add_mesh(Mesh(name=label, primitives=prims,
                                                      extras={"b3d_tris": tris}))
                 self.mesh_users.append((i, c, ids))
@@ -319,9 +319,9 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
             starts = np.ones(len(track), bool)
             starts[1:] = track[1:] != track[:-1]
             if path == "translation":
-                values = values * _Z
+                values = values * Z
             elif path == "rotation":
-                values = _continuous(_rot_to_gltf(values), starts)
+                values = _continuous(rot_to_gltf(values), starts)
             times = _key_times(track, starts, frames, first, fps)
             made = Channel.tracks([node_of[t] for t in ids], path, times, values, starts)
             channels.update(((t, path), c) for t, c in zip(ids, made))

@@ -89,14 +89,16 @@ def quat_to_gltf(q) -> np.ndarray:
 quat_from_gltf = quat_to_gltf
 
 
-def _prescale(v: np.ndarray) -> np.ndarray:
+def prescale(v: np.ndarray) -> np.ndarray:
     """Rows divided by their largest magnitude (no overflow when squaring huge floats)."""
     m = np.max(np.abs(v), axis=-1, keepdims=True) if v.size else np.ones(v.shape[:-1] + (1,))
     return v / np.where(m > 0, m, 1.0)
 
 
-def _unit_rows(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    v = _prescale(np.asarray(v, dtype=np.float64))
+def unit_rows(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows scaled to unit length, and which rows could not be (zero, tiny or not finite: they
+    become zeros)."""
+    v = prescale(np.asarray(v, dtype=np.float64))
     n = np.linalg.norm(v, axis=1)
     bad = ~np.isfinite(n) | (n < 1e-8)
     out = np.where(bad[:, None], 0.0, v / np.where(bad, 1.0, n)[:, None])

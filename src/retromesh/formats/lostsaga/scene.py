@@ -1,7 +1,7 @@
 """Lost Saga <-> :class:`retromesh.Scene` (glTF conventions).
 
 This module holds the ``to_scene`` side; :mod:`.scene_write` the ``from_scene`` side (its
-functions are re-exported here).
+functions are re-exported here); :mod:`.scene_extras` reads back what rides in ``extras``.
 
 to_scene
 --------
@@ -94,15 +94,18 @@ from typing import Any
 
 import numpy as np
 
+from ... import registry
 from ...errors import FormatError, LossWarning
+from ...fileio import read_source
 from ...geometry import compute_normals
 from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene, Skin, Texture, TextureRef
 from ...transforms import compose_trs, quat_continuous, quat_normalize
 from . import ani as ani_mod, material as mat_mod, msh as msh_mod
 from .ani import AniFile
 from .cms import CmsFile
-from .common import _prescale, _unit_rows, quat_to_gltf, text, vec_to_gltf
+from .common import prescale, quat_to_gltf, text, unit_rows, vec_to_gltf
 from .msh import MshFile
+from .scene_extras import billboard_extras
 from .scene_write import ani_from_scene, cms_from_scene, msh_from_scene, script_from_scene, skl_from_scene
 from .skl import SklFile
 
@@ -116,8 +119,6 @@ __all__ = ["msh_to_scene", "skl_to_scene", "ani_to_scene", "cms_to_scene", "msh_
 def _load(item: Any, kind: type, fmt: str):
     if item is None or isinstance(item, kind):
         return item
-    from ... import registry
-    from ...fileio import read_source
     data, name, path = read_source(item)
     return registry.parse(registry.get(fmt), data, name, path)
 
@@ -140,7 +141,7 @@ def _stem(item: Any, default: str) -> str:
 
 def _unit_quats(q: np.ndarray) -> np.ndarray:
     q = np.nan_to_num(np.asarray(q, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
-    return quat_normalize(_prescale(q))
+    return quat_normalize(prescale(q))
 
 
 def _finite(a: np.ndarray) -> np.ndarray:
@@ -336,12 +337,12 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
     normals: np.ndarray | None = None
     recomputed: np.ndarray | None = None
     if doc.normals is not None:
-        normals, bad = _unit_rows(vec_to_gltf(_finite(doc.normals)))
+        normals, bad = unit_rows(vec_to_gltf(_finite(doc.normals)))
         recomputed = bad
     tangents = None
     tangent_bad = None
     if doc.tangents is not None:
-        t3, tangent_bad = _unit_rows(vec_to_gltf(_finite(doc.tangents)))
+        t3, tangent_bad = unit_rows(vec_to_gltf(_finite(doc.tangents)))
         w = np.ones(nv)
         if doc.binormals is not None and normals is not None:
             bn = vec_to_gltf(_finite(doc.binormals))
@@ -474,7 +475,7 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
         if len(msh.submeshes):
             mesh.extras["submeshes"] = [[int(x) for x in row.tolist()] for row in msh.submeshes]
         if msh.billboard_centers is not None:
-            bc = _billboard_extras(msh.billboard_centers)
+            bc = billboard_extras(msh.billboard_centers)
             if bc is not None:
                 mesh.extras["billboard_centers"] = bc
             else:
@@ -516,22 +517,6 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
         for ani_name, doc in anis:
             _add_animation(scene, doc, ani_name, targets)
     return scene
-
-
-#: billboard centres (a per-vertex array glTF has no place for) ride in the mesh's extras up to
-#: this many vertices (or as one row when they are all the same)
-MAX_BILLBOARD_EXTRAS = 4096
-
-
-def _billboard_extras(centers: np.ndarray) -> list[float] | None:
-    c = np.asarray(centers, np.float32).reshape(-1, 3)
-    if not np.all(np.isfinite(c)):
-        return None
-    if len(c) and np.all(c == c[0]):
-        c = c[:1]
-    elif len(c) > MAX_BILLBOARD_EXTRAS:
-        return None
-    return [float(str(x)) for x in vec_to_gltf(c).astype(np.float32).reshape(-1)]
 
 
 def _flat_joints(scene: Scene, anis: Sequence[tuple[str, AniFile]], name: str) -> dict[bytes, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,6 @@ from ...errors import DocumentError, LossWarning
 from ...filenames import animation_keys, companion
 from ...geometry import compute_normals
 from ...hierarchy import nearest_in
-from ...keytimes import per_frame
 from ...scene import Animation, Channel, Scene, Skin
 from ...transforms import compose_trs, decompose_trs, inverse, quat_normalize
 from . import ani as ani_mod, material as mat_mod, msh as msh_mod
@@ -22,17 +22,24 @@ from .common import (
     ANIMATION_VER_COMP4,
     ANIMATION_VER_COMP8,
     ANIMATION_VER_DEFAULT,
-    MESH_CONTROL_POINT_VERSION,
     MESH_VERSION,
     VERTEX_COLOR_MESH_VERSION,
-    _unit_rows,
     encode_name,
     quat_from_gltf,
     text,
+    unit_rows,
     vec_from_gltf,
 )
 from .msh import MshFile
 from .quatcodec import encode_comp4, encode_comp8
+from .scene_extras import (
+    animation_extras,
+    kept_key_times,
+    resplit,
+    restore_mesh_extras,
+    root_parent,
+    track_weight,
+)
 from .skl import POSE_DTYPE, SklBone, SklFile
 
 __all__ = ["msh_from_scene", "skl_from_scene", "ani_from_scene", "cms_from_scene",
@@ -80,12 +87,6 @@ def _unscale(world: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def skl_from_scene(scene: Scene, **options: Any) -> SklFile:
     return _skeleton(scene)[0]
-
-
-def _root_parent(extras: dict[str, Any]) -> bytes:
-    """The parent name a root bone was read with ("NoParent" in 3ds Max exports), else none."""
-    kept = extras.get("lostsaga_parent")
-    return encode_name(kept) if isinstance(kept, str) else b""
 
 
 def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
@@ -139,7 +140,7 @@ def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
         seen.add(nm)
         names.append(nm)
     bones = [SklBone(name=names[k], parent=names[parents[k]] if parents[k] >= 0
-                     else _root_parent(scene.nodes[j].extras))
+                     else root_parent(scene.nodes[j].extras))
              for k, j in enumerate(skin.joints)]
     for k, p in enumerate(parents):
         if p >= 0:
@@ -186,46 +187,6 @@ def _key_frames(scene: Scene, joints: list[int], bone_parents: list[int]) -> lis
     return [None if trivial[k] else (pre[k], post[k]) for k in range(m)]
 
 
-def _animation_extras(scene: Scene, anim: Animation) -> dict:
-    """The animation's extras; the copy the scene keeps under its name fills what it lacks
-    (Blender's glTF importer drops animation extras, not the scene's)."""
-    kept = scene.extras.get("lostsaga_animations")
-    kept = next((k for k in kept if isinstance(k, dict) and k.get("name") == anim.name), None) \
-        if isinstance(kept, list) else None
-    out = dict(kept) if kept is not None else {}
-    out.update(anim.extras or {})
-    return out
-
-
-def _track_weight(ex: dict, bone: bytes) -> float:
-    w = ex.get("track_weights")
-    w = w.get(text(bone), 1.0) if isinstance(w, dict) else 1.0
-    return float(w) if isinstance(w, (int, float)) and not isinstance(w, bool) and \
-        np.isfinite(w) and abs(w) < 3e38 else 1.0
-
-
-def _kept_key_times(ex: dict, bone: bytes, ms: np.ndarray) -> np.ndarray | None:
-    """The bone's key times of the original file (extras ``key_times_ms``/``track_key_times``)
-    when the glTF's are among them, or look like an exporter's per-frame sampling of them
-    (Blender's, :func:`retromesh.keytimes.per_frame`); else None."""
-    lists, which = ex.get("key_times_ms"), ex.get("track_key_times")
-    if not isinstance(lists, list) or not isinstance(which, dict):
-        return None
-    i = which.get(text(bone))
-    if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(lists):
-        return None
-    kt = lists[i]
-    if not isinstance(kt, list) or not kt or not all(
-            isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**31 for x in kt):
-        return None
-    kt = np.asarray(kt, np.int64)
-    if np.any(np.diff(kt) <= 0) or not len(ms):
-        return None
-    if np.isin(ms, kt).all():
-        return kt
-    return kt if per_frame(ms, kt) else None
-
-
 def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: list[bytes],
                       bone_parents: list[int], version: int, rounding: str) -> AniFile:
     by_node: dict[int, dict[str, Channel]] = {}
@@ -242,7 +203,7 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
                       LossWarning, stacklevel=4)
     frames = _key_frames(scene, joints, bone_parents)
     dt = ani_mod.key_dtype(version)
-    ex = _animation_extras(scene, anim)
+    ex = animation_extras(scene, anim)
     tracks = []
     # an animation laid on a longer timeline starts at 0 in the .ani; one read from a Lost Saga
     # file keeps its times as they were (its first key need not be at 0 ms)
@@ -262,7 +223,7 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
         ms = np.round((times - t0) * 1000.0).astype(np.int64)
         keep = np.append(ms[1:] != ms[:-1], True)
         times, ms = times[keep], ms[keep]
-        kept = _kept_key_times(ex, names[k], ms)
+        kept = kept_key_times(ex, names[k], ms)
         if kept is not None and not np.array_equal(kept, ms):
             resampled += not np.isin(ms, kept).all()
             # sampled at the glTF's own key times where they are the file's (keys 1 ms apart
@@ -293,7 +254,7 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
         else:
             keys["rotation"] = rot
         end = max(end, int(ms[-1]))
-        tracks.append(AniTrack(bone=names[k], weight=_track_weight(ex, names[k]), keys=keys))
+        tracks.append(AniTrack(bone=names[k], weight=track_weight(ex, names[k]), keys=keys))
     if scaled:
         warnings.warn(f"animation {anim.name!r}: scale that changes over time or is not uniform "
                       "is not kept by .ani keys", LossWarning, stacklevel=4)
@@ -324,7 +285,7 @@ def _animations(scene: Scene, joints: list[int], names: list[bytes], bone_parent
     keys = animation_keys(scene, ".ani", main)
     for i, anim in enumerate(scene.animations):
         # the format asked for, else the one the animation was read from, else DEFAULT
-        recorded = _animation_extras(scene, anim).get("lostsaga_version")
+        recorded = animation_extras(scene, anim).get("lostsaga_version")
         version = _ani_version(animation_format if animation_format is not None else
                                recorded if recorded in _ANI_VERSIONS.values() else "default")
         doc = _animation_to_ani(scene, anim, joints, names, bone_parents, version, rounding)
@@ -356,91 +317,124 @@ def _d3d_colors(c: np.ndarray) -> np.ndarray:
     return (b[:, 3] << 24) | (b[:, 0] << 16) | (b[:, 1] << 8) | b[:, 2]
 
 
-def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str = "engine",
-                   version: int | None = None, mesh_type: int | None = None, **options: Any):
-    world = scene.world_matrices()
-    skinned_nodes = _skinned_nodes(scene)
+@dataclass
+class _Binding:
+    """How the mesh nodes bind to the ``.skl`` built from the first skin: the skeleton, each
+    bone's node, each bone's parent bone, the first skin (``main_skin``), its inverse binds, the
+    bone of each joint node and each node's nearest joint. Without a skin only ``skl=None``."""
     skl: SklFile | None = None
-    joints: list[int] = []                                   # with skl: each bone's node
-    bone_parents: list[int] = []
+    joints: list[int] = field(default_factory=list)
+    bone_parents: list[int] = field(default_factory=list)
+    main_skin: int | None = None
+    ibm: np.ndarray = field(default_factory=lambda: np.zeros((0, 4, 4)))
+    bone_of: dict[int, int] = field(default_factory=dict)
+    bone_up: list[int] = field(default_factory=list)
+
+
+def _binding(scene: Scene, world: np.ndarray) -> _Binding:
+    """The skeleton (``.skl``) of the scene's first skin and what binding to it needs."""
+    b = _Binding()
+    skinned_nodes = _skinned_nodes(scene)
     if skinned_nodes:
-        skl, joints, bone_parents = _skeleton(scene)
-        if len(joints) > 256:
-            raise DocumentError(f"msh: {len(joints)} joints; the engine packs bone ids in a byte "
+        b.skl, b.joints, b.bone_parents = _skeleton(scene)
+        if len(b.joints) > 256:
+            raise DocumentError(f"msh: {len(b.joints)} joints; the engine packs bone ids in a byte "
                                 "(at most 256)")
-    main_skin = scene.nodes[skinned_nodes[0]].skin if skinned_nodes else None
-    if skl is not None and main_skin is not None:              # (skl: skinned nodes)
-        skin = scene.skins[main_skin]
-        ibm = (np.asarray(skin.inverse_bind_matrices, dtype=np.float64)
-               if skin.inverse_bind_matrices is not None else inverse(world[joints]))
-        bone_of = {n: k for k, n in enumerate(joints)}
-        bone_up = nearest_in(scene.parents(), bone_of)       # each node's nearest joint
+    b.main_skin = scene.nodes[skinned_nodes[0]].skin if skinned_nodes else None
+    if b.skl is not None and b.main_skin is not None:              # (skl: skinned nodes)
+        skin = scene.skins[b.main_skin]
+        b.ibm = (np.asarray(skin.inverse_bind_matrices, dtype=np.float64)
+                 if skin.inverse_bind_matrices is not None else inverse(world[b.joints]))
+        b.bone_of = {n: k for k, n in enumerate(b.joints)}
+        b.bone_up = nearest_in(scene.parents(), b.bone_of)       # each node's nearest joint
+    return b
+
+
+def _node_parts(scene: Scene, ni: int, world: np.ndarray, b: _Binding) -> list[dict[str, Any]]:
+    """The parts (one per triangle primitive) of mesh node ``ni``: skinned on the main skin, moved
+    onto it from a second skin with the same bind pose, bound rigidly to a bone, or baked to world
+    space. Warnings name the caller of :func:`msh_from_scene`."""
+    node = scene.nodes[ni]
+    assert node.mesh is not None
+    skinned = node.skin is not None and node.skin == b.main_skin
+    m = world[ni]
+    remap = None
+    if node.skin is not None and not skinned:
+        remap, c = _skin_onto(scene.skins[node.skin], b.bone_of, b.ibm, world)
+        if remap is None:
+            warnings.warn(f"node {node.name!r}: a second skin with other joints or bind poses "
+                          "than the first is not supported; bound rigidly", LossWarning,
+                          stacklevel=3)
+        else:
+            m = c
+    rigid = None
+    if b.skl is not None and not skinned and remap is None:
+        # a type-1 mesh has no unskinned vertices (a vertex without weight collapses): bind
+        # the node rigidly to the joint it hangs under, in that bone's bind space
+        j = b.bone_up[ni]
+        if j < 0:
+            rigid = b.bone_parents.index(-1)
+            warnings.warn(f"node {node.name!r}: a mesh under no joint is bound to the root bone "
+                          f"{text(b.skl.bones[rigid].name)!r} (it follows that bone's keys)",
+                          LossWarning, stacklevel=3)
+        else:
+            rigid = b.bone_of[j]
+        m = inverse(b.ibm[rigid]) @ inverse(world[b.joints[rigid]]) @ m
+    nm = np.linalg.inv(m[:3, :3]).T if abs(np.linalg.det(m[:3, :3])) > 1e-12 else np.eye(3)
     parts: list[dict[str, Any]] = []
-    for ni, node in enumerate(scene.nodes):
-        if node.mesh is None:
+    for p in scene.meshes[node.mesh].primitives:
+        if p.mode != 4 or len(p.positions) == 0:
             continue
-        skinned = node.skin is not None and node.skin == main_skin
-        m = world[ni]
-        remap = None
-        if node.skin is not None and not skinned:
-            remap, c = _skin_onto(scene.skins[node.skin], bone_of, ibm, world)
-            if remap is None:
-                warnings.warn(f"node {node.name!r}: a second skin with other joints or bind poses "
-                              "than the first is not supported; bound rigidly", LossWarning,
-                              stacklevel=2)
-            else:
-                m = c
-        rigid = None
-        if skl is not None and not skinned and remap is None:
-            # a type-1 mesh has no unskinned vertices (a vertex without weight collapses): bind
-            # the node rigidly to the joint it hangs under, in that bone's bind space
-            j = bone_up[ni]
-            if j < 0:
-                rigid = bone_parents.index(-1)
-                warnings.warn(f"node {node.name!r}: a mesh under no joint is bound to the root bone "
-                              f"{text(skl.bones[rigid].name)!r} (it follows that bone's keys)",
-                              LossWarning, stacklevel=2)
-            else:
-                rigid = bone_of[j]
-            m = inverse(ibm[rigid]) @ inverse(world[joints[rigid]]) @ m
-        nm = np.linalg.inv(m[:3, :3]).T if abs(np.linalg.det(m[:3, :3])) > 1e-12 else np.eye(3)
-        for p in scene.meshes[node.mesh].primitives:
-            if p.mode != 4 or len(p.positions) == 0:
-                continue
-            pos = p.positions.astype(np.float64)
-            idx = (p.indices.astype(np.int64) if p.indices is not None
-                   else np.arange(len(pos), dtype=np.int64))
-            nrm = p.normals.astype(np.float64) if p.normals is not None else None
-            if nrm is None:
-                nrm = compute_normals(p.positions, idx.astype(np.uint32)).astype(np.float64)
-            tan = p.tangents.astype(np.float64) if p.tangents is not None else None
-            if not skinned:
-                pos = pos @ m[:3, :3].T + m[:3, 3]
-                nrm = _unit_rows(nrm @ nm.T)[0]              # a scaled node: unit normals again
-                mirror = np.linalg.det(m[:3, :3]) < 0
-                if tan is not None:
-                    tan = np.concatenate([_unit_rows(tan[:, :3] @ m[:3, :3].T)[0],
-                                          -tan[:, 3:] if mirror else tan[:, 3:]], axis=1)
-                if mirror:
-                    idx = idx.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)
-            jw = (p.joints, p.weights) if skinned else (None, None)
-            if remap is not None and p.joints is not None:
-                jw = (remap[p.joints.astype(np.int64)], p.weights)
-            if rigid is not None:
-                jw = (np.tile([rigid, 0, 0, 0], (len(pos), 1)),
-                      np.tile([1.0, 0.0, 0.0, 0.0], (len(pos), 1)))
-            parts.append(dict(pos=pos, idx=idx, nrm=nrm, tan=tan, uvs=p.uvs, colors=p.colors,
-                              material=p.material, joints=jw[0], weights=jw[1]))
-    if not parts:
-        raise DocumentError("msh: the scene has no triangle meshes")
-    parts = _resplit(scene, parts)
-    total = sum(len(q["pos"]) for q in parts)
-    if total > 65536:
-        raise DocumentError(f"msh: {total} vertices; uint16 face indices address at most 65536")
+        pos = p.positions.astype(np.float64)
+        idx = (p.indices.astype(np.int64) if p.indices is not None
+               else np.arange(len(pos), dtype=np.int64))
+        nrm = p.normals.astype(np.float64) if p.normals is not None else None
+        if nrm is None:
+            nrm = compute_normals(p.positions, idx.astype(np.uint32)).astype(np.float64)
+        tan = p.tangents.astype(np.float64) if p.tangents is not None else None
+        if not skinned:
+            pos = pos @ m[:3, :3].T + m[:3, 3]
+            nrm = unit_rows(nrm @ nm.T)[0]              # a scaled node: unit normals again
+            mirror = np.linalg.det(m[:3, :3]) < 0
+            if tan is not None:
+                tan = np.concatenate([unit_rows(tan[:, :3] @ m[:3, :3].T)[0],
+                                      -tan[:, 3:] if mirror else tan[:, 3:]], axis=1)
+            if mirror:
+                idx = idx.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)
+        jw = (p.joints, p.weights) if skinned else (None, None)
+        if remap is not None and p.joints is not None:
+            jw = (remap[p.joints.astype(np.int64)], p.weights)
+        if rigid is not None:
+            jw = (np.tile([rigid, 0, 0, 0], (len(pos), 1)),
+                  np.tile([1.0, 0.0, 0.0, 0.0], (len(pos), 1)))
+        parts.append(dict(pos=pos, idx=idx, nrm=nrm, tan=tan, uvs=p.uvs, colors=p.colors,
+                          material=p.material, joints=jw[0], weights=jw[1]))
+    return parts
+
+
+def _weight_records(q: dict[str, Any]) -> np.ndarray:
+    """A part's ``.msh`` weights: heaviest first, bone and weight 0 after the first weight <= 0
+    (where the engine stops)."""
+    rec = np.zeros(len(q["pos"]), msh_mod.WEIGHT_DTYPE)
+    if q["joints"] is not None:
+        w = np.nan_to_num(q["weights"].astype(np.float64))
+        bones = q["joints"].astype(np.float64)
+        order = np.argsort(-w, axis=1, kind="stable")      # the engine stops at w <= 0
+        w = np.take_along_axis(w, order, axis=1)
+        bones = np.take_along_axis(bones, order, axis=1)
+        bones[w <= 0] = 0
+        w[w <= 0] = 0
+        rec["weight"] = w
+        rec["bone"] = bones
+    return rec
+
+
+def _joined(parts: list[dict[str, Any]], has_w: bool) -> dict[str, Any]:
+    """The parts' vertex columns and faces joined into one ``.msh`` vertex list (the columns
+    and ``vertex_mask`` of :class:`MshFile`, one submesh per part; absent columns are None)."""
     has_uv1 = any(len(q["uvs"]) > 1 for q in parts)
     has_col = any(q["colors"] is not None for q in parts)
     has_tan = all(q["tan"] is not None for q in parts)
-    has_w = skl is not None
     mask = msh_mod.POSITION | msh_mod.NORMAL | msh_mod.UV0
     mask |= msh_mod.UV1 if has_uv1 else 0
     mask |= msh_mod.COLOR0 if has_col else 0
@@ -473,30 +467,16 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
             all_uv1.append(q["uvs"][1] if len(q["uvs"]) > 1 else zero_uv)
         if has_col:
             all_col.append(_d3d_colors(q["colors"]) if q["colors"] is not None
-                       else np.full(n, 0xFFFFFFFF, np.uint32))
+                           else np.full(n, 0xFFFFFFFF, np.uint32))
         if has_w:
-            rec = np.zeros(n, msh_mod.WEIGHT_DTYPE)
-            if q["joints"] is not None:
-                w = np.nan_to_num(q["weights"].astype(np.float64))
-                bones = q["joints"].astype(np.float64)
-                order = np.argsort(-w, axis=1, kind="stable")      # the engine stops at w <= 0
-                w = np.take_along_axis(w, order, axis=1)
-                bones = np.take_along_axis(bones, order, axis=1)
-                bones[w <= 0] = 0
-                w[w <= 0] = 0
-                rec["weight"] = w
-                rec["bone"] = bones
-            all_wts.append(rec)
+            all_wts.append(_weight_records(q))
         f = q["idx"].reshape(-1, 3)[:, [0, 2, 1]] + base
         all_faces.append(f)
         subs[k] = (base, n, istart, len(f))
         base += n
         istart += 3 * len(f)
     P = np.concatenate(all_pos).astype(np.float32)
-    doc = MshFile(
-        version=version if version is not None else (VERTEX_COLOR_MESH_VERSION if has_col
-                                                    else MESH_VERSION),
-        mesh_type=mesh_type if mesh_type is not None else _mesh_type(scene, has_w),
+    return dict(
         vertex_mask=mask, submeshes=subs, vertex_count=len(P), positions=P,
         normals=np.concatenate(all_nrm).astype(np.float32),
         tangents=np.concatenate(all_tan).astype(np.float32) if has_tan else None,
@@ -504,14 +484,50 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
         colors=np.concatenate(all_col).astype(np.uint32) if has_col else None,
         uv0=np.concatenate(all_uv0).astype(np.float32),
         uv1=np.concatenate(all_uv1).astype(np.float32) if has_uv1 else None,
-        bone_names=skl.names() if skl is not None else None,
         weights=np.concatenate(all_wts) if has_w else None,
         faces=np.concatenate(all_faces).astype(np.uint16))
+
+
+def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str = "engine",
+                   version: int | None = None, mesh_type: int | None = None,
+                   **options: Any) -> MshFile | dict[str, Any]:
+    """A Lost Saga ``.msh`` of every triangle mesh in ``scene``, with its companions.
+
+    Steps: the skeleton of the first skin (:func:`_binding`), each mesh node's primitives as
+    parts (:func:`_node_parts`; Blender's joined primitives cut into the recorded submeshes
+    again), the parts joined into one vertex list (:func:`_joined`), what the mesh's extras
+    recorded put back, then the companions: ``{"": msh, ".skl": skl, ".txt": material script,
+    "_<name>.ani": ani}`` (just the ``MshFile`` when it has none). Options: see
+    :mod:`.scene` (``animation_format``, ``rounding``, ``version``, ``mesh_type``,
+    ``material_script``).
+    """
+    world = scene.world_matrices()
+    b = _binding(scene, world)
+    skl = b.skl
+    parts: list[dict[str, Any]] = []
+    for ni, node in enumerate(scene.nodes):
+        if node.mesh is not None:
+            parts += _node_parts(scene, ni, world, b)
+    if not parts:
+        raise DocumentError("msh: the scene has no triangle meshes")
+    parts = resplit(scene, parts)
+    total = sum(len(q["pos"]) for q in parts)
+    if total > 65536:
+        raise DocumentError(f"msh: {total} vertices; uint16 face indices address at most 65536")
+    has_w = skl is not None
+    columns = _joined(parts, has_w)
+    has_col = columns["colors"] is not None
+    doc = MshFile(
+        version=version if version is not None else (VERTEX_COLOR_MESH_VERSION if has_col
+                                                    else MESH_VERSION),
+        mesh_type=mesh_type if mesh_type is not None else _mesh_type(scene, has_w),
+        bone_names=skl.names() if skl is not None else None, **columns)
     if doc.version == 2002:
         doc.control_points = []
     placeholder = skl is not None and all(
-        scene.nodes[j].extras.get("lostsaga_placeholder") for j in joints)
-    _restore_mesh_extras(scene, doc, placeholder, version is not None, mesh_type is not None)
+        scene.nodes[j].extras.get("lostsaga_placeholder") for j in b.joints)
+    restore_mesh_extras(scene, doc, placeholder, version is not None, mesh_type is not None)
+    P = columns["positions"]
     lo, hi = P.min(axis=0), P.max(axis=0)
     radius = float(np.linalg.norm(hi - lo)) / 2.0     # what the add-on's files hold
     doc.bbox = np.array([*lo, *hi, radius], dtype=np.float32)
@@ -528,110 +544,9 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
         out[companion(scene, ".skl", ".msh")] = skl
     if script is not None:
         out[companion(scene, ".txt", ".msh")] = script
-    out.update(_animations(scene, joints, skl.names(), bone_parents, animation_format, rounding,
-                           ".msh"))
+    out.update(_animations(scene, b.joints, skl.names(), b.bone_parents, animation_format,
+                           rounding, ".msh"))
     return out if len(out) > 1 else doc
-
-
-def _resplit(scene: Scene, parts: list[dict]) -> list[dict]:
-    """Blender's exporter joins the primitives that share a material (submeshes without one come
-    back as one primitive): a single part whose triangles add up to the submeshes recorded in the
-    mesh's extras is cut into them again, in order."""
-    subs = _recorded_mesh(scene)[0].get("submeshes")
-    if len(parts) != 1 or not isinstance(subs, list) or len(subs) < 2:
-        return parts
-    counts = [r[3] for r in subs if isinstance(r, list) and len(r) == 4]
-    q = parts[0]
-    tri = q["idx"].reshape(-1, 3)
-    if len(counts) != len(subs) or not all(isinstance(c, int) and c > 0 for c in counts) or \
-            sum(counts) != len(tri):
-        return parts
-    out, start = [], 0
-    for c in counts:
-        used, local = np.unique(tri[start:start + c], return_inverse=True)
-        start += c
-        part = dict(q)
-        for k in ("pos", "nrm", "tan", "colors", "joints", "weights"):
-            part[k] = None if q[k] is None else q[k][used]
-        part["uvs"] = [u[used] for u in q["uvs"]]
-        part["idx"] = local.reshape(-1)
-        out.append(part)
-    return out
-
-
-def _recorded_mesh(scene: Scene) -> tuple[dict, np.ndarray | None]:
-    """The extras ``to_scene`` gave the mesh of a ``.msh`` and that node's world matrix, when
-    the scene holds exactly one mesh node (else ``({}, None)``)."""
-    nodes = [i for i, n in enumerate(scene.nodes) if n.mesh is not None]
-    if len(nodes) != 1:
-        return {}, None
-    mi = scene.nodes[nodes[0]].mesh
-    assert mi is not None
-    ex = scene.meshes[mi].extras or {}
-    return (ex, scene.world_matrices()[nodes[0]]) if "lostsaga_version" in ex else ({}, None)
-
-
-def _restore_mesh_extras(scene: Scene, doc: MshFile, placeholder: bool, version_given: bool,
-                         type_given: bool) -> None:
-    """What glTF has no place for, from the mesh's extras, where it fits the mesh written:
-    version, mesh type (of a skinned mesh on placeholder bones), the bone list with its empty
-    names, the INDICES bit, control points (v2002) and the submesh vertex ranges."""
-    ex, world = _recorded_mesh(scene)
-    if not ex:
-        return
-    v = ex.get("lostsaga_version")
-    if not version_given and v in (MESH_VERSION, VERTEX_COLOR_MESH_VERSION, MESH_CONTROL_POINT_VERSION):
-        doc.version = v
-        doc.control_points = [] if v == MESH_CONTROL_POINT_VERSION else None
-    if not type_given and (placeholder or doc.weights is None):
-        by_name = {name: k for k, name in msh_mod.MESH_TYPES.items()}
-        t = ex.get("mesh_type")
-        t = by_name.get(t, t) if isinstance(t, str) else t
-        if isinstance(t, int) and not isinstance(t, bool) and 0 <= t < 2**31 and \
-                (doc.weights is not None or t != 1):
-            doc.mesh_type = t
-    names = ex.get("bone_names")
-    if placeholder and isinstance(names, list) and all(isinstance(n, str) for n in names) and \
-            [encode_name(n) for n in names if n] == doc.bone_names:
-        doc.bone_names = [encode_name(n) for n in names]
-    mask = ex.get("vertex_mask")
-    if isinstance(mask, int) and doc.weights is not None and not mask & msh_mod.INDICES:
-        doc.vertex_mask &= ~msh_mod.INDICES         # WEIGHTS without INDICES, as the add-on writes
-    cps = ex.get("control_points")
-    if doc.version == MESH_CONTROL_POINT_VERSION and isinstance(cps, list):
-        doc.control_points = []
-        for c in cps:
-            pt = c.get("point") if isinstance(c, dict) else None
-            if not (isinstance(pt, list) and len(pt) == 3 and
-                    all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in pt)):
-                continue
-            q = world @ np.array([*pt, 1.0])
-            doc.control_points.append(msh_mod.ControlPoint(
-                encode_name(str(c.get("type", ""))), encode_name(str(c.get("bone", ""))),
-                encode_name(str(c.get("extra", ""))),
-                vec_from_gltf(q[:3]).astype(np.float32)))
-    bc = ex.get("billboard_centers")
-    if isinstance(bc, list) and len(bc) in (3, 3 * doc.vertex_count) and \
-            all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in bc):
-        c = vec_from_gltf(np.asarray(bc, np.float64).reshape(-1, 3))
-        doc.billboard_centers = np.broadcast_to(c, (doc.vertex_count, 3)).astype(np.float32)
-        doc.vertex_mask |= msh_mod.POSITION2
-    subs = ex.get("submeshes")
-    if isinstance(subs, list) and len(subs) == len(doc.submeshes) and all(
-            isinstance(r, list) and len(r) == 4 and
-            all(type(x) is int and 0 <= x < 2**31 for x in r) for r in subs):
-        rec = np.array([tuple(r) for r in subs], msh_mod.SUBMESH_DTYPE)
-        cur = doc.submeshes
-        flat = np.asarray(doc.faces, np.int64).reshape(-1)
-        fits = np.array_equal(rec["index_start"], cur["index_start"]) and \
-            np.array_equal(rec["face_count"], cur["face_count"])
-        for r in rec if fits else ():
-            used = flat[int(r["index_start"]):int(r["index_start"]) + 3 * int(r["face_count"])]
-            lo, n = int(r["min_index"]), int(r["vertex_count"])
-            fits = fits and lo >= 0 and lo + n <= doc.vertex_count and \
-                (not len(used) or (used.min() >= lo and used.max() < lo + n))
-        if fits:             # the recorded ranges cover the vertices each submesh uses
-            doc.submeshes = rec
 
 
 def _skin_onto(other: Skin, bone_of: dict[int, int], ibm: np.ndarray, world: np.ndarray):

@@ -4,7 +4,7 @@ Two layouts:
 
 * A scene that came from a B3D file (every node carries ``extras["b3d"]``, written by
   :func:`.scene.to_scene`, and each skinned mesh is the root of its own skeleton) is written
-  back NODE for NODE by :mod:`.native`: every MESH on its own node, every BONE (empty ones
+  back NODE for NODE by :mod:`.scene_extras`: every MESH on its own node, every BONE (empty ones
   too), KEYS grouped as they were, every ANIM with its flags, frames and fps (0 stays 0), the
   brushes and TEXS entries as recorded in the materials, the file's own weights.
 * Any other scene (a glTF made elsewhere) is merged into one MESH, as described in
@@ -21,13 +21,13 @@ from ...errors import DocumentError, LossWarning
 from ...geometry import compute_normals
 from ...scene import Animation, Scene
 from ...transforms import decompose_trs, inverse
-from .axes import _Z, _rot_from_gltf
+from .axes import Z, rot_from_gltf
 from .chunks import BONE_DTYPE, AnimChunk, B3dFile, Bone, MeshChunk, NodeChunk, Vrts, tris_chunks, vrts_dtype
 from .keys import animation_rate, keys_chunks, tracks_for
 from .materials import brushes_from_scene
-from .native import anim_record, fold_moved_meshes, native_layout_fits, native_roots
 from .rawchunks import put_back
 from .regroup import regroup
+from .scene_extras import anim_record, fold_moved_meshes, native_layout_fits, native_roots
 from .shared import weld_shared
 
 __all__ = ["from_scene"]
@@ -165,11 +165,11 @@ class _Merged:
             if nrm is not None:
                 nrm = nrm @ np.linalg.inv(world[:3, :3])
                 nrm /= np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-12)
-        self.pos.append(pts * _Z)
+        self.pos.append(pts * Z)
         if self.any_normals:
             if nrm is None:
                 nrm = compute_normals(pts, p.indices).astype(np.float64)
-            self.nrm.append(nrm * _Z)
+            self.nrm.append(nrm * Z)
         if self.any_colors:
             self.col.append(p.colors if p.colors is not None else np.ones((n, 4), np.float32))
         for s, lst in enumerate(self.uv[:self.n_sets]):
@@ -279,7 +279,7 @@ def _merged_root(scene: Scene, anims: list[Animation], fps: float | None, brus,
 
     # every node's rest TRS at once (numpy per node made 20,000 nodes take seconds)
     rest_t, rest_r, rest_s = _rest_trs(scene, worlds, bind_world, parents)
-    pos_z, rot_b3d = (rest_t * _Z).tolist(), _rot_from_gltf(rest_r).tolist()
+    pos_z, rot_b3d = (rest_t * Z).tolist(), rot_from_gltf(rest_r).tolist()
     scl = rest_s.tolist()
 
     def local_rest(i: int):

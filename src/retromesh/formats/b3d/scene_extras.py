@@ -1,4 +1,4 @@
-"""A scene that came from a B3D file, written back NODE for NODE (see :mod:`.export`).
+"""A scene that came from a B3D file, written back NODE for NODE (see :mod:`.scene_write`).
 
 It relies on what :func:`.scene.to_scene` leaves in ``extras`` (glTF keeps them; Blender's
 importer keeps node, mesh and material extras as custom properties, not primitive or animation
@@ -21,16 +21,17 @@ from typing import Any
 
 import numpy as np
 
+from ... import extras as xt
 from ...errors import DocumentError, LossWarning
 from ...geometry import compute_normals
-from ...scene import Animation, Scene
+from ...scene import Animation, Primitive, Scene
 from ...transforms import inverse
-from .axes import _Z, _rot_from_gltf
+from .axes import Z, rot_from_gltf
 from .chunks import BONE_DTYPE, AnimChunk, Bone, MeshChunk, NodeChunk, Vrts, tris_chunks, vrts_dtype
 from .keys import Track, animation_rate, keys_chunks, tracks_for
 from .uvmore import decode as uv_decode, extra_mask
 
-__all__ = ["native_layout_fits", "native_roots", "anim_record", "fold_moved_meshes"]
+__all__ = ["native_layout_fits", "native_roots", "anim_record", "fold_moved_meshes", "unsplit"]
 
 
 def _native(node) -> dict | None:
@@ -105,23 +106,13 @@ def native_layout_fits(scene: Scene) -> bool:
     return True
 
 
-def _ints(value, n: int) -> list[int] | None:
-    """``n`` numbers from a record in extras, or None when it is not that."""
-    try:
-        if isinstance(value, list) and len(value) == n:
-            return [int(float(x)) for x in value]
-    except (TypeError, ValueError, OverflowError):
-        pass
-    return None
-
-
 def anim_record(node) -> tuple[int, int, float, int] | None:
     """The ANIM a node held in the B3D file: flags, frames, fps, first key frame."""
     rec: Any = (_native(node) or {}).get("anim")
-    ints = _ints(rec[:2], 2) if isinstance(rec, list) and len(rec) == 3 else None
+    ints = xt.integers(rec[:2], 2) if isinstance(rec, list) and len(rec) == 3 else None
     try:
         return (ints[0], ints[1], float(rec[2]),
-                (_ints([(_native(node) or {}).get("first", 1)], 1) or [1])[0]) if ints else None
+                xt.integer(_native(node) or {}, "first", 1)) if ints else None
     except (TypeError, ValueError):
         return None
 
@@ -142,7 +133,7 @@ def _holders(scene: Scene, anims: list[Animation]) -> dict[int, int]:
     return out
 
 
-def _unsplit(p, count):
+def unsplit(p: Primitive, count: Any) -> Primitive:
     """``p`` with the vertices Blender split undone, when that gives back ``count`` vertices.
     Blender stores normals per face corner in a compressed form, so a vertex shared by several
     triangles can come back as a few copies next to each other whose normals differ in the
@@ -171,13 +162,13 @@ def _unsplit(p, count):
 
 
 def _unsplit_meshes(scene: Scene) -> Scene:
-    """The scene with :func:`_unsplit` applied where the mesh's ``b3d_tris`` counts say so."""
+    """The scene with :func:`unsplit` applied where the mesh's ``b3d_tris`` counts say so."""
     meshes = []
     for m in scene.meshes:
         recs = m.extras.get("b3d_tris")
         if isinstance(recs, list) and len(recs) == len(m.primitives) \
                 and all(isinstance(r, dict) for r in recs):
-            prims = [_unsplit(p, r.get("count")) for p, r in zip(m.primitives, recs)]
+            prims = [unsplit(p, r.get("count")) for p, r in zip(m.primitives, recs)]
             if any(a is not b for a, b in zip(prims, m.primitives)):
                 m = copy.copy(m)
                 m.primitives = prims
@@ -196,7 +187,8 @@ def native_roots(scene: Scene, anims: list[Animation], fps: float | None,
     for ai, a in enumerate(anims):
         rec = anim_record(scene.nodes[holders[ai]]) if holders[ai] >= 0 else None
         rate = animation_rate(a, fps, rec[2] if rec else None)
-        first = (_ints([a.extras.get("b3d_first_frame", rec[3] if rec else 1)], 1) or [1])[0]
+        first = (xt.integer(a.extras, "b3d_first_frame", 1) if "b3d_first_frame" in a.extras
+                 else rec[3] if rec else 1)
         t, length = tracks_for(a, rate, first)
         for n, per_path in t.items():
             tracks.setdefault(n, {}).update(per_path)
@@ -295,7 +287,7 @@ def _zero_runs(runs, n: int, n_joints: int) -> tuple[np.ndarray, np.ndarray]:
 def _held(tracks: dict[str, Track], layout, counts) -> dict[str, Track]:
     """A KEYS chunk of one key (a pose held) that came back as a constant track of many keys
     (Blender's exporter samples such a channel over the whole action) is one key again."""
-    counts = _ints(counts, len(layout)) if layout and isinstance(counts, list) else None
+    counts = xt.integers(counts, len(layout)) if layout else None
     if not counts:
         return tracks
     out = dict(tracks)
@@ -322,9 +314,9 @@ class _Writer:
         node = self.scene.nodes[i]
         native = _native(node) or {}
         out = NodeChunk((node.name or f"node{i}").encode("utf-8"),
-                        tuple(float(x) for x in node.translation * _Z),
+                        tuple(float(x) for x in node.translation * Z),
                         tuple(float(x) for x in node.scale),
-                        tuple(float(x) for x in _rot_from_gltf(node.rotation)))
+                        tuple(float(x) for x in rot_from_gltf(node.rotation)))
         if node.mesh is not None:
             rec = native.get("mesh")
             out.children.append(self.mesh(node, rec if isinstance(rec, dict) else {}))
@@ -333,7 +325,7 @@ class _Writer:
         elif native.get("bone"):
             out.children.append(Bone(np.zeros(0, BONE_DTYPE)))
         layout = native.get("keys")
-        layout = _ints(layout, len(layout)) if isinstance(layout, list) else None
+        layout = xt.integers(layout)
         if i in self.tracks or layout:
             out.children.extend(keys_chunks(_held(self.tracks.get(i, {}), layout,
                                                   native.get("nkeys")), layout))
@@ -360,7 +352,7 @@ class _Writer:
         m = self.scene.meshes[node.mesh]
         tris_recs = [r for p, r in zip(m.primitives, _tris_records(m)) if p.mode == 4]
         prims = [p for p in m.primitives if p.mode == 4]
-        vr = _ints(rec.get("vrts"), 3)
+        vr = xt.integers(rec.get("vrts"), 3)
         n_uv = max((len(p.uvs) for p in prims), default=0)
         if vr is not None and 0 <= vr[1] <= 8 and 0 <= vr[2] <= 4:
             flags, sets, size = vr
@@ -370,18 +362,18 @@ class _Writer:
             sets, size = min(n_uv, 2), 2 if n_uv else 0
         n = sum(len(p.positions) for p in prims)
         verts = np.zeros(n, vrts_dtype(flags, sets, size))
-        mesh = MeshChunk(self.brush_ids.get((_ints([rec.get("brush", -1)], 1) or [-1])[0], -1))
+        mesh = MeshChunk(self.brush_ids.get(xt.integer(rec, "brush", -1), -1))
         base = 0
         lost_uv = False
         for p, tris in zip(prims, tris_recs):
             k = len(p.positions)
             part = verts[base:base + k]
-            part["position"] = p.positions * _Z
+            part["position"] = p.positions * Z
             if flags & 1:
                 if p.normals is None:
-                    part["normal"] = compute_normals(p.positions, p.indices) * _Z
+                    part["normal"] = compute_normals(p.positions, p.indices) * Z
                 else:
-                    part["normal"] = p.normals * _Z
+                    part["normal"] = p.normals * Z
             if flags & 2:
                 part["color"] = p.colors if p.colors is not None else 1.0
             for s in range(min(sets, len(p.uvs)) if size else 0):     # size 0: no uv field
@@ -394,7 +386,8 @@ class _Writer:
                     lost_uv = True
             idx = (p.indices if p.indices is not None else np.arange(k)).astype(np.int64)
             tri = idx.reshape(-1, 3)[:, [0, 2, 1]] + base
-            mesh.children += tris_chunks(self.tris_brush(p, tris.get("brush"), mesh.brush_id), tri)
+            mesh.children += tris_chunks(self.tris_brush(p, xt.integer(tris, "brush"), mesh.brush_id),
+                                         tri)
             base += k
         mesh.children.insert(0, Vrts(flags, sets, size, verts))
         if lost_uv:
@@ -403,9 +396,9 @@ class _Writer:
                           "(edited?); written as 0", LossWarning, stacklevel=6)
         return mesh
 
-    def tris_brush(self, p, rec, mesh_brush: int) -> int:
+    def tris_brush(self, p, rec: int | None, mesh_brush: int) -> int:
         allowed = self.brush_of.get(p.material, []) if p.material is not None else []
-        if isinstance(rec, int):
+        if rec is not None:
             if rec == -1 and (mesh_brush in allowed or (p.material is None and mesh_brush == -1)):
                 return -1
             if self.brush_ids.get(rec, -2) in allowed:
