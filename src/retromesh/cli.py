@@ -326,7 +326,29 @@ def convert(
     Each format's --set and -O options: `retromesh formats`.
     """
     embed_images = False if no_embed else (True if embed else None)
-    companions = not no_companions
+    to_stdout = _check_convert_inputs(inputs, output, to, preset)
+    inputs = [_stdin(format) if is_dash(i) else i for i in inputs]
+    if to_stdout:
+        output = temp_target(inputs[0].stem, to)
+    load_opts = _companion_options(skeleton, mesh, animation, hva, fps, scale, set_)
+    save_opts = _save_options(write_option, embed_images, texture_path, preset)
+    jobs_list = _plan_jobs(inputs, output, to, format, load_opts, save_opts,
+                           bool(skeleton or mesh or animation), not no_companions, preset)
+    _check_writing(jobs_list, force, overwrite)
+    start = time.monotonic()
+    if len(jobs_list) == 1 and jobs_list[0].base is None:
+        _convert_one(jobs_list[0], to_stdout)
+        return
+    results = _run_all(jobs_list, jobs)
+    _summary(results, output, time.monotonic() - start)
+    if any(not r.ok for r in results):
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _check_convert_inputs(inputs: list[Path], output: Path | None, to: str,
+                          preset: str | None) -> bool:
+    """Usage errors of the inputs, ``-o`` and ``--preset`` (exit 2); whether the output goes
+    to standard output."""
     if preset not in (None, "luanti"):
         _usage(f"--preset {preset}: unknown preset (valid: luanti)")
     for item in inputs:
@@ -339,11 +361,13 @@ def convert(
         _usage("-o - (standard output) takes one input file")
     if to_stdout and binary_to_terminal(to):
         _usage(f"-o -: .{to.lstrip('.')} is binary, not for a terminal (redirect: > FILE)")
-    inputs = [_stdin(format) if is_dash(i) else i for i in inputs]
-    if to_stdout:
-        output = temp_target(inputs[0].stem, to)
-    explicit = bool(skeleton or mesh or animation)
-    load_opts = _companion_options(skeleton, mesh, animation, hva, fps, scale, set_)
+    return to_stdout
+
+
+def _save_options(write_option: list[str] | None, embed_images: bool | None,
+                  texture_path: list[Path] | None, preset: str | None) -> dict[str, Any]:
+    """The writing options of ``-O``, ``--(no-)embed-images``, ``--texture-path`` and
+    ``--preset`` (a bad one is exit 2)."""
     try:
         save_opts = parse_pairs(write_option, "-O")
     except OptionError as exc:
@@ -357,9 +381,12 @@ def convert(
         save_opts["texture_path"] = list(texture_path)
     if preset == "luanti":
         save_opts.setdefault("embed_images", False)
-    jobs_list = _plan_jobs(inputs, output, to, format, load_opts, save_opts, explicit,
-                           companions, preset)
-    single = len(jobs_list) == 1 and jobs_list[0].base is None
+    return save_opts
+
+
+def _check_writing(jobs_list: list[Job], force: bool, overwrite: bool) -> None:
+    """The target format can be written with the jobs' options, and no output replaces an
+    input unless ``--overwrite`` (exit 2 otherwise); ``--force`` passed on to every job."""
     try:
         tfmt = registry.target_format(jobs_list[0].target)
     except UnknownFormatError:
@@ -380,25 +407,21 @@ def convert(
         if not overwrite and j.target.resolve() in sources:
             _usage(f"{j.target}: would overwrite an input (use --overwrite)")
 
-    start = time.monotonic()
-    if single:
-        r = _run(jobs_list[0])
-        for note in r.warnings:
-            _warn(note)
-        if not r.ok:
-            _error(r.message)
-            raise typer.Exit(EXIT_FAILED)
-        if to_stdout:
-            reason = copy_to_stdout(r.written)
-            if reason:
-                _error(reason)
-                raise typer.Exit(EXIT_FAILED)
-        _echo(f"wrote {', '.join(r.written)}", err=True)
-        return
-    results = _run_all(jobs_list, jobs)
-    _summary(results, output, time.monotonic() - start)
-    if any(not r.ok for r in results):
+
+def _convert_one(job: Job, to_stdout: bool) -> None:
+    """One file: its warnings, then ``wrote ...`` or the error (exit 1)."""
+    r = _run(job)
+    for note in r.warnings:
+        _warn(note)
+    if not r.ok:
+        _error(r.message)
         raise typer.Exit(EXIT_FAILED)
+    if to_stdout:
+        reason = copy_to_stdout(r.written)
+        if reason:
+            _error(reason)
+            raise typer.Exit(EXIT_FAILED)
+    _echo(f"wrote {', '.join(r.written)}", err=True)
 
 
 # -- info ------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from ...binio import Writer
 from ...errors import DocumentError, LossWarning
 from . import vox
 from .hva import HvaFile
-from .scene import _find_hva, limb_matrices, match_sections
+from .scene import find_hva, limb_matrices, match_sections
 from .voxels import VoxelGrid, normal_indices
 from .vxl import Limb, VxlFile
 
@@ -93,7 +93,7 @@ def vxl_to_vox(doc: VxlFile, *, source: Path | None = None, hva: Any = None,
     """A MagicaVoxel file with one model per limb (see the module docstring). The limbs are
     placed by frame 0 of the ``.hva`` found beside the source (or given), else by the
     tailers; the HVA's frames ride along so that ``vox -> vxl`` writes them back."""
-    hdoc, _ = _find_hva(Path(source) if source is not None else None, hva)
+    hdoc, _ = find_hva(Path(source) if source is not None else None, hva)
     sections: list[int | None] = [None] * len(doc.limbs)
     if hdoc is not None and hdoc.frames and hdoc.matrices.shape[1]:
         sections = match_sections([limb.name for limb in doc.limbs], hdoc.section_names)

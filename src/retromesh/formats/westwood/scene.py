@@ -244,7 +244,7 @@ def grid_scene(scene: Scene, grids: list[tuple[VoxelGrid, Limb]], palette: np.nd
     return nodes
 
 
-def _find_hva(source: Path | None, hva: Any) -> tuple[HvaFile | None, str | None]:
+def find_hva(source: Path | None, hva: Any) -> tuple[HvaFile | None, str | None]:
     from ... import read as _read
     if isinstance(hva, HvaFile):
         return hva, None
@@ -268,7 +268,7 @@ def to_scene(doc: VxlFile, *, source: Path | None = None, hva: Any = None,
     fps = DEFAULT_FPS if fps is None else positive_option("fps", fps)
     scale = positive_option("scale", scale)
     source = Path(source) if source is not None else None
-    hdoc, hpath = _find_hva(source, hva)
+    hdoc, hpath = find_hva(source, hva)
     if hdoc is not None:
         bad = np.argwhere(~np.isfinite(np.asarray(hdoc.matrices, np.float64)))
         if len(bad):
