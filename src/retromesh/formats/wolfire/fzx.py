@@ -47,10 +47,10 @@ from ...binio import Reader, Writer
 from ...errors import DocumentError
 from ...findings import Finding, error, warning
 from ...records import record
-from ...registry import Format, register
 from ...scene import Mesh, Node, Primitive, Scene
 
-__all__ = ["FzxFile", "FzxObject", "read", "write", "to_scene", "from_scene", "HEADER", "FOOTER"]
+__all__ = ["FzxFile", "FzxObject", "read", "write", "to_scene", "from_scene", "HEADER", "FOOTER",
+           "sniff", "info", "check"]
 
 HEADER = b"\xd3FZX\r\n \n"
 FOOTER = b"FZX"
@@ -324,8 +324,5 @@ def kept_values(o: FzxObject) -> list[float]:
     return [float(str(v)) for v in vals]
 
 
-register(Format(
-    name="fzx", family="Wolfire", description="Overgrowth ragdoll volumes (.fzx)",
-    extensions=("fzx",), doc_types=(FzxFile,), sniff=lambda h: h[:8] == HEADER,
-    magic_certain=True, read=read, write=write, to_scene=to_scene, from_scene=from_scene, endian="<",
-    scene_options=("source", "center", "mesh", "body_scale"), info=info, check=check))
+def sniff(head: bytes) -> bool:
+    return head[:8] == HEADER

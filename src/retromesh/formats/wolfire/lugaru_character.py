@@ -65,7 +65,6 @@ from ... import jsoncodec
 from ...errors import DocumentError, LossWarning
 from ...findings import Finding
 from ...records import record
-from ...registry import Format, register
 from ...safenames import safe_name
 from ...scene import (
     Animation,
@@ -449,11 +448,6 @@ def animation_to_scene(doc: la.AnimationFile, *, source: Path | None = None,
                              between=between)
 
 
-def _lazy_from_scene(scene: Scene, **options: Any) -> Any:
-    from .lugaru_character_write import scene_to_character
-    return scene_to_character(scene, **options)
-
-
 @record
 class LugaruCharacter:
     """What a GLB gives back: the skeleton file and its animations (file name -> animation).
@@ -490,24 +484,3 @@ def check(doc: ls.SkeletonFile | LugaruCharacter) -> list[Finding]:
         out += [Finding(f.rule, f"{name}: {f.message}", f.severity)
                 for f in la.check(anim, skeleton_joints=joints)]
     return out
-
-
-_OPTS = ("source", "animations", "mesh", "skin", "low", "clothes", "proportions", "fps",
-         "between")
-
-register(Format(
-    name="lugaru-skeleton", family="Wolfire",
-    description="Lugaru skeleton (Data/Skeleton/*, no extension, big-endian)",
-    extensions=(), folders=("skeleton",), doc_types=(ls.SkeletonFile, LugaruCharacter), sniff=ls.sniff,
-    magic_certain=False, read=ls.read, write=ls.write, outputs=outputs,
-    to_scene=skeleton_to_scene, from_scene=_lazy_from_scene, endian=">",
-    scene_options=_OPTS, companions=("solid",), info=ls.info, check=check))
-
-register(Format(
-    name="lugaru-animation", family="Wolfire",
-    description="Lugaru animation (Data/Animations/*, no extension, big-endian)",
-    extensions=(), folders=("animations",), doc_types=(la.AnimationFile,), sniff=la.sniff,
-    magic_certain=False, read=la.read, write=la.write, to_scene=animation_to_scene,
-    endian=">", scene_options=("skeleton", *_OPTS), companions=("solid",),
-    info=la.info, check=la.check))
-

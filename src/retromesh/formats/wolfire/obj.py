@@ -23,10 +23,10 @@ import numpy as np
 from ...binio import Reader
 from ...errors import FormatError, LossWarning
 from ...records import record
-from ...registry import Format, register
 from ...scene import Mesh, Node, Primitive, Scene
 
-__all__ = ["ObjMesh", "ObjFile", "parse_obj", "write_obj", "corner_mesh"]
+__all__ = ["ObjMesh", "ObjFile", "parse_obj", "write_obj", "corner_mesh", "read", "write",
+           "to_scene", "from_scene", "scene_mesh", "info"]
 
 
 @record
@@ -200,7 +200,7 @@ def corner_mesh(obj: ObjMesh) -> tuple[np.ndarray, np.ndarray | None, np.ndarray
     return pos, uv, nrm
 
 
-def _read(r: Reader) -> ObjFile:
+def read(r: Reader) -> ObjFile:
     doc = ObjFile(r.rest())
     try:
         doc.mesh(r.file)
@@ -210,11 +210,11 @@ def _read(r: Reader) -> ObjFile:
     return doc
 
 
-def _write(doc: ObjFile) -> bytes:
+def write(doc: ObjFile) -> bytes:
     return bytes(doc.text)
 
 
-def _to_scene(doc: ObjFile, *, source: Path | None = None) -> Scene:
+def to_scene(doc: ObjFile, *, source: Path | None = None) -> Scene:
     obj = doc.mesh()
     name = source.stem if source else "obj"
     scene = Scene(name=name)
@@ -284,14 +284,11 @@ def scene_mesh(scene: Scene) -> tuple[np.ndarray, np.ndarray, np.ndarray | None,
     return np.concatenate(pos_l), np.concatenate(tri_l), uv, nrm
 
 
-def _from_scene(scene: Scene) -> ObjFile:
+def from_scene(scene: Scene) -> ObjFile:
     pos, tri, uv, nrm = scene_mesh(scene)
     vt = None if uv is None else np.stack([uv[:, 0], 1.0 - uv[:, 1]], 1)
     return ObjFile(write_obj(pos, tri, vt, None, name=scene.name or "mesh", normals=nrm))
 
 
-register(Format(
-    name="obj", family="Wolfire", description="Wavefront OBJ (Overgrowth character meshes)",
-    extensions=("obj",), doc_types=(ObjFile,), sniff=None, magic_certain=False,
-    read=_read, write=_write, to_scene=_to_scene, from_scene=_from_scene, endian="<",
-    scene_options=("source",), info=lambda d: {"triangles": d.mesh().triangle_count}))
+def info(doc: ObjFile) -> dict[str, int]:
+    return {"triangles": doc.mesh().triangle_count}

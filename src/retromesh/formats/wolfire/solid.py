@@ -80,12 +80,11 @@ from ...binio import Reader, Writer
 from ...errors import DocumentError, LossWarning
 from ...findings import Finding, warning
 from ...records import record
-from ...registry import Format, register
 from ...scene import Mesh, Node, Primitive, Scene
 from .solid_kinds import CW_KINDS, ROTATIONS, kind_of_name, rotation_matrix, rotation_quat
 
 __all__ = ["SolidFile", "TRI_DTYPE", "read", "write", "to_scene", "from_scene", "signed_volume",
-           "is_character"]
+           "is_character", "sniff", "info", "check"]
 
 TRI_DTYPE = np.dtype([("i0", ">i2"), ("u0", ">i2"), ("i1", ">i2"), ("u1", ">i2"),
                       ("i2", ">i2"), ("u2", ">i2"), ("gx", ">f4", (3,)), ("gy", ">f4", (3,))])
@@ -375,15 +374,8 @@ def check(doc: SolidFile) -> list[Finding]:
     return out
 
 
-def _sniff(head: bytes) -> bool:
+def sniff(head: bytes) -> bool:
     if len(head) < 4:
         return False
     nv, nt = int.from_bytes(head[0:2], "big", signed=True), int.from_bytes(head[2:4], "big", signed=True)
     return nv >= 0 and nt >= 0
-
-
-register(Format(
-    name="solid", family="Wolfire", description="Lugaru model (.solid, big-endian)",
-    extensions=("solid",), doc_types=(SolidFile,), sniff=_sniff, magic_certain=False,
-    read=read, write=write, to_scene=to_scene, from_scene=from_scene, endian=">",
-    scene_options=("source", "character", "kind"), info=info, check=check))
