@@ -1,6 +1,6 @@
 """Wolfire family: Lugaru ``.solid`` models, skeletons and animations (files without an
 extension in ``Data/Skeleton``/``Data/Animations``: :mod:`.lugaru_skeleton`,
-:mod:`.lugaru_animation`; the character as the game builds it: :mod:`.lugaru_character`,
+:mod:`.lugaru_animation`; the character as the game builds it: :mod:`.lugaru_scene_read`,
 docs/lugaru.md); Overgrowth ``.anm`` animations, ``.phxbn``
 skeletons, ``.fzx`` ragdoll volumes and ``.sav`` save files (plus a small OBJ reader for the
 character meshes a ``.phxbn`` skins).
@@ -31,7 +31,7 @@ Typical use::
     retromesh convert rabbit.glb -o out/rabbit.phxbn              # + rabbit.obj, rabbit_*.anm
     retromesh convert ragdoll.fzx --mesh rabbit.obj -o volumes.glb
     retromesh convert Data/Characters/rabbit.xml -o rabbit.glb   # the descriptor chain:
-        # object XML (model, colour map), rig XML (.phxbn, mass), animations (:mod:`.ogxml_scene`)
+        # object XML (model, colour map), rig XML (.phxbn, mass), animations (:mod:`.ogxml_scene_read`)
     retromesh dump --json save.sav > save.json; retromesh build save.json -o save.sav
 
 Options (``--set key=value``): ``fps`` (resampling rate, default 30), ``root_motion``
@@ -49,19 +49,21 @@ from . import (
     fzx,
     lugaru_animation,
     lugaru_character,
-    lugaru_character_write,
+    lugaru_scene_read,
+    lugaru_scene_write,
     lugaru_skeleton,
     obj,
     ogxml,
-    ogxml_scene,
+    ogxml_scene_read,
     phxbn,
     sav,
     scene,
     solid,
 )
 
-__all__ = ["anm", "fzx", "lugaru_animation", "lugaru_character", "lugaru_skeleton", "obj",
-           "ogxml_scene", "phxbn", "sav", "scene", "solid", "samples"]
+__all__ = ["anm", "fzx", "lugaru_animation", "lugaru_character", "lugaru_scene_read",
+           "lugaru_scene_write", "lugaru_skeleton", "obj", "ogxml", "ogxml_scene_read", "phxbn",
+           "sav", "scene", "solid", "samples"]
 
 
 def __getattr__(name: str):
@@ -96,8 +98,8 @@ register(Format(
     doc_types=(lugaru_skeleton.SkeletonFile, lugaru_character.LugaruCharacter),
     sniff=lugaru_skeleton.sniff, magic_certain=False, read=lugaru_skeleton.read,
     write=lugaru_skeleton.write, outputs=lugaru_character.outputs,
-    to_scene=lugaru_character.skeleton_to_scene,
-    from_scene=lugaru_character_write.scene_to_character, endian=">",
+    to_scene=lugaru_scene_read.skeleton_to_scene,
+    from_scene=lugaru_scene_write.scene_to_character, endian=">",
     scene_options=_LUGARU_OPTIONS, companions=("solid",), info=lugaru_skeleton.info,
     check=lugaru_character.check))
 
@@ -106,7 +108,7 @@ register(Format(
     description="Lugaru animation (Data/Animations/*, no extension, big-endian)",
     extensions=(), folders=("animations",), doc_types=(lugaru_animation.AnimationFile,),
     sniff=lugaru_animation.sniff, magic_certain=False, read=lugaru_animation.read,
-    write=lugaru_animation.write, to_scene=lugaru_character.animation_to_scene, endian=">",
+    write=lugaru_animation.write, to_scene=lugaru_scene_read.animation_to_scene, endian=">",
     scene_options=("skeleton", *_LUGARU_OPTIONS), companions=("solid",),
     info=lugaru_animation.info, check=lugaru_animation.check))
 
@@ -120,10 +122,10 @@ register(Format(
     name="overgrowth-xml", family="Wolfire",
     description="Overgrowth character / rig / object XML descriptor (follows the files it names)",
     extensions=("xml",), doc_types=(ogxml.OgXmlFile,), sniff=ogxml.sniff, magic_certain=False,
-    read=ogxml.read, write=ogxml.write, to_scene=ogxml_scene.ogxml_to_scene, endian="<",
+    read=ogxml.read, write=ogxml.write, to_scene=ogxml_scene_read.ogxml_to_scene, endian="<",
     scene_options=("source", "animations", "roles", "data_path", "fps", "root_motion",
                    "strict"),
-    companions=("phxbn", "obj", "anm"), info=ogxml_scene.info, check=ogxml_scene.check))
+    companions=("phxbn", "obj", "anm"), info=ogxml_scene_read.info, check=ogxml_scene_read.check))
 
 register(Format(
     name="sav", family="Wolfire", description="Overgrowth save data (.sav, version 3)",

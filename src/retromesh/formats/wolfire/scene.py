@@ -48,7 +48,7 @@ Engine facts used (Overgrowth ``bulletworld.cpp``,
 
 ``from_scene`` of a scene made by ``to_scene`` gives back every native field: the files' own
 versions, points, masses, ragdoll joints, simple IK bones, key times, events, IK bones, weapon
-and mobility matrices... kept on the root node (:mod:`.native_extras`; ``native=False``
+and mobility matrices... kept on the root node (:mod:`.scene_extras`; ``native=False``
 ignores them). Otherwise (glTF -> ``.phxbn`` v11 + ``.anm`` v11): joints of the first skin; bind frames
 from the inverse bind matrices; bone ends from the node extras written by ``to_scene``
 (``phxbn_bone``: start/end point ids and length) or, for foreign skeletons, from the joint's

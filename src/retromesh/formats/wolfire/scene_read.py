@@ -13,10 +13,10 @@ from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import decompose_trs, inverse, quat_continuous
 from .anm import AnmFile
 from .bones import depth_order, rot_y, safe_inv, skeleton_bind, unpack_mats
-from .native_extras import ANM_KEY, PHXBN_KEY, anm_key, anm_stub, phxbn_stub
 from .obj import ObjMesh, parse_obj
 from .phxbn import PhxbnFile
 from .playback import sample_animation, sorted_keys
+from .scene_extras import ANM_KEY, PHXBN_KEY, anm_key, anm_stub, phxbn_stub
 from .weapons import weapon_channels
 
 __all__ = ["phxbn_to_scene", "anm_to_scene", "add_animation", "DEFAULT_FPS", "LIMITS",

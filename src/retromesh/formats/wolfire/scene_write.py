@@ -14,8 +14,8 @@ from ...scene import Animation, Scene, Skin
 from ...transforms import compose_trs
 from .anm import WEAPON8_DTYPE, AnmFile, AnmKeyframe
 from .bones import bone_frames, depth_order, pack_mats
-from .native_extras import TOL, anm_key, kept_anm, kept_phxbn, merge_phxbn, same
 from .phxbn import PhxbnFile, PhxControl
+from .scene_extras import TOL, anm_key, kept_anm, kept_phxbn, merge_phxbn, same
 from .scene_read import DEFAULT_FPS, LIMITS
 from .weapons import apply_to_kept, weapon_matrices, weapon_records
 
@@ -148,7 +148,7 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, native: bool = True
     """Skeleton, plus ``.obj`` (the skinned mesh, one corner per weight entry) and ``.anm``
     companions, each under the name it was read from, else ``<stem>_<animation>.anm``
     (:mod:`retromesh.filenames`). The native
-    data ``to_scene`` kept in the root node's extras (:mod:`.native_extras`) are used unless
+    data ``to_scene`` kept in the root node's extras (:mod:`.scene_extras`) are used unless
     ``native=False``; without them the files are written as version 11."""
     skin, joints, bind, parents, root = _skeleton_of(scene)
     m = len(joints)

@@ -1,4 +1,4 @@
-"""Scene -> Lugaru skeleton + animations (the way back of :mod:`.lugaru_character`).
+"""Scene -> Lugaru skeleton + animations (the way back of :mod:`.lugaru_scene_read`).
 
 Lugaru animates joint positions; the muscles' rotations are derived from them when the game
 draws the character. So:
@@ -38,8 +38,9 @@ from ...errors import DocumentError, LossWarning, RetromeshError
 from ...scene import Animation, Scene
 from ...transforms import quat_to_matrix
 from . import lugaru_animation as la, lugaru_skeleton as ls
-from .lugaru_character import ANIMATIONS_KEY, SKELETON_KEY, LugaruCharacter, frame_times
+from .lugaru_character import LugaruCharacter
 from .lugaru_pose import muscle_angles, muscle_rotations, rotations_as_quats
+from .lugaru_scene_read import ANIMATIONS_KEY, SKELETON_KEY, frame_times
 
 __all__ = ["scene_to_character"]
 
@@ -237,7 +238,7 @@ def _posed_by_bones(anim: Animation, skel: ls.SkeletonFile, pos: np.ndarray, res
 
 
 def scene_to_character(scene: Scene, *, native: bool = True) -> LugaruCharacter:
-    """The skeleton and animations of a scene made by :func:`~.lugaru_character.skeleton_to_scene`
+    """The skeleton and animations of a scene made by :func:`~.lugaru_scene_read.skeleton_to_scene`
     (``native=False`` is refused: Lugaru's muscles cannot be made from a glTF skin)."""
     root = _root(scene)
     extras = scene.nodes[root].extras
