@@ -10,9 +10,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["integer", "number", "text", "integers"]
+__all__ = ["integer", "number", "text", "integers", "numbers", "FLOAT32"]
 
 _I32 = (-2**31, 2**31 - 1)
+#: the finite float32 range: ``lo, hi`` of a value that a file stores as float32
+FLOAT32 = (-3.4028234663852886e38, 3.4028234663852886e38)
 
 
 def integer(d: Any, key: Any, default: Any = None, lo: int = _I32[0], hi: int = _I32[1]) -> Any:
@@ -45,4 +47,14 @@ def integers(value: Any, n: int | None = None, lo: int = _I32[0], hi: int = _I32
     if not isinstance(value, list) or (n is not None and len(value) != n):
         return None
     out = [integer({0: v}, 0, None, lo, hi) for v in value]
+    return None if any(v is None for v in out) else out
+
+
+def numbers(value: Any, n: int | None = None, lo: float = -math.inf,
+            hi: float = math.inf) -> list[float] | None:
+    """``value`` as a list of finite floats in ``lo..hi`` (of length ``n`` when given), else
+    None (a bool is no number)."""
+    if not isinstance(value, list) or (n is not None and len(value) != n):
+        return None
+    out = [number({0: v}, 0, None, lo, hi) for v in value]
     return None if any(v is None for v in out) else out
