@@ -48,6 +48,7 @@ from ...errors import DocumentError
 from ...findings import Finding, error, warning
 from ...records import record
 from ...scene import Mesh, Node, Primitive, Scene
+from .obj import parse_obj
 
 __all__ = ["FzxFile", "FzxObject", "read", "write", "to_scene", "from_scene", "HEADER", "FOOTER",
            "sniff", "info", "check"]
@@ -221,7 +222,6 @@ def to_scene(doc: FzxFile, *, source: Path | None = None, center: Any = None,
     ``body_scale``: the character's body scale (applied on a root node; the generic ``scale``
     load option scales the whole scene instead)."""
     if center is None and mesh is not None:
-        from .obj import parse_obj
         o = parse_obj(Path(mesh).read_bytes(), str(mesh))
         pos = o.positions[o.corners[:, 0]]
         center = (pos.min(0) + pos.max(0)) / 2 if len(pos) else (0.0, 0.0, 0.0)

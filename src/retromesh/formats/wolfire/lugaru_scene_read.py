@@ -61,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from ... import jsoncodec
+from ... import jsoncodec, registry
 from ...errors import DocumentError, LossWarning
 from ...scene import (
     Animation,
@@ -146,13 +146,11 @@ def character_parts(source: Path | None) -> dict[str, Any]:
 
 
 def _read_solid(path: Path) -> solid.SolidFile:
-    from ... import registry
     data = path.read_bytes()
     return registry.parse(registry.get("solid"), data, str(path))
 
 
 def _read_skeleton(path: Path) -> ls.SkeletonFile:
-    from ... import registry
     return registry.parse(registry.get("lugaru-skeleton"), path.read_bytes(), str(path))
 
 
@@ -220,7 +218,6 @@ def _material(scene: Scene, name: str, image: str | None, blend: bool = False) -
 def _load_animation(item: Any) -> tuple[str, la.AnimationFile]:
     if isinstance(item, la.AnimationFile):
         return "animation", item
-    from ... import registry
     path = Path(item)
     return path.name, registry.parse(registry.get("lugaru-animation"), path.read_bytes(), str(path))
 

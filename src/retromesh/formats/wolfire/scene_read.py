@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+import retromesh
+
 from ...errors import DocumentError, FormatError, LimitError, LossWarning, UnsupportedError
 from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import decompose_trs, inverse, quat_continuous
@@ -235,7 +237,6 @@ def add_animation(scene: Scene, anm: AnmFile, name: str, root: int, joints: list
 
 
 def _read_native(path: Any, kind: type, what: str):
-    import retromesh
     doc = retromesh.read(path)
     if not isinstance(doc, kind):
         raise UnsupportedError(f"{path}: expected {what}, got a {type(doc).__name__}")
