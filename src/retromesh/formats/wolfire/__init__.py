@@ -83,7 +83,8 @@ register(Format(
 register(Format(
     name="solid", family="Wolfire", description="Lugaru model (.solid, big-endian)",
     extensions=("solid",), doc_types=(solid.SolidFile,), sniff=solid.sniff, magic_certain=False,
-    read=solid.read, write=solid.write, to_scene=solid.to_scene, from_scene=solid.from_scene,
+    read=solid.read, write=solid.write, to_scene=lugaru_scene_read.solid_to_scene,
+    from_scene=lugaru_scene_write.scene_to_solid,
     endian=">", scene_options=("source", "character", "kind"), info=solid.info,
     check=solid.check))
 

@@ -1,4 +1,35 @@
-"""A Lugaru character as the game builds it: skeleton + body models + skin + animations -> Scene.
+"""Lugaru files -> Scene: ``.solid`` models (:func:`solid_to_scene`) and the character as the
+game builds it: skeleton + body models + skin + animations (:func:`skeleton_to_scene`,
+:func:`animation_to_scene`).
+
+``.solid`` models -> glTF (the file layout: :mod:`.solid`):
+
+* Vertices are split per distinct (position, UV) pair so that per-corner UVs survive.
+* Normals: area-weighted sums of un-normalised face normals, normalised, as
+  ``Model::CalculateNormals`` does; Lugaru negates them because characters are drawn with
+  front-face culling; we compute them on the corrected (outward CCW) winding instead, so they
+  point outwards in glTF.
+* Winding: the signed volume ``sum(v0 . (v1 x v2)) / 6`` decides. Objects (Box, Rock, Wall...)
+  are stored CCW-outward; characters (Body*, Wolf*, Rabbit) and weapons (Sword, Staff,
+  ThrowingKnife) CW-outward: for those the corner order is reversed (UVs with it).
+* UVs: textures are uploaded bottom-up (OpenGL), so for objects ``v = 1 - gy``. Character
+  bodies (and Belt, their clothes) are drawn after ``FlipTexCoords`` (``gy = -gy``,
+  GL_REPEAT), so ``v = gy`` for them.
+* Orientation: most models are stored lying down or upside down and the game turns them when
+  it loads them. The mesh node gets exactly that turn, by model kind (table and sources in
+  :mod:`.solid_kinds`): characters ``Rotate(180, 0, 0)``; objects (TreeTrunk, Leaves, Bush,
+  Wall, Chimney, Box, Rock, ... and the Hawk) ``Rotate(90, 1, 1)``; Platform one more
+  ``Rotate(90, 0, 0)`` first; weapons their ``Weapon::Load`` turns; Eye/Cornea/Iris none.
+  So after conversion +Y is up as in the game (a tree grows up from y = 0), and the mesh
+  data stays as stored. The kind comes from the option ``kind``, else the file name, else
+  ``character`` for a CW-outward model tallest along Y (which picks exactly Body*, BodyLow,
+  Rabbit, Wolf*, WolfLow of the shipped models), else ``plain``; ``character=True/False`` is
+  the older spelling.
+* Units are the file's (Lugaru scales characters by 0.04 and objects by 0.3 x their level scale);
+  no scale is applied (the generic ``scale=`` load option does that).
+
+
+The character.
 
 What the game loads (``PersonType::Load``, ``Person::skeletonLoad``, ``Skeleton::Load``):
 
@@ -84,10 +115,14 @@ from .lugaru_pose import (
     muscle_rotations,
     rotations_as_quats,
 )
+from .solid_kinds import ROTATIONS, kind_of_name, rotation_quat
 
-__all__ = ["PERSON_TYPES", "character_parts", "skeleton_to_scene",
+__all__ = ["PERSON_TYPES", "character_parts", "skeleton_to_scene", "solid_to_scene",
+           "model_kind", "mesh_arrays", "UPRIGHT_KEY",
            "animation_to_scene", "SKELETON_KEY", "ANIMATIONS_KEY", "frame_times"]
 
+#: node extras key marking the upright rotation solid_to_scene adds (scene_to_solid leaves it out)
+UPRIGHT_KEY = "lugaru_upright"
 SKELETON_KEY = "lugaru_skeleton"
 ANIMATIONS_KEY = "lugaru_animations"
 #: ``PersonType::Load``: file names by creature
@@ -440,3 +475,86 @@ def animation_to_scene(doc: la.AnimationFile, *, source: Path | None = None,
     return skeleton_to_scene(skel, source=Path(skeleton), animations=anim_list, mesh=mesh,
                              skin=skin, low=low, clothes=clothes, proportions=proportions, fps=fps,
                              between=between)
+
+
+def mesh_arrays(doc: solid.SolidFile,
+                character: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(positions, normals, uvs, indices) of the glTF primitive (vertices split per UV)."""
+    p = np.asarray(doc.vertices, dtype=np.float64)
+    tri = doc.indices()
+    gx = np.asarray(doc.triangles["gx"], dtype=np.float32)
+    gy = np.asarray(doc.triangles["gy"], dtype=np.float32)
+    if not np.all(np.isfinite(p)):
+        raise DocumentError("vertex coordinates must be finite")
+    if solid.signed_volume(p, tri) < 0:
+        tri = tri[:, [0, 2, 1]]
+        gx = gx[:, [0, 2, 1]]
+        gy = gy[:, [0, 2, 1]]
+    # area-weighted normals per position
+    acc = np.zeros_like(p)
+    if len(tri):
+        fn = np.cross(p[tri[:, 1]] - p[tri[:, 0]], p[tri[:, 2]] - p[tri[:, 0]])
+        for k in range(3):
+            np.add.at(acc, tri[:, k], fn)
+    nrm = np.linalg.norm(acc, axis=1, keepdims=True)
+    ok = (nrm[:, 0] > 1e-20) & np.all(np.isfinite(acc), axis=1)
+    normals = np.tile([0.0, 1.0, 0.0], (len(p), 1))
+    normals[ok] = acc[ok] / nrm[ok]
+    # split per distinct (vertex, u, v)
+    u = gx.reshape(-1)
+    v = (gy if character else 1.0 - gy).reshape(-1).astype(np.float32)
+    if not (np.all(np.isfinite(u)) and np.all(np.isfinite(v))):
+        raise DocumentError("texture coordinates must be finite")
+    corner = np.zeros(len(u), dtype=[("i", "<i8"), ("u", "<u4"), ("v", "<u4")])
+    corner["i"] = tri.reshape(-1)
+    corner["u"] = u.view(np.uint32)
+    corner["v"] = v.view(np.uint32)
+    uniq, first, inverse = np.unique(corner, return_index=True, return_inverse=True)
+    vi = uniq["i"]
+    positions = p[vi].astype(np.float32)
+    uvs = np.stack([u[first], v[first]], axis=1).astype(np.float32)
+    return positions, normals[vi].astype(np.float32), uvs, inverse.reshape(-1).astype(np.uint32)
+
+
+def model_kind(doc: solid.SolidFile | None, name: Any, character: bool | None,
+               kind: str | None) -> str:
+    """A ``.solid`` model's kind (:mod:`.solid_kinds`): ``kind`` when given, else the one of
+    ``name``, else ``character`` when the shape says so, else ``plain``; ``character=True/False``
+    forces the character conventions on or off."""
+    if kind is not None:
+        if kind not in ROTATIONS:
+            raise DocumentError(f"kind must be one of {sorted(ROTATIONS)}, got {kind!r}")
+        return kind
+    found = kind_of_name(name)
+    if character is not None:
+        if character:
+            return "character"
+        return "plain" if found in (None, "character") else found
+    if found is None:
+        found = "character" if doc is not None and solid.is_character(doc) else "plain"
+    return found
+
+
+def solid_to_scene(doc: solid.SolidFile, *, source: Path | None = None,
+                   character: bool | None = None, kind: str | None = None) -> Scene:
+    """``kind`` (see :mod:`.solid_kinds`) defaults to the one of the file name, else
+    ``character`` when the shape says so, else ``plain``; ``character=True/False`` is the
+    older spelling of ``kind="character"`` / not a character."""
+    kind = model_kind(doc, source, character, kind)
+    name = source.stem if source else "solid"
+    scene = Scene(name=name)
+    is_char = kind == "character"
+    pos, nrm, uvs, idx = mesh_arrays(doc, is_char)
+    if len(idx):
+        prim = Primitive(positions=pos, normals=nrm, uvs=[uvs], indices=idx)
+        m = scene.add_mesh(Mesh(name=name, primitives=[prim]))
+    else:
+        m = None
+    extras = {"lugaru_kind": kind, "lugaru_character": is_char,
+              "lugaru_clockwise": solid.signed_volume(doc.vertices, doc.indices()) < 0}
+    rotation = [0.0, 0.0, 0.0, 1.0]
+    if kind != "plain":
+        rotation = rotation_quat(kind)      # the game's load-time Rotate(...) calls
+        extras[UPRIGHT_KEY] = True
+    scene.add_node(Node(name=name, mesh=m, rotation=np.asarray(rotation), extras=extras))
+    return scene
