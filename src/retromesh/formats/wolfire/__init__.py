@@ -47,6 +47,8 @@ from ...registry import Format, register
 from . import (
     anm,
     fzx,
+    fzx_scene_read,
+    fzx_scene_write,
     lugaru_animation,
     lugaru_character,
     lugaru_scene_read,
@@ -61,9 +63,9 @@ from . import (
     solid,
 )
 
-__all__ = ["anm", "fzx", "lugaru_animation", "lugaru_character", "lugaru_scene_read",
-           "lugaru_scene_write", "lugaru_skeleton", "obj", "ogxml", "ogxml_scene_read", "phxbn",
-           "sav", "scene", "solid", "samples"]
+__all__ = ["anm", "fzx", "fzx_scene_read", "fzx_scene_write", "lugaru_animation",
+           "lugaru_character", "lugaru_scene_read", "lugaru_scene_write", "lugaru_skeleton", "obj",
+           "ogxml", "ogxml_scene_read", "phxbn", "sav", "scene", "solid", "samples"]
 
 
 def __getattr__(name: str):
@@ -76,7 +78,8 @@ def __getattr__(name: str):
 register(Format(
     name="fzx", family="Wolfire", description="Overgrowth ragdoll volumes (.fzx)",
     extensions=("fzx",), doc_types=(fzx.FzxFile,), sniff=fzx.sniff, magic_certain=True,
-    read=fzx.read, write=fzx.write, to_scene=fzx.to_scene, from_scene=fzx.from_scene,
+    read=fzx.read, write=fzx.write, to_scene=fzx_scene_read.fzx_to_scene,
+    from_scene=fzx_scene_write.scene_to_fzx,
     endian="<", scene_options=("source", "center", "mesh", "body_scale"), info=fzx.info,
     check=fzx.check))
 
