@@ -119,7 +119,7 @@ register(Format(
 register(Format(
     name="obj", family="Wolfire", description="Wavefront OBJ (Overgrowth character meshes)",
     extensions=("obj",), doc_types=(obj.ObjFile,), sniff=None, magic_certain=False,
-    read=obj.read, write=obj.write, to_scene=obj.to_scene, from_scene=obj.from_scene,
+    read=obj.read, write=obj.write, to_scene=scene.obj_to_scene, from_scene=scene.scene_to_obj,
     endian="<", scene_options=("source",), info=obj.info))
 
 register(Format(

@@ -36,10 +36,10 @@ from ...findings import Finding
 from ...scene import Material, MorphTarget, Scene, Texture, TextureRef
 from ...textures import gltf_image
 from . import ogxml
-from .obj import ObjFile, to_scene as obj_to_scene
+from .obj import ObjFile
 from .ogchain import Chain, Parts
 from .ogxml import OgXmlFile
-from .scene_read import phxbn_to_scene
+from .scene_read import obj_to_scene, phxbn_to_scene
 
 __all__ = ["ogxml_to_scene", "check", "info"]
 

@@ -78,10 +78,19 @@ from .bones import (
 )
 from .obj import parse_obj
 from .playback import sample_animation
-from .scene_read import DEFAULT_FPS, LIMITS, MAX_SAMPLE_BONES, add_animation, anm_to_scene, phxbn_to_scene
-from .scene_write import scene_to_anm, scene_to_phxbn
+from .scene_read import (
+    DEFAULT_FPS,
+    LIMITS,
+    MAX_SAMPLE_BONES,
+    add_animation,
+    anm_to_scene,
+    obj_to_scene,
+    phxbn_to_scene,
+)
+from .scene_write import scene_to_anm, scene_to_obj, scene_to_phxbn
 
 __all__ = ["bone_frames", "phxbn_to_scene", "anm_to_scene", "scene_to_phxbn", "scene_to_anm",
+           "obj_to_scene", "scene_to_obj",
            "catmull_rom_weights", "sample_animation", "skeleton_bind", "add_animation",
            "DEFAULT_FPS", "LIMITS", "MAX_SAMPLE_BONES", "parse_obj"]
 

@@ -20,7 +20,7 @@ from .scene_extras import TOL, anm_key, kept_anm, kept_phxbn, merge_phxbn, same
 from .scene_read import DEFAULT_FPS, LIMITS
 from .weapons import apply_to_kept, weapon_matrices, weapon_records
 
-__all__ = ["scene_to_phxbn", "scene_to_anm"]
+__all__ = ["scene_to_phxbn", "scene_to_anm", "scene_to_obj", "scene_mesh"]
 
 
 def _skeleton_of(scene: Scene):
@@ -435,3 +435,47 @@ def scene_to_anm(scene: Scene, *, animation: str | None = None, native: bool = T
     shift = _centre_shift(_skinned_parts(scene, skin, joints)[0])
     return _animation_to_anm(scene, anims[0], joints, parents, root, np.linalg.inv(bind) @ frames,
                              shift, native)
+
+
+def scene_mesh(scene: Scene) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """(positions, triangles, uvs, normals) of every triangle primitive, node transforms applied
+    (skinned meshes in their bind space)."""
+    worlds = scene.world_matrices()
+    pos_l: list[np.ndarray] = []
+    tri_l: list[np.ndarray] = []
+    uv_l: list = []                 # (None for a primitive without UVs: then not joined)
+    n_l: list[np.ndarray] = []
+    all_uv = all_n = True
+    base = 0
+    for ni, node in enumerate(scene.nodes):
+        if node.mesh is None:
+            continue
+        world = np.eye(4) if node.skin is not None else worlds[ni]
+        for p in scene.meshes[node.mesh].primitives:
+            if p.mode != 4:
+                continue
+            n = len(p.positions)
+            pos_l.append((np.c_[p.positions.astype(np.float64), np.ones(n)] @ world.T)[:, :3])
+            idx = (p.indices if p.indices is not None else np.arange(n)).astype(np.int64).reshape(-1, 3)
+            if np.linalg.det(world[:3, :3]) < 0:
+                idx = idx[:, [0, 2, 1]]
+            tri_l.append(idx + base)
+            all_uv &= bool(p.uvs)
+            all_n &= p.normals is not None
+            uv_l.append(p.uvs[0] if p.uvs else None)
+            if p.normals is not None:
+                nn = p.normals.astype(np.float64) @ np.linalg.inv(world[:3, :3])
+                n_l.append(nn / np.maximum(np.linalg.norm(nn, axis=1, keepdims=True), 1e-12))
+            base += n
+    if not pos_l:
+        return np.zeros((0, 3)), np.zeros((0, 3), np.int64), None, None
+    uv = np.concatenate(uv_l) if all_uv else None
+    nrm = np.concatenate(n_l) if all_n else None
+    return np.concatenate(pos_l), np.concatenate(tri_l), uv, nrm
+
+
+def scene_to_obj(scene: Scene) -> ObjFile:
+    """Every triangle primitive as one OBJ (``v``/``vt``/``vn``)."""
+    pos, tri, uv, nrm = scene_mesh(scene)
+    vt = None if uv is None else np.stack([uv[:, 0], 1.0 - uv[:, 1]], 1)
+    return ObjFile(write_obj(pos, tri, vt, None, name=scene.name or "mesh", normals=nrm))
