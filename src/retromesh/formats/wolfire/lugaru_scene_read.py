@@ -44,7 +44,7 @@ wolf     BasicFigureWolf,        Wolf.solid ...       WolfLow.solid,            
          RabbitBelt
 =======  ======================  ===================  ========================  ============
 
-``to_scene`` of a skeleton file finds the type from the file's name (a name the table does
+``skeleton_to_scene`` of a skeleton file finds the type from the file's name (a name the table does
 not know is taken as a rabbit figure), then its models in ``../Models`` and skin in
 ``../Textures`` (names matched case-insensitively); ``mesh=`` names another ``.solid`` and
 ``skin=`` another skin (a number in the type's list or a file name). The GLB holds:
