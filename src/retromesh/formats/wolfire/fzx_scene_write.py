@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import extras as xt
 from ...errors import DocumentError, LossWarning
 from ...scene import Scene
 from ...transforms import decompose_trs
@@ -45,9 +46,8 @@ TOL = 1e-5
 
 
 def _kept(extras: dict) -> FzxObject | None:
-    v = extras.get("fzx_object")
-    if not (isinstance(v, list) and len(v) == 10 and all(
-            type(x) in (int, float) and np.isfinite(x) for x in v)):
+    v = xt.numbers(extras.get("fzx_object"), 10)
+    if v is None:
         return None
     return FzxObject(b"", tuple(v[0:4]), tuple(v[4:7]), tuple(v[7:10]))
 

@@ -92,7 +92,7 @@ from typing import Any
 
 import numpy as np
 
-from ... import jsoncodec, registry
+from ... import registry
 from ...errors import DocumentError, LossWarning
 from ...scene import (
     Animation,
@@ -115,6 +115,7 @@ from .lugaru_pose import (
     muscle_rotations,
     rotations_as_quats,
 )
+from .scene_extras import compact_json
 from .solid_kinds import ROTATIONS, kind_of_name, rotation_quat
 
 __all__ = ["PERSON_TYPES", "character_parts", "skeleton_to_scene", "solid_to_scene",
@@ -236,10 +237,6 @@ def frame_times(speed: np.ndarray) -> np.ndarray:
     bad = ~np.isfinite(step) | (step <= 1e-3)
     dt = np.where(bad, 1 / 30, np.maximum(1 / (2 * np.where(bad, 1, step)), 1e-3))
     return np.concatenate([[0.0], np.cumsum(dt)])
-
-
-def _compact(doc: Any) -> str:
-    return json.dumps(jsoncodec.encode(doc), separators=(",", ":"))
 
 
 def _material(scene: Scene, name: str, image: str | None, blend: bool = False) -> int:
@@ -444,8 +441,8 @@ def skeleton_to_scene(doc: ls.SkeletonFile, *, source: Path | None = None,
         while aname in kept:
             aname, k = f"{base}#{k}", k + 1
         if b.add_animation(aname, anim):
-            kept[aname] = _compact(anim)
-    sc.nodes[b.root].extras.update({SKELETON_KEY: _compact(doc), "lugaru_creature": parts["creature"],
+            kept[aname] = compact_json(anim)
+    sc.nodes[b.root].extras.update({SKELETON_KEY: compact_json(doc), "lugaru_creature": parts["creature"],
                                     "lugaru_role": role})
     if kept:
         sc.nodes[b.root].extras[ANIMATIONS_KEY] = json.dumps(kept, separators=(",", ":"))

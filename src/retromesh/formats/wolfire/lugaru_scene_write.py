@@ -50,30 +50,20 @@ from typing import Any
 
 import numpy as np
 
-from ... import jsoncodec
-from ...errors import DocumentError, LossWarning, RetromeshError
+from ...errors import DocumentError, LossWarning
 from ...scene import Animation, Node, Scene
 from ...transforms import quat_to_matrix
 from . import lugaru_animation as la, lugaru_skeleton as ls, solid
 from .lugaru_character import LugaruCharacter
 from .lugaru_pose import muscle_angles, muscle_rotations, rotations_as_quats
 from .lugaru_scene_read import ANIMATIONS_KEY, SKELETON_KEY, UPRIGHT_KEY, frame_times, model_kind
+from .scene_extras import load_kept
 from .solid_kinds import CW_KINDS, ROTATIONS, kind_of_name, rotation_matrix, rotation_quat
 
 __all__ = ["scene_to_character", "scene_to_solid"]
 
 TOL = 1e-5
 MAX_FRAMES = 100000
-
-
-def _decode(text: Any, kind: type) -> Any:
-    if not isinstance(text, str):
-        return None
-    try:
-        doc = jsoncodec.decode(json.loads(text))
-    except (ValueError, TypeError, RetromeshError):
-        return None
-    return doc if isinstance(doc, kind) else None
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -260,7 +250,7 @@ def scene_to_character(scene: Scene, *, native: bool = True) -> LugaruCharacter:
     (``native=False`` is refused: Lugaru's muscles cannot be made from a glTF skin)."""
     root = _root(scene)
     extras = scene.nodes[root].extras
-    skel = _decode(extras.get(SKELETON_KEY), ls.SkeletonFile)
+    skel = load_kept(extras.get(SKELETON_KEY), ls.SkeletonFile)
     if skel is None or not native:
         raise DocumentError("the kept lugaru_skeleton of the root node could not be read")
     labels = np.asarray(skel.joints["label"], np.int64)
@@ -279,7 +269,7 @@ def scene_to_character(scene: Scene, *, native: bool = True) -> LugaruCharacter:
     anims: dict[str, la.AnimationFile] = {}
     for anim in scene.animations:
         name = _anim_name(anim, scene.nodes[root].name)
-        kept = _decode(table.get(name), la.AnimationFile) if isinstance(table, dict) else None
+        kept = load_kept(table.get(name), la.AnimationFile) if isinstance(table, dict) else None
         doc = _animation(anim, skel, nodes, rest, kept, name, muscle_of)
         if doc is not None:
             key, k = name, 2
