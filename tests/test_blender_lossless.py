@@ -91,14 +91,14 @@ def test_weapon_node_through_blender(blender, tmp_path):
 
 
 def test_fzx_through_blender(blender, tmp_path):
-    from retromesh.formats.wolfire import fzx
+    from retromesh.formats.wolfire.fzx_scene_write import scene_to_fzx
     src = ROOT / "examples" / "wolfire" / "stick.fzx"
     retromesh.convert(src, tmp_path / "f.glb")
     res = blender.run(SCRIPT, {"src": str(tmp_path / "f.glb"), "node": "", "plain": str(tmp_path / "p.glb")})
     assert res["plain"] == ["FINISHED"]
     with warnings.catch_warnings():
         warnings.simplefilter("error", LossWarning)
-        back = fzx.from_scene(retromesh.load(tmp_path / "p.glb"))
+        back = scene_to_fzx(retromesh.load(tmp_path / "p.glb"))
     assert retromesh.to_bytes(back) == src.read_bytes()
 
 

@@ -21,13 +21,7 @@ PACKAGE = "retromesh"
 
 #: circles other parts of the code base still hold; this set must shrink to empty (a circle
 #: broken is removed from it: the test also fails on an entry that is no circle any more)
-KNOWN: set[frozenset[str]] = {
-    # Wolfire's readers register their formats with the writers beside them (registration in
-    # the family's ``__init__`` is still to come)
-    frozenset({"retromesh.formats.wolfire.fzx", "retromesh.formats.wolfire.fzx_write"}),
-    frozenset({"retromesh.formats.wolfire.lugaru_character",
-               "retromesh.formats.wolfire.lugaru_character_write"}),
-}
+KNOWN: set[frozenset[str]] = set()     # none left: keep it empty
 
 
 def module_names(src: Path = SRC) -> dict[str, Path]:

@@ -115,14 +115,14 @@ def test_fzx_comes_back_byte_identical(tmp_path):
         warnings.simplefilter("error", LossWarning)
         retromesh.convert(glb, tmp_path / "back.fzx")
     assert (tmp_path / "back.fzx").read_bytes() == FZX.read_bytes()
-    from retromesh.formats.wolfire import fzx
+    from retromesh.formats.wolfire.fzx_scene_write import scene_to_fzx
     sc = retromesh.load(glb)
     sc.nodes[0].children.sort(key=lambda i: sc.nodes[i].name)     # as Blender gives them back
-    assert retromesh.to_bytes(fzx.from_scene(sc)) == FZX.read_bytes()
+    assert retromesh.to_bytes(scene_to_fzx(sc)) == FZX.read_bytes()
 
 
 def _same_volume(a, b):
-    from retromesh.formats.wolfire.fzx import volume_transform
+    from retromesh.formats.wolfire.fzx_scene_read import volume_transform
     (ta, qa), (tb, qb) = volume_transform(a), volume_transform(b)
     assert a.label == b.label
     assert np.allclose(ta, tb, atol=1e-5) and min(abs(qa - qb).max(), abs(qa + qb).max()) < 1e-5
@@ -136,12 +136,12 @@ def _same_volume(a, b):
 
 
 def test_fzx_from_the_nodes_alone_and_after_an_edit(tmp_path):
-    from retromesh.formats.wolfire import fzx
+    from retromesh.formats.wolfire.fzx_scene_write import scene_to_fzx
     doc = retromesh.read(FZX)
     sc = retromesh.load(_glb(FZX, tmp_path))
     for n in sc.nodes:
         n.extras.pop("fzx_object", None)        # a tool that drops extras: made from the nodes
-    back = fzx.from_scene(sc)
+    back = scene_to_fzx(sc)
     for a, b in zip(doc.objects, back.objects, strict=True):
         _same_volume(a, b)
     sc = retromesh.load(tmp_path / "mid.glb")
@@ -151,7 +151,7 @@ def test_fzx_from_the_nodes_alone_and_after_an_edit(tmp_path):
     sc.nodes[0].extras["center"] = [0.0, 0.0, 0.0]
     with warnings.catch_warnings():
         warnings.simplefilter("error", LossWarning)
-        back = fzx.from_scene(sc)
+        back = scene_to_fzx(sc)
     assert back.objects[0].location == pytest.approx((0.0, 0.0, 1.25))
     assert back.objects[0].scale == pytest.approx((0.25, 0.25, 0.25), rel=1e-3)
     back = retromesh.read(retromesh.to_bytes(back), format="fzx")     # as float32
@@ -159,17 +159,17 @@ def test_fzx_from_the_nodes_alone_and_after_an_edit(tmp_path):
 
 
 def test_fzx_mirrored_copy_moved_on_its_own_is_warned(tmp_path):
-    from retromesh.formats.wolfire import fzx
+    from retromesh.formats.wolfire.fzx_scene_write import scene_to_fzx
     sc = retromesh.load(_glb(FZX, tmp_path))
     mirror = next(n for n in sc.nodes if n.name.endswith("(mirror)"))
     mirror.translation = mirror.translation + 0.25
     with pytest.warns(LossWarning, match="mirrored copies"):
-        back = fzx.from_scene(sc)
+        back = scene_to_fzx(sc)
     assert retromesh.to_bytes(back) == FZX.read_bytes()
 
 
 def test_fzx_from_a_foreign_scene(tmp_path):
-    from retromesh.formats.wolfire import fzx
+    from retromesh.formats.wolfire.fzx_scene_write import scene_to_fzx
     from retromesh.scene import Mesh, Node, Primitive, Scene
     sc = Scene()
     box = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], np.float32)
@@ -177,11 +177,11 @@ def test_fzx_from_a_foreign_scene(tmp_path):
                                                indices=np.array([0, 1, 2], np.uint32))]))
     sc.add_node(Node(name="Chest Box", translation=[0.0, 1.0, 0.0], mesh=m))
     sc.add_node(Node(name="lamp", mesh=m))
-    back = fzx.from_scene(sc)
+    back = scene_to_fzx(sc)
     assert [(o.label, o.location) for o in back.objects] == [(b"Chest Box", (0.0, 0.0, 1.0))]
     assert back.objects[0].scale == pytest.approx((0.1, 0.3, 0.2))
     with pytest.raises(retromesh.DocumentError, match="no ragdoll volumes"):
-        fzx.from_scene(Scene())
+        scene_to_fzx(Scene())
 
 
 # -- Overgrowth .anm weapon matrices: animated nodes ---------------------------------------------

@@ -21,7 +21,7 @@ from retromesh.errors import FormatError, LossWarning, UnknownFormatError
 from retromesh.formats.wolfire.ogchain import Chain
 from retromesh.formats.wolfire.ogxml import DataRoots, parse_xml
 from retromesh.formats.wolfire.ogxml_samples import write_character
-from retromesh.formats.wolfire.ogxml_scene import check
+from retromesh.formats.wolfire.ogxml_scene_read import check
 from retromesh.formats.wolfire.phxbn import write as write_phxbn
 from retromesh.formats.wolfire.samples import stick_skeleton
 from retromesh.safenames import UnsafePath

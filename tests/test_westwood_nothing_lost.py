@@ -1,5 +1,5 @@
 """Nothing lost: .vxl (+ .hva) -> .glb -> .vxl (+ .hva) gives the files back
-(westwood/keep.py), also after what Blender does to a scene, and keeps grids and modes when
+(westwood/scene_extras.py), also after what Blender does to a scene, and keeps grids and modes when
 a limb is edited."""
 from __future__ import annotations
 
@@ -142,7 +142,7 @@ def test_broken_kept_file_record_is_not_a_kept_file(tank, tmp_path, edit):
     voxelised afresh), never a writer crash, and a zlib bomb is not unpacked."""
     import json
 
-    from retromesh.formats.westwood.keep import FILE_KEY
+    from retromesh.formats.westwood.scene_extras import FILE_KEY
     scene = retromesh.load(tank)
     root = next(n for n in scene.nodes if FILE_KEY in n.extras)
     record = json.loads(root.extras[FILE_KEY])
@@ -157,7 +157,7 @@ def test_broken_kept_file_record_is_not_a_kept_file(tank, tmp_path, edit):
 def test_zlib_bomb_in_a_kept_limb_is_refused(tank):
     import json
 
-    from retromesh.formats.westwood.keep import LIMB_KEY, kept_limb
+    from retromesh.formats.westwood.scene_extras import LIMB_KEY, kept_limb
     scene = retromesh.load(tank)
     node = next(n for n in scene.nodes if LIMB_KEY in n.extras)
     record = json.loads(node.extras[LIMB_KEY])

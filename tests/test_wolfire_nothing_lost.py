@@ -11,7 +11,7 @@ import retromesh
 from conftest import corpus_params
 from helpers.gltfcheck import assert_valid_many
 from retromesh.formats.wolfire import samples
-from retromesh.formats.wolfire.native_extras import ANM_KEY, PHXBN_KEY
+from retromesh.formats.wolfire.scene_extras import ANM_KEY, PHXBN_KEY
 
 
 def _info(doc) -> dict:

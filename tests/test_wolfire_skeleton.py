@@ -15,7 +15,7 @@ from helpers.gltfcheck import assert_valid
 from helpers.malformed import assert_malformed_safe, read_or_format_error
 from helpers.roundtrip import native_round_trip
 from retromesh import DocumentError, FormatError, LossWarning
-from retromesh.formats.wolfire import samples, scene as wscene
+from retromesh.formats.wolfire import bones, samples, scene as wscene
 from retromesh.formats.wolfire.anm import (
     AnmEvent,
     AnmFile,
@@ -206,7 +206,7 @@ def test_animation_scene_reproduces_keys(files):
                                                       np.cos(kf.rotation / 2)], [1, 1, 1])
         assert np.allclose(w[root], root_m, atol=1e-5)
         model = np.linalg.inv(w[root]) @ w[joints]
-        assert np.allclose(model, wscene._mats(kf.bone_mats), atol=1e-5)
+        assert np.allclose(model, bones.unpack_mats(kf.bone_mats), atol=1e-5)
     # resampled at 30 Hz (plus the key times)
     times = anim.channels[0].times
     assert len(times) >= 36 and abs(times[-1] - 1.2) < 1e-6
@@ -233,7 +233,7 @@ def test_very_long_animation_is_refused(files):
                      bone_ends=ends, bone_parents=par, bone_masses=np.ones(m, "<f4"),
                      bone_com=np.zeros((m, 3), "<f4"))
     from retromesh.formats.wolfire.anm import WEAPON8_DTYPE
-    mats = wscene._flat(wscene.bone_frames(pts[ends[:, 0]], pts[ends[:, 1]]))
+    mats = bones.pack_mats(bones.bone_frames(pts[ends[:, 0]], pts[ends[:, 1]]))
     anm = AnmFile(version=11, centered=0, looping=1, length=6_000_000, keyframes=[
         AnmKeyframe(0, mats, np.zeros(0, "<f4"), np.zeros(0, WEAPON8_DTYPE), 0, None, [], [], [], [])])
     with pytest.raises(retromesh.LimitError, match="lower fps"):
@@ -501,7 +501,7 @@ def test_playback_matches_engine_blend_four_bones():
     parents = samples.PARENTS
     t_ms = 330.0                                   # between keys 1 (200) and 2 (400)
     T, R, _, _ = wscene.sample_animation(anm, parents, 6, np.array([t_ms]))
-    mats = np.stack([wscene._mats(k.bone_mats) for k in anm.keyframes])
+    mats = np.stack([bones.unpack_mats(k.bone_mats) for k in anm.keyframes])
     local = mats.copy()
     for i in range(1, 6):
         local[:, i] = np.linalg.inv(mats[:, parents[i]]) @ mats[:, i]
@@ -649,12 +649,12 @@ def test_hierarchy_depths_and_cycles():
             while q[j] >= 0:
                 j, n = q[j], n + 1
             ref.append(n)
-        assert wscene._depths(q).tolist() == ref
-        order = wscene._depth_order(q)
+        assert bones.depths(q).tolist() == ref
+        order = bones.depth_order(q)
         assert all(order.index(int(q[i])) < order.index(i) for i in range(m) if q[i] >= 0)
     for bad in ([1, 0], [0], [-1, 2, 1], [-1, 0, 3, 4, 2]):
         with pytest.raises(DocumentError, match="cycle"):
-            wscene._check_parents(np.array(bad), len(bad))
+            bones.check_parents(np.array(bad), len(bad))
     doc = samples.phxbn_fixture(11)
     doc.control.hier_parents = np.array([-1, 2, 3, 1, 0, 0], "<i4")
     with pytest.raises(FormatError, match="cycle"):

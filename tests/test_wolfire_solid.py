@@ -13,7 +13,8 @@ from helpers.gltfcheck import assert_valid_many
 from helpers.malformed import assert_malformed_safe, read_or_format_error
 from retromesh import DocumentError, FormatError
 from retromesh.formats.wolfire import samples
-from retromesh.formats.wolfire.solid import TRI_DTYPE, SolidFile, from_scene, signed_volume
+from retromesh.formats.wolfire.lugaru_scene_write import scene_to_solid as from_scene
+from retromesh.formats.wolfire.solid import TRI_DTYPE, SolidFile, signed_volume
 from retromesh.scene import Mesh, Node, Primitive, Scene
 
 SOLIDS = corpus_files("solid", "*.solid")

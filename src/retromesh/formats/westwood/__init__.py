@@ -10,7 +10,7 @@ definition exists for TS/RA2 voxels); the generic ``scale=`` load option scales 
 Modules, by role (``formats/README.md`` states the shape): native layers :mod:`.vxl`,
 :mod:`.hva`, :mod:`.vox` (lossless); the codec :mod:`.spans` + :mod:`.voxels` (span codec,
 normal tables), :mod:`.meshing` (visible faces, greedy meshing), :mod:`.colour` (sRGB <->
-linear); kept data :mod:`.keep` (.vxl/.hva) and :mod:`.vox_keep` (.vox), the records in node
+linear); kept data :mod:`.scene_extras` (.vxl/.hva) and :mod:`.vox_scene_extras` (.vox), the records in node
 extras that let ``.vxl -> .glb -> .vxl`` give the files back, byte for byte when unedited;
 scene mappings :mod:`.scene` (.vxl + .hva) and :mod:`.vox_scene` (.vox); the voxeliser
 :mod:`.voxelize`; writers :mod:`.scene_write` (.vxl + .hva) and :mod:`.vox_scene_write`

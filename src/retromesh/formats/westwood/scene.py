@@ -46,7 +46,7 @@ from ...errors import DocumentError, FormatError, LossWarning
 from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene
 from ...transforms import compose_trs, decompose_trs, quat_continuous
 from ...units import positive as positive_option
-from . import keep
+from . import scene_extras
 from .colour import srgb_to_linear
 from .hva import HvaFile
 from .meshing import quads_to_triangles, visible_quads
@@ -323,10 +323,10 @@ def to_scene(doc: VxlFile, *, source: Path | None = None, hva: Any = None,
     nodes = grid_scene(scene, grids, pal, remap, mats, root, greedy, normals)
     # what glTF has no place for, so that from_scene can give the file back (see .keep)
     for node, limb in zip(nodes, doc.limbs):
-        scene.nodes[node].extras[keep.LIMB_KEY] = keep.limb_extras(limb)
-    scene.nodes[root].extras[keep.FILE_KEY] = keep.file_extras(doc, pal, greedy, normals)
+        scene.nodes[node].extras[scene_extras.LIMB_KEY] = scene_extras.limb_extras(limb)
+    scene.nodes[root].extras[scene_extras.FILE_KEY] = scene_extras.file_extras(doc, pal, greedy, normals)
     if hdoc is not None:
-        scene.nodes[root].extras[keep.HVA_KEY] = keep.hva_extras(hdoc, sections, fps)
+        scene.nodes[root].extras[scene_extras.HVA_KEY] = scene_extras.hva_extras(hdoc, sections, fps)
     if frames > 1:
         c4 = _axes4()
         times = np.arange(frames, dtype=np.float64) / fps

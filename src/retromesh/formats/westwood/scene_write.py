@@ -1,4 +1,4 @@
-"""Scene -> ``.vxl`` (+ ``.hva``), the writer: the kept file given back (:mod:`.keep`), else the
+"""Scene -> ``.vxl`` (+ ``.hva``), the writer: the kept file given back (:mod:`.scene_extras`), else the
 scene voxelised anew (:func:`.voxelize.voxelize_scene`).
 
 :func:`from_scene` gives the kept file back (:func:`restore`) when every mesh node of the scene
@@ -36,8 +36,8 @@ from ...transforms import compose_trs
 from ...units import scale_scene
 from .colour import srgb_to_linear
 from .hva import HvaFile
-from .keep import FILE_KEY, HVA_KEY, LIMB_KEY, kept_file, kept_hva, kept_limb
 from .scene import limb_matrices, limb_mesh
+from .scene_extras import FILE_KEY, HVA_KEY, LIMB_KEY, kept_file, kept_hva, kept_limb
 from .voxelize import mesh_triangles, voxelise_in_grid, voxelize_scene
 from .voxels import VoxelGrid, normal_indices
 from .vxl import Limb, RawBody, VxlFile

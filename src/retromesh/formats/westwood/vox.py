@@ -2,7 +2,7 @@
 (:func:`scene_graph`, :func:`placements`) and the models as voxel grids (:func:`models`).
 
 Its scene mapping is :mod:`.vox_scene`, its writer :mod:`.vox_scene_write` (with the kept
-file, :mod:`.vox_keep`), and the direct converters ``vxl -> vox`` and ``vox -> vxl`` are in
+file, :mod:`.vox_scene_extras`), and the direct converters ``vxl -> vox`` and ``vox -> vxl`` are in
 :mod:`.convert`.
 
 Layout (little-endian)

@@ -1,6 +1,6 @@
 """MagicaVoxel ``.vox`` -> Scene: one node per shape instance, meshed like the limbs of a
 ``.vxl`` (:func:`.scene.grid_scene`, face normals), placed by the scene graph; the file rides in
-the root node's extras (:mod:`.vox_keep`) so that :mod:`.vox_scene_write` can give it back.
+the root node's extras (:mod:`.vox_scene_extras`) so that :mod:`.vox_scene_write` can give it back.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 
 from ...scene import Node, Scene
 from ...units import positive as positive_option
-from . import vox, vox_keep
+from . import vox, vox_scene_extras
 from .scene import grid_scene
 from .vxl import Limb
 
@@ -46,9 +46,9 @@ def to_scene(doc: vox.VoxFile, *, source: Path | None = None, greedy: bool = Tru
     if len(head) == 3 and all(h.isdigit() for h in head):
         remap = (int(head[1]), int(head[2]))
     nodes = grid_scene(scene, items, palette, remap, mats, root, greedy, "face")
-    # the file itself, so that from_scene can give it back (see .vox_keep)
+    # the file itself, so that from_scene can give it back (see .vox_scene_extras)
     for k, node in enumerate(nodes):
-        scene.nodes[node].extras[vox_keep.INSTANCE_KEY] = k
-    scene.nodes[root].extras[vox_keep.FILE_KEY] = vox_keep.file_extras(vox.write(doc), greedy,
+        scene.nodes[node].extras[vox_scene_extras.INSTANCE_KEY] = k
+    scene.nodes[root].extras[vox_scene_extras.FILE_KEY] = vox_scene_extras.file_extras(vox.write(doc), greedy,
                                                                        len(nodes))
     return scene

@@ -2,7 +2,7 @@
 (:mod:`.scene_write`, same options) and converted (:func:`.convert.vxl_to_vox`).
 
 A scene made from a ``.vox`` gives that file back (:func:`restore`, from the kept data of
-:mod:`.vox_keep`) when every mesh node of the scene is a kept shape instance and every instance
+:mod:`.vox_scene_extras`) when every mesh node of the scene is a kept shape instance and every instance
 is still there:
 
 * "unchanged" is checked against the meshes ``to_scene`` makes of the kept file,
@@ -39,8 +39,8 @@ from . import vox
 from .convert import vxl_to_vox
 from .scene import AXES
 from .scene_write import canonical_triangles, from_scene as vxl_from_scene
-from .vox_keep import FILE_KEY, INSTANCE_KEY, kept_vox
 from .vox_scene import to_scene
+from .vox_scene_extras import FILE_KEY, INSTANCE_KEY, kept_vox
 from .voxelize import mesh_triangles, voxelise_in_grid
 from .vxl import Limb
 

@@ -9,25 +9,22 @@ negative (relative).
 Registered as the ``obj`` format so that ``from_scene`` of a skinned glTF can write the
 character mesh beside its ``.phxbn`` (one OBJ corner per ``.phxbn`` weight entry, in order) and
 so that ``retromesh convert x.obj x.glb`` works. The native document :class:`ObjFile` keeps the
-text as bytes (lossless); ``to_scene`` makes one static mesh (OBJ ``vt`` has its origin at the
-bottom: glTF ``v = 1 - vt``; no centring), ``from_scene`` writes every triangle primitive
-(node transforms applied) with ``v``/``vt``/``vn``.
+text as bytes (lossless). The scene mapping: :func:`.scene_read.obj_to_scene` makes one static
+mesh (OBJ ``vt`` has its origin at the bottom: glTF ``v = 1 - vt``; no centring),
+:func:`.scene_write.scene_to_obj` writes every triangle primitive (node transforms applied)
+with ``v``/``vt``/``vn``.
 """
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 
 from ...binio import Reader
 from ...errors import FormatError, LossWarning
-from ...geometry import compute_normals
 from ...records import record
-from ...registry import Format, register
-from ...scene import Mesh, Node, Primitive, Scene
 
-__all__ = ["ObjMesh", "ObjFile", "parse_obj", "write_obj", "corner_mesh"]
+__all__ = ["ObjMesh", "ObjFile", "parse_obj", "write_obj", "corner_mesh", "read", "write", "info"]
 
 
 @record
@@ -201,7 +198,7 @@ def corner_mesh(obj: ObjMesh) -> tuple[np.ndarray, np.ndarray | None, np.ndarray
     return pos, uv, nrm
 
 
-def _read(r: Reader) -> ObjFile:
+def read(r: Reader) -> ObjFile:
     doc = ObjFile(r.rest())
     try:
         doc.mesh(r.file)
@@ -211,87 +208,9 @@ def _read(r: Reader) -> ObjFile:
     return doc
 
 
-def _write(doc: ObjFile) -> bytes:
+def write(doc: ObjFile) -> bytes:
     return bytes(doc.text)
 
 
-def _to_scene(doc: ObjFile, *, source: Path | None = None) -> Scene:
-    obj = doc.mesh()
-    name = source.stem if source else "obj"
-    scene = Scene(name=name)
-    pos, uv, nrm = corner_mesh(obj)
-    if not len(pos):
-        scene.add_node(Node(name=name))
-        return scene
-    if not np.all(np.isfinite(pos)):
-        raise FormatError("finite OBJ vertex coordinates", path="v")
-    parts = [pos.astype(np.float32)]
-    if uv is not None and not np.all(np.isfinite(uv)):
-        raise FormatError("finite OBJ texture coordinates", path="vt")
-    if uv is not None:
-        parts.append(uv.astype(np.float32))
-    if nrm is not None:
-        n = np.linalg.norm(nrm, axis=1, keepdims=True)
-        nrm = np.where((n > 1e-12) & np.isfinite(n), nrm / np.where(n > 1e-12, n, 1), [0.0, 1.0, 0.0])
-        parts.append(nrm.astype(np.float32))
-    key = np.ascontiguousarray(np.concatenate(parts, 1))
-    _, first, inv = np.unique(key.view(np.dtype((np.void, key.shape[1] * 4))).reshape(-1),
-                              return_index=True, return_inverse=True)
-    idx = inv.reshape(-1).astype(np.uint32)
-    p = pos[first].astype(np.float32)
-    prim = Primitive(positions=p, indices=idx,
-                     normals=nrm[first] if nrm is not None else compute_normals(p, idx),
-                     uvs=[uv[first]] if uv is not None else [])
-    m = scene.add_mesh(Mesh(name=name, primitives=[prim]))
-    scene.add_node(Node(name=name, mesh=m))
-    return scene
-
-
-def scene_mesh(scene: Scene) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """(positions, triangles, uvs, normals) of every triangle primitive, node transforms applied
-    (skinned meshes in their bind space)."""
-    worlds = scene.world_matrices()
-    pos_l: list[np.ndarray] = []
-    tri_l: list[np.ndarray] = []
-    uv_l: list = []                 # (None for a primitive without UVs: then not joined)
-    n_l: list[np.ndarray] = []
-    all_uv = all_n = True
-    base = 0
-    for ni, node in enumerate(scene.nodes):
-        if node.mesh is None:
-            continue
-        world = np.eye(4) if node.skin is not None else worlds[ni]
-        for p in scene.meshes[node.mesh].primitives:
-            if p.mode != 4:
-                continue
-            n = len(p.positions)
-            pos_l.append((np.c_[p.positions.astype(np.float64), np.ones(n)] @ world.T)[:, :3])
-            idx = (p.indices if p.indices is not None else np.arange(n)).astype(np.int64).reshape(-1, 3)
-            if np.linalg.det(world[:3, :3]) < 0:
-                idx = idx[:, [0, 2, 1]]
-            tri_l.append(idx + base)
-            all_uv &= bool(p.uvs)
-            all_n &= p.normals is not None
-            uv_l.append(p.uvs[0] if p.uvs else None)
-            if p.normals is not None:
-                nn = p.normals.astype(np.float64) @ np.linalg.inv(world[:3, :3])
-                n_l.append(nn / np.maximum(np.linalg.norm(nn, axis=1, keepdims=True), 1e-12))
-            base += n
-    if not pos_l:
-        return np.zeros((0, 3)), np.zeros((0, 3), np.int64), None, None
-    uv = np.concatenate(uv_l) if all_uv else None
-    nrm = np.concatenate(n_l) if all_n else None
-    return np.concatenate(pos_l), np.concatenate(tri_l), uv, nrm
-
-
-def _from_scene(scene: Scene) -> ObjFile:
-    pos, tri, uv, nrm = scene_mesh(scene)
-    vt = None if uv is None else np.stack([uv[:, 0], 1.0 - uv[:, 1]], 1)
-    return ObjFile(write_obj(pos, tri, vt, None, name=scene.name or "mesh", normals=nrm))
-
-
-register(Format(
-    name="obj", family="Wolfire", description="Wavefront OBJ (Overgrowth character meshes)",
-    extensions=("obj",), doc_types=(ObjFile,), sniff=None, magic_certain=False,
-    read=_read, write=_write, to_scene=_to_scene, from_scene=_from_scene, endian="<",
-    scene_options=("source",), info=lambda d: {"triangles": d.mesh().triangle_count}))
+def info(doc: ObjFile) -> dict[str, int]:
+    return {"triangles": doc.mesh().triangle_count}

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import registry
 from ...errors import FormatError, RetromeshError
 from ...findings import Finding, error, warning
 from ...records import record
@@ -130,7 +131,6 @@ class Chain:
             return None, False
 
     def _parse(self, fmt_name: str, data: bytes, rel: str) -> Any:
-        from ... import registry
         try:
             if fmt_name == "obj":
                 return parse_obj(data, rel)

@@ -20,11 +20,11 @@ import numpy as np
 
 from ...transforms import compose_trs
 from .anm import WEAPON7_DTYPE, WEAPON8_DTYPE, AnmEvent, AnmFile, AnmIkBone, AnmKeyframe, AnmLabelWeight
+from .bones import bone_frames, pack_mats
 from .fzx import FzxFile, FzxObject
 from .obj import write_obj
 from .phxbn import PhxbnFile, PhxControl, PhxJoint, PhxSimpleIk
 from .sav import SavArray, SavFile, SavInt, SavLegacyLevel, SavLevel, SavPair
-from .scene import _flat, bone_frames
 from .solid import TRI_DTYPE, SolidFile
 
 __all__ = ["stick_skeleton", "stick_obj", "wave_animation", "walk_animation", "phxbn_fixture",
@@ -127,7 +127,7 @@ def phxbn_fixture(version: int = 11, rigging_stage: int = 1, joints: bool = True
     if version >= 7:
         doc.bone_com = ((pts[BONE_ENDS[:, 0]] + pts[BONE_ENDS[:, 1]]) / 2).astype("<f4")
     if version >= 9:
-        doc.bone_mats = _flat(bone_frames(pts[BONE_ENDS[:, 0]], pts[BONE_ENDS[:, 1]]))
+        doc.bone_mats = pack_mats(bone_frames(pts[BONE_ENDS[:, 0]], pts[BONE_ENDS[:, 1]]))
     if rigging_stage in (1, 2):
         w, ids = corner_weights(pts)
         js = []
@@ -185,14 +185,14 @@ def anm_fixture(version: int = 11, *, centered: bool = True, mobility: bool = Tr
         phase = 2 * np.pi * k / keys
         angles = np.array([0.1 * np.sin(phase), 0.2 * np.cos(phase), swing * np.sin(phase),
                            -swing * np.sin(phase), -swing * np.sin(phase), swing * np.sin(phase)])
-        kf = AnmKeyframe(time=st + k * length // keys, bone_mats=_flat(_pose(angles)))
+        kf = AnmKeyframe(time=st + k * length // keys, bone_mats=pack_mats(_pose(angles)))
         if version >= 4:
             kf.weights = np.full(m, 1.0 - 0.1 * k, "<f4")
         if version >= 7:
             dt = WEAPON8_DTYPE if version >= 8 else WEAPON7_DTYPE
             kf.weapon_mats = np.zeros(1 if weapons else 0, dt)
             if weapons:
-                kf.weapon_mats["matrix"][0] = _flat(np.eye(4))
+                kf.weapon_mats["matrix"][0] = pack_mats(np.eye(4))
                 if version >= 8:
                     kf.weapon_mats["relative_id"][0] = 2
                     kf.weapon_mats["relative_weight"][0] = 0.5
@@ -201,7 +201,7 @@ def anm_fixture(version: int = 11, *, centered: bool = True, mobility: bool = Tr
             if kf.use_mobility:
                 mob = np.eye(4)
                 mob[:3, 3] = (0.0, 0.0, 0.1 * k)
-                kf.mobility = _flat(mob)
+                kf.mobility = pack_mats(mob)
         if version >= 2:
             kf.events = [AnmEvent(4, b"leftstep"), AnmEvent(-1, b"sound \xe9t\xe9")] \
                 if events and k == 1 else []

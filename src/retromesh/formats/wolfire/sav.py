@@ -39,10 +39,9 @@ from ...binio import Reader, Writer
 from ...errors import DocumentError
 from ...findings import Finding, error
 from ...records import record
-from ...registry import Format, register
 
 __all__ = ["SavFile", "SavLevel", "SavLegacyLevel", "SavPair", "SavArray", "SavInt",
-           "read", "write", "MARKER"]
+           "read", "write", "MARKER", "sniff", "info", "check"]
 
 MARKER = b"Overgrowth Save"
 CURRENT_VERSION = 3
@@ -205,7 +204,5 @@ def check(doc: SavFile) -> list[Finding]:
     return []
 
 
-register(Format(
-    name="sav", family="Wolfire", description="Overgrowth save data (.sav, version 3)",
-    extensions=("sav",), doc_types=(SavFile,), sniff=lambda h: h[:15] == MARKER,
-    magic_certain=True, read=read, write=write, endian="<", info=info, check=check))
+def sniff(head: bytes) -> bool:
+    return head[:15] == MARKER

@@ -2,8 +2,9 @@
 
 Modules: :mod:`.bones` (bone frames, hierarchy checks), :mod:`.playback` (the engine's key
 blending), :mod:`.scene_read` (files -> Scene), :mod:`.scene_write` (Scene -> files); this
-module registers the ``.phxbn``/``.anm`` formats with them (the native modules :mod:`.anm` and
-:mod:`.phxbn` know nothing of scenes) and keeps the older names.
+module gathers their entry points (the package's ``__init__`` registers the ``.phxbn``/``.anm``
+formats with them; the native modules :mod:`.anm` and :mod:`.phxbn` know nothing of scenes) and
+keeps the older names.
 
 Engine facts used (Overgrowth ``bulletworld.cpp``,
 ``skeletonasset.cpp``, ``animation.cpp``, ``models.cpp``):
@@ -47,7 +48,7 @@ Engine facts used (Overgrowth ``bulletworld.cpp``,
 
 ``from_scene`` of a scene made by ``to_scene`` gives back every native field: the files' own
 versions, points, masses, ragdoll joints, simple IK bones, key times, events, IK bones, weapon
-and mobility matrices... kept on the root node (:mod:`.native_extras`; ``native=False``
+and mobility matrices... kept on the root node (:mod:`.scene_extras`; ``native=False``
 ignores them). Otherwise (glTF -> ``.phxbn`` v11 + ``.anm`` v11): joints of the first skin; bind frames
 from the inverse bind matrices; bone ends from the node extras written by ``to_scene``
 (``phxbn_bone``: start/end point ids and length) or, for foreign skeletons, from the joint's
@@ -63,65 +64,26 @@ node's channels.
 """
 from __future__ import annotations
 
-from ...checking import companion_rule
-from ...findings import Finding, error
-from ...registry import Format, register
-from . import anm, phxbn
 from .bones import (
                     bone_frames,
                     catmull_rom_weights,
-                    check_parents,
-                    depth_order,
-                    depths,
-                    pack_mats,
-                    rot_y,
-                    safe_inv,
                     skeleton_bind,
-                    unpack_mats,
 )
-from .obj import ObjFile, parse_obj
+from .obj import parse_obj
 from .playback import sample_animation
-from .scene_read import DEFAULT_FPS, LIMITS, MAX_SAMPLE_BONES, add_animation, anm_to_scene, phxbn_to_scene
-from .scene_write import scene_to_anm, scene_to_phxbn
+from .scene_read import (
+    DEFAULT_FPS,
+    LIMITS,
+    MAX_SAMPLE_BONES,
+    add_animation,
+    anm_to_scene,
+    obj_to_scene,
+    phxbn_to_scene,
+)
+from .scene_write import scene_to_anm, scene_to_obj, scene_to_phxbn
 
 __all__ = ["bone_frames", "phxbn_to_scene", "anm_to_scene", "scene_to_phxbn", "scene_to_anm",
+           "obj_to_scene", "scene_to_obj",
            "catmull_rom_weights", "sample_animation", "skeleton_bind", "add_animation",
            "DEFAULT_FPS", "LIMITS", "MAX_SAMPLE_BONES", "parse_obj"]
 
-# older private spellings (tests and scripts use them)
-_mats, _flat, _rot_y, _depths = unpack_mats, pack_mats, rot_y, depths
-_check_parents, _depth_order, _safe_inv = check_parents, depth_order, safe_inv
-
-
-# The skeleton and animation formats are registered here, where the native modules meet the
-# scene mapping (the native modules do not import it: no import circle).
-register(Format(
-    name="anm", family="Wolfire", description="Overgrowth animation (.anm, versions 0-11)",
-    extensions=("anm",), doc_types=(anm.AnmFile,), sniff=anm.sniff, magic_certain=False,
-    read=anm.read, write=anm.write, to_scene=anm_to_scene, from_scene=scene_to_anm, endian="<",
-    scene_options=("source", "skeleton", "mesh", "animations", "fps", "root_motion", "center"),
-    companions=("phxbn", "obj"), info=anm.info, check=anm.check))
-
-register(Format(
-    name="phxbn", family="Wolfire", description="Overgrowth skeleton (.phxbn, versions 5-11)",
-    extensions=("phxbn",), doc_types=(phxbn.PhxbnFile,), sniff=phxbn.sniff, magic_certain=False,
-    read=phxbn.read, write=phxbn.write, to_scene=phxbn_to_scene, from_scene=scene_to_phxbn,
-    endian="<", scene_options=("source", "mesh", "animations", "fps", "root_motion", "center"),
-    companions=("anm", "obj"), info=phxbn.info, check=phxbn.check))
-
-
-@companion_rule("phxbn", "obj")
-def _phxbn_with_obj(doc: phxbn.PhxbnFile, obj: ObjFile) -> list[Finding]:
-    """The engine takes the skinned vertex count from the OBJ (3 per triangle corner): it
-    refuses a version 11 skeleton that stores another count, and reads an older one's weights
-    by the OBJ's count (whatever follows is misread)."""
-    if doc.control is None:
-        return []
-    corners, weights = 3 * obj.mesh().triangle_count, len(doc.control.weights)
-    if corners == weights:
-        return []
-    said = phxbn.VERTEX_COUNTS if doc.version >= 11 else (
-        "The engine reads as many vertex weights as the OBJ has triangle corners and misreads "
-        "the rest of the skeleton.")
-    return [error("phxbn.vertex_count", f"{said} The .phxbn weights {weights} vertices, the "
-                  f"OBJ has {corners} triangle corners")]

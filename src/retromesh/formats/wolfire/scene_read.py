@@ -8,20 +8,22 @@ from typing import Any
 
 import numpy as np
 
+import retromesh
+
 from ...errors import DocumentError, FormatError, LimitError, LossWarning, UnsupportedError
 from ...geometry import compute_normals
 from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import decompose_trs, inverse, quat_continuous
 from .anm import AnmFile
 from .bones import depth_order, rot_y, safe_inv, skeleton_bind, unpack_mats
-from .native_extras import ANM_KEY, PHXBN_KEY, anm_key, anm_stub, phxbn_stub
-from .obj import ObjMesh, parse_obj
+from .obj import ObjFile, ObjMesh, corner_mesh, parse_obj
 from .phxbn import PhxbnFile
 from .playback import sample_animation, sorted_keys
+from .scene_extras import ANM_KEY, PHXBN_KEY, anm_key, anm_stub, phxbn_stub
 from .weapons import weapon_channels
 
-__all__ = ["phxbn_to_scene", "anm_to_scene", "add_animation", "DEFAULT_FPS", "LIMITS",
-           "MAX_SAMPLE_BONES"]
+__all__ = ["phxbn_to_scene", "anm_to_scene", "obj_to_scene", "add_animation", "DEFAULT_FPS",
+           "LIMITS", "MAX_SAMPLE_BONES"]
 
 DEFAULT_FPS = 30.0
 #: safety caps of the resampling (the work is set by a length field, not by the file's size);
@@ -235,7 +237,6 @@ def add_animation(scene: Scene, anm: AnmFile, name: str, root: int, joints: list
 
 
 def _read_native(path: Any, kind: type, what: str):
-    import retromesh
     doc = retromesh.read(path)
     if not isinstance(doc, kind):
         raise UnsupportedError(f"{path}: expected {what}, got a {type(doc).__name__}")
@@ -306,4 +307,37 @@ def anm_to_scene(doc: AnmFile, *, source: Path | None = None, skeleton: Any = No
     root, joints = _add_skeleton(scene, name, bind, parents, None)
     scene.add_skin(Skin(joints=list(joints), inverse_bind_matrices=safe_inv(bind), name=name))
     add_animation(scene, doc, name, root, joints, parents, fps, root_motion)
+    return scene
+
+
+def obj_to_scene(doc: ObjFile, *, source: Path | None = None) -> Scene:
+    """An OBJ alone: one static mesh, vertices merged where position, UV and normal agree."""
+    obj = doc.mesh()
+    name = source.stem if source else "obj"
+    scene = Scene(name=name)
+    pos, uv, nrm = corner_mesh(obj)
+    if not len(pos):
+        scene.add_node(Node(name=name))
+        return scene
+    if not np.all(np.isfinite(pos)):
+        raise FormatError("finite OBJ vertex coordinates", path="v")
+    parts = [pos.astype(np.float32)]
+    if uv is not None and not np.all(np.isfinite(uv)):
+        raise FormatError("finite OBJ texture coordinates", path="vt")
+    if uv is not None:
+        parts.append(uv.astype(np.float32))
+    if nrm is not None:
+        n = np.linalg.norm(nrm, axis=1, keepdims=True)
+        nrm = np.where((n > 1e-12) & np.isfinite(n), nrm / np.where(n > 1e-12, n, 1), [0.0, 1.0, 0.0])
+        parts.append(nrm.astype(np.float32))
+    key = np.ascontiguousarray(np.concatenate(parts, 1))
+    _, first, inv = np.unique(key.view(np.dtype((np.void, key.shape[1] * 4))).reshape(-1),
+                              return_index=True, return_inverse=True)
+    idx = inv.reshape(-1).astype(np.uint32)
+    p = pos[first].astype(np.float32)
+    prim = Primitive(positions=p, indices=idx,
+                     normals=nrm[first] if nrm is not None else compute_normals(p, idx),
+                     uvs=[uv[first]] if uv is not None else [])
+    m = scene.add_mesh(Mesh(name=name, primitives=[prim]))
+    scene.add_node(Node(name=name, mesh=m))
     return scene

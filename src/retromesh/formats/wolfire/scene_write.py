@@ -12,14 +12,15 @@ from ...filenames import animation_keys, companion
 from ...hierarchy import nearest_in
 from ...scene import Animation, Scene, Skin
 from ...transforms import compose_trs
-from .anm import WEAPON8_DTYPE, AnmFile, AnmKeyframe
+from .anm import WEAPON8_DTYPE, AnmEvent, AnmFile, AnmKeyframe, AnmLabelWeight
 from .bones import bone_frames, depth_order, pack_mats
-from .native_extras import TOL, anm_key, kept_anm, kept_phxbn, merge_phxbn, same
+from .obj import ObjFile, write_obj
 from .phxbn import PhxbnFile, PhxControl
+from .scene_extras import TOL, anm_key, kept_anm, kept_phxbn, merge_phxbn, same
 from .scene_read import DEFAULT_FPS, LIMITS
 from .weapons import apply_to_kept, weapon_matrices, weapon_records
 
-__all__ = ["scene_to_phxbn", "scene_to_anm"]
+__all__ = ["scene_to_phxbn", "scene_to_anm", "scene_to_obj", "scene_mesh"]
 
 
 def _skeleton_of(scene: Scene):
@@ -148,7 +149,7 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, native: bool = True
     """Skeleton, plus ``.obj`` (the skinned mesh, one corner per weight entry) and ``.anm``
     companions, each under the name it was read from, else ``<stem>_<animation>.anm``
     (:mod:`retromesh.filenames`). The native
-    data ``to_scene`` kept in the root node's extras (:mod:`.native_extras`) are used unless
+    data ``to_scene`` kept in the root node's extras (:mod:`.scene_extras`) are used unless
     ``native=False``; without them the files are written as version 11."""
     skin, joints, bind, parents, root = _skeleton_of(scene)
     m = len(joints)
@@ -175,7 +176,6 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, native: bool = True
     obj_doc = None
     if mesh_parts and write_mesh:
         allpos = np.concatenate([mp[0] for mp in mesh_parts])
-        from .obj import ObjFile, write_obj
         base, tris = 0, []
         for pos, tri, _, _ in mesh_parts:
             tris.append(tri + base)
@@ -216,6 +216,45 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, native: bool = True
 def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents: np.ndarray,
                       root: int | None, correction: np.ndarray | None = None,
                       shift: np.ndarray | None = None, native: bool = True) -> AnmFile:
+    """One glTF animation as an ``.anm``: sampled at its key times, the joints' model-space
+    matrices in the engine's bone frames (``correction``), root motion from the root node; the
+    kept file of the same name gets the new matrices, else a version 11 file is made."""
+    ex = anim.extras or {}
+    kept, times_ms, t, start = _key_times(scene, anim, root, native)
+    length_s = xt.number(ex, "length", anim.duration, 0.0, 2**31 / 1000)
+    m = len(joints)
+    if len(t) * max(m, 1) > LIMITS["sample_bones"]:       # before (keys, bones, 4, 4) arrays
+        raise DocumentError(f"animation {anim.name!r}: {len(t)} keys of {m} bones is more than "
+                            f"LIMITS['sample_bones'] = {LIMITS['sample_bones']} "
+                            "(retromesh.formats.wolfire.scene.LIMITS; raise it for longer "
+                            "animations)")
+    local, root_t, root_r = _sample_channels(scene, anim, joints, root, t)
+    world = _model_space(scene, joints, parents, root, local)
+    if correction is not None:
+        world = world @ correction
+    if shift is not None:
+        world[..., :3, 3] += shift
+    weapons = weapon_matrices(scene, anim, root, t, shift)
+    if kept is not None:
+        merged = _with_kept(_into_kept, kept, world, root_t, root_r, fallback=None, what=".anm")
+        if merged is not None:
+            apply_to_kept(merged, weapons, anim.name)
+            return merged
+    centered = bool(ex.get("centered", root_t is not None or root_r is not None))
+    version = 11
+    doc = AnmFile(version=version, centered=1 if centered else 0,
+                  looping=1 if ex.get("looping", True) else 0, start=None,
+                  length=int(round(length_s * 1000)))   # v11 has no start: times from 0
+    doc.keyframes = _new_keyframes(scene, anim, root, world, root_t, root_r, t,
+                                   times_ms - start, weapon_records(scene, root, weapons, version),
+                                   centered)
+    return doc
+
+
+def _key_times(scene: Scene, anim: Animation, root: int | None,
+               native: bool) -> tuple[AnmFile | None, np.ndarray, np.ndarray, int]:
+    """(the kept file, key times in ms, sample times in s, start in ms): the kept file's own
+    keys in its order, else the key times recorded in extras, else 30 Hz on whole ms."""
     ex = anim.extras or {}
     key_ms = xt.integers(ex.get("key_times_ms"))
     start = xt.integer(ex, "start_ms", 0)
@@ -242,13 +281,14 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
         times_ms = np.unique(np.round(t * 1000).astype(np.int64))   # keys sit on whole ms
         t = times_ms / 1000.0
         start = 0
-    length_s = xt.number(ex, "length", anim.duration, 0.0, 2**31 / 1000)
-    m = len(joints)
-    if len(t) * max(m, 1) > LIMITS["sample_bones"]:       # before (keys, bones, 4, 4) arrays
-        raise DocumentError(f"animation {anim.name!r}: {len(t)} keys of {m} bones is more than "
-                            f"LIMITS['sample_bones'] = {LIMITS['sample_bones']} "
-                            "(retromesh.formats.wolfire.scene.LIMITS; raise it for longer "
-                            "animations)")
+    return kept, times_ms, t, start
+
+
+def _sample_channels(scene: Scene, anim: Animation, joints: list[int], root: int | None,
+                     t: np.ndarray) -> tuple[np.ndarray, Any, Any]:
+    """(joint local matrices per sample (keys, joints, 4, 4), root translations, root
+    rotations): the joints' channels over their rest transforms, the root node's channels
+    (None where it has none)."""
     rest_nodes = [scene.nodes[j] for j in joints]
     T = np.array([n.translation for n in rest_nodes])[None].repeat(len(t), 0)
     R = np.array([n.rotation for n in rest_nodes])[None].repeat(len(t), 0)
@@ -271,7 +311,13 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
                 root_t = v
             elif c.path == "rotation":
                 root_r = v
-    local = compose_trs(T, R, S)
+    return compose_trs(T, R, S), root_t, root_r
+
+
+def _model_space(scene: Scene, joints: list[int], parents: np.ndarray, root: int | None,
+                 local: np.ndarray) -> np.ndarray:
+    """The joints' model-space matrices per sample from their local ones."""
+    m = len(joints)
     # nodes between a joint and its joint parent (an armature node above the root joint, a
     # helper between two joints) keep their rest transforms: the bind matrices include them
     rest = scene.world_matrices()
@@ -294,21 +340,15 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
     for i in depth_order(parents):
         p = int(parents[i])
         world[:, i] = offs[i] @ local[:, i] if p < 0 else world[:, p] @ offs[i] @ local[:, i]
-    if correction is not None:
-        world = world @ correction
-    if shift is not None:
-        world[..., :3, 3] += shift
-    weapons = weapon_matrices(scene, anim, root, t, shift)
-    if kept is not None:
-        merged = _with_kept(_into_kept, kept, world, root_t, root_r, fallback=None, what=".anm")
-        if merged is not None:
-            apply_to_kept(merged, weapons, anim.name)
-            return merged
-    centered = bool(ex.get("centered", root_t is not None or root_r is not None))
-    version = 11
-    doc = AnmFile(version=version, centered=1 if centered else 0,
-                  looping=1 if ex.get("looping", True) else 0, start=None,
-                  length=int(round(length_s * 1000)))   # v11 has no start: times from 0
+    return world
+
+
+def _new_keyframes(scene: Scene, anim: Animation, root: int | None, world: np.ndarray,
+                   root_t: Any, root_r: Any, t: np.ndarray, times_ms: np.ndarray,
+                   weapon_recs: Any, centered: bool) -> list[AnmKeyframe]:
+    """The keys of a new ``.anm``: bone matrices, weapon records, root motion (when
+    ``centered``), and the weights, events, shape and status keys recorded in extras."""
+    ex = anim.extras or {}
     if root_r is not None:
         q = np.asarray(root_r)
         rot = 2 * np.arctan2(q[:, 1], q[:, 3])
@@ -316,21 +356,20 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
     else:
         rot = np.zeros(len(t))
     off = root_t if root_t is not None else np.zeros((len(t), 3))
-    weights = [_floats(w) for w in ex.get("weights") or []] if isinstance(
+    weights = [xt.numbers(w) or [] for w in ex.get("weights") or []] if isinstance(
         ex.get("weights"), list) else []
     events_by_key: dict[int, list] = {}
     for e in ex["events"] if isinstance(ex.get("events"), list) else []:
         if isinstance(e, dict):
             k = int(np.argmin(np.abs(t - xt.number(e, "time", 0.0))))
             events_by_key.setdefault(k, []).append(e)
-    weapon_recs = weapon_records(scene, root, weapons, version)
+    keyframes = []
     for k in range(len(t)):
-        kf = AnmKeyframe(time=int(times_ms[k] - start), bone_mats=pack_mats(world[k]),
+        kf = AnmKeyframe(time=int(times_ms[k]), bone_mats=pack_mats(world[k]),
                          weights=np.asarray(weights[k] if k < len(weights) else [], "<f4"),
                          weapon_mats=weapon_recs[k] if weapon_recs else np.zeros(0, WEAPON8_DTYPE),
                          use_mobility=0, mobility=None,
                          events=[], ik_bones=[], shape_keys=[], status_keys=[])
-        from .anm import AnmEvent, AnmLabelWeight
         kf.events = [AnmEvent(xt.integer(e, "bone", 0), str(e.get("name", "")).encode("utf-8"))
                      for e in events_by_key.get(k, [])]
         for fld in ("shape_keys", "status_keys"):
@@ -342,8 +381,8 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
         if centered:
             kf.rotation = float(rot[k])
             kf.center_offset = tuple(float(x) for x in off[k])
-        doc.keyframes.append(kf)
-    return doc
+        keyframes.append(kf)
+    return keyframes
 
 
 def _with_kept(fn, kept, *args, fallback, what: str):
@@ -355,13 +394,6 @@ def _with_kept(fn, kept, *args, fallback, what: str):
         warnings.warn(f"the {what} data kept in extras is damaged ({type(exc).__name__}); the file "
                       "is made from the scene alone", LossWarning, stacklevel=4)
         return fallback
-
-
-def _floats(value: Any) -> list[float]:
-    """A list of finite numbers from extras, else empty."""
-    if isinstance(value, list) and all(type(v) in (int, float) and np.isfinite(v) for v in value):
-        return [float(v) for v in value]
-    return []
 
 
 def _into_kept(kept: AnmFile, world: np.ndarray, root_t: np.ndarray | None,
@@ -403,3 +435,47 @@ def scene_to_anm(scene: Scene, *, animation: str | None = None, native: bool = T
     shift = _centre_shift(_skinned_parts(scene, skin, joints)[0])
     return _animation_to_anm(scene, anims[0], joints, parents, root, np.linalg.inv(bind) @ frames,
                              shift, native)
+
+
+def scene_mesh(scene: Scene) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """(positions, triangles, uvs, normals) of every triangle primitive, node transforms applied
+    (skinned meshes in their bind space)."""
+    worlds = scene.world_matrices()
+    pos_l: list[np.ndarray] = []
+    tri_l: list[np.ndarray] = []
+    uv_l: list = []                 # (None for a primitive without UVs: then not joined)
+    n_l: list[np.ndarray] = []
+    all_uv = all_n = True
+    base = 0
+    for ni, node in enumerate(scene.nodes):
+        if node.mesh is None:
+            continue
+        world = np.eye(4) if node.skin is not None else worlds[ni]
+        for p in scene.meshes[node.mesh].primitives:
+            if p.mode != 4:
+                continue
+            n = len(p.positions)
+            pos_l.append((np.c_[p.positions.astype(np.float64), np.ones(n)] @ world.T)[:, :3])
+            idx = (p.indices if p.indices is not None else np.arange(n)).astype(np.int64).reshape(-1, 3)
+            if np.linalg.det(world[:3, :3]) < 0:
+                idx = idx[:, [0, 2, 1]]
+            tri_l.append(idx + base)
+            all_uv &= bool(p.uvs)
+            all_n &= p.normals is not None
+            uv_l.append(p.uvs[0] if p.uvs else None)
+            if p.normals is not None:
+                nn = p.normals.astype(np.float64) @ np.linalg.inv(world[:3, :3])
+                n_l.append(nn / np.maximum(np.linalg.norm(nn, axis=1, keepdims=True), 1e-12))
+            base += n
+    if not pos_l:
+        return np.zeros((0, 3)), np.zeros((0, 3), np.int64), None, None
+    uv = np.concatenate(uv_l) if all_uv else None
+    nrm = np.concatenate(n_l) if all_n else None
+    return np.concatenate(pos_l), np.concatenate(tri_l), uv, nrm
+
+
+def scene_to_obj(scene: Scene) -> ObjFile:
+    """Every triangle primitive as one OBJ (``v``/``vt``/``vn``)."""
+    pos, tri, uv, nrm = scene_mesh(scene)
+    vt = None if uv is None else np.stack([uv[:, 0], 1.0 - uv[:, 1]], 1)
+    return ObjFile(write_obj(pos, tri, vt, None, name=scene.name or "mesh", normals=nrm))

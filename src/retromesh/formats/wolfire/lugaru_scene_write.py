@@ -1,4 +1,20 @@
-"""Scene -> Lugaru skeleton + animations (the way back of :mod:`.lugaru_character`).
+"""Scene -> Lugaru files (the way back of :mod:`.lugaru_scene_read`): ``.solid`` models
+(:func:`scene_to_solid`) and the skeleton with its animations (:func:`scene_to_character`).
+
+``scene_to_solid``: every triangle primitive of the scene (node transforms applied, the
+upright turn of a node made by ``solid_to_scene`` left out, any other mesh turned back by its kind's
+rotation), vertices merged by position in the scene's vertex order (so an unedited model gets
+the file's vertex order back: .solid -> .glb -> .solid is byte-identical for all 37 shipped
+models), per-corner UVs kept (``gx = u``, ``gy = 1 - v``, or ``gy = v`` for characters),
+winding written CCW (objects) or CW (``clockwise=True``, as characters and weapons are stored).
+``kind``/``clockwise`` default to what ``solid_to_scene`` recorded in the node's extras; when those
+are gone (Blender exports no custom properties by default) to the kind of the mesh node's name
+(``Rabbit``, ``TreeTrunk``), a node whose own rotation is exactly that kind's being taken as
+solid_to_scene's upright turn. ``kind="character"`` on a foreign (upright) mesh writes it upside
+down, as Lugaru stores characters, and CW-outward unless ``clockwise=False``.
+More than 32767 vertices or triangles is refused with a DocumentError.
+
+The skeleton and its animations.
 
 Lugaru animates joint positions; the muscles' rotations are derived from them when the game
 draws the character. So:
@@ -29,32 +45,25 @@ import copy
 import json
 import re
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ... import jsoncodec
-from ...errors import DocumentError, LossWarning, RetromeshError
-from ...scene import Animation, Scene
+from ...errors import DocumentError, LossWarning
+from ...scene import Animation, Node, Scene
 from ...transforms import quat_to_matrix
-from . import lugaru_animation as la, lugaru_skeleton as ls
-from .lugaru_character import ANIMATIONS_KEY, SKELETON_KEY, LugaruCharacter, frame_times
+from . import lugaru_animation as la, lugaru_skeleton as ls, solid
+from .lugaru_character import LugaruCharacter
 from .lugaru_pose import muscle_angles, muscle_rotations, rotations_as_quats
+from .lugaru_scene_read import ANIMATIONS_KEY, SKELETON_KEY, UPRIGHT_KEY, frame_times, model_kind
+from .scene_extras import load_kept
+from .solid_kinds import CW_KINDS, ROTATIONS, kind_of_name, rotation_matrix, rotation_quat
 
-__all__ = ["scene_to_character"]
+__all__ = ["scene_to_character", "scene_to_solid"]
 
 TOL = 1e-5
 MAX_FRAMES = 100000
-
-
-def _decode(text: Any, kind: type) -> Any:
-    if not isinstance(text, str):
-        return None
-    try:
-        doc = jsoncodec.decode(json.loads(text))
-    except (ValueError, TypeError, RetromeshError):
-        return None
-    return doc if isinstance(doc, kind) else None
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -237,11 +246,11 @@ def _posed_by_bones(anim: Animation, skel: ls.SkeletonFile, pos: np.ndarray, res
 
 
 def scene_to_character(scene: Scene, *, native: bool = True) -> LugaruCharacter:
-    """The skeleton and animations of a scene made by :func:`~.lugaru_character.skeleton_to_scene`
+    """The skeleton and animations of a scene made by :func:`~.lugaru_scene_read.skeleton_to_scene`
     (``native=False`` is refused: Lugaru's muscles cannot be made from a glTF skin)."""
     root = _root(scene)
     extras = scene.nodes[root].extras
-    skel = _decode(extras.get(SKELETON_KEY), ls.SkeletonFile)
+    skel = load_kept(extras.get(SKELETON_KEY), ls.SkeletonFile)
     if skel is None or not native:
         raise DocumentError("the kept lugaru_skeleton of the root node could not be read")
     labels = np.asarray(skel.joints["label"], np.int64)
@@ -260,7 +269,7 @@ def scene_to_character(scene: Scene, *, native: bool = True) -> LugaruCharacter:
     anims: dict[str, la.AnimationFile] = {}
     for anim in scene.animations:
         name = _anim_name(anim, scene.nodes[root].name)
-        kept = _decode(table.get(name), la.AnimationFile) if isinstance(table, dict) else None
+        kept = load_kept(table.get(name), la.AnimationFile) if isinstance(table, dict) else None
         doc = _animation(anim, skel, nodes, rest, kept, name, muscle_of)
         if doc is not None:
             key, k = name, 2
@@ -268,3 +277,119 @@ def scene_to_character(scene: Scene, *, native: bool = True) -> LugaruCharacter:
                 key, k = f"{name}#{k}", k + 1
             anims[key] = doc
     return LugaruCharacter(skel, anims)
+
+
+def _scene_kind(scene: Scene, character: bool | None, kind: str | None) -> tuple[str, bool]:
+    """(kind, whether it was recorded or named rather than guessed) of a scene's meshes."""
+    meshes = [n for n in scene.nodes if n.mesh is not None]
+    if kind is not None or character is not None:
+        return model_kind(None, meshes[0].name if meshes else None, character, kind), True
+    for n in meshes:
+        k = n.extras.get("lugaru_kind")
+        if isinstance(k, str) and k in ROTATIONS:
+            return k, True
+        if n.extras.get("lugaru_character"):
+            return "character", True
+    for n in meshes:                    # extras lost (Blender exports none by default): names
+        k = kind_of_name(n.name)
+        if k is not None:
+            return k, True
+    return "plain", False
+
+
+def _is_upright(node: Node, kind: str) -> bool:
+    """The node carries solid_to_scene's upright rotation: marked so, or (marks lost) a node whose
+    own rotation is exactly the kind's, with no translation or scale."""
+    if node.extras.get(UPRIGHT_KEY):
+        return True
+    if kind == "plain" or "lugaru_kind" in node.extras:
+        return False
+    q = np.asarray(node.rotation, np.float64)
+    r = np.asarray(rotation_quat(kind))
+    return (min(np.abs(q - r).max(), np.abs(q + r).max()) < 1e-5
+            and np.abs(np.asarray(node.translation)).max() < 1e-6
+            and np.abs(np.asarray(node.scale) - 1).max() < 1e-6)
+
+
+def scene_to_solid(scene: Scene, *, clockwise: bool | None = None,
+               character: bool | None = None, kind: str | None = None) -> solid.SolidFile:
+    """``kind`` (:mod:`.solid_kinds`), ``clockwise`` and ``character`` default to what
+    ``solid_to_scene`` recorded on the mesh node (``lugaru_kind``/``lugaru_clockwise``/
+    ``lugaru_character`` extras), else to the kind of the mesh node's name (``TreeTrunk``),
+    else ``plain`` (no rotation, counter-clockwise). A model is written as Lugaru stores it:
+    the game's load-time rotation is undone (a node carrying solid_to_scene's upright rotation
+    just leaves it out) and characters and weapons are written clockwise-outward unless told."""
+    kind, _ = _scene_kind(scene, character, kind)
+    is_char = kind == "character"
+    marks = [n.extras for n in scene.nodes if n.mesh is not None]
+    if clockwise is None:
+        if any("lugaru_clockwise" in e for e in marks):
+            clockwise = any(bool(e.get("lugaru_clockwise")) for e in marks)
+        else:
+            names = [kind_of_name(n.name) for n in scene.nodes if n.mesh is not None]
+            belt = any(Path(str(n.name)).stem.lower().endswith("belt")
+                       for n in scene.nodes if n.mesh is not None)
+            clockwise = kind in CW_KINDS and not (belt and kind in names)
+    game = np.eye(4)
+    game[:3, :3] = rotation_matrix(kind).T             # undo the game's load-time turn
+    worlds = scene.world_matrices()
+    parents = scene.parents()
+    pos_l, uv_l, tri_l = [], [], []
+    base = 0
+    for ni, node in enumerate(scene.nodes):
+        if node.mesh is None:
+            continue
+        if node.skin is None and _is_upright(node, kind):
+            # leave the upright rotation out: undo the node's own local transform
+            world = worlds[parents[ni]] if parents[ni] >= 0 else np.eye(4)
+        else:
+            world = np.eye(4) if node.skin is not None else worlds[ni]
+            world = game @ world
+        for p in scene.meshes[node.mesh].primitives:
+            if p.mode != 4:
+                warnings.warn("non-triangle primitive dropped", LossWarning, stacklevel=2)
+                continue
+            n = len(p.positions)
+            pos = p.positions.astype(np.float64)
+            if not np.array_equal(world, np.eye(4)):
+                pos = (np.c_[pos, np.ones(n)] @ world.T)[:, :3]
+            pos_l.append(pos)
+            uv_l.append(p.uvs[0].astype(np.float64) if p.uvs else np.zeros((n, 2)))
+            idx = (p.indices if p.indices is not None else np.arange(n)).astype(np.int64)
+            t = idx.reshape(-1, 3)
+            if np.linalg.det(world[:3, :3]) < 0:
+                t = t[:, [0, 2, 1]]
+            tri_l.append(t + base)
+            base += n
+    if not pos_l:
+        return solid.SolidFile()
+    pos = np.concatenate(pos_l)
+    uv = np.concatenate(uv_l)
+    tri = np.concatenate(tri_l) if tri_l else np.zeros((0, 3), np.int64)
+    # merge vertices by position, in the order of the scene's vertices (solid_to_scene keeps the
+    # file's order, so an unedited model gets its vertex order back); UVs live on the corners
+    p32 = pos.astype("<f4")
+    _, first, inverse = np.unique(p32.view("<u4").reshape(-1, 3), axis=0, return_index=True,
+                                  return_inverse=True)
+    inverse = inverse.reshape(-1)
+    used = np.unique(inverse[tri.reshape(-1)]) if len(tri) else np.zeros(0, np.int64)
+    used = used[np.argsort(first[used], kind="stable")]
+    remap = np.full(len(first), -1, np.int64)
+    remap[used] = np.arange(len(used))
+    verts = p32[first[used]].astype(">f4")
+    corners = remap[inverse[tri]]
+    uvc = uv[tri]                                    # (T, 3, 2)
+    if clockwise:
+        corners = corners[:, [0, 2, 1]]
+        uvc = uvc[:, [0, 2, 1]]
+    if len(verts) > solid.MAX_COUNT or len(corners) > solid.MAX_COUNT:
+        raise DocumentError(f".solid holds at most {solid.MAX_COUNT} vertices and "
+                            f"{solid.MAX_COUNT} triangles; "
+                            f"this scene has {len(verts)} distinct vertex positions and "
+                            f"{len(corners)} triangles")
+    tris = np.zeros(len(corners), solid.TRI_DTYPE)
+    tris["i0"], tris["i1"], tris["i2"] = corners[:, 0], corners[:, 1], corners[:, 2]
+    tris["u0"], tris["u1"], tris["u2"] = corners[:, 1], corners[:, 2], 0
+    tris["gx"] = uvc[:, :, 0]
+    tris["gy"] = uvc[:, :, 1] if is_char else 1.0 - uvc[:, :, 1]
+    return solid.SolidFile(verts.reshape(-1, 3), tris)

@@ -14,7 +14,7 @@ import retromesh
 from conftest import ROOT, corpus_params
 from helpers.gltfcheck import assert_valid
 from retromesh import LossWarning
-from retromesh.formats.westwood import vox, vox_keep, vox_scene_write
+from retromesh.formats.westwood import vox, vox_scene_extras, vox_scene_write
 from retromesh.scene import Mesh, Node, Primitive
 from test_westwood_vox import vox_docs
 
@@ -86,7 +86,7 @@ def test_edited_model_is_voxelised_again_in_its_own_grid(tmp_path):
         doc = vox_scene_write.from_scene(scene)
     before, after = _models(orig), _models(doc)
     assert [s for s, _ in before] == [s for s, _ in after]          # SIZE kept
-    k = [i for i, n in enumerate(n for n in scene.nodes if vox_keep.INSTANCE_KEY in n.extras)
+    k = [i for i, n in enumerate(n for n in scene.nodes if vox_scene_extras.INSTANCE_KEY in n.extras)
          if n.name == "TURRET"][0]
     mid = vox.placements(orig, len(before))[k][0]
     for i, ((_, a), (_, b)) in enumerate(zip(before, after)):
@@ -105,7 +105,7 @@ def test_moved_model_keeps_its_voxels_and_gets_a_new_translation(tmp_path):
     doc = vox_scene_write.from_scene(scene)
     assert all(s0 == s1 and np.array_equal(a, b)
                for (s0, a), (s1, b) in zip(_models(doc), _models(orig), strict=True))
-    k = [n.name for n in scene.nodes if vox_keep.INSTANCE_KEY in n.extras].index("BARREL")
+    k = [n.name for n in scene.nodes if vox_scene_extras.INSTANCE_KEY in n.extras].index("BARREL")
     t0 = vox.placements(orig, 3)[k][1][:3, 3]
     t1 = vox.placements(doc, 3)[k][1][:3, 3]
     assert np.allclose(t1 - t0, [0, 0, 3])                       # glTF +Y is vox +Z
@@ -125,8 +125,8 @@ def test_new_mesh_or_options_voxelise_from_scratch(tmp_path):
 
 def test_damaged_extras_fall_back_to_voxelising(tmp_path):
     _, scene = _glb_scene(TANK, tmp_path)
-    root = next(n for n in scene.nodes if vox_keep.FILE_KEY in n.extras)
-    root.extras[vox_keep.FILE_KEY] = '{"file": "not base64!", "greedy": true, "instances": 3}'
+    root = next(n for n in scene.nodes if vox_scene_extras.FILE_KEY in n.extras)
+    root.extras[vox_scene_extras.FILE_KEY] = '{"file": "not base64!", "greedy": true, "instances": 3}'
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LossWarning)
         doc = vox_scene_write.from_scene(scene)

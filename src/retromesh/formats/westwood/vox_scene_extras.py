@@ -1,5 +1,5 @@
 """The kept data of ``.vox``: the file rides in extras so that ``.vox -> .glb -> .vox`` gives it
-back (the :mod:`.keep` approach of ``.vxl``, for MagicaVoxel; :mod:`.vox_scene_write` restores
+back (the :mod:`.scene_extras` approach of ``.vxl``, for MagicaVoxel; :mod:`.vox_scene_write` restores
 it).
 
 ``vox_scene.to_scene`` puts on the root node ``vox_file`` (the whole file as read, zlib +
@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .keep import pack, unpack
+from .scene_extras import pack, unpack
 
 __all__ = ["FILE_KEY", "INSTANCE_KEY", "file_extras", "kept_vox"]
 

@@ -37,14 +37,15 @@ from .anm import AnmFile
 from .phxbn import PhxbnFile
 
 __all__ = ["PHXBN_KEY", "ANM_KEY", "phxbn_stub", "anm_stub", "kept_phxbn", "kept_anm",
-           "merge_phxbn", "same", "anm_key"]
+           "merge_phxbn", "same", "anm_key", "compact_json", "load_kept"]
 
 PHXBN_KEY = "phxbn_native"
 ANM_KEY = "anm_native"
 TOL = 1e-5
 
 
-def _compact(doc: Any) -> str:
+def compact_json(doc: Any) -> str:
+    """A native document as the compact JSON (:mod:`retromesh.jsoncodec`) kept in extras."""
     return json.dumps(jsoncodec.encode(doc), separators=(",", ":"))
 
 
@@ -56,7 +57,7 @@ def phxbn_stub(doc: PhxbnFile, weights: bool = False) -> str:
         stub.control = copy.copy(doc.control)
         stub.control.weights = np.zeros((0, 4), "<f4")
         stub.control.ids = np.zeros((0, 4), "<f4")
-    return _compact(stub)
+    return compact_json(stub)
 
 
 def anm_stub(doc: AnmFile) -> str:
@@ -67,10 +68,12 @@ def anm_stub(doc: AnmFile) -> str:
         kk = copy.copy(k)
         kk.bone_mats = np.zeros((0, 16), "<f4")
         stub.keyframes.append(kk)
-    return _compact(stub)
+    return compact_json(stub)
 
 
-def _load(text: Any, kind: type) -> Any:
+def load_kept(text: Any, kind: type) -> Any:
+    """The document of type ``kind`` that :func:`compact_json` kept, else None (not a string,
+    not JSON, or another document: a damaged or hand-made glTF)."""
     if not isinstance(text, str):
         return None
     try:
@@ -82,7 +85,7 @@ def _load(text: Any, kind: type) -> Any:
 
 def kept_phxbn(extras: dict, bones: int) -> PhxbnFile | None:
     """The kept skeleton of a root node's extras, when it still fits ``bones`` bones."""
-    doc = _load(extras.get(PHXBN_KEY), PhxbnFile)
+    doc = load_kept(extras.get(PHXBN_KEY), PhxbnFile)
     if doc is None:
         return None
     if len(doc.bone_ends) != bones:
@@ -108,7 +111,7 @@ def kept_anm(extras: dict, name: str) -> AnmFile | None:
             table = None
     if not isinstance(table, dict):
         return None
-    doc = _load(table.get(name), AnmFile)
+    doc = load_kept(table.get(name), AnmFile)
     if doc is None or not doc.keyframes:
         return None
     return doc

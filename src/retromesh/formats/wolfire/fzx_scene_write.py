@@ -1,25 +1,25 @@
-"""Scene -> Overgrowth ``.fzx`` ragdoll volumes (``from_scene``; the reverse of
-:func:`.fzx.to_scene`).
+"""Scene -> Overgrowth ``.fzx`` ragdoll volumes (:func:`scene_to_fzx`; the reverse of
+:func:`.fzx_scene_read.fzx_to_scene`).
 
-Which nodes: the mesh nodes below the node that ``to_scene`` made the root (extras
+Which nodes: the mesh nodes below the node that ``fzx_to_scene`` made the root (extras
 ``fzx_version``), in the order of the tree; in a scene without one, every mesh node whose name
 names a volume shape (``capsule``, ``box``, ``sphere``, as the engine's labels do). The mirrored
-copies ``to_scene`` adds for an ``M`` label (extras ``mirrored_copy``) are not volumes of the
+copies ``fzx_to_scene`` adds for an ``M`` label (extras ``mirrored_copy``) are not volumes of the
 file: the engine makes them from the label again (a copy moved on its own is warned about).
 
 Each volume:
 
-* label: the node's name (``to_scene`` names the node after the label; the ``fzx_label`` extra
+* label: the node's name (``fzx_to_scene`` names the node after the label; the ``fzx_label`` extra
   is used while the name is that label or the label cut or numbered as Blender does);
 * location and rotation: the node's transform relative to the root, turned back into
   Blender's Z-up space (``loc = (t.x + c.x, -(t.z + c.z), t.y + c.y)``, ``c`` the centre
-  ``to_scene`` subtracted, kept in the root's ``center`` extra; ``r = (q.w, q.x, -q.z, q.y)``);
+  ``fzx_to_scene`` subtracted, kept in the root's ``center`` extra; ``r = (q.w, q.x, -q.z, q.y)``);
 * scale: from the extent of the node's mesh times the node's scale (box half-extents
   ``(x, z, y)``; capsule radius ``x`` and half-length ``y - radius``; sphere radius = the
   mean).
 
 Volumes are written in the order of their ``fzx_index`` extras (the file's order; Blender
-gives children back sorted by name), new ones after them. ``to_scene`` keeps each volume's
+gives children back sorted by name), new ones after them. ``fzx_to_scene`` keeps each volume's
 stored values (``fzx_object``: rotation, location, scale as
 written in the file): they are written as they were while the node's transform and mesh still
 give them back to 1e-5, so an unedited trip gives the same bytes. A capsule's ``scale[1]`` (the
@@ -33,20 +33,21 @@ from typing import Any
 
 import numpy as np
 
+from ... import extras as xt
 from ...errors import DocumentError, LossWarning
 from ...scene import Scene
 from ...transforms import decompose_trs
-from .fzx import MAX_LABEL, FzxFile, FzxObject, parse_label, volume_transform
+from .fzx import MAX_LABEL, FzxFile, FzxObject, parse_label
+from .fzx_scene_read import volume_transform
 
-__all__ = ["from_scene"]
+__all__ = ["scene_to_fzx"]
 
 TOL = 1e-5
 
 
 def _kept(extras: dict) -> FzxObject | None:
-    v = extras.get("fzx_object")
-    if not (isinstance(v, list) and len(v) == 10 and all(
-            type(x) in (int, float) and np.isfinite(x) for x in v)):
+    v = xt.numbers(extras.get("fzx_object"), 10)
+    if v is None:
         return None
     return FzxObject(b"", tuple(v[0:4]), tuple(v[4:7]), tuple(v[7:10]))
 
@@ -119,7 +120,7 @@ def _scale(shape: str, ext: np.ndarray, kept: FzxObject | None) -> tuple[float, 
     return box
 
 
-def from_scene(scene: Scene, **options: Any) -> FzxFile:
+def scene_to_fzx(scene: Scene, **options: Any) -> FzxFile:
     """The ragdoll volumes of a scene (see the module docstring)."""
     root, vols, mirrors = _volumes(scene)
     if not vols:

@@ -33,14 +33,13 @@ import numpy as np
 
 from ...errors import FormatError, LossWarning
 from ...findings import Finding
-from ...registry import Format, register
 from ...scene import Material, MorphTarget, Scene, Texture, TextureRef
 from ...textures import gltf_image
 from . import ogxml
 from .obj import ObjFile
 from .ogchain import Chain, Parts
 from .ogxml import OgXmlFile
-from .scene_read import phxbn_to_scene
+from .scene_read import obj_to_scene, phxbn_to_scene
 
 __all__ = ["ogxml_to_scene", "check", "info"]
 
@@ -178,7 +177,6 @@ def _skinned(doc: OgXmlFile, parts: Parts, *, animations: Any, fps: float | None
 
 
 def _static(doc: OgXmlFile, parts: Parts) -> Scene:
-    from .obj import _to_scene as obj_to_scene
     if parts.model is None:
         raise FormatError("a model (see the warnings and `retromesh check`)", file=doc.path)
     scene = obj_to_scene(ObjFile(parts.model_text or b""),
@@ -209,13 +207,3 @@ def ogxml_to_scene(doc: OgXmlFile, *, source: Path | None = None, animations: An
     scene.extras["overgrowth"] = {"kind": doc.kind, **parts.paths,
                                   **{k: v for k, v in (parts.settings or {}).items()}}
     return scene
-
-
-register(Format(
-    name="overgrowth-xml", family="Wolfire",
-    description="Overgrowth character / rig / object XML descriptor (follows the files it names)",
-    extensions=("xml",), doc_types=(OgXmlFile,), sniff=ogxml.sniff, magic_certain=False,
-    read=ogxml.read, write=ogxml.write, to_scene=ogxml_to_scene, endian="<",
-    scene_options=("source", "animations", "roles", "data_path", "fps", "root_motion",
-                   "strict"),
-    companions=("phxbn", "obj", "anm"), info=info, check=check))
