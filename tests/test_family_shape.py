@@ -76,3 +76,18 @@ def test_native_modules_know_no_scene_and_no_registry(module: str) -> None:
                 bad.append(f"{path.name}:{node.lineno} from {'.' * node.level}{target} "
                            f"import {', '.join(names)}")
     assert not bad, bad
+
+
+def _relative_imports(path: Path) -> set[str]:
+    """The family modules ``path`` imports (relative imports one level up, anywhere in it)."""
+    out: set[str] = set()
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            out |= {node.module} if node.module else {a.name for a in node.names}
+    return out
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_kept_data_sits_below_the_mapping_and_the_writer(family: str) -> None:
+    """``scene_extras`` is read by the writer and written by the mapping, never the other way."""
+    assert not {"scene", "scene_write"} & _relative_imports(FORMATS / family / "scene_extras.py")
