@@ -17,11 +17,14 @@ import functools
 import math
 import operator
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import DTypeLike
 
 from .errors import DocumentError
+
+if TYPE_CHECKING:                   # numpy.typing costs milliseconds of start-up at run time
+    from numpy.typing import DTypeLike
 
 __all__ = ["as_dtype"]
 
