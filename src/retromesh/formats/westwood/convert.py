@@ -214,17 +214,23 @@ def _limb_grid(g: VoxelGrid, attrs: dict[str, str], normal_type: int) -> VoxelGr
     return grid
 
 
+def _kept16(attrs: dict[str, str], key: str) -> bytes | None:
+    """A kept 16-byte field (hex in the .vox attributes), or None when absent or damaged."""
+    try:
+        raw = bytes.fromhex(attrs.get(key, ""))
+    except ValueError:
+        return None
+    return raw if len(raw) == 16 else None
+
+
 def _limb_name(attrs: dict[str, str], mid: int) -> bytes:
     """The 16-byte limb name: the model's name, or the kept raw field when it still matches."""
     full = (attrs.get("_name") or f"model{mid}").encode("latin-1", "replace")
     name = full[:15].ljust(16, b"\0")
-    try:
-        # the raw field (garbage after the NUL) unless the name was edited
-        raw = bytes.fromhex(attrs.get("vxl_name", ""))
-        if len(raw) == 16 and raw.split(b"\0", 1)[0] == full:
-            name = raw
-    except ValueError:
-        pass
+    # the raw field (garbage after the NUL) unless the name was edited
+    raw = _kept16(attrs, "vxl_name")
+    if raw is not None and raw.split(b"\0", 1)[0] == full:
+        name = raw
     return name
 
 
@@ -277,12 +283,9 @@ def vox_to_vxl(doc: vox.VoxFile, *, source: Path | None = None, normal_type: int
     head = root.get("vxl_header", "").split()
     if len(head) == 3 and all(h.isdigit() for h in head):
         out.palette_count, out.remap_start, out.remap_end = (int(h) for h in head)
-    try:
-        magic = bytes.fromhex(root.get("vxl_magic", ""))
-        if len(magic) == 16:
-            out.magic = magic
-    except ValueError:
-        pass
+    magic = _kept16(root, "vxl_magic")
+    if magic is not None:
+        out.magic = magic
     matrices = []
     hva_names = []
     try:
@@ -309,24 +312,12 @@ def vox_to_vxl(doc: vox.VoxFile, *, source: Path | None = None, normal_type: int
             hm = np.asarray(limb.transform, np.float32).copy()
             hm[:, 3] = hm[:, 3] / np.float32(limb.scale if limb.scale else 1.0)
             matrices.append(hm[None])
-        section = name.split(b"\0", 1)[0].ljust(16, b"\0")
-        try:
-            raw_section = bytes.fromhex(attrs.get("vxl_hva_section", ""))
-            if len(raw_section) == 16:
-                section = raw_section
-        except ValueError:
-            pass
-        hva_names.append(section)
+        hva_names.append(_kept16(attrs, "vxl_hva_section")
+                         or name.split(b"\0", 1)[0].ljust(16, b"\0"))
     n_frames = max((len(mm) for mm in matrices), default=1)
     stacked = np.stack([mm if len(mm) == n_frames else np.repeat(mm[:1], n_frames, 0)
                         for mm in matrices], axis=1) if matrices else np.zeros((1, 0, 3, 4))
-    hva_name = b"retromesh".ljust(16, b"\0")
-    try:
-        raw_name = bytes.fromhex(root.get("vxl_hva_name", ""))
-        if len(raw_name) == 16:
-            hva_name = raw_name
-    except ValueError:
-        pass
+    hva_name = _kept16(root, "vxl_hva_name") or b"retromesh".ljust(16, b"\0")
     h = HvaFile(name=hva_name, section_names=hva_names,
                 matrices=np.asarray(stacked, np.float32))
     return {"": out, ".hva": h}
