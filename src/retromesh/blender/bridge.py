@@ -315,7 +315,6 @@ def _restore_missing_images(doc: dict) -> None:
 # node fold back into that joint (only when neither moves on its own: identity transforms, no
 # animation of their own).
 MESH_JOINT = "retromesh_mesh_joint"
-_TRS = ("matrix", "translation", "rotation", "scale")
 
 
 def _mark_mesh_joints(doc: dict) -> None:
