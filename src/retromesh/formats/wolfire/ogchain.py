@@ -88,6 +88,9 @@ class Chain:
         self.roles = roles
         self.load = load             # False: check files exist and parse, skip image bytes
         self.findings: list[Finding] = []
+        # files read so far by engine path: a character's OBJ is named by its object, its rig
+        # and its mass rig, and is read once
+        self._read: dict[str, bytes] = {}
 
     # -- helpers ---------------------------------------------------------------------------
     def _add(self, name: str, message: str, severity: str = "error") -> None:
@@ -96,6 +99,8 @@ class Chain:
             self.findings.append(f)
 
     def _file(self, rel: str, what: str, where: str) -> bytes | None:
+        if rel in self._read:
+            return self._read[rel]
         try:
             hit = self.roots.read(rel)
         except UnsafePath as exc:
@@ -109,6 +114,7 @@ class Chain:
                                       f"locations. ({what}, named by {where}; data roots: "
                                       f"{self.roots.describe()})")
             return None
+        self._read[rel] = hit[0]
         return hit[0]
 
     def _exists(self, rel: str, where: str) -> bool | None:
