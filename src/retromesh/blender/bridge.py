@@ -26,6 +26,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from ..batch import companions as companions_beside
 from ..records import record
 
 __all__ = ["Job", "group_files", "load_to_glb", "names_a_format", "convert_glb", "IMPORT_EXTENSIONS",
@@ -92,28 +93,6 @@ def _beside(main: Path, pattern: str) -> list[Path]:
         return []
 
 
-#: main extension -> (animation extension, the extensions of the models they could belong to)
-_ORPHANS = {"phxbn": ("anm", ("phxbn",)), "msh": ("ani", ("msh", "skl")),
-            "skl": ("ani", ("msh", "skl"))}
-
-
-def _orphans(main: Path, option: str) -> list[Path]:
-    """Animations of any name beside ``main`` when it is the only model of its folder (an
-    exported ``walk.anm`` keeps its name: retromesh.filenames), as a folder conversion groups
-    them (:func:`retromesh.batch.group_folder`)."""
-    rule = _ORPHANS.get(_ext(main))
-    if option != "animations" or rule is None:
-        return []
-    anim, kinds = rule
-    try:
-        here = [p for p in main.parent.iterdir() if p.is_file()]
-    except OSError:
-        return []
-    if {p.stem.lower() for p in here if _ext(p) in kinds} != {main.stem.lower()}:
-        return []
-    return sorted(p for p in here if _ext(p) == anim)
-
-
 def group_files(paths: Iterable[str | os.PathLike], *, find_beside: bool = True) -> list[Job]:
     """Split the picked files into conversions (see the module docstring)."""
     files = []
@@ -146,7 +125,10 @@ def group_files(paths: Iterable[str | os.PathLike], *, find_beside: bool = True)
                     if option in job.options:
                         continue
                     found = [f for pat in patterns for f in _beside(main, pat)]
-                    found = found or _orphans(main, option)
+                    if not found and option == "animations":
+                        # animations of any name beside the only model of its folder (an
+                        # exported walk.anm keeps its name), as convert and a folder find them
+                        found = companions_beside(main).get("animations", [])
                     if found:
                         job.options[option] = found if option in _LISTS else found[0]
             jobs.append(job)
