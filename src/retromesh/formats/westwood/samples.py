@@ -139,5 +139,5 @@ def write_example(folder: str | Path) -> list[Path]:
             atomic_write(folder / "tank.vox", vox_mod.write(v))]
 
 
-#: the older name, still used by branches in flight
+#: the name before this release (CHANGELOG: the old name still works); nothing here calls it
 write_examples = write_example

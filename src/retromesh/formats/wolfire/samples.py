@@ -295,5 +295,5 @@ def write_example(folder: str | Path) -> list[Path]:
     return out
 
 
-#: the older name, still used by branches in flight
+#: the name before this release (CHANGELOG: the old name still works); nothing here calls it
 write_examples = write_example
