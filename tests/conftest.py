@@ -17,6 +17,8 @@ settings.load_profile("ci" if __import__("os").environ.get("CI") else "dev")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent))
 
+from helpers import blender_run  # noqa: E402  (tests/ is on the path only from here)
+
 #: real files made by the games and tools (never committed here); see its PROVENANCE.md
 CORPUS = Path(__import__("os").environ.get("RETROMESH_CORPUS", ROOT.parent / "shared" / "corpus"))
 
@@ -44,6 +46,17 @@ EXAMPLES = ROOT / "examples"
 
 #: family package name -> its samples module (the same API in every family: test_contract.py)
 FAMILIES = ("b3d", "lithtech", "lostsaga", "westwood", "wolfire")
+
+
+@pytest.fixture(scope="session", params=sorted(blender_run.VENVS))
+def blender(request: pytest.FixtureRequest) -> blender_run.Blender:
+    """The Blender runner of tests/helpers/blender_run.py (tests/test_blender*.py): Blender 4.2
+    LTS, and 4.5 LTS when tools/setup/31-blender45.sh installed it."""
+    runner = blender_run.Blender(blender_run.VENVS[request.param])
+    reason = runner.unavailable()
+    if reason:
+        pytest.skip(f"Blender tier ({request.param}): {reason}")
+    return runner
 
 
 @pytest.fixture(scope="session")

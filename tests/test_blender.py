@@ -119,16 +119,6 @@ ROUNDTRIP_GROUPS = {k: v for k, v in _groups(CORPUS_ROUNDTRIP).items() if k not 
 
 # -- fixtures -----------------------------------------------------------------------------------
 
-@pytest.fixture(scope="session", params=sorted(blender_run.VENVS))
-def blender(request):
-    """Blender 4.2 LTS, and 4.5 LTS when tools/setup/31-blender45.sh installed it."""
-    runner = blender_run.Blender(blender_run.VENVS[request.param])
-    reason = runner.unavailable()
-    if reason:
-        pytest.skip(f"Blender tier ({request.param}): {reason}")
-    return runner
-
-
 def _convert(files: list[Path], glb: Path) -> retromesh.Scene:
     job = bridge.group_files(files)[0]
     with warnings.catch_warnings():

@@ -7,11 +7,9 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pytest
 
 import retromesh
 from conftest import ROOT
-from helpers import blender_run
 from retromesh import EngineWarning, LossWarning
 
 SCRIPT = r'''
@@ -54,15 +52,6 @@ if weapon is not None:
     out["edited"] = save(ARGS["edited"])
 emit(out)
 '''
-
-
-@pytest.fixture(scope="module", params=sorted(blender_run.VENVS))
-def blender(request):
-    runner = blender_run.Blender(blender_run.VENVS[request.param])
-    reason = runner.unavailable()
-    if reason:
-        pytest.skip(f"Blender tier ({request.param}): {reason}")
-    return runner
 
 
 def _weapon_glb(tmp_path):
