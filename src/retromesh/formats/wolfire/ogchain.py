@@ -51,7 +51,7 @@ from ...safenames import UnsafePath
 from .anm import AnmFile
 from .obj import ObjMesh, parse_obj
 from .ogxml import DataRoots, OgXmlFile, XmlNode, parse_xml
-from .phxbn import PhxbnFile, symmetry_problems
+from .phxbn import NOT_SYMMETRICAL, VERTEX_COUNTS, PhxbnFile, symmetry_problems
 
 __all__ = ["Chain", "Parts", "RULE"]
 
@@ -319,8 +319,7 @@ class Chain:
             where = ", ".join(f"bone {i} at {_fmt(p[e[i, 0]])}, {_fmt(p[e[i, 1]])}"
                               for i in bad[:8])
             more = f" and {len(bad) - 8} more" if len(bad) > 8 else ""
-            self._add("symmetry", f"PHXBN skeleton is not symmetrical. Asymmetrical bones: "
-                                  f"{where}{more} ({bone})")
+            self._add("symmetry", f"{NOT_SYMMETRICAL} Asymmetrical bones: {where}{more} ({bone})")
 
     def _vertex_count(self, skel: PhxbnFile, model: ObjMesh, bone: str, model_rel: str) -> None:
         ctl = skel.control
@@ -329,9 +328,8 @@ class Chain:
         stored = ctl.num_vertices if ctl.num_vertices is not None else len(ctl.weights)
         corners = len(model.corners)
         if stored != corners or len(ctl.weights) != corners:
-            self._add("vertex_count", "Skeleton file and model file have different vertex "
-                                      f"counts. ({bone} has {stored} vertices, {model_rel} "
-                                      f"{corners} triangle corners)")
+            self._add("vertex_count", f"{VERTEX_COUNTS} ({bone} has {stored} vertices, "
+                                      f"{model_rel} {corners} triangle corners)")
 
     def check_shown_model(self, parts: Parts) -> None:
         """The object's ``<Model>`` is what the skeleton's weights skin."""
