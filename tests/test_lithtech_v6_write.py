@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import retromesh
 from conftest import ROOT, corpus_params
 from helpers.gltfcheck import assert_valid
+from helpers.roundtrip import differences
 from retromesh import LossWarning
 from retromesh.binio import Reader
 from retromesh.formats import lithtech
@@ -83,10 +84,6 @@ def summary(doc: abc_v6.AbcV6Model) -> dict:
                            if isinstance(s, abc_v6.TransformInfoV6)],
     })
     return out
-
-
-def differences(a: dict, b: dict) -> dict:
-    return {k: (a.get(k), b.get(k)) for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
 
 
 def assert_same_motion(doc, back, atol=1e-3):
