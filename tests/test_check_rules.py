@@ -9,27 +9,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import retromesh
 from conftest import CORPUS, ROOT, corpus_files
+from helpers.cli import flat, run
 from helpers.make_examples_import import wiggle_bytes
 from retromesh import registry
-from retromesh.cli import app
 from retromesh.formats import b3d
 from retromesh.formats.lostsaga import samples as ls_samples
 from retromesh.formats.wolfire import fzx, samples as wf_samples
 from retromesh.formats.wolfire.obj import write_obj
-
-runner = CliRunner()
-
-
-def run(*args):
-    return runner.invoke(app, [str(a) for a in args])
-
-
-def flat(res) -> str:
-    return " ".join(res.output.split())
 
 
 def check_json(*args) -> dict:

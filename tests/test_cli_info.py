@@ -4,17 +4,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from typer.testing import CliRunner
 
 import retromesh
+from helpers.cli import run
 from helpers.make_examples_import import wiggle_bytes
-from retromesh.cli import app
-
-runner = CliRunner()
-
-
-def run(*args):
-    return runner.invoke(app, [str(a) for a in args])
 
 
 def _column(tmp_path):

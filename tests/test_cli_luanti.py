@@ -5,19 +5,12 @@ import json
 import struct
 
 import numpy as np
-from typer.testing import CliRunner
 
 import retromesh
+from helpers.cli import run
 from helpers.gltfcheck import assert_valid
 from helpers.make_examples_import import make_examples, wiggle_bytes
-from retromesh.cli import app
 from retromesh.formats import b3d
-
-runner = CliRunner()
-
-
-def run(*args):
-    return runner.invoke(app, [str(a) for a in args])
 
 
 def _glb_json(path) -> dict:

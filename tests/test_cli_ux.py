@@ -5,24 +5,12 @@ import json
 import struct
 
 import pytest
-from typer.testing import CliRunner
 
 import retromesh
+from helpers.cli import flat, run
 from helpers.gltfcheck import assert_valid
 from helpers.make_examples_import import crate_bytes, wiggle_bytes
-from retromesh.cli import app
 from retromesh.clitools.messages import cli_hints
-
-runner = CliRunner()
-
-
-def run(*args, **kw):
-    return runner.invoke(app, [str(a) for a in args], **kw)
-
-
-def flat(res) -> str:
-    """The output with line wrapping undone (messages wrap at the terminal width)."""
-    return " ".join(res.output.split())
 
 
 @pytest.fixture
