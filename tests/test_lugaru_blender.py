@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPUS
-from test_blender import SCRIPTS, _roundtrip, blender, extension, extension_zip  # noqa: F401  (fixtures)
+from test_blender import SCRIPTS, _roundtrip, extension, extension_zip  # noqa: F401  (fixtures)
 from test_lugaru_character import _layout
 
 TOOLS = Path(__file__).parent / "blender_scripts"
@@ -47,7 +47,7 @@ def test_extension_round_trip_of_the_corpus_rabbit(blender, extension, tmp_path)
         assert got == (DATA / "Animations" / n).read_bytes(), n
 
 
-def test_workbench_render_of_two_moments(blender, tmp_path):  # noqa: F811
+def test_workbench_render_of_two_moments(blender, tmp_path):
     import os
 
     import retromesh
