@@ -202,9 +202,11 @@ def _owners(skel: ls.SkeletonFile, n: int) -> np.ndarray:
     return own
 
 
-def _split(doc: solid.SolidFile, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(vertex index per glTF vertex, normals, uvs, indices): one glTF vertex per distinct
-    (vertex, u, v); triangles wound counter-clockwise outward; ``v = gy`` (FlipTexCoords)."""
+def outward_normals(doc: solid.SolidFile, pos: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(triangles, their corners' gx and gy, a unit normal per position): the triangles wound
+    outward (all reversed when the model's signed volume is negative) and area-weighted normals
+    in float64, +Y where a position has none."""
     tri = doc.indices()
     gx = np.asarray(doc.triangles["gx"], np.float32)
     gy = np.asarray(doc.triangles["gy"], np.float32)
@@ -215,8 +217,17 @@ def _split(doc: solid.SolidFile, pos: np.ndarray) -> tuple[np.ndarray, np.ndarra
         fn = np.cross(pos[tri[:, 1]] - pos[tri[:, 0]], pos[tri[:, 2]] - pos[tri[:, 0]])
         for k in range(3):
             np.add.at(acc, tri[:, k], fn)
-    n = np.linalg.norm(acc, axis=1, keepdims=True)
-    normals = np.where(n > 1e-20, acc / np.where(n > 1e-20, n, 1), [0.0, 1.0, 0.0])
+    nrm = np.linalg.norm(acc, axis=1, keepdims=True)
+    ok = (nrm[:, 0] > 1e-20) & np.all(np.isfinite(acc), axis=1)
+    normals = np.tile([0.0, 1.0, 0.0], (len(pos), 1))
+    normals[ok] = acc[ok] / nrm[ok]
+    return tri, gx, gy, normals
+
+
+def _split(doc: solid.SolidFile, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(vertex index per glTF vertex, normals, uvs, indices): one glTF vertex per distinct
+    (vertex, u, v); triangles wound counter-clockwise outward; ``v = gy`` (FlipTexCoords)."""
+    tri, gx, gy, normals = outward_normals(doc, pos)
     u, v = gx.reshape(-1), gy.reshape(-1)
     if not (np.all(np.isfinite(u)) and np.all(np.isfinite(v)) and np.all(np.isfinite(pos))):
         raise DocumentError("model coordinates must be finite")
@@ -478,25 +489,9 @@ def mesh_arrays(doc: solid.SolidFile,
                 character: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(positions, normals, uvs, indices) of the glTF primitive (vertices split per UV)."""
     p = np.asarray(doc.vertices, dtype=np.float64)
-    tri = doc.indices()
-    gx = np.asarray(doc.triangles["gx"], dtype=np.float32)
-    gy = np.asarray(doc.triangles["gy"], dtype=np.float32)
     if not np.all(np.isfinite(p)):
         raise DocumentError("vertex coordinates must be finite")
-    if solid.signed_volume(p, tri) < 0:
-        tri = tri[:, [0, 2, 1]]
-        gx = gx[:, [0, 2, 1]]
-        gy = gy[:, [0, 2, 1]]
-    # area-weighted normals per position
-    acc = np.zeros_like(p)
-    if len(tri):
-        fn = np.cross(p[tri[:, 1]] - p[tri[:, 0]], p[tri[:, 2]] - p[tri[:, 0]])
-        for k in range(3):
-            np.add.at(acc, tri[:, k], fn)
-    nrm = np.linalg.norm(acc, axis=1, keepdims=True)
-    ok = (nrm[:, 0] > 1e-20) & np.all(np.isfinite(acc), axis=1)
-    normals = np.tile([0.0, 1.0, 0.0], (len(p), 1))
-    normals[ok] = acc[ok] / nrm[ok]
+    tri, gx, gy, normals = outward_normals(doc, p)
     # split per distinct (vertex, u, v)
     u = gx.reshape(-1)
     v = (gy if character else 1.0 - gy).reshape(-1).astype(np.float32)
