@@ -37,6 +37,18 @@ COMPANIONS = "Companion files"
 OUTPUT = "Output"
 ADVANCED = "Advanced"
 
+# the companion options info and check take as convert does (typer reads these, never changes them)
+_SKELETON = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS, help="As for convert.",
+                         show_default=False)
+_MESH = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS, help="As for convert.",
+                     show_default=False)
+_ANIMATION = typer.Option(None, "--animation", "-a", metavar="FILE", rich_help_panel=COMPANIONS,
+                          help="As for convert.", show_default=False)
+_HVA = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS, help="As for convert.",
+                    show_default=False)
+_NO_COMPANIONS = typer.Option(False, "--no-companions", rich_help_panel=COMPANIONS,
+                              help="As for convert.")
+
 
 def main() -> None:
     # what is loaded so far lives as long as the process: the collector need not walk it
@@ -431,17 +443,11 @@ def info(
     files: list[Path] = typer.Argument(..., help="Files or folders to describe.",
                                        show_default=False, metavar="INPUT"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-    skeleton: Path | None = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
-                                            help="As for convert.", show_default=False),
-    mesh: Path | None = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
-                                        help="As for convert.", show_default=False),
-    animation: list[Path] | None = typer.Option(None, "--animation", "-a", metavar="FILE",
-                                                   rich_help_panel=COMPANIONS,
-                                                   help="As for convert.", show_default=False),
-    hva: Path | None = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
-                                       help="As for convert.", show_default=False),
-    no_companions: bool = typer.Option(False, "--no-companions", rich_help_panel=COMPANIONS,
-                                       help="As for convert."),
+    skeleton: Path | None = _SKELETON,
+    mesh: Path | None = _MESH,
+    animation: list[Path] | None = _ANIMATION,
+    hva: Path | None = _HVA,
+    no_companions: bool = _NO_COMPANIONS,
     fps: float | None = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
                                         show_default=False, help="As for convert."),
     scale: float | None = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
@@ -573,17 +579,11 @@ def check(files: list[Path] = typer.Argument(..., help="Files or folders to chec
                                              show_default=False, metavar="INPUT"),
           as_json: bool = typer.Option(False, "--json", help="Print JSON: each finding with "
                                        "its rule id, severity and message."),
-          skeleton: Path | None = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
-                                               help="As for convert.", show_default=False),
-          mesh: Path | None = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
-                                           help="As for convert.", show_default=False),
-          animation: list[Path] | None = typer.Option(None, "--animation", "-a", metavar="FILE",
-                                                      rich_help_panel=COMPANIONS,
-                                                      help="As for convert.", show_default=False),
-          hva: Path | None = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
-                                          help="As for convert.", show_default=False),
-          no_companions: bool = typer.Option(False, "--no-companions", rich_help_panel=COMPANIONS,
-                                             help="As for convert."),
+          skeleton: Path | None = _SKELETON,
+          mesh: Path | None = _MESH,
+          animation: list[Path] | None = _ANIMATION,
+          hva: Path | None = _HVA,
+          no_companions: bool = _NO_COMPANIONS,
           format: str | None = typer.Option(None, "--format", "-f", show_default=False,
                                                help="Force the input format."),
           scene: bool = typer.Option(True, help="Also convert to a scene and check it."),
