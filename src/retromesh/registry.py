@@ -37,6 +37,7 @@ from .records import record
 if TYPE_CHECKING:            # binio imports numpy: loaded with the first file read
     from .binio import Reader
     from .fileio import Parts
+    from .findings import Finding
 
 __all__ = ["Format", "register", "target_format", "keeping", "register_converter", "converter",
            "formats", "get", "detect", "parse", "format_of", "convert_to_scene",
@@ -109,9 +110,8 @@ class Format:
     info: Callable[[Any], dict[str, Any]] | None = None
     #: ``check(doc) -> [Finding, ...]``: the game's rules the document breaks
     #: (:mod:`retromesh.findings`, run by :mod:`retromesh.checking` for ``retromesh check`` and
-    #: before a conversion writes the format); plain strings (``"warning: ..."`` for warnings)
-    #: are still accepted as rule ``<format>.structure``
-    check: Callable[[Any], list[Any]] | None = None
+    #: before a conversion writes the format)
+    check: Callable[[Any], list[Finding]] | None = None
 
     def supports(self) -> dict[str, bool]:
         return {
