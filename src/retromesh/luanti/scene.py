@@ -47,25 +47,45 @@ __all__ = ["dress", "apply", "undress", "buffer_slots", "cut_clip", "summary", "
 
 #: the model files Luanti loads (``doc/lua_api.md``)
 MODEL_SUFFIXES = (".b3d", ".glb", ".gltf", ".obj", ".x")
+#: (rule, message) of what a mod's registrations get wrong (``check --luanti``)
+Problem = tuple[str, str]
 #: the key under ``scene.extras`` (the default glTF scene's extras: Blender keeps them)
 KEY = "luanti"
 
 
 def dress(scene: Scene, path: Path, *, lua: bool = True,
-          texture_path: Iterable[str | Path] = ()) -> Scene:
+          texture_path: Iterable[str | Path] = (), problems: list[Problem] | None = None
+          ) -> Scene:
     """``scene`` (read from ``path``) as the mod it lies in shows it; unchanged when the file
-    is in no mod or no registration names it. Lua problems of the mod are warnings."""
+    is in no mod or no registration names it. Lua problems of the mod, textures not found and
+    clips beyond the model's frames are warnings, also appended to ``problems`` (rule,
+    message) when given; so are registrations naming a model no mod ships."""
     if not lua or Path(path).suffix.lower() not in MODEL_SUFFIXES:
         return scene
-    from .mods import world_for_model
+    try:
+        from .mods import world_for_model
+    except ImportError:     # (a build without the mod reader: the model as its file has it)
+        return scene
     world = world_for_model(Path(path), texture_path=[Path(p) for p in texture_path])
     if world is None:
         return scene
     for p in world.problems:
         where = f" ({p.where})" if p.where else ""
-        warnings.warn(LossWarning(f"mod {p.mod}: its Lua failed{where}: {p.message}; the "
-                                  "registrations made before it are kept"), stacklevel=2)
-    return apply(world, Path(path).name, scene)
+        _note(problems, "luanti.lua", f"mod {p.mod}: its Lua failed{where}: {p.message}; the "
+              "registrations made before it are kept")
+    if problems is not None:
+        media = {k.lower() for k in world.media}
+        for r in world.registrations:
+            if r.model and r.model.lower() not in media:
+                problems.append(("luanti.missing_model", f"{r.name} ({r.source or r.mod}) "
+                                 f"names model {r.model!r}, which no mod ships"))
+    return apply(world, Path(path).name, scene, problems)
+
+
+def _note(problems: list[Problem] | None, rule: str, message: str) -> None:
+    if problems is not None:
+        problems.append((rule, message))
+    warnings.warn(LossWarning(message), stacklevel=3)
 
 
 # -- textures ------------------------------------------------------------------------------
@@ -117,8 +137,9 @@ def _texture_image(text: str, world: ModWorld) -> tuple[bytes, str] | str:
 class _Looks:
     """Materials and textures made for texture strings (one per model material and string)."""
 
-    def __init__(self, scene: Scene, world: ModWorld, label: str) -> None:
-        self.scene, self.world, self.label = scene, world, label
+    def __init__(self, scene: Scene, world: ModWorld, label: str,
+                 problems: list[Problem] | None) -> None:
+        self.scene, self.world, self.label, self.problems = scene, world, label, problems
         self.textures: dict[str, int | None] = {}
         self.materials: dict[tuple[int | None, str], int] = {}
 
@@ -126,9 +147,11 @@ class _Looks:
         if text not in self.textures:
             got = _texture_image(text, self.world)
             if isinstance(got, str):
-                warnings.warn(MissingTextureWarning(
-                    f"{self.label}: texture {text!r} of the mod: {got}; that buffer keeps the "
-                    "model's own texture", text), stacklevel=4)
+                message = (f"{self.label}: texture {text!r} of the mod: {got}; that buffer "
+                           "keeps the model's own texture")
+                if self.problems is not None:
+                    self.problems.append(("luanti.missing_texture", message))
+                warnings.warn(MissingTextureWarning(message, text), stacklevel=4)
                 self.textures[text] = None
             else:
                 stem = Path(text.split("^", 1)[0]).stem or "texture"
@@ -217,7 +240,8 @@ def cut_clip(timeline: Animation, t0: float, t1: float, stretch: float, name: st
     return out
 
 
-def _clips(scene: Scene, regs: list[Registration], gltf: bool, label: str) -> list[dict]:
+def _clips(scene: Scene, regs: list[Registration], gltf: bool, label: str,
+           problems: list[Problem] | None) -> list[dict]:
     """The registrations' clips as animations after the timeline; their records."""
     if not scene.animations or not any(r.clips for r in regs):
         return []
@@ -235,15 +259,13 @@ def _clips(scene: Scene, regs: list[Registration], gltf: bool, label: str) -> li
             name = clip.name if clip.name not in taken else f"{clip.name} ({reg.name})"
             t0, t1 = zero + clip.start * per_frame, zero + clip.end * per_frame
             if t1 < t0:
-                warnings.warn(LossWarning(f"{label}: {reg.name} clip {clip.name!r} ends "
-                                          f"({clip.end:g}) before it starts ({clip.start:g}); "
-                                          "left out"), stacklevel=4)
+                _note(problems, "luanti.clip_range", f"{label}: {reg.name} clip {clip.name!r} "
+                      f"ends ({clip.end:g}) before it starts ({clip.start:g}); left out")
                 continue
             if t1 > last + 1e-6:
-                warnings.warn(LossWarning(f"{label}: {reg.name} clip {clip.name!r} reaches Lua "
-                                          f"frame {clip.end:g}, beyond the model's last frame "
-                                          f"({(last - zero) / per_frame:g}); its end holds the "
-                                          "last pose"), stacklevel=4)
+                _note(problems, "luanti.clip_range", f"{label}: {reg.name} clip {clip.name!r} "
+                      f"reaches Lua frame {clip.end:g}, beyond the model's last frame "
+                      f"({(last - zero) / per_frame:g}); its end holds the last pose")
             speed = clip.speed if clip.speed > 0 else 15.0
             anim = cut_clip(timeline, t0, t1, 1.0 / (per_frame * speed), name)
             rec = {"name": name, "clip": clip.name, "registration": reg.name,
@@ -266,7 +288,8 @@ def _registration_record(reg: Registration) -> dict[str, Any]:
             "visual_size": list(reg.visual_size), "rotate": reg.rotate}
 
 
-def apply(world: ModWorld, model_name: str, scene: Scene) -> Scene:
+def apply(world: ModWorld, model_name: str, scene: Scene,
+          problems: list[Problem] | None = None) -> Scene:
     """Put the registrations of ``world`` naming ``model_name`` on ``scene`` (in place; also
     returned): default look, variants, clips; a record in ``scene.extras["luanti"]``."""
     regs = world.for_model(model_name)
@@ -275,8 +298,8 @@ def apply(world: ModWorld, model_name: str, scene: Scene) -> Scene:
     gltf = Path(model_name).suffix.lower() in (".glb", ".gltf")
     label = model_name
     looks = [look for r in regs for look in r.looks]
-    _apply_looks(scene, looks, gltf, _Looks(scene, world, label))
-    clips = _clips(scene, regs, gltf, label)
+    _apply_looks(scene, looks, gltf, _Looks(scene, world, label, problems))
+    clips = _clips(scene, regs, gltf, label, problems)
     scene.extras[KEY] = {"registrations": [_registration_record(r) for r in regs],
                          "clips": [c["name"] for c in clips],
                          "timeline": scene.animations[0].name if scene.animations else None}
