@@ -20,7 +20,8 @@ other than STEP/LINEAR (CUBICSPLINE), morph-target animation (``weights`` channe
 more vertices in a primitive (16-bit indices). Ignored: images (the textures come from the
 mod's ``textures =``, by texture index), morph targets themselves, every animation but the
 first before Luanti 5.17, every UV set but the first, negative weights. A primitive that is not
-a triangle list: 5.10-5.16 draw its indices as triangles, 5.17 skips it with a warning. Weights that do not sum to 1 are rescaled by Luanti; retromesh's
+a triangle list: 5.10-5.16 draw its indices as triangles, 5.17 skips it with a warning.
+Weights that do not sum to 1 are rescaled by Luanti; retromesh's
 Scene normalises them on reading, so this check (which works on the JSON and the Scene)
 does not see raw accessor values, and every GLB retromesh writes has them normalised.
 """

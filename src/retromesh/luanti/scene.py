@@ -30,6 +30,7 @@ buffers the model gave none) so the way back to B3D writes the model's own bytes
 from __future__ import annotations
 
 import copy
+import importlib
 import io
 import warnings
 from collections.abc import Iterable
@@ -62,11 +63,11 @@ def dress(scene: Scene, path: Path, *, lua: bool = True,
     message) when given; so are registrations naming a model no mod ships."""
     if not lua or Path(path).suffix.lower() not in MODEL_SUFFIXES:
         return scene
-    try:
-        from .mods import world_for_model
+    try:        # (by name: the mod reader is built beside this module, on its own branch)
+        mods = importlib.import_module(".mods", __package__)
     except ImportError:     # (a build without the mod reader: the model as its file has it)
         return scene
-    world = world_for_model(Path(path), texture_path=[Path(p) for p in texture_path])
+    world = mods.world_for_model(Path(path), texture_path=[Path(p) for p in texture_path])
     if world is None:
         return scene
     for p in world.problems:
@@ -96,7 +97,7 @@ def buffer_slots(scene: Scene, gltf: bool = False) -> list[tuple[int, int, int]]
     B3D: a buffer per TRIS in file order (the scene's meshes and primitives are in that order),
     slot = buffer number. glTF: the slot is the glTF texture index of the material's base
     colour texture (the scene's textures are the file's), else the buffer number."""
-    out = []
+    out: list[tuple[int, int, int]] = []
     for mi, mesh in enumerate(scene.meshes):
         for pi, p in enumerate(mesh.primitives):
             if p.mode != 4 or not len(p.positions):
@@ -113,9 +114,9 @@ def buffer_slots(scene: Scene, gltf: bool = False) -> list[tuple[int, int, int]]
 def _texture_image(text: str, world: ModWorld) -> tuple[bytes, str] | str:
     """(image bytes, MIME type) of a texture string, or why there is none."""
     try:
-        from . import texmod
+        texmod: Any = importlib.import_module(".texmod", __package__)
     except ImportError:             # (the modifier module not there: plain names only)
-        texmod = None               # type: ignore[assignment]
+        texmod = None
     if texmod is not None and hasattr(texmod, "render"):
         try:
             image = texmod.render(text, world.media)
