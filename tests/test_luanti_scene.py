@@ -275,3 +275,17 @@ def test_check_luanti_gltf_rules(tmp_path):
     res = run("check", "--luanti", tmp_path / "e.gltf")
     text = " ".join(res.output.split())
     assert res.exit_code == 1 and "Luanti refuses it" in text and "crash" not in text
+
+
+def test_empty_b3d_texture_name_invents_no_image(tmp_path):
+    doc = retromesh.read(_two_tris_b3d(), format="b3d")
+    doc.textures[0].file, doc.textures[0].flags = b"", 9
+    (tmp_path / "e.b3d").write_bytes(retromesh.to_bytes(doc))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        retromesh.save(retromesh.load(tmp_path / "e.b3d"), tmp_path / "e.glb")
+        retromesh.save(retromesh.load(tmp_path / "e.glb"), tmp_path / "back.b3d")
+    assert not caught, [str(w.message) for w in caught]
+    assert "images" not in _glb_json(tmp_path / "e.glb")
+    back = retromesh.read(tmp_path / "back.b3d")
+    assert back.textures == doc.textures and back.brushes == doc.brushes   # same flags, no name
