@@ -289,3 +289,24 @@ def test_empty_b3d_texture_name_invents_no_image(tmp_path):
     assert "images" not in _glb_json(tmp_path / "e.glb")
     back = retromesh.read(tmp_path / "back.b3d")
     assert back.textures == doc.textures and back.brushes == doc.brushes   # same flags, no name
+
+
+@needs_corpus
+def test_gallery_shows_the_mob_with_clips_and_looks(cow_mod, tmp_path):
+    from retromesh.gallery import assets, thumbs
+    from retromesh.gallery.build import build_gallery
+    try:
+        assets.viewer_bundle()
+    except Exception as exc:   # no npm, or the registry out of reach
+        pytest.skip(f"the gallery viewer cannot be built here: {exc}")
+    (tmp_path / "mod" / "models").mkdir(parents=True)
+    (tmp_path / "mod" / "models" / "mobs_cow.b3d").write_bytes(COW.read_bytes())
+    [card] = build_gallery([tmp_path / "mod"], tmp_path / "site", thumbnails=False)
+    assert card["ok"], card
+    assert card["variants"] == ["mobs_animal:cow", "mobs_animal:cow#2"]
+    assert [a["name"] for a in card["animations"]][1:] == list(COW_SECONDS)
+    page = (tmp_path / "site" / card["page"]).read_text()
+    assert 'id="variant"' in page and "mobs_animal:cow#2" in page
+    if thumbs.browser() is not None:
+        png = tmp_path / "cow.png"
+        assert thumbs.screenshot(tmp_path / "site" / card["page"], png, size=400)
