@@ -56,17 +56,18 @@ class LuaRun:
     seconds: float = 0.0
 
 
-def run_mods(mods: Sequence[tuple[str, Path]], *, timeout: float = DEFAULT_TIMEOUT,
-             memory: int = DEFAULT_MEMORY) -> LuaRun:
+def run_mods(mods: Sequence[tuple[str, Path]], *, stand_ins: Sequence[str] = (),
+             timeout: float = DEFAULT_TIMEOUT, memory: int = DEFAULT_MEMORY) -> LuaRun:
     """Run each mod's ``init.lua`` in this order (``(name, folder)`` pairs) in one fenced child
-    process; a mod that fails is reported and the others go on."""
+    process; a mod that fails is reported and the others go on. ``stand_ins``: hard
+    dependencies missing from the run, whose global tables answer every call with a no-op."""
     start = time.perf_counter()
     problems: list[LuaProblem] = []
     kept: dict[str, list[dict[str, Any]]] = {}     # a killed mod: what it registered before
     regs: list[dict[str, Any]] = []
     for _ in range(MAX_KILLS + 1):
         todo = [(n, p) for n, p in mods if n not in kept]
-        regs, found, killed = _run_child(todo, timeout, memory)
+        regs, found, killed = _run_child(todo, stand_ins, timeout, memory)
         problems += found
         if killed is None:
             break
@@ -96,12 +97,13 @@ def _reader(stream: Any, lines: queue.Queue[bytes | None]) -> None:
     lines.put(None)
 
 
-def _run_child(mods: list[tuple[str, Path]], timeout: float, memory: int,
-               ) -> tuple[list[dict[str, Any]], list[LuaProblem], str | None]:
+def _run_child(mods: list[tuple[str, Path]], stand_ins: Sequence[str], timeout: float,
+               memory: int) -> tuple[list[dict[str, Any]], list[LuaProblem], str | None]:
     """One child over ``mods``: (registrations, problems, the mod it was killed in or None)."""
     if not mods:
         return [], [], None
-    job = {"mods": [[n, str(p)] for n, p in mods], "timeout": timeout, "memory": memory,
+    job = {"mods": [[n, str(p)] for n, p in mods], "stand_ins": list(stand_ins),
+           "timeout": timeout, "memory": memory,
            "cpu": (timeout + GRACE) * (len(mods) + 1) + 2}
     proc = _spawn()
     assert proc.stdin is not None and proc.stdout is not None

@@ -4,8 +4,8 @@ Run as a script (``python -P sandbox_child.py``), it imports only the standard l
 ``lupa``: nothing of retromesh, so it starts fast and its address space is small before the
 limits are set. It reads one job (JSON) from stdin::
 
-    {"mods": [[name, folder], ...], "timeout": seconds per mod, "memory": bytes,
-     "cpu": seconds for the whole run}
+    {"mods": [[name, folder], ...], "stand_ins": [missing dependency, ...],
+     "timeout": seconds per mod, "memory": bytes, "cpu": seconds for the whole run}
 
 sets its own OS limits (address space: what it uses now plus ``memory``; CPU time), runs each
 mod's ``init.lua`` in load order in one Lua state (shared globals, as the engine has) through
@@ -141,6 +141,8 @@ def main() -> int:
     set_limits(int(job["memory"]), float(job["cpu"]))
     for name, folder in mods:
         api.add_mod(name.encode(), os.path.realpath(folder).encode())
+    for name in job.get("stand_ins", ()):
+        api.stand_in(str(name).encode())
     for name, _ in mods:
         api.run_mod(name.encode())
     api.finish()

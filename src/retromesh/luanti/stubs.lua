@@ -513,6 +513,12 @@ core.get_dir_list = function(path, want_dirs)
 	if not abs or in_world(abs) then return {} end
 	return {host_list(abs, want_dirs == nil and 0 or (want_dirs and 1 or 2))}
 end
+core.get_item_group = function(name, group)
+	local def = registered_items[name]
+	local groups = def and rawget(def, "groups")
+	return type(groups) == "table" and tonumber(groups[group]) or 0
+end
+core.get_node_group = core.get_item_group
 core.global_exists = function(name) return rawget(ENV, name) ~= nil end
 core.get_us_time = function() return floor(clock() * 1e6) end
 core.get_gametime = function() return 0 end
@@ -770,6 +776,11 @@ end
 
 local api = {}
 function api.add_mod(name, path) MODS[name] = path end
+-- a hard dependency missing from the run: its global (a mod's table is named after it, as
+-- `default` is) answers every call with a no-op, so that its dependants' init code runs on
+function api.stand_in(name)
+	if not STUBS[name] then STUBS[name] = function() return api_stub({}) end end
+end
 function api.run_mod(name)
 	emit({t = "begin", mod = name})
 	protected(name, function()
