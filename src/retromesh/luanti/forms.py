@@ -29,8 +29,8 @@ or y as 0). Frames are the Lua's: see :class:`~retromesh.luanti.model.Clip`.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from .model import Clip, Look, Registration

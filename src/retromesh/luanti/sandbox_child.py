@@ -111,10 +111,10 @@ def set_limits(memory: int, cpu: float) -> None:
 
 def runtime() -> Any:
     try:
-        import lupa.luajit21 as lua_module          # Luanti's own dialect
+        import lupa.luajit21 as lua_module  # Luanti's own dialect
     except ImportError:
         try:
-            import lupa.lua51 as lua_module         # the language LuaJIT implements
+            import lupa.lua51 as lua_module  # the language LuaJIT implements
         except ImportError:
             return None
     lua = lua_module.LuaRuntime(register_eval=False, register_builtins=False,
