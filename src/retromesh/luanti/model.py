@@ -79,11 +79,13 @@ class ModWorld:
 
     ``media`` maps a global media name (``mobs_cow.png``) to its file, gathered as Luanti does
     (every mod's ``textures/``, ``models/``, ``media/``..., later mods winning), then
-    ``--texture-path`` folders; ``registrations`` in load order.
+    ``--texture-path`` folders; ``registrations`` in load order; ``mods`` the names of the
+    mods read, in load order.
     """
     registrations: list[Registration]
     problems: list[LuaProblem]
     media: dict[str, Path]
+    mods: tuple[str, ...] = ()
 
     def for_model(self, model_name: str) -> list[Registration]:
         """The registrations naming ``model_name`` (a file name, compared without case), in
