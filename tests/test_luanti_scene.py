@@ -209,7 +209,7 @@ def cow_mod(monkeypatch, tmp_path):
     fake = types.ModuleType("retromesh.luanti.mods")
     calls = []
 
-    def world_for_model(path, texture_path=()):
+    def world_for_model(path, texture_path=(), within=None):
         calls.append(Path(path))
         return _cow_world(Path(path).name) if "cow" in Path(path).name else None
 
@@ -310,3 +310,21 @@ def test_gallery_shows_the_mob_with_clips_and_looks(cow_mod, tmp_path):
     if thumbs.browser() is not None:
         png = tmp_path / "cow.png"
         assert thumbs.screenshot(tmp_path / "site" / card["page"], png, size=400)
+
+
+@needs_corpus
+def test_mobs_animal_folder_end_to_end(tmp_path):
+    """The real thing: the mod's Lua run (fenced), ten GLBs, the cow's clips and looks."""
+    pytest.importorskip("lupa")
+    res = run("convert", MOBS, "-o", tmp_path / "out")
+    assert res.exit_code == 0, res.output
+    glbs = sorted((tmp_path / "out").rglob("*.glb"))
+    assert len(glbs) == 10
+    cow = _glb_json(next(g for g in glbs if g.name == "mobs_cow.glb"))
+    assert [a["name"] for a in cow["animations"]] == ["Cow", *COW_SECONDS]
+    assert [v["name"] for v in cow["extensions"]["KHR_materials_variants"]["variants"]] == \
+        ["mobs_animal:cow", "mobs_animal:cow#2"]
+    back = retromesh.load(next(g for g in glbs if g.name == "mobs_cow.glb"))
+    got = {a.name: round(a.duration, 4) for a in back.animations[1:]}
+    assert got == COW_SECONDS
+    assert_valid_many(glbs)

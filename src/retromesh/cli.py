@@ -287,6 +287,8 @@ def _plan_jobs(inputs: list[Path], output: Path | None, to: str, format: str | N
             opts = _load_options_for(fmts, {**accepted, **g.options})
         except OptionError as exc:
             _usage(str(exc))
+        if "mods" in opts and base is not None:     # (a mod's media and APIs: the whole tree)
+            opts["mods"] = {**opts["mods"], "within": str(base)}
         rel = g.source.relative_to(base) if base is not None else Path(g.source.name)
         jobs.append(Job(g.source, output / rel.with_suffix("." + ext), opts, dict(save_opts),
                         format, preset, base, g.members))

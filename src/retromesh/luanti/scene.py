@@ -55,19 +55,21 @@ KEY = "luanti"
 
 
 def dress(scene: Scene, path: Path, *, lua: bool = True,
-          texture_path: Iterable[str | Path] = (), problems: list[Problem] | None = None
-          ) -> Scene:
+          texture_path: Iterable[str | Path] = (), within: str | Path | None = None,
+          problems: list[Problem] | None = None) -> Scene:
     """``scene`` (read from ``path``) as the mod it lies in shows it; unchanged when the file
     is in no mod or no registration names it. Lua problems of the mod, textures not found and
     clips beyond the model's frames are warnings, also appended to ``problems`` (rule,
-    message) when given; so are registrations naming a model no mod ships."""
+    message) when given; so are registrations naming a model no mod ships. ``within``: the
+    folder the user named (every mod under it is read: media and APIs are global)."""
     if not lua or Path(path).suffix.lower() not in MODEL_SUFFIXES:
         return scene
     try:        # (by name: the mod reader is built beside this module, on its own branch)
         mods = importlib.import_module(".mods", __package__)
     except ImportError:     # (a build without the mod reader: the model as its file has it)
         return scene
-    world = mods.world_for_model(Path(path), texture_path=[Path(p) for p in texture_path])
+    world = mods.world_for_model(Path(path), texture_path=[Path(p) for p in texture_path],
+                                 within=Path(within) if within is not None else None)
     if world is None:
         return scene
     for p in world.problems:
@@ -111,28 +113,27 @@ def buffer_slots(scene: Scene, gltf: bool = False) -> list[tuple[int, int, int]]
     return out
 
 
-def _texture_image(text: str, world: ModWorld) -> tuple[bytes, str] | str:
-    """(image bytes, MIME type) of a texture string, or why there is none."""
-    try:
+def _texture_image(text: str, world: ModWorld) -> tuple[tuple[bytes, str] | str, list[str]]:
+    """((image bytes, MIME type) or why there is none, notes) of a texture string: a plain
+    name is the media file as it is; one with modifiers is made by
+    :func:`retromesh.luanti.texmod.resolve_texture` (its notes: modifiers not handled...)."""
+    name = text.strip()
+    if "^" not in name and "[" not in name:
+        path = world.media.get(name)
+        if path is None:
+            return "not found in the mods' media", []
+        data = Path(path).read_bytes()
+        return (data, "image/jpeg" if data[:2] == b"\xff\xd8" else "image/png"), []
+    try:        # (by name: the modifier module is built beside this one, on its own branch)
         texmod: Any = importlib.import_module(".texmod", __package__)
-    except ImportError:             # (the modifier module not there: plain names only)
-        texmod = None
-    if texmod is not None and hasattr(texmod, "render"):
-        try:
-            image = texmod.render(text, world.media)
-        except (OSError, ValueError, KeyError) as exc:
-            return str(exc)
-        if image is None:
-            return "not found"
-        buf = io.BytesIO()
-        image.save(buf, format="PNG")
-        return buf.getvalue(), "image/png"
-    name = text.split("^", 1)[0].strip("()")
-    path = world.media.get(name)
-    if path is None:
-        return "not found in the mods' media"
-    data = Path(path).read_bytes()
-    return data, "image/jpeg" if data[:2] == b"\xff\xd8" else "image/png"
+    except ImportError:
+        return "texture modifiers are not handled in this build", []
+    image, notes = texmod.resolve_texture(text, world.media)
+    if image is None:
+        return "; ".join(notes) or "nothing could be made of it", []
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    return (buf.getvalue(), "image/png"), list(notes)
 
 
 class _Looks:
@@ -146,7 +147,10 @@ class _Looks:
 
     def texture(self, text: str) -> int | None:
         if text not in self.textures:
-            got = _texture_image(text, self.world)
+            got, notes = _texture_image(text, self.world)
+            for note in notes:
+                _note(self.problems, "luanti.texture_modifier", f"{self.label}: texture "
+                      f"{text[:80]!r}: {note}")
             if isinstance(got, str):
                 message = (f"{self.label}: texture {text!r} of the mod: {got}; that buffer "
                            "keeps the model's own texture")
@@ -226,18 +230,67 @@ def lua_frame_times(anim: Animation, gltf: bool = False) -> tuple[float, float]:
 def cut_clip(timeline: Animation, t0: float, t1: float, stretch: float, name: str) -> Animation:
     """The piece ``t0..t1`` (seconds) of ``timeline`` as an animation starting at 0, its times
     multiplied by ``stretch``; each channel keeps the keys inside and gets the values at both
-    ends (held beyond the timeline's keys, as the engine holds them)."""
+    ends (held beyond the timeline's keys, as the engine holds them; linear, rotations
+    slerped as ``Channel.sample`` does, every channel's ends in one vectorised pass)."""
     out = Animation(name=name)
-    for c in timeline.channels:
+    ends = _ends(timeline.channels, t0, t1)
+    single = t1 <= t0 + 1e-6
+    for c, (v0, v1) in zip(timeline.channels, ends):
         kt = c.times.astype(np.float64)
-        inside = kt[(kt > t0 + 1e-6) & (kt < t1 - 1e-6)]
-        times = np.concatenate([[t0], inside, [t1]]) if t1 > t0 + 1e-6 else np.array([t0])
-        values = c.sample(times)
+        inner = np.flatnonzero((kt > t0 + 1e-6) & (kt < t1 - 1e-6))
+        if single:
+            times, values = np.array([t0]), v0[None]
+        else:
+            times = np.concatenate([[t0], kt[inner], [t1]])
+            values = np.concatenate([v0[None], c.key_values()[inner], v1[None]])
         rel = (times - t0) * stretch
         keep = np.ones(len(rel), bool)
         keep[1:] = np.diff(rel.astype(np.float32)) > 0      # (float32 times must increase)
         interpolation = "STEP" if c.interpolation == "STEP" else "LINEAR"
         out.channels.append(Channel(c.node, c.path, rel[keep], values[keep], interpolation))
+    return out
+
+
+def _ends(channels: list[Channel], t0: float, t1: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each channel's values at ``t0`` and ``t1`` (a CUBICSPLINE channel through its own
+    ``sample``; the others gathered and interpolated together)."""
+    from ..transforms import quat_slerp
+    out: list[Any] = [None] * len(channels)
+    a, b, u, where = [], [], [], []          # (rows to blend, per channel and end)
+    for i, c in enumerate(channels):
+        if c.interpolation == "CUBICSPLINE":
+            v = c.sample([t0, t1])
+            out[i] = (v[0], v[1])
+            continue
+        kt = c.times.astype(np.float64)
+        v = c.key_values().astype(np.float64)
+        for t in (t0, t1):
+            j = int(np.searchsorted(kt, t + 1e-6, side="right")) - 1
+            if j < 0 or j >= len(kt) - 1 or c.interpolation == "STEP" or abs(t - kt[j]) <= 1e-6:
+                j = min(max(j, 0), len(kt) - 1)
+                a.append(v[j])
+                b.append(v[j])
+                u.append(0.0)
+            else:
+                a.append(v[j])
+                b.append(v[j + 1])
+                u.append((t - kt[j]) / (kt[j + 1] - kt[j]))
+            where.append(i)
+    values: list[np.ndarray] = []
+    if a:
+        rows = [k for k, i in enumerate(where) if channels[i].path == "rotation"]
+        other = [k for k, i in enumerate(where) if channels[i].path != "rotation"]
+        blended: list[Any] = [None] * len(a)
+        if rows:
+            q = quat_slerp(np.array([a[k] for k in rows]), np.array([b[k] for k in rows]),
+                           np.array([u[k] for k in rows]))
+            for n, k in enumerate(rows):
+                blended[k] = q[n]
+        for k in other:
+            blended[k] = a[k] + (b[k] - a[k]) * u[k]
+        values = blended
+    for k in range(0, len(where), 2):
+        out[where[k]] = (values[k], values[k + 1])
     return out
 
 
