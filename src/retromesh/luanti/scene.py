@@ -152,8 +152,8 @@ class _Looks:
                 _note(self.problems, "luanti.texture_modifier", f"{self.label}: texture "
                       f"{text[:80]!r}: {note}")
             if isinstance(got, str):
-                message = (f"{self.label}: texture {text!r} of the mod: {got}; that buffer "
-                           "keeps the model's own texture")
+                what = got if got.startswith("texture ") else f"texture {text!r} of the mod: {got}"
+                message = f"{self.label}: {what}; that buffer keeps the model's own texture"
                 if self.problems is not None:
                     self.problems.append(("luanti.missing_texture", message))
                 warnings.warn(MissingTextureWarning(message, text), stacklevel=4)
