@@ -349,7 +349,8 @@ def convert(
                                          show_default=False),
     jobs: int = typer.Option(1, "-j", "--jobs", min=1, rich_help_panel=ADVANCED, metavar="N",
                              help="Files converted in parallel.", show_default=False),
-    no_lua: bool = _NO_LUA,
+    no_lua: bool = typer.Option(False, "--no-lua", rich_help_panel=OUTPUT,
+                                help="Don't run the Luanti mod's Lua."),
 ) -> None:
     """Convert models to glTF (or back): one file, or whole folders.
 
@@ -357,9 +358,7 @@ def convert(
 
     `retromesh convert mods/ -o out/` converts a whole folder.
 
-    A model in a Luanti mod gets the textures and named clips the mod registers: this RUNS the
-    mod's Lua (fenced: a child process with time and memory limits, no io/os/require, files
-    only inside the mod); --no-lua does not.
+    Models in a Luanti mod: its Lua is RUN (fenced) for textures and clips.
 
     Each format's --set and -O options: `retromesh formats`.
     """
