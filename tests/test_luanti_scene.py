@@ -123,7 +123,7 @@ def test_one_texture_per_tris_in_order_and_blank_leaves_alone(tmp_path):
     (tmp_path / "two.b3d").write_bytes(_two_tris_b3d())
     scene = retromesh.load(tmp_path / "two.b3d")
     assert [s for *_, s in buffer_slots(scene)] == [0, 1]
-    media = {n: _png(tmp_path / n, c) for n, c in (("a.png", "red"), ("b.png", "blue"))}
+    media = {n: _png(tmp_path / n, c) for n, c in (("a.png", (255, 0, 0)), ("b.png", (0, 0, 255)))}
 
     def shown(looks):
         s = retromesh.load(tmp_path / "two.b3d")
