@@ -189,13 +189,26 @@ def load(source: Source, format: str | None = None, **options: Any) -> Scene:
     ``options`` are the format's conversion options (``skeleton=``, ``animations=``,
     ``hva=``, ``fps=`` ...; see ``retromesh formats``), and for every format ``scale=``
     (default 1: the game's units), a uniform factor applied to the whole scene
-    (:mod:`retromesh.units`).
+    (:mod:`retromesh.units`), and ``mods={"lua": True, "texture_path": [...]}``: a model in a
+    Luanti mod gets the textures and named clips its registrations give (this RUNS the mod's
+    Lua, fenced in a child process: :mod:`retromesh.luanti`; off unless asked for).
     """
     scale = _pop_scale(options)
+    mods = options.pop("mods", None)
     doc, fmt, name, path = _read(source, format)
     if path is not None and fmt.to_scene is not None:
         options.setdefault("source", path)
-    return _scaled(registry.convert_to_scene(fmt, doc, name, **options), scale)
+    return _scaled(_dressed(registry.convert_to_scene(fmt, doc, name, **options), path, mods),
+                   scale)
+
+
+def _dressed(scene: Scene, path: Path | None, mods: dict[str, Any] | None) -> Scene:
+    """``scene`` as the Luanti mod it lies in shows it, when ``mods`` asks for it
+    (:func:`retromesh.luanti.scene.dress`: runs the mod's Lua, fenced)."""
+    if not mods or path is None:
+        return scene
+    from .luanti.scene import dress
+    return dress(scene, path, **mods)
 
 
 def _pop_scale(options: dict[str, Any]) -> float:
@@ -315,6 +328,7 @@ def convert(source: Source, target: str | os.PathLike, format: str | None = None
     target = Path(target)
     save_options = dict(save_options or {})
     scale = _pop_scale(options)
+    mods = options.pop("mods", None)
     doc, fmt, name, path = _read(source, format)
     tfmt = registry.get(target_format) if target_format else registry.target_format(target)
     direct = registry.converter(fmt.name, tfmt.name)
@@ -329,7 +343,9 @@ def convert(source: Source, target: str | os.PathLike, format: str | None = None
         return _write_result(result, target, force)
     if path is not None and fmt.to_scene is not None:
         options.setdefault("source", path)
-    scene = _scaled(registry.convert_to_scene(fmt, doc, name, **options), scale)
+    scene = _scaled(_dressed(registry.convert_to_scene(fmt, doc, name, **options), path, mods),
+                    scale)
     del doc                     # the native document is not needed while writing
     # validated by convert_to_scene (scaling keeps it valid unless it overflows float32)
-    return _save(scene, target, tfmt.name, save_options, validated=scale == 1.0, force=force)
+    return _save(scene, target, tfmt.name, save_options, validated=scale == 1.0 and not mods,
+                 force=force)

@@ -149,6 +149,9 @@ class Primitive:
     targets: list[MorphTarget] = field(default_factory=list)
     mode: int = 4                            # 4 triangles, 1 lines, 0 points
     extras: dict[str, Any] = field(default_factory=dict)
+    #: KHR_materials_variants mappings: (material, indices into ``Scene.variants``) pairs; a
+    #: variant no pair names shows ``material``
+    variants: list[tuple[int, list[int]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.positions = _array(self.positions, np.float32, 3, "positions", "Primitive")
@@ -380,6 +383,8 @@ class Scene:
     #: further scenes (name, root node indices) for content kept out of the default scene
     extra_scenes: list[tuple[str, list[int]]] = field(default_factory=list)
     extras: dict[str, Any] = field(default_factory=dict)
+    #: names of the material variants (KHR_materials_variants); primitives map them
+    variants: list[str] = field(default_factory=list)
 
     # -- building ---------------------------------------------------------------------
     def add_node(self, node: Node, parent: int | None = None) -> int:
@@ -484,6 +489,11 @@ class Scene:
             for pi, p in enumerate(mesh.primitives):
                 if p.material is not None and not 0 <= p.material < len(self.materials):
                     raise DocumentError(f"mesh {mi} primitive {pi} refers to material {p.material}")
+                for m, vs in p.variants:
+                    if not 0 <= m < len(self.materials) or \
+                            any(not 0 <= v < len(self.variants) for v in vs):
+                        raise DocumentError(f"mesh {mi} primitive {pi}: a variant mapping refers "
+                                            f"to material {m} or variants {list(vs)} out of range")
         for mat in self.materials:
             ref = mat.base_color_texture
             if ref is not None and not 0 <= ref.texture < len(self.textures):

@@ -487,7 +487,8 @@ def load_to_glb(job: Job, glb: str | os.PathLike, **options: Any) -> list[str]:
     ``options`` the main file's format does not take (``fps`` for a B3D...) are left out."""
     import retromesh
     accepted = retromesh.detect(job.main).scene_options
-    options = {k: v for k, v in options.items() if k in accepted}
+    # (``mods``: a model in a Luanti mod dressed as the mod shows it; every format takes it)
+    options = {k: v for k, v in options.items() if k in accepted or k == "mods"}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         scene = retromesh.load(job.main, **{**job.options, **options})

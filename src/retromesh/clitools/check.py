@@ -100,19 +100,24 @@ def check_file(f: Path, format: str | None, *, scene: bool, luanti: bool,
         together.append((cfmt, cdoc))
     findings += [x for _, x in check_together(together)]
     del together
-    if (scene or gltf) and fmt.to_scene is not None and not any(x.is_error for x in findings):
+    mods = opts.pop("mods", None)
+    built = None
+    if (scene or gltf or luanti) and fmt.to_scene is not None and \
+            not any(x.is_error for x in findings):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", LossWarning)
             try:
                 kwargs = dict(opts)
                 if "source" in fmt.scene_options:
                     kwargs["source"] = f
-                registry.convert_to_scene(fmt, doc, str(f), **kwargs)
+                built = registry.convert_to_scene(fmt, doc, str(f), **kwargs)
             except RetromeshError as exc:
                 findings.append(error(f"{fmt.name}.scene", f"does not convert: {describe(exc, f)}"))
     if luanti:
-        from .luanti import check_for_luanti
+        from .luanti import check_for_luanti, mod_findings
         findings += check_for_luanti(fmt, doc, data)
+        if built is not None and mods:
+            findings += mod_findings(f, built, mods)
     return fmt, companions, findings
 
 

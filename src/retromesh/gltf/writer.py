@@ -267,6 +267,10 @@ def _primitive(buf: _Buffer, p: Primitive, material_map: dict[int, int]) -> g.Mo
         prim.indices = buf.accessor(idx, target=ELEMENT_ARRAY_BUFFER)
     if p.material is not None:
         prim.material = material_map.get(p.material)
+    if p.variants:
+        prim.extensions = {"KHR_materials_variants": {"mappings": [
+            {"material": material_map[m], "variants": [int(v) for v in vs]}
+            for m, vs in p.variants if vs]}}
     targets = []
     for t in p.targets:
         td = {}
@@ -467,6 +471,10 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
     extras = {k: v for k, v in scene.extras.items() if k != "source_dir"}   # a local folder
     if extras:
         doc.extras = extras_json(extras)
+    if scene.variants:      # (never in extensionsRequired: viewers without it show the default)
+        doc.extensions = {"KHR_materials_variants": {
+            "variants": [{"name": n} for n in scene.variants]}}
+        used_ext.add("KHR_materials_variants")
     doc.extensionsUsed = sorted(used_ext) or []
     doc.accessors = buf.accessors
     doc.bufferViews = buf.views
