@@ -37,7 +37,7 @@ from .model import LuaProblem, ModWorld, Registration
 from .sandbox import DEFAULT_MEMORY, DEFAULT_TIMEOUT, run_mods
 
 __all__ = ["ModSpec", "find_mods", "load_order", "mod_of", "gather_media", "read_mods",
-           "world_for_model", "MEDIA_FOLDERS"]
+           "world_for_model", "clear_cache", "MEDIA_FOLDERS"]
 
 #: a mod's media folders, in Luanti's order (getModsMediaPaths)
 MEDIA_FOLDERS = ("textures", "sounds", "media", "models", "locale", "fonts")
@@ -256,6 +256,11 @@ def _fingerprint(mods: Sequence[ModSpec]) -> tuple[tuple[str, int, int], ...]:
 _cache: dict[tuple[object, ...], ModWorld] = {}
 
 
+def clear_cache() -> None:
+    """Forget the worlds read so far (the next read_mods runs the Lua again)."""
+    _cache.clear()
+
+
 def read_mods(folders: Iterable[Path], *, texture_path: Iterable[Path] = (), lua: bool = True,
               timeout: float = DEFAULT_TIMEOUT, memory: int = DEFAULT_MEMORY) -> ModWorld:
     """Every mod under ``folders``: its registrations that name a model (``lua=False``: none,
@@ -287,8 +292,9 @@ def _build(order: list[ModSpec], games: list[Path], texture_path: tuple[Path, ..
     if lua and order:
         names = {m.name for m in order}
         missing = sorted({d for m in order for d in m.depends} - names)
-        run = run_mods([(m.name, m.path) for m in order], stand_ins=missing, timeout=timeout,
-                       memory=memory)
+        lenient = [m.name for m in order if set(m.depends) - names]
+        run = run_mods([(m.name, m.path) for m in order], stand_ins=missing, lenient=lenient,
+                       timeout=timeout, memory=memory)
         problems = run.problems
         for raw in run.registrations:
             regs += registrations(raw)
