@@ -136,3 +136,15 @@ def test_a_loop_inside_a_c_call_is_killed_from_outside(tmp_path: Path) -> None:
     assert [r["name"] for r in run.registrations] == ["stuck:before", "after:thing"]
     assert len(run.problems) == 1 and run.problems[0].mod == "stuck"
     assert run.problems[0].where == "init.lua" and "not done within" in run.problems[0].message
+
+
+def test_a_flood_of_registrations_and_huge_strings_are_cut(tmp_path: Path) -> None:
+    make_mod(tmp_path, "flood", """
+local big = string.rep("x", 8 * 2^20)
+core.register_entity("flood:big", {visual = "mesh", mesh = "b.b3d", textures = {big, "t.png"}})
+for i = 1, 30000 do core.register_entity("flood:" .. i, {visual = "mesh", mesh = "f.b3d"}) end
+""")
+    run = run_mods([("flood", tmp_path / "flood")], timeout=10.0)
+    assert len(run.registrations) == 20000
+    assert run.registrations[0]["def"]["textures"] == [None, "t.png"]
+    assert [p.message for p in run.problems] == ["more than 20000 registrations: the rest are not read"]

@@ -27,6 +27,7 @@ import json
 import queue
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -95,11 +96,11 @@ def _lupa_folder() -> str:
     return str(Path(origin).parent.parent) if origin else ""
 
 
-def _spawn() -> subprocess.Popen[bytes]:
+def _spawn(stderr: Any) -> subprocess.Popen[bytes]:
     # -I -S: no site packages, environment or script folder on the child's path (its start-up
     # is most of what the Lua costs); it is given lupa's folder alone
     return subprocess.Popen([sys.executable, "-I", "-S", str(CHILD), _lupa_folder()],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr)
 
 
 def _reader(stream: Any, lines: queue.Queue[bytes | None]) -> None:
@@ -118,7 +119,15 @@ def _run_child(mods: list[tuple[str, Path]], stand_ins: Sequence[str], lenient: 
            "lenient": list(lenient),
            "timeout": timeout, "memory": memory,
            "cpu": (timeout + GRACE) * (len(mods) + 1) + 2}
-    proc = _spawn()
+    # stderr to a file: a child writing much there never blocks on a full pipe
+    with tempfile.TemporaryFile() as errors:
+        return _watch(_spawn(errors), job, mods, timeout, errors)
+
+
+def _watch(proc: subprocess.Popen[bytes], job: dict[str, Any], mods: list[tuple[str, Path]],
+           timeout: float, errors: Any,
+           ) -> tuple[list[dict[str, Any]], list[LuaProblem], str | None]:
+    """Feed the child its job and take its lines, killing it when a mod runs past its time."""
     assert proc.stdin is not None and proc.stdout is not None
     try:
         proc.stdin.write(json.dumps(job).encode())
@@ -126,10 +135,11 @@ def _run_child(mods: list[tuple[str, Path]], stand_ins: Sequence[str], lenient: 
     except OSError:
         pass
     lines: queue.Queue[bytes | None] = queue.Queue()
-    threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True).start()
+    reader = threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True)
+    reader.start()
     state = _ChildState()
     allowed = timeout + GRACE
-    deadline = time.monotonic() + allowed + 5.0     # and the child's own start-up
+    deadline = time.monotonic() + allowed + 5.0     # the first mod's, and the child's start-up
     try:
         while True:
             try:
@@ -145,7 +155,11 @@ def _run_child(mods: list[tuple[str, Path]], stand_ins: Sequence[str], lenient: 
         if proc.poll() is None:
             proc.kill()
         proc.wait()
-        err = proc.stderr.read() if proc.stderr else b""
+        reader.join(timeout=5.0)
+        if not reader.is_alive():
+            proc.stdout.close()
+        errors.seek(0)
+        err = errors.read(65536)
     if not state.done:
         return state.regs, state.problems + [state.died(proc.returncode, err)], state.mod_or(mods)
     return state.regs, state.problems, None

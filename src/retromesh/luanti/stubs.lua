@@ -100,7 +100,9 @@ end
 encode = function(v, out, depth, seen, budget, first)
 	local t = type(v)
 	budget.n = budget.n - 1
-	if t == "string" then out[#out + 1] = jstr(v)
+	if t == "string" and #v <= budget.bytes then
+		budget.bytes = budget.bytes - #v
+		out[#out + 1] = jstr(v)
 	elseif t == "number" then out[#out + 1] = jnum(v)
 	elseif t == "boolean" then out[#out + 1] = v and "true" or "false"
 	elseif t == "table" and depth < 10 and not seen[v] and budget.n > 0 then
@@ -110,7 +112,8 @@ end
 
 local function json(v, first)
 	local out = {}
-	encode(v, out, 0, {}, {n = 20000}, first)
+	-- a definition is cut at 20000 values and 4 MiB of strings: the host's memory is not the mod's
+	encode(v, out, 0, {}, {n = 20000, bytes = 4 * 2^20}, first)
 	return tconcat(out)
 end
 
@@ -390,8 +393,14 @@ ENV.io = refusing("io", {
 
 local in_api = 0       -- > 0 while an API call runs: its own inner registrations are not new
 
+local recorded = 0
 local function record(api, name, def, model)
 	if in_api > 0 or type(def) ~= "table" then return end
+	recorded = recorded + 1
+	if recorded > 20000 then
+		if recorded == 20001 then error("more than 20000 registrations: the rest are not read", 0) end
+		return
+	end
 	if type(name) ~= "string" then name = "" end
 	emit({t = "reg", api = api, name = sgsub(name, "^:", ""), mod = current_mod,
 		model = model, source = where_from(3), def = json(def, FIRST)})
