@@ -43,6 +43,7 @@ __all__ = ["ModSpec", "find_mods", "load_order", "mod_of", "gather_media", "read
 MEDIA_FOLDERS = ("textures", "sounds", "media", "models", "locale", "fonts")
 MAX_DEPTH = 6           # folders below the one named, when looking for mods
 MAX_CACHE = 8
+MAX_CONF = 2**20        # mod.conf, depends.txt
 
 
 @record(frozen=True)
@@ -55,13 +56,23 @@ class ModSpec:
     in_modpack: bool = False
 
 
+def read_text(path: Path) -> str | None:
+    """A small regular file inside its own folder (not a link out, a FIFO or a huge file)."""
+    try:
+        if not path.is_file() or not _inside(path, path.parent) or path.stat().st_size > MAX_CONF:
+            return None
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
 def read_conf(path: Path) -> dict[str, str]:
     """A Luanti settings file (``key = value``, ``#`` comments, ``\"\"\"`` multi-line values)."""
     out: dict[str, str] = {}
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+    text = read_text(path)
+    if text is None:
         return out
+    lines = text.splitlines()
     i = 0
     while i < len(lines):
         line = lines[i].strip()
@@ -97,11 +108,10 @@ def mod_spec(folder: Path, in_modpack: bool = False) -> ModSpec | None:
 def _depends_txt(path: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     hard: list[str] = []
     soft: list[str] = []
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+    text = read_text(path)
+    if text is None:
         return (), ()
-    for line in lines:
+    for line in text.splitlines():
         name = line.strip()
         if name.endswith("?"):
             soft.append(name[:-1].strip())

@@ -59,6 +59,8 @@ class Host:
             what = "io.open" if as_file else "reading"
             return None, (f"{what} refused: '{shown}' is outside the mod folders").encode(), True
         real, mod, rel = found
+        if os.path.exists(real) and not os.path.isfile(real):     # a folder, a FIFO...
+            return None, f"cannot open {shown}: not a regular file".encode(), False
         try:
             if os.path.getsize(real) > MAX_FILE:
                 return None, f"'{shown}' is larger than {MAX_FILE >> 20} MiB".encode(), True

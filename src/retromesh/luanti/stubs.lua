@@ -218,7 +218,13 @@ local function refusing(lib, t)
 	end})
 end
 ENV.os = refusing("os", {time = os.time, clock = os.clock, difftime = os.difftime,
-	date = function(fmt, t) return os.date(type(fmt) == "string" and sgsub(fmt, "%%[^%a%%]", "") or fmt, t) end,
+	-- only the conversions every C library knows (an unknown one is undefined behaviour in C)
+	date = function(fmt, t)
+		if type(fmt) == "string" then fmt = sgsub(fmt, "%%(.?)", function(c)
+			return sfind("aAbBcdHIjmMpSUwWxXyYZ%", c, 1, true) and c ~= "" and "%" .. c or ""
+		end) end
+		return os.date(fmt, t)
+	end,
 	getenv = function() return nil end})
 setmetatable(string, {__index = function(_, k)
 	if k == "dump" then error("string.dump refused: mods' Lua loads no bytecode", 2) end
