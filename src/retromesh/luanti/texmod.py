@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageColor
 
-__all__ = ["TextureResolver", "resolve_texture", "plain_name", "parse_color", "split_top_level"]
+__all__ = ["TextureResolver", "resolve_texture", "plain_name", "file_names", "parse_color",
+           "split_top_level"]
 
 MAX_DIMENSION = 23000          # imagesource.h MAX_IMAGE_DIMENSION
 MAX_PIXELS = 64 * 2**20        # ours: no texture string makes more than this (memory)
@@ -595,6 +596,33 @@ MODIFIERS: dict[str, Callable[[TextureResolver, str, Any, int], Pixels | None]] 
     "invert": modify_invert, "sheet": modify_sheet, "verticalframe": modify_verticalframe,
     "lowpart": modify_lowpart, "png": modify_png, "applyfiltersformesh": modify_nothing,
 }
+
+
+def file_names(texture: str, depth: int = 0) -> list[str]:
+    """The media files a texture string names (overlays, groups, and the files of ``[combine``,
+    ``[mask``, ``[lowpart``), in order, without repeats: what ``check`` looks for."""
+    out: list[str] = []
+    parts = split_top_level(texture) if depth <= MAX_DEPTH else None
+    for part in parts or []:
+        if not part:
+            continue
+        if part[0] == "(" and part[-1] == ")":
+            out += file_names(part[1:-1], depth + 1)
+        elif part[0] != "[":
+            out.append(part)
+        elif part.startswith(("[mask:", "[lowpart:")):
+            f = Fields(part)
+            f.next(":")
+            if part.startswith("[lowpart:"):
+                f.next(":")
+            out += file_names(unescape(f.next_esc(":")), depth + 1)
+        elif part.startswith("[combine:"):
+            f = Fields(part)
+            f.next(":"), f.next("x"), f.next(":")
+            while not f.at_end():
+                f.next(","), f.next("=")
+                out += file_names(unescape(f.next_esc(":")), depth + 1)
+    return list(dict.fromkeys(out))
 
 
 def resolve_texture(texture: str, media: Mapping[str, Path]) -> tuple[Image.Image | None, list[str]]:
