@@ -267,3 +267,22 @@ mcl_mobs.register_mob("mobs_mc:mooshroom", moo)
         ("mobs_mc:cow", "mcl_mobs"), ("mobs_mc:mooshroom", "mcl_mobs")]
     assert [l.textures for l in world.for_model("cow.b3d")[1].looks] == [
         ("moo.png", "red.png"), ("moo2.png", "brown.png")]
+
+
+@needs_corpus
+def test_the_sheep_textures_are_missing_with_a_warning_each(animals) -> None:
+    from retromesh.luanti.texmod import TextureResolver
+
+    resolver = TextureResolver(animals.media)
+    image, warnings = resolver.resolve(animals.for_model("mobs_sheep.b3d")[0].looks[0].textures[0])
+    assert image is None
+    assert [w.split(": ", 1)[1] for w in warnings] == [
+        "missing media 'mobs_sheep_base.png' (left out)", "missing media 'mobs_sheep_wool.png' (left out)"]
+    image, warnings = resolver.resolve(animals.for_model("mobs_cow.b3d")[0].looks[1].textures[0])
+    assert image is not None and image.size == (128, 128) and not warnings
+
+
+def test_a_mod_name_luanti_would_refuse_is_the_folders(tmp_path: Path) -> None:
+    _mod(tmp_path, "My-Mod", "", "")
+    (tmp_path / "My-Mod" / "mod.conf").write_text("name = ../evil\n")
+    assert [m.name for m in find_mods(tmp_path)] == ["my_mod"]

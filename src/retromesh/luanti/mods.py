@@ -28,6 +28,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -44,6 +45,7 @@ MEDIA_FOLDERS = ("textures", "sounds", "media", "models", "locale", "fonts")
 MAX_DEPTH = 6           # folders below the one named, when looking for mods
 MAX_CACHE = 8
 MAX_CONF = 2**20        # mod.conf, depends.txt
+MOD_NAME = re.compile(r"[a-z0-9_]+")       # content/mods.h MODNAME_ALLOWED_CHARS
 
 
 @record(frozen=True)
@@ -102,7 +104,10 @@ def mod_spec(folder: Path, in_modpack: bool = False) -> ModSpec | None:
     depends, optional = _names(conf.get("depends", "")), _names(conf.get("optional_depends", ""))
     if "depends" not in conf and "optional_depends" not in conf:
         depends, optional = _depends_txt(folder / "depends.txt")
-    return ModSpec(conf.get("name") or folder.name, folder, depends, optional, in_modpack)
+    name = conf.get("name", "")
+    if not MOD_NAME.fullmatch(name):        # Luanti refuses such a name: the folder's, made one
+        name = re.sub(r"[^a-z0-9_]", "_", folder.name.lower())
+    return ModSpec(name, folder, depends, optional, in_modpack)
 
 
 def _depends_txt(path: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
