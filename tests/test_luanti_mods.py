@@ -237,3 +237,52 @@ def test_clip_rules_without_lua() -> None:
     looks = looks_of("mobs_redo", "m", {"textures": ["a.png", {"not": "a string"}]})
     assert looks[0].textures == ("a.png", "")
     assert registrations({"api": "entity", "name": "n", "def": {"visual": "cube"}}) == []
+
+
+def test_an_api_defined_twice_and_reached_early_is_captured(tmp_path: Path) -> None:
+    # VoxeLibre's mcl_mobs: a compat wrapper read before the function exists, then the real one;
+    # another mod touched the global first (`mcl_mobs = mcl_mobs or {}`)
+    _mod(tmp_path, "early", "", "mcl_mobs = mcl_mobs or {}\nmcl_mobs.flag = true\n")
+    _mod(tmp_path, "mcl_mobs", "depends = early\n", """
+mcl_mobs = {}
+local old = mcl_mobs.register_mob
+function mcl_mobs.register_mob(self, name, def)
+    if type(self) == "string" then def = name; name = self end
+    return old(name, def)
+end
+function mcl_mobs.register_mob(name, def)
+    core.register_entity(name, {initial_properties = {visual = "mesh", mesh = def.mesh}})
+end
+""")
+    _mod(tmp_path, "mobs_mc", "depends = mcl_mobs\n", """
+local def = {visual = "mesh", mesh = "cow.b3d", textures = {{"cow.png", "blank.png"}}}
+mcl_mobs.register_mob("mobs_mc:cow", def)
+local moo = table.copy(def)
+moo.textures = {{"moo.png", "red.png"}, {"moo2.png", "brown.png"}}
+mcl_mobs.register_mob("mobs_mc:mooshroom", moo)
+""")
+    world = read_mods([tmp_path])
+    assert not world.problems, world.problems
+    assert [(r.name, r.api) for r in world.registrations] == [
+        ("mobs_mc:cow", "mcl_mobs"), ("mobs_mc:mooshroom", "mcl_mobs")]
+    assert [l.textures for l in world.for_model("cow.b3d")[1].looks] == [
+        ("moo.png", "red.png"), ("moo2.png", "brown.png")]
+
+
+@needs_corpus
+def test_the_sheep_textures_are_missing_with_a_warning_each(animals) -> None:
+    from retromesh.luanti.texmod import TextureResolver
+
+    resolver = TextureResolver(animals.media)
+    image, warnings = resolver.resolve(animals.for_model("mobs_sheep.b3d")[0].looks[0].textures[0])
+    assert image is None
+    assert [w.split(": ", 1)[1] for w in warnings] == [
+        "missing media 'mobs_sheep_base.png' (left out)", "missing media 'mobs_sheep_wool.png' (left out)"]
+    image, warnings = resolver.resolve(animals.for_model("mobs_cow.b3d")[0].looks[1].textures[0])
+    assert image is not None and image.size == (128, 128) and not warnings
+
+
+def test_a_mod_name_luanti_would_refuse_is_the_folders(tmp_path: Path) -> None:
+    _mod(tmp_path, "My-Mod", "", "")
+    (tmp_path / "My-Mod" / "mod.conf").write_text("name = ../evil\n")
+    assert [m.name for m in find_mods(tmp_path)] == ["my_mod"]

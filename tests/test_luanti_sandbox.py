@@ -136,3 +136,36 @@ def test_a_loop_inside_a_c_call_is_killed_from_outside(tmp_path: Path) -> None:
     assert [r["name"] for r in run.registrations] == ["stuck:before", "after:thing"]
     assert len(run.problems) == 1 and run.problems[0].mod == "stuck"
     assert run.problems[0].where == "init.lua" and "not done within" in run.problems[0].message
+
+
+def test_a_flood_of_registrations_and_huge_strings_are_cut(tmp_path: Path) -> None:
+    make_mod(tmp_path, "flood", """
+local big = string.rep("x", 8 * 2^20)
+core.register_entity("flood:big", {visual = "mesh", mesh = "b.b3d", textures = {big, "t.png"}})
+for i = 1, 30000 do core.register_entity("flood:" .. i, {visual = "mesh", mesh = "f.b3d"}) end
+""")
+    run = run_mods([("flood", tmp_path / "flood")], timeout=10.0)
+    assert len(run.registrations) == 20000
+    assert run.registrations[0]["def"]["textures"] == [None, "t.png"]
+    assert [p.message for p in run.problems] == ["more than 20000 registrations: the rest are not read"]
+
+
+def test_a_fifo_or_a_conf_linked_out_is_not_read(tmp_path: Path) -> None:
+    import os
+
+    folder = make_mod(tmp_path, "fifo", 'dofile(core.get_modpath("fifo") .. "/pipe.lua")\n')
+    os.mkfifo(folder / "pipe.lua")
+    (folder / "mod.conf").unlink()
+    (folder / "mod.conf").symlink_to("/etc/hostname")
+    start = time.perf_counter()
+    world = read_mods([folder])
+    assert time.perf_counter() - start < 10
+    assert world.mods == ("fifo",)          # the folder's name: the linked conf is not read
+    assert len(world.problems) == 1 and "not a regular file" in world.problems[0].message
+
+
+def test_os_date_takes_only_the_common_conversions(tmp_path: Path) -> None:
+    make_mod(tmp_path, "dates", 'local d = os.date("%Y-%Ez-%")\n'
+             'core.register_entity("dates:" .. d, {visual = "mesh", mesh = "d.b3d"})\n')
+    run = run_mods([("dates", tmp_path / "dates")], timeout=2.0)
+    assert not run.problems and run.registrations[0]["name"].startswith("dates:2")

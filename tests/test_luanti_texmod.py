@@ -145,3 +145,23 @@ def test_scaling_keeps_the_border_pixels() -> None:
     row = np.arange(3, dtype=np.uint8).reshape(1, 3, 1).repeat(4, axis=2)
     assert scale_to(row, 5, 1)[0, :, 0].tolist() == [0, 1, 1, 2, 2]   # from 0.5 by 0.5
     assert scale_to(row, 6, 1)[0, :, 0].tolist() == [0, 0, 1, 1, 2, 2]
+
+
+def test_the_files_a_texture_string_names() -> None:
+    from retromesh.luanti.texmod import file_names
+
+    assert file_names("a.png^(b.png^[multiply:red)^[mask:m.png^[combine:4x4:0,0=c.png\\^d.png"
+                      "^[lowpart:50:e.png^a.png^[hsl:1") == ["a.png", "b.png", "m.png", "c.png",
+                                                             "d.png", "e.png"]
+    assert file_names("a.png^(b.png") == []
+
+
+def test_css_colour_names_after_pillow_cached_them() -> None:
+    """Pillow's getrgb caches a parsed name in ImageColor.colormap as a tuple; a name must
+    still parse afterwards (the result must not depend on what ran before)."""
+    from PIL import ImageColor
+
+    from retromesh.luanti import texmod
+    ImageColor.getrgb("orange")
+    assert texmod.parse_color("orange") == (255, 165, 0, 255)
+    assert texmod.parse_color("orange#80") == (255, 165, 0, 128)

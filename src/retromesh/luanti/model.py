@@ -37,7 +37,9 @@ class Look:
     and a list shorter than the buffers leaves the rest alone (as Luanti does).
     ``name`` names the variant: the registration's name for its first set,
     ``<registration>#<n>`` for its further sets (n from 2), ``<registration>:child`` and
-    ``<registration>:gotten`` for ``child_texture`` and ``gotten_texture``.
+    ``<registration>:gotten`` for ``child_texture`` and ``gotten_texture``; creatura's
+    ``male_``/``female_``/``child_textures`` are ``<registration>:male`` (``:male#2``...),
+    ``:female``, ``:child``.
     """
     name: str
     textures: tuple[str, ...]

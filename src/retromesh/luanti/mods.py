@@ -28,6 +28,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -37,12 +38,14 @@ from .model import LuaProblem, ModWorld, Registration
 from .sandbox import DEFAULT_MEMORY, DEFAULT_TIMEOUT, run_mods
 
 __all__ = ["ModSpec", "find_mods", "load_order", "mod_of", "gather_media", "read_mods",
-           "world_for_model", "MEDIA_FOLDERS"]
+           "world_for_model", "clear_cache", "MEDIA_FOLDERS"]
 
 #: a mod's media folders, in Luanti's order (getModsMediaPaths)
 MEDIA_FOLDERS = ("textures", "sounds", "media", "models", "locale", "fonts")
 MAX_DEPTH = 6           # folders below the one named, when looking for mods
 MAX_CACHE = 8
+MAX_CONF = 2**20        # mod.conf, depends.txt
+MOD_NAME = re.compile(r"[a-z0-9_]+")       # content/mods.h MODNAME_ALLOWED_CHARS
 
 
 @record(frozen=True)
@@ -55,13 +58,23 @@ class ModSpec:
     in_modpack: bool = False
 
 
+def read_text(path: Path) -> str | None:
+    """A small regular file inside its own folder (not a link out, a FIFO or a huge file)."""
+    try:
+        if not path.is_file() or not _inside(path, path.parent) or path.stat().st_size > MAX_CONF:
+            return None
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
 def read_conf(path: Path) -> dict[str, str]:
     """A Luanti settings file (``key = value``, ``#`` comments, ``\"\"\"`` multi-line values)."""
     out: dict[str, str] = {}
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+    text = read_text(path)
+    if text is None:
         return out
+    lines = text.splitlines()
     i = 0
     while i < len(lines):
         line = lines[i].strip()
@@ -91,17 +104,19 @@ def mod_spec(folder: Path, in_modpack: bool = False) -> ModSpec | None:
     depends, optional = _names(conf.get("depends", "")), _names(conf.get("optional_depends", ""))
     if "depends" not in conf and "optional_depends" not in conf:
         depends, optional = _depends_txt(folder / "depends.txt")
-    return ModSpec(conf.get("name") or folder.name, folder, depends, optional, in_modpack)
+    name = conf.get("name", "")
+    if not MOD_NAME.fullmatch(name):        # Luanti refuses such a name: the folder's, made one
+        name = re.sub(r"[^a-z0-9_]", "_", folder.name.lower())
+    return ModSpec(name, folder, depends, optional, in_modpack)
 
 
 def _depends_txt(path: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     hard: list[str] = []
     soft: list[str] = []
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+    text = read_text(path)
+    if text is None:
         return (), ()
-    for line in lines:
+    for line in text.splitlines():
         name = line.strip()
         if name.endswith("?"):
             soft.append(name[:-1].strip())
@@ -256,6 +271,11 @@ def _fingerprint(mods: Sequence[ModSpec]) -> tuple[tuple[str, int, int], ...]:
 _cache: dict[tuple[object, ...], ModWorld] = {}
 
 
+def clear_cache() -> None:
+    """Forget the worlds read so far (the next read_mods runs the Lua again)."""
+    _cache.clear()
+
+
 def read_mods(folders: Iterable[Path], *, texture_path: Iterable[Path] = (), lua: bool = True,
               timeout: float = DEFAULT_TIMEOUT, memory: int = DEFAULT_MEMORY) -> ModWorld:
     """Every mod under ``folders``: its registrations that name a model (``lua=False``: none,
@@ -287,8 +307,9 @@ def _build(order: list[ModSpec], games: list[Path], texture_path: tuple[Path, ..
     if lua and order:
         names = {m.name for m in order}
         missing = sorted({d for m in order for d in m.depends} - names)
-        run = run_mods([(m.name, m.path) for m in order], stand_ins=missing, timeout=timeout,
-                       memory=memory)
+        lenient = [m.name for m in order if set(m.depends) - names]
+        run = run_mods([(m.name, m.path) for m in order], stand_ins=missing, lenient=lenient,
+                       timeout=timeout, memory=memory)
         problems = run.problems
         for raw in run.registrations:
             regs += registrations(raw)

@@ -22,10 +22,12 @@ dictionaries, and the problems as :class:`~retromesh.luanti.model.LuaProblem`.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import queue
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -57,17 +59,19 @@ class LuaRun:
 
 
 def run_mods(mods: Sequence[tuple[str, Path]], *, stand_ins: Sequence[str] = (),
-             timeout: float = DEFAULT_TIMEOUT, memory: int = DEFAULT_MEMORY) -> LuaRun:
+             lenient: Sequence[str] = (), timeout: float = DEFAULT_TIMEOUT,
+             memory: int = DEFAULT_MEMORY) -> LuaRun:
     """Run each mod's ``init.lua`` in this order (``(name, folder)`` pairs) in one fenced child
     process; a mod that fails is reported and the others go on. ``stand_ins``: hard
-    dependencies missing from the run, whose global tables answer every call with a no-op."""
+    dependencies missing from the run, whose global tables answer every call with a no-op;
+    ``lenient``: the mods that depend on them, for which any global nothing defined does."""
     start = time.perf_counter()
     problems: list[LuaProblem] = []
     kept: dict[str, list[dict[str, Any]]] = {}     # a killed mod: what it registered before
     regs: list[dict[str, Any]] = []
     for _ in range(MAX_KILLS + 1):
         todo = [(n, p) for n, p in mods if n not in kept]
-        regs, found, killed = _run_child(todo, stand_ins, timeout, memory)
+        regs, found, killed = _run_child(todo, stand_ins, lenient, timeout, memory)
         problems += found
         if killed is None:
             break
@@ -85,10 +89,18 @@ def run_mods(mods: Sequence[tuple[str, Path]], *, stand_ins: Sequence[str] = (),
     return LuaRun(regs, unique, time.perf_counter() - start)
 
 
-def _spawn() -> subprocess.Popen[bytes]:
-    # -P: the child's folder is not put first on its path (its neighbours are not modules)
-    return subprocess.Popen([sys.executable, "-P", str(CHILD)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def _lupa_folder() -> str:
+    """The folder lupa is installed in (found without importing it), for the child's path."""
+    spec = importlib.util.find_spec("lupa")
+    origin = spec.origin if spec is not None else None
+    return str(Path(origin).parent.parent) if origin else ""
+
+
+def _spawn(stderr: Any) -> subprocess.Popen[bytes]:
+    # -I -S: no site packages, environment or script folder on the child's path (its start-up
+    # is most of what the Lua costs); it is given lupa's folder alone
+    return subprocess.Popen([sys.executable, "-I", "-S", str(CHILD), _lupa_folder()],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr)
 
 
 def _reader(stream: Any, lines: queue.Queue[bytes | None]) -> None:
@@ -97,15 +109,25 @@ def _reader(stream: Any, lines: queue.Queue[bytes | None]) -> None:
     lines.put(None)
 
 
-def _run_child(mods: list[tuple[str, Path]], stand_ins: Sequence[str], timeout: float,
-               memory: int) -> tuple[list[dict[str, Any]], list[LuaProblem], str | None]:
+def _run_child(mods: list[tuple[str, Path]], stand_ins: Sequence[str], lenient: Sequence[str],
+               timeout: float, memory: int,
+               ) -> tuple[list[dict[str, Any]], list[LuaProblem], str | None]:
     """One child over ``mods``: (registrations, problems, the mod it was killed in or None)."""
     if not mods:
         return [], [], None
     job = {"mods": [[n, str(p)] for n, p in mods], "stand_ins": list(stand_ins),
+           "lenient": list(lenient),
            "timeout": timeout, "memory": memory,
            "cpu": (timeout + GRACE) * (len(mods) + 1) + 2}
-    proc = _spawn()
+    # stderr to a file: a child writing much there never blocks on a full pipe
+    with tempfile.TemporaryFile() as errors:
+        return _watch(_spawn(errors), job, mods, timeout, errors)
+
+
+def _watch(proc: subprocess.Popen[bytes], job: dict[str, Any], mods: list[tuple[str, Path]],
+           timeout: float, errors: Any,
+           ) -> tuple[list[dict[str, Any]], list[LuaProblem], str | None]:
+    """Feed the child its job and take its lines, killing it when a mod runs past its time."""
     assert proc.stdin is not None and proc.stdout is not None
     try:
         proc.stdin.write(json.dumps(job).encode())
@@ -113,10 +135,11 @@ def _run_child(mods: list[tuple[str, Path]], stand_ins: Sequence[str], timeout: 
     except OSError:
         pass
     lines: queue.Queue[bytes | None] = queue.Queue()
-    threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True).start()
+    reader = threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True)
+    reader.start()
     state = _ChildState()
     allowed = timeout + GRACE
-    deadline = time.monotonic() + allowed + 5.0     # and the child's own start-up
+    deadline = time.monotonic() + allowed + 5.0     # the first mod's, and the child's start-up
     try:
         while True:
             try:
@@ -132,7 +155,11 @@ def _run_child(mods: list[tuple[str, Path]], stand_ins: Sequence[str], timeout: 
         if proc.poll() is None:
             proc.kill()
         proc.wait()
-        err = proc.stderr.read() if proc.stderr else b""
+        reader.join(timeout=5.0)
+        if not reader.is_alive():
+            proc.stdout.close()
+        errors.seek(0)
+        err = errors.read(65536)
     if not state.done:
         return state.regs, state.problems + [state.died(proc.returncode, err)], state.mod_or(mods)
     return state.regs, state.problems, None

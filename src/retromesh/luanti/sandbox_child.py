@@ -1,10 +1,12 @@
 """The child process that runs mods' Lua (started by :mod:`retromesh.luanti.sandbox`).
 
-Run as a script (``python -P sandbox_child.py``), it imports only the standard library and
-``lupa``: nothing of retromesh, so it starts fast and its address space is small before the
-limits are set. It reads one job (JSON) from stdin::
+Run as a script (``python -I -S sandbox_child.py LUPA_FOLDER``), it imports only the standard
+library and ``lupa`` (from the folder it is given: no site packages are read at its start):
+nothing of retromesh, so it starts fast and its address space is small before the limits are
+set. It reads one job (JSON) from stdin::
 
     {"mods": [[name, folder], ...], "stand_ins": [missing dependency, ...],
+     "lenient": [mod whose hard dependencies are missing, ...],
      "timeout": seconds per mod, "memory": bytes, "cpu": seconds for the whole run}
 
 sets its own OS limits (address space: what it uses now plus ``memory``; CPU time), runs each
@@ -57,6 +59,8 @@ class Host:
             what = "io.open" if as_file else "reading"
             return None, (f"{what} refused: '{shown}' is outside the mod folders").encode(), True
         real, mod, rel = found
+        if os.path.exists(real) and not os.path.isfile(real):     # a folder, a FIFO...
+            return None, f"cannot open {shown}: not a regular file".encode(), False
         try:
             if os.path.getsize(real) > MAX_FILE:
                 return None, f"'{shown}' is larger than {MAX_FILE >> 20} MiB".encode(), True
@@ -127,6 +131,8 @@ def runtime() -> Any:
 
 
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1]:
+        sys.path.append(sys.argv[1])        # lupa's folder: the child runs without site packages
     job = json.loads(sys.stdin.buffer.read())
     mods = [(str(n), str(p)) for n, p in job["mods"]]
     lua = runtime()
@@ -139,8 +145,9 @@ def main() -> int:
     api = loader(host.read, host.listdir, emit, time.monotonic, float(job["timeout"]),
                  b"/retromesh-no-world")
     set_limits(int(job["memory"]), float(job["cpu"]))
+    lenient = set(job.get("lenient", ()))
     for name, folder in mods:
-        api.add_mod(name.encode(), os.path.realpath(folder).encode())
+        api.add_mod(name.encode(), os.path.realpath(folder).encode(), name in lenient)
     for name in job.get("stand_ins", ()):
         api.stand_in(str(name).encode())
     for name, _ in mods:

@@ -100,7 +100,9 @@ end
 encode = function(v, out, depth, seen, budget, first)
 	local t = type(v)
 	budget.n = budget.n - 1
-	if t == "string" then out[#out + 1] = jstr(v)
+	if t == "string" and #v <= budget.bytes then
+		budget.bytes = budget.bytes - #v
+		out[#out + 1] = jstr(v)
 	elseif t == "number" then out[#out + 1] = jnum(v)
 	elseif t == "boolean" then out[#out + 1] = v and "true" or "false"
 	elseif t == "table" and depth < 10 and not seen[v] and budget.n > 0 then
@@ -110,7 +112,8 @@ end
 
 local function json(v, first)
 	local out = {}
-	encode(v, out, 0, {}, {n = 20000}, first)
+	-- a definition is cut at 20000 values and 4 MiB of strings: the host's memory is not the mod's
+	encode(v, out, 0, {}, {n = 20000, bytes = 4 * 2^20}, first)
 	return tconcat(out)
 end
 
@@ -215,7 +218,13 @@ local function refusing(lib, t)
 	end})
 end
 ENV.os = refusing("os", {time = os.time, clock = os.clock, difftime = os.difftime,
-	date = function(fmt, t) return os.date(type(fmt) == "string" and sgsub(fmt, "%%[^%a%%]", "") or fmt, t) end,
+	-- only the conversions every C library knows (an unknown one is undefined behaviour in C)
+	date = function(fmt, t)
+		if type(fmt) == "string" then fmt = sgsub(fmt, "%%(.?)", function(c)
+			return sfind("aAbBcdHIjmMpSUwWxXyYZ%", c, 1, true) and c ~= "" and "%" .. c or ""
+		end) end
+		return os.date(fmt, t)
+	end,
 	getenv = function() return nil end})
 setmetatable(string, {__index = function(_, k)
 	if k == "dump" then error("string.dump refused: mods' Lua loads no bytecode", 2) end
@@ -390,8 +399,14 @@ ENV.io = refusing("io", {
 
 local in_api = 0       -- > 0 while an API call runs: its own inner registrations are not new
 
+local recorded = 0
 local function record(api, name, def, model)
 	if in_api > 0 or type(def) ~= "table" then return end
+	recorded = recorded + 1
+	if recorded > 20000 then
+		if recorded == 20001 then error("more than 20000 registrations: the rest are not read", 0) end
+		return
+	end
 	if type(name) ~= "string" then name = "" end
 	emit({t = "reg", api = api, name = sgsub(name, "^:", ""), mod = current_mod,
 		model = model, source = where_from(3), def = json(def, FIRST)})
@@ -436,20 +451,34 @@ local HOOKS = {
 	creatura = {register_mob = "creatura"},
 }
 local hooked = setmetatable({}, {__mode = "k"})
+-- the API globals live here, never raw in ENV, so that every assignment to them is seen
+-- (`mcl_mobs = mcl_mobs or {}` in one mod, `mcl_mobs = {}` in the API's own)
+local api_globals = {}
 
+-- An API table's registering functions are kept beside it, never raw in it, so that every
+-- definition of them is seen and wrapped (VoxeLibre defines mcl_mobs.register_mob twice)
 local function hook_table(t, names)
-	if hooked[t] then return end
-	hooked[t] = true
-	for fname, api in pairs(names) do
-		local fn = rawget(t, fname)
-		if type(fn) == "function" then rawset(t, fname, capturing(api, fn, api == "player_api")) end
+	if hooked[t] or getmetatable(t) ~= nil then return end
+	local kept = {}
+	hooked[t] = kept
+	local function wrap(k, v)
+		if type(v) == "function" then return capturing(names[k], v, names[k] == "player_api") end
+		return v
 	end
-	if getmetatable(t) == nil then
-		setmetatable(t, {__newindex = function(tt, k, v)
-			if names[k] and type(v) == "function" then v = capturing(names[k], v, names[k] == "player_api") end
-			rawset(tt, k, v)
-		end})
+	for fname in pairs(names) do
+		local v = rawget(t, fname)
+		if v ~= nil then kept[fname] = wrap(fname, v); rawset(t, fname, nil) end
 	end
+	setmetatable(t, {
+		__newindex = function(tt, k, v)
+			if names[k] then kept[k] = wrap(k, v) else rawset(tt, k, v) end
+		end,
+		__index = function(_, k)
+			if not names[k] then return nil end
+			-- not (yet) defined by the API mod: the registration is still taken
+			return kept[k] or capturing(names[k], nil, names[k] == "player_api")
+		end,
+	})
 end
 
 ---------------------------------------------------------------------------------------------
@@ -519,7 +548,7 @@ core.get_item_group = function(name, group)
 	return type(groups) == "table" and tonumber(groups[group]) or 0
 end
 core.get_node_group = core.get_item_group
-core.global_exists = function(name) return rawget(ENV, name) ~= nil end
+core.global_exists = function(name) return rawget(ENV, name) ~= nil or api_globals[name] ~= nil end
 core.get_us_time = function() return floor(clock() * 1e6) end
 core.get_gametime = function() return 0 end
 core.get_day_count = function() return 0 end
@@ -721,15 +750,27 @@ end
 STUBS.mobkit = function() return api_stub({}) end
 
 local made = {}
+local lenient = {}     -- mods whose hard dependencies are missing
 setmetatable(ENV, {
 	__index = function(_, k)
+		local v = api_globals[k]
+		if v ~= nil then return v end
 		local make = STUBS[k]
-		if not make then return nil end
+		if not make then
+			-- such a mod reads its dependencies' globals, named any way (mcl_init's is
+			-- mcl_vars): a global nothing defined answers with no-ops for it, nil for others
+			if lenient[current_mod] and type(k) == "string" then return NOOP end
+			return nil
+		end
 		if made[k] == nil then made[k] = make() end
 		return made[k]
 	end,
 	__newindex = function(t, k, v)
-		if HOOKS[k] and type(v) == "table" then hook_table(v, HOOKS[k]) end
+		if HOOKS[k] then
+			if type(v) == "table" then hook_table(v, HOOKS[k]) end
+			api_globals[k] = v
+			return
+		end
 		rawset(t, k, v)
 	end,
 })
@@ -766,16 +807,16 @@ local function protected(mod, fn, ...)
 		emit({t = "problem", mod = mod, where = err.where or "", message = err.message or ""})
 	end
 	expired, out_of_memory = false, false
-	for name, names in pairs(HOOKS) do
-		local t = rawget(ENV, name)
-		if type(t) == "table" then hook_table(t, names) end
-	end
+
 	collectgarbage()
 	return ok
 end
 
 local api = {}
-function api.add_mod(name, path) MODS[name] = path end
+function api.add_mod(name, path, missing_deps)
+	MODS[name] = path
+	lenient[name] = missing_deps and true or nil
+end
 -- a hard dependency missing from the run: its global (a mod's table is named after it, as
 -- `default` is) answers every call with a no-op, so that its dependants' init code runs on
 function api.stand_in(name)

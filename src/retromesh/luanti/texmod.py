@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageColor
 
-__all__ = ["TextureResolver", "resolve_texture", "plain_name", "parse_color", "split_top_level"]
+__all__ = ["TextureResolver", "resolve_texture", "plain_name", "file_names", "parse_color",
+           "split_top_level"]
 
 MAX_DIMENSION = 23000          # imagesource.h MAX_IMAGE_DIMENSION
 MAX_PIXELS = 64 * 2**20        # ours: no texture string makes more than this (memory)
@@ -139,13 +140,14 @@ def parse_color(s: str) -> tuple[int, int, int, int] | None:
             return None
         return (vals[0], vals[1], vals[2], vals[3] if len(vals) == 4 else 255)
     name, _, alpha = s.partition("#")
-    rgb = ImageColor.colormap.get(name.lower())
-    if not isinstance(rgb, str) or len(rgb) != 7:
+    if name.lower() not in ImageColor.colormap:
         return None
+    # getrgb, not colormap itself: Pillow caches a parsed name in colormap as a tuple
+    r, g, b = ImageColor.getrgb(name.lower())[:3]
     if alpha and (len(alpha) > 2 or not _hex(alpha)):
         return None
     a = int(alpha * (2 if len(alpha) == 1 else 1), 16) if alpha else 255
-    return (int(rgb[1:3], 16), int(rgb[3:5], 16), int(rgb[5:7], 16), a)
+    return (r, g, b, a)
 
 
 def _hex(s: str) -> bool:
@@ -595,6 +597,33 @@ MODIFIERS: dict[str, Callable[[TextureResolver, str, Any, int], Pixels | None]] 
     "invert": modify_invert, "sheet": modify_sheet, "verticalframe": modify_verticalframe,
     "lowpart": modify_lowpart, "png": modify_png, "applyfiltersformesh": modify_nothing,
 }
+
+
+def file_names(texture: str, depth: int = 0) -> list[str]:
+    """The media files a texture string names (overlays, groups, and the files of ``[combine``,
+    ``[mask``, ``[lowpart``), in order, without repeats: what ``check`` looks for."""
+    out: list[str] = []
+    parts = split_top_level(texture) if depth <= MAX_DEPTH else None
+    for part in parts or []:
+        if not part:
+            continue
+        if part[0] == "(" and part[-1] == ")":
+            out += file_names(part[1:-1], depth + 1)
+        elif part[0] != "[":
+            out.append(part)
+        elif part.startswith(("[mask:", "[lowpart:")):
+            f = Fields(part)
+            f.next(":")
+            if part.startswith("[lowpart:"):
+                f.next(":")
+            out += file_names(unescape(f.next_esc(":")), depth + 1)
+        elif part.startswith("[combine:"):
+            f = Fields(part)
+            f.next(":"), f.next("x"), f.next(":")
+            while not f.at_end():
+                f.next(","), f.next("=")
+                out += file_names(unescape(f.next_esc(":")), depth + 1)
+    return list(dict.fromkeys(out))
 
 
 def resolve_texture(texture: str, media: Mapping[str, Path]) -> tuple[Image.Image | None, list[str]]:
