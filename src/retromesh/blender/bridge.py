@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import struct
 import tempfile
 import warnings
 from collections.abc import Iterable
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..batch import companions as companions_beside
+from ..gltf.container import pack, unpack
 from ..records import record
 
 __all__ = ["Job", "group_files", "load_to_glb", "names_a_format", "convert_glb", "IMPORT_EXTENSIONS",
@@ -208,22 +208,14 @@ def _walk_extras(node: Any, fn) -> None:
             _walk_extras(v, fn)
 
 
-def _read_glb(path: Path) -> tuple[dict, bytes]:
-    data = Path(path).read_bytes()
-    magic, _, length = struct.unpack_from("<4sII", data)
-    if magic != b"glTF":
-        raise ValueError(f"{path} is no GLB")
-    clen, ctype = struct.unpack_from("<I4s", data, 12)
-    doc = json.loads(data[20:20 + clen])
-    rest = data[20 + clen:length]
-    return doc, rest
+def _read_glb(path: Path) -> tuple[dict, bytes | None]:
+    """The JSON (parsed) and the BIN chunk of the GLB at ``path``; FormatError if it is none."""
+    json_text, bin_data = unpack(Path(path).read_bytes(), file=str(path))
+    return json.loads(json_text), bin_data
 
 
-def _write_glb(path: Path, doc: dict, rest: bytes) -> None:
-    text = json.dumps(doc, separators=(",", ":")).encode("utf-8")
-    text += b" " * (-len(text) % 4)
-    body = struct.pack("<I4s", len(text), b"JSON") + text + rest
-    Path(path).write_bytes(struct.pack("<4sII", b"glTF", 2, 12 + len(body)) + body)
+def _write_glb(path: Path, doc: dict, bin_data: bytes | None) -> None:
+    Path(path).write_bytes(pack(json.dumps(doc, separators=(",", ":")).encode("utf-8"), bin_data))
 
 
 # Blender's exporter leaves out every texture whose image it could not load, so a texture that

@@ -2,9 +2,9 @@
 
 The JSON model is pygltflib's; the binary buffer is assembled here with numpy (one bufferView
 per accessor, 4-byte aligned, targets set for vertex and index data). The GLB container (12-byte
-header, JSON chunk padded with spaces, BIN chunk padded with zeros) is written directly, part by
-part (:func:`glb_parts`): the accessors' arrays go to the file as they are, never joined into one
-more copy of the output in memory.
+header, JSON chunk padded with spaces, BIN chunk padded with zeros; :mod:`.container`) is written
+part by part (:func:`glb_parts`): the accessors' arrays go to the file as they are, never joined
+into one more copy of the output in memory.
 
 What the writer does so that every output passes the Khronos validator:
 - normals are computed (area-weighted) when a primitive has none, and re-normalised;
@@ -21,7 +21,6 @@ import base64
 import json
 import math
 import os
-import struct
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import field
@@ -37,6 +36,7 @@ from ..geometry import compute_normals, unit_rows as _unit
 from ..records import record
 from ..scene import Primitive, Scene, whole_triangles
 from . import model as g
+from .container import pack_parts
 from .images import add_textures, data_uri_images, inline_image_files, place_image_files, source_dir_of
 from .jsonvalues import extras_json
 
@@ -519,16 +519,7 @@ def glb_parts(gdoc: GltfDocument) -> Parts:
     if doc.buffers:
         doc.buffers[0].uri = None
         doc.buffers[0].byteLength = size
-    js = _json_bytes(doc)
-    js += b" " * ((-len(js)) % 4)
-    parts = [b"", struct.pack("<II", len(js), 0x4E4F534A), js]
-    if doc.buffers:
-        pad = b"\0" * ((-size) % 4)
-        parts += [struct.pack("<II", size + len(pad), 0x004E4942), *blob, pad]
-    out = Parts(parts)
-    out.buffers[0] = memoryview(struct.pack("<4sII", b"glTF", 2, 12 + out.nbytes))
-    out.nbytes += 12
-    return out
+    return pack_parts(_json_bytes(doc), blob if doc.buffers else None)
 
 
 def glb_bytes(gdoc: GltfDocument) -> bytes:
