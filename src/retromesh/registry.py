@@ -357,14 +357,21 @@ def _input_error(exc: BaseException) -> type[FormatError]:
 
 def parse(fmt: Format, data: bytes | bytearray | memoryview, file: str | None = None,
           source_path: Path | None = None) -> Any:
-    """Run ``fmt.read`` on ``data``; anything but a FormatError becomes one."""
+    """Run ``fmt.read`` on ``data``; anything but a FormatError becomes one. Inside
+    :func:`retromesh.readonce.reading_once`, a file parsed before gives its first document."""
     if fmt.read is None:
         raise UnsupportedError(f"{fmt.name} files cannot be read")
+    from . import readonce
+    kept = readonce.recall(fmt.name, file, len(data))
+    if kept is not None:
+        return kept
     from .binio import Reader
     reader = Reader(data, file=file, endian=fmt.endian)
     reader.source_path = source_path  # type: ignore[attr-defined]
     try:
-        return fmt.read(reader)
+        doc = fmt.read(reader)
+        readonce.remember(fmt.name, file, len(data), doc)
+        return doc
     except FormatError as exc:
         exc.with_file(file)             # fills in the file, keeps the exception's own chain
         raise
