@@ -31,7 +31,8 @@ from ..records import record
 
 __all__ = ["Job", "group_files", "load_to_glb", "names_a_format", "convert_glb", "IMPORT_EXTENSIONS",
            "EXPORT_EXTENSIONS", "encode_extras", "decode_extras", "JSON_MARK", "files_record",
-           "FILES_PROPERTY"]
+           "FILES_PROPERTY", "encode_extras_value", "decode_extras_value", "snap_noise",
+           "merge_mesh_joints"]
 
 # role of each extension: main files in order of precedence, then companions
 _MAIN_ORDER = ("xml", "msh", "cms", "phxbn", "vxl", "vox", "b3d", "abc", "solid", "glb", "gltf", "fzx",
@@ -175,14 +176,14 @@ def _plain(value: Any) -> bool:
     return isinstance(value, (str, float))
 
 
-def _encode(extras: Any) -> Any:
+def encode_extras_value(extras: Any) -> Any:
     if not isinstance(extras, dict):
         return extras
     return {k: v if _plain(v) else JSON_MARK + json.dumps(v, separators=(",", ":"))
             for k, v in extras.items()}
 
 
-def _decode(extras: Any) -> Any:
+def decode_extras_value(extras: Any) -> Any:
     if not isinstance(extras, dict):
         return extras
     out = {}
@@ -335,7 +336,7 @@ def _remove_nodes(doc: dict, gone: set[int]) -> None:
                 target["node"] = new[target["node"]]
 
 
-def _merge_mesh_joints(doc: dict) -> None:
+def merge_mesh_joints(doc: dict) -> None:
     nodes = doc.get("nodes", [])
     parent = {c: i for i, n in enumerate(nodes) for c in n.get("children", [])}
     joints = {j for skin in doc.get("skins", []) for j in skin.get("joints", [])}
@@ -378,7 +379,7 @@ def _merge_mesh_joints(doc: dict) -> None:
         _remove_nodes(doc, gone)
 
 
-def _snap_noise(doc: dict, eps: float = 1e-6) -> None:
+def snap_noise(doc: dict, eps: float = 1e-6) -> None:
     """Blender stores transforms as float32 matrices: an identity rotation comes back with
     components around 1e-8, a unit scale as 0.9999999. Snap those to the exact values (writers
     test for "no rotation" and would otherwise add nodes)."""
@@ -436,7 +437,7 @@ def encode_extras(glb: str | os.PathLike) -> dict[str, dict[str, Any]]:
     doc, rest = _read_glb(Path(glb))
     _keep_missing_images(doc)
     _mark_mesh_joints(doc)
-    _walk_extras(doc, _encode)
+    _walk_extras(doc, encode_extras_value)
     _write_glb(Path(glb), doc, rest)
     return {a.get("name", f"animation_{i}"): a["extras"]
             for i, a in enumerate(doc.get("animations", [])) if isinstance(a.get("extras"), dict)}
@@ -445,11 +446,11 @@ def encode_extras(glb: str | os.PathLike) -> dict[str, dict[str, Any]]:
 def decode_extras(glb: str | os.PathLike) -> None:
     """Undo :func:`encode_extras` in a GLB Blender wrote."""
     doc, rest = _read_glb(Path(glb))
-    _walk_extras(doc, _decode)
+    _walk_extras(doc, decode_extras_value)
     _lift_files_record(doc)
     _restore_missing_images(doc)
-    _snap_noise(doc)
-    _merge_mesh_joints(doc)
+    snap_noise(doc)
+    merge_mesh_joints(doc)
     _write_glb(Path(glb), doc, rest)
 
 
