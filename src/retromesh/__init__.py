@@ -171,16 +171,9 @@ def to_bytes(doc: Any) -> bytes:
     return registry.serialize(fmt, fmt.write, doc)
 
 
-def _outputs(doc: Any, target: Path) -> dict[Path, bytes]:
-    fmt = registry.format_of(doc)
-    if fmt.outputs is not None:
-        return registry.serialize(fmt, fmt.outputs, doc, target)
-    return {target: to_bytes(doc)}
-
-
 def write(doc: Any, target: str | os.PathLike) -> list[Path]:
     """Write a native document atomically; returns the paths written."""
-    return atomic_write_many(_outputs(doc, Path(target)))
+    return atomic_write_many(registry.outputs_of(doc, Path(target)))
 
 
 def load(source: Source, format: str | None = None, **options: Any) -> Scene:
@@ -295,7 +288,7 @@ def _write_result(result: Any, target: Path, force: bool = False) -> list[Path]:
             files[path] = bytes(doc)
         else:
             judged[path] = doc
-            files.update(_outputs(doc, path))
+            files.update(registry.outputs_of(doc, path))
     from .checking import guard
     guard(judged, force=force)      # the game's rules, before anything is written
     return atomic_write_many(files)

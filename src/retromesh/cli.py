@@ -498,33 +498,35 @@ def info(
     base_opts.update(mods_option(no_lua, texture_path))
     from .clitools.check import companion_options_for
     from .clitools.report import info_lines, native_info, scene_info
+    from .readonce import reading_once
     report: dict[str, Any] = {}
     failed = False
     width = _width()
     for f, _ in _expand(files, format=format):
-        try:
-            data = f.read_bytes()
-            fmt = registry.detect(data[:registry.SNIFF_BYTES], str(f), format)
-            doc = registry.parse(fmt, data, str(f), f)
-            entry = native_info(fmt, doc)
-            del doc, data
-            if fmt.to_scene is not None:
-                try:
-                    opts = companion_options_for(f, fmt, base_opts, companions, explicit)
-                except OptionError as exc:
-                    _usage(str(exc))
-                members = [p.name for p in plan.members(opts)]
-                members += [p.name for p in plan.auto_companions(f) if "hva" not in opts]
-                if members:
-                    entry["companions"] = members
-                try:
-                    entry["scene"] = scene_info(f, format, opts)
-                except RetromeshError as exc:
-                    entry["scene"] = f"not convertible: {describe(exc, f)}"
-            report[str(f)] = entry
-        except (RetromeshError, OSError) as exc:
-            report[str(f)] = {"error": describe(exc, f)}
-            failed = True
+        with reading_once():     # the scene is loaded from the document read here
+            try:
+                data = f.read_bytes()
+                fmt = registry.detect(data[:registry.SNIFF_BYTES], str(f), format)
+                doc = registry.parse(fmt, data, str(f), f)
+                entry = native_info(fmt, doc)
+                del doc, data
+                if fmt.to_scene is not None:
+                    try:
+                        opts = companion_options_for(f, fmt, base_opts, companions, explicit)
+                    except OptionError as exc:
+                        _usage(str(exc))
+                    members = [p.name for p in plan.members(opts)]
+                    members += [p.name for p in plan.auto_companions(f) if "hva" not in opts]
+                    if members:
+                        entry["companions"] = members
+                    try:
+                        entry["scene"] = scene_info(f, format, opts)
+                    except RetromeshError as exc:
+                        entry["scene"] = f"not convertible: {describe(exc, f)}"
+                report[str(f)] = entry
+            except (RetromeshError, OSError) as exc:
+                report[str(f)] = {"error": describe(exc, f)}
+                failed = True
     if as_json:
         _echo(json.dumps(report, indent=1, default=str))
     else:

@@ -20,6 +20,7 @@ from .. import batch as plan, registry
 from ..checking import check_document, check_together
 from ..errors import LossWarning, RetromeshError
 from ..findings import Finding, error
+from ..readonce import reading_once
 from .messages import describe
 from .options import check_options, read_options
 from .output import echo, tagged, width
@@ -80,6 +81,7 @@ def _parse(path: Path, format: str | None = None) -> tuple[registry.Format, Any,
     return fmt, registry.parse(fmt, data, str(path), path), data
 
 
+@reading_once()      # the companions judged together are the documents the scene is made of
 def check_file(f: Path, format: str | None, *, scene: bool, luanti: bool,
                options: Callable[[Path, registry.Format], dict[str, Any]]) -> tuple[
                    registry.Format, list[Path], list[Finding]]:

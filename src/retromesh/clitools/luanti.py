@@ -28,15 +28,15 @@ does not see raw accessor values, and every GLB retromesh writes has them normal
 from __future__ import annotations
 
 import json
-import struct
 import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..errors import LossWarning
+from ..errors import FormatError, LossWarning
 from ..findings import Finding, error, warning
+from ..gltf.container import MAGIC, pack, unpack
 
 __all__ = ["check_for_luanti", "convert_for_luanti", "prepare_scene", "strip_images", "mod_findings"]
 
@@ -132,9 +132,8 @@ def _b3d_problems(doc: Any) -> list[Finding]:
 
 
 def _gltf_json(data: bytes) -> dict[str, Any]:
-    if data[:4] == b"glTF":
-        length = struct.unpack_from("<I", data, 12)[0]
-        return json.loads(data[20:20 + length])
+    if data[:4] == MAGIC:
+        return json.loads(unpack(data)[0])
     return json.loads(data)
 
 
@@ -197,7 +196,7 @@ def check_for_luanti(fmt: Any, doc: Any, data: bytes) -> list[Finding]:
     if fmt.family == "glTF 2.0":
         try:
             return _gltf_problems(_gltf_json(bytes(data)))
-        except (ValueError, struct.error) as exc:
+        except (ValueError, FormatError) as exc:
             return [error("luanti.json", f"the glTF JSON does not parse ({exc}); Luanti "
                           "refuses it")]
     return [warning("luanti.format", f"Luanti loads .b3d, .glb/.gltf, .obj and .x, not "
@@ -302,11 +301,10 @@ def strip_images(path: Path) -> None:
     texture indices stay, as Luanti maps them to the entity's ``textures``)."""
     from ..fileio import atomic_write, written_file
     data = written_file(path).read_bytes()
-    binary = data[:4] == b"glTF"
+    binary = data[:4] == MAGIC
     if binary:
-        jlen = struct.unpack_from("<I", data, 12)[0]
-        gltf = json.loads(data[20:20 + jlen])
-        rest = data[20 + jlen:]
+        json_text, bin_data = unpack(data, file=str(path))
+        gltf = json.loads(json_text)
     else:
         gltf = json.loads(data)
     if not gltf.get("images"):
@@ -315,13 +313,7 @@ def strip_images(path: Path) -> None:
     for t in gltf.get("textures", []):
         t.pop("source", None)
     text = json.dumps(gltf, separators=(",", ":")).encode("utf-8")
-    if binary:
-        text += b" " * (-len(text) % 4)
-        body = struct.pack("<I4s", len(text), b"JSON") + text + rest
-        out = struct.pack("<4sII", b"glTF", 2, 12 + len(body)) + body
-    else:
-        out = text
-    atomic_write(path, out)
+    atomic_write(path, pack(text, bin_data) if binary else text)
 
 
 def convert_for_luanti(source: Path, target: Path, format: str | None,

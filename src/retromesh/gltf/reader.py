@@ -52,6 +52,7 @@ from ..scene import (
     TextureRef,
 )
 from ..transforms import decompose_trs
+from .container import JSON_AT, unpack
 from .jsonread import LIMITS, Json, parse_json
 from .jsontree import JsonTree, tree
 from .writer import GltfDocument
@@ -92,29 +93,8 @@ class ReadGltfDocument(GltfDocument):
 
 
 def read_glb(r: Reader) -> GltfDocument:
-    magic, version, length = r.unpack("4sII", "GLB header")
-    if magic != b"glTF":
-        raise r.fail("the GLB magic 'glTF'", magic, offset=0)
-    if version != 2:
-        raise r.fail("GLB version 2", version, offset=4)
-    if length > r.end:
-        raise r.fail(f"a GLB length within the {r.end} bytes of the file", length, offset=8,
-                     error=LimitError)
-    json_doc = None
-    json_at = 12
-    blob = b""
-    while r.pos + 8 <= length:
-        with r.at(f"chunk@{r.pos}"):
-            size, kind = r.unpack("II", "chunk header")
-            at = r.pos
-            body = r.raw(size, "chunk data")
-        if kind == 0x4E4F534A and json_doc is None:
-            json_doc, json_at = body, at
-        elif kind == 0x004E4942 and not blob:
-            blob = body
-    if json_doc is None:
-        raise r.fail("a JSON chunk", "none", offset=12)
-    return _document(r, parse_json(json_doc, r.file, json_at), blob, binary=True)
+    json_text, blob = unpack(r.data, file=r.file)
+    return _document(r, parse_json(json_text, r.file, JSON_AT), blob or b"", binary=True)
 
 
 def read_gltf_json(r: Reader) -> GltfDocument:
