@@ -352,13 +352,13 @@ def test_one_warning_of_many_files_is_said_once(tmp_path):
 
 
 def test_output_names_prefer_the_game_model(tmp_path):
+    from retromesh.formats.lugaru import samples as lugaru_samples
     from retromesh.formats.westwood import samples as ww
-    from retromesh.formats.wolfire import samples as wf
     d = tmp_path / "in"
     d.mkdir()
     ww.write_example(d)                       # tank.vxl + tank.hva + tank.vox
     (d / "box.b3d").write_bytes(crate_bytes())
-    solid = next(p for p in wf.write_example(tmp_path / "w") if p.suffix == ".solid")
+    solid = next(p for p in lugaru_samples.write_example(tmp_path / "w") if p.suffix == ".solid")
     (d / "box.solid").write_bytes(solid.read_bytes())
     res = run("convert", d, "-o", tmp_path / "out")
     assert res.exit_code == 0, res.output
