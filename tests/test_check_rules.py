@@ -334,3 +334,23 @@ def test_symmetry_is_the_skeleton_loaders_test():
     flat = phxbn.PhxbnFile(points=np.zeros((40000, 3), "<f4"),
                            bone_ends=np.arange(40000).reshape(-1, 2).astype("<i4"))
     assert phxbn.symmetry_problems(flat) == []
+
+
+def test_one_vertex_count_rule_for_every_caller(tmp_path):
+    """``phxbn.vertex_count_problem`` is the rule: the companion check, the scene mapping and
+    the descriptor chain say what it says (version 11 refused, older weights misread)."""
+    from retromesh.formats.overgrowth import phxbn
+    v11, v10 = og_samples.phxbn_fixture(11), og_samples.phxbn_fixture(10)
+    corners = len(v11.control.weights)
+    assert phxbn.vertex_count_problem(v11, corners) is None
+    assert phxbn.vertex_count_problem(v11, corners - 3) == phxbn.VERTEX_COUNTS
+    assert phxbn.vertex_count_problem(v10, corners - 3) == phxbn.MISREAD_WEIGHTS
+    assert phxbn.vertex_count_problem(og_samples.phxbn_fixture(11, rigging_stage=0), 3) is None
+    for version, said in ((11, phxbn.VERTEX_COUNTS), (10, phxbn.MISREAD_WEIGHTS)):
+        skel = tmp_path / f"v{version}.phxbn"
+        retromesh.write(og_samples.phxbn_fixture(version), skel)
+        small = tmp_path / "small.obj"
+        small.write_bytes(write_obj(np.eye(3), np.array([[0, 1, 2]])))
+        assert said in flat(run("check", "--mesh", small, skel))
+        with pytest.raises(retromesh.FormatError, match=re.escape(said)):
+            retromesh.load(skel, mesh=small)

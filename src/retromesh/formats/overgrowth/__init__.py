@@ -105,16 +105,13 @@ register(Format(
 
 @companion_rule("phxbn", "obj")
 def _phxbn_with_obj(doc: phxbn.PhxbnFile, mesh: obj.ObjFile) -> list[Finding]:
-    """The engine takes the skinned vertex count from the OBJ (3 per triangle corner): it
-    refuses a version 11 skeleton that stores another count, and reads an older one's weights
-    by the OBJ's count (whatever follows is misread)."""
+    """The skeleton's vertex weights against the OBJ beside it
+    (:func:`.phxbn.vertex_count_problem`)."""
     if doc.control is None:
         return []
-    corners, weights = 3 * mesh.mesh().triangle_count, len(doc.control.weights)
-    if corners == weights:
+    corners = 3 * mesh.mesh().triangle_count
+    said = phxbn.vertex_count_problem(doc, corners)
+    if said is None:
         return []
-    said = phxbn.VERTEX_COUNTS if doc.version >= 11 else (
-        "The engine reads as many vertex weights as the OBJ has triangle corners and misreads "
-        "the rest of the skeleton.")
-    return [error("phxbn.vertex_count", f"{said} The .phxbn weights {weights} vertices, the "
-                  f"OBJ has {corners} triangle corners")]
+    return [error("phxbn.vertex_count", f"{said} The .phxbn weights {len(doc.control.weights)} "
+                  f"vertices, the OBJ has {corners} triangle corners")]

@@ -78,7 +78,7 @@ from ...transforms import decompose_trs, inverse, quat_continuous
 from .anm import AnmFile
 from .bones import depth_order, rot_y, safe_inv, skeleton_bind, unpack_mats
 from .obj import ObjFile, ObjMesh, corner_mesh, parse_obj
-from .phxbn import PhxbnFile
+from .phxbn import PhxbnFile, vertex_count_problem
 from .playback import sample_animation, sorted_keys
 from .scene_extras import ANM_KEY, PHXBN_KEY, anm_key, anm_stub, phxbn_stub
 from .weapons import weapon_channels
@@ -164,9 +164,9 @@ def _add_mesh(scene: Scene, obj: ObjMesh, doc: PhxbnFile, bind: np.ndarray, join
     if ctl is None:
         raise DocumentError("this skeleton has no vertex weights (rigging stage "
                             f"{doc.rigging_stage}): it cannot skin a mesh")
-    if len(ctl.weights) != n:
-        raise DocumentError(f"skeleton file and model file have different vertex counts: the "
-                            f".phxbn has {len(ctl.weights)} corner weights, the OBJ "
+    said = vertex_count_problem(doc, n)
+    if said is not None:
+        raise DocumentError(f"{said} The .phxbn has {len(ctl.weights)} corner weights, the OBJ "
                             f"{n} triangle corners")
     v = obj.corners[:, 0]
     used = obj.positions[v]
