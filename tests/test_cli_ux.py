@@ -67,7 +67,7 @@ def test_dump_no_json_prints_no_json(wiggle):
 
 
 def test_build_refuses_an_incomplete_document(tmp_path):
-    (tmp_path / "c.json").write_text(json.dumps({"$type": "retromesh.formats.b3d:B3dFile"}))
+    (tmp_path / "c.json").write_text(json.dumps({"$type": "b3d:B3dFile"}))
     res = run("build", tmp_path / "c.json", "-o", tmp_path / "c.b3d")
     assert res.exit_code == 1
     assert "missing" in res.output and "$.children" in res.output
