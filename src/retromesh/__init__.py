@@ -44,19 +44,19 @@ if TYPE_CHECKING:
     from .formats.lostsaga.material import MaterialScript
     from .formats.lostsaga.msh import MshFile
     from .formats.lostsaga.skl import SklFile
+    from .formats.lugaru.animation import AnimationFile as LugaruAnimationFile
+    from .formats.lugaru.character import LugaruCharacter
+    from .formats.lugaru.skeleton import SkeletonFile as LugaruSkeletonFile
+    from .formats.lugaru.solid import SolidFile
+    from .formats.overgrowth.anm import AnmFile
+    from .formats.overgrowth.fzx import FzxFile
+    from .formats.overgrowth.obj import ObjFile
+    from .formats.overgrowth.ogxml import OgXmlFile
+    from .formats.overgrowth.phxbn import PhxbnFile
+    from .formats.overgrowth.sav import SavFile
     from .formats.westwood.hva import HvaFile
     from .formats.westwood.vox import VoxFile
     from .formats.westwood.vxl import AosMap, VxlFile
-    from .formats.wolfire.anm import AnmFile
-    from .formats.wolfire.fzx import FzxFile
-    from .formats.wolfire.lugaru_animation import AnimationFile as LugaruAnimationFile
-    from .formats.wolfire.lugaru_character import LugaruCharacter
-    from .formats.wolfire.lugaru_skeleton import SkeletonFile as LugaruSkeletonFile
-    from .formats.wolfire.obj import ObjFile
-    from .formats.wolfire.ogxml import OgXmlFile
-    from .formats.wolfire.phxbn import PhxbnFile
-    from .formats.wolfire.sav import SavFile
-    from .formats.wolfire.solid import SolidFile
     from .gltf.writer import GltfDocument
     from .scene import Scene
 

@@ -51,7 +51,8 @@ SNIFF_BYTES = 4096
 FORMAT_MODULES = (
     "retromesh.gltf",
     "retromesh.formats.b3d",
-    "retromesh.formats.wolfire",
+    "retromesh.formats.lugaru",
+    "retromesh.formats.overgrowth",
     "retromesh.formats.lithtech",
     "retromesh.formats.lostsaga",
     "retromesh.formats.westwood",
@@ -63,9 +64,9 @@ FORMAT_MODULES = (
 FORMAT_INDEX = {
     "glb": "retromesh.gltf", "gltf": "retromesh.gltf",
     "b3d": "retromesh.formats.b3d",
-    **dict.fromkeys(("anm", "fzx", "obj", "phxbn", "sav", "solid"), "retromesh.formats.wolfire"),
-    **dict.fromkeys(("overgrowth-xml", "xml"), "retromesh.formats.wolfire"),
-    **dict.fromkeys(("lugaru-skeleton", "lugaru-animation"), "retromesh.formats.wolfire"),
+    **dict.fromkeys(("lugaru-animation", "lugaru-skeleton", "solid"), "retromesh.formats.lugaru"),
+    **dict.fromkeys(("anm", "fzx", "obj", "overgrowth-xml", "phxbn", "sav", "xml"),
+                    "retromesh.formats.overgrowth"),
     "abc": "retromesh.formats.lithtech",
     **dict.fromkeys(("ani", "cms", "lsmat", "msh", "skl"), "retromesh.formats.lostsaga"),
     **dict.fromkeys(("aos-vxl", "hva", "vox", "vxl"), "retromesh.formats.westwood"),

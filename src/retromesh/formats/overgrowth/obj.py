@@ -9,7 +9,7 @@ negative (relative).
 Registered as the ``obj`` format so that ``from_scene`` of a skinned glTF can write the
 character mesh beside its ``.phxbn`` (one OBJ corner per ``.phxbn`` weight entry, in order) and
 so that ``retromesh convert x.obj x.glb`` works. The native document :class:`ObjFile` keeps the
-text as bytes (lossless). The scene mapping: :func:`.scene_read.obj_to_scene` makes one static
+text as bytes (lossless). The scene mapping: :func:`.scene.obj_to_scene` makes one static
 mesh (OBJ ``vt`` has its origin at the bottom: glTF ``v = 1 - vt``; no centring),
 :func:`.scene_write.scene_to_obj` writes every triangle primitive (node transforms applied)
 with ``v``/``vt``/``vn``.

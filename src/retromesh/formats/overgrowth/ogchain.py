@@ -51,7 +51,7 @@ from ...safenames import UnsafePath
 from .anm import AnmFile
 from .obj import ObjMesh, parse_obj
 from .ogxml import DataRoots, OgXmlFile, XmlNode, parse_xml
-from .phxbn import NOT_SYMMETRICAL, VERTEX_COUNTS, PhxbnFile, symmetry_problems
+from .phxbn import NOT_SYMMETRICAL, PhxbnFile, symmetry_problems, vertex_count_problem
 
 __all__ = ["Chain", "Parts", "RULE"]
 
@@ -327,8 +327,9 @@ class Chain:
             return
         stored = ctl.num_vertices if ctl.num_vertices is not None else len(ctl.weights)
         corners = len(model.corners)
-        if stored != corners or len(ctl.weights) != corners:
-            self._add("vertex_count", f"{VERTEX_COUNTS} ({bone} has {stored} vertices, "
+        said = vertex_count_problem(skel, corners)
+        if said is not None:
+            self._add("vertex_count", f"{said} ({bone} has {stored} vertices, "
                                       f"{model_rel} {corners} triangle corners)")
 
     def check_shown_model(self, parts: Parts) -> None:
