@@ -182,7 +182,13 @@ class ObjFile:
     text: bytes = b""
 
     def mesh(self, file: str | None = None) -> ObjMesh:
-        return parse_obj(self.text, file)
+        # parsed once per text (read() parses it to check it): kept beside the fields, so
+        # equality, dumps and the bytes written are the text's alone
+        kept = self.__dict__.get("_parsed")
+        if kept is None or kept[0] is not self.text:
+            kept = (self.text, parse_obj(self.text, file))
+            self.__dict__["_parsed"] = kept
+        return kept[1]
 
 
 def corner_mesh(obj: ObjMesh) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:

@@ -49,7 +49,7 @@ from ...findings import Finding, error, warning
 from ...records import record
 from ...safenames import UnsafePath
 from .anm import AnmFile
-from .obj import ObjMesh, parse_obj
+from .obj import ObjMesh
 from .ogxml import DataRoots, OgXmlFile, XmlNode, parse_xml
 from .phxbn import NOT_SYMMETRICAL, PhxbnFile, symmetry_problems, vertex_count_problem
 
@@ -138,13 +138,10 @@ class Chain:
 
     def _parse(self, fmt_name: str, data: bytes, rel: str) -> Any:
         try:
-            if fmt_name == "obj":
-                return parse_obj(data, rel)
-            return registry.parse(registry.get(fmt_name), data, rel)
+            doc = registry.parse(registry.get(fmt_name), data, rel)
+            return doc.mesh(rel) if fmt_name == "obj" else doc
         except RetromeshError as exc:
             self._add("malformed", str(exc))
-        except registry._STRAY as exc:         # the OBJ parser outside the read funnel
-            self._add("malformed", f"{rel}: {type(exc).__name__}: {exc}")
         return None
 
     # -- the chain ---------------------------------------------------------------------------
