@@ -67,7 +67,7 @@ FORMAT_INDEX = {
     **dict.fromkeys(("lugaru-animation", "lugaru-skeleton", "solid"), "retromesh.formats.lugaru"),
     **dict.fromkeys(("anm", "fzx", "obj", "overgrowth-xml", "phxbn", "sav", "xml"),
                     "retromesh.formats.overgrowth"),
-    "abc": "retromesh.formats.lithtech",
+    **dict.fromkeys(("abc", "lta", "ltc"), "retromesh.formats.lithtech"),
     **dict.fromkeys(("ani", "cms", "lsmat", "msh", "skl"), "retromesh.formats.lostsaga"),
     **dict.fromkeys(("aos-vxl", "hva", "vox", "vxl"), "retromesh.formats.westwood"),
 }

@@ -1,5 +1,8 @@
 """LithTech ``.abc`` models: v9-v13 (No One Lives Forever family, :mod:`.abc`) and v6
-(Shogo / Blood 2, :mod:`.abc_v6`), registered as one format ``abc``.
+(Shogo / Blood 2, :mod:`.abc_v6`), registered as one format ``abc``; ``.lta`` text models
+(ModelEdit's, :mod:`.lta`, read as ABC records by :mod:`.lta_model`) and ``.ltc`` (LTA
+compressed, :mod:`.ltc`), both to and from a scene through the ABC mapping (:mod:`.lta_scene`)
+and converted to and from ``.abc`` directly.
 
 Both versions start with a ``Header`` section; what follows its next-section offset tells them
 apart (a uint32 version 9..13, or the v6 token string ``MonolithExport Model File v6``).
@@ -15,12 +18,15 @@ from typing import Any
 from ...binio import Reader
 from ...errors import DocumentError
 from ...findings import Finding
-from ...registry import Format, register
-from . import abc, abc_v6, samples, scene
+from ...registry import Format, register, register_converter
+from . import abc, abc_v6, lta, lta_model, lta_scene, ltc, samples, scene
 from .abc import AbcModel
 from .abc_v6 import AbcV6Model
+from .lta import LtaFile
+from .ltc import LtcFile
 
-__all__ = ["abc", "abc_v6", "scene", "samples", "AbcModel", "AbcV6Model", "read", "write", "sniff_version"]
+__all__ = ["abc", "abc_v6", "lta", "lta_model", "lta_scene", "ltc", "scene", "samples", "AbcModel",
+           "AbcV6Model", "LtaFile", "LtcFile", "read", "write", "sniff_version"]
 
 
 def sniff_version(head: bytes) -> int | None:
@@ -98,3 +104,37 @@ register(Format(
     read=read, write=write, to_scene=scene.to_scene, from_scene=scene.from_scene, endian="<",
     scene_options=("source", "lods", "flip_mat", "fix_anim_keyframes", "morph"),
     info=info, check=check))
+
+
+def lta_info(doc: LtaFile | LtcFile) -> dict[str, Any]:
+    """The counts of the ABC model the text describes (as ``info`` of an ``.abc``), and the
+    text's own."""
+    text = doc.lta if isinstance(doc, LtcFile) else doc
+    out = info(lta_model.to_model(text))
+    del out["version"], out["sections"]
+    return {**out, **(ltc.info(doc) if isinstance(doc, LtcFile) else lta.info(doc))}
+
+
+def lta_check(doc: LtaFile | LtcFile) -> list[Finding]:
+    text = doc.lta if isinstance(doc, LtcFile) else doc
+    return lta.check(text) + scene.structural_problems(lta_model.to_model(text))
+
+
+register(Format(
+    name="lta", family="LithTech",
+    description="LithTech text model (ModelEdit LTA: LithTech 2.2, Talon, Jupiter)",
+    extensions=("lta",), doc_types=(LtaFile,), sniff=lta.sniff,
+    read=lta.read, write=lta.write, to_scene=lta_scene.to_scene, from_scene=lta_scene.from_scene,
+    scene_options=("source", "lods"), info=lta_info, check=lta_check))
+
+register(Format(
+    name="ltc", family="LithTech", description="LithTech compressed text model (LTC: LZSS of LTA)",
+    extensions=("ltc",), doc_types=(LtcFile,), sniff=ltc.sniff,
+    read=ltc.read, write=ltc.write, to_scene=lta_scene.ltc_to_scene,
+    from_scene=lta_scene.ltc_from_scene, scene_options=("source", "lods"), info=lta_info,
+    check=lta_check))
+
+register_converter("abc", "lta", lta_scene.abc_to_lta)
+register_converter("lta", "abc", lta_scene.lta_to_abc)
+register_converter("lta", "ltc", lta_scene.lta_to_ltc)
+register_converter("ltc", "lta", lta_scene.ltc_to_lta)
