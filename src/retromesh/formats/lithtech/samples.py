@@ -8,7 +8,7 @@ AnimDims and TransformInfo (v6). ``sample_bytes(version)`` is the file.
 
 The family's samples API, alike in every family: :func:`documents` (format name -> a small
 complete native document; ``"abc:v6"``, ``"abc:v9"``... the other versions), :data:`WITHOUT_SAMPLE` (none
-here) and :func:`write_example` (``model_v12.abc`` and ``model_v6.abc``).
+here) and :func:`write_example` (``model_v12.abc``, ``model_v6.abc`` and ``model.lta``).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import numpy as np
 
 from ...binio import Reader
 from ...transforms import compose_trs, quat_multiply, world_matrices
-from . import abc, abc_v6
+from . import abc, abc_v6, lta, lta_model, ltc
 from .abc import (
     CORNER,
     TRANSFORM13,
@@ -286,15 +286,23 @@ def sample_bytes(version: int = 12, **kw) -> bytes:
     return abc_v6.write(doc) if isinstance(doc, AbcV6Model) else abc.write(doc)
 
 
+def lta_sample() -> bytes:
+    """The v12 sample as the LTA text ModelEdit would write of it."""
+    return lta.write(lta_model.from_model(build_sample(12)))
+
+
 def documents() -> dict[str, Any]:
     """Format name -> a small complete native document: v12 as ``"abc"``, every other version
-    as ``"abc:v<version>"`` (v6 has its own reader and writer)."""
+    as ``"abc:v<version>"`` (v6 has its own reader and writer), the v12 sample as ``"lta"``
+    text and ``"ltc"`` (compressed as the engine compresses it)."""
+    text = lta_sample()
     return {"abc": build_sample(12), **{f"abc:v{v}": build_sample(v) for v in SAMPLE_VERSIONS
-                                       if v != 12}}
+                                       if v != 12},
+            "lta": lta.parse(text), "ltc": ltc.read(Reader(ltc.compress(text)))}
 
 
 def write_example(folder: str | Path) -> list[Path]:
-    """Write ``model_v12.abc`` and ``model_v6.abc`` into ``folder``."""
+    """Write ``model_v12.abc``, ``model_v6.abc`` and ``model.lta`` into ``folder``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     out = []
@@ -302,4 +310,7 @@ def write_example(folder: str | Path) -> list[Path]:
         path = folder / f"model_v{version}.abc"
         path.write_bytes(sample_bytes(version))
         out.append(path)
+    path = folder / "model.lta"
+    path.write_bytes(lta_sample())
+    out.append(path)
     return out
