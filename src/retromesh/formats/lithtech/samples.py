@@ -8,7 +8,7 @@ AnimDims and TransformInfo (v6). ``sample_bytes(version)`` is the file.
 
 The family's samples API, alike in every family: :func:`documents` (format name -> a small
 complete native document; ``"abc:v6"``, ``"abc:v9"``... the other versions), :data:`WITHOUT_SAMPLE` (none
-here) and :func:`write_example` (``model_v12.abc``, ``model_v6.abc`` and ``model.lta``).
+here) and :func:`write_example` (``model_v12.abc``, ``model_v6.abc``, ``model.lta``, ``model.ltc``).
 """
 from __future__ import annotations
 
@@ -302,7 +302,8 @@ def documents() -> dict[str, Any]:
 
 
 def write_example(folder: str | Path) -> list[Path]:
-    """Write ``model_v12.abc``, ``model_v6.abc`` and ``model.lta`` into ``folder``."""
+    """Write ``model_v12.abc``, ``model_v6.abc``, ``model.lta`` and ``model.ltc`` into
+    ``folder``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     out = []
@@ -310,7 +311,8 @@ def write_example(folder: str | Path) -> list[Path]:
         path = folder / f"model_v{version}.abc"
         path.write_bytes(sample_bytes(version))
         out.append(path)
-    path = folder / "model.lta"
-    path.write_bytes(lta_sample())
-    out.append(path)
+    for path, data in ((folder / "model.lta", lta_sample()),
+                       (folder / "model.ltc", ltc.compress(lta_sample()))):
+        path.write_bytes(data)
+        out.append(path)
     return out
