@@ -8,11 +8,9 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
-from conftest import ROOT
 from helpers.gltfcheck import assert_valid
 from retromesh import FormatError, LossWarning
 from retromesh.binio import Reader

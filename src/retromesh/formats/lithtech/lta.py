@@ -17,15 +17,17 @@ The document (:class:`LtaFile`) is flat: every token as it was written (``tokens
 exact text before each token and after the last one (``gaps``: indentation, trailing spaces,
 blank lines), so ``write(read(f)) == f`` for any file the grammar accepts, however it was
 laid out, and unknown nodes ride along untouched. A ``)`` with no list open is kept and
-ignored, as the engine ignores it (files made by LithTech's tools end with one too many). Being flat, it never recurses: a
-100,000-deep nesting costs nothing to read and is refused with the line and column where it
-passes :data:`MAX_DEPTH` (the engine's ``MAX_LTA_DEPTH``, 1024). :func:`tree` gives the nested
-view (built with an explicit stack) that :mod:`.lta_model` maps to the model records.
+ignored, as the engine ignores it (files made by LithTech's tools end with one too many).
+Being flat, it never recurses: a 100,000-deep nesting costs nothing to read and is refused
+with the line and column where it passes :data:`MAX_DEPTH` (the engine's ``MAX_LTA_DEPTH``,
+1024). :func:`tree` gives the nested view (built with an explicit stack) that
+:mod:`.lta_model` maps to the model records.
 
 Deviations from the engine's reader, all refused where the engine guesses: an unterminated
-string (the engine ends it at the end of the file), lists left open at the end, values longer than 1023 bytes (the engine truncates
-them to ``MAX_VALUE_LENGTH``). Each :class:`~retromesh.FormatError` names the byte offset and
-``line L, column C`` (1-based; a tab counts as one column).
+string (the engine ends it at the end of the file), lists left open at the end, values
+longer than 1023 bytes (the engine truncates them to ``MAX_VALUE_LENGTH``). Each
+:class:`~retromesh.FormatError` names the byte offset and ``line L, column C`` (1-based; a
+tab counts as one column).
 
 New text (:func:`modeledit_text`) is laid out as ModelEdit's ``CLTAWriter`` lays it out, so a
 diff against a ModelEdit file of the same model shows only changed values: a list opens on a
@@ -130,7 +132,7 @@ def _offsets(doc: LtaFile) -> list[int]:
 def _check_nesting(doc: LtaFile, text: bytes, file: str | None) -> None:
     depth = 0
     opened: list[int] = []
-    bad = None
+    bad: tuple[int, str, object, bool] | None = None
     for i, t in enumerate(doc.tokens):
         if t == b"(":
             depth += 1

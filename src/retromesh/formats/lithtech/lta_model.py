@@ -88,8 +88,7 @@ from .abc_model import (
     SocketsSection,
     WeightSet,
 )
-from .lta import LtaFile, Lst, line_column, modeledit_text, tree
-from .lta import write as lta_write
+from .lta import Lst, LtaFile, line_column, modeledit_text, tree, write as lta_write
 
 __all__ = ["to_model", "from_model"]
 
@@ -119,7 +118,7 @@ class _View:
         off = self._offsets[i] if 0 <= i < len(self._offsets) else len(self._text)
         line, col = line_column(self._text, off)
         return FormatError(expected, file=self.file, offset=off, path=f"line {line}, column {col}",
-                           got=got if got is not None else self.tok[i][:40] if 0 <= i < len(self.tok) else None)
+                           got=got if got is not None or not 0 <= i < len(self.tok) else self.tok[i][:40])
 
     def name(self, x: Lst | int) -> bytes | None:
         if isinstance(x, Lst) and x.items and isinstance(x.items[0], int):
@@ -164,13 +163,13 @@ class _View:
         a = self.atoms(x)
         return self.text(a[0]) if a else default
 
-    def float(self, i: int) -> float:
+    def real(self, i: int) -> float:
         t = self.tok[i]
         if _NUMBER.fullmatch(t) is None:
             raise self.fail(i, "a decimal number")
         return float(t)
 
-    def int(self, i: int) -> int:
+    def integer(self, i: int) -> int:
         t = self.tok[i]
         if _NUMBER.fullmatch(t) is None:
             raise self.fail(i, "a decimal number")
@@ -183,11 +182,15 @@ class _View:
             raise self.fail(i, "a whole number of at most 63 bits")
         return v
 
+    def vec(self, idx: list[int], n: int, at: Lst, default: tuple[float, ...]) -> tuple[float, ...]:
+        """``n`` numbers as a tuple, ``default`` when there are none."""
+        return tuple(float(x) for x in self.floats(idx, n, at)) if idx else default
+
     def floats(self, idx: list[int], n: int | None = None, at: Lst | None = None) -> np.ndarray:
         if n is not None and len(idx) != n:
             where = at.at if at is not None else (idx[0] if idx else -1)
             raise self.fail(where, f"{n} numbers", f"{len(idx)}")
-        return np.array([self.float(i) for i in idx], np.float64)
+        return np.array([self.real(i) for i in idx], np.float64)
 
 
 def _rows_of(v: _View, x: Lst | None, n: int) -> np.ndarray:
@@ -272,7 +275,7 @@ def _node_flags(v: _View, cmds: list[Lst]) -> dict[bytes, int]:
             for p in lists:
                 a = [i for i in p.items if isinstance(i, int)]
                 if len(a) >= 2:
-                    out[v.text(a[0])] = v.int(a[1])
+                    out[v.text(a[0])] = v.integer(a[1])
     return out
 
 
@@ -312,9 +315,9 @@ def _shape_lod(v: _View, shape: Lst, nodes: list[Node], mats_inv: np.ndarray,
     nrm = _rows_of(v, v.find(mesh, b"normals"), 3)
     uvs = _rows_of(v, v.find(mesh, b"uvs"), 2)
     tri_at = v.find(mesh, b"tri-fs")
-    tri = [v.int(i) for i in v.atoms(tri_at)]
-    tex = [v.int(i) for i in v.atoms(v.find(mesh, b"tex-fs"))]
-    nrm_fs = [v.int(i) for i in v.atoms(v.find(mesh, b"nrm-fs"))]
+    tri = [v.integer(i) for i in v.atoms(tri_at)]
+    tex = [v.integer(i) for i in v.atoms(v.find(mesh, b"tex-fs"))]
+    nrm_fs = [v.integer(i) for i in v.atoms(v.find(mesh, b"nrm-fs"))]
     nv = len(pos)
     if len(tri) % 3:
         raise v.fail(tri_at.at if tri_at else shape.at, "tri-fs of whole triangles", len(tri))
@@ -335,7 +338,7 @@ def _shape_lod(v: _View, shape: Lst, nodes: list[Node], mats_inv: np.ndarray,
     if len(nrm) == nv and not nrm_fs:
         verts["normal"] = nrm
     elif nrm_fs and len(nrm_fs) == len(tri) and len(nrm):
-        first = {}
+        first: dict[int, int] = {}
         for k, vi in enumerate(tri):
             first.setdefault(vi, nrm_fs[k])
         for vi, ni in first.items():
@@ -352,11 +355,11 @@ def _shape_lod(v: _View, shape: Lst, nodes: list[Node], mats_inv: np.ndarray,
                 raise v.fail(s[0] if s else shape.at, "node index and weight pairs")
             counts[vi] = len(s) // 2
             for k in range(0, len(s), 2):
-                j = v.int(s[k])
+                j = v.integer(s[k])
                 if not 0 <= j < len(infl) or infl[j] not in index:
                     raise v.fail(s[k], f"an influence index below {len(infl)} naming a node")
                 w_node.append(index[infl[j]])
-                w_bias.append(v.float(s[k + 1]))
+                w_bias.append(v.real(s[k + 1]))
     else:
         w_node = [0] * nv
         w_bias = [1.0] * nv
@@ -385,7 +388,7 @@ def _pieces(v: _View, top: list[Lst], cmds: list[Lst], nodes: list[Node]) -> tup
         if v.name(c) == b"lod-groups":
             for g in v.all(c, b"create-lod-group"):
                 names = [v.text(i) for i in v.atoms(v.find(g, b"shapes"))]
-                dists = [v.float(i) for i in v.atoms(v.find(g, b"lod-dists"))]
+                dists = [v.real(i) for i in v.atoms(v.find(g, b"lod-dists"))]
                 groups.append((v.value_of(g), names, dists))
     grouped = {n for _, names, _ in groups for n in names}
     groups += [(n, [n], [0.0]) for n in shapes if n not in grouped]
@@ -411,13 +414,13 @@ def _appearance(v: _View, shape: Lst | None) -> dict[str, Any]:
         return out
     ti = v.atoms(v.find(shape, b"texture-indices"))
     if ti:
-        out["material_index"] = v.int(ti[0])
+        out["material_index"] = v.integer(ti[0])
     app = v.find(shape, b"appearance")
     pc = v.find(app, b"pc-mat") if app is not None else None
     if pc is not None:
-        for key, field_, conv in ((b"specular-power", "specular_power", v.float),
-                                  (b"specular-scale", "specular_scale", v.float),
-                                  (b"texture-index", "material_index", v.int)):
+        for key, field_, conv in ((b"specular-power", "specular_power", v.real),
+                                  (b"specular-scale", "specular_scale", v.real),
+                                  (b"texture-index", "material_index", v.integer)):
             a = v.atoms(v.find(pc, key))
             if a:
                 out[field_] = conv(a[0])
@@ -438,7 +441,8 @@ def _bind_locals(nodes: list[Node]) -> np.ndarray:
 
 
 def _parents(nodes: list[Node]) -> list[int]:
-    parents, stack = [], []
+    parents: list[int] = []
+    stack: list[list[int]] = []         # [node, children still to come]
     for i, n in enumerate(nodes):
         parents.append(stack[-1][0] if stack else -1)
         if stack:
@@ -462,7 +466,7 @@ def _animations(v: _View, top: list[Lst], nodes: list[Node], base: np.ndarray,
         name = v.value_of(s)
         kf = v.find(s, b"keyframe")
         kf = v.find(kf, b"keyframe") or kf if kf is not None else None
-        times = [v.int(i) for i in v.atoms(v.find(kf, b"times"))] if kf is not None else []
+        times = [v.integer(i) for i in v.atoms(v.find(kf, b"times"))] if kf is not None else []
         strings = [v.text(i) for i in v.atoms(v.find(kf, b"values"))] if kf is not None else []
         strings = (strings + [b""] * len(times))[:len(times)]
         if any(t < 0 or t > 0xFFFFFFFF for t in times):
@@ -482,7 +486,7 @@ def _animations(v: _View, top: list[Lst], nodes: list[Node], base: np.ndarray,
                 tr[j, k]["location"] = v.floats([i for i in p.items if isinstance(i, int)], 3, p)
                 tr[j, k]["rotation"] = v.floats([i for i in q.items if isinstance(i, int)], 4, q)
         b = bindings.get(name)
-        dims = (0.0, 0.0, 0.0)
+        dims: tuple[float, ...] = (0.0, 0.0, 0.0)
         interp: int | None = 200
         if b is not None:
             bl, interp_ = b
@@ -516,7 +520,8 @@ def _key_pairs(pq: Lst) -> list[tuple[Lst, Lst]]:
 
 
 def _bindings(v: _View, cmds: list[Lst]) -> tuple[list[AnimBinding], dict[bytes, tuple[Lst, int | None]]]:
-    out, by_name = [], {}
+    out: list[AnimBinding] = []
+    by_name: dict[bytes, tuple[Lst, int | None]] = {}
     for c in cmds:
         if v.name(c) != b"anim-bindings":
             continue
@@ -525,10 +530,9 @@ def _bindings(v: _View, cmds: list[Lst]) -> tuple[list[AnimBinding], dict[bytes,
             d = v.atoms(v.find(b, b"dims"))
             t = v.atoms(v.find(b, b"translation"))
             it = v.atoms(v.find(b, b"interp-time"))
-            out.append(AnimBinding(name=name,
-                                   extents=tuple(float(x) for x in v.floats(d, 3, b)) if d else (0.0, 0.0, 0.0),
-                                   origin=tuple(float(x) for x in v.floats(t, 3, b)) if t else (0.0, 0.0, 0.0)))
-            by_name.setdefault(name, (b, v.int(it[0]) if it else None))
+            out.append(AnimBinding(name=name, extents=v.vec(d, 3, b, (0.0, 0.0, 0.0)),
+                                   origin=v.vec(t, 3, b, (0.0, 0.0, 0.0))))
+            by_name.setdefault(name, (b, v.integer(it[0]) if it else None))
     return out, by_name
 
 
@@ -543,7 +547,7 @@ def _others(v: _View, cmds: list[Lst], nodes: list[Node], base: np.ndarray):
             command = v.value_of(c)
         elif nm == b"set-global-radius":
             a = v.atoms(c)
-            radius = v.float(a[0]) if a else 0.0
+            radius = v.real(a[0]) if a else 0.0
         elif nm == b"add-sockets":
             for s in v.all(c, b"socket"):
                 par = v.value_of(v.find(s, b"parent"))
@@ -552,22 +556,22 @@ def _others(v: _View, cmds: list[Lst], nodes: list[Node], base: np.ndarray):
                 p = v.atoms(v.find(s, b"pos"))
                 q = v.atoms(v.find(s, b"quat"))
                 sockets.append(Socket(node=index[par], name=v.value_of(s),
-                                      location=tuple(float(x) for x in v.floats(p, 3, s)) if p else (0.0, 0.0, 0.0),
-                                      rotation=tuple(float(x) for x in v.floats(q, 4, s)) if q else (0.0, 0.0, 0.0, 1.0)))
+                                      location=v.vec(p, 3, s, (0.0, 0.0, 0.0)),
+                                      rotation=v.vec(q, 4, s, (0.0, 0.0, 0.0, 1.0))))
         elif nm == b"add-childmodels":
             for cm in v.all(c, b"child-model"):
                 t = base.copy()
                 rel = v.find(cm, b"node-relations")
                 if rel is not None:
                     pairs = [(v.find(r, b"pos"), v.find(r, b"quat")) for r in _plain_lists(rel)]
-                    for k, (p, q) in enumerate(pairs[:len(t)]):
-                        if p is not None:
-                            t[k]["location"] = v.floats(v.atoms(p), 3, p)
-                        if q is not None:
-                            t[k]["rotation"] = v.floats(v.atoms(q), 4, q)
+                    for k, (pl, ql) in enumerate(pairs[:len(t)]):
+                        if pl is not None:
+                            t[k]["location"] = v.floats(v.atoms(pl), 3, pl)
+                        if ql is not None:
+                            t[k]["rotation"] = v.floats(v.atoms(ql), 4, ql)
                 sv = v.atoms(v.find(cm, b"save-index"))
                 child_models.append(ChildModel(name=v.value_of(v.find(cm, b"filename")),
-                                               build_number=v.int(sv[0]) & 0xFFFFFFFF if sv else 0,
+                                               build_number=v.integer(sv[0]) & 0xFFFFFFFF if sv else 0,
                                                transforms=t))
         elif nm in (b"anim-weightsets", b"add-animweightsets"):
             for w in v.all(c, b"anim-weightset"):
@@ -619,7 +623,6 @@ def _f(values) -> list[float]:
 def _hierarchy_tree(model: AbcModel) -> tuple[list, list]:
     nodes = model.nodes
     flags: list = []
-    made: list[list] = []
     stack: list[tuple[list, int]] = []   # (children container, children left)
     top: list = []
     for n in nodes:
@@ -635,7 +638,6 @@ def _hierarchy_tree(model: AbcModel) -> tuple[list, list]:
             stack.append((kids, n.child_count))
         while stack and stack[-1][1] <= 0:
             stack.pop()
-        made.append(t)
     return top, flags
 
 

@@ -9,9 +9,10 @@ a few bytes per vertex), so nodes ABC has no record for (``tools-info``, ``add-n
 
 ``from_scene`` makes the ABC records of the scene (:func:`.scene.from_scene`, v12) and
 compares them with the records the kept text gives after the same trip (text -> records ->
-scene -> records): alike (reals within :data:`TOLERANCE`: a glTF holds float32), the scene is unedited and the kept text is written as it was, byte
-for byte; else the records are written as new ModelEdit text (:func:`.lta_model.from_model`),
-with a LossWarning naming what the kept text had that the new one has not.
+scene -> records): alike (reals within :data:`TOLERANCE`: a glTF holds float32), the scene
+is unedited and the kept text is written as it was, byte for byte; else the records are
+written as new ModelEdit text (:func:`.lta_model.from_model`), with a LossWarning naming what
+the kept text had that the new one has not.
 """
 from __future__ import annotations
 
@@ -24,9 +25,7 @@ from typing import Any
 from ... import jsoncodec
 from ...errors import DocumentError, FormatError, LossWarning
 from ...scene import Scene
-from . import abc as abcmod
-from . import lta
-from . import scene as abc_scene
+from . import abc as abcmod, lta, scene as abc_scene
 from .abc_model import AbcModel
 from .abc_v6 import AbcV6Model
 from .lta import LtaFile
