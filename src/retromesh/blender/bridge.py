@@ -35,8 +35,8 @@ __all__ = ["Job", "group_files", "load_to_glb", "names_a_format", "convert_glb",
            "merge_mesh_joints"]
 
 # role of each extension: main files in order of precedence, then companions
-_MAIN_ORDER = ("xml", "msh", "cms", "phxbn", "vxl", "vox", "b3d", "abc", "solid", "glb", "gltf", "fzx",
-               "skl", "obj", "anm", "ani")
+_MAIN_ORDER = ("xml", "msh", "cms", "phxbn", "vxl", "vox", "b3d", "abc", "lta", "ltc", "solid", "glb",
+               "gltf", "fzx", "skl", "obj", "anm", "ani")
 # companion extension -> option name, per main extension
 _COMPANIONS = {
     "msh": {"skl": "skeleton", "ani": "animations"},
@@ -59,9 +59,9 @@ _BESIDE = {
 # picked with a model, these are read from beside it by the formats themselves (materials, images)
 _PASSIVE = {"txt", "png", "jpg", "jpeg", "bmp", "tga", "dds", "pcx"}
 
-IMPORT_EXTENSIONS = ("b3d", "solid", "phxbn", "anm", "obj", "fzx", "abc", "msh", "cms", "skl",
-                     "ani", "vxl", "hva", "vox", "xml")
-EXPORT_EXTENSIONS = ("b3d", "solid", "phxbn", "anm", "fzx", "abc", "msh", "vxl", "vox")
+IMPORT_EXTENSIONS = ("b3d", "solid", "phxbn", "anm", "obj", "fzx", "abc", "lta", "ltc", "msh", "cms",
+                     "skl", "ani", "vxl", "hva", "vox", "xml")
+EXPORT_EXTENSIONS = ("b3d", "solid", "phxbn", "anm", "fzx", "abc", "lta", "ltc", "msh", "vxl", "vox")
 
 
 @record
