@@ -29,6 +29,10 @@ _WOLFIRE = {"retromesh.formats.lugaru.skeleton": "lugaru_skeleton",
             "retromesh.formats.lugaru.solid": "solid"}
 
 
+#: classes added after 0.1: their JSON was never written with module-path names
+NEW_CLASSES = {"lithtech:LtaFile", "lithtech:LtcFile"}
+
+
 def _old_name(new: str) -> str:
     """The module-path name the previous release wrote for the class ``new`` names."""
     cls = jsoncodec.class_of(new)
@@ -95,6 +99,8 @@ def _documents() -> list[tuple[str, Any]]:
 
 @pytest.mark.parametrize(("name", "doc"), _documents(), ids=[n for n, _ in _documents()])
 def test_dump_json_with_old_names_still_builds(name, doc, tmp_path):
+    if jsoncodec.type_name(type(doc)) in NEW_CLASSES:
+        pytest.skip("a type added after module-path names were written")
     new = jsoncodec.encode(doc)
     assert ":" in new["$type"] and "." not in new["$type"].split(":")[0]
     old = _with_old_names(new)

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from .formats.b3d.chunks import B3dFile
     from .formats.lithtech.abc_model import AbcModel
     from .formats.lithtech.abc_v6 import AbcV6Model
+    from .formats.lithtech.lta import LtaFile
+    from .formats.lithtech.ltc import LtcFile
     from .formats.lostsaga.ani import AniFile
     from .formats.lostsaga.cms import CmsFile
     from .formats.lostsaga.material import MaterialScript
@@ -62,7 +64,8 @@ if TYPE_CHECKING:
 
     #: every native document type ``read`` returns (one per registered format)
     Document: TypeAlias = (
-        B3dFile | AbcModel | AbcV6Model | AniFile | CmsFile | MaterialScript | MshFile | SklFile
+        B3dFile | AbcModel | AbcV6Model | LtaFile | LtcFile | AniFile | CmsFile | MaterialScript
+        | MshFile | SklFile
         | HvaFile | VoxFile | VxlFile | AosMap | AnmFile | FzxFile | ObjFile | PhxbnFile | SavFile
         | SolidFile | OgXmlFile | LugaruSkeletonFile | LugaruCharacter | LugaruAnimationFile
         | GltfDocument)
@@ -116,6 +119,10 @@ def _read(source: Source, format: str | None) -> tuple[Any, Format, str | None, 
 def read(source: Source, format: Literal["b3d"]) -> B3dFile: ...
 @overload
 def read(source: Source, format: Literal["abc"]) -> AbcModel | AbcV6Model: ...
+@overload
+def read(source: Source, format: Literal["lta"]) -> LtaFile: ...
+@overload
+def read(source: Source, format: Literal["ltc"]) -> LtcFile: ...
 @overload
 def read(source: Source, format: Literal["ani"]) -> AniFile: ...
 @overload
