@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import registry
 from ..errors import LossWarning
 from ..findings import Finding, error, warning
 
@@ -149,9 +150,18 @@ def _gltf_problems(gltf: dict[str, Any]) -> list[Finding]:
     return out
 
 
+#: the format families Luanti's model loaders read
+LUANTI_FAMILIES = ("Blitz3D", "glTF 2.0")
+
+
+def luanti_reads(path: Path) -> bool:
+    """Luanti's loaders read files of ``path``'s extension (B3D, glTF)."""
+    return any(f.family in LUANTI_FAMILIES for f in registry.claiming(path.suffix))
+
+
 def check_for_luanti(fmt: Any, doc: Any, data: bytes) -> list[Finding]:
     """What Luanti refuses or misreads (errors) and loads otherwise than meant (warnings)."""
-    if fmt.name == "b3d":
+    if fmt.family == "Blitz3D":
         return _b3d_problems(doc)
     if fmt.family == "glTF 2.0":
         try:
@@ -240,7 +250,7 @@ def convert_for_luanti(source: Path, target: Path, format: str | None,
                        load_options: dict[str, Any], save_options: dict[str, Any]) -> list[Path]:
     """``convert --preset luanti``: a .glb/.gltf within Luanti's rules (or a plain .b3d)."""
     import retromesh
-    if target.suffix.lower() not in (".glb", ".gltf"):
+    if not any(f.family == "glTF 2.0" for f in registry.claiming(target.suffix)):
         return retromesh.convert(source, target, format=format, save_options=save_options,
                                  **load_options)
     scene = prepare_scene(retromesh.load(source, format=format, **load_options))

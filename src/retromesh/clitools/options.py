@@ -17,12 +17,10 @@ from typing import Any
 from .. import registry
 
 __all__ = ["OptionError", "parse_pairs", "read_options", "write_options", "check_options",
-           "positive", "GENERIC_READ", "GENERIC_WRITE"]
+           "positive", "GENERIC_READ", "GENERIC_WRITE", "companion_help"]
 
 GENERIC_READ = ("scale",)
 GENERIC_WRITE = ("embed_images", "texture_path")
-#: options of the functions a format's ``from_scene`` hands ``**options`` on to
-_FORWARDED = {"phxbn": ("write_mesh",), "anm": ("animation",)}
 _SKIP = {"doc", "scene", "source", "options", "kwargs"}
 _POSITIVE = ("fps", "scale")
 #: reading options that have a flag of their own
@@ -82,7 +80,7 @@ def write_options(fmt: registry.Format) -> dict[str, inspect.Parameter | None]:
         for name, p in _params(conv).items():
             if name not in read_options(src):
                 out.setdefault(name, p)
-    for name in _FORWARDED.get(fmt.name, ()):
+    for name in fmt.forwards:          # options from_scene hands on through **options
         out.setdefault(name, None)
     if fmt.from_scene is not None and fmt.family == "glTF 2.0":
         for name in GENERIC_WRITE:
@@ -151,3 +149,18 @@ def check_options(options: dict[str, Any], valid: dict[str, inspect.Parameter | 
         except OptionError as exc:
             raise OptionError(label + str(exc)[len(name):]) from None
     return out
+
+
+def companion_help(role: str, owners: bool = False) -> str:
+    """The extensions of the files read as ``role`` (``.skl / .phxbn`` for ``skeleton``; with
+    ``owners``, those of the files that read them), from the formats' declarations (no family
+    imported): the help of ``--skeleton``, ``--mesh``, ``--animation``, ``--hva``."""
+    exts: list[str] = []
+    for f in registry.known():
+        for c in f.companions:
+            if c.role != role:
+                continue
+            for e in (f.extensions[:1] if owners else registry.companion_extensions(c)[:1]):
+                if "." + e not in exts:
+                    exts.append("." + e)
+    return " / ".join(exts)
