@@ -173,7 +173,6 @@ class Format:
 _FORMATS: dict[str, Format] = {}
 _CONVERTERS: dict[tuple[str, str], Callable[..., Any]] = {}
 _BROKEN: dict[str, BaseException] = {}
-_loaded = False
 _imported: set[str] = set()
 
 
@@ -280,13 +279,16 @@ def format_index() -> dict[str, str]:
     return {k: v for k, v in index.items() if k not in shared}
 
 
-_INDEX: dict[str, str] = {}
+#: format_index() of the FORMAT_MODULES it was built for
+_INDEX: dict[tuple[str, ...], dict[str, str]] = {}
 
 
 def _index() -> dict[str, str]:
-    if not _INDEX:
-        _INDEX.update(format_index())
-    return _INDEX
+    key = tuple(FORMAT_MODULES)
+    if key not in _INDEX:
+        _INDEX.clear()
+        _INDEX[key] = format_index()
+    return _INDEX[key]
 
 
 def companion_extensions(c: Companion) -> tuple[str, ...]:
@@ -318,11 +320,7 @@ def _load(mod: str) -> None:
 
 
 def _ensure_loaded() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for mod in FORMAT_MODULES:
+    for mod in FORMAT_MODULES:          # each imported once (_load)
         _load(mod)
 
 
