@@ -123,6 +123,7 @@ def test_the_format_table_is_what_the_formats_declare():
     with that command when a format is added or changes)."""
     from retromesh.clitools.report import format_table
     text = (ROOT / "docs" / "formats.md").read_text(encoding="utf-8")
-    begin, end = "<!-- begin: retromesh formats --markdown -->\n", "\n<!-- end: retromesh formats --markdown -->"
+    begin = "<!-- begin: retromesh formats --markdown -->\n"
+    end = "\n<!-- end: retromesh formats --markdown -->"
     assert begin in text and end in text
     assert text.split(begin, 1)[1].split(end, 1)[0] == "\n".join(format_table())

@@ -65,8 +65,9 @@ def test_formats_still_loads_every_family(tmp_path):
 
 
 def test_format_index_matches_what_each_module_registers(tmp_path):
-    """format_index() (read off the manifests) names, for every format name and extension, the one module registering all
-    the formats that claim it (reading a file then imports that module alone)."""
+    """format_index() (read off the families' manifests) names, for every format name and
+    extension, the one module registering all the formats that claim it (reading a file then
+    imports that module alone)."""
     claims = _run("""
         import importlib, json
         from retromesh import registry
