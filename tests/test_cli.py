@@ -64,7 +64,7 @@ def test_info_counts(models):
 
 def test_dump_build_is_byte_identical(models, tmp_path):
     src = models / "mobs" / "models" / "wiggle.b3d"
-    res = runner.invoke(app, ["dump", str(src), "--json"])
+    res = runner.invoke(app, ["dump", str(src)])
     assert res.exit_code == 0
     (tmp_path / "w.json").write_text(res.output)
     res = runner.invoke(app, ["build", str(tmp_path / "w.json"), "-o", str(tmp_path / "w2.b3d")])

@@ -115,7 +115,7 @@ def test_sav_has_no_scene():
 def test_sav_dump_build_cli(tmp_path):
     src = tmp_path / "a.sav"
     retromesh.write(samples.sav_sample(), src)
-    r = subprocess.run([sys.executable, "-m", "retromesh", "dump", "--json", str(src)],
+    r = subprocess.run([sys.executable, "-m", "retromesh", "dump", str(src)],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     text = r.stdout

@@ -537,8 +537,6 @@ def info(
 
 @app.command()
 def dump(file: Path = typer.Argument(..., show_default=False, help="A game file, or - (stdin)."),
-         as_json: bool = typer.Option(True, "--json", hidden=True,
-                                      help="Lossless JSON (the only form; kept for scripts)."),
          output: Path | None = typer.Option(None, "-o", "--output", show_default=False,
                                                help="Write the JSON here (default, -: stdout)."),
          format: str | None = typer.Option(None, "--format", "-f", show_default=False,

@@ -40,6 +40,7 @@ from .records import record
 if TYPE_CHECKING:            # binio imports numpy: loaded with the first file read
     from .binio import Reader
     from .fileio import Parts
+    from .findings import Finding
 
 __all__ = ["Format", "Companion", "register", "unregister", "declared", "known", "lookup",
            "format_index", "companion_extensions", "is_companion", "sniffs", "GROUPING",
@@ -148,9 +149,8 @@ class Format:
     info: Callable[[Any], dict[str, Any]] | None = None
     #: ``check(doc) -> [Finding, ...]``: the game's rules the document breaks
     #: (:mod:`retromesh.findings`, run by :mod:`retromesh.checking` for ``retromesh check`` and
-    #: before a conversion writes the format); plain strings (``"warning: ..."`` for warnings)
-    #: are still accepted as rule ``<format>.structure``
-    check: Callable[[Any], list[Any]] | None = None
+    #: before a conversion writes the format)
+    check: Callable[[Any], list[Finding]] | None = None
 
     def companion_names(self) -> list[str]:
         """The extensions of its companions, each once (the ``formats`` table)."""

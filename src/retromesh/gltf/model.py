@@ -201,7 +201,7 @@ _EMPTIABLE = frozenset((str, bytes, list, tuple, dict))
 
 
 def to_dict(doc: Any) -> dict[str, Any]:
-    """The JSON of a document's model (ours, or pygltflib's for a glTF read back)."""
+    """The JSON of a document's model (ours, or a read glTF's :mod:`.jsontree`)."""
     if isinstance(doc, GLTF2):
         return doc.to_dict()
     return json.loads(doc.gltf_to_json(separators=(",", ":"), indent=None))

@@ -1,6 +1,6 @@
 """Scene -> glTF 2.0 (GLB, or .gltf + .bin).
 
-The JSON model is pygltflib's; the binary buffer is assembled here with numpy (one bufferView
+The JSON model is ours (:mod:`.model`); the binary buffer is assembled here with numpy (one bufferView
 per accessor, 4-byte aligned, targets set for vertex and index data). The GLB container (12-byte
 header, JSON chunk padded with spaces, BIN chunk padded with zeros) is written directly, part by
 part (:func:`glb_parts`): the accessors' arrays go to the file as they are, never joined into one
@@ -102,7 +102,7 @@ class _Buffer:
     def __init__(self) -> None:
         self.parts: list[Any] = []
         self.size = 0
-        # plain dicts holding what pygltflib's Accessor/BufferView would write, in its order
+        # plain dicts holding an accessor's / bufferView's fields in the model's order
         # (these are most of a document's objects: no model object to build and encode)
         self.views: list[g.Plain] = []
         self.accessors: list[g.Plain] = []
