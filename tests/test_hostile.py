@@ -151,11 +151,17 @@ def test_data_uri_never_becomes_a_file(tmp_path):
     assert retromesh.load(written[0]).counts()["vertices"] == 3
 
 
-def test_companion_names_are_plain_names(tmp_path):
-    from retromesh import _write_result
+def test_companion_names_are_plain_names(tmp_path, monkeypatch):
+    """A writer's companion names come from the content: each is written as a plain name
+    beside the target (a format's ``from_scene`` returning hostile names, through ``save``)."""
+    from retromesh import registry
+    from retromesh.formats.b3d.samples import crate_scene
+
+    def hostile(scene):
+        return {"": b"main", "../../evil.png": b"x", "/etc/x.png": b"y"}
+    monkeypatch.setitem(vars(registry.get("b3d")), "from_scene", hostile)   # a frozen record
     with pytest.warns(LossWarning, match="not a plain file name"):
-        written = _write_result({"": b"main", "../../evil.png": b"x", "/etc/x.png": b"y"},
-                                tmp_path / "out" / "m.b3d")
+        written = retromesh.save(crate_scene(), tmp_path / "out" / "m.b3d")
     assert {p.parent for p in written} == {tmp_path / "out"}
     assert sorted(p.name for p in written) == ["evil.png", "m.b3d", "x.png"]
 

@@ -46,7 +46,7 @@ __all__ = ["Format", "Companion", "register", "unregister", "declared", "known",
            "format_index", "companion_extensions", "is_companion", "sniffs", "GROUPING",
            "target_format", "keeping", "register_converter", "converter", "formats", "get",
            "detect", "parse", "format_of", "convert_to_scene", "convert_from_scene", "serialize",
-           "SNIFF_BYTES", "claiming", "converters_to"]
+           "outputs_of", "SNIFF_BYTES", "claiming", "converters_to"]
 
 #: how many leading bytes sniff functions see
 SNIFF_BYTES = 4096
@@ -442,7 +442,7 @@ def _extension(filename: str | None) -> str:
 
 
 def sniffs(fmt: Format, head: bytes) -> bool:
-    """``fmt``'s sniff recognises ``head`` (False when it has none or it fails)."""
+    """Whether ``fmt``'s ``sniff`` recognises ``head`` (False without one, or when it fails)."""
     if fmt.sniff is None:
         return False
     try:
@@ -507,14 +507,21 @@ def _input_error(exc: BaseException) -> type[FormatError]:
 
 def parse(fmt: Format, data: bytes | bytearray | memoryview, file: str | None = None,
           source_path: Path | None = None) -> Any:
-    """Run ``fmt.read`` on ``data``; anything but a FormatError becomes one."""
+    """Run ``fmt.read`` on ``data``; anything but a FormatError becomes one. Inside
+    :func:`retromesh.readonce.reading_once`, a file parsed before gives its first document."""
     if fmt.read is None:
         raise UnsupportedError(f"{fmt.name} files cannot be read")
+    from . import readonce
+    kept = readonce.recall(fmt.name, file, len(data))
+    if kept is not None:
+        return kept
     from .binio import Reader
     reader = Reader(data, file=file, endian=fmt.endian)
     reader.source_path = source_path  # type: ignore[attr-defined]
     try:
-        return fmt.read(reader)
+        doc = fmt.read(reader)
+        readonce.remember(fmt.name, file, len(data), doc)
+        return doc
     except FormatError as exc:
         exc.with_file(file)             # fills in the file, keeps the exception's own chain
         raise
@@ -598,6 +605,17 @@ def serialize(fmt: Format, fn: Callable[..., Any], *args: Any, **kwargs: Any) ->
         if isinstance(exc, OSError) and not isinstance(exc, EOFError):
             raise
         raise _writer_failed(fmt, "writer", exc) from exc
+
+
+def outputs_of(doc: Any, target: Path) -> dict[Path, Any]:
+    """The files writing ``doc`` as ``target`` makes: {path: bytes or Parts} (a format may
+    write companions beside ``target``)."""
+    fmt = format_of(doc)
+    if fmt.outputs is not None:
+        return serialize(fmt, fmt.outputs, doc, target)
+    if fmt.write is None:
+        raise UnsupportedError(f"{fmt.name} documents cannot be written as one byte string")
+    return {target: serialize(fmt, fmt.write, doc)}
 
 
 # -- interim: the Wolfire family has no manifest yet ------------------------------------------

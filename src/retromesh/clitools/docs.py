@@ -44,7 +44,6 @@ def missing_fields(obj: Any, path: str = "$") -> list[str]:
 
 def build_checked(text: bytes, target: Path) -> dict[Path, bytes]:
     """The files ``retromesh build`` writes for ``text``; raises before anything is written."""
-    import retromesh
     try:
         raw = json.loads(text)
     except ValueError as exc:
@@ -60,7 +59,7 @@ def build_checked(text: bytes, target: Path) -> dict[Path, bytes]:
     doc = jsoncodec.decode(raw)
     fmt = registry.format_of(doc)
     try:
-        files = retromesh._outputs(doc, target)
+        files = registry.outputs_of(doc, target)
     except RetromeshError:
         raise
     except Exception as exc:   # a value of the wrong type or out of range in the edited JSON

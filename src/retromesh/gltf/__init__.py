@@ -19,6 +19,7 @@ from typing import Any
 from ..fileio import Parts
 from ..registry import register
 from ..scene import Scene
+from .container import MAGIC
 from .manifest import GLB, GLTF
 from .writer import GltfDocument, compute_normals, glb_bytes, glb_parts, gltf_files, scene_to_gltf
 
@@ -95,7 +96,7 @@ def _info(doc: GltfDocument) -> dict[str, Any]:
              "accessors", "bufferViews")}
 
 
-register(GLB, doc_types=(GltfDocument,), sniff=lambda h: h[:4] == b"glTF", read=read_glb,
+register(GLB, doc_types=(GltfDocument,), sniff=lambda h: h[:4] == MAGIC, read=read_glb,
          write=_write, outputs=_outputs, to_scene=_to_scene, from_scene=_from_scene, info=_info)
 register(GLTF, doc_types=(GltfDocument,), sniff=lambda h: h.lstrip()[:1] == b"{",
          read=read_gltf_json, write=_write, outputs=_outputs, to_scene=_to_scene,
