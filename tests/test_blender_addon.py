@@ -17,8 +17,8 @@ EX = ROOT / "examples"
 
 
 def test_group_picks_main_file_and_companions():
-    jobs = bridge.group_files([EX / "wolfire/walk.anm", EX / "wolfire/stick.phxbn",
-                               EX / "wolfire/wave.anm"])
+    jobs = bridge.group_files([EX / "overgrowth/walk.anm", EX / "overgrowth/stick.phxbn",
+                               EX / "overgrowth/wave.anm"])
     assert len(jobs) == 1 and jobs[0].main.name == "stick.phxbn"
     assert [p.name for p in jobs[0].options["animations"]] == ["walk.anm", "wave.anm"]
     assert jobs[0].options["mesh"].name == "stick.obj"          # found beside by name
@@ -181,11 +181,11 @@ def test_animations_of_other_names_beside_the_only_model_are_found(tmp_path):
     """An exported ``stick.phxbn`` with ``walk.anm`` (retromesh.filenames) imports whole again
     from the main file alone; beside a second model they are not guessed."""
     for name in ("stick.phxbn", "stick.obj", "walk.anm", "wave.anm"):
-        (tmp_path / name).write_bytes((EX / "wolfire" / name).read_bytes())
+        (tmp_path / name).write_bytes((EX / "overgrowth" / name).read_bytes())
     job, = bridge.group_files([tmp_path / "stick.phxbn"])
     assert [p.name for p in job.options["animations"]] == ["walk.anm", "wave.anm"]
     assert job.options["mesh"].name == "stick.obj"
-    (tmp_path / "man.phxbn").write_bytes((EX / "wolfire" / "stick.phxbn").read_bytes())
+    (tmp_path / "man.phxbn").write_bytes((EX / "overgrowth" / "stick.phxbn").read_bytes())
     job, = bridge.group_files([tmp_path / "stick.phxbn"])
     assert "animations" not in job.options
 

@@ -22,9 +22,6 @@ import retromesh
 
 SRC = Path(retromesh.__file__).parent
 TESTS = Path(__file__).parent
-#: packages whose own reaches are tolerated: moving in the wolfire split (the family becomes
-#: formats/lugaru and formats/overgrowth; the reach is made public there)
-MOVING = ("retromesh.formats.wolfire",)
 #: the calls that patch a name (allowed in tests)
 PATCHES = {"setattr", "delattr", "patch", "object"}
 MAX_MODULE_LINES = 800
@@ -141,8 +138,6 @@ def test_no_private_name_of_another_module_is_used() -> None:
     found = []
     for path, tree, _ in _modules():
         name = _module_name(path)
-        if name.startswith(MOVING):
-            continue
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         found += _reaches(path.relative_to(SRC), tree, package, patches_allowed=False)
     assert not found, found

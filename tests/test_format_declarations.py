@@ -29,10 +29,9 @@ SRC = Path(retromesh.__file__).parent
 
 #: where an extension may still be written outside a family's package, and why
 ALLOWED = {
-    # the interim declarations of the Wolfire family (until its lugaru/overgrowth split lands)
-    ("registry.py", "_wolfire"): "interim declarations",
     ("clitools/luanti.py", "Luanti loads .b3d, .glb/.gltf, .obj and .x, not ."):
         "Luanti's own list of the files its loaders read",
+    ("jsoncodec.py", "b3d"): "the b3d family's package name (old $type module paths)",
     ("luanti/scene.py", ".b3d"): "Luanti's list of the model files it loads (MODEL_SUFFIXES)",
     ("luanti/scene.py", ".obj"): "Luanti's list of the model files it loads (MODEL_SUFFIXES)",
 }
@@ -120,8 +119,7 @@ def test_each_registered_format_is_what_its_manifest_declares() -> None:
     for f in registry.formats():
         d = declared.get(f.name)
         assert d is not None, f"{f.name} is registered but declared in no manifest"
-        if d.description:      # the interim Wolfire declarations carry the grouping only
-            assert {k: getattr(f, k) for k in DECLARED} == {k: getattr(d, k) for k in DECLARED}
+        assert {k: getattr(f, k) for k in DECLARED} == {k: getattr(d, k) for k in DECLARED}
         assert f.grouping in registry.GROUPING
 
 
@@ -296,6 +294,7 @@ def test_the_image_table_keeps_the_lookup_order() -> None:
 def test_declarations_are_plain_records() -> None:
     """A manifest holds data only: a declaration is a Format without code."""
     for f in registry.declared().values():
-        code = {k: getattr(f, k) for k in ("read", "write", "to_scene", "from_scene", "sniff")}
+        code = {k: getattr(f, k) for k in ("read", "write", "to_scene", "from_scene", "sniff",
+                                            "group_folder", "group_picked")}
         assert not any(code.values()), f.name
         assert dataclasses.is_dataclass(f)

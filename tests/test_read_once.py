@@ -29,7 +29,7 @@ def reads(monkeypatch) -> collections.Counter:
 
 
 CASES = [("lostsaga/column.msh", {"column.msh", "column.skl", "column_wave.ani"}),
-         ("wolfire/stick.phxbn", {"stick.phxbn", "walk.anm", "wave.anm"}),
+         ("overgrowth/stick.phxbn", {"stick.phxbn", "walk.anm", "wave.anm"}),
          ("westwood/tank.vxl", {"tank.vxl", "tank.hva"}),
          ("crate.b3d", {"crate.b3d"})]
 

@@ -194,7 +194,15 @@ def group_folder(files: list[Path]) -> list[Group]:
     by_dir: dict[Path, list[Path]] = {}
     for f in files:
         by_dir.setdefault(f.parent, []).append(f)
-    groups += _lugaru_characters(files, taken)
+    # groups a format makes itself (Lugaru's extensionless characters): the formats keeping
+    # files without an extension are loaded when there are such files
+    loaded = registry.formats() if any(not f.suffix for f in files) else registry.formats_loaded()
+    for fmt in loaded:
+        if fmt.group_folder is not None:
+            for main, options, more in fmt.group_folder([f for f in files if f not in taken]):
+                taken.add(main)
+                taken.update(more)
+                groups.append(Group(main, options, list(more)))
     for folder in sorted(by_dir):
         here = sorted(f for f in by_dir[folder] if f not in taken)
         if not here:
@@ -215,27 +223,6 @@ def group_folder(files: list[Path]) -> list[Group]:
                 taken.add(f)
                 groups.append(Group(f))
     return sorted(groups, key=lambda g: g.source)
-
-
-def _lugaru_characters(files: list[Path], taken: set[Path]) -> list[Group]:
-    """Lugaru: a figure in ``Skeleton/`` takes the animations of ``../Animations/`` the game
-    plays on it (``Wolf*`` on a wolf figure, the others on the rabbit's); the low-detail and
-    clothes skeletons stay on their own, without animations."""
-    skels = [f for f in files if not f.suffix and f.parent.name.lower() == "skeleton"]
-    figures = [f for f in skels if not f.name.lower().endswith("low")
-               and f.name.lower() != "rabbitbelt"]
-    groups = []
-    for fig in sorted(figures):
-        wolf = "wolf" in fig.name.lower()
-        anims = sorted(f for f in files if not f.suffix and f.parent.name.lower() == "animations"
-                       and f.parent.parent == fig.parent.parent
-                       and f.name.lower().startswith("wolf") == wolf)
-        if not anims:
-            continue
-        taken.add(fig)
-        taken.update(anims)
-        groups.append(Group(fig, {"animations": anims}, anims))
-    return groups
 
 
 def _read_alone(c: registry.Companion) -> bool:

@@ -55,7 +55,8 @@ SNIFF_BYTES = 4096
 FORMAT_MODULES = (
     "retromesh.gltf",
     "retromesh.formats.b3d",
-    "retromesh.formats.wolfire",
+    "retromesh.formats.lugaru",
+    "retromesh.formats.overgrowth",
     "retromesh.formats.lithtech",
     "retromesh.formats.lostsaga",
     "retromesh.formats.westwood",
@@ -125,9 +126,7 @@ class Format:
     scene_options: tuple[str, ...] = field(default=())
     #: the files read with this one (roles, formats, name patterns): folder grouping, Blender's
     #: importer, ``convert``/``info``/``check`` and the ``formats`` table derive from it
-    #: (interim: Any while the Wolfire registration still passes extension strings, which
-    #: :func:`register` replaces by its declarations)
-    companions: tuple[Any, ...] = ()
+    companions: tuple[Companion, ...] = ()
     #: how its files group with others (one of :data:`GROUPING`)
     grouping: str = "model"
     #: an exchange copy or side file (``.vox`` beside ``.vxl``): beside a game model of the
@@ -142,6 +141,14 @@ class Format:
     blender: tuple[str, ...] | None = None
     #: writing options ``from_scene`` hands on through ``**options`` (``-O`` checks them)
     forwards: tuple[str, ...] = ()
+    #: ``group_folder(files) -> [(main, options, other files taken)]``: models a folder
+    #: conversion makes of files the name patterns of ``companions`` cannot group (Lugaru's
+    #: extensionless characters: a figure and the animations the game plays on it)
+    group_folder: Callable[[list[Path]], list[tuple[Path, dict[str, Any], list[Path]]]] | None \
+        = None
+    #: the same for files picked together in Blender's importer
+    group_picked: Callable[[list[Path]], list[tuple[Path, dict[str, Any], list[Path]]]] | None \
+        = None
     #: folder names (lower case) whose files without an extension are of this type, as a game
     #: keeps them (Lugaru's ``Data/Skeleton/BasicFigure``): see :func:`detect`
     folders: tuple[str, ...] = ()
@@ -193,8 +200,6 @@ def register(fmt: Format, **code: Any) -> Format:
     ``write=``, ``to_scene=``, ``sniff=``, ``doc_types=``...) given here."""
     if code:
         fmt = dataclasses.replace(fmt, **code)
-    if fmt.name in _INTERIM:                 # a family without a manifest yet (interim)
-        fmt = dataclasses.replace(fmt, **_INTERIM[fmt.name])
     if fmt.name in _FORMATS and _FORMATS[fmt.name] != fmt:
         raise RuntimeError(f"format {fmt.name!r} registered twice")
     _FORMATS[fmt.name] = fmt
@@ -240,9 +245,7 @@ def _manifest(mod: str) -> Any:
 
 def _declared_by(mod: str) -> tuple[Format, ...]:
     manifest = _manifest(mod)
-    if manifest is not None:
-        return tuple(getattr(manifest, "FORMATS", ()))
-    return _INTERIM_DECLARED.get(mod, ())
+    return tuple(getattr(manifest, "FORMATS", ())) if manifest is not None else ()
 
 
 def declared() -> dict[str, Format]:
@@ -616,35 +619,3 @@ def outputs_of(doc: Any, target: Path) -> dict[Path, Any]:
     if fmt.write is None:
         raise UnsupportedError(f"{fmt.name} documents cannot be written as one byte string")
     return {target: serialize(fmt, fmt.write, doc)}
-
-
-# -- interim: the Wolfire family has no manifest yet ------------------------------------------
-# Its package is being split into lugaru/ and overgrowth/, each with a manifest; until then its
-# formats' declarations live here and are applied when it registers them.
-
-def _wolfire() -> tuple[Format, ...]:
-    def fmt(name: str, extensions: tuple[str, ...] = (), **kw: Any) -> Format:
-        return Format(name=name, family="Wolfire", description="", extensions=extensions, **kw)
-    anm = Companion("animations", "anm", ("{stem}.anm", "{stem}_*.anm"), many=True)
-    return (
-        fmt("fzx", ("fzx",), grouping="side", yields_name=True,
-            companions=(Companion("mesh", "obj"),)),
-        fmt("solid", ("solid",)),
-        fmt("lugaru-skeleton", companions=(Companion("", "solid", by_reader=True),)),
-        fmt("lugaru-animation", companions=(Companion("", "solid", by_reader=True),)),
-        fmt("obj", ("obj",), grouping="part", yields_name=True, blender=("import",)),
-        fmt("overgrowth-xml", ("xml",), grouping="descriptor", shared_extension=True,
-            companions=(Companion("", "phxbn", by_reader=True), Companion("", "obj", by_reader=True),
-                        Companion("animations", "anm", many=True))),
-        fmt("sav", ("sav",)),
-        fmt("anm", ("anm",), grouping="part", forwards=("animation",),
-            companions=(Companion("skeleton", "phxbn"), Companion("mesh", "obj"))),
-        fmt("phxbn", ("phxbn",), forwards=("write_mesh",),
-            companions=(anm, Companion("mesh", "obj", ("{stem}.obj",)))),
-    )
-
-
-_DECLARATIVE = ("companions", "grouping", "yields_name", "shared_extension", "blender", "forwards")
-_INTERIM_DECLARED = {"retromesh.formats.wolfire": _wolfire()}
-_INTERIM = {f.name: {k: getattr(f, k) for k in _DECLARATIVE}
-            for fs in _INTERIM_DECLARED.values() for f in fs}

@@ -194,26 +194,16 @@ def group_files(paths: Iterable[str | os.PathLike], *, find_beside: bool = True)
         if find_beside:
             _find_beside(job, formats)
         jobs.append(job)
-    lugaru, left = _lugaru_job(left)
-    jobs += lugaru
+    for fmt in formats:                 # groups a format makes itself (Lugaru's characters)
+        if fmt.group_picked is not None:
+            for main, options, more in fmt.group_picked(left):
+                jobs.append(Job(main, options))
+                left = [p for p in left if p != main and p not in more]
     if jobs:
         passive = _passive(formats)
         left = [p for p in left if _ext(p) not in passive]
     jobs += [Job(p) for p in left]     # anything else: let retromesh say what it is
     return jobs
-
-
-def _lugaru_job(left: list[Path]) -> tuple[list[Job], list[Path]]:
-    """Lugaru keeps skeletons and animations without an extension in ``Skeleton/`` and
-    ``Animations/``: animations picked together are one character (its skeleton found by
-    the format, or the picked skeleton)."""
-    anims = [p for p in left if not p.suffix and p.parent.name.lower() == "animations"]
-    if not anims:
-        return [], left
-    skels = [p for p in left if not p.suffix and p.parent.name.lower() == "skeleton"]
-    main, rest = (skels[0], anims) if skels else (anims[0], anims[1:])
-    job = Job(main, {"animations": rest} if rest else {})
-    return [job], [p for p in left if p != main and p not in anims]
 
 
 # -- extras through Blender ----------------------------------------------------------------------

@@ -65,7 +65,8 @@ from ...records import record
 from .common import need
 
 __all__ = ["PhxbnFile", "PhxControl", "PhxJoint", "PhxSimpleIk", "read", "write",
-           "MIN_VERSION", "MAX_VERSION", "has_control"]
+           "MIN_VERSION", "MAX_VERSION", "has_control", "vertex_count_problem", "VERTEX_COUNTS",
+           "MISREAD_WEIGHTS", "NOT_SYMMETRICAL", "symmetry_problems"]
 
 MIN_VERSION = 5
 MAX_VERSION = 11
@@ -407,6 +408,29 @@ def symmetry_problems(doc: PhxbnFile) -> list[int]:
 #: the engine's words for the skeletons it refuses (the PHXBN loading-error table)
 NOT_SYMMETRICAL = "PHXBN skeleton is not symmetrical."
 VERTEX_COUNTS = "Skeleton file and model file have different vertex counts."
+#: what an older skeleton gets instead (no count is stored to refuse it by)
+MISREAD_WEIGHTS = ("The engine reads as many vertex weights as the OBJ has triangle corners and "
+                   "misreads the rest of the skeleton.")
+
+
+def vertex_count_problem(doc: PhxbnFile, corners: int) -> str | None:
+    """The one rule for a skeleton's vertex weights against the model they skin: None when
+    they fit, else the engine's words for what goes wrong.
+
+    ``corners`` is the model's vertex count as the engine loads the OBJ: 3 per triangle
+    (``precollapse_num_vertices``, before identical corners are merged). ``SkeletonAsset::Load``
+    reads weights only with control joints (rigging stage 1 or 2; a skeleton without them has
+    nothing to check); from version 11 it refuses a stored count other than ``corners``
+    (:data:`VERTEX_COUNTS`, sub error 4); below 11 it reads ``corners`` weights whatever the
+    file holds, so another count misreads everything after them (:data:`MISREAD_WEIGHTS`).
+    A document whose stored count and weight rows disagree (made in code) fits no model."""
+    ctl = doc.control
+    if ctl is None:
+        return None
+    stored = ctl.num_vertices if ctl.num_vertices is not None else len(ctl.weights)
+    if stored == corners and len(ctl.weights) == corners:
+        return None
+    return VERTEX_COUNTS if doc.version >= 11 else MISREAD_WEIGHTS
 
 
 def check(doc: PhxbnFile) -> list[Finding]:

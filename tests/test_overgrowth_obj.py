@@ -11,8 +11,8 @@ import retromesh
 from helpers.gltfcheck import assert_valid
 from helpers.malformed import read_or_format_error
 from retromesh import FormatError, LossWarning
-from retromesh.formats.wolfire import samples
-from retromesh.formats.wolfire.obj import parse_obj, write_obj
+from retromesh.formats.overgrowth import samples
+from retromesh.formats.overgrowth.obj import parse_obj, write_obj
 
 
 def test_quads_split_as_the_engine_does():

@@ -86,7 +86,7 @@ def _blend_four_rotations(q: np.ndarray, w: np.ndarray) -> np.ndarray:
 def _slerp_unit(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
     """``transforms.quat_slerp`` for unit quaternions ``(S, m, 4)`` and one ``t`` per sample
     ``(S,)``, with the per-bone scalars computed once (not per component): the sampling of
-    long animations is bounded by ``scene_read.LIMITS``, and this is most of its cost."""
+    long animations is bounded by ``scene.LIMITS``, and this is most of its cost."""
     d = np.einsum("smc,smc->sm", a, b)
     sign = np.where(d < 0, -1.0, 1.0)
     d = np.minimum(np.abs(d), 1.0)

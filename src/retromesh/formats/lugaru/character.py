@@ -1,7 +1,7 @@
-"""A Lugaru character as a GLB gives it back (:mod:`.lugaru_scene_write`): the skeleton file
+"""A Lugaru character as a GLB gives it back (:mod:`.scene_write`): the skeleton file
 and its animations, written as the game keeps them, and the engine's rules for them together.
-The scene mapping is :mod:`.lugaru_scene_read` (files -> Scene) and :mod:`.lugaru_scene_write`
-(Scene -> files); the files themselves are :mod:`.lugaru_skeleton` and :mod:`.lugaru_animation`.
+The scene mapping is :mod:`.scene` (files -> Scene) and :mod:`.scene_write`
+(Scene -> files); the files themselves are :mod:`.skeleton` and :mod:`.animation`.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 from ...findings import Finding
 from ...records import record
 from ...safenames import safe_name
-from . import lugaru_animation as la, lugaru_skeleton as ls
+from . import animation as la, skeleton as ls
 
 __all__ = ["LugaruCharacter", "outputs", "check"]
 

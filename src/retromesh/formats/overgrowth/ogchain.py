@@ -49,9 +49,9 @@ from ...findings import Finding, error, warning
 from ...records import record
 from ...safenames import UnsafePath
 from .anm import AnmFile
-from .obj import ObjMesh, parse_obj
+from .obj import ObjMesh
 from .ogxml import DataRoots, OgXmlFile, XmlNode, parse_xml
-from .phxbn import NOT_SYMMETRICAL, VERTEX_COUNTS, PhxbnFile, symmetry_problems
+from .phxbn import NOT_SYMMETRICAL, PhxbnFile, symmetry_problems, vertex_count_problem
 
 __all__ = ["Chain", "Parts", "RULE"]
 
@@ -138,13 +138,10 @@ class Chain:
 
     def _parse(self, fmt_name: str, data: bytes, rel: str) -> Any:
         try:
-            if fmt_name == "obj":
-                return parse_obj(data, rel)
-            return registry.parse(registry.get(fmt_name), data, rel)
+            doc = registry.parse(registry.get(fmt_name), data, rel)
+            return doc.mesh(rel) if fmt_name == "obj" else doc
         except RetromeshError as exc:
             self._add("malformed", str(exc))
-        except registry._STRAY as exc:         # the OBJ parser outside the read funnel
-            self._add("malformed", f"{rel}: {type(exc).__name__}: {exc}")
         return None
 
     # -- the chain ---------------------------------------------------------------------------
@@ -327,8 +324,9 @@ class Chain:
             return
         stored = ctl.num_vertices if ctl.num_vertices is not None else len(ctl.weights)
         corners = len(model.corners)
-        if stored != corners or len(ctl.weights) != corners:
-            self._add("vertex_count", f"{VERTEX_COUNTS} ({bone} has {stored} vertices, "
+        said = vertex_count_problem(skel, corners)
+        if said is not None:
+            self._add("vertex_count", f"{said} ({bone} has {stored} vertices, "
                                       f"{model_rel} {corners} triangle corners)")
 
     def check_shown_model(self, parts: Parts) -> None:

@@ -1,4 +1,4 @@
-"""Nothing lost: Overgrowth .phxbn/.anm and Lugaru .solid -> .glb -> native keep
+"""Nothing lost: Overgrowth .phxbn/.anm -> .glb -> native keep
 every native count and field (the game data glTF has no place for ride in node extras)."""
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 
 import retromesh
-from conftest import corpus_params
 from helpers.gltfcheck import assert_valid_many
-from retromesh.formats.wolfire import samples
-from retromesh.formats.wolfire.scene_extras import ANM_KEY, PHXBN_KEY
+from retromesh.formats.overgrowth import samples
+from retromesh.formats.overgrowth.scene_extras import ANM_KEY, PHXBN_KEY
 
 
 def _info(doc) -> dict:
@@ -126,17 +125,3 @@ def test_edited_skeleton_takes_the_edit_and_keeps_the_rest(tmp_path):
     moved = np.abs(back.points - orig.points).max(axis=1) > 1e-4
     assert moved.any() and not moved.all()
     assert back.simple_ik == orig.simple_ik
-
-
-@pytest.mark.parametrize("path", corpus_params("solid", "*.solid"))
-def test_solid_info_survives_glb(path, tmp_path):
-    retromesh.convert(path, tmp_path / "m.glb")
-    retromesh.convert(tmp_path / "m.glb", tmp_path / "m.solid")
-    assert _info(retromesh.read(tmp_path / "m.solid")) == _info(retromesh.read(path))
-
-
-def test_example_box_solid_comes_back_byte_identical(tmp_path):
-    path = next(p for p in samples.write_example(tmp_path / "ex") if p.suffix == ".solid")
-    retromesh.convert(path, tmp_path / "b.glb")
-    retromesh.convert(tmp_path / "b.glb", tmp_path / "b.solid")
-    assert (tmp_path / "b.solid").read_bytes() == path.read_bytes()

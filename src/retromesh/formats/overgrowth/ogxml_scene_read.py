@@ -39,7 +39,7 @@ from . import ogxml
 from .obj import ObjFile
 from .ogchain import Chain, Parts
 from .ogxml import OgXmlFile
-from .scene_read import obj_to_scene, phxbn_to_scene
+from .scene import obj_to_scene, phxbn_to_scene
 
 __all__ = ["ogxml_to_scene", "check", "info"]
 

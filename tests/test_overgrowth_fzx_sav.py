@@ -13,9 +13,9 @@ import retromesh
 from helpers.gltfcheck import assert_valid
 from helpers.malformed import assert_malformed_safe, read_or_format_error
 from retromesh import DocumentError, FormatError
-from retromesh.formats.wolfire import samples
-from retromesh.formats.wolfire.fzx import FzxFile, FzxObject, parse_label
-from retromesh.formats.wolfire.sav import SavArray, SavFile, SavInt, SavLegacyLevel, SavLevel, SavPair
+from retromesh.formats.overgrowth import samples
+from retromesh.formats.overgrowth.fzx import FzxFile, FzxObject, parse_label
+from retromesh.formats.overgrowth.sav import SavArray, SavFile, SavInt, SavLegacyLevel, SavLevel, SavPair
 
 
 def test_fzx_round_trip_and_layout():

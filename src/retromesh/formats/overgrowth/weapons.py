@@ -1,7 +1,7 @@
 """Overgrowth ``.anm`` weapon matrices as animated glTF nodes, and back.
 
 An ``.anm`` key (version 7+) holds a model-space matrix per weapon slot (the same space and
-column-major layout as the bone matrices; the weapon bones ``Weap_<n>`` of Wolfire's Blender
+column-major layout as the bone matrices; the weapon bones ``Weap_<n>`` of Wolfire Games' Blender
 exporter), and from version 8 a ``relative_id`` (the bone the weapon follows, -1 none) and a
 ``relative_weight``.
 
@@ -78,7 +78,7 @@ def weapon_channels(scene: Scene, anm: AnmFile, root: int, sample_ms: np.ndarray
     counts = [len(k.weapon_mats) for k in anm.keyframes if k.weapon_mats is not None]
     if len(sample_ms) * max(counts, default=0) > limit:
         raise LimitError(f"at most {limit} samples x weapon slots (LIMITS['sample_bones'] of "
-                         "retromesh.formats.wolfire.scene)", path="weapon_mats",
+                         "retromesh.formats.overgrowth.scene)", path="weapon_mats",
                          got=f"{len(sample_ms)} samples of {max(counts)} weapon slots")
     slots = _slot_mats(anm)
     if slots is None:

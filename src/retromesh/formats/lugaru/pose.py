@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...transforms import matrix_to_quat
-from .lugaru_skeleton import BODYPARTS, SkeletonFile
+from .skeleton import BODYPARTS, SkeletonFile
 
 __all__ = ["forwards", "muscle_angles", "muscle_rotations", "muscle_proportions",
            "label_index", "between_frames"]

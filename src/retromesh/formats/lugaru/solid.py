@@ -1,4 +1,4 @@
-"""Lugaru ``.solid`` models (Wolfire's first engine), big-endian.
+"""Lugaru ``.solid`` models (Wolfire Games' first engine), big-endian.
 
 Layout (Lugaru's ``Model::load`` in ``Source/Graphic/Models.cpp``; 37 shipped models checked:
 the file size is exactly ``4 + 12 V + 36 T`` for each):
@@ -29,8 +29,8 @@ Where we differ from the spec text (the template), and why:
   read out of bounds).
 
 The scene mapping (``.solid`` <-> glTF: winding, UVs, normals, the game's load-time turn by
-model kind) is :func:`.lugaru_scene_read.solid_to_scene` and
-:func:`.lugaru_scene_write.scene_to_solid`.
+model kind) is :func:`.scene.solid_to_scene` and
+:func:`.scene_write.scene_to_solid`.
 """
 from __future__ import annotations
 

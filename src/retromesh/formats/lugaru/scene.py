@@ -50,7 +50,7 @@ not know is taken as a rabbit figure), then its models in ``../Models`` and skin
 ``skin=`` another skin (a number in the type's list or a file name). The GLB holds:
 
 * one bone per muscle that owns vertices, under a root node named after the skeleton; its
-  rest transform is the muscle's ``T(mid) R`` (:mod:`.lugaru_pose`) scaled by the type's
+  rest transform is the muscle's ``T(mid) R`` (:mod:`.pose`) scaled by the type's
   proportions (rabbit: head 1.2, body 1.05, legs 1.1/1.05/1.1; wolf 1.1), as ``DrawSkeleton``
   draws it (``proportions=False``: no scale);
 * an empty per joint (named after its body part: ``head``, ``leftknee``...) holding the
@@ -78,14 +78,12 @@ not know is taken as a rabbit figure), then its models in ``../Models`` and skin
 Units are the skeleton's (a rabbit is about 9 units tall); the game draws a rabbit at 0.2
 and a wolf at 0.23 of that (``defaultScale``), about metres: ``--scale 0.2``. +Y is up.
 
-Every native field rides in the root node's extras (``lugaru_skeleton``: the skeleton file;
-``lugaru_animations``: ``{name: animation file}``, compact JSON of :mod:`retromesh.jsoncodec`)
-so that :mod:`.lugaru_scene_write` gives the same files back; :mod:`.lugaru_character` is
-what it gives back.
+Every native field rides in the root node's extras (:mod:`.scene_extras`: the skeleton file
+and ``{name: animation file}``) so that :mod:`.scene_write` gives the same files back;
+:mod:`.character` is what it gives back.
 """
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 from typing import Any
@@ -94,6 +92,7 @@ import numpy as np
 
 from ... import registry
 from ...errors import DocumentError, LossWarning
+from ...extras import compact_json
 from ...scene import (
     Animation,
     Channel,
@@ -107,25 +106,20 @@ from ...scene import (
     Texture,
     TextureRef,
 )
-from . import lugaru_animation as la, lugaru_skeleton as ls, solid
-from .lugaru_pose import (
+from . import animation as la, skeleton as ls, solid
+from .pose import (
     between_frames,
     muscle_angles,
     muscle_proportions,
     muscle_rotations,
     rotations_as_quats,
 )
-from .scene_extras import compact_json
+from .scene_extras import ANIMATIONS_KEY, SKELETON_KEY, UPRIGHT_KEY, animations_text
 from .solid_kinds import ROTATIONS, kind_of_name, rotation_quat
 
 __all__ = ["PERSON_TYPES", "character_parts", "skeleton_to_scene", "solid_to_scene",
-           "model_kind", "mesh_arrays", "UPRIGHT_KEY",
-           "animation_to_scene", "SKELETON_KEY", "ANIMATIONS_KEY", "frame_times"]
+           "model_kind", "mesh_arrays", "animation_to_scene", "frame_times"]
 
-#: node extras key marking the upright rotation solid_to_scene adds (scene_to_solid leaves it out)
-UPRIGHT_KEY = "lugaru_upright"
-SKELETON_KEY = "lugaru_skeleton"
-ANIMATIONS_KEY = "lugaru_animations"
 #: ``PersonType::Load``: file names by creature
 PERSON_TYPES: dict[str, dict[str, Any]] = {
     "rabbit": {"figure": "BasicFigure", "low": "BasicFigureLow", "clothes": "RabbitBelt",
@@ -456,7 +450,7 @@ def skeleton_to_scene(doc: ls.SkeletonFile, *, source: Path | None = None,
     sc.nodes[b.root].extras.update({SKELETON_KEY: compact_json(doc), "lugaru_creature": parts["creature"],
                                     "lugaru_role": role})
     if kept:
-        sc.nodes[b.root].extras[ANIMATIONS_KEY] = json.dumps(kept, separators=(",", ":"))
+        sc.nodes[b.root].extras[ANIMATIONS_KEY] = animations_text(kept)
     return sc
 
 

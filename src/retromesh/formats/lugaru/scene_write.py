@@ -1,4 +1,4 @@
-"""Scene -> Lugaru files (the way back of :mod:`.lugaru_scene_read`): ``.solid`` models
+"""Scene -> Lugaru files (the way back of :mod:`.scene`): ``.solid`` models
 (:func:`scene_to_solid`) and the skeleton with its animations (:func:`scene_to_character`).
 
 ``scene_to_solid``: every triangle primitive of the scene (node transforms applied, the
@@ -42,7 +42,6 @@ draws the character. So:
 from __future__ import annotations
 
 import copy
-import json
 import re
 import warnings
 from pathlib import Path
@@ -53,11 +52,11 @@ import numpy as np
 from ...errors import DocumentError, LossWarning
 from ...scene import Animation, Node, Scene
 from ...transforms import quat_to_matrix
-from . import lugaru_animation as la, lugaru_skeleton as ls, solid
-from .lugaru_character import LugaruCharacter
-from .lugaru_pose import muscle_angles, muscle_rotations, rotations_as_quats
-from .lugaru_scene_read import ANIMATIONS_KEY, SKELETON_KEY, UPRIGHT_KEY, frame_times, model_kind
-from .scene_extras import load_kept
+from . import animation as la, skeleton as ls, solid
+from .character import LugaruCharacter
+from .pose import muscle_angles, muscle_rotations, rotations_as_quats
+from .scene import frame_times, model_kind
+from .scene_extras import SKELETON_KEY, UPRIGHT_KEY, kept_animation, kept_animations, kept_skeleton
 from .solid_kinds import CW_KINDS, ROTATIONS, kind_of_name, rotation_matrix, rotation_quat
 
 __all__ = ["scene_to_character", "scene_to_solid"]
@@ -246,11 +245,11 @@ def _posed_by_bones(anim: Animation, skel: ls.SkeletonFile, pos: np.ndarray, res
 
 
 def scene_to_character(scene: Scene, *, native: bool = True) -> LugaruCharacter:
-    """The skeleton and animations of a scene made by :func:`~.lugaru_scene_read.skeleton_to_scene`
+    """The skeleton and animations of a scene made by :func:`~.scene.skeleton_to_scene`
     (``native=False`` is refused: Lugaru's muscles cannot be made from a glTF skin)."""
     root = _root(scene)
     extras = scene.nodes[root].extras
-    skel = load_kept(extras.get(SKELETON_KEY), ls.SkeletonFile)
+    skel = kept_skeleton(extras)
     if skel is None or not native:
         raise DocumentError("the kept lugaru_skeleton of the root node could not be read")
     labels = np.asarray(skel.joints["label"], np.int64)
@@ -259,17 +258,13 @@ def scene_to_character(scene: Scene, *, native: bool = True) -> LugaruCharacter:
     if not _same(rest, skel.joints["position"]) and not _posed(scene, nodes, rest):
         skel.joints["position"] = rest.astype(">f4")
     rest = np.asarray(skel.joints["position"], np.float64)
-    table = extras.get(ANIMATIONS_KEY)
-    try:
-        table = json.loads(table) if isinstance(table, str) else {}
-    except ValueError:
-        table = {}
+    table = kept_animations(extras)
     muscle_of = {i: n.extras["lugaru_muscle"] for i, n in enumerate(scene.nodes)
                  if isinstance(n.extras.get("lugaru_muscle"), int)}
     anims: dict[str, la.AnimationFile] = {}
     for anim in scene.animations:
         name = _anim_name(anim, scene.nodes[root].name)
-        kept = load_kept(table.get(name), la.AnimationFile) if isinstance(table, dict) else None
+        kept = kept_animation(table, name)
         doc = _animation(anim, skel, nodes, rest, kept, name, muscle_of)
         if doc is not None:
             key, k = name, 2

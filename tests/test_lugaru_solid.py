@@ -12,9 +12,9 @@ from conftest import corpus_files, corpus_params
 from helpers.gltfcheck import assert_valid_many
 from helpers.malformed import assert_malformed_safe, read_or_format_error
 from retromesh import DocumentError, FormatError
-from retromesh.formats.wolfire import samples
-from retromesh.formats.wolfire.lugaru_scene_write import scene_to_solid as from_scene
-from retromesh.formats.wolfire.solid import TRI_DTYPE, SolidFile, signed_volume
+from retromesh.formats.lugaru import samples
+from retromesh.formats.lugaru.scene_write import scene_to_solid as from_scene
+from retromesh.formats.lugaru.solid import TRI_DTYPE, SolidFile, signed_volume
 from retromesh.scene import Mesh, Node, Primitive, Scene
 
 SOLIDS = corpus_files("solid", "*.solid")
@@ -225,7 +225,7 @@ def test_plants_grow_up_from_the_ground(name):
 
 
 def test_kind_rotations_follow_the_game_code():
-    from retromesh.formats.wolfire.solid_kinds import ROTATIONS, game_rotate, kind_of_name
+    from retromesh.formats.lugaru.solid_kinds import ROTATIONS, game_rotate, kind_of_name
     # DoRotation: Y, then Z, then X; Rotate(90, 0, 0) sends +Z to -Y
     assert np.allclose(game_rotate(90, 0, 0) @ [0, 0, 1], [0, -1, 0])
     assert np.allclose(game_rotate(0, 90, 0) @ [1, 0, 0], [0, 0, -1])
@@ -273,3 +273,21 @@ def test_foreign_upright_tree_is_stored_lying_down():
     again = retromesh.registry.get("solid").to_scene(out, kind="object")
     back = np.round(_world_positions(again), 4)
     assert np.allclose(back[np.lexsort(back.T)], pos[np.lexsort(pos.T)], atol=1e-5)
+
+
+def _info(doc) -> dict:
+    return retromesh.registry.format_of(doc).info(doc)
+
+
+@pytest.mark.parametrize("path", corpus_params("solid", "*.solid"))
+def test_solid_info_survives_glb(path, tmp_path):
+    retromesh.convert(path, tmp_path / "m.glb")
+    retromesh.convert(tmp_path / "m.glb", tmp_path / "m.solid")
+    assert _info(retromesh.read(tmp_path / "m.solid")) == _info(retromesh.read(path))
+
+
+def test_example_box_solid_comes_back_byte_identical(tmp_path):
+    path, = samples.write_example(tmp_path / "ex")
+    retromesh.convert(path, tmp_path / "b.glb")
+    retromesh.convert(tmp_path / "b.glb", tmp_path / "b.solid")
+    assert (tmp_path / "b.solid").read_bytes() == path.read_bytes()

@@ -31,22 +31,17 @@ from typing import Any
 
 import numpy as np
 
-from ... import jsoncodec
-from ...errors import LossWarning, RetromeshError
+from ...errors import LossWarning
+from ...extras import compact_json, load_kept
 from .anm import AnmFile
 from .phxbn import PhxbnFile
 
 __all__ = ["PHXBN_KEY", "ANM_KEY", "phxbn_stub", "anm_stub", "kept_phxbn", "kept_anm",
-           "merge_phxbn", "same", "anm_key", "compact_json", "load_kept"]
+           "merge_phxbn", "same", "anm_key"]
 
 PHXBN_KEY = "phxbn_native"
 ANM_KEY = "anm_native"
 TOL = 1e-5
-
-
-def compact_json(doc: Any) -> str:
-    """A native document as the compact JSON (:mod:`retromesh.jsoncodec`) kept in extras."""
-    return json.dumps(jsoncodec.encode(doc), separators=(",", ":"))
 
 
 def phxbn_stub(doc: PhxbnFile, weights: bool = False) -> str:
@@ -69,18 +64,6 @@ def anm_stub(doc: AnmFile) -> str:
         kk.bone_mats = np.zeros((0, 16), "<f4")
         stub.keyframes.append(kk)
     return compact_json(stub)
-
-
-def load_kept(text: Any, kind: type) -> Any:
-    """The document of type ``kind`` that :func:`compact_json` kept, else None (not a string,
-    not JSON, or another document: a damaged or hand-made glTF)."""
-    if not isinstance(text, str):
-        return None
-    try:
-        doc = jsoncodec.decode(json.loads(text))
-    except (ValueError, TypeError, RetromeshError):
-        return None
-    return doc if isinstance(doc, kind) else None
 
 
 def kept_phxbn(extras: dict, bones: int) -> PhxbnFile | None:

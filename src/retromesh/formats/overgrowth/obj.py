@@ -9,7 +9,7 @@ negative (relative).
 Registered as the ``obj`` format so that ``from_scene`` of a skinned glTF can write the
 character mesh beside its ``.phxbn`` (one OBJ corner per ``.phxbn`` weight entry, in order) and
 so that ``retromesh convert x.obj x.glb`` works. The native document :class:`ObjFile` keeps the
-text as bytes (lossless). The scene mapping: :func:`.scene_read.obj_to_scene` makes one static
+text as bytes (lossless). The scene mapping: :func:`.scene.obj_to_scene` makes one static
 mesh (OBJ ``vt`` has its origin at the bottom: glTF ``v = 1 - vt``; no centring),
 :func:`.scene_write.scene_to_obj` writes every triangle primitive (node transforms applied)
 with ``v``/``vt``/``vn``.
@@ -182,7 +182,13 @@ class ObjFile:
     text: bytes = b""
 
     def mesh(self, file: str | None = None) -> ObjMesh:
-        return parse_obj(self.text, file)
+        # parsed once per text (read() parses it to check it): kept beside the fields, so
+        # equality, dumps and the bytes written are the text's alone
+        kept = self.__dict__.get("_parsed")
+        if kept is None or kept[0] is not self.text:
+            kept = (self.text, parse_obj(self.text, file))
+            self.__dict__["_parsed"] = kept
+        return kept[1]
 
 
 def corner_mesh(obj: ObjMesh) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:

@@ -1,15 +1,14 @@
-"""Small valid Wolfire files built with our own writers (no game data).
+"""Small valid Overgrowth files built with our own writers (no game data).
 
 ``stick_skeleton()`` is a symmetric 6-bone figure (torso, head, two arms, two legs);
 ``stick_obj()`` a mesh of one box per bone whose corner weights are in the skeleton;
 ``wave_animation()``/``walk_animation()`` two short animations. ``phxbn_fixture(version)`` and
 ``anm_fixture(version, ...)`` give a document of any version with every conditional branch
-switched on or off; ``fzx_sample()``, ``sav_sample()``, ``solid_box()`` the rest of the family.
+switched on or off; ``fzx_sample()``, ``sav_sample()`` the rest of the family.
 ``write_example(folder)`` writes them all (used by the lead's examples script).
 
-``documents()`` gives a small complete native document per format of the family (the Lugaru
-ones from :mod:`.lugaru_samples`, the Overgrowth character XML from :mod:`.ogxml_samples`):
-the samples API of every family.
+``documents()`` gives a small complete native document per format of the family (the
+character XML's folder of files: :mod:`.ogxml_samples`): the samples API of every family.
 """
 from __future__ import annotations
 
@@ -25,12 +24,10 @@ from .fzx import FzxFile, FzxObject
 from .obj import write_obj
 from .phxbn import PhxbnFile, PhxControl, PhxJoint, PhxSimpleIk
 from .sav import SavArray, SavFile, SavInt, SavLegacyLevel, SavLevel, SavPair
-from .solid import TRI_DTYPE, SolidFile
 
 __all__ = ["stick_skeleton", "stick_obj", "wave_animation", "walk_animation", "phxbn_fixture",
-           "anm_fixture", "fzx_sample", "sav_sample", "solid_box", "write_example",
-           "write_examples", "documents", "WITHOUT_SAMPLE", "box_mesh", "centred_points",
-           "corner_weights"]
+           "anm_fixture", "fzx_sample", "sav_sample", "write_example", "documents",
+           "WITHOUT_SAMPLE", "box_mesh", "centred_points", "corner_weights"]
 
 #: formats of the family without a sample document, and why
 WITHOUT_SAMPLE: dict[str, str] = {}
@@ -250,50 +247,30 @@ def sav_sample(version: int = 3) -> SavFile:
                                 [SavInt(b"deaths", -2)])])
 
 
-def solid_box() -> SolidFile:
-    verts = (_BOX * 10).astype(">f4")
-    t = np.zeros(12, TRI_DTYPE)
-    t["i0"], t["i1"], t["i2"] = _BOX_TRIS[:, 0], _BOX_TRIS[:, 1], _BOX_TRIS[:, 2]
-    t["u0"], t["u1"], t["u2"] = _BOX_TRIS[:, 1], _BOX_TRIS[:, 2], 0
-    t["gx"] = (_BOX[_BOX_TRIS][:, :, 0] + 1) / 2
-    t["gy"] = (_BOX[_BOX_TRIS][:, :, 1] + 1) / 2
-    return SolidFile(verts, t)
-
-
 def documents() -> dict[str, Any]:
     """Format name -> a small complete native document (``"name:variant"`` for more layouts of
     one format)."""
     from ... import read
-    from . import lugaru_samples
     from .ogxml_texts import CHARACTER_XML
     return {"phxbn": phxbn_fixture(), "phxbn:v5": phxbn_fixture(5), "anm": anm_fixture(),
             "anm:v1": anm_fixture(1), "fzx": fzx_sample(), "sav": sav_sample(),
-            "sav:v2": sav_sample(2), "solid": solid_box(),
-            "obj": read(stick_obj(), format="obj"),
-            "lugaru-skeleton": lugaru_samples.figure(),
-            "lugaru-animation": lugaru_samples.animation(),
+            "sav:v2": sav_sample(2), "obj": read(stick_obj(), format="obj"),
             "overgrowth-xml": read(CHARACTER_XML.encode(), format="overgrowth-xml")}
 
 
 def write_example(folder: str | Path) -> list[Path]:
-    """Write stick.phxbn, stick.obj, wave.anm, walk.anm, stick.fzx, example.sav, box.solid."""
+    """Write stick.phxbn, stick.obj, wave.anm, walk.anm, stick.fzx, example.sav."""
     from .anm import write as write_anm
     from .fzx import write as write_fzx
     from .phxbn import write as write_phxbn
     from .sav import write as write_sav
-    from .solid import write as write_solid
     d = Path(folder)
     d.mkdir(parents=True, exist_ok=True)
     files = {"stick.phxbn": write_phxbn(stick_skeleton()), "stick.obj": stick_obj(),
              "wave.anm": write_anm(wave_animation()), "walk.anm": write_anm(walk_animation()),
-             "stick.fzx": write_fzx(fzx_sample()), "example.sav": write_sav(sav_sample()),
-             "box.solid": write_solid(solid_box())}
+             "stick.fzx": write_fzx(fzx_sample()), "example.sav": write_sav(sav_sample())}
     out = []
     for name, data in files.items():
         (d / name).write_bytes(data)
         out.append(d / name)
     return out
-
-
-#: the name before this release (CHANGELOG: the old name still works); nothing here calls it
-write_examples = write_example

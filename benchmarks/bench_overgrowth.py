@@ -1,9 +1,9 @@
-"""Wolfire family benchmark: prints read / write / to_scene / glTF times and peak memory.
+"""Overgrowth and Lugaru benchmark: prints read / write / to_scene / glTF times and peak memory.
 
-    python benchmarks/bench_wolfire.py [--repeat N]
+    python benchmarks/bench_overgrowth.py [--repeat N]
 
 Uses the Lugaru corpus (../shared/corpus/solid, when present) and synthetic Overgrowth files
-built by ``retromesh.formats.wolfire.samples`` scaled up to engine sizes (17,502 skinned corners
+built by ``retromesh.formats.overgrowth.samples`` scaled up to engine sizes (17,502 skinned corners
 as in the template's hard-coded count, 60-bone keys, 200 keyframes). Never asserts timings.
 """
 from __future__ import annotations
@@ -19,9 +19,9 @@ from measure import CORPUS, peak, timed
 
 import retromesh
 from retromesh import registry
-from retromesh.formats.wolfire import samples
-from retromesh.formats.wolfire.obj import write_obj
-from retromesh.formats.wolfire.phxbn import PhxControl
+from retromesh.formats.overgrowth import samples
+from retromesh.formats.overgrowth.obj import write_obj
+from retromesh.formats.overgrowth.phxbn import PhxControl
 
 
 def row(name: str, size: int, r: float, w: float, s: float, g: float, mem: float) -> None:

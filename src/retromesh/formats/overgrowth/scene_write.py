@@ -16,8 +16,8 @@ from .anm import WEAPON8_DTYPE, AnmEvent, AnmFile, AnmKeyframe, AnmLabelWeight
 from .bones import bone_frames, depth_order, pack_mats
 from .obj import ObjFile, write_obj
 from .phxbn import PhxbnFile, PhxControl
+from .scene import DEFAULT_FPS, LIMITS
 from .scene_extras import TOL, anm_key, kept_anm, kept_phxbn, merge_phxbn, same
-from .scene_read import DEFAULT_FPS, LIMITS
 from .weapons import apply_to_kept, weapon_matrices, weapon_records
 
 __all__ = ["scene_to_phxbn", "scene_to_anm", "scene_to_obj", "scene_mesh"]
@@ -226,7 +226,7 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
     if len(t) * max(m, 1) > LIMITS["sample_bones"]:       # before (keys, bones, 4, 4) arrays
         raise DocumentError(f"animation {anim.name!r}: {len(t)} keys of {m} bones is more than "
                             f"LIMITS['sample_bones'] = {LIMITS['sample_bones']} "
-                            "(retromesh.formats.wolfire.scene.LIMITS; raise it for longer "
+                            "(retromesh.formats.overgrowth.scene.LIMITS; raise it for longer "
                             "animations)")
     local, root_t, root_r = _sample_channels(scene, anim, joints, root, t)
     world = _model_space(scene, joints, parents, root, local)

@@ -1,4 +1,4 @@
-"""Independent checks of the Wolfire scene conversion against the engines' own formulas.
+"""Independent checks of the Overgrowth scene conversion against the engine's own formulas.
 
 Written from format-facts A2/A3/A6 (Overgrowth ``GetBoneMat``, ``Animation::GetMatrices``,
 ``BlendFourBones`` with the engine's ``Slerp``, skin matrix ``anim_world * inverse(bind)``), one
@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 import retromesh
-from retromesh.formats.wolfire import samples
+from retromesh.formats.overgrowth import samples
 from retromesh.transforms import compose_trs, matrix_to_quat, quat_to_matrix, world_matrices
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
-    d = tmp_path_factory.mktemp("wolfire_engine")
+    d = tmp_path_factory.mktemp("overgrowth_engine")
     samples.write_example(d)
     return d
 
@@ -195,7 +195,7 @@ def test_playback_matches_get_matrices_all_branches(kw):
     """Non-looping (clamped keys), start offsets (v1..v10), version 0 (always looping)."""
     skel = samples.stick_skeleton()
     anm = samples.anm_fixture(weapons=False, **kw)
-    from retromesh.formats.wolfire import scene as wscene
+    from retromesh.formats.overgrowth import scene as wscene
     scene = wscene.phxbn_to_scene(skel, animations=[{"a": anm}])
     anim, joints = scene.animations[0], scene.skins[0].joints
     parents = np.asarray(skel.control.hier_parents)

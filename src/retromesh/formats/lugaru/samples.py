@@ -1,19 +1,31 @@
-"""Small valid Lugaru skeletons, animations and body models built with our own writers (for
+"""Small valid Lugaru skeletons, animations and models built with our own writers (for
 tests and examples; the shipped files cannot be copied into the repository).
 
 :func:`figure` is a 20-joint stick figure in the game's joint order and labels, about 9 units
 tall like ``BasicFigure``; :func:`body` a box per muscle (a ``.solid`` in the game's
-storage: upside down, clockwise outward); :func:`animation` a few frames of a swaying walk.
+storage: upside down, clockwise outward); :func:`animation` a few frames of a swaying walk;
+:func:`solid_box` a box model stored as the game stores objects.
+
+``documents()`` gives a small complete native document per format of the family,
+``WITHOUT_SAMPLE`` the formats without one, ``write_example(folder)`` writes ``box.solid``
+(used by the lead's examples script): the samples API of every family.
 """
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from . import solid
-from .lugaru_animation import AnimationFile
-from .lugaru_skeleton import JOINT_DTYPE, MUSCLE_DTYPE, SkeletonFile
+from .animation import AnimationFile
+from .skeleton import JOINT_DTYPE, MUSCLE_DTYPE, SkeletonFile
 
-__all__ = ["figure", "body", "animation", "JOINT_POSITIONS", "BONES"]
+__all__ = ["figure", "body", "animation", "solid_box", "documents", "write_example",
+           "WITHOUT_SAMPLE", "JOINT_POSITIONS", "BONES"]
+
+#: formats of the family without a sample document, and why
+WITHOUT_SAMPLE: dict[str, str] = {}
 
 #: label -> position (x, y, z): the game's bodypart order (head, neck, leftshoulder, ...)
 JOINT_POSITIONS = np.array([
@@ -27,6 +39,10 @@ BONES = ((0, 1), (1, 10), (10, 13), (2, 3), (3, 4), (4, 5), (6, 7), (7, 8), (8, 
          (11, 14), (14, 15), (15, 16), (12, 17), (17, 18), (18, 19))
 #: constraint muscles without vertices (shoulders, hips)
 CONSTRAINTS = ((1, 2), (1, 6), (13, 11), (13, 12), (11, 12))
+#: a cube's corners (index = 4x + 2y + z bits) and its 12 triangles, CCW seen from outside
+BOX = np.array([(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], np.float64)
+BOX_TRIS = np.array([(0, 1, 3), (0, 3, 2), (4, 6, 7), (4, 7, 5), (0, 4, 5), (0, 5, 1),
+                     (2, 3, 7), (2, 7, 6), (0, 2, 6), (0, 6, 4), (1, 5, 7), (1, 7, 3)])
 
 
 def figure(vertices_per_muscle: int = 8) -> SkeletonFile:
@@ -58,14 +74,11 @@ def body(width: float = 0.25) -> solid.SolidFile:
     the game stores character models: turned ``Rx(180)``, clockwise outward, scaled 1/0.04
     (the engine scales models by 0.04 and skeletons not at all)."""
     pos, tris = [], []
-    cube = np.array([(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
-    faces = np.array([(0, 1, 3), (0, 3, 2), (4, 6, 7), (4, 7, 5), (0, 4, 5), (0, 5, 1),
-                      (2, 3, 7), (2, 7, 6), (0, 2, 6), (0, 6, 4), (1, 5, 7), (1, 7, 3)])
     for k, (a, b) in enumerate(BONES):
         p, q = JOINT_POSITIONS[a], JOINT_POSITIONS[b]
         mid, half = (p + q) / 2, np.abs(p - q) / 2 + width
-        pos.append(mid + cube * half)
-        tris.append(faces + 8 * k)
+        pos.append(mid + BOX * half)
+        tris.append(BOX_TRIS + 8 * k)
     p = np.concatenate(pos)
     t = np.concatenate(tris)
     # outward CCW boxes; the game stores characters upside down (y, z negated) and CW
@@ -93,3 +106,27 @@ def animation(frames: int = 4, sway: float = 0.4) -> AnimationFile:
     return AnimationFile(pos.astype(">f4"), twist.astype(">f4"), onground,
                          np.full(frames, 4.0, ">f4"), np.zeros((frames, 20), ">f4"),
                          np.zeros(frames, ">i4"), 0, np.zeros((frames, 3), ">f4"))
+
+
+def solid_box() -> solid.SolidFile:
+    """A 20-unit box stored as the game stores objects (CCW outward)."""
+    verts = (BOX * 10).astype(">f4")
+    t = np.zeros(12, solid.TRI_DTYPE)
+    t["i0"], t["i1"], t["i2"] = BOX_TRIS[:, 0], BOX_TRIS[:, 1], BOX_TRIS[:, 2]
+    t["u0"], t["u1"], t["u2"] = BOX_TRIS[:, 1], BOX_TRIS[:, 2], 0
+    t["gx"] = (BOX[BOX_TRIS][:, :, 0] + 1) / 2
+    t["gy"] = (BOX[BOX_TRIS][:, :, 1] + 1) / 2
+    return solid.SolidFile(verts, t)
+
+
+def documents() -> dict[str, Any]:
+    """Format name -> a small complete native document."""
+    return {"solid": solid_box(), "lugaru-skeleton": figure(), "lugaru-animation": animation()}
+
+
+def write_example(folder: str | Path) -> list[Path]:
+    """Write box.solid."""
+    d = Path(folder)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "box.solid").write_bytes(solid.write(solid_box()))
+    return [d / "box.solid"]

@@ -15,8 +15,8 @@ from helpers.gltfcheck import assert_valid
 from helpers.malformed import assert_malformed_safe, read_or_format_error
 from helpers.roundtrip import native_round_trip
 from retromesh import DocumentError, FormatError, LossWarning
-from retromesh.formats.wolfire import bones, samples, scene as wscene
-from retromesh.formats.wolfire.anm import (
+from retromesh.formats.overgrowth import bones, playback, samples, scene as wscene
+from retromesh.formats.overgrowth.anm import (
     AnmEvent,
     AnmFile,
     AnmIkBone,
@@ -24,7 +24,8 @@ from retromesh.formats.wolfire.anm import (
     AnmLabelWeight,
     weapon_dtype,
 )
-from retromesh.formats.wolfire.phxbn import PhxbnFile, PhxControl, PhxJoint, PhxSimpleIk
+from retromesh.formats.overgrowth.obj import parse_obj
+from retromesh.formats.overgrowth.phxbn import PhxbnFile, PhxControl, PhxJoint, PhxSimpleIk
 
 
 def rt(doc, fmt):
@@ -146,7 +147,7 @@ def test_phxbn_inferred_count_on_large_damaged_file(version, fill):
 # -- scenes -------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
-    d = tmp_path_factory.mktemp("wolfire")
+    d = tmp_path_factory.mktemp("overgrowth")
     samples.write_example(d)
     return d
 
@@ -156,7 +157,7 @@ def test_skeleton_scene(files):
     scene = retromesh.load(files / "stick.phxbn")
     joints = [i for i, n in enumerate(scene.nodes) if "phxbn_bone" in n.extras]
     assert len(joints) == 6
-    bind, parents = wscene.skeleton_bind(doc)
+    bind, parents = bones.skeleton_bind(doc)
     world = scene.world_matrices()
     for j in joints:
         assert np.allclose(world[j], bind[scene.nodes[j].extras["phxbn_bone"]], atol=1e-6)
@@ -218,7 +219,7 @@ def test_animation_scene_reproduces_keys(files):
 def test_fps_option_and_catmull_rom(files):
     scene = retromesh.load(files / "wave.anm", skeleton=files / "stick.phxbn", fps=60)
     assert len(scene.animations[0].channels[0].times) == 61
-    w = wscene.catmull_rom_weights(np.array([0.0, 0.5, 1.0]))
+    w = bones.catmull_rom_weights(np.array([0.0, 0.5, 1.0]))
     assert np.allclose(w[0], [0, 1, 0, 0]) and np.allclose(w[2], [0, 0, 1, 0])
     assert np.allclose(w.sum(1), 1)
 
@@ -232,7 +233,7 @@ def test_very_long_animation_is_refused(files):
     skel = PhxbnFile(version=8, rigging_stage=0, points=pts, point_parents=np.full(m + 1, -1, "<i4"),
                      bone_ends=ends, bone_parents=par, bone_masses=np.ones(m, "<f4"),
                      bone_com=np.zeros((m, 3), "<f4"))
-    from retromesh.formats.wolfire.anm import WEAPON8_DTYPE
+    from retromesh.formats.overgrowth.anm import WEAPON8_DTYPE
     mats = bones.pack_mats(bones.bone_frames(pts[ends[:, 0]], pts[ends[:, 1]]))
     anm = AnmFile(version=11, centered=0, looping=1, length=6_000_000, keyframes=[
         AnmKeyframe(0, mats, np.zeros(0, "<f4"), np.zeros(0, WEAPON8_DTYPE), 0, None, [], [], [], [])])
@@ -267,14 +268,14 @@ def test_skinned_mesh_is_centred_and_weighted(files):
     w, ids = samples.corner_weights(samples.centred_points())
     assert w[:12].sum(1).max() < 0.99
     pos = np.asarray(scene.meshes[0].primitives[0].positions, float)
-    obj = wscene.parse_obj((files / "stick.obj").read_bytes())
+    obj = parse_obj((files / "stick.obj").read_bytes())
     first = obj.positions[obj.corners[0, 0]] - samples.OBJ_OFFSET
     k = int(np.argmin(np.linalg.norm(pos - first, axis=1)))
     assert np.allclose(prim.weights[k], [1, 0, 0, 0]) and prim.joints[k, 0] == 0
 
 
 def test_vertex_count_mismatch(files, tmp_path):
-    from retromesh.formats.wolfire.obj import write_obj
+    from retromesh.formats.overgrowth.obj import write_obj
     (tmp_path / "small.obj").write_bytes(write_obj(np.eye(3), np.array([[0, 1, 2]])))
     with pytest.raises(FormatError, match="different vertex counts"):
         retromesh.load(files / "stick.phxbn", mesh=tmp_path / "small.obj")
@@ -309,8 +310,8 @@ def test_gltf_round_trip_to_phxbn_and_anm(files, tmp_path):
     sk0 = retromesh.read(files / "stick.phxbn")
     sk1 = retromesh.read(tmp_path / "rt" / "s.phxbn")
     assert sk1.version == 11
-    b0, p0 = wscene.skeleton_bind(sk0)
-    b1, p1 = wscene.skeleton_bind(sk1)
+    b0, p0 = bones.skeleton_bind(sk0)
+    b1, p1 = bones.skeleton_bind(sk1)
     assert np.abs(b0 - b1).max() < 1e-4 and list(p0) == list(p1)
     assert len(sk1.control.weights) == len(sk0.control.weights)
     for name in ("wave", "walk"):
@@ -500,14 +501,14 @@ def test_playback_matches_engine_blend_four_bones():
     anm = samples.anm_fixture(11, keys=5, length=1000, swing=1.2)
     parents = samples.PARENTS
     t_ms = 330.0                                   # between keys 1 (200) and 2 (400)
-    T, R, _, _ = wscene.sample_animation(anm, parents, 6, np.array([t_ms]))
+    T, R, _, _ = playback.sample_animation(anm, parents, 6, np.array([t_ms]))
     mats = np.stack([bones.unpack_mats(k.bone_mats) for k in anm.keyframes])
     local = mats.copy()
     for i in range(1, 6):
         local[:, i] = np.linalg.inv(mats[:, parents[i]]) @ mats[:, i]
     tt, rr, _ = decompose_trs(local)
     u = (t_ms - 200) / 200
-    w = wscene.catmull_rom_weights(np.array(u))
+    w = bones.catmull_rom_weights(np.array(u))
     keys = [0, 1, 2, 3]
     for b in range(6):
         x_t, x_r = tt[keys[0], b], rr[keys[0], b]
@@ -567,7 +568,7 @@ def test_foreign_rig_keeps_skinning():
     skin0 = src.skins[0]
     joints1 = sorted((i for i, n in enumerate(dst.nodes) if "phxbn_bone" in n.extras),
                      key=lambda i: dst.nodes[i].extras["phxbn_bone"])
-    bind1, _ = wscene.skeleton_bind(skel)
+    bind1, _ = bones.skeleton_bind(skel)
     for kf in anm.keyframes[::7]:
         t = kf.time / 1000.0
         w0 = _worlds_at(src, src.animations[0], t)
@@ -705,7 +706,7 @@ def test_armature_node_above_the_rig_is_kept():
     dst = wscene.phxbn_to_scene(skel, animations=[anm])
     joints1 = sorted((i for i, n in enumerate(dst.nodes) if "phxbn_bone" in n.extras),
                      key=lambda i: dst.nodes[i].extras["phxbn_bone"])
-    bind1, _ = wscene.skeleton_bind(skel)
+    bind1, _ = bones.skeleton_bind(skel)
     for kf in anm.keyframes[::5]:
         t = kf.time / 1000.0
         j0 = shift @ _worlds_at(src, src.animations[0], t)[sk.joints] @ sk.inverse_bind_matrices \
