@@ -15,8 +15,10 @@ GLB and the GLB back to the file's format under its own name, as a user does:
   with retromesh from this checkout's ``src``.
 
 Then every file written back is compared with the file of the same name beside the original
-(the model, its companions and the textures written back). A file counts as identical when all
-of them are, byte for byte, and no companion that was read is missing. Prints one line per file
+(the model, its companions and the textures written back, compared with the texture file
+retromesh read: beside the model or in the game's layout, such as a mod's ``textures/``). A
+file counts as identical when all of them are, byte for byte, and no companion that was read
+is missing. Prints one line per file
 (the first differing offset, or what went wrong) and ``identical n / N``.
 
 Family-generic: nothing here knows a format; it only uses the public API and the command line.
@@ -124,6 +126,9 @@ def compare(src: Path, back: Path) -> str | None:
             return f"{comp.name}: not written back"
     for name, p in sorted(written.items(), key=lambda kv: kv[0] != src.name):
         orig = src.parent / name
+        if not orig.is_file():          # a texture read from the game's layout (textures/)
+            from retromesh.textures import TextureFinder
+            orig = TextureFinder(src.parent).find(name) or orig
         if not orig.is_file():
             return f"{name}: written back, no such file beside the original"
         a, b = orig.read_bytes(), p.read_bytes()
@@ -166,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 from_glb(work / "mid.glb", work / "back" / src.name, a.api)
                 results[str(src)] = compare(src, work / "back")
-            except Exception as exc:            # noqa: BLE001  (a table row, not a crash)
+            except Exception as exc:            # a table row, not a crash
                 results[str(src)] = f"failed: {str(exc)[:200]}"
         if todo:
             jobs = [{"files": [str(src), *map(str, companions_of(src))],

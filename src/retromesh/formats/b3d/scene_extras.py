@@ -26,8 +26,9 @@ from ...errors import DocumentError, LossWarning
 from ...geometry import compute_normals
 from ...scene import Animation, Primitive, Scene
 from ...transforms import inverse
-from .axes import Z, rot_from_gltf
+from .axes import Z
 from .chunks import BONE_DTYPE, AnimChunk, Bone, MeshChunk, NodeChunk, Vrts, tris_chunks, vrts_dtype
+from .exact import kept_trs, node_values, normal_naive, restore_keys, restore_rows, tolerance
 from .keys import Track, animation_rate, keys_chunks, tracks_for
 from .uvmore import decode as uv_decode, extra_mask
 
@@ -313,10 +314,9 @@ class _Writer:
             raise DocumentError("node tree deeper than 200")
         node = self.scene.nodes[i]
         native = _native(node) or {}
-        out = NodeChunk((node.name or f"node{i}").encode("utf-8"),
-                        tuple(float(x) for x in node.translation * Z),
-                        tuple(float(x) for x in node.scale),
-                        tuple(float(x) for x in rot_from_gltf(node.rotation)))
+        pos, scale, rot = kept_trs(native, node, tolerance(self.scene, "trs")) or \
+            node_values(node.translation, node.rotation, node.scale)
+        out = NodeChunk((node.name or f"node{i}").encode("utf-8"), pos, scale, rot)
         if node.mesh is not None:
             rec = native.get("mesh")
             out.children.append(self.mesh(node, rec if isinstance(rec, dict) else {}))
@@ -327,8 +327,10 @@ class _Writer:
         layout = native.get("keys")
         layout = xt.integers(layout)
         if i in self.tracks or layout:
-            out.children.extend(keys_chunks(_held(self.tracks.get(i, {}), layout,
-                                                  native.get("nkeys")), layout))
+            keys = keys_chunks(_held(self.tracks.get(i, {}), layout, native.get("nkeys")), layout)
+            restore_keys(keys, native.get("kexact"), native.get("nkeys"),
+                         tolerance(self.scene, "rotation"))
+            out.children.extend(keys)
         out.children.extend(self.node(c, depth + 1) for c in node.children)
         anim = self.anim(i)
         if anim is not None:
@@ -376,6 +378,7 @@ class _Writer:
                     part["normal"] = p.normals * Z
             if flags & 2:
                 part["color"] = p.colors if p.colors is not None else 1.0
+            self.exact(part, flags, p, tris.get("exact"))
             for s in range(min(sets, len(p.uvs)) if size else 0):     # size 0: no uv field
                 part["uv"][:, s, :min(size, 2)] = p.uvs[s][:, :min(size, 2)]
             if sets > 2 or size > 2:
@@ -395,6 +398,20 @@ class _Writer:
                           f"the second ({sets} sets of {size}) no longer fit its vertices "
                           "(edited?); written as 0", LossWarning, stacklevel=6)
         return mesh
+
+    def exact(self, part: np.ndarray, flags: int, p, rec) -> None:
+        """The file's normals and colours where the primitive still has what we wrote from them
+        (:mod:`.exact`)."""
+        if not isinstance(rec, dict):
+            return
+        if flags & 1 and p.normals is not None and "normal" in rec:
+            nrm = part["normal"]
+            restore_rows(nrm, normal_naive, nrm.copy(), rec["normal"],
+                         tolerance(self.scene, "normal"), degenerate=True)
+        if flags & 2 and "color" in rec:
+            col = part["color"]
+            naive = (lambda c: np.clip(c, 0, 1)) if p.colors is not None else np.ones_like
+            restore_rows(col, naive, col.copy(), rec["color"], tolerance(self.scene, "color"))
 
     def tris_brush(self, p, rec: int | None, mesh_brush: int) -> int:
         allowed = self.brush_of.get(p.material, []) if p.material is not None else []

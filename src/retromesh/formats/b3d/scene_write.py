@@ -23,12 +23,13 @@ from ...scene import Animation, Scene
 from ...transforms import decompose_trs, inverse
 from .axes import Z, rot_from_gltf
 from .chunks import BONE_DTYPE, AnimChunk, B3dFile, Bone, MeshChunk, NodeChunk, Vrts, tris_chunks, vrts_dtype
+from .exact import reorder, restore_bone
 from .keys import animation_rate, keys_chunks, tracks_for
 from .materials import brushes_from_scene
 from .rawchunks import put_back
 from .regroup import regroup
 from .scene_extras import anim_record, fold_moved_meshes, native_layout_fits, native_roots
-from .shared import weld_shared
+from .shared import restore_order, weld_shared
 
 __all__ = ["from_scene"]
 
@@ -65,6 +66,8 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
         ids = folded.roots or [i for i, p in enumerate(folded.parents()) if p < 0]
         _put_back_raw(roots, folded, ids)
         weld_shared(roots, regrouped, ids)
+        restore_order(roots, regrouped, ids)
+        _restore_bones(roots, folded, ids)
     else:
         roots = [_merged_root(scene, anims, fps, brus, brush_of)]
     doc = B3dFile(1, [])
@@ -93,6 +96,20 @@ def _put_back_raw(chunks: list[NodeChunk], scene: Scene, ids: list[int]) -> None
         if mesh is not None and isinstance(rec, dict):
             put_back(mesh.children, rec.get("raw"))
         put_back(chunk.children, native.get("raw"))
+        chunk.children = reorder(chunk.children, native.get("order"))
+
+
+def _restore_bones(chunks: list[NodeChunk], scene: Scene, ids: list[int]) -> None:
+    """Each BONE's entries in file order and bits where unedited (:func:`.exact.restore_bone`)."""
+    stack = list(zip(chunks, ids))
+    while stack:
+        chunk, i = stack.pop()
+        native = scene.nodes[i].extras.get("b3d")
+        stack.extend(zip(chunk.nodes, scene.nodes[i].children))
+        if isinstance(native, dict) and "bexact" in native:
+            bones = [c for c in chunk.children if isinstance(c, Bone)]
+            if len(bones) == 1:
+                restore_bone(bones[0], native["bexact"])
 
 
 # -- the merged layout (a glTF made elsewhere) -----------------------------------------------
