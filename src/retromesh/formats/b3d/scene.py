@@ -14,7 +14,7 @@ from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import inverse
 from .axes import Z32, Z, rot_to_gltf
 from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
-from .exact import bone_record, keys_record, node_record, normal_naive, pack
+from .exact import bone_record, keys_records, node_records, normal_naive, pack
 from .keys import jump_step
 from .materials import materials_to_scene
 from .rawchunks import raw_record
@@ -135,6 +135,7 @@ def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = No
     if source is not None:
         scene.extras["source_dir"] = str(Path(source).parent)
     walk = _Walk(scene, materials_to_scene(doc, scene), doc.brushes)
+    walk.node_records = node_records([c for c in doc.chunks() if isinstance(c, NodeChunk)])
     raw = raw_record(doc.children)
     if raw:
         scene.extras["b3d_raw"] = raw
@@ -159,6 +160,7 @@ class _Walk:
         self.anims: list[tuple[AnimChunk, int]] = []       # ANIM chunk, scene node holding it
         self.keys_of: dict[int, list[Keys]] = {}           # scene node -> KEYS chunks
         self.anim_of_node: dict[int, int] = {}             # scene node -> anims slot (-1 none)
+        self.node_records: dict[int, dict] = {}            # id of a NODE -> :mod:`.exact` record
 
     def visit(self, chunk: NodeChunk, parent: int | None, anim_slot: int, depth: int) -> None:
         label = chunk.name.decode("utf-8", "replace")
@@ -166,7 +168,7 @@ class _Walk:
                     rotation=rot_to_gltf(chunk.rotation), scale=np.asarray(chunk.scale))
         i = self.scene.add_node(node, parent)
         # what glTF has no place for, to write the same NODE back
-        native: dict = {"v": 1, **node_record(chunk)}
+        native: dict = {"v": 1, **self.node_records.get(id(chunk), {})}
         for c in chunk.children:
             if isinstance(c, AnimChunk):
                 self.anims.append((c, i))
@@ -323,21 +325,16 @@ def _key_times(track: np.ndarray, starts: np.ndarray, frames: np.ndarray, first:
 
 def _keep_key_bits(scene: Scene, keys: list[tuple[int, Keys]], node_of: list[int],
                    origin: np.ndarray, flipped: np.ndarray) -> None:
-    """Each node's record of the rotation keys glTF changes (:func:`.exact.keys_record`)."""
-    total = sum(len(c.keys) for _, c in keys)
-    flips = np.zeros(total, bool)
+    """Each node's record of the rotation keys glTF changes (:func:`.exact.keys_records`);
+    ``keys`` are grouped by node (its slot ``t`` in ``node_of``) in chunk order."""
+    flips = np.zeros(sum(len(c.keys) for _, c in keys), bool)
     flips[origin] = flipped
-    at = 0
-    per_node: dict[int, tuple[list[Keys], list[np.ndarray]]] = {}
+    chunks: dict[int, list[Keys]] = {}
     for t, c in keys:
-        chunks, masks = per_node.setdefault(node_of[t], ([], []))
-        chunks.append(c)
-        masks.append(flips[at:at + len(c.keys)])
-        at += len(c.keys)
-    for n, (chunks, masks) in per_node.items():
-        rec = keys_record(chunks, masks)
+        chunks.setdefault(t, []).append(c)
+    for t, rec in zip(chunks, keys_records(list(chunks.values()), flips)):
         if rec is not None:
-            scene.nodes[n].extras["b3d"]["kexact"] = rec
+            scene.nodes[node_of[t]].extras["b3d"]["kexact"] = rec
 
 
 def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[int, list[Keys]],

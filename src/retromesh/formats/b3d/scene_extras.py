@@ -198,7 +198,11 @@ def native_roots(scene: Scene, anims: list[Animation], fps: float | None,
     bones = _bone_weights(scene)
     writer = _Writer(scene, tracks, anim_out, bones, brush_of, brush_ids)
     parents = scene.parents()
-    return [writer.node(r, 0) for r in (scene.roots or [i for i, p in enumerate(parents) if p < 0])]
+    roots = [writer.node(r, 0) for r in (scene.roots or [i for i, p in enumerate(parents) if p < 0])]
+    if writer.keys_kept:
+        restore_keys([k for k, _ in writer.keys_kept], [r for _, r in writer.keys_kept],
+                     tolerance(scene, "rotation"))
+    return roots
 
 
 def _tris_records(mesh) -> list[dict]:
@@ -308,6 +312,7 @@ class _Writer:
     def __init__(self, scene, tracks, anim_out, bones, brush_of, brush_ids):
         self.scene, self.tracks, self.anim_out, self.bones = scene, tracks, anim_out, bones
         self.brush_of, self.brush_ids = brush_of, brush_ids
+        self.keys_kept: list[tuple[list, Any]] = []     # KEYS chunks of a node, its record
 
     def node(self, i: int, depth: int) -> NodeChunk:
         if depth > 200:
@@ -328,8 +333,8 @@ class _Writer:
         layout = xt.integers(layout)
         if i in self.tracks or layout:
             keys = keys_chunks(_held(self.tracks.get(i, {}), layout, native.get("nkeys")), layout)
-            restore_keys(keys, native.get("kexact"), native.get("nkeys"),
-                         tolerance(self.scene, "rotation"))
+            if "kexact" in native:
+                self.keys_kept.append((keys, native["kexact"]))
             out.children.extend(keys)
         out.children.extend(self.node(c, depth + 1) for c in node.children)
         anim = self.anim(i)
