@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 
-from roundtrip_table import companions_of, default_extensions, model_files  # noqa: E402
+from roundtrip_table import companions_of, default_extensions, model_files
 
 
 def best(fn, repeat: int) -> float:
@@ -51,8 +51,8 @@ def main(argv: list[str] | None = None) -> None:
             glb, back = Path(tmp) / f"{k}.glb", Path(tmp) / f"{k}" / src.name
             back.parent.mkdir()
             opts = companions(src)
-            t_in = best(lambda: retromesh.convert(src, glb, **opts), a.repeat)
-            t_out = best(lambda: retromesh.convert(glb, back), a.repeat)
+            t_in = best(lambda s=src, g=glb, o=opts: retromesh.convert(s, g, **o), a.repeat)
+            t_out = best(lambda g=glb, b=back: retromesh.convert(g, b), a.repeat)
             size = glb.stat().st_size
             total[0] += size
             total[1] += t_in
