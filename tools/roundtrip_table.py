@@ -40,14 +40,13 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 _BLENDER = r'''
 import json, os, sys, traceback
 sys.path.insert(0, ARGS["src"])
-import addon_utils
 from retromesh.blender import addon
-addon.register()
 out = []
 for job in ARGS["jobs"]:
     try:
         bpy.ops.wm.read_factory_settings(use_empty=True)
-        addon.register()
+        if not hasattr(bpy.ops.import_scene, "retromesh") or "retromesh" not in dir(bpy.ops.import_scene):
+            addon.register()
         folder = os.path.dirname(job["files"][0])
         r = bpy.ops.import_scene.retromesh(filepath=job["files"][0], directory=folder,
                                            files=[{"name": os.path.basename(f)} for f in job["files"]])
@@ -68,7 +67,7 @@ def model_files(args: list[str], exts: list[str]) -> list[Path]:
             out += sorted(f for f in p.rglob("*") if f.is_file()
                           and f.suffix.lower().lstrip(".") in exts)
         else:
-            out.append(p)
+            out.append(p.resolve())
     return out
 
 

@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from ..batch import companions as companions_beside
+from ..extras import BLENDER_MARK
 from ..records import record
 
 __all__ = ["Job", "group_files", "load_to_glb", "names_a_format", "convert_glb", "IMPORT_EXTENSIONS",
            "EXPORT_EXTENSIONS", "encode_extras", "decode_extras", "JSON_MARK", "files_record",
-           "FILES_PROPERTY"]
+           "FILES_PROPERTY", "BLENDER_MARK"]
 
 # role of each extension: main files in order of precedence, then companions
 _MAIN_ORDER = ("xml", "msh", "cms", "phxbn", "vxl", "vox", "b3d", "abc", "solid", "glb", "gltf", "fzx",
@@ -450,10 +451,19 @@ def encode_extras(glb: str | os.PathLike) -> dict[str, dict[str, Any]]:
             for i, a in enumerate(doc.get("animations", [])) if isinstance(a.get("extras"), dict)}
 
 
+def _mark_blender(doc: dict) -> None:
+    scenes = doc.get("scenes") or []
+    if scenes and isinstance(scenes[0], dict):
+        generator = doc.get("asset", {}).get("generator") if isinstance(doc.get("asset"), dict) \
+            else None
+        scenes[0].setdefault("extras", {})[BLENDER_MARK] = str(generator or "Blender")
+
+
 def decode_extras(glb: str | os.PathLike) -> None:
     """Undo :func:`encode_extras` in a GLB Blender wrote."""
     doc, rest = _read_glb(Path(glb))
     _walk_extras(doc, _decode)
+    _mark_blender(doc)
     _lift_files_record(doc)
     _restore_missing_images(doc)
     _snap_noise(doc)

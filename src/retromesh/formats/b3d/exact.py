@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ...extras import BLENDER_MARK
 from ...geometry import unit_rows
 from .axes import Z32, rot_from_gltf, rot_to_gltf
 from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
@@ -40,8 +41,6 @@ __all__ = ["BLENDER_TOLERANCE", "BLENDER_MARK", "WEIGHT_TOLERANCE", "tolerance",
            "restore_rows", "normal_naive", "node_records", "node_values", "kept_trs", "reorder",
            "rotation_naive", "keys_records", "restore_keys", "bone_record", "restore_bone"]
 
-#: scene extras key the Blender extension sets on a GLB Blender wrote (its generator)
-BLENDER_MARK = "retromesh_blender"
 #: how far a value may be from what we wrote and still count as unedited, through Blender
 #: (float32 matrices, per-corner normals stored in its own form): relative to max(1, |value|)
 BLENDER_TOLERANCE = {"trs": 1e-5, "normal": 2e-3, "color": 2e-3, "rotation": 1e-4}

@@ -51,6 +51,7 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
     ``{"": doc, "name.png": bytes}``) unless ``write_images`` is false.
     """
     images: dict[str, bytes] = {}
+    _warn_unheld(scene)
     texs, brus, brush_of, brush_ids = brushes_from_scene(scene, images)
     anims = scene.animations
     if animation is not None:
@@ -80,6 +81,26 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
     if images and write_images:
         return {"": doc, **images}
     return doc
+
+
+def _warn_unheld(scene: Scene) -> None:
+    """A LossWarning naming what a B3D has no place for: morph targets and the animation of
+    their weights (B3D animates nodes only), and primitives other than triangles."""
+    morphs = [m.name or f"mesh {i}" for i, m in enumerate(scene.meshes)
+              if any(p.targets for p in m.primitives)]
+    if morphs:
+        warnings.warn(f"meshes {', '.join(map(repr, morphs[:5]))}: morph targets dropped (B3D has "
+                      "none)", LossWarning, stacklevel=4)
+    weights = sorted({a.name or f"animation {i}" for i, a in enumerate(scene.animations)
+                      for c in a.channels if c.path == "weights"})
+    if weights:
+        warnings.warn(f"animations {', '.join(map(repr, weights[:5]))}: their morph target weight "
+                      "keys are dropped (B3D KEYS move nodes only)", LossWarning, stacklevel=4)
+    other = [m.name or f"mesh {i}" for i, m in enumerate(scene.meshes)
+             if any(p.mode != 4 for p in m.primitives)]
+    if other:
+        warnings.warn(f"meshes {', '.join(map(repr, other[:5]))}: points and lines dropped (a B3D "
+                      "holds triangles)", LossWarning, stacklevel=4)
 
 
 def _put_back_raw(chunks: list[NodeChunk], scene: Scene, ids: list[int]) -> None:
@@ -169,8 +190,7 @@ class _Merged:
         skin = self.scene.skins[node.skin] if node.skin is not None else None
         for p in self.scene.meshes[node.mesh].primitives:
             if p.mode != 4:
-                warnings.warn("non-triangle primitive dropped", LossWarning, stacklevel=4)
-                continue
+                continue                    # (warned by _warn_unheld)
             self._add_primitive(ni, p, world, skin)
 
     def _add_primitive(self, ni: int, p, world: np.ndarray, skin) -> None:
