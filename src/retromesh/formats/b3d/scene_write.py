@@ -26,6 +26,7 @@ from .chunks import BONE_DTYPE, AnimChunk, B3dFile, Bone, MeshChunk, NodeChunk, 
 from .exact import reorder, restore_bone
 from .keys import animation_rate, keys_chunks, tracks_for
 from .materials import brushes_from_scene
+from .original import merge, original_document
 from .rawchunks import put_back
 from .regroup import regroup
 from .scene_extras import anim_record, fold_moved_meshes, native_layout_fits, native_roots
@@ -35,7 +36,8 @@ __all__ = ["from_scene"]
 
 
 def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None = None,
-               write_images: bool = True) -> B3dFile | dict[str, Any]:
+               write_images: bool = True, original: bytes | None = None
+               ) -> B3dFile | dict[str, Any]:
     """glTF conventions -> one B3D file Minetest/Luanti, Irrlicht and assimp load.
 
     A scene converted from B3D is written back with its own structure (see the module
@@ -48,7 +50,10 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
     frame ranges) and a LossWarning lists their frame ranges.
     ``animation=name`` keeps only that animation. Images embedded in the scene (a GLB from
     Blender) are written beside the B3D under the names its TEXS chunk uses (the result is then
-    ``{"": doc, "name.png": bytes}``) unless ``write_images`` is false.
+    ``{"": doc, "name.png": bytes}``) unless ``write_images`` is false. ``original``: the bytes
+    of the B3D the scene was read from (the Blender extension passes them): each value within
+    :data:`.original.TOLERANCE` of the file's is written with the file's bits
+    (:mod:`.original`).
     """
     images: dict[str, bytes] = {}
     _warn_unheld(scene)
@@ -78,6 +83,9 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
         doc.children.append(brus)
     doc.children.extend(roots)
     put_back(doc.children, scene.extras.get("b3d_raw"))
+    before = original_document(original) if original is not None else None
+    if before is not None:
+        merge(doc, before)
     if images and write_images:
         return {"": doc, **images}
     return doc
