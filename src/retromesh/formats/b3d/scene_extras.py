@@ -205,6 +205,24 @@ def native_roots(scene: Scene, anims: list[Animation], fps: float | None,
     return roots
 
 
+def _warn_new_count(mesh, n: int) -> None:
+    """A LossWarning when a mesh read from a B3D is written with another number of vertices:
+    the game sees it (vertex ids of other files, such as another model's BONE, no longer match),
+    and the file's vertex order and per-vertex records cannot be kept."""
+    recs = mesh.extras.get("b3d_tris")
+    if not (isinstance(recs, list) and recs and all(isinstance(r, dict) for r in recs)):
+        return
+    counts = [r.get("count") for r in recs]
+    if not all(isinstance(c, int) for c in counts):
+        return
+    had = sum(counts) - sum(len(r.get("shared", [[]])[0]) if isinstance(r.get("shared"), list)
+                            and r.get("shared") else 0 for r in recs)
+    if had != n and sum(counts) != n:
+        warnings.warn(f"mesh {mesh.name!r}: written with {n} vertices, the B3D had {had} (edited "
+                      "topology?): vertex order and per-vertex records are not kept",
+                      LossWarning, stacklevel=6)
+
+
 def _tris_records(mesh) -> list[dict]:
     """Per primitive of ``mesh``, its ``b3d_tris`` record ({} where none fits)."""
     prims = mesh.primitives
@@ -398,6 +416,7 @@ class _Writer:
                                          tri)
             base += k
         mesh.children.insert(0, Vrts(flags, sets, size, verts))
+        _warn_new_count(m, n)
         if lost_uv:
             warnings.warn(f"mesh {m.name!r}: its UV sets beyond the second and components beyond "
                           f"the second ({sets} sets of {size}) no longer fit its vertices "
