@@ -79,7 +79,7 @@ def exported(blender, tmp_path_factory):
     jobs.append({"file": str(EXAMPLES / "wiggle.b3d"), "out": str(out / "bone" / "wiggle.b3d"),
                  "bone": "bone0"})
     results = blender.run(SCRIPT, {"src": str(SRC), "jobs": jobs})
-    for job, res in zip(jobs, results):
+    for res in results:
         assert res["import"] == ["FINISHED"] and res["export"] == ["FINISHED"], res
     return {(job["file"], bool(job.get("bone"))): (Path(job["out"]), res)
             for job, res in zip(jobs, results)}

@@ -62,12 +62,12 @@ emit(out)
 def model_files(args: list[str], exts: list[str]) -> list[Path]:
     out: list[Path] = []
     for a in args:
-        p = Path(a)
+        p = Path(a).resolve()
         if p.is_dir():
             out += sorted(f for f in p.rglob("*") if f.is_file()
                           and f.suffix.lower().lstrip(".") in exts)
         else:
-            out.append(p.resolve())
+            out.append(p)
     return out
 
 
