@@ -184,7 +184,7 @@ def _as_written(t: list[float], r: list[float], s: list[float]) -> tuple[list, l
     if all(abs(v) <= 1e-8 for v in r[:3]) and abs(r[3] - 1.0) <= 1e-8 + 1e-5:
         r = [0.0, 0.0, 0.0, 1.0]
     else:
-        n = math.sqrt(float(np.einsum("i,i->", r, r)))   # as the writer sums them
+        n = math.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3])
         r = [v / n for v in r] if n > 0 else r
     if all(abs(v - 1.0) <= 1e-8 + 1e-5 for v in s):
         s = [1.0, 1.0, 1.0]
@@ -318,7 +318,8 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
     """Per node (its KEYS chunks; ``flips``: which of all their keys, chunk after chunk, node
     after node, to_scene flipped): ``[flipped rows or None, pack record or None]`` over its
     rotation keys one after another, or None when nothing is to be kept; every node in one
-    numpy pass (a mob has hundreds of small KEYS chunks: per node only bytes are sliced)."""
+    numpy pass (a mob has hundreds of small KEYS chunks: per node only bytes are sliced). Rows
+    are kept as their steps (:func:`_rows_text`)."""
     q, starts = _node_rotations(nodes)
     is_rot = np.repeat(np.array([bool(c.flags & 4) for chunks in nodes for c in chunks], bool),
                        [len(c.keys) for chunks in nodes for c in chunks])
@@ -335,7 +336,14 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
     first[1:] = node_of[1:] != node_of[:-1]
     steps[first] = local[first]
     steps_b, vals_b = steps.astype("<u4").tobytes(), np.ascontiguousarray(q[rows]).tobytes()
-    flip_local = (flipped - starts[np.searchsorted(starts, flipped, side="right") - 1]).tolist()
+    f_node = np.searchsorted(starts, flipped, side="right") - 1
+    f_local = flipped - starts[f_node]
+    f_steps = f_local.copy()
+    f_steps[1:] -= f_local[:-1]
+    f_first = np.ones(len(flipped), bool)
+    f_first[1:] = f_node[1:] != f_node[:-1]
+    f_steps[f_first] = f_local[f_first]
+    flips_b = f_steps.astype("<u4").tobytes()
     sizes = np.diff(starts).tolist()
     out: list[list | None] = []
     for k in range(len(nodes)):
@@ -349,7 +357,7 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
             if b - a < sizes[k]:
                 rec["rows"] = _b64(steps_b[4 * a:4 * b])
             rec["f32"] = _b64(vals_b[16 * a:16 * b])
-        out.append([flip_local[fa:fb] or None, rec])
+        out.append([_b64(flips_b[4 * fa:4 * fb]) if fb > fa else None, rec])
     return out
 
 
@@ -357,7 +365,7 @@ def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
     """The kept rotation signs and bits back into the KEYS chunks written for the nodes (in
     place), each node's while it has the number of rotation keys it had; all in one pass."""
     q, starts = _node_rotations(nodes)
-    flips: list[int] = []
+    flips: list[np.ndarray] = []
     rows_all: list[np.ndarray] = []
     vals_all: list[bytes] = []
     for k, rec in enumerate(recs):
@@ -367,15 +375,17 @@ def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
         flipped, kept = rec
         if kept is not None and not (isinstance(kept, dict) and kept.get("n") == n):
             continue
-        if isinstance(flipped, list) and all(type(i) is int and 0 <= i < n for i in flipped):
-            base = int(starts[k])
-            flips += [i + base for i in flipped]
+        raw = _unb64(flipped) if flipped is not None else None
+        if raw is not None and len(raw) % 4 == 0:
+            rows = np.cumsum(np.frombuffer(raw, "<u4").astype(np.int64))
+            if len(rows) and rows[-1] < n:
+                flips.append(rows + starts[k])
         got = unpack(kept, n, 4) if kept is not None else None
         if got is not None:
             rows_all.append(got[0] + starts[k])
             vals_all.append(got[1].tobytes())
     if flips:
-        q[flips] *= -1
+        q[np.concatenate(flips)] *= -1
     if rows_all:
         rows = np.concatenate(rows_all)
         vals = np.frombuffer(b"".join(vals_all), np.float32).reshape(-1, 4)

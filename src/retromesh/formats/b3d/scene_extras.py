@@ -337,8 +337,8 @@ class _Writer:
             raise DocumentError("node tree deeper than 200")
         node = self.scene.nodes[i]
         native = _native(node) or {}
-        pos, scale, rot = kept_trs(native, node, tolerance(self.scene, "trs")) or \
-            node_values(node.translation, node.rotation, node.scale)
+        kept = kept_trs(native, node, tolerance(self.scene, "trs")) if "trs" in native else None
+        pos, scale, rot = kept or node_values(node.translation, node.rotation, node.scale)
         out = NodeChunk((node.name or f"node{i}").encode("utf-8"), pos, scale, rot)
         if node.mesh is not None:
             rec = native.get("mesh")
