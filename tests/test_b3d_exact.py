@@ -165,3 +165,51 @@ def test_morph_targets_and_their_weight_keys_are_named_when_dropped(tmp_path):
     assert any("'crate'" in t and "morph targets" in t for t in texts), texts
     assert any("'blink'" in t and "weight" in t for t in texts), texts
     assert retromesh.read(tmp_path / "x.b3d").root_nodes
+
+
+@pytest.mark.parametrize("junk", [None, 7, "x", "z:!!", [1, 2], {"n": 3, "f32": "AAAA"},
+                                  [None, {"n": -1}], ["z:AAAA", {"n": 2, "rows": "x", "f32": 5}],
+                                  {"v": "AAAAAA==", "w": "z:"}, "ABCDEFGH" * 7])
+def test_broken_exact_records_never_crash(junk):
+    scene = _scene("mobsanimal__mobs_kitten.b3d")
+    for n in scene.nodes:
+        for k in NEW_NODE_KEYS:
+            if k in n.extras["b3d"] or k == "trs":
+                n.extras["b3d"][k] = junk
+    for m in scene.meshes:
+        for r in m.extras.get("b3d_tris", []):
+            r["exact"] = {"normal": junk, "color": junk} if junk is not None else junk
+            r["src"] = junk
+    doc = _doc(scene)
+    assert retromesh.read(retromesh.to_bytes(doc), format="b3d").root_nodes
+
+
+def test_the_original_file_gives_back_its_bits_under_blender_like_noise():
+    """What the Blender extension does (formats/b3d/original.py): values a hair off (as
+    Blender's float handling leaves them) are written with the file's bits; an edit is kept."""
+    src = next(p for p in FILES if p.name == "wiggle.b3d")
+    scene = _scene("wiggle.b3d")
+    rng = np.random.default_rng(1)
+    for m in scene.meshes:
+        for p in m.primitives:
+            p.positions = p.positions + rng.normal(0, 1e-6, p.positions.shape).astype(np.float32)
+            p.uvs = [uv + rng.normal(0, 1e-7, uv.shape).astype(np.float32) for uv in p.uvs]
+    for a in scene.animations:
+        for c in a.channels:
+            c.values = c.values + rng.normal(0, 1e-6, c.values.shape).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        noisy = retromesh.from_scene(scene, "b3d", original=src.read_bytes())
+        assert retromesh.to_bytes(noisy[""] if isinstance(noisy, dict) else noisy) == \
+            src.read_bytes()
+        p = scene.meshes[0].primitives[0]
+        p.positions = p.positions.copy()
+        p.positions[3] += (0.0, 0.5, 0.0)
+        edited = retromesh.from_scene(scene, "b3d", original=src.read_bytes())
+    edited = edited[""] if isinstance(edited, dict) else edited
+    was = retromesh.read(src)
+    va, vb = (next(c for c in d.chunks() if isinstance(c, Vrts)) for d in (was, edited))
+    differ = np.flatnonzero(np.any(va.vertices["position"] != vb.vertices["position"], axis=1))
+    assert differ.tolist() == [3]
+    assert retromesh.to_bytes(edited).replace(vb.vertices.tobytes(), b"") == \
+        src.read_bytes().replace(va.vertices.tobytes(), b"")
