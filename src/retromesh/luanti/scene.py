@@ -74,6 +74,10 @@ def dress(scene: Scene, path: Path, *, lua: bool = True,
         return scene
     for p in world.problems:
         where = f" ({p.where})" if p.where else ""
+        if not p.mod:           # (no mod ran: no lupa, no Python to run it in, a dead child)
+            _note(problems, "luanti.lua", f"{Path(path).name}: {p.message}; the model is "
+                  "shown as its file has it (the mod's textures and clips left out)")
+            continue
         _note(problems, "luanti.lua", f"mod {p.mod}: its Lua failed{where}: {p.message}; the "
               "registrations made before it are kept")
     if problems is not None:
