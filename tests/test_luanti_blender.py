@@ -92,3 +92,20 @@ def test_cow_back_from_blender_unedited(cow_in_blender):
     assert not diffs, "; ".join(diffs)
     if out.read_bytes() != COW.read_bytes():
         pytest.xfail(B3D_EXACT_PENDING)
+
+
+@needs_corpus
+def test_cow_with_a_longer_walk_from_blender(blender, extension, tmp_path):  # noqa: F811
+    """The walk's action stretched to twice its length in Blender: the export writes the walk
+    on twice its frames, the later clips moved, and its report gives cow.lua's new fields."""
+    out = tmp_path / "mobs_cow.b3d"
+    res = blender.run((SCRIPTS / "luanti_import.py").read_text(),
+                      {"file": str(COW), "out": str(out), "stretch": ["walk", 2.0]},
+                      user_resources=extension["user"])
+    assert res["export"] == ["FINISHED"], res
+    notes = " ".join(res["export_warnings"])
+    assert ("walk_start = 85, walk_end = 143, run_start = 149, run_end = 169, punch_start = 174, "
+            "punch_end = 189, die_start = 194, die_end = 214") in notes, res["export_warnings"]
+    frames = [c.frames for c in retromesh.read(out).chunks() if type(c).__name__ == "AnimChunk"]
+    before = [c.frames for c in retromesh.read(COW).chunks() if type(c).__name__ == "AnimChunk"]
+    assert frames == [before[0] + 29], (frames, before)

@@ -175,9 +175,8 @@ def test_without_lupa_no_lua_runs_and_the_model_says_why(tmp_path: Path, monkeyp
     """A Blender extension for a platform lupa has no wheel for: no child is started, one
     problem says the Lua was not run (as --no-lua) and why; the model converts as its file
     has it, with that warning."""
-    import warnings
-
     import importlib.util
+    import warnings
 
     import retromesh
     from retromesh.formats.b3d import samples
