@@ -194,6 +194,7 @@ def test_the_cow_with_a_longer_walk(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         scene = apply(_cow_world(), "mobs_cow.b3d", retromesh.load(COW))
+    assert fold_edited_clips(scene) is scene                     # unedited: not rewritten
     _stretch(_clip(scene, "walk"), 2.0)
     glb = tmp_path / "cow.glb"
     retromesh.save(scene, glb)

@@ -53,6 +53,22 @@ for obj in bpy.context.scene.objects:
             if node.type == "TEX_IMAGE" and node.image is not None:
                 shown.add(node.image.name)
 res["shown_images"] = sorted(shown)
+if ARGS.get("probe"):
+    # what the export hands retromesh (Blender's GLB, extras decoded): are the clips unedited?
+    import retromesh
+    from retromesh.blender import bridge
+    from retromesh.luanti.clipsback import fold_edited_clips
+
+    export = bpy.ops.export_scene.gltf
+    props = set(export.get_rna_type().properties.keys())
+    tmp, glb = bridge.temp_glb()
+    export(filepath=str(glb), **{k: v for k, v in rm_addon.GLTF_EXPORT.items() if k in props})
+    bridge.decode_extras(glb)
+    written = retromesh.load(glb)
+    res["clips_back"] = sorted(a.name for a in written.animations
+                               if "luanti_clip" in a.extras)
+    res["folded"] = fold_edited_clips(written) is not written
+    tmp.cleanup()
 stretch = ARGS.get("stretch")
 if stretch:
     part, factor = stretch

@@ -72,8 +72,10 @@ class ClipEdit:
 
 
 def _close(path: str, a: np.ndarray, b: np.ndarray) -> bool:
-    if path == "rotation":
-        dot = np.abs(np.einsum("ij,ij->i", a, b))
+    if path == "rotation":        # (float32 keys are unit quaternions to about 1e-7 only)
+        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+        dot = np.abs(np.einsum("ij,ij->i", a, b)) / np.where(norms > 0, norms, 1.0)
         return bool(np.all(1.0 - dot <= ROTATION_TOLERANCE))
     size = np.maximum(1.0, np.maximum(np.abs(a), np.abs(b)))
     return bool(np.all(np.abs(a - b) <= POSITION_TOLERANCE * size))
@@ -91,6 +93,12 @@ def _edited(scene: Scene, clip: Animation, piece: Animation) -> bool:
         if c.path not in _PATHS or not 0 <= c.node < len(scene.nodes):
             continue
         other = by.get((c.node, c.path))
+        if other is not None and len(other.times) == len(c.times) \
+                and c.interpolation == other.interpolation != "CUBICSPLINE" \
+                and np.allclose(other.times, c.times, rtol=0.0, atol=1e-6):
+            if _close(c.path, c.values, other.values):     # (keys on the same times)
+                continue
+            return True
         times = c.times.astype(np.float64) if other is None else \
             np.union1d(c.times.astype(np.float64), other.times.astype(np.float64))
         got = c.sample(times)
