@@ -27,13 +27,14 @@ from typing import Any
 
 from .. import registry
 from ..batch import companions as companions_beside, matches
+from ..extras import BLENDER_MARK
 from ..gltf.container import pack, unpack
 from ..records import record
 
 __all__ = ["Job", "group_files", "load_to_glb", "names_a_format", "convert_glb",
            "import_extensions", "export_extensions", "drop_extensions", "encode_extras",
            "decode_extras", "JSON_MARK", "files_record", "FILES_PROPERTY", "encode_extras_value",
-           "decode_extras_value", "snap_noise", "merge_mesh_joints"]
+           "decode_extras_value", "snap_noise", "merge_mesh_joints", "BLENDER_MARK", "SOURCE"]
 
 # What is a main file, which picked files are its companions and under which option, what is
 # looked for beside it, what Blender imports and exports: each format's registration says it
@@ -495,10 +496,19 @@ def encode_extras(glb: str | os.PathLike) -> dict[str, dict[str, Any]]:
             for i, a in enumerate(doc.get("animations", [])) if isinstance(a.get("extras"), dict)}
 
 
+def _mark_blender(doc: dict) -> None:
+    scenes = doc.get("scenes") or []
+    if scenes and isinstance(scenes[0], dict):
+        generator = doc.get("asset", {}).get("generator") if isinstance(doc.get("asset"), dict) \
+            else None
+        scenes[0].setdefault("extras", {})[BLENDER_MARK] = str(generator or "Blender")
+
+
 def decode_extras(glb: str | os.PathLike) -> None:
     """Undo :func:`encode_extras` in a GLB Blender wrote."""
     doc, rest = _read_glb(Path(glb))
     _walk_extras(doc, decode_extras_value)
+    _mark_blender(doc)
     _lift_files_record(doc)
     _restore_missing_images(doc)
     snap_noise(doc)
@@ -537,6 +547,7 @@ def load_to_glb(job: Job, glb: str | os.PathLike, **options: Any) -> list[str]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         scene = retromesh.load(job.main, **{**job.options, **options})
+        scene.extras[SOURCE] = _source_record(job.main)
         # the GLB is temporary: the images must travel inside it
         retromesh.save(scene, glb, embed_images=True)
     return _warned(caught)
@@ -548,10 +559,64 @@ def convert_glb(glb: str | os.PathLike, target: str | os.PathLike,
     companions; returns (paths written, LossWarnings' texts)."""
     import retromesh
     decode_extras(glb)
+    original = _original(glb, Path(target))
+    if original is not None:
+        save_options.setdefault("original", original)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         written = retromesh.convert(glb, target, save_options=save_options)
     return written, _warned(caught)
+
+
+# Blender stores floats its own way (key frames in bone space, UVs flipped twice...), so what
+# comes back is a hair off what retromesh wrote. The GLB made at import names the main file and
+# its SHA-256 in the scene's extras (SOURCE); at export, when the target is of that file's
+# format, the file is still there and unchanged, and the writer takes an ``original`` option,
+# its bytes are passed on: the writer keeps the file's bits for every value within its stated
+# tolerance (docs/lossless.md).
+#: scene extras key: the file an imported model was read from, and its SHA-256
+SOURCE = "retromesh_source_file"
+#: files larger than this are not read again at export
+_ORIGINAL_MAX = 256 << 20
+
+
+def _source_record(path: Path) -> dict[str, str]:
+    import hashlib
+    p = Path(path).resolve()
+    try:
+        digest = hashlib.sha256(p.read_bytes()).hexdigest() if p.stat().st_size <= _ORIGINAL_MAX \
+            else ""
+    except OSError:
+        digest = ""
+    return {"path": str(p), "sha256": digest}
+
+
+def _original(glb: str | os.PathLike, target: Path) -> bytes | None:
+    """The bytes of the imported file named in the GLB's scene extras (see above), or None."""
+    import hashlib
+    from inspect import signature
+
+    from .. import registry
+    from ..errors import RetromeshError
+    doc, _ = _read_glb(Path(glb))
+    scenes = doc.get("scenes") or [{}]
+    extras = scenes[0].get("extras") if isinstance(scenes[0], dict) else None
+    rec = extras.get(SOURCE) if isinstance(extras, dict) else None
+    if not (isinstance(rec, dict) and isinstance(rec.get("path"), str)
+            and isinstance(rec.get("sha256"), str) and rec["sha256"]):
+        return None
+    path = Path(rec["path"])
+    try:
+        fmt = registry.target_format(target)
+        if fmt.from_scene is None or "original" not in signature(fmt.from_scene).parameters \
+                or registry.target_format(path).name != fmt.name:
+            return None
+        if not path.is_file() or path.stat().st_size > _ORIGINAL_MAX:
+            return None
+        data = path.read_bytes()
+    except (OSError, RetromeshError, ValueError):
+        return None
+    return data if hashlib.sha256(data).hexdigest() == rec["sha256"] else None
 
 
 def temp_glb(prefix: str = "retromesh-") -> tuple[tempfile.TemporaryDirectory, Path]:
