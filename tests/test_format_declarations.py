@@ -32,6 +32,7 @@ ALLOWED = {
     ("clitools/luanti.py", "Luanti loads .b3d, .glb/.gltf, .obj and .x, not ."):
         "Luanti's own list of the files its loaders read",
     ("jsoncodec.py", "b3d"): "the b3d family's package name (old $type module paths)",
+    ("luanti/clipsback.py", "b3d"): "the B3D family's key of kept data in node extras",
     ("luanti/scene.py", ".b3d"): "Luanti's list of the model files it loads (MODEL_SUFFIXES)",
     ("luanti/scene.py", ".obj"): "Luanti's list of the model files it loads (MODEL_SUFFIXES)",
 }
