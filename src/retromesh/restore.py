@@ -1,0 +1,174 @@
+"""Values glTF made us change, put back as they were read while the glTF still holds what we
+wrote (docs/lossless.md, "Unedited means identical").
+
+glTF wants unit normals and quaternions and weights that sum to 1; our writers recompute some
+values from others (a bounding box, a bone's local matrix). Where a file's value does not come
+back bit for bit that way, ``to_scene`` keeps a *record* of it in extras (JSON: it rides through
+Blender's custom properties), and the writer puts it back where the value is unedited:
+
+* :func:`keep_rows` -- the rows of a float32 array (one row per vertex, key, bone...) that the
+  plain conversion back (``back``) does not give bit for bit: their indices and the XOR of
+  their bits with ``back``'s (a rounding is a small number, a sign a high bit: zlib makes them
+  a few bytes each);
+* :func:`put_back_rows` -- on the way back, each kept row is rebuilt from the row the writer
+  computes now and, when ``to_gltf`` of it is what the glTF holds now (bit for bit, or within
+  :data:`EDITOR_TOLERANCE` when an editor wrote the glTF), written as read. An edited row
+  (or one whose neighbours' edit moved it) is the writer's, as without a record;
+* :func:`keep_table` / :func:`put_back_table` -- rows of a small table the writer derives from
+  other values (a skeleton's poses, a bounding box): the row read and the one the writer derives
+  from the glTF as written; the row read comes back while the writer derives the same again.
+
+An editor such as Blender stores floats its own way (a quaternion through its matrices, UVs
+flipped twice): the Blender extension marks the scenes it exports (scene extra
+``retromesh_editor``), and then a value within the tolerance of what we wrote counts as
+unedited: an edit smaller than that is dropped.
+"""
+from __future__ import annotations
+
+import base64
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "put_back_rows", "same_rows",
+           "keep_table", "put_back_table", "pack_ints", "unpack_ints"]
+
+#: relative tolerance (times max(1, |value|)) of "unedited" for a glTF an editor wrote
+EDITOR_TOLERANCE = 2e-5
+#: the scene extra an editor's export is marked with (the Blender extension sets it)
+EDITOR_KEY = "retromesh_editor"
+
+
+def tolerance(extras: dict[str, Any]) -> float:
+    """0 (bit for bit) for a glTF written by retromesh or a script, :data:`EDITOR_TOLERANCE`
+    for one an editor wrote (``extras`` are the scene's)."""
+    return EDITOR_TOLERANCE if extras.get(EDITOR_KEY) else 0.0
+
+
+def pack_ints(values: np.ndarray, delta: bool = True) -> str:
+    """int32 values as base64 of zlib of them (``delta``: of their differences, so that sorted
+    lists shrink to a few bytes)."""
+    v = np.asarray(values, np.int64).reshape(-1)
+    d = (np.diff(v, prepend=0) if delta else v).astype("<i4")
+    return base64.b64encode(zlib.compress(d.tobytes(), 9)).decode("ascii")
+
+
+def unpack_ints(text: Any, delta: bool = True, limit: int = 1 << 26) -> np.ndarray | None:
+    """The values :func:`pack_ints` packed, or None when ``text`` is not such a record."""
+    if not isinstance(text, str):
+        return None
+    try:
+        z = zlib.decompressobj()
+        raw = z.decompress(base64.b64decode(text.encode("ascii"), validate=True), 4 * limit)
+    except (ValueError, zlib.error):
+        return None
+    if len(raw) % 4 or z.unconsumed_tail:
+        return None
+    v = np.frombuffer(raw, "<i4").astype(np.int64)
+    return np.cumsum(v) if delta else v
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a, np.float32)
+    return a.view(np.int32).reshape(len(a), -1)
+
+
+def keep_rows(was: np.ndarray, back: np.ndarray) -> dict[str, str] | None:
+    """The record of the rows of ``was`` (float32, one row per item) that ``back`` (what the
+    writer computes from the glTF as written) does not give bit for bit; None when all do."""
+    a, b = _bits(was), _bits(back)
+    if a.shape != b.shape:
+        return None
+    rows = np.nonzero((a != b).any(axis=1))[0]
+    if not len(rows):
+        return None
+    return {"at": pack_ints(rows), "xor": pack_ints((a[rows] ^ b[rows]).reshape(-1), delta=False)}
+
+
+def same_rows(now: np.ndarray, wrote: np.ndarray, tol: float) -> np.ndarray:
+    """Per row: ``now`` is ``wrote`` (bit for bit when ``tol`` is 0, else within ``tol`` times
+    max(1, |value|))."""
+    now = np.asarray(now, np.float32).reshape(len(now), -1)
+    wrote = np.asarray(wrote, np.float32).reshape(len(wrote), -1)
+    if now.shape != wrote.shape:
+        return np.zeros(len(now), bool)
+    if tol == 0.0:
+        return (_bits(now) == _bits(wrote)).all(axis=1)
+    diff = np.abs(now.astype(np.float64) - wrote)
+    return (diff <= tol * np.maximum(1.0, np.abs(wrote))).all(axis=1)
+
+
+def put_back_rows(out: np.ndarray, now_gltf: np.ndarray, record: Any,
+                  to_gltf: Callable[[np.ndarray], np.ndarray], tol: float = 0.0, *,
+                  either_sign: bool = False) -> int:
+    """Rows of ``out`` (float32, what the writer computed from ``now_gltf``) as read, where
+    ``record`` (:func:`keep_rows`) kept them and ``to_gltf`` of the row read is ``now_gltf``'s
+    row (``either_sign``: or its negation, for quaternions); in place. Returns how many rows
+    were put back (0 for a record that does not fit)."""
+    if not isinstance(record, dict):
+        return 0
+    rows, d = unpack_ints(record.get("at")), unpack_ints(record.get("xor"), delta=False)
+    n = len(out)
+    width = int(np.prod(out.shape[1:], dtype=np.int64)) if out.ndim > 1 else 1
+    if rows is None or d is None or len(d) != len(rows) * width or not len(rows) or \
+            rows.min() < 0 or rows.max() >= n or len(now_gltf) != n:
+        return 0
+    bits = _bits(out[rows]) ^ d.astype(np.int32).reshape(len(rows), width)
+    was = bits.view(np.float32).reshape((len(rows),) + out.shape[1:])
+    wrote = to_gltf(was)
+    ok = same_rows(now_gltf[rows], wrote, tol)
+    if either_sign:
+        ok |= same_rows(now_gltf[rows], -np.asarray(wrote, np.float32), tol)
+    out[rows[ok]] = was[ok]
+    return int(ok.sum())
+
+
+def _b64(a: np.ndarray) -> str:
+    return base64.b64encode(np.ascontiguousarray(a, "<f4").tobytes()).decode("ascii")
+
+
+def _unb64(text: Any, n: int) -> np.ndarray | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        raw = base64.b64decode(text.encode("ascii"), validate=True)
+    except ValueError:
+        return None
+    return np.frombuffer(raw, "<f4").copy() if len(raw) == 4 * n else None
+
+
+def keep_table(was: np.ndarray, back: np.ndarray) -> dict[str, str] | None:
+    """The record of the rows of a small float32 table (a skeleton's poses, a bounding box) that
+    the writer derives from other values: for each row that ``back`` (what the writer derives
+    from the glTF as written) does not give bit for bit, the row read and ``back``'s; None when
+    all rows come back."""
+    a = np.asarray(was, np.float32).reshape(len(was), -1)
+    b = np.asarray(back, np.float32).reshape(len(back), -1)
+    if a.shape != b.shape:
+        return None
+    rows = np.nonzero((_bits(a) != _bits(b)).any(axis=1))[0]
+    if not len(rows):
+        return None
+    return {"at": pack_ints(rows), "was": _b64(a[rows]), "back": _b64(b[rows])}
+
+
+def put_back_table(out: np.ndarray, record: Any, tol: float = 0.0) -> int:
+    """Rows of ``out`` (float32, what the writer derived now) as read, where :func:`keep_table`
+    kept them and the writer derives now what it derived from the glTF as written; in place.
+    Returns how many rows were put back."""
+    if not isinstance(record, dict):
+        return 0
+    flat = out.reshape(len(out), -1)
+    width = flat.shape[1]
+    rows = unpack_ints(record.get("at"))
+    if rows is None or not len(rows) or rows.min() < 0 or rows.max() >= len(out):
+        return 0
+    was, back = (_unb64(record.get(k), len(rows) * width) for k in ("was", "back"))
+    if was is None or back is None:
+        return 0
+    was, back = was.reshape(len(rows), width), back.reshape(len(rows), width)
+    ok = same_rows(flat[rows], back, tol)
+    flat[rows[ok]] = was[ok]
+    return int(ok.sum())
