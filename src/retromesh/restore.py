@@ -26,14 +26,19 @@ unedited: an edit smaller than that is dropped.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import zlib
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from . import geometry
+from .scene import Animation, Primitive, Scene
+
 __all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "put_back_rows", "same_rows",
-           "keep_table", "put_back_table", "pack_ints", "unpack_ints"]
+           "keep_table", "put_back_table", "keep_bytes", "put_back_bytes", "as_glb_holds",
+           "pack_ints", "unpack_ints"]
 
 #: relative tolerance (times max(1, |value|)) of "unedited" for a glTF an editor wrote
 EDITOR_TOLERANCE = 2e-5
@@ -172,3 +177,138 @@ def put_back_table(out: np.ndarray, record: Any, tol: float = 0.0) -> int:
     ok = same_rows(flat[rows], back, tol)
     flat[rows[ok]] = was[ok]
     return int(ok.sum())
+
+
+# -- a whole file, block by block ---------------------------------------------------------------
+#: bytes per block of :func:`keep_bytes` (a block's check costs 4 bytes)
+BLOCK = 128
+#: a file whose layout the writer does not give back (another length) is kept whole up to this
+WHOLE_LIMIT = 1 << 16
+
+
+def _blocks(data: bytes, block: int) -> list[bytes]:
+    return [data[i:i + block] for i in range(0, len(data), block)]
+
+
+def keep_bytes(was: bytes, back: bytes, block: int = BLOCK) -> dict[str, Any] | None:
+    """The record of a file the writer does not give back byte for byte (``back``: what it
+    writes from the scene as a GLB holds it): for each block of ``block`` bytes that differs,
+    the CRC-32 of the block written and the XOR that makes it the block read (zlib); a file of
+    another length is kept whole (zlib) when it is small, with the digest of what was written.
+    None when ``back`` is ``was``."""
+    if was == back:
+        return None
+    if len(was) != len(back):
+        if len(was) > WHOLE_LIMIT:
+            return None
+        return {"whole": base64.b64encode(zlib.compress(was, 9)).decode("ascii"),
+                "crc": [zlib.crc32(back), len(back)]}
+    a, b = np.frombuffer(was, np.uint8), np.frombuffer(back, np.uint8)
+    x = a ^ b
+    n = (len(x) + block - 1) // block
+    padded = np.zeros(n * block, np.uint8)
+    padded[:len(x)] = x
+    rows = np.nonzero(padded.reshape(n, block).any(axis=1))[0]
+    crcs = [zlib.crc32(back[int(r) * block:(int(r) + 1) * block]) for r in rows]
+    xor = padded.reshape(n, block)[rows].tobytes()
+    return {"block": block, "size": len(was), "at": pack_ints(rows),
+            "crc": base64.b64encode(np.asarray(crcs, "<u4").tobytes()).decode("ascii"),
+            "xor": base64.b64encode(zlib.compress(xor, 9)).decode("ascii")}
+
+
+def put_back_bytes(now: bytes, record: Any) -> tuple[bytes, int]:
+    """``now`` (what the writer wrote) with the blocks :func:`keep_bytes` kept put back where
+    the writer wrote what it wrote from the GLB as written (their CRC-32 matches); returns the
+    bytes and how many blocks were put back."""
+    if not isinstance(record, dict):
+        return now, 0
+    try:
+        if "whole" in record:
+            crc = record.get("crc")
+            if crc != [zlib.crc32(now), len(now)]:
+                return now, 0
+            return zlib.decompress(base64.b64decode(str(record["whole"]), validate=True)), 1
+        block, size = record.get("block"), record.get("size")
+        rows = unpack_ints(record.get("at"))
+        crcs = np.frombuffer(base64.b64decode(str(record.get("crc")), validate=True), "<u4")
+        xor = np.frombuffer(zlib.decompress(base64.b64decode(str(record.get("xor")),
+                                                             validate=True)), np.uint8)
+    except (ValueError, TypeError, zlib.error):
+        return now, 0
+    if type(block) is not int or block <= 0 or size != len(now) or rows is None or \
+            len(crcs) != len(rows) or len(xor) != len(rows) * block or \
+            (len(rows) and (rows.min() < 0 or rows.max() * block >= len(now))):
+        return now, 0
+    out = bytearray(now)
+    done = 0
+    for k, r in enumerate(rows.tolist()):
+        lo, hi = r * block, min((r + 1) * block, len(now))
+        if zlib.crc32(now[lo:hi]) == int(crcs[k]):
+            out[lo:hi] = (np.frombuffer(now[lo:hi], np.uint8) ^ xor[k * block:k * block + hi - lo]).tobytes()
+            done += 1
+    return bytes(out), done
+
+
+# -- the scene as a GLB holds it ---------------------------------------------------------------
+
+def _plain_extras(value: Any) -> Any:
+    """Extras as they come back from a GLB: tuples as lists, None and empty values of dicts
+    left out (as the glTF writer's JSON encoder leaves them out)."""
+    if isinstance(value, dict):
+        return {str(k): _plain_extras(v) for k, v in value.items()
+                if v is not None and not (isinstance(v, (str, list, tuple, dict)) and not v)}
+    if isinstance(value, (list, tuple)):
+        return [_plain_extras(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def as_glb_holds(scene: Scene, *, meshes: bool = True, animations: bool = True) -> Scene:
+    """A copy of ``scene`` as a glTF reader finds it after the glTF writer (node transforms,
+    inverse binds as float32, extras through JSON; with ``meshes`` unit normals and weights as
+    stored, with ``animations`` unit rotation keys and times from 0), sharing the rest; what a
+    writer gives from it is what it will give from the GLB when nothing was edited."""
+    cols = [np.array([getattr(n, a) for n in scene.nodes], np.float64).reshape(len(scene.nodes), w)
+            for a, w in (("translation", 3), ("rotation", 4), ("scale", 3))]
+    (t, r, s), _ = geometry.gltf_node_trs(*cols)
+    nodes = [dataclasses.replace(n, translation=t[i], rotation=r[i], scale=s[i],
+                                 extras=_plain_extras(n.extras))
+             for i, n in enumerate(scene.nodes)]
+    skins = [dataclasses.replace(k, inverse_bind_matrices=None if k.inverse_bind_matrices is None
+                                 else np.asarray(k.inverse_bind_matrices, np.float32).astype(np.float64))
+             for k in scene.skins]
+    out = dataclasses.replace(scene, nodes=nodes, skins=skins, extras=_plain_extras(scene.extras))
+    if meshes:
+        out.meshes = [dataclasses.replace(m, primitives=[_prim_as_held(p) for p in m.primitives],
+                                          extras=_plain_extras(m.extras)) for m in scene.meshes]
+        out.materials = [dataclasses.replace(m, extras=_plain_extras(m.extras))
+                         for m in scene.materials]
+    if animations:
+        out.animations = [_anim_as_held(a) for a in scene.animations]
+    return out
+
+
+def _prim_as_held(p: Primitive) -> Primitive:
+    q = dataclasses.replace(p)
+    if p.mode == 4 and p.normals is not None:
+        q.normals = geometry.unit_rows(p.normals)
+        bad = np.einsum("ij,ij->i", p.normals, p.normals) < 1e-24
+        if bad.any():
+            q.normals[bad] = geometry.compute_normals(p.positions, p.indices)[bad]
+    if p.joints is not None and p.weights is not None:
+        q.joints, q.weights, _ = geometry.gltf_weights(p.joints, p.weights)
+    return q
+
+
+def _anim_as_held(a: Animation) -> Animation:
+    chans = [c for c in a.channels]
+    start = min((float(c.times[0]) for c in chans), default=0.0)
+    shift = -start if start < 0 else 0.0
+    out = []
+    for c in chans:
+        times = c.times if not shift else (c.times.astype(np.float64) + shift).astype(np.float32)
+        values = geometry.unit_rows(c.values, fallback=(0.0, 0.0, 0.0, 1.0)) \
+            if c.path == "rotation" else c.values
+        out.append(dataclasses.replace(c, times=times, values=values))
+    return dataclasses.replace(a, channels=out, extras=_plain_extras(a.extras))

@@ -107,7 +107,6 @@ from .cms import CmsFile
 from .common import prescale, quat_to_gltf, text, unit_rows, vec_to_gltf
 from .msh import MshFile
 from .scene_extras import (
-    as_glb_holds,
     billboard_extras,
     mesh_exact,
     pose_table,
@@ -559,7 +558,7 @@ def _keep_skeleton(scene: Scene, skl: SklFile) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            back = skeleton_from_scene(as_glb_holds(scene))
+            back = skeleton_from_scene(restore.as_glb_holds(scene, meshes=False, animations=False))
         except DocumentError:
             return
     if len(back.poses) == len(skl.poses):

@@ -7,7 +7,6 @@ expected type and fits what is written; anything else reads as not recorded."""
 from __future__ import annotations
 
 import base64
-import dataclasses
 import hashlib
 from typing import Any
 
@@ -286,20 +285,6 @@ def put_back_mesh(scene: Scene, doc: MshFile, parts: list[dict[str, Any]], tol: 
         box = np.array(doc.bbox, np.float32)[None]
         restore.put_back_table(box, ex["bbox"], tol)
         doc.bbox = box[0]
-
-
-def as_glb_holds(scene: Scene) -> Scene:
-    """A copy of ``scene``'s node transforms and inverse binds as a GLB holds them (what the
-    writer will be given back), sharing everything else."""
-    cols = [np.array([getattr(n, a) for n in scene.nodes], np.float64).reshape(len(scene.nodes), w)
-            for a, w in (("translation", 3), ("rotation", 4), ("scale", 3))]
-    (t, r, s), _ = geometry.gltf_node_trs(*cols)
-    nodes = [dataclasses.replace(n, translation=t[i], rotation=r[i], scale=s[i])
-             for i, n in enumerate(scene.nodes)]
-    skins = [dataclasses.replace(k, inverse_bind_matrices=None if k.inverse_bind_matrices is None
-                                 else np.asarray(k.inverse_bind_matrices, np.float32).astype(np.float64))
-             for k in scene.skins]
-    return dataclasses.replace(scene, nodes=nodes, skins=skins)
 
 
 def pose_table(poses: np.ndarray) -> np.ndarray:
