@@ -130,20 +130,6 @@ def put_back_rows(out: np.ndarray, now_gltf: np.ndarray, record: Any,
     return int(ok.sum())
 
 
-def _b64(a: np.ndarray) -> str:
-    return base64.b64encode(np.ascontiguousarray(a, "<f4").tobytes()).decode("ascii")
-
-
-def _unb64(text: Any, n: int) -> np.ndarray | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        raw = base64.b64decode(text.encode("ascii"), validate=True)
-    except ValueError:
-        return None
-    return np.frombuffer(raw, "<f4").copy() if len(raw) == 4 * n else None
-
-
 def keep_table(was: np.ndarray, back: np.ndarray) -> dict[str, str] | None:
     """The record of the rows of a small float32 table (a skeleton's poses, a bounding box) that
     the writer derives from other values: for each row that ``back`` (what the writer derives
@@ -156,7 +142,9 @@ def keep_table(was: np.ndarray, back: np.ndarray) -> dict[str, str] | None:
     rows = np.nonzero((_bits(a) != _bits(b)).any(axis=1))[0]
     if not len(rows):
         return None
-    return {"at": pack_ints(rows), "was": _b64(a[rows]), "back": _b64(b[rows])}
+    # the rows read and written are mostly the same floats: zlib keeps one copy
+    both = np.concatenate([a[rows], b[rows]]).astype("<f4").tobytes()
+    return {"at": pack_ints(rows), "rows": base64.b64encode(zlib.compress(both, 9)).decode("ascii")}
 
 
 def put_back_table(out: np.ndarray, record: Any, tol: float = 0.0) -> int:
@@ -170,10 +158,14 @@ def put_back_table(out: np.ndarray, record: Any, tol: float = 0.0) -> int:
     rows = unpack_ints(record.get("at"))
     if rows is None or not len(rows) or rows.min() < 0 or rows.max() >= len(out):
         return 0
-    was, back = (_unb64(record.get(k), len(rows) * width) for k in ("was", "back"))
-    if was is None or back is None:
+    try:
+        both = zlib.decompress(base64.b64decode(str(record.get("rows")).encode("ascii"),
+                                                validate=True))
+    except (ValueError, zlib.error):
         return 0
-    was, back = was.reshape(len(rows), width), back.reshape(len(rows), width)
+    if len(both) != 8 * len(rows) * width:
+        return 0
+    was, back = np.frombuffer(both, "<f4").reshape(2, len(rows), width)
     ok = same_rows(flat[rows], back, tol)
     flat[rows[ok]] = was[ok]
     return int(ok.sum())
@@ -181,7 +173,7 @@ def put_back_table(out: np.ndarray, record: Any, tol: float = 0.0) -> int:
 
 # -- a whole file, block by block ---------------------------------------------------------------
 #: bytes per block of :func:`keep_bytes` (a block's check costs 4 bytes)
-BLOCK = 128
+BLOCK = 64
 #: a file whose layout the writer does not give back (another length) is kept whole up to this
 WHOLE_LIMIT = 1 << 16
 
@@ -190,12 +182,20 @@ def _blocks(data: bytes, block: int) -> list[bytes]:
     return [data[i:i + block] for i in range(0, len(data), block)]
 
 
+def _hash8(words: np.ndarray) -> np.ndarray:
+    """One byte per uint32 word (a multiplicative hash): the check of a word in a block."""
+    return ((np.asarray(words, np.uint32).astype(np.uint64) * 0x9E3779B1 >> 24) & 0xFF
+            ).astype(np.uint8)
+
+
 def keep_bytes(was: bytes, back: bytes, block: int = BLOCK) -> dict[str, Any] | None:
     """The record of a file the writer does not give back byte for byte (``back``: what it
     writes from the scene as a GLB holds it): for each block of ``block`` bytes that differs,
-    the CRC-32 of the block written and the XOR that makes it the block read (zlib); a file of
-    another length is kept whole (zlib) when it is small, with the digest of what was written.
-    None when ``back`` is ``was``."""
+    the CRC-32 of the block written, the XOR that makes it the block read (zlib) and, for each
+    4-byte word the XOR changes, one check byte of the word written (so that in a block an edit
+    changed, the words it did not change still come back); a file of another length is kept
+    whole (zlib) when it is small, with the CRC of what was written. None when ``back`` is
+    ``was``."""
     if was == back:
         return None
     if len(was) != len(back):
@@ -203,50 +203,62 @@ def keep_bytes(was: bytes, back: bytes, block: int = BLOCK) -> dict[str, Any] | 
             return None
         return {"whole": base64.b64encode(zlib.compress(was, 9)).decode("ascii"),
                 "crc": [zlib.crc32(back), len(back)]}
-    a, b = np.frombuffer(was, np.uint8), np.frombuffer(back, np.uint8)
-    x = a ^ b
-    n = (len(x) + block - 1) // block
-    padded = np.zeros(n * block, np.uint8)
-    padded[:len(x)] = x
-    rows = np.nonzero(padded.reshape(n, block).any(axis=1))[0]
+    block -= block % 4
+    n = (len(was) + block - 1) // block
+    a, b = (np.zeros(n * block, np.uint8) for _ in range(2))
+    a[:len(was)] = np.frombuffer(was, np.uint8)
+    b[:len(back)] = np.frombuffer(back, np.uint8)
+    x = (a ^ b).reshape(n, block)
+    rows = np.nonzero(x.any(axis=1))[0]
+    xw = x[rows].view("<u4")
+    checks = _hash8(b.reshape(n, block)[rows].view("<u4")[xw != 0])
     crcs = [zlib.crc32(back[int(r) * block:(int(r) + 1) * block]) for r in rows]
-    xor = padded.reshape(n, block)[rows].tobytes()
     return {"block": block, "size": len(was), "at": pack_ints(rows),
             "crc": base64.b64encode(np.asarray(crcs, "<u4").tobytes()).decode("ascii"),
-            "xor": base64.b64encode(zlib.compress(xor, 9)).decode("ascii")}
+            "check": base64.b64encode(checks.tobytes()).decode("ascii"),
+            "xor": base64.b64encode(zlib.compress(x[rows].tobytes(), 9)).decode("ascii")}
 
 
 def put_back_bytes(now: bytes, record: Any) -> tuple[bytes, int]:
-    """``now`` (what the writer wrote) with the blocks :func:`keep_bytes` kept put back where
-    the writer wrote what it wrote from the GLB as written (their CRC-32 matches); returns the
-    bytes and how many blocks were put back."""
+    """``now`` (what the writer wrote) with what :func:`keep_bytes` kept put back: each block the
+    writer wrote as it wrote it from the GLB as written (its CRC-32 matches), and in the other
+    blocks each word whose check byte matches. Returns the bytes and how many blocks it
+    changed."""
     if not isinstance(record, dict):
         return now, 0
     try:
         if "whole" in record:
-            crc = record.get("crc")
-            if crc != [zlib.crc32(now), len(now)]:
+            if record.get("crc") != [zlib.crc32(now), len(now)]:
                 return now, 0
             return zlib.decompress(base64.b64decode(str(record["whole"]), validate=True)), 1
         block, size = record.get("block"), record.get("size")
         rows = unpack_ints(record.get("at"))
         crcs = np.frombuffer(base64.b64decode(str(record.get("crc")), validate=True), "<u4")
+        checks = np.frombuffer(base64.b64decode(str(record.get("check")), validate=True), np.uint8)
         xor = np.frombuffer(zlib.decompress(base64.b64decode(str(record.get("xor")),
                                                              validate=True)), np.uint8)
     except (ValueError, TypeError, zlib.error):
         return now, 0
-    if type(block) is not int or block <= 0 or size != len(now) or rows is None or \
-            len(crcs) != len(rows) or len(xor) != len(rows) * block or \
+    if type(block) is not int or block <= 0 or block % 4 or size != len(now) or rows is None \
+            or len(crcs) != len(rows) or len(xor) != len(rows) * block or \
             (len(rows) and (rows.min() < 0 or rows.max() * block >= len(now))):
         return now, 0
-    out = bytearray(now)
-    done = 0
-    for k, r in enumerate(rows.tolist()):
-        lo, hi = r * block, min((r + 1) * block, len(now))
-        if zlib.crc32(now[lo:hi]) == int(crcs[k]):
-            out[lo:hi] = (np.frombuffer(now[lo:hi], np.uint8) ^ xor[k * block:k * block + hi - lo]).tobytes()
-            done += 1
-    return bytes(out), done
+    n = (len(now) + block - 1) // block
+    buf = np.zeros(n * block, np.uint8)
+    buf[:len(now)] = np.frombuffer(now, np.uint8)
+    blocks = buf.reshape(n, block)
+    xw = xor.reshape(len(rows), block).view("<u4")
+    changed = xw != 0
+    if int(changed.sum()) != len(checks):
+        return now, 0
+    cur = blocks[rows].view("<u4")
+    whole = np.array([zlib.crc32(now[r * block:(r + 1) * block]) for r in rows.tolist()],
+                     np.uint32) == crcs
+    word_ok = np.zeros(changed.shape, bool)
+    word_ok[changed] = _hash8(cur[changed]) == checks
+    apply = changed & (whole[:, None] | word_ok)
+    blocks[rows] = np.where(apply, cur ^ xw, cur).view(np.uint8)
+    return buf[:len(now)].tobytes(), int(apply.any(axis=1).sum())
 
 
 # -- the scene as a GLB holds it ---------------------------------------------------------------

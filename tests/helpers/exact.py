@@ -42,16 +42,20 @@ def differing(files: list[Path], back_dir: Path) -> dict[str, str]:
 
 
 def plain_trip(src: Path, work: Path, *, edit: Callable[[Path], Any] | None = None,
-               load: dict[str, Any] | None = None) -> dict[str, str]:
+               load: dict[str, Any] | None = None, validate: bool = False) -> dict[str, str]:
     """``src -> mid.glb -> back/<src.name>`` through the public API with the companions the CLI
-    reads; ``edit(glb)`` may change the GLB between. ``{file: difference}``, empty when every
-    file read comes back identical."""
+    reads; ``edit(glb)`` may change the GLB between; ``validate``: the Khronos validator passes
+    the GLB (0 errors, 0 warnings). ``{file: difference}``, empty when every file read comes
+    back identical."""
     work.mkdir(parents=True, exist_ok=True)
     glb = work / "mid.glb"
     opts = {**batch.companions(src), **(load or {})}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         retromesh.convert(src, glb, **opts)
+        if validate:
+            from helpers.gltfcheck import assert_valid
+            assert_valid(glb)
         if edit is not None:
             edit(glb)
         back = work / "back"

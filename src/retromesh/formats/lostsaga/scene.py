@@ -109,7 +109,7 @@ from .msh import MshFile
 from .scene_extras import (
     billboard_extras,
     mesh_exact,
-    pose_table,
+    pose_fields,
     script_record,
     track_exact,
 )
@@ -562,7 +562,8 @@ def _keep_skeleton(scene: Scene, skl: SklFile) -> None:
         except DocumentError:
             return
     if len(back.poses) == len(skl.poses):
-        rec = restore.keep_table(pose_table(skl.poses), pose_table(back.poses))
+        was, got = pose_fields(skl.poses), pose_fields(back.poses)
+        rec = {f: r for f in was if (r := restore.keep_table(was[f], got[f])) is not None}
         if rec:
             scene.extras["lostsaga_skeleton"]["exact"] = rec
 

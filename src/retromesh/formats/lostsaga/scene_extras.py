@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import zlib
 from typing import Any
 
 import numpy as np
@@ -287,20 +288,25 @@ def put_back_mesh(scene: Scene, doc: MshFile, parts: list[dict[str, Any]], tol: 
         doc.bbox = box[0]
 
 
-def pose_table(poses: np.ndarray) -> np.ndarray:
-    """A ``.skl``'s poses as an (n, 30) float32 view (one row per bone)."""
-    return np.ascontiguousarray(poses).view(np.float32).reshape(len(poses), -1)
+def pose_fields(poses: np.ndarray) -> dict[str, np.ndarray]:
+    """A ``.skl``'s poses as one (n, width) float32 table per field (one row per bone)."""
+    return {f: np.ascontiguousarray(poses[f], np.float32).reshape(len(poses), -1)
+            for f in poses.dtype.names or ()}
 
 
 def put_back_poses(scene: Scene, poses: np.ndarray) -> np.ndarray:
-    """The poses the scene's ``lostsaga_skeleton.exact`` kept, where the writer derives what it
-    derived from the GLB as written (see :func:`as_glb_holds`)."""
+    """The poses the scene's ``lostsaga_skeleton.exact`` kept (field by field: a moved bone's
+    translation does not take its rotation along), where the writer derives what it derived
+    from the GLB as written (see :func:`retromesh.restore.as_glb_holds`)."""
     kept = scene.extras.get("lostsaga_skeleton")
     rec = kept.get("exact") if isinstance(kept, dict) else None
-    if rec is None:
+    if not isinstance(rec, dict):
         return poses
     poses = np.ascontiguousarray(poses).copy()
-    restore.put_back_table(pose_table(poses), rec, restore.tolerance(scene.extras))
+    tol = restore.tolerance(scene.extras)
+    for f, table in pose_fields(poses).items():
+        if restore.put_back_table(table, rec.get(f), tol):
+            poses[f] = table.reshape(poses[f].shape)
     return poses
 
 
@@ -353,7 +359,8 @@ def put_back_keys(ex: dict, bone: bytes, keys: np.ndarray, chs: dict, times: np.
 
 
 # -- the material script: its text as read (comments, layout), scene extra "lostsaga_script":
-# {"text": base64 of the file, "generated": digest of what script_from_scene made of the scene}
+# {"text": base64 of the file deflated against what the writer generated (zlib's preset
+# dictionary: what they share costs nothing), "generated": digest of that}
 
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:24]
@@ -363,7 +370,9 @@ def script_record(raw: bytes, generated: bytes) -> dict[str, str] | None:
     """The record of a material script whose text is not what the writer generates."""
     if raw == generated:
         return None
-    return {"text": base64.b64encode(raw).decode("ascii"), "generated": _digest(generated)}
+    z = zlib.compressobj(9, zdict=generated) if generated else zlib.compressobj(9)
+    packed = z.compress(raw) + z.flush()
+    return {"text": base64.b64encode(packed).decode("ascii"), "generated": _digest(generated)}
 
 
 def kept_script(scene: Scene, generated: bytes) -> bytes:
@@ -373,6 +382,8 @@ def kept_script(scene: Scene, generated: bytes) -> bytes:
     if not isinstance(rec, dict) or rec.get("generated") != _digest(generated):
         return generated
     try:
-        return base64.b64decode(str(rec.get("text", "")).encode("ascii"), validate=True)
-    except ValueError:
+        z = zlib.decompressobj(zdict=generated) if generated else zlib.decompressobj()
+        return z.decompress(base64.b64decode(str(rec.get("text", "")).encode("ascii"),
+                                             validate=True)) + z.flush()
+    except (ValueError, zlib.error):
         return generated

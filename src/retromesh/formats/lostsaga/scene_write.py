@@ -233,6 +233,13 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
         warnings.warn(f"animation {anim.name!r}: cubic-spline keys sampled linearly", LossWarning,
                       stacklevel=4)
     jset = set(joints)
+    morphs = sorted({scene.nodes[c.node].name or f"node{c.node}" for c in anim.channels
+                     if c.path == "weights"})
+    if morphs:
+        warnings.warn(f"animation {anim.name!r}: morph target weights are not kept by .ani "
+                      f"({', '.join(morphs[:5])})", LossWarning, stacklevel=4)
+    by_node = {n: {p: c for p, c in chs.items() if p != "weights"} for n, chs in by_node.items()}
+    by_node = {n: chs for n, chs in by_node.items() if chs}
     others = sorted({scene.nodes[n].name or f"node{n}" for n in by_node if n not in jset})
     if others:
         warnings.warn(f"animation {anim.name!r}: channels of nodes that are not joints are not kept "
@@ -358,6 +365,15 @@ def ani_from_scene(scene: Scene, *, animation_format: Any = None,
     out: dict[str, Any] = {"": docs[0]}
     out.update(list(anis.items())[1:])
     return out
+
+
+def _warn_morph_targets(scene: Scene, ext: str) -> None:
+    """Morph targets (and the animations of their weights) have no place in ``ext``: named."""
+    meshes = sorted({m.name or f"mesh{i}" for i, m in enumerate(scene.meshes)
+                     if any(p.targets for p in m.primitives)})
+    if meshes:
+        warnings.warn(f"{ext} has no place for morph targets (meshes {', '.join(meshes[:5])}); "
+                      "left out, with any animation of their weights", LossWarning, stacklevel=3)
 
 
 def _d3d_colors(c: np.ndarray) -> np.ndarray:
@@ -532,6 +548,7 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
     :mod:`.scene` (``animation_format``, ``rounding``, ``version``, ``mesh_type``,
     ``material_script``).
     """
+    _warn_morph_targets(scene, ".msh")
     world = scene.world_matrices()
     b = _binding(scene, world)
     skl = b.skl
@@ -610,6 +627,7 @@ def _mesh_type(scene: Scene, skinned: bool) -> int:
 
 
 def cms_from_scene(scene: Scene, **options: Any) -> CmsFile:
+    _warn_morph_targets(scene, ".cms")
     world = scene.world_matrices()
     pos, faces, base = [], [], 0
     for ni, node in enumerate(scene.nodes):
