@@ -26,10 +26,10 @@ ROOT = HERE.parent
 
 
 def sources(tmp: Path) -> list[Path]:
+    from bench_lithtech import big_model
     from measure import CORPUS
 
     import retromesh
-    from bench_lithtech import big_model
     out = [ROOT / "examples" / "lostsaga" / n for n in ("column.msh", "column.skl", "column_wave.ani")]
     out += sorted(p for p in (CORPUS / "lostsaga").glob("*.*") if p.suffix in (".msh", ".ani", ".cms"))
     out += sorted((ROOT / "examples" / "lithtech").glob("*.abc"))
@@ -47,9 +47,9 @@ def main() -> None:
     args = ap.parse_args()
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(args.src.resolve()))
-    import retromesh
     from measure import timed
 
+    import retromesh
     from retromesh import batch
     print(f"# retromesh from {Path(retromesh.__file__).parent}")
     print(f"{'model':48} {'GLB bytes':>10} {'to GLB ms':>10} {'back ms':>9}  identical")
@@ -62,8 +62,9 @@ def main() -> None:
             opts = batch.companions(src)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                t_to, _ = timed(lambda: retromesh.convert(src, glb, **opts), args.repeat)
-                t_back, _ = timed(lambda: retromesh.convert(glb, back), args.repeat)
+                t_to, _ = timed(lambda s=src, g=glb, o=opts: retromesh.convert(s, g, **o),
+                                args.repeat)
+                t_back, _ = timed(lambda g=glb, b=back: retromesh.convert(g, b), args.repeat)
             read = [src, *batch.members(opts)]
             if src.suffix == ".msh" and src.with_suffix(".txt").is_file():
                 read.append(src.with_suffix(".txt"))

@@ -100,9 +100,9 @@ def same_rows(now: np.ndarray, wrote: np.ndarray, tol: float) -> np.ndarray:
     if now.shape != wrote.shape:
         return np.zeros(len(now), bool)
     if tol == 0.0:
-        return (_bits(now) == _bits(wrote)).all(axis=1)
+        return np.asarray((_bits(now) == _bits(wrote)).all(axis=1), bool)
     diff = np.abs(now.astype(np.float64) - wrote)
-    return (diff <= tol * np.maximum(1.0, np.abs(wrote))).all(axis=1)
+    return np.asarray((diff <= tol * np.maximum(1.0, np.abs(wrote))).all(axis=1), bool)
 
 
 def put_back_rows(out: np.ndarray, now_gltf: np.ndarray, record: Any,

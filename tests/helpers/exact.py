@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import shutil
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import retromesh
 from retromesh import batch

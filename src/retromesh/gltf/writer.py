@@ -33,8 +33,13 @@ import numpy as np
 from ..bigbytes import join
 from ..errors import LossWarning
 from ..fileio import Parts
-from ..geometry import compute_normals, gltf_node_trs, gltf_weights, merge_duplicate_joints as _merge_duplicate_joints, \
-    unit_rows as _unit
+from ..geometry import (
+    compute_normals,
+    gltf_node_trs,
+    gltf_weights,
+    merge_duplicate_joints as _merge_duplicate_joints,
+    unit_rows as _unit,
+)
 from ..records import record
 from ..scene import Primitive, Scene, whole_triangles
 from . import model as g

@@ -94,8 +94,7 @@ from typing import Any
 
 import numpy as np
 
-from ... import registry
-from ... import restore
+from ... import registry, restore
 from ...errors import DocumentError, FormatError, LossWarning
 from ...fileio import read_source
 from ...geometry import compute_normals

@@ -134,8 +134,8 @@ def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
     # a bone right below its .skl parent's node (a root: below none), nothing scaled: its
     # node's own translation and rotation (no matrix products: the bits come back)
     direct = _direct_bones(scene, skin.joints, parents, sig)
-    for k in np.nonzero(direct)[0]:
-        t[k], r[k] = scene.nodes[skin.joints[k]].translation, scene.nodes[skin.joints[k]].rotation
+    for b in np.nonzero(direct)[0].tolist():
+        t[b], r[b] = scene.nodes[skin.joints[b]].translation, scene.nodes[skin.joints[b]].rotation
     if not np.allclose(s, 1.0, atol=1e-4):
         warnings.warn("non-uniform joint scale is not kept by .skl (LocalTM has none)",
                       LossWarning, stacklevel=3)
