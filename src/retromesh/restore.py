@@ -44,6 +44,9 @@ __all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "put_back
 EDITOR_TOLERANCE = 2e-5
 #: the scene extra an editor's export is marked with (the Blender extension sets it)
 EDITOR_KEY = "retromesh_editor"
+#: zlib level of the records (level 9 took as long as the whole conversion of a mesh; 1 keeps
+#: them within a few per cent of its size)
+_LEVEL = 1
 
 
 def tolerance(extras: dict[str, Any]) -> float:
@@ -57,7 +60,7 @@ def pack_ints(values: np.ndarray, delta: bool = True) -> str:
     lists shrink to a few bytes)."""
     v = np.asarray(values, np.int64).reshape(-1)
     d = (np.diff(v, prepend=0) if delta else v).astype("<i4")
-    return base64.b64encode(zlib.compress(d.tobytes(), 9)).decode("ascii")
+    return base64.b64encode(zlib.compress(d.tobytes(), _LEVEL)).decode("ascii")
 
 
 def unpack_ints(text: Any, delta: bool = True, limit: int = 1 << 26) -> np.ndarray | None:
@@ -144,7 +147,7 @@ def keep_table(was: np.ndarray, back: np.ndarray) -> dict[str, str] | None:
         return None
     # the rows read and written are mostly the same floats: zlib keeps one copy
     both = np.concatenate([a[rows], b[rows]]).astype("<f4").tobytes()
-    return {"at": pack_ints(rows), "rows": base64.b64encode(zlib.compress(both, 9)).decode("ascii")}
+    return {"at": pack_ints(rows), "rows": base64.b64encode(zlib.compress(both, _LEVEL)).decode("ascii")}
 
 
 def put_back_table(out: np.ndarray, record: Any, tol: float = 0.0) -> int:
@@ -201,7 +204,7 @@ def keep_bytes(was: bytes, back: bytes, block: int = BLOCK) -> dict[str, Any] | 
     if len(was) != len(back):
         if len(was) > WHOLE_LIMIT:
             return None
-        return {"whole": base64.b64encode(zlib.compress(was, 9)).decode("ascii"),
+        return {"whole": base64.b64encode(zlib.compress(was, _LEVEL)).decode("ascii"),
                 "crc": [zlib.crc32(back), len(back)]}
     block -= block % 4
     n = (len(was) + block - 1) // block
@@ -216,7 +219,7 @@ def keep_bytes(was: bytes, back: bytes, block: int = BLOCK) -> dict[str, Any] | 
     return {"block": block, "size": len(was), "at": pack_ints(rows),
             "crc": base64.b64encode(np.asarray(crcs, "<u4").tobytes()).decode("ascii"),
             "check": base64.b64encode(checks.tobytes()).decode("ascii"),
-            "xor": base64.b64encode(zlib.compress(x[rows].tobytes(), 9)).decode("ascii")}
+            "xor": base64.b64encode(zlib.compress(x[rows].tobytes(), _LEVEL)).decode("ascii")}
 
 
 def put_back_bytes(now: bytes, record: Any) -> tuple[bytes, int]:

@@ -252,7 +252,7 @@ def mesh_exact(doc: MshFile, prims: list, order: np.ndarray, joint_of_id: np.nda
             if not np.array_equal(joint_of_id, np.arange(len(joint_of_id))):
                 out["joint_of_id"] = [int(j) for j in joint_of_id]
     if doc.positions is not None and n:
-        back = msh_mod.bounding_box(vec_from_gltf(vec_to_gltf(doc.positions)).astype(np.float32))
+        back = msh_mod.bounding_box(doc.positions)     # the axis flip there and back is exact
         rec = restore.keep_table(np.asarray(doc.bbox, np.float32)[None], back[None])
         if rec:
             out["bbox"] = rec
