@@ -13,6 +13,7 @@ import retromesh
 from conftest import EXAMPLES
 from helpers.exact import plain_trip
 from retromesh import LossWarning
+from retromesh.formats import lithtech
 from retromesh.formats.lithtech import samples
 from test_lithtech_layout import v6_file, v9_file
 
@@ -60,3 +61,18 @@ def test_moved_key_changes_that_node_only(tmp_path):
 def _same(a, b) -> bool:
     from helpers.roundtrip import docs_equal
     return docs_equal(a, b)
+
+
+@pytest.mark.parametrize("name", ["model_v12.abc", "model_v6.abc"])
+def test_glb_without_records_still_converts_back(name, tmp_path):
+    """A GLB of the previous release (no ``abc_exact``): written as before, from the scene."""
+    glb = tmp_path / "m.glb"
+    retromesh.convert(EXAMPLES / "lithtech" / name, glb)
+    scene = retromesh.load(glb)
+    assert scene.extras.pop("abc_exact", None) is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LossWarning)
+        retromesh.save(scene, tmp_path / name)
+    was, now = retromesh.read(EXAMPLES / "lithtech" / name), retromesh.read(tmp_path / name)
+    assert lithtech.info(was) == lithtech.info(now)
+    assert retromesh.to_bytes(now) != retromesh.to_bytes(was)      # recomputed, as before
