@@ -198,8 +198,8 @@ def test_save_failure_keeps_old_file(tmp_path, monkeypatch):
     doc = retromesh.read(wiggle_bytes())
     target = tmp_path / "out.b3d"
     target.write_bytes(b"old")
-    import retromesh.formats.b3d as b3d
-    monkeypatch.setattr(b3d.Writer, "getvalue", lambda self: (_ for _ in ()).throw(OSError("disk full")))
+    # the B3D writer's binio.Writer fails as a full disk would
+    monkeypatch.setattr(Writer, "getvalue", lambda self: (_ for _ in ()).throw(OSError("disk full")))
     with pytest.raises(OSError):
         retromesh.write(doc, target)
     assert target.read_bytes() == b"old"

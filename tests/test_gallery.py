@@ -2,8 +2,11 @@
 checked by rendering in headless Chromium."""
 from __future__ import annotations
 
+import re
 import shutil
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import numpy as np
 import pytest
@@ -127,9 +130,64 @@ def test_view_writes_a_page_and_prints_it():
 
 def test_gallery_cli_reports_and_exits(tmp_path):
     _viewer_or_skip()
-    res = CliRunner().invoke(app, ["gallery", str(EXAMPLES / "wolfire"), "-o", str(tmp_path / "s"),
+    res = CliRunner().invoke(app, ["gallery", str(EXAMPLES / "overgrowth"), "-o", str(tmp_path / "s"),
                                    "--no-thumbnails"])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "s" / "index.html").is_file()
     assert CliRunner().invoke(app, ["gallery", str(tmp_path / "nothing"), "-o",
                                     str(tmp_path / "t")]).exit_code == 2
+
+
+# -- links to files with any name --------------------------------------------------------------
+
+#: file names a URL would misread unless encoded: ``%`` escapes, ``#`` fragments, ``?`` queries,
+#: ``:`` a scheme in a first segment, spaces, ``&`` (HTML), non-ASCII
+ODD_NAMES = ("a%2Fb #1.b3d", "what?.b3d", "café ü.b3d", "c:d.b3d", "100% & more.b3d")
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.links += [v for k, v in attrs if k in ("href", "src") and v is not None]
+
+
+def _links(page: Path) -> list[str]:
+    parser = _Links()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser.links
+
+
+def test_links_are_percent_encoded_and_reach_their_files(tmp_path):
+    _viewer_or_skip()
+    root = tmp_path / "in #1"
+    for folder in (root, root / "dir #2?"):
+        folder.mkdir(parents=True)
+        shutil.copy(EXAMPLES / "wiggle.png", folder / "wiggle.png")
+    for name in ODD_NAMES:
+        shutil.copy(EXAMPLES / "wiggle.b3d", root / name)
+    shutil.copy(EXAMPLES / "wiggle.b3d", root / "dir #2?" / "ü #3.b3d")
+    out = tmp_path / "site"
+    cards = build_gallery([root], out, jobs=1, thumbnails=thumbs.browser() is not None)
+    assert sorted(c["name"] for c in cards if c["ok"]) == sorted([*ODD_NAMES, "ü #3.b3d"])
+    pages = [out / "index.html"] + [out / c["page"] for c in cards]
+    linked: set[Path] = set()
+    for page in pages:
+        for link in _links(page):
+            # nothing a browser reads as a scheme, query, fragment or another escape
+            assert re.fullmatch(r"[A-Za-z0-9_.~/-]*(%[0-9A-F]{2}[A-Za-z0-9_.~/-]*)*", link), link
+            parts = urlsplit(link)
+            assert not (parts.scheme or parts.netloc or parts.query or parts.fragment), link
+            target = (page.parent / unquote(parts.path)).resolve()
+            assert target.is_file(), f"{page.name}: {link} -> {target}"
+            linked.add(target)
+    for c in cards:
+        page = (out / c["page"]).resolve()
+        assert page in linked and page.with_name(page.name[:-5] + ".glb.js") in linked
+        if thumbs.browser() is not None:    # Chromium followed the page's links to the model
+            assert (out / c["thumbnail"]).resolve() in linked
+            assert _ink(Image.open(out / c["thumbnail"])).mean() > 0.02, c["name"]
+    assert (out / "models" / "in #1" / "a%2Fb #1.html").is_file()
+    assert 'href="models/in%20%231/a%252Fb%20%231.html"' in (out / "index.html").read_text()

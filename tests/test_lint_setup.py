@@ -1,6 +1,6 @@
 """The type and lint set-up a user and CI rely on: the ``py.typed`` marker ships, ``record`` is
-seen as a dataclass transform, and ``tools/test.sh`` runs both linters (``set -e``: a finding
-fails the script)."""
+seen as a dataclass transform, and ``tools/test.sh`` runs the linters and deptry (``set -e``: a
+finding fails the script)."""
 from __future__ import annotations
 
 import tomllib
@@ -26,16 +26,30 @@ def test_record_is_a_dataclass_transform() -> None:
     assert record.__dataclass_transform__["eq_default"] is True
 
 
-def test_test_script_runs_both_linters_and_fails_on_findings() -> None:
+def test_test_script_runs_the_linters_and_fails_on_findings() -> None:
     script = (ROOT / "tools" / "test.sh").read_text(encoding="utf-8")
     lines = [ln.strip() for ln in script.splitlines()]
     assert "set -euo pipefail" in lines
     assert "python3 -m ruff check src tests" in lines
     assert "python3 -m mypy src/retromesh" in lines
+    assert "python3 -m deptry src" in lines
+    everything = "src tests examples benchmarks tools --optional-dependencies-dev-groups lint"
+    assert f"python3 -m deptry {everything}" in lines
     assert any("[test,lint]" in ln for ln in lines if ln.startswith("python3 -m pip install"))
     pins = _pyproject()["project"]["optional-dependencies"]["lint"]
-    assert {p.split("==")[0] for p in pins} == {"ruff", "mypy"}
+    assert {p.split("==")[0] for p in pins} == {"ruff", "mypy", "deptry"}
     assert all("==" in p for p in pins)
+
+
+def test_deptry_configuration_keeps_the_extras_apart() -> None:
+    """``deptry src`` treats every extra as development-only (the package may import only its
+    runtime dependencies); the ignores are the few imports deptry cannot judge."""
+    deptry = _pyproject()["tool"]["deptry"]
+    extras = set(_pyproject()["project"]["optional-dependencies"])
+    assert set(deptry["optional_dependencies_dev_groups"]) == extras
+    assert deptry["per_rule_ignores"] == {"DEP001": ["bpy", "bpy_extras", "mathutils", "addon_utils"],
+                                          "DEP002": ["pygltflib"]}
+    assert "ignore" not in deptry
 
 
 def test_mypy_configuration_has_no_blanket_ignores() -> None:

@@ -39,7 +39,7 @@ def test_cli_v6_options_and_dump_build(tmp_path):
     info = assert_valid(out)
     assert not info["hasMorphTargets"]
     js = tmp_path / "v6.json"
-    res = runner.invoke(app, ["dump", "--json", str(src)])
+    res = runner.invoke(app, ["dump", str(src)])
     assert res.exit_code == 0
     js.write_text(res.stdout)
     rebuilt = tmp_path / "rebuilt.abc"

@@ -16,7 +16,7 @@ from typing import Any
 
 from . import registry
 from .errors import EngineWarning, RefusedError, RetromeshError
-from .findings import Finding, as_findings
+from .findings import Finding
 
 __all__ = ["check_document", "check_together", "companion_rule", "guard", "refusal"]
 
@@ -40,7 +40,7 @@ def check_document(doc: Any, fmt: registry.Format | None = None) -> list[Finding
     fmt = fmt if fmt is not None else registry.format_of(doc)
     if fmt.check is None:
         return []
-    return as_findings(fmt.check(doc), fmt.name)
+    return list(fmt.check(doc))
 
 
 def check_together(docs: Iterable[tuple[registry.Format, Any]]) -> list[tuple[int, Finding]]:

@@ -8,11 +8,9 @@ loads it but shows or animates it wrongly. Every rule has a stable id, ``<format
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from .records import record
 
-__all__ = ["ERROR", "WARNING", "Finding", "as_findings", "error", "warning"]
+__all__ = ["ERROR", "WARNING", "Finding", "error", "warning"]
 
 ERROR = "error"
 WARNING = "warning"
@@ -41,16 +39,3 @@ def error(rule: str, message: str) -> Finding:
 def warning(rule: str, message: str) -> Finding:
     return Finding(rule, message, WARNING)
 
-
-def as_findings(items: Iterable[Finding | str], format_name: str) -> list[Finding]:
-    """Findings from a format's ``check``; a plain string (``"warning: ..."`` for a warning)
-    becomes a finding of the rule ``<format>.structure``."""
-    out: list[Finding] = []
-    for item in items:
-        if isinstance(item, Finding):
-            out.append(item)
-        elif item.startswith("warning:"):
-            out.append(warning(f"{format_name}.structure", item[len("warning:"):].strip()))
-        else:
-            out.append(error(f"{format_name}.structure", item))
-    return out

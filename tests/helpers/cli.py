@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from click.testing import Result
-from typer.testing import CliRunner
+# typer's own names: typer >= 0.28 no longer installs click
+from typer.testing import CliRunner, Result
 
 from retromesh.cli import app
 

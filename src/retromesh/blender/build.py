@@ -19,7 +19,7 @@ release download wheels with that ``--python-version``). Wheels built for one CP
 run only there, so the manifest's ``blender_version_min``/``max`` span exactly the Blender
 releases whose Python the zip has wheels for; with the newest Python known, the range stays
 open-ended. numpy is not packed: Blender ships it. typer and rich are only used by the command
-line, which the add-on never imports. Nothing here imports bpy.
+line, which the add-on never imports, and packaging only by this builder. Nothing here imports bpy.
 """
 from __future__ import annotations
 
@@ -32,6 +32,8 @@ from email.message import Message
 from pathlib import Path
 from typing import Any
 
+from packaging.markers import Marker
+
 from .wheels import PLATFORMS, WheelName, fetch_wheels, norm, retromesh_wheel, wheel_file_text, wheel_metadata
 
 __all__ = ["build_extension", "build_extensions", "runtime_dependencies", "manifest_text",
@@ -40,8 +42,8 @@ __all__ = ["build_extension", "build_extensions", "runtime_dependencies", "manif
 #: packages Blender's own Python already has (packing them would shadow Blender's copies)
 BLENDER_SHIPS = frozenset({"numpy", "requests", "certifi", "idna", "urllib3", "charset-normalizer",
                            "zstandard", "cython"})
-#: packages only the command line imports
-CLI_ONLY = frozenset({"typer", "rich"})
+#: packages only the command line imports (packaging: only this zip builder)
+CLI_ONLY = frozenset({"typer", "rich", "packaging"})
 #: Blender's Python -> (first Blender release with it, first release after it or None: unknown)
 BLENDER_PYTHONS: dict[str, tuple[str, str | None]] = {
     "3.11": ("4.2.0", "5.1.0"),
@@ -72,10 +74,6 @@ def _marker_ok(req: str, python: str) -> bool:
     marker = req.split(";", 1)[1]
     if "extra" in marker:
         return False
-    try:
-        from packaging.markers import Marker
-    except ImportError:                       # pragma: no cover - pip always vendors it
-        from pip._vendor.packaging.markers import Marker  # type: ignore[assignment]  # the same class, vendored
     return Marker(marker).evaluate({"python_version": python, "python_full_version": python + ".0",
                                     "extra": ""})
 

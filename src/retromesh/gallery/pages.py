@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import json
 from html import escape
+from pathlib import PurePath
 from typing import Any
+from urllib.parse import quote
 
 __all__ = ["index_page", "model_page"]
 
@@ -48,6 +50,13 @@ q.addEventListener('input', apply); f.addEventListener('change', apply);
 """
 
 
+def _link(path: str) -> str:
+    """A site-relative file path as the URL an ``href``/``src`` holds: each segment
+    percent-encoded, so a file named ``a%2Fb #1.html`` is not read as folders ``a/b`` and a
+    fragment ``#1`` (nor ``c:d.html`` as a scheme); ``..`` stays. Safe in an attribute as it is."""
+    return "/".join(quote(part, safe="") for part in PurePath(path).parts)
+
+
 def _counts(card: dict[str, Any]) -> str:
     c = card.get("counts", {})
     parts = [f"{c[k]:,} {label}" for k, label in (("vertices", "vertices"),
@@ -67,7 +76,7 @@ def _card(card: dict[str, Any]) -> str:
                 f'data-format="{fmt}"><div class="noimg">failed</div><div class="body">'
                 f'<div class="name">{name}</div><div class="meta">{fmt}</div>'
                 f'<div class="err">{escape(card["error"])}</div></div></div>')
-    thumb = (f'<img loading="lazy" src="{escape(card["thumbnail"])}" alt="{name}">'
+    thumb = (f'<img loading="lazy" src="{_link(card["thumbnail"])}" alt="{name}">'
              if card.get("thumbnail") else '<div class="noimg">no thumbnail</div>')
     version = f' v{escape(str(card["version"]))}' if card.get("version") is not None else ""
     tex = card.get("textures", {})
@@ -78,8 +87,8 @@ def _card(card: dict[str, Any]) -> str:
                        if tex.get("missing") else "") + "</div>")
     warns = "".join(f'<div class="warn">{escape(w)}</div>' for w in card.get("warnings", [])[:3])
     return (f'<div class="card" data-name="{escape(card["name"].lower())}" data-format="{fmt}">'
-            f'<a href="{escape(card["page"])}">{thumb}</a><div class="body">'
-            f'<div class="name"><a href="{escape(card["page"])}">{name}</a></div>'
+            f'<a href="{_link(card["page"])}">{thumb}</a><div class="body">'
+            f'<div class="name"><a href="{_link(card["page"])}">{name}</a></div>'
             f'<div class="meta">{fmt}{version}</div><div class="meta">{escape(_counts(card))}</div>'
             f'{textures}{warns}</div></div>')
 
@@ -112,8 +121,8 @@ def model_page(card: dict[str, Any], *, assets: str, glb_script: str, back: str 
     opts = json.dumps({"thumbnail": bool(thumbnail)})
     viewer = (f'<div id="viewer"></div><div id="status">loading…</div>'
               f'<script>window.RETROMESH = {opts};</script>'
-              f'<script src="{escape(glb_script)}"></script>'
-              f'<script src="{escape(assets)}/viewer.bundle.js"></script>')
+              f'<script src="{_link(glb_script)}"></script>'
+              f'<script src="{_link(assets + "/viewer.bundle.js")}"></script>')
     if thumbnail:
         return (f'<!doctype html><html><head><meta charset="utf-8"><style>html,body{{margin:0;'
                 f'height:100%;overflow:hidden}}#viewer{{width:{thumbnail}px;height:{thumbnail}px}}'
@@ -127,12 +136,15 @@ def model_page(card: dict[str, Any], *, assets: str, glb_script: str, back: str 
     textures = "".join(f"<tr><td>{escape(t)}</td><td>found</td></tr>" for t in tex.get("found", []))
     textures += "".join(f'<tr><td>{escape(t)}</td><td class="warn">missing</td></tr>'
                         for t in tex.get("missing", []))
-    back_link = f'<a href="{escape(back)}" style="color:#fff">← all models</a>' if back else ""
+    back_link = f'<a href="{_link(back)}" style="color:#fff">← all models</a>' if back else ""
+    looks = "".join(f'<option value="{i}">{escape(v)}</option>'
+                    for i, v in enumerate(card.get("variants", [])))
     return (f'<!doctype html><html><head><meta charset="utf-8"><title>{escape(card["name"])}</title>'
             f'<style>{_STYLE}</style></head><body><header>{back_link}<h1>{escape(card["name"])}</h1>'
             f'<span>{escape(card.get("format", ""))}</span></header>{viewer}'
             f'<div class="controls"><label>animation <select id="animation"></select></label>'
-            f'<label><input type="checkbox" id="wireframe"> wireframe</label>'
+            + (f'<label>look <select id="variant">{looks}</select></label>' if looks else "")
+            + f'<label><input type="checkbox" id="wireframe"> wireframe</label>'
             f'<label><input type="checkbox" id="skeleton"> skeleton</label>'
             f'<span>{escape(_counts(card))}</span></div><main>'
             + (f"<h2>Animations</h2><table>{anims}</table>" if anims else "")

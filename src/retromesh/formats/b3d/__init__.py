@@ -89,7 +89,6 @@ Quirks of the engines that read these files, documented for users, not imitated:
 """
 from __future__ import annotations
 
-from ...binio import Reader, Writer  # noqa: F401  (re-exported: tests patch b3d.Writer)
 from ...registry import Format, register
 from .checks import check, info
 from .chunks import (

@@ -18,7 +18,7 @@ from ...records import record
 
 __all__ = ["B3dFile", "TextureEntry", "Texs", "BrushEntry", "Brus", "NodeChunk", "MeshChunk",
            "Vrts", "Tris", "Bone", "Keys", "AnimChunk", "RawChunk", "read", "write",
-           "vrts_dtype", "keys_dtype", "BONE_DTYPE", "TRI_DTYPE", "Reader", "Writer"]
+           "vrts_dtype", "keys_dtype", "BONE_DTYPE", "TRI_DTYPE"]
 
 BONE_DTYPE = np.dtype([("vertex", "<i4"), ("weight", "<f4")])
 TRI_DTYPE = np.dtype("<i4")
