@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from . import geometry
+from .extras import BLENDER_MARK
 from .scene import Animation, Primitive, Scene
 
 __all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "put_back_rows", "same_rows",
@@ -43,7 +44,7 @@ __all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "put_back
 #: relative tolerance (times max(1, |value|)) of "unedited" for a glTF an editor wrote
 EDITOR_TOLERANCE = 2e-5
 #: the scene extra an editor's export is marked with (the Blender extension sets it)
-EDITOR_KEY = "retromesh_editor"
+EDITOR_KEY = BLENDER_MARK
 #: zlib level of the records (level 9 took as long as the whole conversion of a mesh; 1 keeps
 #: them within a few per cent of its size)
 _LEVEL = 1

@@ -445,6 +445,8 @@ def encode_extras(glb: str | os.PathLike) -> dict[str, dict[str, Any]]:
 
 
 def _mark_blender(doc: dict) -> None:
+    """The scene's extras say which editor wrote the GLB (:data:`BLENDER_MARK`): writers then
+    take a value within their stated tolerance of what retromesh wrote as unedited."""
     scenes = doc.get("scenes") or []
     if scenes and isinstance(scenes[0], dict):
         generator = doc.get("asset", {}).get("generator") if isinstance(doc.get("asset"), dict) \
@@ -461,20 +463,7 @@ def decode_extras(glb: str | os.PathLike) -> None:
     _restore_missing_images(doc)
     snap_noise(doc)
     merge_mesh_joints(doc)
-    _mark_editor(doc)
     _write_glb(Path(glb), doc, rest)
-
-
-def _mark_editor(doc: dict) -> None:
-    """The scene's extras say which editor wrote the GLB (``retromesh.restore.EDITOR_KEY``):
-    writers then take a value within a tolerance of what retromesh wrote as unedited."""
-    from ..restore import EDITOR_KEY
-    gen = (doc.get("asset") or {}).get("generator") or "an editor"
-    for sc in doc.get("scenes") or []:
-        if isinstance(sc, dict):
-            if not isinstance(sc.get("extras"), dict):
-                sc["extras"] = {}
-            sc["extras"][EDITOR_KEY] = str(gen)
 
 
 def _warned(caught: list[warnings.WarningMessage]) -> list[str]:
