@@ -497,6 +497,8 @@ def encode_extras(glb: str | os.PathLike) -> dict[str, dict[str, Any]]:
 
 
 def _mark_blender(doc: dict) -> None:
+    """The scene's extras say which editor wrote the GLB (:data:`BLENDER_MARK`): writers then
+    take a value within their stated tolerance of what retromesh wrote as unedited."""
     scenes = doc.get("scenes") or []
     if scenes and isinstance(scenes[0], dict):
         generator = doc.get("asset", {}).get("generator") if isinstance(doc.get("asset"), dict) \
