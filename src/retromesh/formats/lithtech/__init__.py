@@ -18,15 +18,17 @@ from typing import Any
 from ...binio import Reader
 from ...errors import DocumentError
 from ...findings import Finding
-from ...registry import Format, register, register_converter
+from ...registry import register, register_converter
 from . import abc, abc_v6, lta, lta_model, lta_scene, ltc, samples, scene
 from .abc import AbcModel
 from .abc_v6 import AbcV6Model
 from .lta import LtaFile
 from .ltc import LtcFile
+from .manifest import ABC, LTA, LTC
 
 __all__ = ["abc", "abc_v6", "lta", "lta_model", "lta_scene", "ltc", "scene", "samples", "AbcModel",
-           "AbcV6Model", "LtaFile", "LtcFile", "read", "write", "sniff_version"]
+           "AbcV6Model", "LtaFile", "LtcFile", "read", "write", "sniff_version", "lta_info",
+           "lta_check"]
 
 
 def sniff_version(head: bytes) -> int | None:
@@ -97,13 +99,8 @@ def _sniff(head: bytes) -> bool:
     return sniff_version(head) is not None
 
 
-register(Format(
-    name="abc", family="LithTech",
-    description="LithTech model (NOLF v9-v13, Shogo/Blood 2 v6)",
-    extensions=("abc",), doc_types=(AbcModel, AbcV6Model), sniff=_sniff, magic_certain=True,
-    read=read, write=write, to_scene=scene.to_scene, from_scene=scene.from_scene, endian="<",
-    scene_options=("source", "lods", "flip_mat", "fix_anim_keyframes", "morph"),
-    info=info, check=check))
+register(ABC, doc_types=(AbcModel, AbcV6Model), sniff=_sniff, read=read, write=write,
+         to_scene=scene.to_scene, from_scene=scene.from_scene, info=info, check=check)
 
 
 def lta_info(doc: LtaFile | LtcFile) -> dict[str, Any]:
@@ -120,19 +117,12 @@ def lta_check(doc: LtaFile | LtcFile) -> list[Finding]:
     return lta.check(text) + scene.structural_problems(lta_model.to_model(text))
 
 
-register(Format(
-    name="lta", family="LithTech",
-    description="LithTech text model (ModelEdit LTA: LithTech 2.2, Talon, Jupiter)",
-    extensions=("lta",), doc_types=(LtaFile,), sniff=lta.sniff,
-    read=lta.read, write=lta.write, to_scene=lta_scene.to_scene, from_scene=lta_scene.from_scene,
-    scene_options=("source", "lods"), info=lta_info, check=lta_check))
-
-register(Format(
-    name="ltc", family="LithTech", description="LithTech compressed text model (LTC: LZSS of LTA)",
-    extensions=("ltc",), doc_types=(LtcFile,), sniff=ltc.sniff,
-    read=ltc.read, write=ltc.write, to_scene=lta_scene.ltc_to_scene,
-    from_scene=lta_scene.ltc_from_scene, scene_options=("source", "lods"), info=lta_info,
-    check=lta_check))
+register(LTA, doc_types=(LtaFile,), sniff=lta.sniff, read=lta.read, write=lta.write,
+         to_scene=lta_scene.to_scene, from_scene=lta_scene.from_scene, info=lta_info,
+         check=lta_check)
+register(LTC, doc_types=(LtcFile,), sniff=ltc.sniff, read=ltc.read, write=ltc.write,
+         to_scene=lta_scene.ltc_to_scene, from_scene=lta_scene.ltc_from_scene, info=lta_info,
+         check=lta_check)
 
 register_converter("abc", "lta", lta_scene.abc_to_lta)
 register_converter("lta", "abc", lta_scene.lta_to_abc)
