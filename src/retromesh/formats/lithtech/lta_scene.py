@@ -8,8 +8,9 @@ a few bytes per vertex), so nodes ABC has no record for (``tools-info``, ``add-n
 ``file-info``, render styles, unknown ones) and the exact layout come back.
 
 ``from_scene`` makes the ABC records of the scene (:func:`.scene.from_scene`, v12) and
-compares them with the records the kept text gives after the same trip (text -> records ->
-scene -> records): alike (reals within :data:`TOLERANCE`: a glTF holds float32), the scene
+compares them with the records of the kept text (the ABC mapping gives an unedited model back
+byte for byte), else with those the kept text gives after the same trip (text -> records ->
+scene as a GLB holds it -> records) with reals within :data:`TOLERANCE`: alike, the scene
 is unedited and the kept text is written as it was, byte for byte; else the records are
 written as new ModelEdit text (:func:`.lta_model.from_model`), with a LossWarning naming what
 the kept text had that the new one has not.
@@ -22,7 +23,7 @@ import warnings
 import zlib
 from typing import Any
 
-from ... import jsoncodec
+from ... import jsoncodec, restore
 from ...errors import DocumentError, FormatError, LossWarning
 from ...scene import Scene
 from . import abc as abcmod, lta, scene as abc_scene
@@ -112,6 +113,26 @@ def same(a: Any, b: Any) -> bool:
     return True
 
 
+def _unedited(kept: bytes, model: AbcModel) -> bool:
+    """Whether ``model`` (the records of a scene) is what the kept text gives: the same ABC
+    bytes (the ABC mapping puts an unedited model back byte for byte), else the same records
+    as the kept text's own trip through a scene as a GLB holds it, reals within TOLERANCE."""
+    try:
+        target = to_model(lta.parse(kept))
+        if abcmod.write(target) == abcmod.write(model):
+            return True
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref_scene = restore.as_glb_holds(abc_scene.to_scene(target))
+            # as a glTF file holds it: empty values are left out of its JSON
+            ref_scene.extras = {k: v for k, v in (ref_scene.extras or {}).items()
+                                if v not in ([], {}, "")}
+            ref = jsoncodec.encode(_model(ref_scene))
+    except FormatError:
+        return False
+    return same(ref, jsoncodec.encode(model))
+
+
 def from_scene(scene: Scene, **options: Any) -> LtaFile:
     """A Scene as LTA text: the kept text when the scene is unedited, else new ModelEdit text."""
     with warnings.catch_warnings(record=True) as caught:
@@ -119,19 +140,8 @@ def from_scene(scene: Scene, **options: Any) -> LtaFile:
         model = _model(scene)
     kept = unpack((scene.extras or {}).get(TEXT_KEY))
     if kept is not None:
-        try:
-            kdoc = lta.parse(kept)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                ref_scene = abc_scene.to_scene(to_model(kdoc))
-                # as a glTF file holds it: empty values are left out of its JSON
-                ref_scene.extras = {k: v for k, v in (ref_scene.extras or {}).items()
-                                    if v not in ([], {}, "")}
-                ref = jsoncodec.encode(_model(ref_scene))
-        except FormatError:
-            kdoc, ref = None, None
-        if kdoc is not None and same(ref, jsoncodec.encode(model)):
-            return kdoc
+        if _unedited(kept, model):
+            return lta.parse(kept)
         warnings.warn("the scene differs from the LTA text it was read from; written as new "
                       "ModelEdit text (nodes ABC has no record for, such as tools-info and "
                       "add-node-obb-list values, and the old layout are not kept)",
