@@ -178,16 +178,22 @@ def restore(scene: Scene) -> dict[str, Any] | None:
                   palette=palette, limbs=limbs, trailing=kept["trailing"])
     if kept["raw_body"] is not None and not edited:
         doc.raw_body = RawBody(*kept["raw_body"])
-    return {"": doc,
-            companion(scene, ".hva", ".vxl"): _restore_hva(scene, root, limb_nodes, limbs)}
+    hva = _restore_hva(scene, root, limb_nodes, limbs, kept["no_hva"])
+    return {"": doc} if hva is None else {"": doc, companion(scene, ".hva", ".vxl"): hva}
 
 
-def _restore_hva(scene: Scene, root: Node, nodes: list[int], limbs: list[Limb]) -> HvaFile:
-    """The kept ``.hva`` when the nodes still give its matrices, else one made from them."""
+def _restore_hva(scene: Scene, root: Node, nodes: list[int], limbs: list[Limb],
+                 no_hva: bool = False) -> HvaFile | None:
+    """The kept ``.hva`` when the nodes still give its matrices, else one made from them;
+    None for a file read without one whose limbs still stand where their tailers put them."""
     hdoc, sections, fps = kept_hva(root.extras.get(HVA_KEY), len(limbs))
     frames = max(hdoc.frames, 1) if hdoc is not None else 1
     times = np.arange(frames, dtype=np.float64) / fps
     got = [_vxl_frames(scene, ni, times) for ni in nodes]
+    if hdoc is None and no_hva and not any(len(a.channels) for a in scene.animations[:1]) and all(
+            np.allclose(g, want := limb_matrices(limb, None), atol=1e-4 * max(1.0, float(np.abs(want).max())))
+            for g, limb in zip(got, limbs)):
+        return None
     if hdoc is not None and len(sections) == len(limbs):
         ok = True
         for g, limb, sec in zip(got, limbs, sections):
