@@ -42,7 +42,7 @@ from .voxelize import mesh_triangles, voxelise_in_grid, voxelize_scene
 from .voxels import VoxelGrid, normal_indices
 from .vxl import Limb, RawBody, VxlFile
 
-__all__ = ["canonical_triangles", "from_scene", "restore"]
+__all__ = ["DROPPED_BY_VXL", "canonical_triangles", "from_scene", "restore", "warn_dropped"]
 
 #: VXL (x, y, z) -> glTF (y, z, x)
 _TO_GLTF = [1, 2, 0]
@@ -113,10 +113,36 @@ def _node_matrices(scene: Scene, ni: int, times: np.ndarray) -> np.ndarray:
     S = np.repeat(np.asarray(n.scale, np.float64)[None], f, 0)
     for a in scene.animations[:1]:
         for c in a.channels:
-            if c.node == ni:
-                v = c.sample(times)
-                {"translation": T, "rotation": R, "scale": S}[c.path][:] = v
+            trs = {"translation": T, "rotation": R, "scale": S}.get(c.path)
+            if c.node == ni and trs is not None:      # morph weights: dropped (warn_dropped)
+                trs[:] = c.sample(times)
     return compose_trs(T, R, S)
+
+
+#: how the kept-.vxl writer's warning of what it drops begins (the .vox writer says its own)
+DROPPED_BY_VXL = "a .vxl + .hva"
+
+
+def warn_dropped(scene: Scene, animations: int, what: str) -> None:
+    """One LossWarning naming what a kept file written back cannot hold: morph targets,
+    points and lines, animations after the first ``animations`` ones and, in those, morph
+    weight keys (``.hva`` moves limbs; a ``.vox`` holds no animation)."""
+    lost: list[str] = []
+    prims = [(n.name, p) for n in scene.nodes if n.mesh is not None
+             for p in scene.meshes[n.mesh].primitives]
+    morphs = sorted({name for name, p in prims if p.targets})
+    if morphs:
+        lost.append("morph targets (" + ", ".join(morphs[:4]) + ")")
+    if any(p.mode != 4 and len(p.positions) for _, p in prims):
+        lost.append("points and lines")
+    if any(c.path == "weights" for a in scene.animations[:animations] for c in a.channels):
+        lost.append("morph weight keys")
+    extra = [a.name or f"animation {i}" for i, a in enumerate(scene.animations)][animations:]
+    if extra:
+        lost.append("animations " + ", ".join(extra[:4]))
+    if lost:
+        warnings.warn(f"{what} has no place for {'; '.join(lost)}: left out", LossWarning,
+                      stacklevel=4)
 
 
 def _k(limb: Limb) -> np.ndarray:
@@ -173,6 +199,7 @@ def restore(scene: Scene) -> dict[str, Any] | None:
     if edited:
         warnings.warn(f"edited limbs voxelised again in their own grids: {', '.join(edited)}",
                       LossWarning, stacklevel=3)
+    warn_dropped(scene, 1, DROPPED_BY_VXL)
     doc = VxlFile(magic=kept["magic"], palette_count=kept["palette_count"],
                   remap_start=kept["remap"][0], remap_end=kept["remap"][1],
                   palette=palette, limbs=limbs, trailing=kept["trailing"])
