@@ -12,10 +12,12 @@ is a kept limb, unless ``native=False`` or a voxelisation option (``resolution``
 * an edited limb is voxelised again *in its own grid* (same size, bounds, scale, normal table;
   colours matched to the kept palette; normals estimated for that table), so sizes and modes
   stay those of the game file;
-* the ``.hva``: the kept one when every limb's node transform and keys still give its matrices
-  (to 1e-4), else the kept one with the matrices of the limbs' sections made from the nodes'
-  transforms and keys (sampled at the kept fps, so its frame count stays), else (none kept)
-  one made from the nodes, one section per limb.
+* the ``.hva``: the kept one, each matrix (limb and frame) as it was while the node's
+  transform and keys still give it (to 1e-4 of the matrix's size: what Blender's float32
+  transforms keep), else made from the node (sampled at the kept fps, so the frame count
+  stays): one moved limb changes its own matrices only. None kept: one made from the nodes,
+  one section per limb; none read (a ``.vxl`` without ``.hva``, ``no_hva`` in the kept
+  file): none written while the limbs stand where their tailers put them.
 
 A scene loaded with the generic ``scale=`` option is measured back in voxels first (the factor
 is in ``scene.extras["scale"]``). Anything else (a new mesh node, no kept data) is voxelised
@@ -222,23 +224,25 @@ def _restore_hva(scene: Scene, root: Node, nodes: list[int], limbs: list[Limb],
             for g, limb in zip(got, limbs)):
         return None
     if hdoc is not None and len(sections) == len(limbs):
-        ok = True
-        for g, limb, sec in zip(got, limbs, sections):
+        # per limb and frame: the kept matrix while the node still gives it (within 1e-4 of
+        # its size: Blender stores transforms as float32 TRS), so one moved limb changes its
+        # own section's matrices only
+        same = np.ones((frames, len(limbs)), bool)
+        for li, (g, limb, sec) in enumerate(zip(got, limbs, sections)):
             want = limb_matrices(limb, None if sec is None or hdoc.frames == 0
                                  else hdoc.matrices[:, sec])
             if len(want) == 1:
                 want = np.repeat(want, frames, 0)
-            if not np.allclose(g, want, atol=1e-4 * max(1.0, float(np.abs(want).max()))):
-                ok = False
-                break
-        if ok:
+            tol = 1e-4 * max(1.0, float(np.abs(want).max())) + 1e-5 * np.abs(want)
+            same[:, li] = np.all(np.abs(g - want) <= tol, axis=(1, 2))
+        if same.all():
             return hdoc
-        if hdoc.frames:                 # the kept file's sections, with the scene's matrices
+        if hdoc.frames:                 # the kept file's sections, the moved ones from the scene
             new = _hva_matrices(got, limbs)
             mats = np.array(hdoc.matrices, np.float32, copy=True)
             for li, sec in enumerate(sections):
                 if sec is not None:
-                    mats[:, sec] = new[:, li]
+                    mats[~same[:, li], sec] = new[~same[:, li], li]
             return HvaFile(name=hdoc.name, section_names=list(hdoc.section_names),
                            matrices=mats, trailing=hdoc.trailing)
     names = [limb.name.split(b"\0", 1)[0].ljust(16, b"\0")[:16] for limb in limbs]
