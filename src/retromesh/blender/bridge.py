@@ -421,8 +421,9 @@ def _node_ranks(nodes: list[dict]) -> list[float] | None:
         value = extras.pop(NODE_ORDER, None) if isinstance(extras, dict) else None
         if isinstance(extras, dict) and not extras:
             del node["extras"]
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        marks.append(float(value) if ok else None)
+        mark = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+            else math.nan
+        marks.append(mark if math.isfinite(mark) else None)
     if all(m is None for m in marks):
         return None
     ranks: list[float | None] = list(marks)
