@@ -139,3 +139,17 @@ def test_every_writer_takes_an_example_with_a_weights_animation(name, own, tmp_p
     glb_path = _with_weights_animation(EX / name, tmp_path, own)
     scene = retromesh.load(glb_path)
     _check(_save_everywhere(scene, tmp_path))
+
+
+@pytest.mark.parametrize("ext", ["vxl", "vox"])
+def test_westwood_names_what_it_drops(ext, tmp_path):
+    """The fuzzing case: a .vxl's GLB whose first animation also keys morph weights."""
+    scene = retromesh.load(_with_weights_animation(EX / "westwood/tank.vxl", tmp_path, False))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        retromesh.save(scene, tmp_path / f"back.{ext}")
+    said = [str(w.message) for w in caught if issubclass(w.category, retromesh.LossWarning)]
+    assert any(f"a .{ext}" in m and "morph targets (HULL)" in m for m in said), said
+    if ext == "vxl":           # the limbs and the .hva are the kept ones
+        assert (tmp_path / "back.vxl").read_bytes() == (EX / "westwood/tank.vxl").read_bytes()
+        assert (tmp_path / "back.hva").read_bytes() == (EX / "westwood/tank.hva").read_bytes()
