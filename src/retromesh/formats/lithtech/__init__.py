@@ -15,10 +15,11 @@ from typing import Any
 from ...binio import Reader
 from ...errors import DocumentError
 from ...findings import Finding
-from ...registry import Format, register
+from ...registry import register
 from . import abc, abc_v6, samples, scene
 from .abc import AbcModel
 from .abc_v6 import AbcV6Model
+from .manifest import ABC
 
 __all__ = ["abc", "abc_v6", "scene", "samples", "AbcModel", "AbcV6Model", "read", "write", "sniff_version"]
 
@@ -91,10 +92,5 @@ def _sniff(head: bytes) -> bool:
     return sniff_version(head) is not None
 
 
-register(Format(
-    name="abc", family="LithTech",
-    description="LithTech model (NOLF v9-v13, Shogo/Blood 2 v6)",
-    extensions=("abc",), doc_types=(AbcModel, AbcV6Model), sniff=_sniff, magic_certain=True,
-    read=read, write=write, to_scene=scene.to_scene, from_scene=scene.from_scene, endian="<",
-    scene_options=("source", "lods", "flip_mat", "fix_anim_keyframes", "morph"),
-    info=info, check=check))
+register(ABC, doc_types=(AbcModel, AbcV6Model), sniff=_sniff, read=read, write=write,
+         to_scene=scene.to_scene, from_scene=scene.from_scene, info=info, check=check)

@@ -106,15 +106,18 @@ Scene -> v9..v13 (``from_scene``: the version of the scene's ``abc_version`` ext
 from __future__ import annotations
 
 import copy
+import warnings
 from typing import Any
 
 import numpy as np
 
-from ...errors import DocumentError
+from ... import restore
+from ...binio import Reader
+from ...errors import DocumentError, FormatError
 from ...extras import integer
 from ...findings import Finding, error, warning
 from ...scene import Scene
-from . import abc as abcmod
+from . import abc as abcmod, abc_v6
 from .abc import AbcModel, HeaderSection, PiecesSection
 from .abc_v6 import AbcV6Model
 from .scene_common import bind_deviation, latin1, tree_parents
@@ -131,10 +134,33 @@ def to_scene(doc, *, source=None, lods: bool = True, flip_mat: int | None = None
     """An ABC model as a Scene (see the module docstring for the mapping)."""
     with np.errstate(all="ignore"):     # nonsense values are caught by the finite checks
         if isinstance(doc, AbcV6Model):
-            return to_scene_v6(doc, lods, flip_mat, fix_anim_keyframes, morph)
-        if isinstance(doc, AbcModel):
-            return to_scene_v9(doc, lods)
-    raise DocumentError(f"{type(doc).__name__} is not an ABC model")
+            scene = to_scene_v6(doc, lods, flip_mat, fix_anim_keyframes, morph)
+        elif isinstance(doc, AbcModel):
+            scene = to_scene_v9(doc, lods)
+        else:
+            raise DocumentError(f"{type(doc).__name__} is not an ABC model")
+    if lods and morph and flip_mat is None and fix_anim_keyframes is None:
+        _keep_file(scene, doc)      # (read in the file's own terms: it can come back as it is)
+    return scene
+
+
+def _write(doc: AbcModel | AbcV6Model) -> bytes:
+    return abc_v6.write(doc) if isinstance(doc, AbcV6Model) else abcmod.write(doc)
+
+
+def _keep_file(scene: Scene, doc: AbcModel | AbcV6Model) -> None:
+    """What the writer does not give back byte for byte from the scene as a GLB holds it, block
+    by block (scene extra ``abc_exact``, :func:`retromesh.restore.keep_bytes`): from_scene puts
+    it back where it writes the same blocks again."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            back = _write(from_scene(restore.as_glb_holds(scene)))
+        except (DocumentError, FormatError):
+            return
+    rec = restore.keep_bytes(_write(doc), back)
+    if rec:
+        scene.extras["abc_exact"] = rec
 
 
 def from_scene(scene: Scene, *, version: int | None = None, **options: Any) -> AbcModel | AbcV6Model:
@@ -145,9 +171,16 @@ def from_scene(scene: Scene, *, version: int | None = None, **options: Any) -> A
     if version is None:
         version = 6 if integer(ex, "abc_version", 12, 6, 13) == 6 else \
             integer(ex, "abc_version", 12, min(abcmod.VERSIONS), max(abcmod.VERSIONS))
-    if version == 6:
-        return from_scene_v6(scene)
-    return from_scene_v9(scene, version).model
+    doc = from_scene_v6(scene) if version == 6 else from_scene_v9(scene, version).model
+    rec = ex.get("abc_exact")
+    if rec is None or (version == 6) != (integer(ex, "abc_version", 12, 6, 13) == 6):
+        return doc
+    data = _write(doc)
+    kept, n = restore.put_back_bytes(data, rec)
+    if not n:
+        return doc
+    reread = abc_v6.read if version == 6 else abcmod.read
+    return reread(Reader(kept, file="abc"))
 
 
 # -- checks --------------------------------------------------------------------------------
