@@ -65,7 +65,7 @@ FORMAT_INDEX = {
     **dict.fromkeys(("anm", "fzx", "obj", "phxbn", "sav", "solid"), "retromesh.formats.wolfire"),
     **dict.fromkeys(("overgrowth-xml", "xml"), "retromesh.formats.wolfire"),
     **dict.fromkeys(("lugaru-skeleton", "lugaru-animation"), "retromesh.formats.wolfire"),
-    "abc": "retromesh.formats.lithtech",
+    **dict.fromkeys(("abc", "dtx", "png"), "retromesh.formats.lithtech"),
     **dict.fromkeys(("ani", "cms", "lsmat", "msh", "skl"), "retromesh.formats.lostsaga"),
     **dict.fromkeys(("aos-vxl", "hva", "vox", "vxl"), "retromesh.formats.westwood"),
 }
