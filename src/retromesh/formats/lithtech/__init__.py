@@ -99,7 +99,7 @@ register(Format(
     description="LithTech model (NOLF v9-v13, Shogo/Blood 2 v6)",
     extensions=("abc",), doc_types=(AbcModel, AbcV6Model), sniff=_sniff, magic_certain=True,
     read=read, write=write, to_scene=scene.to_scene, from_scene=scene.from_scene, endian="<",
-    scene_options=("source", "lods", "flip_mat", "fix_anim_keyframes", "morph"),
+    scene_options=("source", "lods", "flip_mat", "fix_anim_keyframes", "morph", "texture_path"),
     info=info, check=check))
 
 

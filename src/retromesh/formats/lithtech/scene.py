@@ -106,6 +106,8 @@ Scene -> v9..v13 (``from_scene``: the version of the scene's ``abc_version`` ext
 from __future__ import annotations
 
 import copy
+import os
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -114,7 +116,7 @@ from ...errors import DocumentError
 from ...extras import integer
 from ...findings import Finding, error, warning
 from ...scene import Scene
-from . import abc as abcmod
+from . import abc as abcmod, skins as skins_mod
 from .abc import AbcModel, HeaderSection, PiecesSection
 from .abc_v6 import AbcV6Model
 from .scene_common import bind_deviation, latin1, tree_parents
@@ -127,17 +129,24 @@ __all__ = ["to_scene", "from_scene", "structural_problems", "bind_deviation", "t
 
 
 def to_scene(doc, *, source=None, lods: bool = True, flip_mat: int | None = None,
-             fix_anim_keyframes: int | None = None, morph: bool = True) -> Scene:
-    """An ABC model as a Scene (see the module docstring for the mapping)."""
+             fix_anim_keyframes: int | None = None, morph: bool = True,
+             texture_path: Iterable[str | os.PathLike] = ()) -> Scene:
+    """An ABC model as a Scene (see the module docstring for the mapping), wearing the skins
+    the games would give it (:mod:`.skins`: found beside ``source`` or in ``texture_path``)."""
     with np.errstate(all="ignore"):     # nonsense values are caught by the finite checks
         if isinstance(doc, AbcV6Model):
-            return to_scene_v6(doc, lods, flip_mat, fix_anim_keyframes, morph)
-        if isinstance(doc, AbcModel):
-            return to_scene_v9(doc, lods)
-    raise DocumentError(f"{type(doc).__name__} is not an ABC model")
+            scene = to_scene_v6(doc, lods, flip_mat, fix_anim_keyframes, morph)
+        elif isinstance(doc, AbcModel):
+            scene = to_scene_v9(doc, lods)
+        else:
+            raise DocumentError(f"{type(doc).__name__} is not an ABC model")
+    return skins_mod.dress(scene, source if isinstance(source, (str, os.PathLike)) else None,
+                           [texture_path] if isinstance(texture_path, (str, os.PathLike))
+                           else texture_path)
 
 
-def from_scene(scene: Scene, *, version: int | None = None, **options: Any) -> AbcModel | AbcV6Model:
+def from_scene(scene: Scene, *, version: int | None = None, skins: str | None = None,
+               **options: Any) -> AbcModel | AbcV6Model | dict[str, Any]:
     """A Scene as an ABC model: the version its extras name (``abc_version``, as ``to_scene``
     writes it), else v12, unless ``version`` says otherwise (6 or 9..13); see the module
     docstring."""
@@ -145,9 +154,11 @@ def from_scene(scene: Scene, *, version: int | None = None, **options: Any) -> A
     if version is None:
         version = 6 if integer(ex, "abc_version", 12, 6, 13) == 6 else \
             integer(ex, "abc_version", 12, min(abcmod.VERSIONS), max(abcmod.VERSIONS))
-    if version == 6:
-        return from_scene_v6(scene)
-    return from_scene_v9(scene, version).model
+    model = from_scene_v6(scene) if version == 6 else from_scene_v9(scene, version).model
+    if skins is None:
+        return model
+    # the skins beside the model, named as skins.py finds them again ({stem}.dtx, _head.dtx)
+    return {"": model, **skins_mod.skin_outputs(scene, "32" if skins == "dtx" else skins)}
 
 
 # -- checks --------------------------------------------------------------------------------
