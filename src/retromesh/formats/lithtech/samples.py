@@ -19,7 +19,7 @@ import numpy as np
 
 from ...binio import Reader
 from ...transforms import compose_trs, quat_multiply, world_matrices
-from . import abc, abc_v6
+from . import abc, abc_v6, dtx_samples
 from .abc import (
     CORNER,
     TRANSFORM13,
@@ -288,9 +288,10 @@ def sample_bytes(version: int = 12, **kw) -> bytes:
 
 def documents() -> dict[str, Any]:
     """Format name -> a small complete native document: v12 as ``"abc"``, every other version
-    as ``"abc:v<version>"`` (v6 has its own reader and writer)."""
+    as ``"abc:v<version>"`` (v6 has its own reader and writer); the DTX textures of every
+    layout and a PNG (:mod:`.dtx_samples`)."""
     return {"abc": build_sample(12), **{f"abc:v{v}": build_sample(v) for v in SAMPLE_VERSIONS
-                                       if v != 12}}
+                                       if v != 12}, **dtx_samples.documents()}
 
 
 def write_example(folder: str | Path) -> list[Path]:
