@@ -12,7 +12,8 @@ Decoding (:func:`to_rgba`) follows the engine's converters (``pixelformat.cpp``)
 * v1/v1.5 8-bit palettised: the header palette's r, g, b (its a byte is not used by the
   engine's ``CC_8PtoBF``); alpha from the 4-bit masks (``n * 17``) when there are masks.
 
-Encoding (:func:`from_rgba`) builds a whole texture the way LithTech's tools do: mip levels by
+Encoding (:func:`from_rgba`) builds a whole texture the way LithTech's tools do (8 bits narrow
+to n rounded to nearest, so that decoding and encoding again gives the same values): mip levels by
 2x2 box averaging rounded down (``dtx_BuildMipmaps``); palettised levels take every other index
 of the level above (no new colours); DXT through Pillow's ``bcn`` encoder (Pillow >= 11.3: the
 encoder came in 11.2 and wrote past its buffer on large images until 11.3, CVE-2025-48379).
@@ -60,8 +61,10 @@ def _widen(v: np.ndarray, bits: int) -> np.ndarray:
 
 
 def _narrow(v: np.ndarray, bits: int) -> np.ndarray:
+    # rounded, not down as the engine's m_ScaleFrom8: so that a 16-bit texture read and
+    # written again keeps its values (rounding down turns a widened 1 of 5 bits into 0)
     top = (1 << bits) - 1
-    return (v.astype(np.uint32) * top) // 255
+    return (v.astype(np.uint32) * top + 127) // 255
 
 
 def _layout16(flags: int) -> tuple[tuple[int, int], ...]:
