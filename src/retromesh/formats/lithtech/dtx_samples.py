@@ -2,6 +2,7 @@
 the ``dtx`` and ``png`` part of the family's :func:`.samples.documents`."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -9,7 +10,8 @@ import numpy as np
 from . import dtx, dtx_pixels, png
 from .dtx import DtxSection, DtxTexture
 
-__all__ = ["documents", "gradient", "VARIANTS"]
+__all__ = ["documents", "gradient", "VARIANTS", "write_skins", "skin_rgba",
+           "write_game_layout"]
 
 #: sample name -> (bpp code, version, flags)
 VARIANTS = {
@@ -68,4 +70,63 @@ def documents() -> dict[str, Any]:
         out[name] = dtx_pixels.from_rgba(gradient(), bpp=bpp, version=version, flags=flags)
     out.update(_extras())
     out["png"] = png.from_rgba(gradient())
+    return out
+
+
+def skin_rgba(size: int = 64, hue: int = 0) -> np.ndarray:
+    """A checked skin (two colours, a border): a texture whose mapping shows on a model."""
+    y, x = np.mgrid[0:size, 0:size]
+    check = ((x // 8 + y // 8) % 2).astype(bool)
+    rgba = np.empty((size, size, 4), np.uint8)
+    rgba[...] = (200, 60 + hue, 40, 255)
+    rgba[check] = (240, 200, 120 + hue // 2, 255)
+    edge = (x < 2) | (y < 2) | (x >= size - 2) | (y >= size - 2)
+    rgba[edge] = (30, 30, 30, 255)
+    return rgba
+
+
+def write_skins(folder: str | Path) -> list[Path]:
+    """The example models' skins, named as :mod:`.skins` finds them beside a model:
+    ``model_v12.dtx`` (DXT5) and ``model_v12_head.dtx`` (32-bit) for the NOLF-style model,
+    ``model_v6.dtx`` (LithTech 1.0, 8-bit palettised) for the Blood 2-style one."""
+    folder = Path(folder)
+    made = {"model_v12.dtx": dtx_pixels.from_rgba(skin_rgba(), bpp=dtx.BPP_DXT5),
+            "model_v12_head.dtx": dtx_pixels.from_rgba(skin_rgba(32, 80)),
+            "model_v6.dtx": dtx_pixels.from_rgba(skin_rgba(32, 40), version=dtx.VERSION_1)}
+    out = []
+    for name, doc in made.items():
+        (folder / name).write_bytes(dtx.write(doc))
+        out.append(folder / name)
+    return out
+
+
+MODELBUTES = """// the attribute file of a Jupiter (NOLF2) game: the skins each model wears
+[Model0]
+Name = "Hero"
+ModelFile = "Chars\\Models\\Hero_Action.ltb"
+Skin0 = "Chars\\Skins\\Hero_Action.dtx"
+Skin1 = "Chars\\Skins\\Hero_Action_head.dtx"
+Skin2 = "Chars\\Skins\\Old\\hero_v1.dtx"
+"""
+
+
+def write_game_layout(folder: str | Path, model: bytes) -> list[Path]:
+    """A model in a game's resource folder: ``Chars/Models/Hero_Action.abc`` (``model``, the
+    file's bytes), its skins under ``Chars/Skins`` and ``Attributes/modelbutes.txt`` naming
+    them; returns the files written."""
+    folder = Path(folder)
+    files = {"Chars/Models/Hero_Action.abc": model,
+             "Chars/Skins/Hero_Action.dtx": dtx.write(dtx_pixels.from_rgba(
+                 skin_rgba(), bpp=dtx.BPP_DXT1)),
+             "Chars/Skins/Hero_Action_head.dtx": dtx.write(dtx_pixels.from_rgba(
+                 skin_rgba(32, 80), bpp=dtx.BPP_32P)),
+             "Chars/Skins/Old/hero_v1.dtx": dtx.write(dtx_pixels.from_rgba(
+                 skin_rgba(16, 40), version=dtx.VERSION_15)),
+             "Attributes/modelbutes.txt": MODELBUTES.encode("latin-1")}
+    out = []
+    for rel, data in files.items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        out.append(path)
     return out

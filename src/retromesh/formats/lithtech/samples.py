@@ -295,7 +295,8 @@ def documents() -> dict[str, Any]:
 
 
 def write_example(folder: str | Path) -> list[Path]:
-    """Write ``model_v12.abc`` and ``model_v6.abc`` into ``folder``."""
+    """Write ``model_v12.abc`` and ``model_v6.abc`` into ``folder``, with the skins they wear
+    (:func:`.dtx_samples.write_skins`: found beside them, as the games' loaders would)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     out = []
@@ -303,4 +304,4 @@ def write_example(folder: str | Path) -> list[Path]:
         path = folder / f"model_v{version}.abc"
         path.write_bytes(sample_bytes(version))
         out.append(path)
-    return out
+    return out + dtx_samples.write_skins(folder)
