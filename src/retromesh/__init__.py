@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from .formats.b3d.chunks import B3dFile
     from .formats.lithtech.abc_model import AbcModel
     from .formats.lithtech.abc_v6 import AbcV6Model
+    from .formats.lithtech.dtx import DtxTexture
+    from .formats.lithtech.png import PngImage
     from .formats.lostsaga.ani import AniFile
     from .formats.lostsaga.cms import CmsFile
     from .formats.lostsaga.material import MaterialScript
@@ -65,7 +67,7 @@ if TYPE_CHECKING:
         B3dFile | AbcModel | AbcV6Model | AniFile | CmsFile | MaterialScript | MshFile | SklFile
         | HvaFile | VoxFile | VxlFile | AosMap | AnmFile | FzxFile | ObjFile | PhxbnFile | SavFile
         | SolidFile | OgXmlFile | LugaruSkeletonFile | LugaruCharacter | LugaruAnimationFile
-        | GltfDocument)
+        | GltfDocument | DtxTexture | PngImage)
 
 __version__ = "0.1.0"
 
@@ -116,6 +118,10 @@ def _read(source: Source, format: str | None) -> tuple[Any, Format, str | None, 
 def read(source: Source, format: Literal["b3d"]) -> B3dFile: ...
 @overload
 def read(source: Source, format: Literal["abc"]) -> AbcModel | AbcV6Model: ...
+@overload
+def read(source: Source, format: Literal["dtx"]) -> DtxTexture: ...
+@overload
+def read(source: Source, format: Literal["png"]) -> PngImage: ...
 @overload
 def read(source: Source, format: Literal["ani"]) -> AniFile: ...
 @overload

@@ -51,9 +51,11 @@ def _cubemap() -> DtxTexture:
 def _extras() -> dict[str, DtxTexture]:
     """The header fields and the layouts our encoder does not make by itself."""
     code0 = dtx_pixels.from_rgba(gradient(8, 8), mips=4)
-    code0.header.bpp = 0                    # read as 32-bit, as the engine does
-    code0.header.command = b"lighting 1".ljust(dtx.COMMAND_LEN, b"\0")
-    code0.header.detail_scale, code0.header.detail_angle, code0.header.group = 2.0, -45, 1
+    h = code0.header
+    assert isinstance(h, dtx.DtxHeader)     # version -5: from_rgba's default
+    h.bpp = 0                               # read as 32-bit, as the engine does
+    h.command = b"lighting 1".ljust(dtx.COMMAND_LEN, b"\0")
+    h.detail_scale, h.detail_angle, h.group = 2.0, -45, 1
     lights = dtx_pixels.from_rgba(gradient(8, 8), version=dtx.VERSION_1)
     lights.sections = [DtxSection(b"LIGHTDEFS".ljust(15, b"\0"), data=b"light 1 0 0\0")]
     lights.header.section_count = 1
