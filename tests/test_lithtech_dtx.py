@@ -351,3 +351,18 @@ def test_corpus_textures_round_trip(path):
     doc = _read(data)
     assert _bytes(doc) == data
     dtx_pixels.to_rgba(doc)
+
+
+def test_levels_without_pixels_are_refused_not_crashed(tmp_path):
+    doc = dtx_pixels.from_rgba(dtx_samples.gradient(8, 8), mips=4)
+    doc.header.mip_count = 5
+    doc.levels.append(b"")                      # a 0x0 level, as a 15-level file has
+    back = _read(_bytes(doc))
+    with pytest.raises(retromesh.UnsupportedError, match="no pixels"):
+        dtx_pixels.to_rgba(back, 4)
+    path = tmp_path / "flat.dtx"
+    doc.header.height = 0
+    doc.levels = [b""] * 5
+    path.write_bytes(_bytes(doc))
+    with pytest.raises(retromesh.RetromeshError):
+        retromesh.convert(path, tmp_path / "flat.png")

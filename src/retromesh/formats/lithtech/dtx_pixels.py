@@ -116,6 +116,8 @@ def to_rgba(doc: DtxTexture, level: int = 0, face: int = 0) -> np.ndarray:
     if not 0 <= level < len(doc.levels):
         raise UnsupportedError(f"mip: 0..{len(doc.levels) - 1}, got {level}")
     w, hh = dtx.level_sizes(h)[level]
+    if not w or not hh:
+        raise UnsupportedError(f"mip level {level} is {w}x{hh}: it has no pixels")
     data = _level_data(doc, level, face)
     bpp = dtx.bpp_of(h)
     out = np.empty((hh, w, 4), np.uint8)

@@ -225,6 +225,8 @@ def dress(scene: Scene, source: str | os.PathLike | None,
     ``lithtech_skin`` extra (found or not: a texture that is not there would make the glTF
     refer to a file that does not exist)."""
     finder = SkinFinder(source, texture_path)
+    if source is None and not finder.texture_path:
+        return scene                # read from bytes: nowhere to look
     for mat in scene.materials:
         m = _MATERIAL.match(mat.name)
         if m is None or mat.base_color_texture is not None:
