@@ -74,7 +74,7 @@ def writers(out: Path) -> None:
             target = out / f"bench.{ext}"
             cpu, wall, outcome = _run(lambda scene=scene, target=target: retromesh.save(scene, target))
             print(f"{ext:6} {label + ' ' + kind[:4]:14} {cpu:6.2f} {wall:7.2f}  {outcome}")
-    from retromesh.formats.wolfire.anm import write
+    from retromesh.formats.overgrowth.anm import write
     from test_hostile import _anm
     for label, length, bones in (("campaign .anm (70 min, 6 bones)", 4_195_504, 6),
                                  ("near the cap (138 s, 120 bones)", 138_000, 120)):

@@ -5,8 +5,9 @@
 * ``wiggle.b3d``: a skinned, animated tentacle (4 bones, 2 UV-mapped materials, one ANIM of
   48 frames at 24 fps) — the shape of a Minetest/Luanti mob model.
 * ``crate.b3d`` + ``crate.png``: a static textured box (brush with a texture, per-vertex normals).
-* ``wolfire/``: an Overgrowth skeleton (``stick.phxbn``), its OBJ, two animations, ragdoll
-  volumes (``stick.fzx``), a save file and a Lugaru ``box.solid``.
+* ``overgrowth/``: an Overgrowth skeleton (``stick.phxbn``), its OBJ, two animations, ragdoll
+  volumes (``stick.fzx``) and a save file.
+* ``lugaru/``: a Lugaru ``box.solid``.
 * ``lithtech/``: ``model_v12.abc`` (pieces with LODs, weights, nodes, sockets, animations) and
   ``model_v6.abc`` (the Shogo/Blood 2 layout with vertex animation).
 * ``lostsaga/``: a skinned ``column.msh`` with its ``column.skl``, an animation, a material script
@@ -54,10 +55,12 @@ def main(out: Path = HERE) -> None:
     from retromesh.formats.b3d import samples as b3d
     from retromesh.formats.lithtech import samples as lithtech
     from retromesh.formats.lostsaga import samples as lostsaga
+    from retromesh.formats.lugaru import samples as lugaru
+    from retromesh.formats.overgrowth import samples as overgrowth
     from retromesh.formats.westwood import samples as westwood
-    from retromesh.formats.wolfire import samples as wolfire
     b3d.write_example(out)
-    wolfire.write_example(out / "wolfire")
+    lugaru.write_example(out / "lugaru")
+    overgrowth.write_example(out / "overgrowth")
     lostsaga.write_example(out / "lostsaga")
     (out / "lostsaga" / "column_diffuse.png").write_bytes(column_png())   # named by column.txt
     westwood.write_example(out / "westwood")

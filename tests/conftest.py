@@ -45,7 +45,7 @@ def corpus_params(folder: str, *patterns: str):
 EXAMPLES = ROOT / "examples"
 
 #: family package name -> its samples module (the same API in every family: test_contract.py)
-FAMILIES = ("b3d", "lithtech", "lostsaga", "westwood", "wolfire")
+FAMILIES = ("b3d", "lithtech", "lostsaga", "lugaru", "overgrowth", "westwood")
 
 
 @pytest.fixture(scope="session", params=sorted(blender_run.VENVS))

@@ -64,10 +64,10 @@ def _mark(*keys: str):
 EXAMPLES: dict[str, list[str]] = {
     "wiggle.b3d": ["wiggle.b3d"],
     "crate.b3d": ["crate.b3d"],
-    "box.solid": ["wolfire/box.solid"],
-    "stick.phxbn": ["wolfire/stick.phxbn", "wolfire/stick.obj", "wolfire/walk.anm",
-                    "wolfire/wave.anm"],
-    "stick.fzx": ["wolfire/stick.fzx"],
+    "box.solid": ["lugaru/box.solid"],
+    "stick.phxbn": ["overgrowth/stick.phxbn", "overgrowth/stick.obj", "overgrowth/walk.anm",
+                    "overgrowth/wave.anm"],
+    "stick.fzx": ["overgrowth/stick.fzx"],
     "model_v12.abc": ["lithtech/model_v12.abc"],
     "model_v6.abc": ["lithtech/model_v6.abc"],
     "column.msh": ["lostsaga/column.msh", "lostsaga/column.skl", "lostsaga/column_wave.ani",
@@ -339,7 +339,7 @@ def _model_files(paths) -> list[str]:
 RENAMED = {
     "column.msh": (EXAMPLES["column.msh"], "pillar.msh",
                    ["pillar.msh", "pillar.skl", "pillar.txt", "pillar_wave.ani"]),
-    "stick.phxbn": (["wolfire/stick.phxbn", "wolfire/stick.obj", "wolfire/walk.anm"], "man.phxbn",
+    "stick.phxbn": (["overgrowth/stick.phxbn", "overgrowth/stick.obj", "overgrowth/walk.anm"], "man.phxbn",
                     ["man.obj", "man.phxbn", "walk.anm"]),
 }
 

@@ -2,6 +2,7 @@
 dependency list, and that the add-on's import path stays free of bpy and the CLI's packages."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tomllib
@@ -9,14 +10,15 @@ from pathlib import Path
 
 from retromesh.blender import bridge
 from retromesh.blender.build import BLENDER_SHIPS, CLI_ONLY, manifest_text, runtime_dependencies
+from retromesh.gltf.container import pack, unpack
 
 ROOT = Path(__file__).resolve().parents[1]
 EX = ROOT / "examples"
 
 
 def test_group_picks_main_file_and_companions():
-    jobs = bridge.group_files([EX / "wolfire/walk.anm", EX / "wolfire/stick.phxbn",
-                               EX / "wolfire/wave.anm"])
+    jobs = bridge.group_files([EX / "overgrowth/walk.anm", EX / "overgrowth/stick.phxbn",
+                               EX / "overgrowth/wave.anm"])
     assert len(jobs) == 1 and jobs[0].main.name == "stick.phxbn"
     assert [p.name for p in jobs[0].options["animations"]] == ["walk.anm", "wave.anm"]
     assert jobs[0].options["mesh"].name == "stick.obj"          # found beside by name
@@ -85,8 +87,8 @@ def test_extras_survive_blender_as_marked_json(tmp_path):
 
 
 def test_marked_json_edited_into_nonsense_stays_text():
-    assert bridge._decode({"a": bridge.JSON_MARK + "{oops"}) == {"a": bridge.JSON_MARK + "{oops"}
-    assert bridge._encode({"n": None, "b": True, "big": 2 ** 40, "s": "x", "f": 1.5}) == {
+    assert bridge.decode_extras_value({"a": bridge.JSON_MARK + "{oops"}) == {"a": bridge.JSON_MARK + "{oops"}
+    assert bridge.encode_extras_value({"n": None, "b": True, "big": 2 ** 40, "s": "x", "f": 1.5}) == {
         "n": bridge.JSON_MARK + "null", "b": bridge.JSON_MARK + "true",
         "big": bridge.JSON_MARK + str(2 ** 40), "s": "x", "f": 1.5}
 
@@ -105,17 +107,22 @@ def test_texture_whose_image_is_missing_comes_back_after_blender_drops_it(tmp_pa
     bridge.load_to_glb(bridge.group_files([src / "column.msh"])[0], glb)
     assert retromesh.load(glb).textures[0].image is None      # column_diffuse.png is not there
     bridge.encode_extras(glb)
-    doc, rest = bridge._read_glb(glb)
+    doc, rest = _read_glb(glb)
     for m in doc["materials"]:                                 # what Blender's exporter does
         m["pbrMetallicRoughness"].pop("baseColorTexture")
     for key in ("textures", "images", "samplers"):
         doc.pop(key, None)
-    bridge._write_glb(glb, doc, rest)
+    glb.write_bytes(pack(json.dumps(doc).encode(), rest))
     bridge.decode_extras(glb)
     scene = retromesh.load(glb)
     assert [t.uri for t in scene.textures] == ["column_diffuse.png"]
     assert scene.materials[0].base_color_texture is not None
     assert bridge.MISSING_IMAGES not in scene.materials[0].extras
+
+
+def _read_glb(glb):
+    json_text, bin_data = unpack(glb.read_bytes())
+    return json.loads(json_text), bin_data
 
 
 def _glb_doc(nodes, skins, animations=()):
@@ -131,8 +138,8 @@ def test_blender_armature_split_folds_back_into_the_mesh_joint():
              {"name": "bone0"}]
     doc = _glb_doc(nodes, [{"joints": [2, 3]}],
                    [{"channels": [{"target": {"node": 3, "path": "rotation"}}]}])
-    bridge._snap_noise(doc)
-    bridge._merge_mesh_joints(doc)
+    bridge.snap_noise(doc)
+    bridge.merge_mesh_joints(doc)
     assert [n["name"] for n in doc["nodes"]] == ["B", "bone0"]
     assert doc["nodes"][0] == {"name": "B", "children": [1], "mesh": 0, "skin": 0,
                                "extras": {"m": 1, "b": 2}}
@@ -144,7 +151,7 @@ def test_armature_that_moves_on_its_own_is_kept():
     nodes = [{"name": "A", "children": [1, 2], "translation": [0, 1, 0]},
              {"name": "M", "mesh": 0, "skin": 0}, {"name": "B", "extras": {bridge.MESH_JOINT: 1}}]
     doc = _glb_doc(nodes, [{"joints": [2]}])
-    bridge._merge_mesh_joints(doc)
+    bridge.merge_mesh_joints(doc)
     assert [n["name"] for n in doc["nodes"]] == ["A", "M", "B"] and "extras" not in doc["nodes"][2]
 
 
@@ -158,13 +165,13 @@ def test_file_names_ride_on_the_imported_objects_and_come_back_to_the_scene(tmp_
     record = bridge.files_record(glb)
     assert isinstance(record, str) and record.startswith(bridge.JSON_MARK)
     # what Blender writes: the object's property on its node, another model's on the scene
-    doc, rest = bridge._read_glb(glb)
-    doc["scenes"][0]["extras"][FILES] = bridge._encode({FILES: {"source": "other.msh"}})[FILES]
+    doc, rest = _read_glb(glb)
+    doc["scenes"][0]["extras"][FILES] = bridge.encode_extras_value({FILES: {"source": "other.msh"}})[FILES]
     doc["nodes"][doc["scenes"][0]["nodes"][0]].setdefault("extras", {})[
         bridge.FILES_PROPERTY] = record
-    bridge._write_glb(glb, doc, rest)
+    glb.write_bytes(pack(json.dumps(doc).encode(), rest))
     bridge.decode_extras(glb)
-    doc, _ = bridge._read_glb(glb)
+    doc, _ = _read_glb(glb)
     assert doc["scenes"][0]["extras"][FILES]["source"] == "column.msh"
     assert doc["scenes"][0]["extras"][FILES]["animations"] == [["column_wave", "column_wave.ani"]]
     assert not any(bridge.FILES_PROPERTY in n.get("extras", {}) for n in doc["nodes"])
@@ -174,11 +181,11 @@ def test_animations_of_other_names_beside_the_only_model_are_found(tmp_path):
     """An exported ``stick.phxbn`` with ``walk.anm`` (retromesh.filenames) imports whole again
     from the main file alone; beside a second model they are not guessed."""
     for name in ("stick.phxbn", "stick.obj", "walk.anm", "wave.anm"):
-        (tmp_path / name).write_bytes((EX / "wolfire" / name).read_bytes())
+        (tmp_path / name).write_bytes((EX / "overgrowth" / name).read_bytes())
     job, = bridge.group_files([tmp_path / "stick.phxbn"])
     assert [p.name for p in job.options["animations"]] == ["walk.anm", "wave.anm"]
     assert job.options["mesh"].name == "stick.obj"
-    (tmp_path / "man.phxbn").write_bytes((EX / "wolfire" / "stick.phxbn").read_bytes())
+    (tmp_path / "man.phxbn").write_bytes((EX / "overgrowth" / "stick.phxbn").read_bytes())
     job, = bridge.group_files([tmp_path / "stick.phxbn"])
     assert "animations" not in job.options
 

@@ -61,8 +61,8 @@ def _weapon_glb(tmp_path):
 
 
 def test_weapon_node_through_blender(blender, tmp_path):
-    from retromesh.formats.wolfire import scene as wscene
-    from retromesh.formats.wolfire.bones import unpack_mats
+    from retromesh.formats.overgrowth import scene_write as wscene
+    from retromesh.formats.overgrowth.bones import unpack_mats
     anm, glb = _weapon_glb(tmp_path)
     res = blender.run(SCRIPT, {"src": str(glb), "node": "weapon0", "plain": str(tmp_path / "p.glb"),
                                "edited": str(tmp_path / "e.glb")})
@@ -80,8 +80,8 @@ def test_weapon_node_through_blender(blender, tmp_path):
 
 
 def test_fzx_through_blender(blender, tmp_path):
-    from retromesh.formats.wolfire.fzx_scene_write import scene_to_fzx
-    src = ROOT / "examples" / "wolfire" / "stick.fzx"
+    from retromesh.formats.overgrowth.fzx_scene_write import scene_to_fzx
+    src = ROOT / "examples" / "overgrowth" / "stick.fzx"
     retromesh.convert(src, tmp_path / "f.glb")
     res = blender.run(SCRIPT, {"src": str(tmp_path / "f.glb"), "node": "", "plain": str(tmp_path / "p.glb")})
     assert res["plain"] == ["FINISHED"]

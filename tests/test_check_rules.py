@@ -17,8 +17,8 @@ from helpers.make_examples_import import wiggle_bytes
 from retromesh import registry
 from retromesh.formats import b3d
 from retromesh.formats.lostsaga import samples as ls_samples
-from retromesh.formats.wolfire import fzx, samples as wf_samples
-from retromesh.formats.wolfire.obj import write_obj
+from retromesh.formats.overgrowth import fzx, samples as og_samples
+from retromesh.formats.overgrowth.obj import write_obj
 
 
 def check_json(*args) -> dict:
@@ -33,8 +33,8 @@ def rules_of(*args) -> dict[str, str]:
 
 
 @pytest.fixture
-def wolfire(tmp_path):
-    return {p.name: p for p in wf_samples.write_example(tmp_path / "wf")}
+def overgrowth(tmp_path):
+    return {p.name: p for p in og_samples.write_example(tmp_path / "wf")}
 
 
 @pytest.fixture
@@ -44,20 +44,20 @@ def lostsaga(tmp_path):
 
 # -- Overgrowth ---------------------------------------------------------------------------------
 
-def test_phxbn_beside_an_obj_of_other_vertex_count_is_refused(wolfire):
-    obj = wolfire["stick.obj"]
+def test_phxbn_beside_an_obj_of_other_vertex_count_is_refused(overgrowth):
+    obj = overgrowth["stick.obj"]
     obj.write_bytes(write_obj(np.eye(3), np.array([[0, 1, 2]])))       # one triangle
-    res = run("check", wolfire["stick.phxbn"])
+    res = run("check", overgrowth["stick.phxbn"])
     assert res.exit_code == 1, res.output
     assert "Skeleton file and model file have different vertex counts." in flat(res)
     assert "stick.obj" in flat(res)
-    assert rules_of(wolfire["stick.phxbn"])["phxbn.vertex_count"] == "error"
+    assert rules_of(overgrowth["stick.phxbn"])["phxbn.vertex_count"] == "error"
     # --no-companions judges the skeleton alone; --mesh names the mesh
-    assert run("check", "--no-companions", wolfire["stick.phxbn"]).exit_code == 0
+    assert run("check", "--no-companions", overgrowth["stick.phxbn"]).exit_code == 0
     good = obj.with_name("good.obj")
-    good.write_bytes(wf_samples.stick_obj())
-    assert run("check", "--mesh", good, wolfire["stick.phxbn"]).exit_code == 0
-    assert run("check", "--mesh", obj, wolfire["stick.phxbn"]).exit_code == 1
+    good.write_bytes(og_samples.stick_obj())
+    assert run("check", "--mesh", good, overgrowth["stick.phxbn"]).exit_code == 0
+    assert run("check", "--mesh", obj, overgrowth["stick.phxbn"]).exit_code == 1
 
 
 def _asymmetric(path: Path) -> None:
@@ -67,17 +67,17 @@ def _asymmetric(path: Path) -> None:
     path.write_bytes(retromesh.to_bytes(doc))
 
 
-def test_asymmetric_skeleton_is_an_error_in_the_engines_words(wolfire):
-    _asymmetric(wolfire["stick.phxbn"])
-    res = run("check", wolfire["stick.phxbn"])
+def test_asymmetric_skeleton_is_an_error_in_the_engines_words(overgrowth):
+    _asymmetric(overgrowth["stick.phxbn"])
+    res = run("check", overgrowth["stick.phxbn"])
     assert res.exit_code == 1
     assert "PHXBN skeleton is not symmetrical." in flat(res)
 
 
-def test_convert_refuses_an_asymmetric_skeleton_unless_forced(wolfire, tmp_path):
-    _asymmetric(wolfire["stick.phxbn"])
+def test_convert_refuses_an_asymmetric_skeleton_unless_forced(overgrowth, tmp_path):
+    _asymmetric(overgrowth["stick.phxbn"])
     glb = tmp_path / "s.glb"
-    assert run("convert", "--no-companions", wolfire["stick.phxbn"], "-o", glb).exit_code == 0
+    assert run("convert", "--no-companions", overgrowth["stick.phxbn"], "-o", glb).exit_code == 0
     out = tmp_path / "out" / "s.phxbn"
     res = run("convert", glb, "-o", out)
     assert res.exit_code == 1
@@ -108,7 +108,7 @@ def test_chicken_to_phxbn_is_refused(path, tmp_path):
 
 
 def test_fzx_label_words_are_the_engines(tmp_path):
-    doc = wf_samples.fzx_sample()
+    doc = og_samples.fzx_sample()
     doc.objects[0].label = b"Knee Sphere Banana"
     (tmp_path / "k.fzx").write_bytes(fzx.write(doc))
     res = run("check", tmp_path / "k.fzx")
@@ -124,7 +124,7 @@ def test_fzx_sided_parts_and_volume_slots():
     six = [fzx.FzxObject(b"L Shin Box M")] * 3 + [fzx.FzxObject(b"R shin sphere")] * 3
     found = fzx.check(fzx.FzxFile(objects=six))
     assert [f.rule for f in found] == ["fzx.shapes_per_bone"] and "R shin" in found[0].message
-    assert fzx.check(wf_samples.fzx_sample()) == []
+    assert fzx.check(og_samples.fzx_sample()) == []
 
 
 # -- Lost Saga ----------------------------------------------------------------------------------
@@ -214,9 +214,9 @@ def test_vxl_read_with_its_hva(tmp_path):
 
 # -- the whole check ------------------------------------------------------------------------------
 
-def test_json_lists_each_finding_per_file(wolfire):
-    _asymmetric(wolfire["stick.phxbn"])
-    res = run("check", "--json", wolfire["stick.phxbn"], wolfire["walk.anm"])
+def test_json_lists_each_finding_per_file(overgrowth):
+    _asymmetric(overgrowth["stick.phxbn"])
+    res = run("check", "--json", overgrowth["stick.phxbn"], overgrowth["walk.anm"])
     assert res.exit_code == 1
     data = json.loads(res.output)
     assert data["failed"] == 1 and data["ok"] == 1
@@ -225,7 +225,7 @@ def test_json_lists_each_finding_per_file(wolfire):
     assert first["format"] == "phxbn" and not first["ok"]
     assert first["companions"] == ["stick.obj", "walk.anm", "wave.anm"]
     assert {"rule", "severity", "message"} <= set(first["findings"][0])
-    assert second == {"file": str(wolfire["walk.anm"]), "format": "anm", "ok": True,
+    assert second == {"file": str(overgrowth["walk.anm"]), "format": "anm", "ok": True,
                       "findings": []}
 
 
@@ -235,12 +235,12 @@ def test_unreadable_file_is_reported_not_raised(tmp_path):
     assert data["failed"] == 1 and "error" in data["files"][0]
 
 
-def test_damaged_files_give_only_format_errors(wolfire, lostsaga, tmp_path):
+def test_damaged_files_give_only_format_errors(overgrowth, lostsaga, tmp_path):
     """Bytes flipped and cut in every example: check reports, it never crashes."""
     rng = np.random.default_rng(7)
-    sources = [*wolfire.values(), *lostsaga.values(),
+    sources = [*overgrowth.values(), *lostsaga.values(),
                *(p for p in sorted((ROOT / "examples").rglob("*"))
-                 if p.suffix in (".b3d", ".abc", ".vxl", ".hva", ".vox"))]
+                 if p.suffix in (".b3d", ".abc", ".vxl", ".hva", ".vox", ".solid"))]
     d = tmp_path / "bad"
     d.mkdir()
     for n, src in enumerate(sources):
@@ -290,13 +290,13 @@ def test_every_rule_id_is_in_the_docs():
 
 
 def test_old_save_version_is_refused():
-    rules = {f.rule for f in registry.get("sav").check(wf_samples.sav_sample(2))}
+    rules = {f.rule for f in registry.get("sav").check(og_samples.sav_sample(2))}
     assert rules == {"sav.version"}
-    assert registry.get("sav").check(wf_samples.sav_sample(3)) == []
+    assert registry.get("sav").check(og_samples.sav_sample(3)) == []
 
 
-def test_ragdoll_joint_and_ik_bone_ids_are_bounded(wolfire):
-    doc = retromesh.read(wolfire["stick.phxbn"])
+def test_ragdoll_joint_and_ik_bone_ids_are_bounded(overgrowth):
+    doc = retromesh.read(overgrowth["stick.phxbn"])
     doc.control.joints[0].bones = (0, 99)
     doc.simple_ik[0].bone = -1
     rules = {f.rule: f.severity for f in registry.get("phxbn").check(doc)}
@@ -317,7 +317,7 @@ def test_non_invertible_hva_matrix_is_refused_in_openras_words():
 def test_symmetry_is_the_skeleton_loaders_test():
     """Each end within a squared distance of 1e-4 of a mirrored bone's end (the loader's
     test, brute force here) — on random near-symmetric skeletons and a large degenerate one."""
-    from retromesh.formats.wolfire import phxbn
+    from retromesh.formats.overgrowth import phxbn
     rng = np.random.default_rng(3)
     mirror = np.array([-1.0, 1.0, 1.0])
     for _ in range(200):
@@ -334,3 +334,23 @@ def test_symmetry_is_the_skeleton_loaders_test():
     flat = phxbn.PhxbnFile(points=np.zeros((40000, 3), "<f4"),
                            bone_ends=np.arange(40000).reshape(-1, 2).astype("<i4"))
     assert phxbn.symmetry_problems(flat) == []
+
+
+def test_one_vertex_count_rule_for_every_caller(tmp_path):
+    """``phxbn.vertex_count_problem`` is the rule: the companion check, the scene mapping and
+    the descriptor chain say what it says (version 11 refused, older weights misread)."""
+    from retromesh.formats.overgrowth import phxbn
+    v11, v10 = og_samples.phxbn_fixture(11), og_samples.phxbn_fixture(10)
+    corners = len(v11.control.weights)
+    assert phxbn.vertex_count_problem(v11, corners) is None
+    assert phxbn.vertex_count_problem(v11, corners - 3) == phxbn.VERTEX_COUNTS
+    assert phxbn.vertex_count_problem(v10, corners - 3) == phxbn.MISREAD_WEIGHTS
+    assert phxbn.vertex_count_problem(og_samples.phxbn_fixture(11, rigging_stage=0), 3) is None
+    for version, said in ((11, phxbn.VERTEX_COUNTS), (10, phxbn.MISREAD_WEIGHTS)):
+        skel = tmp_path / f"v{version}.phxbn"
+        retromesh.write(og_samples.phxbn_fixture(version), skel)
+        small = tmp_path / "small.obj"
+        small.write_bytes(write_obj(np.eye(3), np.array([[0, 1, 2]])))
+        assert said in flat(run("check", "--mesh", small, skel))
+        with pytest.raises(retromesh.FormatError, match=re.escape(said)):
+            retromesh.load(skel, mesh=small)

@@ -115,7 +115,7 @@ def test_folder_outputs_do_not_collide(tmp_path):
     d = tmp_path / "in"
     d.mkdir()
     (d / "box.b3d").write_bytes(crate_bytes())
-    from retromesh.formats.wolfire.samples import write_example  # includes a .solid
+    from retromesh.formats.lugaru.samples import write_example  # box.solid
     solid = next(p for p in write_example(tmp_path / "w") if p.suffix == ".solid")
     (d / "box.solid").write_bytes(solid.read_bytes())
     res = runner.invoke(app, ["convert", str(d), "-o", str(tmp_path / "out")])

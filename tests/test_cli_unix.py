@@ -78,7 +78,7 @@ def test_dump_reads_stdin_and_writes_stdout():
 
 
 def test_format_without_magic_needs_f():
-    data = (EX / "wolfire" / "box.solid").read_bytes()
+    data = (EX / "lugaru" / "box.solid").read_bytes()
     res = run("info", "-", input=data)
     assert res.exit_code == 1
     text = " ".join(res.output.split())

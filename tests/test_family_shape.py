@@ -25,7 +25,7 @@ def _tree(path: Path) -> ast.Module:
 
 
 def test_the_rule_names_every_family() -> None:
-    assert FAMILIES == ["b3d", "lithtech", "lostsaga", "westwood", "wolfire"]
+    assert FAMILIES == ["b3d", "lithtech", "lostsaga", "lugaru", "overgrowth", "westwood"]
     rule = RULE.read_text(encoding="utf-8")
     for module in ROLES:
         assert f"`{module}`" in rule

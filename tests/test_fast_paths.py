@@ -2,6 +2,8 @@
 written in parts, the atomic write of parts."""
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -33,15 +35,11 @@ def bone_lists(draw):
 
 def _both_entries(bones, n):
     """:func:`skinning.entries` per BONE and joined into one part (many small BONEs)."""
-    old = skinning._JOIN_BELOW
-    try:
-        out = []
-        for join in (0, 1 << 30):
-            skinning._JOIN_BELOW = join
+    out = []
+    for join in (0, 1 << 30):
+        with mock.patch.object(skinning, "_JOIN_BELOW", join):   # hypothesis: no monkeypatch
             out.append(skinning.entries(bones, n))
-        return out
-    finally:
-        skinning._JOIN_BELOW = old
+    return out
 
 
 def _top4_reference(v, j, w, n):
@@ -64,7 +62,7 @@ def test_top4_gathering_is_the_sorting_path(case):
     for ent in _both_entries(bones, n):
         positive = [(j if np.ndim(j) == 0 else j[w > 0], v[w > 0], w[w > 0])
                     for j, v, w in ent.parts]
-        got = skinning._top4(positive, n)
+        got = skinning.top4(positive, n)
         v, j, w = ent
         pos = w > 0
         want = _top4_reference(v[pos], j[pos], w[pos], n)
@@ -273,7 +271,7 @@ def test_twins_are_the_later_triangles_of_a_vertex_set(tris, big):
 @given(st.lists(st.tuples(st.tuples(*[st.integers(0, 3)] * 4),
                           st.tuples(*[st.sampled_from([0.0, 0.25, 0.5, 1.0])] * 4)), max_size=12))
 def test_duplicate_joints_merged_as_pair_by_pair(rows):
-    from retromesh.gltf.writer import _merge_duplicate_joints
+    from retromesh.gltf.writer import merge_duplicate_joints
     j = np.array([r[0] for r in rows], np.uint16).reshape(-1, 4)
     w = np.array([r[1] for r in rows], np.float32).reshape(-1, 4)
     rj, rw = j.copy(), w.copy()
@@ -283,7 +281,7 @@ def test_duplicate_joints_merged_as_pair_by_pair(rows):
             rw[dup, a] += rw[dup, b]
             rw[dup, b] = 0
             rj[dup, b] = 0
-    gj, gw = _merge_duplicate_joints(j.copy(), w.copy())
+    gj, gw = merge_duplicate_joints(j.copy(), w.copy())
     assert np.array_equal(gj, rj) and np.array_equal(gw, rw)
 
 
@@ -378,8 +376,8 @@ def number_arrays(draw):
 @given(st.lists(number_arrays(), max_size=6))
 def test_first_not_finite32_is_the_first_bad_array(arrays):
     """Small arrays (< 4096 values) are looked at first, then big ones, each in order."""
-    from retromesh.scene import _finite32, _first_not_finite32
+    from retromesh.scene import finite32, first_not_finite32
     small = [i for i, a in enumerate(arrays) if np.size(a) < 4096]
     big = [i for i, a in enumerate(arrays) if np.size(a) >= 4096]
-    want = next((i for i in small + big if not _finite32(arrays[i])), None)
-    assert _first_not_finite32(arrays) == want
+    want = next((i for i in small + big if not finite32(arrays[i])), None)
+    assert first_not_finite32(arrays) == want

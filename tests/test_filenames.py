@@ -18,8 +18,8 @@ from retromesh import batch, filenames
 from retromesh.cli import app
 from retromesh.errors import LossWarning
 from retromesh.formats.lostsaga import samples as lostsaga_samples
+from retromesh.formats.overgrowth import samples as og_samples
 from retromesh.formats.westwood import samples as westwood_samples
-from retromesh.formats.wolfire import samples as wolfire_samples
 from retromesh.scene import Animation, Channel
 
 runner = CliRunner()
@@ -40,9 +40,9 @@ def lostsaga(tmp_path) -> Path:
 
 
 @pytest.fixture
-def wolfire(tmp_path) -> Path:
-    folder = tmp_path / "wolfire"
-    wolfire_samples.write_example(folder)          # stick.phxbn .obj, walk.anm, wave.anm
+def overgrowth(tmp_path) -> Path:
+    folder = tmp_path / "overgrowth"
+    og_samples.write_example(folder)          # stick.phxbn .obj, walk.anm, wave.anm
     return folder
 
 
@@ -81,16 +81,16 @@ def test_cli_lost_saga_animation_comes_back_as_column_wave(lostsaga, tmp_path):
     assert len(a1.tracks) == len(a0.tracks) and a1.total_time == a0.total_time
 
 
-def test_cli_overgrowth_walk_comes_back_as_walk(wolfire, tmp_path):
+def test_cli_overgrowth_walk_comes_back_as_walk(overgrowth, tmp_path):
     glb = tmp_path / "s.glb"
-    res = runner.invoke(app, ["convert", str(wolfire / "stick.phxbn"), "--mesh",
-                              str(wolfire / "stick.obj"), "--animation", str(wolfire / "walk.anm"),
+    res = runner.invoke(app, ["convert", str(overgrowth / "stick.phxbn"), "--mesh",
+                              str(overgrowth / "stick.obj"), "--animation", str(overgrowth / "walk.anm"),
                               "-o", str(glb)])
     assert res.exit_code == 0, res.output
     res = runner.invoke(app, ["convert", str(glb), "-o", str(tmp_path / "back" / "stick.phxbn")])
     assert res.exit_code == 0, res.output
     assert _names((tmp_path / "back").iterdir()) == ["stick.obj", "stick.phxbn", "walk.anm"]
-    a0 = retromesh.read(wolfire / "walk.anm")
+    a0 = retromesh.read(overgrowth / "walk.anm")
     a1 = retromesh.read(tmp_path / "back" / "walk.anm")
     assert [k.time for k in a1.keyframes] == [k.time for k in a0.keyframes]
     # and the loop goes round again: the only skeleton of its folder reads walk.anm with it
@@ -127,25 +127,25 @@ def test_lost_saga_animation_read_as_the_main_file(lostsaga, tmp_path):
     assert got == ["column.msh", "column.skl", "column.txt", "column_wave.ani"]
 
 
-def test_overgrowth_animations_keep_their_names_beside_a_renamed_skeleton(wolfire, tmp_path):
-    got = _through_glb(wolfire / "stick.phxbn", tmp_path / "s.glb", tmp_path / "out" / "man.phxbn",
-                       mesh=wolfire / "stick.obj",
-                       animations=[wolfire / "walk.anm", wolfire / "wave.anm"])
+def test_overgrowth_animations_keep_their_names_beside_a_renamed_skeleton(overgrowth, tmp_path):
+    got = _through_glb(overgrowth / "stick.phxbn", tmp_path / "s.glb", tmp_path / "out" / "man.phxbn",
+                       mesh=overgrowth / "stick.obj",
+                       animations=[overgrowth / "walk.anm", overgrowth / "wave.anm"])
     assert got == ["man.obj", "man.phxbn", "walk.anm", "wave.anm"]
 
 
-def test_overgrowth_animation_read_as_the_main_file(wolfire, tmp_path):
+def test_overgrowth_animation_read_as_the_main_file(overgrowth, tmp_path):
     """``walk.anm`` read with its skeleton: the model is ``stick.phxbn``, the animation stays
     ``walk.anm`` (it is not renamed after the skeleton)."""
-    got = _through_glb(wolfire / "walk.anm", tmp_path / "w.glb", tmp_path / "out" / "stick.phxbn",
-                       skeleton=wolfire / "stick.phxbn", mesh=wolfire / "stick.obj")
+    got = _through_glb(overgrowth / "walk.anm", tmp_path / "w.glb", tmp_path / "out" / "stick.phxbn",
+                       skeleton=overgrowth / "stick.phxbn", mesh=overgrowth / "stick.obj")
     assert got == ["stick.obj", "stick.phxbn", "walk.anm"]
 
 
-def test_overgrowth_animation_named_after_the_skeleton(wolfire, tmp_path):
-    shutil.copy(wolfire / "walk.anm", wolfire / "stick.anm")
-    got = _through_glb(wolfire / "stick.phxbn", tmp_path / "s.glb", tmp_path / "out" / "man.phxbn",
-                       mesh=wolfire / "stick.obj", animations=[wolfire / "stick.anm"])
+def test_overgrowth_animation_named_after_the_skeleton(overgrowth, tmp_path):
+    shutil.copy(overgrowth / "walk.anm", overgrowth / "stick.anm")
+    got = _through_glb(overgrowth / "stick.phxbn", tmp_path / "s.glb", tmp_path / "out" / "man.phxbn",
+                       mesh=overgrowth / "stick.obj", animations=[overgrowth / "stick.anm"])
     assert got == ["man.anm", "man.obj", "man.phxbn"]
 
 
@@ -163,10 +163,10 @@ def test_westwood_hva_keeps_its_name(westwood, tmp_path):
     assert got == ["tank.vxl", "tank_moves.hva"]
 
 
-def test_records_ride_in_scene_and_animation_extras(wolfire, tmp_path):
+def test_records_ride_in_scene_and_animation_extras(overgrowth, tmp_path):
     with _quiet():
-        retromesh.convert(wolfire / "stick.phxbn", tmp_path / "s.glb", mesh=wolfire / "stick.obj",
-                          animations=[wolfire / "walk.anm"])
+        retromesh.convert(overgrowth / "stick.phxbn", tmp_path / "s.glb", mesh=overgrowth / "stick.obj",
+                          animations=[overgrowth / "walk.anm"])
         scene = retromesh.load(tmp_path / "s.glb")
     assert scene.extras[filenames.FILES] == {
         "source": "stick.phxbn", ".phxbn": "stick.phxbn", ".obj": "stick.obj",
@@ -174,10 +174,10 @@ def test_records_ride_in_scene_and_animation_extras(wolfire, tmp_path):
     assert scene.animations[0].extras[filenames.FILE] == "walk.anm"
 
 
-def test_scene_record_stands_in_for_lost_animation_extras(wolfire, tmp_path):
+def test_scene_record_stands_in_for_lost_animation_extras(overgrowth, tmp_path):
     with _quiet():
-        scene = retromesh.load(wolfire / "stick.phxbn", mesh=wolfire / "stick.obj",
-                               animations=[wolfire / "walk.anm", wolfire / "wave.anm"])
+        scene = retromesh.load(overgrowth / "stick.phxbn", mesh=overgrowth / "stick.obj",
+                               animations=[overgrowth / "walk.anm", overgrowth / "wave.anm"])
         for a in scene.animations:
             del a.extras[filenames.FILE]          # an editor that drops animation extras
         assert _names(retromesh.save(scene, tmp_path / "a" / "stick.phxbn")) == \
@@ -198,16 +198,16 @@ def _with_new_animations(scene, names: list[str]):
     return scene
 
 
-@pytest.mark.parametrize("family", ["lostsaga", "wolfire"])
-def test_new_animations_are_stem_underscore_name(family, lostsaga, wolfire, tmp_path):
+@pytest.mark.parametrize("family", ["lostsaga", "overgrowth"])
+def test_new_animations_are_stem_underscore_name(family, lostsaga, overgrowth, tmp_path):
     with _quiet():
         if family == "lostsaga":
             scene = retromesh.load(lostsaga / "column.msh", skeleton=lostsaga / "column.skl",
                                    animations=[lostsaga / "column_wave.ani"])
             ext, old, target = ".ani", "column_wave.ani", "column.msh"
         else:
-            scene = retromesh.load(wolfire / "stick.phxbn", mesh=wolfire / "stick.obj",
-                                   animations=[wolfire / "walk.anm"])
+            scene = retromesh.load(overgrowth / "stick.phxbn", mesh=overgrowth / "stick.obj",
+                                   animations=[overgrowth / "walk.anm"])
             ext, old, target = ".anm", "walk.anm", "stick.phxbn"
         stem = Path(target).stem
         _with_new_animations(scene, ["Run Fast!", "jump", "jump", ""])
@@ -238,10 +238,10 @@ def test_a_b3d_animation_gets_the_rule(tmp_path):
 
 # -- whatever the records say, the output stays in its folder ----------------------------------
 
-def test_hostile_records_stay_in_the_output_folder(wolfire, tmp_path):
+def test_hostile_records_stay_in_the_output_folder(overgrowth, tmp_path):
     with _quiet():
-        scene = retromesh.load(wolfire / "stick.phxbn", mesh=wolfire / "stick.obj",
-                               animations=[wolfire / "walk.anm", wolfire / "wave.anm"])
+        scene = retromesh.load(overgrowth / "stick.phxbn", mesh=overgrowth / "stick.obj",
+                               animations=[overgrowth / "walk.anm", overgrowth / "wave.anm"])
     scene.extras[filenames.FILES][".obj"] = "../../evil.obj"
     scene.animations[0].extras[filenames.FILE] = "/etc/passwd.anm"
     scene.animations[1].extras[filenames.FILE] = "C:\\Windows\\con.anm"
@@ -253,21 +253,21 @@ def test_hostile_records_stay_in_the_output_folder(wolfire, tmp_path):
     assert _names(tmp_path.rglob("*.obj")) == ["evil.obj", "stick.obj"]
 
 
-def test_two_animations_recorded_under_one_name(wolfire, tmp_path):
+def test_two_animations_recorded_under_one_name(overgrowth, tmp_path):
     with _quiet():
-        scene = retromesh.load(wolfire / "stick.phxbn", mesh=wolfire / "stick.obj",
-                               animations=[wolfire / "walk.anm", wolfire / "wave.anm"])
+        scene = retromesh.load(overgrowth / "stick.phxbn", mesh=overgrowth / "stick.obj",
+                               animations=[overgrowth / "walk.anm", overgrowth / "wave.anm"])
         scene.animations[1].extras[filenames.FILE] = "walk.anm"   # a duplicated action
         got = _names(retromesh.save(scene, tmp_path / "stick.phxbn"))
     assert got == ["stick.obj", "stick.phxbn", "stick_wave.anm", "walk.anm"]
 
 
-def test_a_recorded_name_that_meets_a_rule_name_gets_a_number(tmp_path, wolfire):
+def test_a_recorded_name_that_meets_a_rule_name_gets_a_number(tmp_path, overgrowth):
     """A plain name equal to what another animation gets by the rule (``stick_walk.anm``
     recorded beside ``man.phxbn``, written as ``stick.phxbn``): two files, never one."""
     with _quiet():
-        scene = retromesh.load(wolfire / "stick.phxbn", mesh=wolfire / "stick.obj",
-                               animations=[wolfire / "walk.anm", wolfire / "wave.anm"])
+        scene = retromesh.load(overgrowth / "stick.phxbn", mesh=overgrowth / "stick.obj",
+                               animations=[overgrowth / "walk.anm", overgrowth / "wave.anm"])
         scene.extras[filenames.FILES]["source"] = "man.phxbn"
         scene.extras[filenames.FILES][".phxbn"] = "man.phxbn"
         scene.animations[0].extras[filenames.FILE] = "stick_walk.anm"
@@ -280,10 +280,10 @@ def test_a_recorded_name_that_meets_a_rule_name_gets_a_number(tmp_path, wolfire)
 
 # -- a folder conversion -----------------------------------------------------------------------
 
-def test_folder_conversion_keeps_the_names(lostsaga, wolfire, tmp_path):
+def test_folder_conversion_keeps_the_names(lostsaga, overgrowth, tmp_path):
     with _quiet():
         a = batch.convert_many([lostsaga], tmp_path / "ls", to="msh")
-        b = batch.convert_many([wolfire], tmp_path / "og", to="phxbn")
+        b = batch.convert_many([overgrowth], tmp_path / "og", to="phxbn")
     b = [r for r in b if r.source.name == "stick.phxbn"]     # (a .solid has no skeleton)
     assert len(b) == 1 and all(r.ok for r in a + b), [r.message for r in a + b if not r.ok]
     assert _names((tmp_path / "ls").iterdir()) == ["column.msh", "column.skl", "column.txt",

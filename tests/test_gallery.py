@@ -130,7 +130,7 @@ def test_view_writes_a_page_and_prints_it():
 
 def test_gallery_cli_reports_and_exits(tmp_path):
     _viewer_or_skip()
-    res = CliRunner().invoke(app, ["gallery", str(EXAMPLES / "wolfire"), "-o", str(tmp_path / "s"),
+    res = CliRunner().invoke(app, ["gallery", str(EXAMPLES / "overgrowth"), "-o", str(tmp_path / "s"),
                                    "--no-thumbnails"])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "s" / "index.html").is_file()

@@ -117,4 +117,4 @@ def test_extras_json_is_jsonable_pruned_by_the_encoder(value):
     for make in (lambda x: g.Node(extras=x), lambda x: g.GLTF2(extras=x)):
         old = make(jsonable(value) if value else None)
         new = make(extras_json(value) if value else None)
-        assert json.dumps(old, default=g._encode) == json.dumps(new, default=g._encode)
+        assert json.dumps(old, default=g.json_default) == json.dumps(new, default=g.json_default)

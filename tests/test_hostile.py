@@ -151,11 +151,17 @@ def test_data_uri_never_becomes_a_file(tmp_path):
     assert retromesh.load(written[0]).counts()["vertices"] == 3
 
 
-def test_companion_names_are_plain_names(tmp_path):
-    from retromesh import _write_result
+def test_companion_names_are_plain_names(tmp_path, monkeypatch):
+    """A writer's companion names come from the content: each is written as a plain name
+    beside the target (a format's ``from_scene`` returning hostile names, through ``save``)."""
+    from retromesh import registry
+    from retromesh.formats.b3d.samples import crate_scene
+
+    def hostile(scene):
+        return {"": b"main", "../../evil.png": b"x", "/etc/x.png": b"y"}
+    monkeypatch.setitem(vars(registry.get("b3d")), "from_scene", hostile)   # a frozen record
     with pytest.warns(LossWarning, match="not a plain file name"):
-        written = _write_result({"": b"main", "../../evil.png": b"x", "/etc/x.png": b"y"},
-                                tmp_path / "out" / "m.b3d")
+        written = retromesh.save(crate_scene(), tmp_path / "out" / "m.b3d")
     assert {p.parent for p in written} == {tmp_path / "out"}
     assert sorted(p.name for p in written) == ["evil.png", "m.b3d", "x.png"]
 
@@ -446,7 +452,7 @@ def test_hierarchy_walks_are_iterative():
 
 # -- bounded work: derived sizes --------------------------------------------------------------
 def _anm(length_ms: int, bones: int = 6):
-    from retromesh.formats.wolfire.anm import WEAPON8_DTYPE, AnmFile, AnmKeyframe
+    from retromesh.formats.overgrowth.anm import WEAPON8_DTYPE, AnmFile, AnmKeyframe
     mats = np.tile(np.eye(4, dtype="<f4").T.reshape(16), (bones, 1))
     keys = [AnmKeyframe(t, mats, np.zeros(0, "<f4"), np.zeros(0, WEAPON8_DTYPE), 0, None, [], [], [], [])
             for t in range(0, 1001, 200)]
@@ -454,8 +460,8 @@ def _anm(length_ms: int, bones: int = 6):
 
 
 def test_anm_resampling_is_capped(monkeypatch):
-    from retromesh.formats.wolfire import scene as wscene
-    from retromesh.formats.wolfire.anm import write
+    from retromesh.formats.overgrowth import scene as wscene
+    from retromesh.formats.overgrowth.anm import write
     # the campaign's 3 KB file: 70 minutes at 30 Hz of 6 bones (1.3 s of sampling before)
     data = write(_anm(4_195_504))
     with pytest.raises(retromesh.LimitError, match=r"LIMITS\['sample_bones'\].*raise them") as info:
@@ -470,7 +476,7 @@ def test_anm_resampling_is_capped(monkeypatch):
 
 
 def test_anm_writer_checks_keys_x_bones(monkeypatch, tmp_path):
-    from retromesh.formats.wolfire import scene as wscene
+    from retromesh.formats.overgrowth import scene as wscene
     scene = _big_scene(50, "chain", "skin")
     monkeypatch.setitem(wscene.LIMITS, "sample_bones", 100)         # 31 keys x 50 bones
     with pytest.raises(DocumentError, match=r"31 keys of 50 bones.*LIMITS\['sample_bones'\]"):

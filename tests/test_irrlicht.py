@@ -82,10 +82,11 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 OTHER_FORMATS: dict[str, tuple[str, dict, bool]] = {
     "lostsaga-column": ("lostsaga/column.msh", {"skeleton": "lostsaga/column.skl",
                                                 "animations": ["lostsaga/column_wave.ani"]}, True),
-    "wolfire-stick": ("wolfire/stick.phxbn", {"mesh": "wolfire/stick.obj",
-                                              "animations": ["wolfire/wave.anm", "wolfire/walk.anm"]}, True),
-    "wolfire-box": ("wolfire/box.solid", {}, False),
-    "wolfire-fzx": ("wolfire/stick.fzx", {}, False),
+    "overgrowth-stick": ("overgrowth/stick.phxbn", {
+        "mesh": "overgrowth/stick.obj",
+        "animations": ["overgrowth/wave.anm", "overgrowth/walk.anm"]}, True),
+    "lugaru-box": ("lugaru/box.solid", {}, False),
+    "overgrowth-fzx": ("overgrowth/stick.fzx", {}, False),
     "westwood-tank": ("westwood/tank.vxl", {}, True),
     "westwood-vox": ("westwood/tank.vox", {}, False),
     "lithtech-v12": ("lithtech/model_v12.abc", {}, True),

@@ -436,8 +436,8 @@ def _dtx(doc, k) -> None:
 
 def _fixtures() -> dict[str, Callable[[], bytes]]:
     from retromesh.formats.lostsaga import samples as ls
+    from retromesh.formats.overgrowth import samples as wf
     from retromesh.formats.westwood import samples as ww
-    from retromesh.formats.wolfire import samples as wf
 
     def doc(make):
         return lambda: retromesh.to_bytes(make())
@@ -469,7 +469,7 @@ def _fixtures() -> dict[str, Callable[[], bytes]]:
     for key, made in dtx_samples.documents().items():
         if key.startswith("dtx"):
             out[f"{key.replace(':', '_')}.dtx"] = lambda made=made: retromesh.to_bytes(made)
-    from retromesh.formats.wolfire import lugaru_samples as lg
+    from retromesh.formats.lugaru import samples as lg
     out["figure.lugaru-skeleton"] = doc(lg.figure)
     out["walk.lugaru-animation"] = doc(lg.animation)
     out["walk_no_targets.lugaru-animation"] = doc(lambda: _no_targets(lg.animation(3)))
@@ -535,7 +535,7 @@ def test_corrupt_files_stop_at_the_field(compiled):
     with pytest.raises(KaitaiStructError) as err:
         top_class(compiled["westwood_vxl"]).from_bytes(bytes(vxl))
     assert "/seq/0" in str(err.value) and "Voxel Animation" in str(err.value)   # the magic
-    anm = bytearray((ROOT / "examples" / "wolfire" / "walk.anm").read_bytes())
+    anm = bytearray((ROOT / "examples" / "overgrowth" / "walk.anm").read_bytes())
     anm[0:4] = (12).to_bytes(4, "little")
     with pytest.raises(KaitaiStructError) as err:
         top_class(compiled["overgrowth_anm"]).from_bytes(bytes(anm))

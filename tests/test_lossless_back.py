@@ -106,7 +106,7 @@ def test_b3d_uv_sets_of_an_edited_mesh_are_warned(tmp_path):
 
 
 # -- Overgrowth .fzx from a glTF made from one --------------------------------------------------
-FZX = ROOT / "examples" / "wolfire" / "stick.fzx"
+FZX = ROOT / "examples" / "overgrowth" / "stick.fzx"
 
 
 def test_fzx_comes_back_byte_identical(tmp_path):
@@ -115,14 +115,14 @@ def test_fzx_comes_back_byte_identical(tmp_path):
         warnings.simplefilter("error", LossWarning)
         retromesh.convert(glb, tmp_path / "back.fzx")
     assert (tmp_path / "back.fzx").read_bytes() == FZX.read_bytes()
-    from retromesh.formats.wolfire.fzx_scene_write import scene_to_fzx
+    from retromesh.formats.overgrowth.fzx_scene_write import scene_to_fzx
     sc = retromesh.load(glb)
     sc.nodes[0].children.sort(key=lambda i: sc.nodes[i].name)     # as Blender gives them back
     assert retromesh.to_bytes(scene_to_fzx(sc)) == FZX.read_bytes()
 
 
 def _same_volume(a, b):
-    from retromesh.formats.wolfire.fzx_scene_read import volume_transform
+    from retromesh.formats.overgrowth.fzx_scene_read import volume_transform
     (ta, qa), (tb, qb) = volume_transform(a), volume_transform(b)
     assert a.label == b.label
     assert np.allclose(ta, tb, atol=1e-5) and min(abs(qa - qb).max(), abs(qa + qb).max()) < 1e-5
@@ -136,7 +136,7 @@ def _same_volume(a, b):
 
 
 def test_fzx_from_the_nodes_alone_and_after_an_edit(tmp_path):
-    from retromesh.formats.wolfire.fzx_scene_write import scene_to_fzx
+    from retromesh.formats.overgrowth.fzx_scene_write import scene_to_fzx
     doc = retromesh.read(FZX)
     sc = retromesh.load(_glb(FZX, tmp_path))
     for n in sc.nodes:
@@ -159,7 +159,7 @@ def test_fzx_from_the_nodes_alone_and_after_an_edit(tmp_path):
 
 
 def test_fzx_mirrored_copy_moved_on_its_own_is_warned(tmp_path):
-    from retromesh.formats.wolfire.fzx_scene_write import scene_to_fzx
+    from retromesh.formats.overgrowth.fzx_scene_write import scene_to_fzx
     sc = retromesh.load(_glb(FZX, tmp_path))
     mirror = next(n for n in sc.nodes if n.name.endswith("(mirror)"))
     mirror.translation = mirror.translation + 0.25
@@ -169,7 +169,7 @@ def test_fzx_mirrored_copy_moved_on_its_own_is_warned(tmp_path):
 
 
 def test_fzx_from_a_foreign_scene(tmp_path):
-    from retromesh.formats.wolfire.fzx_scene_write import scene_to_fzx
+    from retromesh.formats.overgrowth.fzx_scene_write import scene_to_fzx
     from retromesh.scene import Mesh, Node, Primitive, Scene
     sc = Scene()
     box = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], np.float32)
@@ -186,8 +186,8 @@ def test_fzx_from_a_foreign_scene(tmp_path):
 
 # -- Overgrowth .anm weapon matrices: animated nodes ---------------------------------------------
 def _weapon_anm(tmp_path):
-    from retromesh.formats.wolfire import samples
-    from retromesh.formats.wolfire.bones import pack_mats
+    from retromesh.formats.overgrowth import samples
+    from retromesh.formats.overgrowth.bones import pack_mats
     from retromesh.transforms import compose_trs
     retromesh.write(samples.stick_skeleton(), tmp_path / "sk.phxbn")
     anm = samples.anm_fixture(11, centered=True)
@@ -208,7 +208,7 @@ def _weapons(doc) -> np.ndarray:
 
 
 def test_anm_weapons_are_animated_nodes_and_come_back_unedited(tmp_path):
-    from retromesh.formats.wolfire.bones import unpack_mats
+    from retromesh.formats.overgrowth.bones import unpack_mats
     from retromesh.transforms import compose_trs
     anm, sc = _weapon_anm(tmp_path)
     (w,) = [i for i, n in enumerate(sc.nodes) if n.extras.get("anm_weapon") == 0]
@@ -227,8 +227,8 @@ def test_anm_weapons_are_animated_nodes_and_come_back_unedited(tmp_path):
 
 
 def test_anm_weapon_node_moved_in_gltf_moves_the_weapon(tmp_path):
-    from retromesh.formats.wolfire import scene as wscene
-    from retromesh.formats.wolfire.bones import unpack_mats
+    from retromesh.formats.overgrowth import scene_write as wscene
+    from retromesh.formats.overgrowth.bones import unpack_mats
     anm, sc = _weapon_anm(tmp_path)
     w = next(i for i, n in enumerate(sc.nodes) if n.extras.get("anm_weapon") == 0)
     ch = next(c for c in sc.animations[0].channels if c.node == w and c.path == "translation")
@@ -246,7 +246,7 @@ def test_anm_weapon_node_moved_in_gltf_moves_the_weapon(tmp_path):
 
 
 def test_anm_weapon_slot_the_file_has_no_place_for_is_warned(tmp_path):
-    from retromesh.formats.wolfire import samples, scene as wscene
+    from retromesh.formats.overgrowth import samples, scene_write as wscene
     from retromesh.scene import Channel, Node
     retromesh.write(samples.stick_skeleton(), tmp_path / "sk.phxbn")
     retromesh.write(samples.anm_fixture(11, weapons=False), tmp_path / "a.anm")
@@ -273,8 +273,8 @@ def test_b3d_uv_sets_on_the_merged_path_are_warned(tmp_path):
 
 
 def test_anm_weapon_slots_are_capped_as_bones_are(tmp_path, monkeypatch):
-    from retromesh.formats.wolfire import samples, scene as wscene
-    from retromesh.formats.wolfire.anm import WEAPON8_DTYPE
+    from retromesh.formats.overgrowth import samples, scene_write as wscene
+    from retromesh.formats.overgrowth.anm import WEAPON8_DTYPE
     retromesh.write(samples.stick_skeleton(), tmp_path / "sk.phxbn")
     anm = samples.anm_fixture(11)
     for kf in anm.keyframes:

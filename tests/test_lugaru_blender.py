@@ -70,7 +70,7 @@ def test_a_bone_posed_in_blender_moves_its_joints_in_the_file(blender, extension
     import numpy as np
 
     import retromesh
-    from retromesh.formats.wolfire import lugaru_samples as samples
+    from retromesh.formats.lugaru import samples as samples
     data = _layout(tmp_path / "in")
     out = tmp_path / "out" / "Data" / "Skeleton" / "BasicFigure"
     res = blender.run((TOOLS / "lugaru_pose_edit.py").read_text(),

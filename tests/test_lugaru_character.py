@@ -16,13 +16,8 @@ import retromesh
 from conftest import CORPUS
 from helpers.gltfcheck import assert_valid
 from retromesh import LossWarning
-from retromesh.formats.wolfire import (
-    lugaru_animation as la,
-    lugaru_samples as samples,
-    lugaru_skeleton as ls,
-    solid,
-)
-from retromesh.formats.wolfire.lugaru_pose import muscle_angles, muscle_rotations
+from retromesh.formats.lugaru import animation as la, samples, skeleton as ls, solid
+from retromesh.formats.lugaru.pose import muscle_angles, muscle_rotations
 
 DATA = CORPUS / "lugaru" / "Data"
 needs_corpus = pytest.mark.skipif(not (DATA / "Skeleton").is_dir(), reason="no Lugaru corpus")
@@ -260,7 +255,7 @@ def test_gallery_makes_one_card_per_character_with_its_animations(tmp_path):
 
 
 def test_between_frames_the_angles_move_as_do_animations_moves_them(tmp_path):
-    from retromesh.formats.wolfire.lugaru_pose import between_frames
+    from retromesh.formats.lugaru.pose import between_frames
     times = np.array([0.0, 1.0])
     pos = np.zeros((2, 1, 3))
     pos[1, 0] = (2.0, 0.0, 0.0)

@@ -11,7 +11,7 @@ from hypothesis.extra import numpy as hnp
 import retromesh
 from conftest import corpus_params
 from retromesh import FormatError, jsoncodec, registry
-from retromesh.formats.wolfire import lugaru_animation as la, lugaru_samples as samples, lugaru_skeleton as ls
+from retromesh.formats.lugaru import animation as la, samples, skeleton as ls
 
 
 @pytest.mark.parametrize("path", corpus_params("lugaru/Data/Skeleton")

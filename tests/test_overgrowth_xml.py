@@ -19,12 +19,12 @@ from retromesh import registry
 from retromesh.batch import scannable
 from retromesh.cli import app
 from retromesh.errors import FormatError, LossWarning, UnknownFormatError
-from retromesh.formats.wolfire.ogchain import Chain
-from retromesh.formats.wolfire.ogxml import DataRoots, parse_xml
-from retromesh.formats.wolfire.ogxml_samples import write_character
-from retromesh.formats.wolfire.ogxml_scene_read import check
-from retromesh.formats.wolfire.phxbn import write as write_phxbn
-from retromesh.formats.wolfire.samples import stick_skeleton
+from retromesh.formats.overgrowth.ogchain import Chain
+from retromesh.formats.overgrowth.ogxml import DataRoots, parse_xml
+from retromesh.formats.overgrowth.ogxml_samples import write_character
+from retromesh.formats.overgrowth.ogxml_scene_read import check
+from retromesh.formats.overgrowth.phxbn import write as write_phxbn
+from retromesh.formats.overgrowth.samples import stick_skeleton
 from retromesh.safenames import UnsafePath
 
 runner = CliRunner()

@@ -7,8 +7,9 @@ from hypothesis import given, settings, strategies as st
 
 import retromesh
 from retromesh import DocumentError, UnsupportedError
+from retromesh.formats.lugaru import samples as lugaru_samples
+from retromesh.formats.overgrowth import samples as og_samples
 from retromesh.formats.westwood import samples as vsamples
-from retromesh.formats.wolfire import samples as wsamples
 from retromesh.scene import Animation, Channel, Mesh, MorphTarget, Node, Primitive, Scene, Skin
 from retromesh.units import check_scale, scale_scene
 
@@ -77,7 +78,7 @@ def test_bad_scale_is_refused_clearly(bad):
 
 
 def test_load_and_convert_take_scale(tmp_path):
-    (tmp_path / "box.solid").write_bytes(retromesh.to_bytes(wsamples.solid_box()))
+    (tmp_path / "box.solid").write_bytes(retromesh.to_bytes(lugaru_samples.solid_box()))
     plain = retromesh.load(tmp_path / "box.solid")
     metres = retromesh.load(tmp_path / "box.solid", scale="0.012")     # CLI strings too
     assert np.allclose(_posed(metres), 0.012 * _posed(plain), atol=1e-6)
@@ -93,7 +94,7 @@ def test_load_and_convert_take_scale(tmp_path):
 
 def test_scale_on_skinned_animated_example(tmp_path):
     """Overgrowth: a skinned, animated scene keeps its pose at every time, scaled."""
-    paths = wsamples.write_example(tmp_path)
+    paths = og_samples.write_example(tmp_path)
     phx = next(p for p in paths if p.suffix == ".phxbn")
     obj = next(p for p in paths if p.suffix == ".obj")
     anm = next(p for p in paths if p.suffix == ".anm")

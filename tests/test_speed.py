@@ -115,7 +115,7 @@ def test_lazy_detection_matches_eager(ext, junk, tmp_path):
 def _as_pygltflib(g, value):
     """The same object tree built from pygltflib's classes."""
     from retromesh.gltf import model
-    if isinstance(value, (model._Model, model.Attributes)):
+    if isinstance(value, (model.Model, model.Attributes)):
         return getattr(g, type(value).__name__)(
             **{k: _as_pygltflib(g, v) for k, v in vars(value).items()})
     if isinstance(value, list):
@@ -129,14 +129,14 @@ def test_gltf_model_json_is_what_pygltflib_writes():
     import warnings
     g = pytest.importorskip("pygltflib")
     from helpers.make_examples_import import make_examples
-    from retromesh.gltf.writer import _json_bytes, scene_to_gltf
+    from retromesh.gltf.writer import json_bytes, scene_to_gltf
     from test_gltf import _scene_with_everything
     seen = b""
     for scene in (_scene_with_everything(), make_examples.crate_scene()):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             doc = scene_to_gltf(scene, embed_images=False)
-        ours = _json_bytes(doc.gltf)
+        ours = json_bytes(doc.gltf)
         theirs = _as_pygltflib(g, doc.gltf).gltf_to_json(separators=(",", ":"), indent=None)
         assert ours == theirs.encode()
         seen += ours
@@ -156,7 +156,7 @@ def _reference_unit(v, fallback):
 
 
 def test_unit_matches_reference_including_degenerate_rows():
-    from retromesh.gltf.writer import _unit
+    from retromesh.geometry import unit_rows as _unit
     rng = np.random.default_rng(3)
     for width, fallback in ((3, (0.0, 1.0, 0.0)), (4, (0.0, 0.0, 0.0, 1.0))):
         v = rng.normal(size=(5000, width)).astype(np.float32)
@@ -184,7 +184,7 @@ def test_compute_normals_matches_per_face_sum():
 def test_sanitize_weights_sum_to_one_on_the_largest():
     import warnings
 
-    from retromesh.gltf.writer import _sanitize_weights
+    from retromesh.gltf.writer import sanitize_weights
     rng = np.random.default_rng(5)
     w = rng.random((3000, 4)).astype(np.float32)
     w[::4, 3] = np.nan
@@ -193,7 +193,7 @@ def test_sanitize_weights_sum_to_one_on_the_largest():
     j = rng.integers(1, 60, size=(3000, 4)).astype(np.uint16)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        jo, wo = _sanitize_weights(j, w)
+        jo, wo = sanitize_weights(j, w)
     ref = np.clip(np.nan_to_num(w), 0, None).astype(np.float64)
     s = ref.sum(axis=1)
     assert np.all(wo >= 0) and np.allclose(wo.sum(axis=1, dtype=np.float64), 1, atol=1e-6)
@@ -280,5 +280,7 @@ def test_claiming_and_converters_import_one_family(tmp_path):
     for f in registry.formats():
         for ext in f.extensions:
             assert f in registry.claiming(ext)
-    for (src, tgt), fn in registry._CONVERTERS.items():
-        assert registry.converters_to(tgt)[src] is fn
+    for src in registry.formats():      # every registered converter is found by its target
+        for tgt in registry.formats():
+            fn = registry.converter(src.name, tgt.name)
+            assert fn is None or registry.converters_to(tgt.name)[src.name] is fn

@@ -69,7 +69,7 @@ def test_info_check_dump_build(tank, tmp_path):
     _run("check", tank)
     _run("dump", tank, "-o", tmp_path / "t.json")
     data = json.loads((tmp_path / "t.json").read_text())
-    assert data["$type"].endswith("vxl:VxlFile")
+    assert data["$type"] == "westwood:VxlFile"
     _run("build", tmp_path / "t.json", "-o", tmp_path / "t2.vxl")
     assert (tmp_path / "t2.vxl").read_bytes() == tank.read_bytes()
 

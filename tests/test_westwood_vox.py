@@ -243,12 +243,12 @@ def test_full_width_raw_limb_names_survive_the_bridge():
 def test_hypothesis_sparse_normals_match_the_dense_path(shape, density, radius, seed):
     """normal_indices takes a sparse path for few voxels in a big box: same surface voxels
     and the same outward sums as the dense box filters."""
-    from retromesh.formats.westwood.voxels import _outward_sums, _sparse_near_sums
+    from retromesh.formats.westwood.voxels import outward_sums, sparse_near_sums
     mask = np.random.default_rng(seed).random(shape) < density
     if not mask.any():
         return
-    cells, sums = _sparse_near_sums(mask, radius)
-    dense = _outward_sums(mask, radius)
+    cells, sums = sparse_near_sums(mask, radius)
+    dense = outward_sums(mask, radius)
     pad = np.pad(mask, 1)
     inner = np.ones(shape, bool)
     for a in range(3):

@@ -12,7 +12,7 @@ from retromesh.formats.b3d.chunks import Brus, Keys, Tris
 from retromesh.formats.lithtech import samples as abc_samples
 from retromesh.formats.lostsaga import samples as ls_samples
 from retromesh.formats.lostsaga.cms import CmsFile
-from retromesh.formats.wolfire import samples as wf_samples
+from retromesh.formats.overgrowth import samples as og_samples
 from retromesh.scene import MorphTarget, Primitive
 
 EX = ROOT / "examples"
@@ -141,32 +141,32 @@ def test_lostsaga_skinned_column_faces():
     refused(msh_doc, r"^msh: faces\[0\]\[0\]: 1\.5 is not a whole number for uint16")
 
 
-# -- Wolfire ------------------------------------------------------------------------------
+# -- Overgrowth, Lugaru---------------------------------------------------------------------
 
-def test_wolfire_phxbn():
-    doc = retromesh.read(EX / "wolfire" / "stick.phxbn")
+def test_overgrowth_phxbn():
+    doc = retromesh.read(EX / "overgrowth" / "stick.phxbn")
     doc.bone_ends = wide(doc.bone_ends)
     doc.bone_ends[1, 1] = 2 ** 31
     refused(doc, r"^bone_ends\[1\]\[1\]: 2147483648 does not fit int32")
-    doc = retromesh.read(EX / "wolfire" / "stick.phxbn")
+    doc = retromesh.read(EX / "overgrowth" / "stick.phxbn")
     doc.bone_parents = [-1] + [2 ** 40] * (len(doc.bone_ends) - 1)
     refused(doc, r"^bone_parents\[1\]: 1099511627776 does not fit int32")
 
 
-def test_wolfire_anm():
-    doc = wf_samples.anm_fixture()
+def test_overgrowth_anm():
+    doc = og_samples.anm_fixture()
     kf = doc.keyframes[1]
     kf.ik_bones[0].path = [0, 2 ** 31]
     refused(doc, r"^keyframes\[1\]\.ik_bones\[0\]\.path\[1\]: 2147483648 does not fit int32")
-    doc = wf_samples.anm_fixture()
+    doc = og_samples.anm_fixture()
     kf = doc.keyframes[0]
     kf.weapon_mats = wide(kf.weapon_mats)
     kf.weapon_mats["relative_id"][0] = -(2 ** 40)
     refused(doc, r"^keyframes\[0\]\.weapon_mats\[0\]\.relative_id: -1099511627776 does not fit")
 
 
-def test_wolfire_solid():
-    doc = retromesh.read(EX / "wolfire" / "box.solid")
+def test_lugaru_solid():
+    doc = retromesh.read(EX / "lugaru" / "box.solid")
     doc.triangles = wide(doc.triangles)
     doc.triangles["i1"][3] = 40000
     refused(doc, r"^SolidFile\.triangles\[3\]\.i1: 40000 does not fit int16 \(-32768\.\.32767\)")

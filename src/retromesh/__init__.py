@@ -46,19 +46,19 @@ if TYPE_CHECKING:
     from .formats.lostsaga.material import MaterialScript
     from .formats.lostsaga.msh import MshFile
     from .formats.lostsaga.skl import SklFile
+    from .formats.lugaru.animation import AnimationFile as LugaruAnimationFile
+    from .formats.lugaru.character import LugaruCharacter
+    from .formats.lugaru.skeleton import SkeletonFile as LugaruSkeletonFile
+    from .formats.lugaru.solid import SolidFile
+    from .formats.overgrowth.anm import AnmFile
+    from .formats.overgrowth.fzx import FzxFile
+    from .formats.overgrowth.obj import ObjFile
+    from .formats.overgrowth.ogxml import OgXmlFile
+    from .formats.overgrowth.phxbn import PhxbnFile
+    from .formats.overgrowth.sav import SavFile
     from .formats.westwood.hva import HvaFile
     from .formats.westwood.vox import VoxFile
     from .formats.westwood.vxl import AosMap, VxlFile
-    from .formats.wolfire.anm import AnmFile
-    from .formats.wolfire.fzx import FzxFile
-    from .formats.wolfire.lugaru_animation import AnimationFile as LugaruAnimationFile
-    from .formats.wolfire.lugaru_character import LugaruCharacter
-    from .formats.wolfire.lugaru_skeleton import SkeletonFile as LugaruSkeletonFile
-    from .formats.wolfire.obj import ObjFile
-    from .formats.wolfire.ogxml import OgXmlFile
-    from .formats.wolfire.phxbn import PhxbnFile
-    from .formats.wolfire.sav import SavFile
-    from .formats.wolfire.solid import SolidFile
     from .gltf.writer import GltfDocument
     from .scene import Scene
 
@@ -177,16 +177,9 @@ def to_bytes(doc: Any) -> bytes:
     return registry.serialize(fmt, fmt.write, doc)
 
 
-def _outputs(doc: Any, target: Path) -> dict[Path, bytes]:
-    fmt = registry.format_of(doc)
-    if fmt.outputs is not None:
-        return registry.serialize(fmt, fmt.outputs, doc, target)
-    return {target: to_bytes(doc)}
-
-
 def write(doc: Any, target: str | os.PathLike) -> list[Path]:
     """Write a native document atomically; returns the paths written."""
-    return atomic_write_many(_outputs(doc, Path(target)))
+    return atomic_write_many(registry.outputs_of(doc, Path(target)))
 
 
 def load(source: Source, format: str | None = None, **options: Any) -> Scene:
@@ -195,13 +188,26 @@ def load(source: Source, format: str | None = None, **options: Any) -> Scene:
     ``options`` are the format's conversion options (``skeleton=``, ``animations=``,
     ``hva=``, ``fps=`` ...; see ``retromesh formats``), and for every format ``scale=``
     (default 1: the game's units), a uniform factor applied to the whole scene
-    (:mod:`retromesh.units`).
+    (:mod:`retromesh.units`), and ``mods={"lua": True, "texture_path": [...]}``: a model in a
+    Luanti mod gets the textures and named clips its registrations give (this RUNS the mod's
+    Lua, fenced in a child process: :mod:`retromesh.luanti`; off unless asked for).
     """
     scale = _pop_scale(options)
+    mods = options.pop("mods", None)
     doc, fmt, name, path = _read(source, format)
     if path is not None and fmt.to_scene is not None:
         options.setdefault("source", path)
-    return _scaled(registry.convert_to_scene(fmt, doc, name, **options), scale)
+    return _scaled(_dressed(registry.convert_to_scene(fmt, doc, name, **options), path, mods),
+                   scale)
+
+
+def _dressed(scene: Scene, path: Path | None, mods: dict[str, Any] | None) -> Scene:
+    """``scene`` as the Luanti mod it lies in shows it, when ``mods`` asks for it
+    (:func:`retromesh.luanti.scene.dress`: runs the mod's Lua, fenced)."""
+    if not mods or path is None:
+        return scene
+    from .luanti.scene import dress
+    return dress(scene, path, **mods)
 
 
 def _pop_scale(options: dict[str, Any]) -> float:
@@ -288,7 +294,7 @@ def _write_result(result: Any, target: Path, force: bool = False) -> list[Path]:
             files[path] = bytes(doc)
         else:
             judged[path] = doc
-            files.update(_outputs(doc, path))
+            files.update(registry.outputs_of(doc, path))
     from .checking import guard
     guard(judged, force=force)      # the game's rules, before anything is written
     return atomic_write_many(files)
@@ -321,6 +327,7 @@ def convert(source: Source, target: str | os.PathLike, format: str | None = None
     target = Path(target)
     save_options = dict(save_options or {})
     scale = _pop_scale(options)
+    mods = options.pop("mods", None)
     doc, fmt, name, path = _read(source, format)
     tfmt = registry.get(target_format) if target_format else registry.target_format(target)
     direct = registry.converter(fmt.name, tfmt.name)
@@ -338,7 +345,9 @@ def convert(source: Source, target: str | os.PathLike, format: str | None = None
     if "texture_path" in save_options and fmt.to_scene is not None and \
             "texture_path" in registry.signature(fmt.to_scene).parameters:
         options.setdefault("texture_path", save_options["texture_path"])  # skins found reading
-    scene = _scaled(registry.convert_to_scene(fmt, doc, name, **options), scale)
+    scene = _scaled(_dressed(registry.convert_to_scene(fmt, doc, name, **options), path, mods),
+                    scale)
     del doc                     # the native document is not needed while writing
     # validated by convert_to_scene (scaling keeps it valid unless it overflows float32)
-    return _save(scene, target, tfmt.name, save_options, validated=scale == 1.0, force=force)
+    return _save(scene, target, tfmt.name, save_options, validated=scale == 1.0 and not mods,
+                 force=force)

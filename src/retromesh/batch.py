@@ -74,7 +74,7 @@ def recognised(path: Path) -> bool:
             head = fh.read(registry.SNIFF_BYTES)
     except OSError:
         return False
-    return any(f.sniff is not None and registry._sniff(f, head) for f in registry.claiming(ext))
+    return any(f.sniff is not None and registry.sniffs(f, head) for f in registry.claiming(ext))
 
 
 def scannable(path: Path) -> bool:

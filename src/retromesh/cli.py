@@ -23,7 +23,15 @@ import retromesh
 from . import batch as plan, registry
 from .clitools.batch import Job, run as _run, run_all as _run_all, summary as _summary
 from .clitools.messages import EXIT_FAILED, EXIT_USAGE, describe
-from .clitools.options import OptionError, check_options, parse_pairs, positive, read_options, write_options
+from .clitools.options import (
+    OptionError,
+    check_options,
+    mods_option,
+    parse_pairs,
+    positive,
+    read_options,
+    write_options,
+)
 from .clitools.output import echo as _echo, error as _error, warn as _warn, width as _width
 from .clitools.stdio import binary_to_terminal, copy_to_stdout, is_dash, stdin_file, temp_target
 from .errors import RetromeshError, UnknownFormatError
@@ -48,6 +56,17 @@ _HVA = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS, help="As f
                     show_default=False)
 _NO_COMPANIONS = typer.Option(False, "--no-companions", rich_help_panel=COMPANIONS,
                               help="As for convert.")
+LUANTI = "Luanti mods"
+# a model in a Luanti mod: the mod's Lua is run to find its textures and clips (info, check,
+# convert alike)
+_NO_LUA = typer.Option(False, "--no-lua", rich_help_panel=LUANTI,
+                       help="Don't run the Lua of the mod a model lies in. By default it is "
+                            "RUN (fenced: a child process with time and memory limits, no "
+                            "io/os/require, files only inside the mod) to find the textures "
+                            "and named clips the mod registers.")
+_MOD_TEXTURES = typer.Option(None, "--texture-path", metavar="DIR", rich_help_panel=LUANTI,
+                             show_default=False,
+                             help="More texture folders (repeatable), after the mods' media.")
 
 
 def main() -> None:
@@ -268,6 +287,8 @@ def _plan_jobs(inputs: list[Path], output: Path | None, to: str, format: str | N
             opts = _load_options_for(fmts, {**accepted, **g.options})
         except OptionError as exc:
             _usage(str(exc))
+        if "mods" in opts and base is not None:     # (a mod's media and APIs: the whole tree)
+            opts["mods"] = {**opts["mods"], "within": str(base)}
         rel = g.source.relative_to(base) if base is not None else Path(g.source.name)
         jobs.append(Job(g.source, output / rel.with_suffix("." + ext), opts, dict(save_opts),
                         format, preset, base, g.members))
@@ -328,12 +349,16 @@ def convert(
                                          show_default=False),
     jobs: int = typer.Option(1, "-j", "--jobs", min=1, rich_help_panel=ADVANCED, metavar="N",
                              help="Files converted in parallel.", show_default=False),
+    no_lua: bool = typer.Option(False, "--no-lua", rich_help_panel=OUTPUT,
+                                help="Don't run the Luanti mod's Lua."),
 ) -> None:
     """Convert models to glTF (or back): one file, or whole folders.
 
     `retromesh convert tank.vxl` writes tank.glb in the current folder.
 
     `retromesh convert mods/ -o out/` converts a whole folder.
+
+    Models in a Luanti mod: its Lua is RUN (fenced) for textures and clips.
 
     Each format's --set and -O options: `retromesh formats`.
     """
@@ -343,6 +368,7 @@ def convert(
     if to_stdout:
         output = temp_target(inputs[0].stem, to)
     load_opts = _companion_options(skeleton, mesh, animation, hva, fps, scale, set_)
+    load_opts.update(mods_option(no_lua, texture_path))
     save_opts = _save_options(write_option, embed_images, texture_path, preset)
     jobs_list = _plan_jobs(inputs, output, to, format, load_opts, save_opts,
                            bool(skeleton or mesh or animation), not no_companions, preset)
@@ -458,40 +484,49 @@ def info(
     format: str | None = typer.Option(None, "--format", "-f", rich_help_panel=ADVANCED,
                                          metavar="NAME", show_default=False,
                                          help="Force the input format."),
+    no_lua: bool = _NO_LUA,
+    texture_path: list[Path] | None = _MOD_TEXTURES,
 ) -> None:
-    """What a file holds, as convert sees it: counts, textures, clips."""
+    """What a file holds, as convert sees it: counts, textures, clips.
+
+    A model in a Luanti mod: the registrations using it (this RUNS the mod's Lua, fenced;
+    --no-lua does not).
+    """
     companions = not no_companions
     explicit = bool(skeleton or mesh or animation)
     base_opts = _companion_options(skeleton, mesh, animation, hva, fps, scale, set_)
+    base_opts.update(mods_option(no_lua, texture_path))
     from .clitools.check import companion_options_for
     from .clitools.report import info_lines, native_info, scene_info
+    from .readonce import reading_once
     report: dict[str, Any] = {}
     failed = False
     width = _width()
     for f, _ in _expand(files, format=format):
-        try:
-            data = f.read_bytes()
-            fmt = registry.detect(data[:registry.SNIFF_BYTES], str(f), format)
-            doc = registry.parse(fmt, data, str(f), f)
-            entry = native_info(fmt, doc)
-            del doc, data
-            if fmt.to_scene is not None:
-                try:
-                    opts = companion_options_for(f, fmt, base_opts, companions, explicit)
-                except OptionError as exc:
-                    _usage(str(exc))
-                members = [p.name for p in plan.members(opts)]
-                members += [p.name for p in plan.auto_companions(f) if "hva" not in opts]
-                if members:
-                    entry["companions"] = members
-                try:
-                    entry["scene"] = scene_info(f, format, opts)
-                except RetromeshError as exc:
-                    entry["scene"] = f"not convertible: {describe(exc, f)}"
-            report[str(f)] = entry
-        except (RetromeshError, OSError) as exc:
-            report[str(f)] = {"error": describe(exc, f)}
-            failed = True
+        with reading_once():     # the scene is loaded from the document read here
+            try:
+                data = f.read_bytes()
+                fmt = registry.detect(data[:registry.SNIFF_BYTES], str(f), format)
+                doc = registry.parse(fmt, data, str(f), f)
+                entry = native_info(fmt, doc)
+                del doc, data
+                if fmt.to_scene is not None:
+                    try:
+                        opts = companion_options_for(f, fmt, base_opts, companions, explicit)
+                    except OptionError as exc:
+                        _usage(str(exc))
+                    members = [p.name for p in plan.members(opts)]
+                    members += [p.name for p in plan.auto_companions(f) if "hva" not in opts]
+                    if members:
+                        entry["companions"] = members
+                    try:
+                        entry["scene"] = scene_info(f, format, opts)
+                    except RetromeshError as exc:
+                        entry["scene"] = f"not convertible: {describe(exc, f)}"
+                report[str(f)] = entry
+            except (RetromeshError, OSError) as exc:
+                report[str(f)] = {"error": describe(exc, f)}
+                failed = True
     if as_json:
         _echo(json.dumps(report, indent=1, default=str))
     else:
@@ -586,7 +621,10 @@ def check(files: list[Path] = typer.Argument(..., help="Files or folders to chec
                                                help="Force the input format."),
           scene: bool = typer.Option(True, help="Also convert to a scene and check it."),
           luanti: bool = typer.Option(False, "--luanti",
-                                      help="Also flag what Luanti's loaders reject.")) -> None:
+                                      help="Also flag what Luanti's loaders reject, and what "
+                                           "the registrations of the model's mod get wrong."),
+          no_lua: bool = _NO_LUA,
+          texture_path: list[Path] | None = _MOD_TEXTURES) -> None:
     """Judge files as their game's engine would (rules: docs/check-rules.md).
 
     Errors (the engine refuses the file) exit 1; warnings (it loads the file but shows or
@@ -596,6 +634,8 @@ def check(files: list[Path] = typer.Argument(..., help="Files or folders to chec
     from .findings import error
     explicit = bool(skeleton or mesh or animation)
     base_opts = _companion_options(skeleton, mesh, animation, hva, None, None, None)
+    if luanti:
+        base_opts.update(mods_option(no_lua, texture_path))
 
     def options(f: Path, fmt: registry.Format) -> dict[str, Any]:
         try:
@@ -613,8 +653,10 @@ def check(files: list[Path] = typer.Argument(..., help="Files or folders to chec
         except (RetromeshError, OSError) as exc:
             detail = describe(exc, f)
             detail = detail[len(str(f)) + 2:] if detail.startswith(str(f) + ": ") else detail
-            if luanti and f.suffix.lower() in (".b3d", ".glb", ".gltf"):
+            if luanti and f.suffix.lower() == ".b3d":      # (it trusts the file)
                 detail += " (Luanti's loader would misread it, hang or crash)"
+            elif luanti and f.suffix.lower() in (".glb", ".gltf"):   # (it checks)
+                detail += " (Luanti refuses it)"
             reports.append(FileReport(label, unreadable=detail, findings=[
                 error(f"{f.suffix.lower().lstrip('.') or 'file'}.read", detail)]))
     if report(reports, as_json):

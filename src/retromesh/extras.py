@@ -4,13 +4,22 @@ Writers read back what ``to_scene`` recorded in extras (layouts, kept records, n
 extras come from files: a glTF from the internet, or one a person edited, can hold any JSON
 there. Each getter returns the value when it has the expected type and range, else the
 default, so a wrong value reads as "not recorded" and never raises.
+
+A whole native document a mapping keeps for its writer (Lugaru's and Overgrowth's files) is
+kept as compact JSON (:func:`compact_json`) and read back with :func:`load_kept`, which gives
+None for anything but that document.
 """
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
-__all__ = ["integer", "number", "text", "integers", "numbers", "FLOAT32"]
+from . import jsoncodec
+from .errors import RetromeshError
+
+__all__ = ["integer", "number", "text", "integers", "numbers", "FLOAT32", "compact_json",
+           "load_kept"]
 
 _I32 = (-2**31, 2**31 - 1)
 #: the finite float32 range: ``lo, hi`` of a value that a file stores as float32
@@ -58,3 +67,20 @@ def numbers(value: Any, n: int | None = None, lo: float = -math.inf,
         return None
     out = [number({0: v}, 0, None, lo, hi) for v in value]
     return None if any(v is None for v in out) else out
+
+
+def compact_json(doc: Any) -> str:
+    """A native document as the compact JSON (:mod:`retromesh.jsoncodec`) kept in extras."""
+    return json.dumps(jsoncodec.encode(doc), separators=(",", ":"))
+
+
+def load_kept(text: Any, kind: type) -> Any:
+    """The document of type ``kind`` that :func:`compact_json` kept, else None (not a string,
+    not JSON, or another document: a damaged or hand-made glTF)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        doc = jsoncodec.decode(json.loads(text))
+    except (ValueError, TypeError, RetromeshError):
+        return None
+    return doc if isinstance(doc, kind) else None

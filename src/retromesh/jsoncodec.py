@@ -3,8 +3,14 @@
 Documents are dataclasses holding plain values, bytes, numpy arrays and nested dataclasses.
 The JSON keeps everything needed to rebuild the exact same bytes:
 
-* a dataclass is an object with ``"$type": "module:Class"`` (only ``retromesh`` classes are
-  rebuilt) and one member per field;
+* a dataclass is an object with ``"$type"`` and one member per field. The type's name is its
+  family's and its own, ``"<family>:<Class>"`` (``"overgrowth:PhxbnFile"``,
+  ``"b3d:B3dFile"``: the family package under ``retromesh.formats``; a class's name is unique
+  in its family), so that moving a class between the modules of its family changes no file.
+  Names of the module-path form that 0.1 wrote (``"retromesh.formats.wolfire.phxbn:PhxbnFile"``)
+  are still read, through :data:`OLD_MODULES` (a module path -> the family that holds its
+  classes now); a ``retromesh`` class outside ``formats`` is named by its module path.
+  Only ``retromesh`` classes are rebuilt;
 * ``bytes`` are ``{"$b": "text"}`` when they are UTF-8, else ``{"$b64": "..."}`` (strings in
   these formats are bytes on disk and not always text);
 * a numpy array is ``{"$array": {"dtype": ..., "shape": [...], "data": [...]}}`` with the
@@ -19,6 +25,7 @@ import base64
 import dataclasses
 import importlib
 import json
+import sys
 import typing
 from typing import Any
 
@@ -26,7 +33,88 @@ import numpy as np
 
 from .errors import FormatError
 
-__all__ = ["encode", "decode", "dumps", "loads"]
+__all__ = ["encode", "decode", "dumps", "loads", "type_name", "class_of", "OLD_MODULES"]
+
+_FORMATS = "retromesh.formats."
+
+#: the module paths that ``$type`` names held before they were family names (0.1, and the
+#: Wolfire package before Lugaru and Overgrowth became families) -> the family now holding
+#: their classes; ``"<module>:<Class>"`` reads as ``"<family>:<Class>"``
+OLD_MODULES: dict[str, str] = {
+    "retromesh.formats.b3d.chunks": "b3d",
+    "retromesh.formats.b3d.keys": "b3d",
+    "retromesh.formats.lithtech.abc_model": "lithtech",
+    "retromesh.formats.lithtech.abc_v6": "lithtech",
+    "retromesh.formats.lithtech.common": "lithtech",
+    "retromesh.formats.lostsaga.ani": "lostsaga",
+    "retromesh.formats.lostsaga.cms": "lostsaga",
+    "retromesh.formats.lostsaga.material": "lostsaga",
+    "retromesh.formats.lostsaga.msh": "lostsaga",
+    "retromesh.formats.lostsaga.skl": "lostsaga",
+    "retromesh.formats.westwood.hva": "westwood",
+    "retromesh.formats.westwood.vox": "westwood",
+    "retromesh.formats.westwood.vxl": "westwood",
+    "retromesh.formats.wolfire.lugaru_animation": "lugaru",
+    "retromesh.formats.wolfire.lugaru_character": "lugaru",
+    "retromesh.formats.wolfire.lugaru_skeleton": "lugaru",
+    "retromesh.formats.wolfire.solid": "lugaru",
+    "retromesh.formats.wolfire.anm": "overgrowth",
+    "retromesh.formats.wolfire.fzx": "overgrowth",
+    "retromesh.formats.wolfire.obj": "overgrowth",
+    "retromesh.formats.wolfire.ogchain": "overgrowth",
+    "retromesh.formats.wolfire.ogxml": "overgrowth",
+    "retromesh.formats.wolfire.phxbn": "overgrowth",
+    "retromesh.formats.wolfire.sav": "overgrowth",
+}
+
+
+def type_name(cls: type) -> str:
+    """The ``$type`` of a class: ``"<family>:<Class>"`` for a format family's class."""
+    mod = cls.__module__
+    if mod.startswith(_FORMATS):
+        return f"{mod[len(_FORMATS):].split('.')[0]}:{cls.__qualname__}"
+    return f"{mod}:{cls.__qualname__}"
+
+
+#: family -> its classes by name, as :func:`_family_classes` last found them
+_KNOWN: dict[str, dict[str, type]] = {}
+
+
+def _family_classes(family: str) -> dict[str, type]:
+    """Qualified name -> data class of the family's modules (those its package imports: every
+    native module, for it registers their formats)."""
+    prefix = f"{_FORMATS}{family}."
+    out: dict[str, type] = {}
+    for name, module in list(sys.modules.items()):
+        if name.startswith(prefix) and module is not None:
+            for value in vars(module).values():
+                if isinstance(value, type) and dataclasses.is_dataclass(value) \
+                        and value.__module__ == name:
+                    out[value.__qualname__] = value
+    return out
+
+
+def class_of(name: str) -> type | None:
+    """The data class a ``$type`` names (a family name, an old module path of
+    :data:`OLD_MODULES` or a ``retromesh`` module path), else None."""
+    mod, _, qual = str(name).partition(":")
+    family = OLD_MODULES.get(mod)
+    if family is None and "." not in mod and mod.isidentifier():
+        family = mod
+    try:
+        if family is not None:
+            known = _KNOWN.get(family)
+            if known is None or qual not in known:    # first use, or a module imported since
+                importlib.import_module(_FORMATS + family)
+                known = _KNOWN[family] = _family_classes(family)
+            cls = known.get(qual)
+        elif mod.startswith("retromesh."):
+            cls = getattr(importlib.import_module(mod), qual, None)
+        else:
+            return None
+    except ImportError:
+        return None
+    return cls if isinstance(cls, type) and dataclasses.is_dataclass(cls) else None
 
 
 def _dtype_to_json(dt: np.dtype) -> Any:
@@ -70,7 +158,7 @@ def _finite(arr: np.ndarray) -> bool:
 
 def encode(obj: Any) -> Any:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        out: dict[str, Any] = {"$type": f"{type(obj).__module__}:{type(obj).__qualname__}"}
+        out: dict[str, Any] = {"$type": type_name(type(obj))}
         for f in dataclasses.fields(obj):
             out[f.name] = encode(getattr(obj, f.name))
         return out
@@ -122,15 +210,10 @@ def _item_hint(hint: Any) -> Any:
 def decode(obj: Any, hint: Any = None, path: str = "$") -> Any:
     if isinstance(obj, dict):
         if "$type" in obj:
-            mod, _, qual = str(obj["$type"]).partition(":")
-            if not mod.startswith("retromesh."):
-                raise FormatError("a retromesh document type", path=path, got=obj["$type"])
-            try:
-                cls = getattr(importlib.import_module(mod), qual)
-            except (ImportError, AttributeError) as exc:
-                raise FormatError("a known document type", path=path, got=obj["$type"]) from exc
-            if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
-                raise FormatError("a document class", path=path, got=obj["$type"])
+            qual = str(obj["$type"]).partition(":")[2]
+            cls = class_of(str(obj["$type"]))
+            if cls is None:
+                raise FormatError("a known retromesh document type", path=path, got=obj["$type"])
             hints = typing.get_type_hints(cls)
             kwargs = {}
             for f in dataclasses.fields(cls):

@@ -41,7 +41,8 @@ if TYPE_CHECKING:            # binio imports numpy: loaded with the first file r
 
 __all__ = ["Format", "register", "target_format", "keeping", "register_converter", "converter",
            "formats", "get", "detect", "parse", "format_of", "convert_to_scene",
-           "convert_from_scene", "serialize", "SNIFF_BYTES", "claiming", "converters_to"]
+           "convert_from_scene", "serialize", "outputs_of", "sniffs", "SNIFF_BYTES", "claiming",
+           "converters_to"]
 
 #: how many leading bytes sniff functions see
 SNIFF_BYTES = 4096
@@ -50,7 +51,8 @@ SNIFF_BYTES = 4096
 FORMAT_MODULES = (
     "retromesh.gltf",
     "retromesh.formats.b3d",
-    "retromesh.formats.wolfire",
+    "retromesh.formats.lugaru",
+    "retromesh.formats.overgrowth",
     "retromesh.formats.lithtech",
     "retromesh.formats.lostsaga",
     "retromesh.formats.westwood",
@@ -62,9 +64,9 @@ FORMAT_MODULES = (
 FORMAT_INDEX = {
     "glb": "retromesh.gltf", "gltf": "retromesh.gltf",
     "b3d": "retromesh.formats.b3d",
-    **dict.fromkeys(("anm", "fzx", "obj", "phxbn", "sav", "solid"), "retromesh.formats.wolfire"),
-    **dict.fromkeys(("overgrowth-xml", "xml"), "retromesh.formats.wolfire"),
-    **dict.fromkeys(("lugaru-skeleton", "lugaru-animation"), "retromesh.formats.wolfire"),
+    **dict.fromkeys(("lugaru-animation", "lugaru-skeleton", "solid"), "retromesh.formats.lugaru"),
+    **dict.fromkeys(("anm", "fzx", "obj", "overgrowth-xml", "phxbn", "sav", "xml"),
+                    "retromesh.formats.overgrowth"),
     **dict.fromkeys(("abc", "dtx", "png"), "retromesh.formats.lithtech"),
     **dict.fromkeys(("ani", "cms", "lsmat", "msh", "skl"), "retromesh.formats.lostsaga"),
     **dict.fromkeys(("aos-vxl", "hva", "vox", "vxl"), "retromesh.formats.westwood"),
@@ -292,7 +294,8 @@ def _extension(filename: str | None) -> str:
     return Path(filename).suffix.lower().lstrip(".")
 
 
-def _sniff(fmt: Format, head: bytes) -> bool:
+def sniffs(fmt: Format, head: bytes) -> bool:
+    """Whether ``fmt``'s ``sniff`` recognises ``head`` (False without one, or when it fails)."""
     if fmt.sniff is None:
         return False
     try:
@@ -310,10 +313,10 @@ def detect(head: bytes, filename: str | None = None, format: str | None = None) 
     ext = _extension(filename)
     candidates = [f for f in _FORMATS.values() if ext and ext in f.extensions]
     if candidates:
-        sniffed = [f for f in candidates if _sniff(f, head)]
+        sniffed = [f for f in candidates if sniffs(f, head)]
         if sniffed:
             return sniffed[0]
-        certain = [f for f in _FORMATS.values() if f.magic_certain and _sniff(f, head)]
+        certain = [f for f in _FORMATS.values() if f.magic_certain and sniffs(f, head)]
         unsniffable = [f for f in candidates if f.sniff is None]
         if len(unsniffable) == 1 and not certain:
             return unsniffable[0]
@@ -330,9 +333,9 @@ def detect(head: bytes, filename: str | None = None, format: str | None = None) 
         # an extensionless file in a folder a format names (Data/Skeleton/BasicFigure)
         folder = Path(filename).parent.name.lower()
         for f in _FORMATS.values():
-            if folder in f.folders and _sniff(f, head):
+            if folder in f.folders and sniffs(f, head):
                 return f
-    certain = [f for f in _FORMATS.values() if f.magic_certain and _sniff(f, head)]
+    certain = [f for f in _FORMATS.values() if f.magic_certain and sniffs(f, head)]
     if certain:
         return certain[0]
     raise UnknownFormatError("a file type retromesh knows (by extension or magic)",
@@ -357,14 +360,21 @@ def _input_error(exc: BaseException) -> type[FormatError]:
 
 def parse(fmt: Format, data: bytes | bytearray | memoryview, file: str | None = None,
           source_path: Path | None = None) -> Any:
-    """Run ``fmt.read`` on ``data``; anything but a FormatError becomes one."""
+    """Run ``fmt.read`` on ``data``; anything but a FormatError becomes one. Inside
+    :func:`retromesh.readonce.reading_once`, a file parsed before gives its first document."""
     if fmt.read is None:
         raise UnsupportedError(f"{fmt.name} files cannot be read")
+    from . import readonce
+    kept = readonce.recall(fmt.name, file, len(data))
+    if kept is not None:
+        return kept
     from .binio import Reader
     reader = Reader(data, file=file, endian=fmt.endian)
     reader.source_path = source_path  # type: ignore[attr-defined]
     try:
-        return fmt.read(reader)
+        doc = fmt.read(reader)
+        readonce.remember(fmt.name, file, len(data), doc)
+        return doc
     except FormatError as exc:
         exc.with_file(file)             # fills in the file, keeps the exception's own chain
         raise
@@ -443,3 +453,14 @@ def serialize(fmt: Format, fn: Callable[..., Any], *args: Any, **kwargs: Any) ->
         if isinstance(exc, OSError) and not isinstance(exc, EOFError):
             raise
         raise _writer_failed(fmt, "writer", exc) from exc
+
+
+def outputs_of(doc: Any, target: Path) -> dict[Path, Any]:
+    """The files writing ``doc`` as ``target`` makes: {path: bytes or Parts} (a format may
+    write companions beside ``target``)."""
+    fmt = format_of(doc)
+    if fmt.outputs is not None:
+        return serialize(fmt, fmt.outputs, doc, target)
+    if fmt.write is None:
+        raise UnsupportedError(f"{fmt.name} documents cannot be written as one byte string")
+    return {target: serialize(fmt, fmt.write, doc)}

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Scene", "Node", "Mesh", "Primitive", "Material", "Texture", "TextureRef", "Skin",
-    "Animation", "Channel", "MorphTarget", "LIMITS",
+    "Animation", "Channel", "MorphTarget", "LIMITS", "finite32", "first_not_finite32",
 ]
 
 #: caps of :meth:`Scene.for_writing` (game-format writers); raise them for bigger scenes
@@ -149,6 +149,9 @@ class Primitive:
     targets: list[MorphTarget] = field(default_factory=list)
     mode: int = 4                            # 4 triangles, 1 lines, 0 points
     extras: dict[str, Any] = field(default_factory=dict)
+    #: KHR_materials_variants mappings: (material, indices into ``Scene.variants``) pairs; a
+    #: variant no pair names shows ``material``
+    variants: list[tuple[int, list[int]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.positions = _array(self.positions, np.float32, 3, "positions", "Primitive")
@@ -380,6 +383,8 @@ class Scene:
     #: further scenes (name, root node indices) for content kept out of the default scene
     extra_scenes: list[tuple[str, list[int]]] = field(default_factory=list)
     extras: dict[str, Any] = field(default_factory=dict)
+    #: names of the material variants (KHR_materials_variants); primitives map them
+    variants: list[str] = field(default_factory=list)
 
     # -- building ---------------------------------------------------------------------
     def add_node(self, node: Node, parent: int | None = None) -> int:
@@ -484,6 +489,11 @@ class Scene:
             for pi, p in enumerate(mesh.primitives):
                 if p.material is not None and not 0 <= p.material < len(self.materials):
                     raise DocumentError(f"mesh {mi} primitive {pi} refers to material {p.material}")
+                for m, vs in p.variants:
+                    if not 0 <= m < len(self.materials) or \
+                            any(not 0 <= v < len(self.variants) for v in vs):
+                        raise DocumentError(f"mesh {mi} primitive {pi}: a variant mapping refers "
+                                            f"to material {m} or variants {list(vs)} out of range")
         for mat in self.materials:
             ref = mat.base_color_texture
             if ref is not None and not 0 <= ref.texture < len(self.textures):
@@ -536,14 +546,14 @@ class Scene:
             if ref is not None:
                 nums += [*ref.offset, *ref.scale, ref.rotation]
             try:
-                ok = _finite32(np.array(nums, dtype=np.float64))
+                ok = finite32(np.array(nums, dtype=np.float64))
             except (TypeError, ValueError):
                 ok = False
             if not ok:
                 raise DocumentError(f"material {mi} ({mat.name!r}): colours, factors and texture "
                                     "transform must be finite numbers")
         for mi, mesh in enumerate(self.meshes):
-            if mesh.weights and not _finite32(np.array(mesh.weights, dtype=np.float64)):
+            if mesh.weights and not finite32(np.array(mesh.weights, dtype=np.float64)):
                 raise DocumentError(f"mesh {mi} ({mesh.name!r}): morph weights are not finite")
         where = [(mi, pi, "vertex positions", p.positions)
                  for mi, mesh in enumerate(self.meshes) for pi, p in enumerate(mesh.primitives)]
@@ -551,21 +561,21 @@ class Scene:
                   for mi, mesh in enumerate(self.meshes) for pi, p in enumerate(mesh.primitives)
                   for ti, t in enumerate(p.targets)
                   for kind, a in (("positions", t.positions), ("normals", t.normals)) if a is not None]
-        bad = _first_not_finite32([a for *_, a in where])
+        bad = first_not_finite32([a for *_, a in where])
         if bad is not None:
             mi, pi, what, _ = where[bad]
             raise DocumentError(f"mesh {mi} ({self.meshes[mi].name!r}) primitive {pi}: {what} "
                                 "are not finite within float32")
         for si, skin in enumerate(self.skins):
             m = skin.inverse_bind_matrices
-            if m is not None and not _finite32(m):
+            if m is not None and not finite32(m):
                 raise DocumentError(f"skin {si} ({skin.name!r}): inverse bind matrices are not "
                                     "finite within float32")
         chans = [(ai, ci) for ai, anim in enumerate(self.animations)
                  for ci in range(len(anim.channels))]
         keys = [a for ai, ci in chans for a in (self.animations[ai].channels[ci].values,
                                                 self.animations[ai].channels[ci].times)]
-        bad = _first_not_finite32(keys)
+        bad = first_not_finite32(keys)
         if bad is not None:
             ai, ci = chans[bad // 2]
             raise DocumentError(f"animation {ai} ({self.animations[ai].name!r}) channel {ci}: "
@@ -637,7 +647,7 @@ class Scene:
 _FLT_MAX = 3.4028234663852886e38
 
 
-def _finite32(a) -> bool:
+def finite32(a) -> bool:
     a = np.asarray(a)
     if a.dtype == np.float32:
         return bool(np.isfinite(a).all())
@@ -645,7 +655,7 @@ def _finite32(a) -> bool:
     return bool(np.all(np.abs(a) <= _FLT_MAX))   # False for NaN too
 
 
-def _first_not_finite32(arrays: list) -> int | None:
+def first_not_finite32(arrays: list) -> int | None:
     """Index of the first array holding a NaN, an infinity or a value beyond float32, or
     None; small arrays are checked together (one numpy call for a scene's many channels)."""
     f32, other, big = [], [], []        # small float32 arrays, other small ones, big ones
@@ -667,8 +677,8 @@ def _first_not_finite32(arrays: list) -> int | None:
     if f32 and not np.isfinite(np.concatenate(f32)).all() or other and not np.all(np.abs(
             np.concatenate([np.asarray(arrays[i], dtype=np.float64).reshape(-1)
                             for i in other])) <= _FLT_MAX):
-        return next(i for i, a in enumerate(arrays) if np.size(a) < 4096 and not _finite32(a))
-    return next((i for i in big if not _finite32(arrays[i])), None)
+        return next(i for i, a in enumerate(arrays) if np.size(a) < 4096 and not finite32(a))
+    return next((i for i in big if not finite32(arrays[i])), None)
 
 
 _F32 = np.dtype(np.float32)

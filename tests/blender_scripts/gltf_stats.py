@@ -54,6 +54,10 @@ def describe(path):
             "bones": sum(len(a.bones) for a in bpy.data.armatures),
             "materials": len(bpy.data.materials),
             "actions": len(bpy.data.actions),
+            "action_names": sorted(a.name for a in bpy.data.actions),
+            # KHR_materials_variants, as Blender's glTF importer keeps them (its own property)
+            "variants": [v.name for v in getattr(scene, "gltf2_KHR_materials_variants_variants",
+                                                 [])],
             "images": []}
     for im in bpy.data.images:
         if im.type != "IMAGE":

@@ -35,8 +35,9 @@ SCENES = [
                              "animations": [EX / "lostsaga/column_wave.ani"]}),
     ("lithtech/model_v12.abc", {}), ("lithtech/model_v6.abc", {}),
     ("westwood/tank.vxl", {}), ("westwood/tank.vox", {}),
-    ("wolfire/box.solid", {}),
-    ("wolfire/stick.phxbn", {"mesh": EX / "wolfire/stick.obj", "animations": [EX / "wolfire/walk.anm"]}),
+    ("lugaru/box.solid", {}),
+    ("overgrowth/stick.phxbn", {"mesh": EX / "overgrowth/stick.obj",
+                                "animations": [EX / "overgrowth/walk.anm"]}),
 ]
 TARGETS = ["out.glb", "out.b3d", "out.msh", "out.abc", "out.vxl", "out.vox", "out.solid",
            "out.phxbn"]

@@ -46,9 +46,9 @@ REGRESSIONS = ROOT / "tests" / "regressions"
 FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     "b3d": (["crate.b3d", "wiggle.b3d"], ["out.glb", "out.b3d"]),
     "gltf": ([], ["out.glb"]),
-    "lugaru": (["wolfire/box.solid"], ["out.glb", "out.solid"]),
-    "overgrowth": (["wolfire/walk.anm", "wolfire/wave.anm", "wolfire/stick.phxbn",
-                    "wolfire/stick.fzx", "wolfire/example.sav"], ["out.glb"]),
+    "lugaru": (["lugaru/box.solid"], ["out.glb", "out.solid"]),
+    "overgrowth": (["overgrowth/walk.anm", "overgrowth/wave.anm", "overgrowth/stick.phxbn",
+                    "overgrowth/stick.fzx", "overgrowth/example.sav"], ["out.glb"]),
     "lithtech": (["lithtech/model_v6.abc", "lithtech/model_v12.abc"], ["out.glb", "out.abc"]),
     # textures: read, written back, counted and converted to PNG (no scene of their own)
     "lithtech-dtx": (["lithtech/model_v12.dtx", "lithtech/model_v12_head.dtx",
@@ -153,13 +153,13 @@ def layout_seeds(family: str, folder: Path) -> list[Path]:
     """A small character in its game's folder layout under ``folder`` (``Data/...``); the
     files a case may mutate, relative to ``folder``."""
     sys.path.insert(0, str(SRC))
-    from retromesh.formats.wolfire import (
-        lugaru_animation,
-        lugaru_samples,
-        lugaru_skeleton,
-        ogxml_samples,
+    from retromesh.formats.lugaru import (
+        animation as lugaru_animation,
+        samples as lugaru_samples,
+        skeleton as lugaru_skeleton,
         solid,
     )
+    from retromesh.formats.overgrowth import ogxml_samples
     folder.mkdir(parents=True, exist_ok=True)
     if family == "overgrowth-xml":
         ogxml_samples.write_character(folder)

@@ -95,6 +95,11 @@ class IMPORT_SCENE_OT_retromesh(Operator, ImportHelper):
     fps: FloatProperty(name="Frame rate", default=0.0, min=0.0, max=1000.0,
                        description="Animation frame rate for formats that count frames "
                                    "(0: the format's own default)")
+    run_mod_lua: BoolProperty(
+        name="Run the mod's Lua", default=True,
+        description="A model in a Luanti mod: RUN the mod's Lua (fenced: a child process with "
+                    "time and memory limits, no io/os, files only inside the mod) to get the "
+                    "textures and named clips the mod registers")
     shading: EnumProperty(name="Shading", default="NORMALS",
                           items=(("NORMALS", "Use file normals", ""), ("FLAT", "Flat", ""),
                                  ("SMOOTH", "Smooth", "")))
@@ -115,6 +120,8 @@ class IMPORT_SCENE_OT_retromesh(Operator, ImportHelper):
             options = {}
             if self.fps > 0:
                 options["fps"] = self.fps
+            if self.run_mod_lua:
+                options["mods"] = {"lua": True}
             tmp, glb = bridge.temp_glb()
             try:
                 notes = bridge.load_to_glb(job, glb, **options)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import struct
 import tempfile
 import warnings
 from collections.abc import Iterable
@@ -27,11 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from ..batch import companions as companions_beside
+from ..gltf.container import pack, unpack
 from ..records import record
 
 __all__ = ["Job", "group_files", "load_to_glb", "names_a_format", "convert_glb", "IMPORT_EXTENSIONS",
            "EXPORT_EXTENSIONS", "encode_extras", "decode_extras", "JSON_MARK", "files_record",
-           "FILES_PROPERTY"]
+           "FILES_PROPERTY", "encode_extras_value", "decode_extras_value", "snap_noise",
+           "merge_mesh_joints"]
 
 # role of each extension: main files in order of precedence, then companions
 _MAIN_ORDER = ("xml", "msh", "cms", "phxbn", "vxl", "vox", "b3d", "abc", "solid", "glb", "gltf", "fzx",
@@ -175,14 +176,14 @@ def _plain(value: Any) -> bool:
     return isinstance(value, (str, float))
 
 
-def _encode(extras: Any) -> Any:
+def encode_extras_value(extras: Any) -> Any:
     if not isinstance(extras, dict):
         return extras
     return {k: v if _plain(v) else JSON_MARK + json.dumps(v, separators=(",", ":"))
             for k, v in extras.items()}
 
 
-def _decode(extras: Any) -> Any:
+def decode_extras_value(extras: Any) -> Any:
     if not isinstance(extras, dict):
         return extras
     out = {}
@@ -208,22 +209,14 @@ def _walk_extras(node: Any, fn) -> None:
             _walk_extras(v, fn)
 
 
-def _read_glb(path: Path) -> tuple[dict, bytes]:
-    data = Path(path).read_bytes()
-    magic, _, length = struct.unpack_from("<4sII", data)
-    if magic != b"glTF":
-        raise ValueError(f"{path} is no GLB")
-    clen, ctype = struct.unpack_from("<I4s", data, 12)
-    doc = json.loads(data[20:20 + clen])
-    rest = data[20 + clen:length]
-    return doc, rest
+def _read_glb(path: Path) -> tuple[dict, bytes | None]:
+    """The JSON (parsed) and the BIN chunk of the GLB at ``path``; FormatError if it is none."""
+    json_text, bin_data = unpack(Path(path).read_bytes(), file=str(path))
+    return json.loads(json_text), bin_data
 
 
-def _write_glb(path: Path, doc: dict, rest: bytes) -> None:
-    text = json.dumps(doc, separators=(",", ":")).encode("utf-8")
-    text += b" " * (-len(text) % 4)
-    body = struct.pack("<I4s", len(text), b"JSON") + text + rest
-    Path(path).write_bytes(struct.pack("<4sII", b"glTF", 2, 12 + len(body)) + body)
+def _write_glb(path: Path, doc: dict, bin_data: bytes | None) -> None:
+    Path(path).write_bytes(pack(json.dumps(doc, separators=(",", ":")).encode("utf-8"), bin_data))
 
 
 # Blender's exporter leaves out every texture whose image it could not load, so a texture that
@@ -343,7 +336,7 @@ def _remove_nodes(doc: dict, gone: set[int]) -> None:
                 target["node"] = new[target["node"]]
 
 
-def _merge_mesh_joints(doc: dict) -> None:
+def merge_mesh_joints(doc: dict) -> None:
     nodes = doc.get("nodes", [])
     parent = {c: i for i, n in enumerate(nodes) for c in n.get("children", [])}
     joints = {j for skin in doc.get("skins", []) for j in skin.get("joints", [])}
@@ -386,7 +379,7 @@ def _merge_mesh_joints(doc: dict) -> None:
         _remove_nodes(doc, gone)
 
 
-def _snap_noise(doc: dict, eps: float = 1e-6) -> None:
+def snap_noise(doc: dict, eps: float = 1e-6) -> None:
     """Blender stores transforms as float32 matrices: an identity rotation comes back with
     components around 1e-8, a unit scale as 0.9999999. Snap those to the exact values (writers
     test for "no rotation" and would otherwise add nodes)."""
@@ -444,7 +437,7 @@ def encode_extras(glb: str | os.PathLike) -> dict[str, dict[str, Any]]:
     doc, rest = _read_glb(Path(glb))
     _keep_missing_images(doc)
     _mark_mesh_joints(doc)
-    _walk_extras(doc, _encode)
+    _walk_extras(doc, encode_extras_value)
     _write_glb(Path(glb), doc, rest)
     return {a.get("name", f"animation_{i}"): a["extras"]
             for i, a in enumerate(doc.get("animations", [])) if isinstance(a.get("extras"), dict)}
@@ -453,11 +446,11 @@ def encode_extras(glb: str | os.PathLike) -> dict[str, dict[str, Any]]:
 def decode_extras(glb: str | os.PathLike) -> None:
     """Undo :func:`encode_extras` in a GLB Blender wrote."""
     doc, rest = _read_glb(Path(glb))
-    _walk_extras(doc, _decode)
+    _walk_extras(doc, decode_extras_value)
     _lift_files_record(doc)
     _restore_missing_images(doc)
-    _snap_noise(doc)
-    _merge_mesh_joints(doc)
+    snap_noise(doc)
+    merge_mesh_joints(doc)
     _write_glb(Path(glb), doc, rest)
 
 
@@ -487,7 +480,8 @@ def load_to_glb(job: Job, glb: str | os.PathLike, **options: Any) -> list[str]:
     ``options`` the main file's format does not take (``fps`` for a B3D...) are left out."""
     import retromesh
     accepted = retromesh.detect(job.main).scene_options
-    options = {k: v for k, v in options.items() if k in accepted}
+    # (``mods``: a model in a Luanti mod dressed as the mod shows it; every format takes it)
+    options = {k: v for k, v in options.items() if k in accepted or k == "mods"}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         scene = retromesh.load(job.main, **{**job.options, **options})

@@ -20,6 +20,7 @@ from .. import batch as plan, registry
 from ..checking import check_document, check_together
 from ..errors import LossWarning, RetromeshError
 from ..findings import Finding, error
+from ..readonce import reading_once
 from .messages import describe
 from .options import check_options, read_options
 from .output import echo, tagged, width
@@ -80,6 +81,7 @@ def _parse(path: Path, format: str | None = None) -> tuple[registry.Format, Any,
     return fmt, registry.parse(fmt, data, str(path), path), data
 
 
+@reading_once()      # the companions judged together are the documents the scene is made of
 def check_file(f: Path, format: str | None, *, scene: bool, luanti: bool,
                options: Callable[[Path, registry.Format], dict[str, Any]]) -> tuple[
                    registry.Format, list[Path], list[Finding]]:
@@ -100,19 +102,24 @@ def check_file(f: Path, format: str | None, *, scene: bool, luanti: bool,
         together.append((cfmt, cdoc))
     findings += [x for _, x in check_together(together)]
     del together
-    if (scene or gltf) and fmt.to_scene is not None and not any(x.is_error for x in findings):
+    mods = opts.pop("mods", None)
+    built = None
+    if (scene or gltf or luanti) and fmt.to_scene is not None and \
+            not any(x.is_error for x in findings):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", LossWarning)
             try:
                 kwargs = dict(opts)
                 if "source" in fmt.scene_options:
                     kwargs["source"] = f
-                registry.convert_to_scene(fmt, doc, str(f), **kwargs)
+                built = registry.convert_to_scene(fmt, doc, str(f), **kwargs)
             except RetromeshError as exc:
                 findings.append(error(f"{fmt.name}.scene", f"does not convert: {describe(exc, f)}"))
     if luanti:
-        from .luanti import check_for_luanti
+        from .luanti import check_for_luanti, mod_findings
         findings += check_for_luanti(fmt, doc, data)
+        if built is not None and mods:
+            findings += mod_findings(f, built, mods)
     return fmt, companions, findings
 
 

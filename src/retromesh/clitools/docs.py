@@ -7,7 +7,6 @@ must read back as the format.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -23,14 +22,8 @@ def missing_fields(obj: Any, path: str = "$") -> list[str]:
     out: list[str] = []
     if isinstance(obj, dict):
         if "$type" in obj:
-            mod, _, qual = str(obj["$type"]).partition(":")
-            cls = None
-            if mod.startswith("retromesh."):
-                try:
-                    cls = getattr(importlib.import_module(mod), qual)
-                except (ImportError, AttributeError):
-                    cls = None
-            if cls is not None and dataclasses.is_dataclass(cls):
+            cls = jsoncodec.class_of(str(obj["$type"]))
+            if cls is not None:
                 out += [f"{path}.{f.name}" for f in dataclasses.fields(cls)
                         if f.init and f.name not in obj]
         for k, v in obj.items():
@@ -44,7 +37,6 @@ def missing_fields(obj: Any, path: str = "$") -> list[str]:
 
 def build_checked(text: bytes, target: Path) -> dict[Path, bytes]:
     """The files ``retromesh build`` writes for ``text``; raises before anything is written."""
-    import retromesh
     try:
         raw = json.loads(text)
     except ValueError as exc:
@@ -60,7 +52,7 @@ def build_checked(text: bytes, target: Path) -> dict[Path, bytes]:
     doc = jsoncodec.decode(raw)
     fmt = registry.format_of(doc)
     try:
-        files = retromesh._outputs(doc, target)
+        files = registry.outputs_of(doc, target)
     except RetromeshError:
         raise
     except Exception as exc:   # a value of the wrong type or out of range in the edited JSON

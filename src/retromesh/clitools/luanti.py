@@ -12,31 +12,60 @@ bytes left at the end of a parent (a misread); clamps key frames below 1 to 1; i
 and links a vertex used by two brushes to one of them only (breaks animation); Irrlicht 1.8
 indexes a mesh buffer with 16 bits (at most 65535 vertices).
 
-glTF — refused: ``extensionsRequired``, an interpolation other than STEP/LINEAR (CUBICSPLINE),
-morph-target animation (``weights`` channels), 65535 or more vertices in a primitive (16-bit
-indices). Ignored: images (the textures come from the mod's ``textures =``, by index), every
-animation but the first before Luanti 5.17, every UV set but the first, negative weights. Only
-triangle lists are drawn. Weights that do not sum to 1 are rescaled by Luanti; retromesh's
+glTF — refused (``createMesh`` logs an error and returns no mesh: a clean refusal, no crash):
+an empty or malformed file, ``extensionsRequired``, a buffer referred to by a URI other than a
+base64 ``data:application/octet-stream`` / ``data:application/gltf-buffer`` one (tiniergltf
+resolves no files), no ``buffers``/``bufferViews``/``accessors``/``nodes``, an interpolation
+other than STEP/LINEAR (CUBICSPLINE), morph-target animation (``weights`` channels), 65535 or
+more vertices in a primitive (16-bit indices). Ignored: images (the textures come from the
+mod's ``textures =``, by texture index), morph targets themselves, every animation but the
+first before Luanti 5.17, every UV set but the first, negative weights. A primitive that is not
+a triangle list: 5.10-5.16 draw its indices as triangles, 5.17 skips it with a warning.
+Weights that do not sum to 1 are rescaled by Luanti; retromesh's
 Scene normalises them on reading, so this check (which works on the JSON and the Scene)
 does not see raw accessor values, and every GLB retromesh writes has them normalised.
 """
 from __future__ import annotations
 
 import json
-import struct
 import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..errors import LossWarning
+from ..errors import FormatError, LossWarning
 from ..findings import Finding, error, warning
+from ..gltf.container import MAGIC, pack, unpack
 
-__all__ = ["check_for_luanti", "convert_for_luanti", "prepare_scene", "strip_images"]
+__all__ = ["check_for_luanti", "convert_for_luanti", "prepare_scene", "strip_images", "mod_findings"]
 
 MAX_VERTICES = 65535
+#: the buffer URIs tiniergltf (Luanti's glTF parser) decodes; any other URI is refused
+_BUFFER_DATA_URIS = ("data:application/octet-stream;base64,", "data:application/gltf-buffer;base64,")
+
 MAX_BRUSH_TEXTURES = 4
+
+
+_SEEN_MISSING: set[str] = set()     # (a registration's missing model: said once per run)
+
+
+def mod_findings(path: Path, scene: Any, mods: dict[str, Any]) -> list[Finding]:
+    """What the registrations of the mod ``path`` lies in get wrong (warnings): a model no mod
+    ships, a texture not found, a clip beyond the model's frames; a failing Lua."""
+    from ..luanti.scene import dress
+    problems: list[tuple[str, str]] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LossWarning)
+        dress(scene, path, problems=problems, **mods)
+    out = []
+    for rule, message in problems:
+        if rule == "luanti.missing_model":
+            if message in _SEEN_MISSING:
+                continue
+            _SEEN_MISSING.add(message)
+        out.append(warning(rule, message))
+    return out
 
 
 def _b3d_problems(doc: Any) -> list[Finding]:
@@ -103,9 +132,8 @@ def _b3d_problems(doc: Any) -> list[Finding]:
 
 
 def _gltf_json(data: bytes) -> dict[str, Any]:
-    if data[:4] == b"glTF":
-        length = struct.unpack_from("<I", data, 12)[0]
-        return json.loads(data[20:20 + length])
+    if data[:4] == MAGIC:
+        return json.loads(unpack(data)[0])
     return json.loads(data)
 
 
@@ -115,14 +143,24 @@ def _gltf_problems(gltf: dict[str, Any]) -> list[Finding]:
         out.append(error("luanti.extensions_required",
             f"extensionsRequired {gltf['extensionsRequired']} (Luanti supports "
                    "none)"))
+    missing = [k for k in ("buffers", "bufferViews", "accessors", "nodes") if k not in gltf]
+    if missing:
+        out.append(error("luanti.required_fields", f"no {', '.join(missing)} (Luanti refuses "
+                         "a glTF without them)"))
+    for bi, b in enumerate(gltf.get("buffers", [])):
+        uri = b.get("uri") if isinstance(b, dict) else None
+        if isinstance(uri, str) and not uri.startswith(_BUFFER_DATA_URIS):
+            out.append(error("luanti.buffer_uri", f"buffer {bi} refers to {uri[:60]!r} (Luanti "
+                             "reads no files a glTF refers to: embed the buffer as a base64 "
+                             "data URI, or write a .glb)"))
     accessors = gltf.get("accessors", [])
     for mi, mesh in enumerate(gltf.get("meshes", [])):
         for pi, prim in enumerate(mesh.get("primitives", [])):
             where = f"mesh {mesh.get('name') or mi} primitive {pi}"
             if prim.get("mode", 4) != 4:
-                out.append(error("luanti.mode", f"{where}: mode {prim['mode']} (only triangle lists)"))
-            if prim.get("targets"):
-                out.append(error("luanti.morph_targets", f"{where}: morph targets (not supported)"))
+                out.append(warning("luanti.mode", f"{where}: mode {prim['mode']} is not a "
+                                   "triangle list: Luanti 5.10-5.16 draw it as triangles, 5.17 "
+                                   "skips it"))
             pos = prim.get("attributes", {}).get("POSITION")
             if pos is not None and pos < len(accessors) and \
                     accessors[pos].get("count", 0) >= MAX_VERTICES:
@@ -134,7 +172,9 @@ def _gltf_problems(gltf: dict[str, Any]) -> list[Finding]:
         out.append(warning("luanti.images", "images are ignored (textures come from the mod, by "
                    "texture index)"))
     anims = gltf.get("animations", [])
-    if len(anims) > 1:
+    first_extras = anims[0].get("extras") if anims and isinstance(anims[0], dict) else None
+    whole = isinstance(first_extras, dict) and "luanti_times" in first_extras
+    if len(anims) > 1 and not whole:     # (--preset luanti: the first is the whole timeline)
         out.append(warning("luanti.animations", f"{len(anims)} animations; Luanti before 5.17 plays only "
                    "the first"))
     for ai, anim in enumerate(anims):
@@ -156,8 +196,9 @@ def check_for_luanti(fmt: Any, doc: Any, data: bytes) -> list[Finding]:
     if fmt.family == "glTF 2.0":
         try:
             return _gltf_problems(_gltf_json(bytes(data)))
-        except (ValueError, struct.error) as exc:
-            return [error("luanti.json", f"the glTF JSON does not parse ({exc})")]
+        except (ValueError, FormatError) as exc:
+            return [error("luanti.json", f"the glTF JSON does not parse ({exc}); Luanti "
+                          "refuses it")]
     return [warning("luanti.format", f"Luanti loads .b3d, .glb/.gltf, .obj and .x, not "
                     f".{fmt.name}: convert it with --preset luanti")]
 
@@ -166,12 +207,8 @@ def check_for_luanti(fmt: Any, doc: Any, data: bytes) -> list[Finding]:
 
 def prepare_scene(scene: Any) -> Any:
     """Bring a Scene within Luanti's glTF rules (warns with LossWarning for each change)."""
-    if len(scene.animations) > 1:
-        dropped = [a.name for a in scene.animations[1:]]
-        warnings.warn(f"luanti: kept the first animation {scene.animations[0].name!r}, dropped "
-                      f"{len(dropped)} ({', '.join(dropped[:3])}{'...' if len(dropped) > 3 else ''}):"
-                      " Luanti before 5.17 plays only the first", LossWarning, stacklevel=2)
-        del scene.animations[1:]
+    _lua_frame_timeline(scene)
+    _slot_textures(scene)
     for anim in scene.animations:
         for ch in anim.channels:
             if ch.interpolation == "CUBICSPLINE":
@@ -209,16 +246,65 @@ def prepare_scene(scene: Any) -> Any:
     return scene
 
 
+def _lua_frame_timeline(scene: Any) -> None:
+    """The whole timeline of a B3D (the first animation) keyed at its Lua frame numbers read
+    as seconds, as Luanti reads a glTF's frames: a mod's ``set_animation({x = 35, y = 75},
+    20)`` plays the same frames at the same speed after it switches its mesh to the GLB. The
+    named clips after it are in real seconds (``play_animation(name)`` at speed 1, 5.17+)."""
+    from ..luanti.scene import lua_frame_times
+    if not scene.animations or "b3d_first_frame" not in scene.animations[0].extras:
+        return
+    timeline = scene.animations[0]
+    zero, per_frame = lua_frame_times(timeline)
+    for ch in timeline.channels:
+        ch.times = ((ch.times.astype(np.float64) - zero) / per_frame).astype(np.float32)
+    timeline.extras["luanti_times"] = "Lua frames"
+
+
+def _slot_textures(scene: Any) -> None:
+    """Texture ``k`` for mesh buffer ``k`` of a B3D (Luanti gives a glTF buffer the mod's
+    texture its material's texture index names, a B3D buffer the one of its number): the mod's
+    ``textures`` list keeps its meaning in the GLB. Buffers without a texture get a placeholder
+    slot; material variants go (Luanti takes textures from the mod, not the file)."""
+    import copy
+
+    from ..luanti.scene import buffer_slots
+    from ..scene import Texture, TextureRef
+    if not any("b3d_tris" in m.extras for m in scene.meshes):
+        return
+    textures, materials = [], []
+    slots = buffer_slots(scene)
+    buffers = {(mi, pi) for mi, pi, _ in slots}
+    for mesh_index, mesh in enumerate(scene.meshes):     # (primitives that are no mesh buffer)
+        for prim_index, prim in enumerate(mesh.primitives):
+            if (mesh_index, prim_index) not in buffers:
+                prim.material = None
+    for k, (mi, pi, _) in enumerate(slots):
+        prim = scene.meshes[mi].primitives[pi]
+        mat = scene.materials[prim.material] if prim.material is not None else None
+        ref = mat.base_color_texture if mat is not None else None
+        textures.append(copy.copy(scene.textures[ref.texture]) if ref is not None
+                        else Texture(name=f"slot {k}"))
+        if mat is not None:
+            mat = copy.deepcopy(mat)
+            if ref is not None:
+                mat.base_color_texture = TextureRef(k, ref.texcoord, ref.offset, ref.scale,
+                                                    ref.rotation)
+            materials.append(mat)
+            prim.material = len(materials) - 1
+        prim.variants = []
+    scene.textures, scene.materials, scene.variants = textures, materials, []
+
+
 def strip_images(path: Path) -> None:
     """Remove the images of a written .glb/.gltf (Luanti takes textures from the mod; the
     texture indices stay, as Luanti maps them to the entity's ``textures``)."""
     from ..fileio import atomic_write, written_file
     data = written_file(path).read_bytes()
-    binary = data[:4] == b"glTF"
+    binary = data[:4] == MAGIC
     if binary:
-        jlen = struct.unpack_from("<I", data, 12)[0]
-        gltf = json.loads(data[20:20 + jlen])
-        rest = data[20 + jlen:]
+        json_text, bin_data = unpack(data, file=str(path))
+        gltf = json.loads(json_text)
     else:
         gltf = json.loads(data)
     if not gltf.get("images"):
@@ -227,13 +313,7 @@ def strip_images(path: Path) -> None:
     for t in gltf.get("textures", []):
         t.pop("source", None)
     text = json.dumps(gltf, separators=(",", ":")).encode("utf-8")
-    if binary:
-        text += b" " * (-len(text) % 4)
-        body = struct.pack("<I4s", len(text), b"JSON") + text + rest
-        out = struct.pack("<4sII", b"glTF", 2, 12 + len(body)) + body
-    else:
-        out = text
-    atomic_write(path, out)
+    atomic_write(path, pack(text, bin_data) if binary else text)
 
 
 def convert_for_luanti(source: Path, target: Path, format: str | None,
@@ -244,6 +324,8 @@ def convert_for_luanti(source: Path, target: Path, format: str | None,
         return retromesh.convert(source, target, format=format, save_options=save_options,
                                  **load_options)
     scene = prepare_scene(retromesh.load(source, format=format, **load_options))
+    if target.suffix.lower() == ".gltf":        # Luanti reads no .bin (nor image files)
+        save_options = {**save_options, "embed_buffer": True}
     written = retromesh.save(scene, target, **save_options)
     strip_images(target)
     return written

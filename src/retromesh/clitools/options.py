@@ -12,14 +12,15 @@ import inspect
 import json
 import math
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from .. import registry
 
-__all__ = ["OptionError", "parse_pairs", "read_options", "write_options", "check_options",
+__all__ = ["OptionError", "parse_pairs", "read_options", "write_options", "check_options", "mods_option",
            "positive", "GENERIC_READ", "GENERIC_WRITE"]
 
-GENERIC_READ = ("scale",)
+GENERIC_READ = ("scale", "mods")
 GENERIC_WRITE = ("embed_images", "texture_path")
 #: options of the functions a format's ``from_scene`` hands ``**options`` on to
 _FORWARDED = {"phxbn": ("write_mesh",), "anm": ("animation",)}
@@ -151,3 +152,11 @@ def check_options(options: dict[str, Any], valid: dict[str, inspect.Parameter | 
         except OptionError as exc:
             raise OptionError(label + str(exc)[len(name):]) from None
     return out
+
+
+def mods_option(no_lua: bool, texture_path: list[Path] | None) -> dict[str, Any]:
+    """The ``mods=`` reading option of ``--no-lua`` / ``--texture-path`` (none with
+    ``--no-lua``: the model as its file has it)."""
+    if no_lua:
+        return {}
+    return {"mods": {"lua": True, "texture_path": [str(p) for p in texture_path or []]}}

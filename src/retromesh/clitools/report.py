@@ -90,7 +90,15 @@ def scene_info(source: Path, format: str | None, options: dict[str, Any]) -> dic
                              "channels": len(a.channels)} for a in scene.animations],
         "notes": sorted({cli_hints(str(w.message)) for w in caught
                          if issubclass(w.category, LossWarning)}),
+        **_luanti_info(scene),
     }
+
+
+def _luanti_info(scene: Any) -> dict[str, Any]:
+    """The Luanti registrations using the model (a model in a mod read with ``mods=``)."""
+    from ..luanti.scene import summary
+    regs = summary(scene)
+    return {"luanti_registrations": regs} if regs else {}
 
 
 def format_entries() -> list[dict[str, Any]]:
@@ -174,6 +182,11 @@ def info_lines(name: str, entry: dict[str, Any], width: int) -> list[str]:
         for a in scene["animation_clips"]:
             rows.append(("animation", f"{a['name'] or '(unnamed)'}: {a['seconds']:g} s, "
                                       f"{a['channels']} channels"))
+        for r in scene.get("luanti_registrations", []):
+            sets = "; ".join(", ".join(t or '""' for t in ts) for ts in r["textures"])
+            clips = ", ".join(f"{k} {v:g} s" for k, v in r["clips"].items())
+            rows.append(("luanti", f"{r['name']} ({r['api']}): textures {sets or '-'}; "
+                                   f"clips {clips or '-'}"))
         for n in scene["notes"]:
             rows.append(("warning", n))
     for label, text in rows:

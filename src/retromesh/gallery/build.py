@@ -122,6 +122,7 @@ def model_card(model: Model, site: Path, *, thumbnail: bool = True) -> dict[str,
                                if issubclass(w.category, LossWarning)
                                and not isinstance(w.message, MissingTextureWarning)})
     card["counts"] = _scene_counts(scene)
+    card["variants"] = list(scene.variants)
     card["animations"] = [{"name": a.name or f"animation {i}", "seconds": float(a.duration)}
                           for i, a in enumerate(scene.animations)]
     glb = _beside(stem, ".glb").read_bytes()
@@ -151,10 +152,15 @@ def _card_job(args: tuple[Model, Path, bool]) -> dict[str, Any]:
 
 def build_gallery(roots: list[Path], site: Path, *, jobs: int = 1, thumbnails: bool = True,
                   title: str = "retromesh gallery",
-                  progress: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
-    """Write the whole site into ``site``; returns the cards (one per model)."""
+                  progress: Callable[[dict[str, Any]], None] | None = None,
+                  lua: bool = True) -> list[dict[str, Any]]:
+    """Write the whole site into ``site``; returns the cards (one per model). ``lua``: a
+    model in a Luanti mod is shown as its mod shows it (runs the mod's Lua, fenced)."""
     site = Path(site)
     models = find_models(roots)
+    if lua:
+        for m in models:
+            m.options["mods"] = {"lua": True}
     bundle, licence = assets.viewer_bundle()
     (site / "assets").mkdir(parents=True, exist_ok=True)
     _write({site / "assets" / "viewer.bundle.js": bundle.read_bytes(),

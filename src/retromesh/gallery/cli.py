@@ -17,6 +17,10 @@ def gallery(
     jobs: int = typer.Option(1, "-j", "--jobs", min=1, help="Models converted in parallel."),
     thumbnails: bool = typer.Option(True, help="Render a thumbnail per model (needs Chromium)."),
     title: str = typer.Option("retromesh gallery", help="Title of the index page."),
+    no_lua: bool = typer.Option(False, "--no-lua",
+                                help="Don't run the Lua of the Luanti mod a model lies in. By "
+                                     "default it is RUN (fenced: a child process with time and "
+                                     "memory limits, no io/os) for the mod's textures and clips."),
 ) -> None:
     """Write a static site (works offline, from file://) with a card and a 3D page per model."""
     from rich.console import Console
@@ -42,7 +46,7 @@ def gallery(
             bar.update(task, advance=1, description=card["name"][:30])
         try:
             cards = build_gallery(folders, output, jobs=jobs, thumbnails=thumbnails, title=title,
-                                  progress=step)
+                                  progress=step, lua=not no_lua)
         except RetromeshError as exc:       # e.g. npm missing: what to install, exit 1
             _error(str(exc))
             raise typer.Exit(EXIT_FAILED) from None

@@ -137,11 +137,14 @@ def model_page(card: dict[str, Any], *, assets: str, glb_script: str, back: str 
     textures += "".join(f'<tr><td>{escape(t)}</td><td class="warn">missing</td></tr>'
                         for t in tex.get("missing", []))
     back_link = f'<a href="{_link(back)}" style="color:#fff">← all models</a>' if back else ""
+    looks = "".join(f'<option value="{i}">{escape(v)}</option>'
+                    for i, v in enumerate(card.get("variants", [])))
     return (f'<!doctype html><html><head><meta charset="utf-8"><title>{escape(card["name"])}</title>'
             f'<style>{_STYLE}</style></head><body><header>{back_link}<h1>{escape(card["name"])}</h1>'
             f'<span>{escape(card.get("format", ""))}</span></header>{viewer}'
             f'<div class="controls"><label>animation <select id="animation"></select></label>'
-            f'<label><input type="checkbox" id="wireframe"> wireframe</label>'
+            + (f'<label>look <select id="variant">{looks}</select></label>' if looks else "")
+            + f'<label><input type="checkbox" id="wireframe"> wireframe</label>'
             f'<label><input type="checkbox" id="skeleton"> skeleton</label>'
             f'<span>{escape(_counts(card))}</span></div><main>'
             + (f"<h2>Animations</h2><table>{anims}</table>" if anims else "")

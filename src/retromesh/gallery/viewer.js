@@ -80,12 +80,29 @@ function start() {
       select.addEventListener("change", () => play(Number(select.value)));
       play(0);
     }
+    const looks = document.getElementById("variant");
+    if (looks) looks.addEventListener("change", () => showVariant(gltf, Number(looks.value)));
     document.body.dataset.loaded = "1";
     if (status) status.textContent = "";
   }, (err) => {
     document.body.dataset.loaded = "error";
     if (status) status.textContent = "could not load the model: " + err;
   });
+
+  // KHR_materials_variants (a Luanti mob's texture sets): each primitive shows the material
+  // its mapping gives the variant, else its own
+  function showVariant(gltf, v) {
+    const parser = gltf.parser;
+    gltf.scene.traverse((o) => {
+      const at = o.isMesh ? parser.associations.get(o) : undefined;
+      if (!at || at.meshes === undefined || at.primitives === undefined) return;
+      const prim = parser.json.meshes[at.meshes].primitives[at.primitives];
+      const maps = (prim.extensions || {}).KHR_materials_variants;
+      let index = prim.material;
+      for (const m of (maps ? maps.mappings : [])) if (m.variants.includes(v)) index = m.material;
+      if (index !== undefined) parser.getDependency("material", index).then((mat) => { o.material = mat; });
+    });
+  }
 
   function play(i) {
     actions.forEach((a) => a.stop());

@@ -19,6 +19,7 @@ from typing import Any
 from ..fileio import Parts
 from ..registry import Format, register
 from ..scene import Scene
+from .container import MAGIC
 from .writer import GltfDocument, compute_normals, glb_bytes, glb_parts, gltf_files, scene_to_gltf
 
 
@@ -96,7 +97,7 @@ def _info(doc: GltfDocument) -> dict[str, Any]:
 
 register(Format(
     name="glb", family="glTF 2.0", description="binary glTF 2.0 (GLB)", extensions=("glb",),
-    doc_types=(GltfDocument,), sniff=lambda h: h[:4] == b"glTF", magic_certain=True,
+    doc_types=(GltfDocument,), sniff=lambda h: h[:4] == MAGIC, magic_certain=True,
     read=read_glb, write=_write, outputs=_outputs, to_scene=_to_scene, from_scene=_from_scene,
     scene_options=("source",), info=_info))
 register(Format(

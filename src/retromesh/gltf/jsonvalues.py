@@ -75,7 +75,7 @@ def extras_json(value: dict) -> g.Plain:
                 v = str(v)
         else:
             v = jsonable(v)
-            if v is None or not v and type(v) in g._EMPTIABLE:
+            if v is None or not v and type(v) in g.EMPTIABLE:
                 continue
             if type(v) is list and dict in map(type, v):
                 v = [extras_json(x) if type(x) is dict else x for x in v]

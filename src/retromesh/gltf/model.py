@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 __all__ = ["GLTF2", "Asset", "Buffer", "BufferView", "Accessor", "Attributes", "Primitive",
            "Mesh", "Node", "Skin", "Scene", "Animation", "AnimationSampler", "AnimationChannel",
            "AnimationChannelTarget", "Material", "PbrMetallicRoughness", "TextureInfo", "Image",
-           "Texture", "Sampler", "Plain", "to_dict"]
+           "Texture", "Sampler", "Plain", "to_dict", "EMPTIABLE"]
 
 _LIST, _DICT = object(), object()   # default markers: a fresh [] / {} per object
 
@@ -171,22 +171,22 @@ class GLTF2(_Model):
 
     def gltf_to_json(self, separators: tuple[str, str] | None = None,
                      indent: int | str | None = "  ") -> str:
-        # the JSON of to_dict(), made by json's encoder calling _encode per model object
+        # the JSON of to_dict(), made by json's encoder calling json_default per model object
         # (lists of numbers are not walked in Python); a document is a tree (the writer builds
         # it; extras are copied by jsonable), so the encoder's cycle check is skipped
         return json.dumps(self, indent=indent, separators=separators, allow_nan=False,
-                          default=_encode, check_circular=False)
+                          default=json_default, check_circular=False)
 
 
-def _encode(obj: Any) -> dict[str, Any]:
+def json_default(obj: Any) -> dict[str, Any]:
     if isinstance(obj, (_Model, Attributes)):
         return _shallow(obj.__dict__)
     raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
 
 def _shallow(d: dict[str, Any]) -> dict[str, Any]:
-    """``_pruned`` one level deep: models inside are left to the encoder (``_encode``)."""
-    out = {k: v for k, v in d.items() if v is not None and (v or type(v) not in _EMPTIABLE)}
+    """``_pruned`` one level deep: models inside are left to the encoder (``json_default``)."""
+    out = {k: v for k, v in d.items() if v is not None and (v or type(v) not in EMPTIABLE)}
     for k, v in out.items():
         t = type(v)
         if t is dict:
@@ -197,7 +197,8 @@ def _shallow(d: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-_EMPTIABLE = frozenset((str, bytes, list, tuple, dict))
+#: the types whose empty values are left out of the JSON (as pygltflib leaves them out)
+EMPTIABLE = frozenset((str, bytes, list, tuple, dict))
 
 
 def to_dict(doc: Any) -> dict[str, Any]:

@@ -52,6 +52,7 @@ from ..scene import (
     TextureRef,
 )
 from ..transforms import decompose_trs
+from .container import JSON_AT, unpack
 from .jsonread import LIMITS, Json, parse_json
 from .jsontree import JsonTree, tree
 from .writer import GltfDocument
@@ -92,29 +93,8 @@ class ReadGltfDocument(GltfDocument):
 
 
 def read_glb(r: Reader) -> GltfDocument:
-    magic, version, length = r.unpack("4sII", "GLB header")
-    if magic != b"glTF":
-        raise r.fail("the GLB magic 'glTF'", magic, offset=0)
-    if version != 2:
-        raise r.fail("GLB version 2", version, offset=4)
-    if length > r.end:
-        raise r.fail(f"a GLB length within the {r.end} bytes of the file", length, offset=8,
-                     error=LimitError)
-    json_doc = None
-    json_at = 12
-    blob = b""
-    while r.pos + 8 <= length:
-        with r.at(f"chunk@{r.pos}"):
-            size, kind = r.unpack("II", "chunk header")
-            at = r.pos
-            body = r.raw(size, "chunk data")
-        if kind == 0x4E4F534A and json_doc is None:
-            json_doc, json_at = body, at
-        elif kind == 0x004E4942 and not blob:
-            blob = body
-    if json_doc is None:
-        raise r.fail("a JSON chunk", "none", offset=12)
-    return _document(r, parse_json(json_doc, r.file, json_at), blob, binary=True)
+    json_text, blob = unpack(r.data, file=r.file)
+    return _document(r, parse_json(json_text, r.file, JSON_AT), blob or b"", binary=True)
 
 
 def read_gltf_json(r: Reader) -> GltfDocument:
@@ -413,6 +393,7 @@ def gltf_to_scene(gdoc: GltfDocument, *, source: Path | None = None, file: str |
         scene.nodes.append(node)
     _scenes(j, scene)
     _animations(j, acc, scene)
+    scene.variants = _variant_names(j)
     if isinstance(data.get("extras"), dict):   # never a source_dir from the file: it steers texture lookups
         scene.extras.update({k: v for k, v in data["extras"].items() if k != "source_dir"})
     return scene
@@ -584,15 +565,57 @@ def _meshes(j: Json, acc: _Accessors, scene: Scene) -> None:
             normals, tangents = attr("NORMAL", (3,), True), attr("TANGENT", (4,), True)
             weights = attr("WEIGHTS_0", (4,))
             material = j.index(p, "material", path, len(scene.materials), what="materials")
+            if mode in (5, 6):      # strips and fans: as triangle lists (Scene holds those)
+                indices, mode = _triangulated(indices, len(pos), mode), 4
             try:
                 mesh.primitives.append(Primitive(
                     positions=pos, indices=indices, normals=normals, tangents=tangents, uvs=uvs,
                     colors=colors, joints=joints, weights=weights, material=material,
-                    targets=targets, mode=mode, extras=j.extras(p)))
+                    targets=targets, mode=mode, extras=j.extras(p),
+                    variants=_variant_mappings(j, p, path, len(scene.materials))))
             except Exception as exc:      # DocumentError or numpy: counts that do not match
                 raise FormatError("a consistent primitive (every attribute as many rows as "
                                   "POSITION)", file=j.file, path=path, got=str(exc)) from None
         scene.meshes.append(mesh)
+
+
+def _triangulated(indices: np.ndarray | None, n: int, mode: int) -> np.ndarray:
+    """A triangle strip (5) or fan (6) as a triangle list, as the glTF specification draws
+    them (a strip's odd triangles swap their first two corners to keep the winding);
+    degenerate triangles (a strip's restarts) are left out."""
+    seq = np.arange(n, dtype=np.uint32) if indices is None else indices.astype(np.uint32)
+    k = max(len(seq) - 2, 0)
+    i = np.arange(k)
+    if mode == 5:
+        odd = i % 2 == 1
+        tri = np.stack([np.where(odd, seq[i + 1], seq[i]), np.where(odd, seq[i], seq[i + 1]),
+                        seq[i + 2]], axis=1) if k else np.zeros((0, 3), np.uint32)
+    else:
+        tri = np.stack([seq[i + 1], seq[i + 2], np.full(k, seq[0] if len(seq) else 0)],
+                       axis=1) if k else np.zeros((0, 3), np.uint32)
+    keep = (tri[:, 0] != tri[:, 1]) & (tri[:, 1] != tri[:, 2]) & (tri[:, 0] != tri[:, 2])
+    return np.ascontiguousarray(tri[keep], dtype=np.uint32).reshape(-1)
+
+
+def _variant_mappings(j: Json, p: dict, path: str, n_materials: int
+                      ) -> list[tuple[int, list[int]]]:
+    """A primitive's KHR_materials_variants mappings (material, variant indices)."""
+    ext = j.obj(j.obj(p, "extensions", path) or {}, "KHR_materials_variants",
+                path + ".extensions")
+    if not ext:
+        return []
+    n_variants = len(_variant_names(j))
+    out = []
+    for k, m in enumerate(j.objects(ext, "mappings", path + ".extensions.KHR_materials_variants")):
+        mpath = f"{path}.extensions.KHR_materials_variants.mappings[{k}]"
+        material = j.index(m, "material", mpath, n_materials, required=True, what="materials")
+        out.append((material, j.indices(m, "variants", mpath, n_variants, "variants")))
+    return out
+
+
+def _variant_names(j: Json) -> list[str]:
+    ext = j.obj(j.obj(j.data, "extensions", "") or {}, "KHR_materials_variants", "extensions")
+    return [j.name(v) for v in j.objects(ext or {}, "variants", "extensions.KHR_materials_variants")]
 
 
 def _scenes(j: Json, scene: Scene) -> None:

@@ -2,9 +2,9 @@
 
 The JSON model is ours (:mod:`.model`); the binary buffer is assembled here with numpy (one bufferView
 per accessor, 4-byte aligned, targets set for vertex and index data). The GLB container (12-byte
-header, JSON chunk padded with spaces, BIN chunk padded with zeros) is written directly, part by
-part (:func:`glb_parts`): the accessors' arrays go to the file as they are, never joined into one
-more copy of the output in memory.
+header, JSON chunk padded with spaces, BIN chunk padded with zeros; :mod:`.container`) is written
+part by part (:func:`glb_parts`): the accessors' arrays go to the file as they are, never joined
+into one more copy of the output in memory.
 
 What the writer does so that every output passes the Khronos validator:
 - normals are computed (area-weighted) when a primitive has none, and re-normalised;
@@ -21,7 +21,6 @@ import base64
 import json
 import math
 import os
-import struct
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import field
@@ -37,11 +36,12 @@ from ..geometry import compute_normals, unit_rows as _unit
 from ..records import record
 from ..scene import Primitive, Scene, whole_triangles
 from . import model as g
+from .container import pack_parts
 from .images import add_textures, data_uri_images, inline_image_files, place_image_files, source_dir_of
 from .jsonvalues import extras_json
 
 __all__ = ["GltfDocument", "scene_to_gltf", "glb_bytes", "glb_parts", "gltf_files",
-           "compute_normals"]
+           "compute_normals", "json_bytes", "sanitize_weights", "merge_duplicate_joints"]
 
 ARRAY_BUFFER = 34962
 ELEMENT_ARRAY_BUFFER = 34963
@@ -152,7 +152,7 @@ class _Buffer:
         return parts, self.size
 
 
-def _sanitize_weights(joints: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sanitize_weights(joints: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Weights >= 0 summing to 1 in float32, joints of zero weights set to 0."""
     w = np.nan_to_num(weights.astype(np.float32), copy=False)
     np.clip(w, 0.0, None, out=w)
@@ -187,7 +187,7 @@ def _row_sum64(w: np.ndarray) -> np.ndarray:
 _PAIR_A, _PAIR_B = np.array([0, 0, 0, 1, 1, 2]), np.array([1, 2, 3, 2, 3, 3])
 
 
-def _merge_duplicate_joints(j: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def merge_duplicate_joints(j: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # merging only takes weight away, so no pair that weighs twice now: none later either;
     # all pairs in one pass for small primitives (big ones: no (n, 6) temporaries)
     if len(j) <= 1 << 16 and not (
@@ -255,8 +255,8 @@ def _primitive(buf: _Buffer, p: Primitive, material_map: dict[int, int]) -> g.Mo
                                         target=ARRAY_BUFFER)
     if p.joints is not None:
         assert p.weights is not None            # Scene.validate: joints come with weights
-        j, w = _sanitize_weights(p.joints, p.weights)
-        j, w = _merge_duplicate_joints(j, w)
+        j, w = sanitize_weights(p.joints, p.weights)
+        j, w = merge_duplicate_joints(j, w)
         jt = j.astype(np.uint8) if int(j.max(initial=0)) < 256 else j
         attrs["JOINTS_0"] = buf.accessor(jt, target=ARRAY_BUFFER)
         attrs["WEIGHTS_0"] = buf.accessor(w, target=ARRAY_BUFFER)
@@ -267,6 +267,10 @@ def _primitive(buf: _Buffer, p: Primitive, material_map: dict[int, int]) -> g.Mo
         prim.indices = buf.accessor(idx, target=ELEMENT_ARRAY_BUFFER)
     if p.material is not None:
         prim.material = material_map.get(p.material)
+    if p.variants:
+        prim.extensions = {"KHR_materials_variants": {"mappings": [
+            {"material": material_map[m], "variants": [int(v) for v in vs]}
+            for m, vs in p.variants if vs]}}
     targets = []
     for t in p.targets:
         td = {}
@@ -467,6 +471,10 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
     extras = {k: v for k, v in scene.extras.items() if k != "source_dir"}   # a local folder
     if extras:
         doc.extras = extras_json(extras)
+    if scene.variants:      # (never in extensionsRequired: viewers without it show the default)
+        doc.extensions = {"KHR_materials_variants": {
+            "variants": [{"name": n} for n in scene.variants]}}
+        used_ext.add("KHR_materials_variants")
     doc.extensionsUsed = sorted(used_ext) or []
     doc.accessors = buf.accessors
     doc.bufferViews = buf.views
@@ -480,7 +488,7 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
     return gdoc
 
 
-def _json_bytes(doc: g.GLTF2) -> bytes:
+def json_bytes(doc: g.GLTF2) -> bytes:
     text = doc.gltf_to_json(separators=(",", ":"), indent=None)
     return text.encode("utf-8")
 
@@ -519,16 +527,7 @@ def glb_parts(gdoc: GltfDocument) -> Parts:
     if doc.buffers:
         doc.buffers[0].uri = None
         doc.buffers[0].byteLength = size
-    js = _json_bytes(doc)
-    js += b" " * ((-len(js)) % 4)
-    parts = [b"", struct.pack("<II", len(js), 0x4E4F534A), js]
-    if doc.buffers:
-        pad = b"\0" * ((-size) % 4)
-        parts += [struct.pack("<II", size + len(pad), 0x004E4942), *blob, pad]
-    out = Parts(parts)
-    out.buffers[0] = memoryview(struct.pack("<4sII", b"glTF", 2, 12 + out.nbytes))
-    out.nbytes += 12
-    return out
+    return pack_parts(json_bytes(doc), blob if doc.buffers else None)
 
 
 def glb_bytes(gdoc: GltfDocument) -> bytes:
@@ -586,7 +585,7 @@ def gltf_files(gdoc: GltfDocument, path: Path, *, embed_buffer: bool = False) ->
     for item in list(doc.buffers or []) + list(doc.images or []):
         if getattr(item, "uri", None) in renamed:
             item.uri = renamed[item.uri]
-    files = {path: json.dumps(json.loads(_json_bytes(doc)), indent=1).encode("utf-8"), **files}
+    files = {path: json.dumps(json.loads(json_bytes(doc)), indent=1).encode("utf-8"), **files}
     if own_blob and not embed_buffer:
         files[bin_path] = gdoc.blob
     files.update(images)

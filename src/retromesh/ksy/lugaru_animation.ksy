@@ -10,7 +10,7 @@ doc: |
   and the frame's speed; then a second twist per joint and frame, a label per frame and
   (in 38 of the 87 shipped files only) an unused weapon target per frame. The files have no
   extension; the game keeps them in Data/Animations/. Described by retromesh
-  (src/retromesh/formats/wolfire/lugaru_animation.py), checked on the 87 shipped animations.
+  (src/retromesh/formats/lugaru/animation.py), checked on the 87 shipped animations.
 doc-ref: https://github.com/osslugaru/lugaru/blob/master/Source/Animation/Animation.cpp
 seq:
   - id: frame_count

@@ -10,7 +10,7 @@ doc: |
   model, then the joints of the chest and hip triangles. The files have no extension; the
   game keeps them in Data/Skeleton/ (BasicFigure, BasicFigureLow, BasicFigureWolf, RabbitBelt).
   Booleans are one byte each. Described by retromesh
-  (src/retromesh/formats/wolfire/lugaru_skeleton.py), checked on the 4 shipped skeletons.
+  (src/retromesh/formats/lugaru/skeleton.py), checked on the 4 shipped skeletons.
 doc-ref: https://github.com/osslugaru/lugaru/blob/master/Source/Animation/Skeleton.cpp
 seq:
   - id: joint_count

@@ -9,7 +9,7 @@ doc: |
   A Lugaru mesh: big-endian counts, vertex positions and triangles with per-corner texture
   coordinates. No normals are stored: Lugaru computes area-weighted vertex normals.
   Objects are stored counter-clockwise outward; characters and weapons clockwise outward.
-  Described by retromesh (src/retromesh/formats/wolfire/solid.py), checked on all 37 shipped models.
+  Described by retromesh (src/retromesh/formats/lugaru/solid.py), checked on all 37 shipped models.
 doc-ref: https://github.com/osslugaru/lugaru/blob/master/Source/Graphic/Models.cpp
 seq:
   - id: vertex_count

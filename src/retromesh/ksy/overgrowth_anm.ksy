@@ -9,7 +9,7 @@ doc: |
   Versions 0..11. Keyframes of model-space bone matrices (column-major, OpenGL axes) with
   physics weights, weapon matrices, mobility, events, IK bones and shape/status keys, each
   present from the version noted.
-  Corrections to the spec text (retromesh src/retromesh/formats/wolfire/anm.py; Overgrowth animation.cpp):
+  Corrections to the spec text (retromesh src/retromesh/formats/overgrowth/anm.py; Overgrowth animation.cpp):
   center_offset is a vec3, not one float; `start` exists for versions 1..10 only;
   `centered`, `looping` and `use_mobility` are one byte each (non-zero is true); the IK bones'
   two vec3 are filler the engine reads and drops.

@@ -10,7 +10,7 @@ doc: |
   scale, then a footer repeating the file size. Rotation and location are in Blender's Z-up
   space as the exporter wrote them: the engine builds quaternion(x=r[1], y=r[3], z=-r[2], w=r[0])
   and places the volume at (x, z, -y) minus the model's old centre (retromesh
-  src/retromesh/formats/wolfire/fzx.py; Overgrowth fzx_file.cpp). Labels are tokens such as
+  src/retromesh/formats/overgrowth/fzx.py; Overgrowth fzx_file.cpp). Labels are tokens such as
   l r m capsule box sphere plus a body part; M adds a mirrored copy.
 seq:
   - id: header

@@ -9,7 +9,7 @@ doc: |
   Versions 5..11. Points, bones between two points, masses, centres of mass, bone matrices,
   and for rigging stage 1 or 2 the control joints (per-vertex weights and bone ids, the
   animation hierarchy and ragdoll joints), then simple IK bones from version 10.
-  Corrections to the spec text (retromesh src/retromesh/formats/wolfire/phxbn.py; Overgrowth
+  Corrections to the spec text (retromesh src/retromesh/formats/overgrowth/phxbn.py; Overgrowth
   skeletonasset.cpp): bone_mats take 64 bytes per bone, not 144; version 5 files have no version field (a first
   int32 below 6 is the rigging stage); joint types other than hinge and amotor carry only the two
   bone ids. Below version 11 the control joints' vertex count is not stored (the engine takes it

@@ -9,7 +9,7 @@ doc: |
   Per level: names, an MD5, and string, string-array and int32 values that scripts stored.
   Version 3 is the engine's; versions 1 and 2 (the wiki template's layout, which the engine now
   refuses) have one name per level and string pairs only (retromesh
-  src/retromesh/formats/wolfire/sav.py; Overgrowth savefile.cpp). Strings are not always UTF-8.
+  src/retromesh/formats/overgrowth/sav.py; Overgrowth savefile.cpp). Strings are not always UTF-8.
 seq:
   - id: marker
     contents: Overgrowth Save

@@ -1,6 +1,7 @@
 """TEXS/BRUS <-> scene textures and materials, both directions.
 
-To the scene: one :class:`Texture` per distinct file and wrap mode, one :class:`Material` per
+To the scene: one :class:`Texture` per distinct file and wrap mode (none for an empty file name:
+the layer stays in the brush record only), one :class:`Material` per
 distinct brush (brushes that differ only by their index share one material). Each material
 keeps, in ``extras["b3d_brush"]``, what glTF has no place for: the brush indices it stands
 for, the unclamped colour (Blitz3D brushes may say 2.0), shininess, blend, fx, ``n_texs`` and
@@ -50,7 +51,7 @@ def _entry_of(rec: dict[str, Any]) -> TextureEntry:
     pos, scale = [float(x) for x in rec["position"]], [float(x) for x in rec["scale"]]
     if len(pos) != 2 or len(scale) != 2:
         raise ValueError("a texture position and scale have 2 numbers")
-    return TextureEntry(str(rec["file"]).encode("latin-1"), _i32(rec["flags"]), _i32(rec["blend"]),
+    return TextureEntry(str(rec.get("file", "")).encode("latin-1"), _i32(rec["flags"]), _i32(rec["blend"]),
                         tuple(pos), tuple(scale), float(rec["rotation"]))
 
 
@@ -61,6 +62,9 @@ def materials_to_scene(doc: B3dFile, scene: Scene) -> dict[int, int]:
     tex_map: dict[int, int] = {}
     for i, t in enumerate(entries):
         name = _texture_name(t)
+        if not name:        # no file (real mod models have them): no image to invent
+            tex_map[i] = -1
+            continue
         wrap = (WRAP_CLAMP if t.flags & 16 else WRAP_REPEAT,
                 WRAP_CLAMP if t.flags & 32 else WRAP_REPEAT)
         key = (name, wrap)
@@ -100,7 +104,7 @@ def _material(b: BrushEntry, bi: int, layers: list, tex_map: dict[int, int]) -> 
                      for tid, t in layers]}
     if b.color[3] < 1.0 or b.fx & 32:
         mat.alpha_mode = "BLEND"
-    present = [(tid, t) for tid, t in layers if t is not None]
+    present = [(tid, t) for tid, t in layers if t is not None and tex_map[tid] >= 0]
     if present:
         # Irrlicht puts a texture on the second UV set (flags & 0x10000, a lightmap) into layer
         # 2 and the next one into layer 1; glTF's base colour is that layer 1
@@ -153,7 +157,8 @@ def _recorded(m: Material, scene: Scene, check_texture: bool = True) -> dict[str
     if not isinstance(rec, dict):
         return None
     try:
-        layers = [(_i32(x["texs"]), _entry_of(x) if "file" in x else None,
+        # (an empty file name is dropped from glTF extras: such a layer still has its flags)
+        layers = [(_i32(x["texs"]), _entry_of(x) if "file" in x or "flags" in x else None,
                    int(x.get("texture", -1))) for x in rec.get("textures", [])]
         out: dict[str, Any] = {"ids": [_i32(i) for i in rec["ids"]], "layers": layers,
                "name": str(rec.get("name", m.name)).encode("latin-1", "replace"),
@@ -163,7 +168,7 @@ def _recorded(m: Material, scene: Scene, check_texture: bool = True) -> dict[str
         if not out["ids"] or len(out["color"]) != 4 or len(layers) > 8:
             return None
         ref = m.base_color_texture
-        files = {_texture_name(e) for _, e, _ in layers if e}
+        files = {_texture_name(e) for _, e, _ in layers if e and e.file}
         if not check_texture:
             return out
         if ref is None:

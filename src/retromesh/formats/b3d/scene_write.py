@@ -49,6 +49,8 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
     Blender) are written beside the B3D under the names its TEXS chunk uses (the result is then
     ``{"": doc, "name.png": bytes}``) unless ``write_images`` is false.
     """
+    from ...luanti.scene import undress  # a mod's looks and clips have no place in B3D
+    scene = undress(scene)
     images: dict[str, bytes] = {}
     texs, brus, brush_of, brush_ids = brushes_from_scene(scene, images)
     anims = scene.animations

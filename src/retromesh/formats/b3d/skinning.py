@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["Entries", "entries", "skin_weights", "odd_vertices", "record_entries",
-           "weight_record"]
+           "weight_record", "top4"]
 
 WEIGHT_MODES = ("blitz3d", "raw")
 
@@ -100,7 +100,7 @@ def _parts(ent) -> list[tuple]:
     return [(int(j[a]), v[a:b], w[a:b]) for a, b in zip([0, *cuts], [*cuts, len(v)])]
 
 
-#: more BONE chunks than this (a hostile file) and _top4 sorts instead of gathering
+#: more BONE chunks than this (a hostile file) and top4 sorts instead of gathering
 _MAX_RUNS = 4096
 #: BONEs naming fewer vertices than this on average are joined into one part: numpy's cost per
 #: call outweighs sorting them all (the corpus' rigs: 1-48 BONEs of 0-650 entries)
@@ -111,7 +111,7 @@ def _rows_of(v: np.ndarray, row_of: np.ndarray | None) -> np.ndarray:
     return v if row_of is None else row_of[v]
 
 
-def _top4(parts, n_vertices: int, row_of: np.ndarray | None = None, n_rows: int | None = None):
+def top4(parts, n_vertices: int, row_of: np.ndarray | None = None, n_rows: int | None = None):
     """Per vertex (or per row: ``row_of[vertex]`` of ``n_rows``), the joints and weights of its
     4 heaviest entries, heaviest first (ties in file order); weights > 0.
 
@@ -157,7 +157,7 @@ def _top4(parts, n_vertices: int, row_of: np.ndarray | None = None, n_rows: int 
 
 
 def _top4_sorted(v, j, w, row_of, joints, weights):
-    """:func:`_top4` by sorting every entry (any number of entries per vertex), into the
+    """:func:`top4` by sorting every entry (any number of entries per vertex), into the
     zeroed ``joints``/``weights``."""
     order = np.lexsort((-w, v))                 # per vertex, heaviest first (stable)
     v, j, w = v[order], j[order], w[order]
@@ -212,7 +212,7 @@ def skin_weights(ent, n_vertices: int, mode: str = "blitz3d", rows=None
         pos = w > 0
         positive.append((j, v, w) if pos.all() else
                         (j if np.ndim(j) == 0 else j[pos], v[pos], w[pos]))
-    joints, weights = _top4(positive, n_vertices, row_of, size)
+    joints, weights = top4(positive, n_vertices, row_of, size)
     del positive
     total = _row_sum(weights)
     empty = total <= 0
@@ -229,7 +229,7 @@ def skin_weights(ent, n_vertices: int, mode: str = "blitz3d", rows=None
                 if s.any():
                     sel.append((j if np.ndim(j) == 0 else j[s], v[s],
                                 np.ones(int(s.sum()), np.float32)))
-            zj, zw = _top4(sel, n_vertices, row_of, size)
+            zj, zw = top4(sel, n_vertices, row_of, size)
             joints[zero_only] = zj[zero_only]
             weights[zero_only] = zw[zero_only]
             total = _row_sum(weights)

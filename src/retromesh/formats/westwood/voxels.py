@@ -30,6 +30,8 @@ __all__ = [
     "nearest_normal_index",
     "normal_indices",
     "normal_table",
+    "outward_sums",
+    "sparse_near_sums",
 ]
 
 
@@ -403,7 +405,7 @@ def _box(a: np.ndarray, axis: int, r: int) -> np.ndarray:
     return out
 
 
-def _outward_sums(mask: np.ndarray, r: int) -> np.ndarray:
+def outward_sums(mask: np.ndarray, r: int) -> np.ndarray:
     """(xs, ys, zs, 3) int16: the sum of the offsets of the empty cells around each cell in a
     ``(2r+1)^3`` neighbourhood (outside the grid counts as empty), computed separably: box
     sums over two axes, then a weighted sum of shifts along the third."""
@@ -437,11 +439,11 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 def estimate_normals(mask: np.ndarray, radius: int = 2) -> np.ndarray:
     """Outward unit normals (VXL frame) for every cell from the empty space around it
-    (see :func:`_outward_sums`); cells with no empty neighbour get +Z."""
+    (see :func:`outward_sums`); cells with no empty neighbour get +Z."""
     mask = np.asarray(mask, bool)
     if mask.size == 0:
         return np.zeros(mask.shape + (3,), np.float32)
-    return _unit(_outward_sums(mask, int(radius)))
+    return _unit(outward_sums(mask, int(radius)))
 
 
 def nearest_normal_index(vectors: np.ndarray, normal_type: int) -> np.ndarray:
@@ -456,8 +458,8 @@ def nearest_normal_index(vectors: np.ndarray, normal_type: int) -> np.ndarray:
     return out.reshape(v.shape[:-1])
 
 
-def _sparse_near_sums(mask: np.ndarray, r: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
-    """The surface voxels (a face-neighbour empty or outside) and their :func:`_outward_sums`,
+def sparse_near_sums(mask: np.ndarray, r: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """The surface voxels (a face-neighbour empty or outside) and their :func:`outward_sums`,
     from the sorted list of filled cells: the work follows the voxel count, not the volume
     (a 255^3 model with a few voxels costs milliseconds, not seconds). Uses
     ``sum_d d * empty(v + d) = -sum_d d * filled(v + d)`` (the offsets sum to zero)."""
@@ -495,10 +497,10 @@ def normal_indices(mask: np.ndarray, normal_type: int, radius: int = 2) -> np.nd
     out[mask] = up
     r = int(radius)
     if count * (2 * r + 1) ** 3 < mask.size // 4:
-        near_cells, sums_near = _sparse_near_sums(mask, r)
+        near_cells, sums_near = sparse_near_sums(mask, r)
         out[near_cells] = nearest_normal_index(_unit(sums_near), normal_type)
         return out
-    sums = _outward_sums(mask, r)
+    sums = outward_sums(mask, r)
     # surface voxels: a face-neighbour is empty (outside counts as empty)
     pad = np.zeros(tuple(s + 2 for s in mask.shape), bool)
     pad[1:-1, 1:-1, 1:-1] = mask
