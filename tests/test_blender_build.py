@@ -158,6 +158,25 @@ def test_a_platform_without_wheels_is_an_error_not_a_broken_zip(tmp_path, offlin
         build_extensions(tmp_path / "dist", platforms=["amiga-m68k"], wheel=_own_wheel(tmp_path / "own2"))
 
 
+def test_a_platform_without_lupa_gets_a_zip_without_it_and_a_warning(tmp_path, offline, monkeypatch):
+    """lupa (mods' Lua) is optional: where PyPI has no wheel of it the zip is built without
+    it (the import then reads the model as --no-lua does) and the build warns."""
+    monkeypatch.setattr(metadata, "version", {"pureone": "1.0", "binone": "2.0", "lupa": "2.8"}.get)
+    cache = _cache(tmp_path / "cache")
+    _wheel(cache / "lupa-2.8-cp311-cp311-manylinux_2_28_x86_64.whl", {})
+    own = _own_wheel(tmp_path / "own")
+    with zipfile.ZipFile(own, "a") as z:
+        meta = z.read("retromesh-9.8.7.dist-info/METADATA").decode() + "Requires-Dist: lupa>=2.0\n"
+    _wheel(own, {"retromesh/__init__.py": "", "retromesh-9.8.7.dist-info/METADATA": meta,
+                 "retromesh-9.8.7.dist-info/licenses/LICENSE": LICENCE})
+    with pytest.warns(UserWarning, match=r"no lupa wheel for Python 3.11, windows-arm64.*--no-lua"):
+        linux, win = build_extensions(tmp_path / "dist", platforms=["linux-x64", "windows-arm64"],
+                                      pythons=["3.11"], wheel_cache=cache, wheel=own)
+    for path, lupa in ((linux, 1), (win, 0)):
+        with zipfile.ZipFile(path) as z:
+            assert sum(n.startswith("wheels/lupa-") for n in z.namelist()) == lupa, path
+
+
 def test_installed_files_pack_into_a_wheel_with_a_record(tmp_path):
     """What `pip install` left (RECORD, installer files, bytecode) packs into the wheel it was."""
     site = tmp_path / "site"

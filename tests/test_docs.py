@@ -116,3 +116,14 @@ def test_link_checker_finds_broken_links(tmp_path):
     assert found == ["there.md#a-title-with-code", "there.md#twice-1", "gone.png",
                      "https://example.org/x", "there.md#nope"]
     assert anchors(tmp_path / "there.md") == {"a-title-with-code", "twice", "twice-1"}
+
+
+def test_the_format_table_is_what_the_formats_declare():
+    """docs/formats.md holds the table ``retromesh formats --markdown`` prints (regenerate it
+    with that command when a format is added or changes)."""
+    from retromesh.clitools.report import format_table
+    text = (ROOT / "docs" / "formats.md").read_text(encoding="utf-8")
+    begin = "<!-- begin: retromesh formats --markdown -->\n"
+    end = "\n<!-- end: retromesh formats --markdown -->"
+    assert begin in text and end in text
+    assert text.split(begin, 1)[1].split(end, 1)[0] == "\n".join(format_table())

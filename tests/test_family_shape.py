@@ -16,7 +16,8 @@ FORMATS = Path(retromesh.__file__).parent / "formats"
 #: the rule is a document of the source tree (not installed with the package)
 RULE = Path(__file__).resolve().parents[1] / "src" / "retromesh" / "formats" / "README.md"
 FAMILIES = sorted(p.name for p in FORMATS.iterdir() if (p / "__init__.py").is_file())
-ROLES = ("__init__.py", "scene.py", "scene_write.py", "scene_extras.py", "samples.py")
+ROLES = ("manifest.py", "__init__.py", "scene.py", "scene_write.py", "scene_extras.py",
+         "samples.py")
 REGISTERING = {"register", "register_converter", "companion_rule"}
 
 
@@ -25,7 +26,10 @@ def _tree(path: Path) -> ast.Module:
 
 
 def test_the_rule_names_every_family() -> None:
-    assert FAMILIES == ["b3d", "lithtech", "lostsaga", "lugaru", "overgrowth", "westwood"]
+    """Every family package is one the registry imports (``FORMAT_MODULES``), and the rule
+    names each role's module."""
+    assert FAMILIES == sorted(m.rsplit(".", 1)[1] for m in registry.FORMAT_MODULES
+                              if m.startswith("retromesh.formats."))
     rule = RULE.read_text(encoding="utf-8")
     for module in ROLES:
         assert f"`{module}`" in rule

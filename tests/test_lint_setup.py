@@ -6,6 +6,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import pytest
+
 import retromesh
 from retromesh.records import record
 
@@ -59,28 +61,12 @@ def test_mypy_configuration_has_no_blanket_ignores() -> None:
     assert not any(o.get("ignore_errors") for o in mypy.get("overrides", []))
 
 
-def test_read_is_typed_for_every_registered_format() -> None:
-    """Each format has a ``read`` overload naming its document type, and every document type
-    is in the ``Document`` union (a new format must join both, or ``read`` types it as the
-    union)."""
-    import ast
-
-    from retromesh import registry
-    tree = ast.parse((Path(retromesh.__file__).parent / "__init__.py").read_text(encoding="utf-8"))
-    overloaded: set[str] = set()
-    union: set[str] = set()
-    imported = {a.asname or a.name: a.name for node in ast.walk(tree)
-                if isinstance(node, ast.ImportFrom) for a in node.names}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == "read" and node.decorator_list:
-            ann = node.args.args[1].annotation
-            if isinstance(ann, ast.Subscript) and ast.unparse(ann.value) == "Literal":
-                overloaded |= {ast.literal_eval(e) for e in ast.walk(ann.slice)
-                               if isinstance(e, ast.Constant)}
-        if isinstance(node, ast.AnnAssign) and ast.unparse(node.target) == "Document":
-            union = {imported.get(n.id, n.id) for n in ast.walk(node.value)
-                     if isinstance(n, ast.Name)}
-    for fmt in registry.formats():
-        assert fmt.name in overloaded, f"no read overload for {fmt.name}"
-        for t in fmt.doc_types:
-            assert t.__name__ in union, f"{t.__name__} ({fmt.name}) is not in Document"
+def test_read_types_its_result_by_the_type_asked_for(tmp_path) -> None:
+    """``read(p, type=T)`` returns a T (typed as one; no per-format overloads to keep up) and
+    refuses a file of another format."""
+    from retromesh.formats.b3d import B3dFile
+    from retromesh.formats.westwood.vox import VoxFile
+    example = Path(__file__).resolve().parents[1] / "examples" / "crate.b3d"
+    assert isinstance(retromesh.read(example, type=B3dFile), B3dFile)
+    with pytest.raises(retromesh.UnknownFormatError, match="VoxFile"):
+        retromesh.read(example, type=VoxFile)

@@ -370,7 +370,14 @@ def test_material_script_from_scene(column, tmp_path):
     scene = retromesh.load(column / "column.msh", skeleton=column / "column.skl")
     paths = retromesh.save(scene, tmp_path / "k.msh")
     assert {p.name for p in paths} == {"k.msh", "k.skl", "k.txt"}
+    # the script as read (its comment line too): the materials are unedited
+    assert (tmp_path / "k.txt").read_bytes() == (column / "column.txt").read_bytes()
+    scene.materials[0].extras["shader_group"] = "Static"          # an edit: the script is made
+    assert retromesh.save(scene, tmp_path / "k.msh")
     assert (tmp_path / "k.txt").read_text() == script_from_scene(scene)
+    assert "Static" in script_from_scene(scene)
+    scene.materials[0].extras["shader_group"] = "AnimateToonShade"
+    retromesh.save(scene, tmp_path / "k.msh")
     doc = retromesh.read(tmp_path / "k.txt", format="lsmat")
     assert doc.materials[0].texture_units[0].texture == "column_diffuse.png"
     assert retromesh.to_bytes(doc) == (tmp_path / "k.txt").read_bytes()
@@ -398,11 +405,13 @@ def test_corpus_animation_round_trip_through_gltf(path, tmp_path):
     for t in a0.tracks:
         u = by_bone[t.bone]
         assert np.array_equal(t.keys["time"], u.keys["time"])
-        q0 = t.keys["rotation"] / np.linalg.norm(t.keys["rotation"], axis=1)[:, None]
-        assert np.all(np.abs(np.einsum("ij,ij->i", q0, u.keys["rotation"])) > 1 - 1e-6)
-        assert np.allclose(t.keys["translation"], u.keys["translation"], atol=1e-4)
-    skl = retromesh.convert(tmp_path / "a.glb", tmp_path / "b.skl")
-    assert len(retromesh.read(skl[0]).bones) == len(a0.tracks) + 1     # + the flat root
+        # unedited: the file's keys as they were, its non-unit quaternions too (issue 32)
+        assert t.keys.tobytes() == u.keys.tobytes()
+    assert (tmp_path / "b.ani").read_bytes() == path.read_bytes()
+    written = retromesh.convert(tmp_path / "a.glb", tmp_path / "b.skl")   # + its animation
+    assert sorted(p.suffix for p in written) == [".ani", ".skl"]
+    skl = next(p for p in written if p.suffix == ".skl")
+    assert len(retromesh.read(skl).bones) == len(a0.tracks) + 1     # + the flat root
 
 
 def test_cli_gltf_to_lost_saga_with_write_options(column, tmp_path):

@@ -169,3 +169,46 @@ def test_os_date_takes_only_the_common_conversions(tmp_path: Path) -> None:
              'core.register_entity("dates:" .. d, {visual = "mesh", mesh = "d.b3d"})\n')
     run = run_mods([("dates", tmp_path / "dates")], timeout=2.0)
     assert not run.problems and run.registrations[0]["name"].startswith("dates:2")
+
+
+def test_without_lupa_no_lua_runs_and_the_model_says_why(tmp_path: Path, monkeypatch) -> None:
+    """A Blender extension for a platform lupa has no wheel for: no child is started, one
+    problem says the Lua was not run (as --no-lua) and why; the model converts as its file
+    has it, with that warning."""
+    import importlib.util
+    import warnings
+
+    import retromesh
+    from retromesh.formats.b3d import samples
+    from retromesh.luanti import mods, sandbox
+    find = importlib.util.find_spec
+    monkeypatch.setattr(sandbox.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "lupa" else find(name, *a))
+    run = run_mods([("good", make_mod(tmp_path, "good", GOOD))])
+    assert run.registrations == []
+    (problem,) = run.problems
+    assert problem.mod == "" and "not run (as with --no-lua)" in problem.message
+    assert "lupa" in problem.message
+    folder = make_mod(tmp_path / "m", "thing", GOOD)
+    (folder / "models").mkdir()
+    model = folder / "models" / "thing.b3d"
+    retromesh.save(samples.wiggle_scene(), model)
+    mods.clear_cache()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scene = retromesh.load(model, mods={"lua": True})
+    assert scene.meshes and not scene.extras.get("luanti")
+    assert any("was not run" in str(w.message) and "thing.b3d" in str(w.message) for w in caught)
+
+
+def test_the_child_runs_on_a_python_even_when_sys_executable_is_none(monkeypatch) -> None:
+    """An application embedding Python (Blender before 2.91 named itself in sys.executable):
+    the python of sys.prefix is used instead."""
+    import sys
+
+    from retromesh.luanti import sandbox
+    real = sandbox.interpreter()
+    assert real is not None and real.name.startswith("python")
+    monkeypatch.setattr(sys, "executable", str(Path(sys.prefix) / "blender"))
+    found = sandbox.interpreter()
+    assert found is not None and found.name.startswith("python") and found.is_file()

@@ -65,8 +65,9 @@ def test_formats_still_loads_every_family(tmp_path):
 
 
 def test_format_index_matches_what_each_module_registers(tmp_path):
-    """FORMAT_INDEX names, for every format name and extension, the one module registering all
-    the formats that claim it (reading a file then imports that module alone)."""
+    """format_index() (read off the families' manifests) names, for every format name and
+    extension, the one module registering all the formats that claim it (reading a file then
+    imports that module alone)."""
     claims = _run("""
         import importlib, json
         from retromesh import registry
@@ -80,7 +81,7 @@ def test_format_index_matches_what_each_module_registers(tmp_path):
                     claims.setdefault(key, set()).add(mod)
         print(json.dumps({k: sorted(v) for k, v in claims.items()}))
     """, tmp_path)
-    assert {k: [v] for k, v in registry.FORMAT_INDEX.items()} == claims
+    assert {k: [v] for k, v in registry.format_index().items()} == claims
 
 
 def _example(ext: str) -> str | None:

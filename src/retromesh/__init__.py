@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from . import registry
 from .errors import (
@@ -34,40 +34,10 @@ from .registry import Format
 from .safenames import safe_name
 
 if TYPE_CHECKING:
-    from typing import TypeAlias
-
-    from .formats.b3d.chunks import B3dFile
-    from .formats.lithtech.abc_model import AbcModel
-    from .formats.lithtech.abc_v6 import AbcV6Model
-    from .formats.lithtech.dtx import DtxTexture
-    from .formats.lithtech.png import PngImage
-    from .formats.lostsaga.ani import AniFile
-    from .formats.lostsaga.cms import CmsFile
-    from .formats.lostsaga.material import MaterialScript
-    from .formats.lostsaga.msh import MshFile
-    from .formats.lostsaga.skl import SklFile
-    from .formats.lugaru.animation import AnimationFile as LugaruAnimationFile
-    from .formats.lugaru.character import LugaruCharacter
-    from .formats.lugaru.skeleton import SkeletonFile as LugaruSkeletonFile
-    from .formats.lugaru.solid import SolidFile
-    from .formats.overgrowth.anm import AnmFile
-    from .formats.overgrowth.fzx import FzxFile
-    from .formats.overgrowth.obj import ObjFile
-    from .formats.overgrowth.ogxml import OgXmlFile
-    from .formats.overgrowth.phxbn import PhxbnFile
-    from .formats.overgrowth.sav import SavFile
-    from .formats.westwood.hva import HvaFile
-    from .formats.westwood.vox import VoxFile
-    from .formats.westwood.vxl import AosMap, VxlFile
-    from .gltf.writer import GltfDocument
     from .scene import Scene
 
-    #: every native document type ``read`` returns (one per registered format)
-    Document: TypeAlias = (
-        B3dFile | AbcModel | AbcV6Model | AniFile | CmsFile | MaterialScript | MshFile | SklFile
-        | HvaFile | VoxFile | VxlFile | AosMap | AnmFile | FzxFile | ObjFile | PhxbnFile | SavFile
-        | SolidFile | OgXmlFile | LugaruSkeletonFile | LugaruCharacter | LugaruAnimationFile
-        | GltfDocument | DtxTexture | PngImage)
+#: the native document type a caller expects from :func:`read` (``type=PhxbnFile``)
+_D = TypeVar("_D")
 
 __version__ = "0.1.0"
 
@@ -113,60 +83,25 @@ def _read(source: Source, format: str | None) -> tuple[Any, Format, str | None, 
     return doc, fmt, name, path
 
 
-# read's document type by format name; without a name, the union of them all
+# read's result is typed by the document type the caller names (``type=``): no format is
+# listed here, so a new format's documents are typed the moment it is registered
 @overload
-def read(source: Source, format: Literal["b3d"]) -> B3dFile: ...
+def read(source: Source, format: str | None = None) -> Any: ...
 @overload
-def read(source: Source, format: Literal["abc"]) -> AbcModel | AbcV6Model: ...
-@overload
-def read(source: Source, format: Literal["dtx"]) -> DtxTexture: ...
-@overload
-def read(source: Source, format: Literal["png"]) -> PngImage: ...
-@overload
-def read(source: Source, format: Literal["ani"]) -> AniFile: ...
-@overload
-def read(source: Source, format: Literal["cms"]) -> CmsFile: ...
-@overload
-def read(source: Source, format: Literal["lsmat"]) -> MaterialScript: ...
-@overload
-def read(source: Source, format: Literal["msh"]) -> MshFile: ...
-@overload
-def read(source: Source, format: Literal["skl"]) -> SklFile: ...
-@overload
-def read(source: Source, format: Literal["hva"]) -> HvaFile: ...
-@overload
-def read(source: Source, format: Literal["vox"]) -> VoxFile: ...
-@overload
-def read(source: Source, format: Literal["vxl"]) -> VxlFile: ...
-@overload
-def read(source: Source, format: Literal["aos-vxl"]) -> AosMap: ...
-@overload
-def read(source: Source, format: Literal["anm"]) -> AnmFile: ...
-@overload
-def read(source: Source, format: Literal["fzx"]) -> FzxFile: ...
-@overload
-def read(source: Source, format: Literal["obj"]) -> ObjFile: ...
-@overload
-def read(source: Source, format: Literal["phxbn"]) -> PhxbnFile: ...
-@overload
-def read(source: Source, format: Literal["sav"]) -> SavFile: ...
-@overload
-def read(source: Source, format: Literal["solid"]) -> SolidFile: ...
-@overload
-def read(source: Source, format: Literal["overgrowth-xml"]) -> OgXmlFile: ...
-@overload
-def read(source: Source, format: Literal["lugaru-skeleton"]) -> LugaruSkeletonFile: ...
-@overload
-def read(source: Source, format: Literal["lugaru-animation"]) -> LugaruAnimationFile: ...
-@overload
-def read(source: Source, format: Literal["glb", "gltf"]) -> GltfDocument: ...
-@overload
-def read(source: Source, format: str | None = None) -> Document: ...
+def read(source: Source, format: str | None = None, *, type: type[_D]) -> _D: ...
 
 
-def read(source: Source, format: str | None = None) -> Document:
-    """Read a file (path, bytes or binary file object) into its native document."""
-    return _read(source, format)[0]
+def read(source: Source, format: str | None = None, *, type: type[Any] | None = None) -> Any:
+    """Read a file (path, bytes or binary file object) into its native document.
+
+    ``type=``: the document type expected (``retromesh.read(p, type=PhxbnFile)``, typed as
+    that): a file read as another format raises UnknownFormatError.
+    """
+    doc, fmt, name, _ = _read(source, format)
+    if type is not None and not isinstance(doc, type):
+        raise UnknownFormatError(f"a file read as {type.__name__}", file=name, offset=0,
+                                 got=f"a {fmt.name} file ({doc.__class__.__name__})")
+    return doc
 
 
 def to_bytes(doc: Any) -> bytes:

@@ -24,6 +24,8 @@ per file (:func:`retromesh.fileio.durable_batch`).
 """
 from __future__ import annotations
 
+import fnmatch
+import glob
 import os
 import traceback
 import warnings
@@ -38,21 +40,42 @@ from .records import record
 
 __all__ = ["Job", "Result", "convert_many", "plan", "run", "run_jobs", "describe", "shards",
            "Group", "companions", "members", "scannable", "group_folder", "name_outputs",
-           "auto_companions", "recognised"]
+           "auto_companions", "given_companions", "recognised", "matches"]
 
-#: primary extension -> (skeleton ext, mesh ext, animation ext): what is read beside it
-_RULES = {
-    "msh": ("skl", None, "ani"),
-    "skl": (None, None, "ani"),
-    "phxbn": (None, "obj", "anm"),
-}
-#: files that another one reads on its own (``.hva`` beside its ``.vxl``)
-_AUTO = {"vxl": "hva"}
-#: exchange copies or side files of a model: beside a game model of the same name they yield
-#: the plain output name to it (``tank.vxl`` -> tank.glb, ``tank.vox`` -> tank.vox.glb)
-_SECONDARY = {"vox", "obj", "fzx"}
-#: extensions that files with no 3D content share: a folder scan sniffs them
-_SNIFFED = {"xml"}
+# Which file is a model's main file, which files go with it and under which names: each
+# format's registration says it (``registry.Format.companions``, ``grouping``, ``yields_name``,
+# ``shared_extension``); the rules below read it. A file follows the formats whose own (first)
+# extension it has: ``.cms`` files are collision meshes, though the ``.msh`` reader claims the
+# extension too.
+
+
+def _home(ext: str) -> list[registry.Format]:
+    """The formats whose own extension is ``ext`` (the rules its files follow)."""
+    return [f for f in registry.known() if f.extensions[:1] == (ext,)] if ext else []
+
+
+def _ext(path: Path) -> str:
+    return path.suffix.lower().lstrip(".")
+
+
+def _found_beside(ext: str) -> list[registry.Companion]:
+    """The companions a file of ``ext`` is grouped with by name (not those its reader finds,
+    nor those looked for only when it is picked in Blender)."""
+    return [c for f in _home(ext) for c in f.companions
+            if c.beside and not c.by_reader and not c.picked_only]
+
+
+def _tier(ext: str) -> int:
+    """The rank of ``ext``'s files in :data:`registry.GROUPING` (lower: claims companions first)."""
+    return min((registry.GROUPING.index(f.grouping) for f in _home(ext)),
+               default=len(registry.GROUPING))
+
+
+def matches(path: Path, main: Path, pattern: str) -> bool:
+    """``path``'s name fits a companion name ``pattern`` of ``main`` (``{stem}.skl``,
+    ``{stem}_*.ani``), letter case ignored."""
+    want = pattern.format(stem=glob.escape(main.stem)).lower()
+    return path != main and fnmatch.fnmatchcase(path.name.lower(), want)
 
 
 @record
@@ -67,7 +90,7 @@ def recognised(path: Path) -> bool:
     """False for a file of an extension many unrelated files share (``.xml``: only some are
     Overgrowth descriptors) whose first bytes no format claiming it recognises."""
     ext = path.suffix.lower().lstrip(".")
-    if ext not in _SNIFFED:
+    if not any(f.shared_extension for f in registry.claiming(ext)):
         return True
     try:
         with path.open("rb") as fh:
@@ -87,26 +110,14 @@ def scannable(path: Path) -> bool:
                for f in registry.claiming(ext)) and recognised(path)
 
 
-def _by_ext(files: list[Path]) -> dict[str, list[Path]]:
-    out: dict[str, list[Path]] = {}
-    for f in files:
-        out.setdefault(f.suffix.lower().lstrip("."), []).append(f)
-    return out
-
-
-def _related(primary: Path, candidates: list[Path]) -> list[Path]:
-    stem = primary.stem.lower()
-    return sorted(c for c in candidates
-                  if c.stem.lower() == stem or c.stem.lower().startswith(stem + "_"))
-
-
 def companions(primary: Path, siblings: list[Path] | None = None) -> dict[str, Any]:
-    """The reading options naming the companions found beside ``primary`` (same stem;
-    animations ``<stem>.ext`` or ``<stem>_<name>.ext``; without ``siblings``, when it is the
-    only model of its folder and has none of those, the animations of any name beside it, as
-    :func:`group_folder` adopts them). Empty when it has none."""
-    rule = _RULES.get(primary.suffix.lower().lstrip("."))
-    if rule is None:
+    """The reading options naming the companions found beside ``primary`` (by the name
+    patterns of its format's companions: same stem; animations ``<stem>.ext`` or
+    ``<stem>_<name>.ext``; without ``siblings``, when it is the only model of its folder and
+    has none of those, the animations of any name beside it, as :func:`group_folder` adopts
+    them). Empty when it has none."""
+    rules = _found_beside(_ext(primary))
+    if not rules:
         return {}
     alone = siblings is None
     if siblings is None:
@@ -114,32 +125,33 @@ def companions(primary: Path, siblings: list[Path] | None = None) -> dict[str, A
             siblings = [p for p in primary.parent.iterdir() if p.is_file()]
         except OSError:
             return {}
-    by_ext = _by_ext([s for s in siblings if s != primary])
-    skel, mesh, anim = rule
-    out: dict[str, Any] = {}
-    stem = primary.stem.lower()
-    if skel:
-        same = [p for p in by_ext.get(skel, []) if p.stem.lower() == stem]
-        if same:
-            out["skeleton"] = same[0]
-    if mesh:
-        same = [p for p in by_ext.get(mesh, []) if p.stem.lower() == stem]
-        if same:
-            out["mesh"] = same[0]
-    if anim:
-        found = _related(primary, by_ext.get(anim, []))
-        if not found and alone and _only_model(primary, by_ext):
-            found = sorted(by_ext.get(anim, []))      # walk.anm: as a folder conversion does
-        if found:
-            out["animations"] = found
-    return out
+    others = [s for s in siblings if s != primary]
+    found: dict[str, Any] = {}
+    for c in rules:
+        hits = sorted(p for p in others if any(matches(p, primary, pat) for pat in c.beside))
+        exts = registry.companion_extensions(c)
+        if not hits and c.many and alone and _only_model(primary, c, others):
+            hits = sorted(p for p in others if _ext(p) in exts)  # walk.anm: as a folder does
+        if hits:
+            found[c.role] = hits if c.many else hits[0]
+    order = ("skeleton", "mesh", "animations")
+    return dict(sorted(found.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order
+                       else len(order)))
 
 
-def _only_model(primary: Path, by_ext: dict[str, list[Path]]) -> bool:
-    """No other model in ``primary``'s folder that animations of other names could belong to
-    (a ``.msh`` and its ``.skl`` are one model)."""
-    kinds = ("phxbn",) if primary.suffix.lower() == ".phxbn" else ("msh", "skl")
-    return all(p.stem.lower() == primary.stem.lower() for k in kinds for p in by_ext.get(k, []))
+def _takers(c: registry.Companion) -> set[str]:
+    """The extensions whose files take companions of ``c``'s role and format by name (the
+    ``.ani`` of a ``.msh`` or a ``.skl``)."""
+    return {f.extensions[0] for f in registry.known() if f.extensions and any(
+        o.role == c.role and o.format == c.format and o.beside and not o.picked_only
+        and not o.by_reader for o in f.companions)}
+
+
+def _only_model(primary: Path, c: registry.Companion, others: list[Path]) -> bool:
+    """No other model in ``primary``'s folder that companions of ``c``'s kind (animations of
+    other names) could belong to (a ``.msh`` and its ``.skl`` are one model)."""
+    kinds = _takers(c)
+    return all(p.stem.lower() == primary.stem.lower() for p in others if _ext(p) in kinds)
 
 
 def members(options: dict[str, Any]) -> list[Path]:
@@ -155,17 +167,22 @@ def members(options: dict[str, Any]) -> list[Path]:
 def _adopt_orphans(groups: list[Group], here: list[Path], taken: set[Path]) -> None:
     """Animations named after no model go with the folder's one skeleton, when there is one
     (Overgrowth's ``walk.anm`` beside ``man.phxbn``)."""
-    for ext, kinds in (("anm", ("phxbn",)), ("ani", ("msh", "skl"))):
-        orphans = [f for f in here if f not in taken and f.suffix.lower() == "." + ext]
+    kinds = {(c.role, c.format): c for f in registry.known() for c in f.companions
+             if c.many and c.beside and not c.picked_only and not c.by_reader}
+    for c in kinds.values():
+        exts = registry.companion_extensions(c)
+        takers = _takers(c)
+        orphans = [f for f in here if f not in taken and _ext(f) in exts]
         owners = [g for g in groups if g.source.parent == here[0].parent
-                  and g.source.suffix.lower().lstrip(".") in kinds]
+                  and _ext(g.source) in takers]
         if not orphans or len(owners) != 1:
             continue
         owner = owners[0]
-        if owner.source.suffix.lower() != ".phxbn" and "skeleton" not in owner.options \
-                and owner.source.suffix.lower() != ".skl":
+        # a model whose skeleton is a companion needs it found (a .msh without its .skl)
+        needs = any(o.role == "skeleton" for o in _found_beside(_ext(owner.source)))
+        if needs and "skeleton" not in owner.options:
             continue
-        owner.options["animations"] = sorted(owner.options.get("animations", []) + orphans)
+        owner.options[c.role] = sorted(owner.options.get(c.role, []) + orphans)
         owner.members += orphans
         taken.update(orphans)
 
@@ -177,14 +194,21 @@ def group_folder(files: list[Path]) -> list[Group]:
     by_dir: dict[Path, list[Path]] = {}
     for f in files:
         by_dir.setdefault(f.parent, []).append(f)
-    groups += _lugaru_characters(files, taken)
+    # groups a format makes itself (Lugaru's extensionless characters): the formats keeping
+    # files without an extension are loaded when there are such files
+    loaded = registry.formats() if any(not f.suffix for f in files) else registry.formats_loaded()
+    for fmt in loaded:
+        if fmt.group_folder is not None:
+            for main, options, more in fmt.group_folder([f for f in files if f not in taken]):
+                taken.add(main)
+                taken.update(more)
+                groups.append(Group(main, options, list(more)))
     for folder in sorted(by_dir):
         here = sorted(f for f in by_dir[folder] if f not in taken)
         if not here:
             continue
-        order = {"msh": 0, "phxbn": 0, "skl": 1}
-        primaries = sorted((f for f in here if f.suffix.lower().lstrip(".") in _RULES),
-                           key=lambda f: (order[f.suffix.lower().lstrip(".")], f))
+        primaries = sorted((f for f in here if _found_beside(_ext(f))),
+                           key=lambda f: (_tier(_ext(f)), f))
         for p in primaries:
             if p in taken:
                 continue
@@ -201,34 +225,35 @@ def group_folder(files: list[Path]) -> list[Group]:
     return sorted(groups, key=lambda g: g.source)
 
 
-def _lugaru_characters(files: list[Path], taken: set[Path]) -> list[Group]:
-    """Lugaru: a figure in ``Skeleton/`` takes the animations of ``../Animations/`` the game
-    plays on it (``Wolf*`` on a wolf figure, the others on the rabbit's); the low-detail and
-    clothes skeletons stay on their own, without animations."""
-    skels = [f for f in files if not f.suffix and f.parent.name.lower() == "skeleton"]
-    figures = [f for f in skels if not f.name.lower().endswith("low")
-               and f.name.lower() != "rabbitbelt"]
-    groups = []
-    for fig in sorted(figures):
-        wolf = "wolf" in fig.name.lower()
-        anims = sorted(f for f in files if not f.suffix and f.parent.name.lower() == "animations"
-                       and f.parent.parent == fig.parent.parent
-                       and f.name.lower().startswith("wolf") == wolf)
-        if not anims:
-            continue
-        taken.add(fig)
-        taken.update(anims)
-        groups.append(Group(fig, {"animations": anims}, anims))
-    return groups
+def _read_alone(c: registry.Companion) -> bool:
+    """A companion its main file's reader finds by itself that is a file of its own format
+    (``.hva``), not one read only with it (Lost Saga's material script)."""
+    fmt = registry.lookup(c.format)
+    return c.by_reader and bool(c.role) and fmt is not None and bool(fmt.extensions)
 
 
-def auto_companions(source: Path) -> list[Path]:
-    """Files the reader itself finds beside ``source`` (``tank.hva`` for ``tank.vxl``)."""
-    ext = _AUTO.get(source.suffix.lower().lstrip("."))
-    if not ext:
-        return []
-    return [c for c in (source.with_suffix("." + ext), source.with_suffix("." + ext.upper()))
-            if c.is_file()][:1]
+def auto_companions(source: Path, options: dict[str, Any] | None = None) -> list[Path]:
+    """Files the reader itself finds beside ``source`` (``tank.hva`` for ``tank.vxl``, as
+    ``tank.hva`` or ``tank.HVA``) and reads on its own, unless ``options`` name them."""
+    out: list[Path] = []
+    for f in _home(_ext(source)):
+        for c in f.companions:
+            if not _read_alone(c) or (options and c.role in options):
+                continue
+            for pat in c.beside:
+                name = Path(pat.format(stem=source.stem))
+                cands = [source.with_name(name.name),
+                         source.with_name(name.stem + name.suffix.upper())]
+                out += [p for p in cands if p.is_file()][:1]
+    return out
+
+
+def given_companions(options: dict[str, Any]) -> list[Path]:
+    """The files ``options`` name for companions a reader would otherwise find itself
+    (``hva=``)."""
+    roles = dict.fromkeys(c.role for f in registry.known() for c in f.companions
+                          if _read_alone(c))
+    return [Path(options[r]) for r in roles if r in options]
 
 
 def name_outputs(jobs: list, ext: str) -> None:
@@ -240,7 +265,7 @@ def name_outputs(jobs: list, ext: str) -> None:
     for same in by_target.values():
         if len(same) < 2:
             continue
-        main = [j for j in same if j.source.suffix.lower().lstrip(".") not in _SECONDARY]
+        main = [j for j in same if not any(f.yields_name for f in _home(_ext(j.source)))]
         keep = main[0] if len(main) == 1 else None
         for j in same:
             if j is not keep:

@@ -26,6 +26,7 @@ from .clitools.messages import EXIT_FAILED, EXIT_USAGE, describe
 from .clitools.options import (
     OptionError,
     check_options,
+    companion_help,
     mods_option,
     parse_pairs,
     positive,
@@ -67,6 +68,25 @@ _NO_LUA = typer.Option(False, "--no-lua", rich_help_panel=LUANTI,
 _MOD_TEXTURES = typer.Option(None, "--texture-path", metavar="DIR", rich_help_panel=LUANTI,
                              show_default=False,
                              help="More texture folders (repeatable), after the mods' media.")
+
+
+def _found_beside() -> str:
+    """The extensions of the companions ``convert`` finds beside a file by name."""
+    exts = [f".{e}" for f in registry.known() for c in f.companions
+            if c.beside and not c.by_reader and not c.picked_only
+            for e in registry.companion_extensions(c)[:1]]
+    return "/".join(dict.fromkeys(exts))
+
+
+# convert's companion options: the extensions come from the formats' declarations
+_HELP = {
+    "skeleton": f"{companion_help('skeleton')} skeleton.",
+    "mesh": f"{companion_help('mesh')} mesh to skin.",
+    "animations": f"{companion_help('animations')} animation (repeatable).",
+    "hva": f"{companion_help('hva')} of a {companion_help('hva', owners=True)} "
+           "(default: beside it).",
+    "no_companions": f"Don't read same-name {_found_beside()}.",
+}
 
 
 def main() -> None:
@@ -323,17 +343,19 @@ def convert(
                                          metavar="luanti", show_default=False,
                                          help="A GLB within Luanti's rules."),
     skeleton: Path | None = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
-                                            help=".skl / .phxbn skeleton.", show_default=False),
+                                            help=_HELP["skeleton"],
+                                            show_default=False),
     mesh: Path | None = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
-                                        help=".obj / .msh mesh to skin.", show_default=False),
+                                        help=_HELP["mesh"],
+                                        show_default=False),
     animation: list[Path] | None = typer.Option(
         None, "--animation", "-a", metavar="FILE", rich_help_panel=COMPANIONS,
-        help=".ani / .anm animation (repeatable).", show_default=False),
+        help=_HELP["animations"], show_default=False),
     hva: Path | None = typer.Option(None, metavar="FILE", rich_help_panel=COMPANIONS,
-                                       help=".hva of a .vxl (default: beside it).",
+                                       help=_HELP["hva"],
                                        show_default=False),
     no_companions: bool = typer.Option(False, "--no-companions", rich_help_panel=COMPANIONS,
-                                       help="Don't read same-name .skl/.ani/.obj/.anm."),
+                                       help=_HELP["no_companions"]),
     fps: float | None = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
                                         help="Animation frame rate (> 0).", show_default=False),
     scale: float | None = typer.Option(None, metavar="N", rich_help_panel=ADVANCED,
@@ -516,7 +538,7 @@ def info(
                     except OptionError as exc:
                         _usage(str(exc))
                     members = [p.name for p in plan.members(opts)]
-                    members += [p.name for p in plan.auto_companions(f) if "hva" not in opts]
+                    members += [p.name for p in plan.auto_companions(f, opts)]
                     if members:
                         entry["companions"] = members
                     try:
@@ -631,6 +653,7 @@ def check(files: list[Path] = typer.Argument(..., help="Files or folders to chec
     animates it wrongly) do not. Companions are read as convert reads them.
     """
     from .clitools.check import FileReport, check_file, companion_options_for, report
+    from .clitools.luanti import unreadable_note
     from .findings import error
     explicit = bool(skeleton or mesh or animation)
     base_opts = _companion_options(skeleton, mesh, animation, hva, None, None, None)
@@ -653,10 +676,9 @@ def check(files: list[Path] = typer.Argument(..., help="Files or folders to chec
         except (RetromeshError, OSError) as exc:
             detail = describe(exc, f)
             detail = detail[len(str(f)) + 2:] if detail.startswith(str(f) + ": ") else detail
-            if luanti and f.suffix.lower() == ".b3d":      # (it trusts the file)
-                detail += " (Luanti's loader would misread it, hang or crash)"
-            elif luanti and f.suffix.lower() in (".glb", ".gltf"):   # (it checks)
-                detail += " (Luanti refuses it)"
+            note = unreadable_note(f) if luanti else None
+            if note:
+                detail += note
             reports.append(FileReport(label, unreadable=detail, findings=[
                 error(f"{f.suffix.lower().lstrip('.') or 'file'}.read", detail)]))
     if report(reports, as_json):
@@ -666,11 +688,16 @@ def check(files: list[Path] = typer.Argument(..., help="Files or folders to chec
 # -- formats ---------------------------------------------------------------------------------
 
 @app.command()
-def formats(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def formats(as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+            markdown: bool = typer.Option(False, "--markdown",
+                                          help="Print the Markdown table of docs/formats.md.")
+            ) -> None:
     """Every format: extensions, abilities, --set and -O options."""
-    from .clitools.report import format_blocks, format_entries
+    from .clitools.report import format_blocks, format_entries, format_table
     if as_json:
         _echo(json.dumps(format_entries(), indent=1))
+    elif markdown:
+        _echo("\n".join(format_table()))
     else:
         _echo("\n".join(format_blocks(_width())))
 

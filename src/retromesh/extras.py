@@ -19,7 +19,12 @@ from . import jsoncodec
 from .errors import RetromeshError
 
 __all__ = ["integer", "number", "text", "integers", "numbers", "FLOAT32", "compact_json",
-           "load_kept"]
+           "load_kept", "BLENDER_MARK"]
+
+#: scene extras key the Blender extension sets on a GLB Blender wrote (its generator): writers
+#: then take a value within their stated tolerance of what retromesh wrote as unedited
+#: (Blender stores floats its own way; docs/lossless.md)
+BLENDER_MARK = "retromesh_blender"
 
 _I32 = (-2**31, 2**31 - 1)
 #: the finite float32 range: ``lo, hi`` of a value that a file stores as float32

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["compute_normals", "unit_rows"]
+__all__ = ["compute_normals", "unit_rows", "gltf_weights", "merge_duplicate_joints", "row_sum64",
+           "gltf_node_trs"]
 
 
 def compute_normals(positions: np.ndarray, indices: np.ndarray | None) -> np.ndarray:
@@ -49,3 +50,83 @@ def unit_rows(v: np.ndarray, fallback=(0.0, 1.0, 0.0)) -> np.ndarray:
     if not ok.all():
         out[~ok] = fallback
     return out
+
+
+def gltf_weights(joints: np.ndarray, weights: np.ndarray, merge: bool = True
+                 ) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(joints, weights, vertices without weight)`` as the glTF writer stores them: weights
+    >= 0 summing to 1 in float32 (a vertex without weight bound to joint 0), joints of zero
+    weights set to 0 and (``merge``) a joint named twice merged into its first slot. The
+    families use it to know what a GLB holds (retromesh.restore)."""
+    w = np.nan_to_num(weights.astype(np.float32), copy=False)
+    np.clip(w, 0.0, None, out=w)
+    j = joints.astype(np.uint16, copy=True)
+    s = row_sum64(w)
+    empty = s <= 1e-12
+    n_empty = int(empty.sum())
+    if n_empty:
+        w[empty] = (1.0, 0.0, 0.0, 0.0)
+        j[empty] = 0
+        s[empty] = 1.0
+    w /= s.astype(np.float32)[:, None]
+    # put the float32 rounding error of the sum on the largest weight
+    err = (1.0 - row_sum64(w)).astype(np.float32)
+    largest = np.argmax(w, axis=1)
+    largest += np.arange(0, w.size, w.shape[1], dtype=largest.dtype)
+    w.reshape(-1)[largest] += err
+    j[w == 0] = 0
+    if merge:
+        j, w = merge_duplicate_joints(j, w)
+    return j, w, n_empty
+
+
+def row_sum64(w: np.ndarray) -> np.ndarray:
+    """``w.sum(axis=1, dtype=float64)`` (same order of additions) without the slow reduction
+    over a short axis."""
+    s = w[:, 0].astype(np.float64)
+    for c in range(1, w.shape[1]):
+        s += w[:, c]
+    return s
+
+
+_PAIR_A, _PAIR_B = np.array([0, 0, 0, 1, 1, 2]), np.array([1, 2, 3, 2, 3, 3])
+
+
+def merge_duplicate_joints(j: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A joint a vertex names in two slots (both weighted): the weights added into the first
+    slot (in place)."""
+    # merging only takes weight away, so no pair that weighs twice now: none later either;
+    # all pairs in one pass for small primitives (big ones: no (n, 6) temporaries)
+    if len(j) <= 1 << 16 and not (
+            (j[:, _PAIR_A] == j[:, _PAIR_B]) & (w[:, _PAIR_A] > 0) & (w[:, _PAIR_B] > 0)).any():
+        return j, w
+    for a in range(4):
+        for b in range(a + 1, 4):
+            dup = (j[:, a] == j[:, b]) & (w[:, b] > 0) & (w[:, a] > 0)
+            if np.any(dup):
+                w[dup, a] += w[dup, b]
+                w[dup, b] = 0
+                j[dup, b] = 0
+    return j, w
+
+
+def _near(values: np.ndarray, ref: tuple) -> np.ndarray:
+    """Per row, whether it is ``np.allclose`` to ``ref`` (all rows in one test)."""
+    r = np.asarray(ref, np.float64)
+    return np.all(np.abs(values - r) <= 1e-8 + 1e-5 * np.abs(r), axis=1)
+
+
+def gltf_node_trs(t: np.ndarray, r: np.ndarray, s: np.ndarray
+                  ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray],
+                             tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Nodes' ``(n, 3)`` translations, ``(n, 4)`` rotations and ``(n, 3)`` scales (float64) as
+    a glTF reader finds them after the glTF writer: rotations made unit, and per column which
+    rows it leaves out as (all-close to) the identity, which read back as the identity. Returns
+    ``((t, r, s), (t left out, r left out, s left out))``."""
+    t, r, s = (np.asarray(a, np.float64) for a in (t, r, s))
+    still = (_near(t, (0, 0, 0)), _near(r, (0, 0, 0, 1)), _near(s, (1, 1, 1)))
+    norm = np.sqrt(np.einsum("ij,ij->i", r, r))
+    r = r / np.where(norm > 0, norm, 1.0)[:, None]
+    read = tuple(np.where(m[:, None], np.asarray(ident, np.float64), a) for a, m, ident in
+                 zip((t, r, s), still, ((0, 0, 0), (0, 0, 0, 1), (1, 1, 1))))
+    return (read[0], read[1], read[2]), still

@@ -15,9 +15,12 @@ exception of a writer becomes a DocumentError naming the format and what failed.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
+import importlib.util
 import inspect
+import sys
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import field
@@ -39,10 +42,11 @@ if TYPE_CHECKING:            # binio imports numpy: loaded with the first file r
     from .fileio import Parts
     from .findings import Finding
 
-__all__ = ["Format", "register", "target_format", "keeping", "register_converter", "converter",
-           "formats", "get", "detect", "parse", "format_of", "convert_to_scene",
-           "convert_from_scene", "serialize", "outputs_of", "sniffs", "SNIFF_BYTES", "claiming",
-           "converters_to"]
+__all__ = ["Format", "Companion", "register", "unregister", "declared", "known", "lookup",
+           "format_index", "companion_extensions", "is_companion", "sniffs", "GROUPING",
+           "target_format", "keeping", "register_converter", "converter", "formats", "get",
+           "detect", "parse", "format_of", "convert_to_scene", "convert_from_scene", "serialize",
+           "outputs_of", "SNIFF_BYTES", "claiming", "converters_to"]
 
 #: how many leading bytes sniff functions see
 SNIFF_BYTES = 4096
@@ -58,19 +62,36 @@ FORMAT_MODULES = (
     "retromesh.formats.westwood",
 )
 
-#: format name or extension -> the FORMAT_MODULES entry that registers every format claiming it,
-#: so that reading one file imports one family; a key not listed imports them all (a test
-#: checks this table against what the modules register)
-FORMAT_INDEX = {
-    "glb": "retromesh.gltf", "gltf": "retromesh.gltf",
-    "b3d": "retromesh.formats.b3d",
-    **dict.fromkeys(("lugaru-animation", "lugaru-skeleton", "solid"), "retromesh.formats.lugaru"),
-    **dict.fromkeys(("anm", "fzx", "obj", "overgrowth-xml", "phxbn", "sav", "xml"),
-                    "retromesh.formats.overgrowth"),
-    **dict.fromkeys(("abc", "dtx", "png"), "retromesh.formats.lithtech"),
-    **dict.fromkeys(("ani", "cms", "lsmat", "msh", "skl"), "retromesh.formats.lostsaga"),
-    **dict.fromkeys(("aos-vxl", "hva", "vox", "vxl"), "retromesh.formats.westwood"),
-}
+#: how the files of a format group with others, in the order a file claims its companions
+#: (a folder conversion, files picked together in Blender's importer): a ``descriptor`` names
+#: the files it goes with (Overgrowth's character XML), a ``model`` is the main file of a
+#: model, a ``side`` file goes beside a model (ragdoll volumes, an exchange copy), a
+#: ``skeleton`` is the main file only when no model took it, a ``part`` (an animation, a mesh
+#: read with its skeleton) is the main file only when picked alone
+GROUPING = ("descriptor", "model", "side", "skeleton", "part")
+
+
+@record(frozen=True)
+class Companion:
+    """A file read with a format's file: the reading option naming it (``role``), its format,
+    and where it is found.
+
+    ``beside``: name patterns (``{stem}`` is the main file's stem, ``*`` any text; letter case
+    ignored) looked for beside the main file by ``convert``, ``info``, ``check``, a folder
+    conversion and Blender's importer; none: the companion is only read when named
+    (``--skeleton``) or picked with the main file in Blender. ``many``: the option takes a list
+    (``animations``). ``by_reader``: the format's reader finds it beside the file by itself
+    (``tank.hva`` of ``tank.vxl``), so no option is needed. ``picked_only``: looked for
+    beside only when the main file is picked in Blender (a ``.skl``'s ``.msh``: a conversion
+    reads the skeleton with the mesh's group). ``role`` empty: the reader follows names
+    written inside the file (Overgrowth's XML), the companion is listed only.
+    """
+    role: str
+    format: str
+    beside: tuple[str, ...] = ()
+    many: bool = False
+    by_reader: bool = False
+    picked_only: bool = False
 
 
 @record(frozen=True)
@@ -103,8 +124,31 @@ class Format:
     endian: str = "<"
     #: options ``to_scene`` takes (``skeleton``, ``animations``, ``hva``, ``fps``...)
     scene_options: tuple[str, ...] = field(default=())
-    #: file types read beside this one (for the ``formats`` table)
-    companions: tuple[str, ...] = ()
+    #: the files read with this one (roles, formats, name patterns): folder grouping, Blender's
+    #: importer, ``convert``/``info``/``check`` and the ``formats`` table derive from it
+    companions: tuple[Companion, ...] = ()
+    #: how its files group with others (one of :data:`GROUPING`)
+    grouping: str = "model"
+    #: an exchange copy or side file (``.vox`` beside ``.vxl``): beside a game model of the
+    #: same stem in a folder conversion, it leaves the plain output name to it
+    yields_name: bool = False
+    #: its extension is shared by many unrelated files (``.xml``): a folder scan takes a file
+    #: only when the format's ``sniff`` recognises it
+    shared_extension: bool = False
+    #: what Blender's importer does with it: ``import`` (the file dialog), ``drop`` (drag and
+    #: drop), ``export``; None: import and drop when it converts to a scene (or is a companion
+    #: with a role of one that does), export when it converts from one
+    blender: tuple[str, ...] | None = None
+    #: writing options ``from_scene`` hands on through ``**options`` (``-O`` checks them)
+    forwards: tuple[str, ...] = ()
+    #: ``group_folder(files) -> [(main, options, other files taken)]``: models a folder
+    #: conversion makes of files the name patterns of ``companions`` cannot group (Lugaru's
+    #: extensionless characters: a figure and the animations the game plays on it)
+    group_folder: Callable[[list[Path]], list[tuple[Path, dict[str, Any], list[Path]]]] | None \
+        = None
+    #: the same for files picked together in Blender's importer
+    group_picked: Callable[[list[Path]], list[tuple[Path, dict[str, Any], list[Path]]]] | None \
+        = None
     #: folder names (lower case) whose files without an extension are of this type, as a game
     #: keeps them (Lugaru's ``Data/Skeleton/BasicFigure``): see :func:`detect`
     folders: tuple[str, ...] = ()
@@ -114,6 +158,15 @@ class Format:
     #: (:mod:`retromesh.findings`, run by :mod:`retromesh.checking` for ``retromesh check`` and
     #: before a conversion writes the format)
     check: Callable[[Any], list[Finding]] | None = None
+
+    def companion_names(self) -> list[str]:
+        """The extensions of its companions, each once (the ``formats`` table)."""
+        out: list[str] = []
+        for c in self.companions:
+            for e in companion_extensions(c)[:1]:
+                if e not in out:
+                    out.append(e)
+        return out
 
     def supports(self) -> dict[str, bool]:
         return {
@@ -127,7 +180,6 @@ class Format:
 _FORMATS: dict[str, Format] = {}
 _CONVERTERS: dict[tuple[str, str], Callable[..., Any]] = {}
 _BROKEN: dict[str, BaseException] = {}
-_loaded = False
 _imported: set[str] = set()
 
 
@@ -143,11 +195,113 @@ def converter(source: str, target: str) -> Callable[..., Any] | None:
     return _CONVERTERS.get((source, target))
 
 
-def register(fmt: Format) -> Format:
-    if fmt.name in _FORMATS and _FORMATS[fmt.name] is not fmt:
+def register(fmt: Format, **code: Any) -> Format:
+    """Register ``fmt``: a format a family's manifest declares, with its code (``read=``,
+    ``write=``, ``to_scene=``, ``sniff=``, ``doc_types=``...) given here."""
+    if code:
+        fmt = dataclasses.replace(fmt, **code)
+    if fmt.name in _FORMATS and _FORMATS[fmt.name] != fmt:
         raise RuntimeError(f"format {fmt.name!r} registered twice")
     _FORMATS[fmt.name] = fmt
     return fmt
+
+
+def unregister(name: str) -> None:
+    """Forget format ``name`` (tests that register a throwaway format)."""
+    _FORMATS.pop(name, None)
+
+
+# -- manifests: what each family declares, read without importing the family ----------------
+
+def _manifest(mod: str) -> Any:
+    """The ``manifest`` module of family ``mod`` (``<package>/manifest.py``: the family's
+    formats as plain declarations, importing nothing but this module), loaded without running
+    the family's ``__init__`` (which imports its readers); None when it has none."""
+    name = f"{mod}.manifest"
+    if name in sys.modules:
+        return sys.modules[name]
+    try:
+        spec = importlib.util.find_spec(mod)
+    except (ImportError, ValueError):
+        return None
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        path = Path(folder) / "manifest.py"
+        if path.is_file():
+            break
+    else:
+        return None
+    mspec = importlib.util.spec_from_file_location(name, path)
+    if mspec is None or mspec.loader is None:
+        return None
+    module = importlib.util.module_from_spec(mspec)
+    sys.modules[name] = module       # the family's own ``from .manifest import`` finds it
+    try:
+        mspec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def _declared_by(mod: str) -> tuple[Format, ...]:
+    manifest = _manifest(mod)
+    return tuple(getattr(manifest, "FORMATS", ())) if manifest is not None else ()
+
+
+def declared() -> dict[str, Format]:
+    """Every format the families of :data:`FORMAT_MODULES` declare (name -> the declaration:
+    extensions, companions, grouping...; no code), without importing any family."""
+    return {f.name: f for mod in FORMAT_MODULES for f in _declared_by(mod)}
+
+
+def known() -> list[Format]:
+    """Every format registered so far or declared by a family (a declared one without its code
+    until its family is imported): what grouping files by name needs, no family imported."""
+    out = declared()
+    out.update(_FORMATS)
+    return sorted(out.values(), key=lambda f: (f.family, f.name))
+
+
+def lookup(name: str) -> Format | None:
+    """The registered or declared format ``name`` (no family imported), None when unknown."""
+    return _FORMATS.get(name) or declared().get(name)
+
+
+def format_index() -> dict[str, str]:
+    """Format name or extension -> the FORMAT_MODULES entry that registers every format
+    claiming it (read off the manifests), so that reading one file imports one family; a key
+    not listed imports them all."""
+    index: dict[str, str] = {}
+    shared: set[str] = set()
+    for mod in FORMAT_MODULES:
+        for f in _declared_by(mod):
+            for key in (f.name, *f.extensions):
+                if index.get(key, mod) != mod:
+                    shared.add(key)
+                index.setdefault(key, mod)
+    return {k: v for k, v in index.items() if k not in shared}
+
+
+#: format_index() of the FORMAT_MODULES it was built for
+_INDEX: dict[tuple[str, ...], dict[str, str]] = {}
+
+
+def _index() -> dict[str, str]:
+    key = tuple(FORMAT_MODULES)
+    if key not in _INDEX:
+        _INDEX.clear()
+        _INDEX[key] = format_index()
+    return _INDEX[key]
+
+
+def companion_extensions(c: Companion) -> tuple[str, ...]:
+    """The extensions a companion's files have: its format's, else those of its patterns
+    (Lost Saga's material script ``<mesh>.txt``, a format that claims no extension)."""
+    fmt = lookup(c.format)
+    if fmt is not None and fmt.extensions:
+        return fmt.extensions
+    return tuple(dict.fromkeys(Path(p).suffix.lower().lstrip(".") for p in c.beside
+                               if Path(p).suffix))
 
 
 def _load(mod: str) -> None:
@@ -169,17 +323,13 @@ def _load(mod: str) -> None:
 
 
 def _ensure_loaded() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for mod in FORMAT_MODULES:
+    for mod in FORMAT_MODULES:          # each imported once (_load)
         _load(mod)
 
 
 def _ensure_for(key: str) -> None:
     """Import the family that registers the format or extension ``key`` (all when unknown)."""
-    mod = FORMAT_INDEX.get(key.lower().lstrip("."))
+    mod = _index().get(key.lower().lstrip("."))
     if mod is None or mod not in FORMAT_MODULES:
         _ensure_loaded()
     else:
@@ -193,7 +343,7 @@ def _ensure_for_file(head: bytes, filename: str | None, format: str | None) -> N
         _ensure_for(format)
         return
     ext = _extension(filename)
-    if not ext or ext not in FORMAT_INDEX:
+    if not ext or ext not in _index():
         _ensure_loaded()
         return
     _ensure_for(ext)
@@ -220,7 +370,7 @@ def formats() -> list[Format]:
 
 def claiming(extension: str) -> list[Format]:
     """The formats claiming ``extension`` (``"b3d"`` or ``".b3d"``), importing only the family
-    that registers them (every family when the extension is not in :data:`FORMAT_INDEX`)."""
+    that registers them (every family when the extension is not in :func:`format_index`)."""
     ext = extension.lower().lstrip(".")
     _ensure_for(ext)
     return [f for f in formats_loaded() if ext and ext in f.extensions]
@@ -406,7 +556,7 @@ def convert_to_scene(fmt: Format, doc: Any, file: str | None = None, **options: 
         if fmt.family != "glTF 2.0":        # a glTF file carries the names it was made from
             from .filenames import record as record_files
             record_files(scene, options.get("source"), options,
-                         any(e in f.companions for f in formats_loaded() for e in fmt.extensions))
+                         is_companion(fmt))
         return scene.validate()
     except FormatError as exc:
         exc.with_file(file)             # fills in the file, keeps the exception's own chain
@@ -417,6 +567,11 @@ def convert_to_scene(fmt: Format, doc: Any, file: str | None = None, **options: 
         error = _input_error(exc)
         raise error(f"content that forms a valid {fmt.name} scene", file=file,
                     path="to_scene", got=f"{type(exc).__name__}: {exc}") from exc
+
+
+def is_companion(fmt: Format) -> bool:
+    """``fmt``'s files are read beside others' (an ``.ani`` or ``.anm`` with its skeleton)."""
+    return any(c.format == fmt.name for f in formats_loaded() for c in f.companions)
 
 
 def _writer_failed(fmt: Format, stage: str, exc: BaseException) -> DocumentError:

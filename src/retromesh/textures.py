@@ -20,16 +20,19 @@ Lookup rules (the first hit wins):
    names are matched case-insensitively; a layout folder that is itself a symbolic link is not
    used (a ``texture_path`` folder may be one: the user named it).
 3. Inside a folder, names match case-insensitively (an exact-case match is preferred) and
-   with extension swaps: the name as given, then its stem with ``.png``, ``.jpg``, ``.jpeg``,
-   ``.tga``, ``.bmp``, ``.dds``, ``.pcx``. Only files with one of these extensions are taken.
+   with extension swaps: the name as given, then its stem with each extension of
+   :mod:`retromesh.imageformats` in turn (``.png``, ``.jpg``, ``.jpeg``, ``.tga``, ``.bmp``,
+   ``.dds``, ``.pcx``, and those registered later). Only files with one of these extensions are
+   taken.
 4. Every root's top level is searched first; then the subfolders of the layout folders and of
    the ``texture_path`` folders (Luanti allows subfolders in ``textures/``, Lost Saga has
    ``texture/decalbase``...), breadth first, at most :data:`MAX_DEPTH` levels and
    :data:`MAX_ENTRIES` directory entries per root, never through a symbolically linked folder.
 5. Containment: a hit is resolved (symbolic links followed) and taken only when the real
    file lies inside one of the (resolved) roots; anything else is never opened.
-6. Loading: PNG and JPEG files (recognised by their bytes, not their name) are kept as they
-   are; BMP, TGA, DDS, PCX (and the other plain raster formats Pillow reads: GIF, TIFF, WebP,
+6. Loading (:mod:`retromesh.imageformats` says how): PNG and JPEG files (recognised by their
+   bytes, not their name) are kept as they are; a format with a decoder of its own is decoded
+   by it; BMP, TGA, DDS, PCX (and the other plain raster formats Pillow reads: GIF, TIFF, WebP,
    PPM, SGI, ICO) are converted to PNG. Files over :data:`MAX_FILE_BYTES` and images over
    Pillow's decompression-bomb limit are refused.
    Results are cached per finder, so a file named by many materials is read once.
@@ -44,38 +47,29 @@ from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 
+from .imageformats import carried_mime, image_extensions, own_decoder, pillow_formats
 from .records import record
 
-__all__ = ["TextureFinder", "FoundImage", "gltf_image", "image_mime", "split_name",
-           "IMAGE_EXTENSIONS"]
+__all__ = ["TextureFinder", "FoundImage", "gltf_image", "image_mime", "split_name"]
 
-#: extensions tried, in order, after the name as given
-IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".tga", ".bmp", ".dds", ".pcx")
 #: layout folders, relative to the source folder ("" = inside it, ".." = beside it)
 LAYOUT_FOLDERS = (("", "textures"), ("..", "textures"), ("..", "texture"))
 MAX_DEPTH = 4
 MAX_ENTRIES = 20000
 MAX_FILE_BYTES = 256 << 20
 
-_PNG = b"\x89PNG\r\n\x1a\n"
-#: what Pillow may decode (plain raster formats; never EPS/PDF, which call external programs)
-_PILLOW_FORMATS = ("BMP", "DIB", "TGA", "DDS", "PCX", "GIF", "TIFF", "WEBP", "PPM", "SGI", "ICO",
-                   "PNG", "JPEG")
-
 
 def image_mime(data: bytes) -> str | None:
-    """``image/png`` or ``image/jpeg`` when ``data`` is one of the two, else None."""
-    if data[:8] == _PNG:
-        return "image/png"
-    if data[:3] == b"\xff\xd8\xff":
-        return "image/jpeg"
-    return None
+    """``image/png`` or ``image/jpeg`` when ``data`` is one of the two (glTF carries them as
+    they are), else None."""
+    return carried_mime(data)
 
 
 def gltf_image(data: bytes) -> tuple[bytes, str]:
-    """``(bytes, mime)`` glTF can carry: PNG/JPEG unchanged, anything Pillow opens as PNG.
+    """``(bytes, mime)`` glTF can carry: PNG/JPEG unchanged, anything a registered image format
+    decodes (:mod:`retromesh.imageformats`: a decoder of our own, else Pillow) as PNG.
 
-    Raises ``ValueError`` when the bytes are no image Pillow can decode.
+    Raises ``ValueError`` when the bytes are no image they can decode.
     """
     mime = image_mime(data)
     if mime is not None:
@@ -84,10 +78,12 @@ def gltf_image(data: bytes) -> tuple[bytes, str]:
         from PIL import Image  # only needed for images glTF cannot carry
     except ImportError as exc:          # pragma: no cover - Pillow is a dependency
         raise ValueError("Pillow is needed to convert it to PNG") from exc
+    decode = own_decoder(data)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data), formats=_PILLOW_FORMATS) as opened:
+            with (decode(data) if decode is not None
+                  else Image.open(io.BytesIO(data), formats=pillow_formats())) as opened:
                 im: Image.Image = opened
                 im.load()
                 if im.mode not in ("1", "L", "LA", "P", "RGB", "RGBA", "I", "I;16"):
@@ -126,9 +122,10 @@ def split_name(name: str) -> tuple[list[str] | None, str]:
 
 def _candidates(base: str) -> list[str]:
     stem, ext = os.path.splitext(base)
-    if ext.lower() in IMAGE_EXTENSIONS and stem:
-        return [base] + [stem + e for e in IMAGE_EXTENSIONS if e != ext.lower()]
-    return [base + e for e in IMAGE_EXTENSIONS]
+    exts = ["." + e for e in image_extensions()]
+    if ext.lower() in exts and stem:
+        return [base] + [stem + e for e in exts if e != ext.lower()]
+    return [base + e for e in exts]
 
 
 _SCANS: dict[str, tuple[int, list[tuple[str, bool]]]] = {}
@@ -246,7 +243,8 @@ class TextureFinder:
     def _in_folder(self, folder: Path, base: str) -> Path | None:
         for cand in _candidates(base):
             hit = self._match(folder, cand)
-            if hit is not None and os.path.splitext(hit)[1].lower() in IMAGE_EXTENSIONS:
+            if hit is not None and os.path.splitext(hit)[1].lower().lstrip(".") in \
+                    image_extensions():
                 real = self._inside(folder / hit)
                 if real is not None:
                     return real

@@ -83,7 +83,7 @@ class IMPORT_SCENE_OT_retromesh(Operator, ImportHelper):
     bl_label = LABEL
     bl_options = {"REGISTER", "UNDO", "PRESET"}
 
-    filter_glob: StringProperty(default=";".join(f"*.{e}" for e in bridge.IMPORT_EXTENSIONS),
+    filter_glob: StringProperty(default=";".join(f"*.{e}" for e in bridge.import_extensions()),
                                 options={"HIDDEN"})
     files: CollectionProperty(type=OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
     directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
@@ -159,9 +159,9 @@ class EXPORT_SCENE_OT_retromesh(Operator, ExportHelper):
     bl_label = LABEL
     bl_options = {"REGISTER", "PRESET"}
 
-    filename_ext = ".b3d"
+    filename_ext = "." + bridge.export_extensions()[0]
     check_extension = None          # the extension the user types picks the format
-    filter_glob: StringProperty(default=";".join(f"*.{e}" for e in bridge.EXPORT_EXTENSIONS),
+    filter_glob: StringProperty(default=";".join(f"*.{e}" for e in bridge.export_extensions()),
                                 options={"HIDDEN"})
     use_selection: BoolProperty(name="Selected only", default=False,
                                 description="Export the selected objects only")
@@ -172,7 +172,7 @@ class EXPORT_SCENE_OT_retromesh(Operator, ExportHelper):
         target = Path(self.filepath)
         if not target.suffix and not bridge.names_a_format(target):
             self.report({"ERROR"}, "give the file an extension: it chooses the format "
-                                   f"({', '.join('.' + e for e in bridge.EXPORT_EXTENSIONS)})")
+                                   f"({', '.join('.' + e for e in bridge.export_extensions())})")
             return {"CANCELLED"}
         gltf = bpy.ops.export_scene.gltf
         tmp, glb = bridge.temp_glb()
@@ -198,7 +198,7 @@ class IO_FH_retromesh(bpy.types.FileHandler):
     bl_idname = "IO_FH_retromesh"
     bl_label = "retromesh"
     bl_import_operator = "import_scene.retromesh"
-    bl_file_extensions = ";".join("." + e for e in bridge.IMPORT_EXTENSIONS if e != "obj")
+    bl_file_extensions = ";".join("." + e for e in bridge.drop_extensions())
 
     @classmethod
     def poll_drop(cls, context):

@@ -25,43 +25,96 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from ..batch import companions as companions_beside
+from .. import registry
+from ..batch import companions as companions_beside, matches
+from ..extras import BLENDER_MARK
 from ..gltf.container import pack, unpack
 from ..records import record
 
-__all__ = ["Job", "group_files", "load_to_glb", "names_a_format", "convert_glb", "IMPORT_EXTENSIONS",
-           "EXPORT_EXTENSIONS", "encode_extras", "decode_extras", "JSON_MARK", "files_record",
-           "FILES_PROPERTY", "encode_extras_value", "decode_extras_value", "snap_noise",
-           "merge_mesh_joints"]
+__all__ = ["Job", "group_files", "load_to_glb", "names_a_format", "convert_glb",
+           "import_extensions", "export_extensions", "drop_extensions", "encode_extras",
+           "decode_extras", "JSON_MARK", "files_record", "FILES_PROPERTY", "encode_extras_value",
+           "decode_extras_value", "snap_noise", "merge_mesh_joints", "BLENDER_MARK", "SOURCE"]
 
-# role of each extension: main files in order of precedence, then companions
-_MAIN_ORDER = ("xml", "msh", "cms", "phxbn", "vxl", "vox", "b3d", "abc", "solid", "glb", "gltf", "fzx",
-               "skl", "obj", "anm", "ani")
-# companion extension -> option name, per main extension
-_COMPANIONS = {
-    "msh": {"skl": "skeleton", "ani": "animations"},
-    "skl": {"msh": "mesh", "ani": "animations"},
-    "ani": {"skl": "skeleton", "msh": "mesh"},
-    "phxbn": {"obj": "mesh", "anm": "animations"},
-    "anm": {"phxbn": "skeleton", "obj": "mesh"},
-    "vxl": {"hva": "hva"},
-    "fzx": {"obj": "mesh"},
-    "xml": {"anm": "animations"},       # an Overgrowth descriptor finds its own files
-}
-_LISTS = {"animations"}
-# companions looked for beside the main file: option -> name patterns ({stem})
-_BESIDE = {
-    "msh": {"skeleton": ["{stem}.skl"], "animations": ["{stem}.ani", "{stem}_*.ani"]},
-    "skl": {"mesh": ["{stem}.msh"], "animations": ["{stem}.ani", "{stem}_*.ani"]},
-    "phxbn": {"mesh": ["{stem}.obj"], "animations": ["{stem}.anm", "{stem}_*.anm"]},
-}
+# What is a main file, which picked files are its companions and under which option, what is
+# looked for beside it, what Blender imports and exports: each format's registration says it
+# (``registry.Format.companions``, ``grouping``, ``blender``); the functions below read it.
 
-# picked with a model, these are read from beside it by the formats themselves (materials, images)
-_PASSIVE = {"txt", "png", "jpg", "jpeg", "bmp", "tga", "dds", "pcx"}
 
-IMPORT_EXTENSIONS = ("b3d", "solid", "phxbn", "anm", "obj", "fzx", "abc", "msh", "cms", "skl",
-                     "ani", "vxl", "hva", "vox", "xml")
-EXPORT_EXTENSIONS = ("b3d", "solid", "phxbn", "anm", "fzx", "abc", "msh", "vxl", "vox")
+def _formats() -> list[registry.Format]:
+    return registry.formats()
+
+
+def _flags(f: registry.Format, formats: list[registry.Format]) -> tuple[str, ...]:
+    """What Blender's importer does with ``f``'s files (``registry.Format.blender``)."""
+    if f.blender is not None:
+        return f.blender
+    out: tuple[str, ...] = ()
+    if f.to_scene is not None or any(c.format == f.name and c.role and o.to_scene is not None
+                                     for o in formats for c in o.companions):
+        out += ("import", "drop")
+    if f.from_scene is not None:
+        out += ("export",)
+    return out
+
+
+def import_extensions() -> tuple[str, ...]:
+    """The extensions the import dialog offers (every extension of a format it imports)."""
+    fs = _formats()
+    return tuple(dict.fromkeys(e for f in fs if "import" in _flags(f, fs) for e in f.extensions))
+
+
+def drop_extensions() -> tuple[str, ...]:
+    """The extensions taken by drag and drop onto the viewport (``.obj`` stays Blender's)."""
+    fs = _formats()
+    return tuple(dict.fromkeys(e for f in fs if "drop" in _flags(f, fs) for e in f.extensions))
+
+
+def export_extensions() -> tuple[str, ...]:
+    """The extensions the export dialog offers (the own extension of each format it exports)."""
+    fs = _formats()
+    return tuple(dict.fromkeys(f.extensions[0] for f in fs
+                               if "export" in _flags(f, fs) and f.extensions))
+
+
+def _home(ext: str, formats: list[registry.Format]) -> list[registry.Format]:
+    return [f for f in formats if f.extensions[:1] == (ext,)]
+
+
+def _picked_roles(main_ext: str, formats: list[registry.Format]
+                  ) -> dict[str, registry.Companion]:
+    """Companion extension -> the companion a picked file of it is for a ``main_ext`` file
+    (files of formats that claim no extension, a material script, are never picked up)."""
+    out: dict[str, registry.Companion] = {}
+    for f in _home(main_ext, formats):
+        for c in f.companions:
+            fmt = registry.lookup(c.format)
+            if c.role and fmt is not None:
+                for e in fmt.extensions:
+                    out.setdefault(e, c)
+    return out
+
+
+def _passive(formats: list[registry.Format]) -> set[str]:
+    """Picked with a model, these are read from beside it by the formats themselves: images,
+    and companions of formats that claim no extension (Lost Saga's ``<mesh>.txt``)."""
+    from ..imageformats import image_extensions
+    out = set(image_extensions())
+    for f in formats:
+        for c in f.companions:
+            fmt = registry.lookup(c.format)
+            if fmt is not None and not fmt.extensions:
+                out.update(registry.companion_extensions(c))
+    return out
+
+
+def _mains(files: list[Path], formats: list[registry.Format]) -> list[Path]:
+    """The picked files that can be a main file (their format converts to a scene), in the
+    order they claim companions (``registry.GROUPING``), else as picked."""
+    def tier(p: Path) -> int:
+        return min((registry.GROUPING.index(f.grouping) for f in _home(_ext(p), formats)
+                    if f.to_scene is not None), default=-1)
+    return sorted((p for p in files if tier(p) >= 0), key=tier)
 
 
 @record
@@ -85,13 +138,42 @@ def _ext(p: Path) -> str:
 
 def _beside(main: Path, pattern: str) -> list[Path]:
     """Files beside ``main`` matching ``pattern`` (``{stem}`` filled in), case-insensitively."""
-    import fnmatch
-    want = pattern.format(stem=main.stem).lower()
     try:
-        return sorted(p for p in main.parent.iterdir()
-                      if p.is_file() and fnmatch.fnmatchcase(p.name.lower(), want) and p != main)
+        return sorted(p for p in main.parent.iterdir() if p.is_file() and matches(p, main, pattern))
     except OSError:
         return []
+
+
+def _take_picked(job: Job, left: list[Path], roles: dict[str, registry.Companion]) -> None:
+    """The picked files of the main file's companion extensions become its options."""
+    main = job.main
+    for comp in [p for p in left if _ext(p) in roles]:
+        c = roles[_ext(comp)]
+        if c.many:
+            job.options.setdefault(c.role, []).append(comp)
+        elif c.role not in job.options or comp.stem.lower() == main.stem.lower():
+            if c.role in job.options:
+                left.append(job.options[c.role])
+            job.options[c.role] = comp
+        else:
+            continue
+        left.remove(comp)
+
+
+def _find_beside(job: Job, formats: list[registry.Format]) -> None:
+    """Companions not picked: looked for beside the main file by their name patterns."""
+    main = job.main
+    for f in _home(_ext(main), formats):
+        for c in f.companions:
+            if not c.role or not c.beside or c.by_reader or c.role in job.options:
+                continue
+            found = [p for pat in c.beside for p in _beside(main, pat)]
+            if not found and c.many:
+                # companions of any name beside the only model of its folder (an exported
+                # walk.anm keeps its name), as convert and a folder find them
+                found = companions_beside(main).get(c.role, [])
+            if found:
+                job.options[c.role] = found if c.many else found[0]
 
 
 def group_files(paths: Iterable[str | os.PathLike], *, find_beside: bool = True) -> list[Job]:
@@ -101,57 +183,28 @@ def group_files(paths: Iterable[str | os.PathLike], *, find_beside: bool = True)
         p = Path(p)
         if p not in files:
             files.append(p)
+    formats = _formats()
     left = list(files)
     jobs: list[Job] = []
-    for main_ext in _MAIN_ORDER:
-        for main in [p for p in left if _ext(p) == main_ext]:
-            if main not in left:
-                continue
-            left.remove(main)
-            job = Job(main)
-            roles = _COMPANIONS.get(main_ext, {})
-            for comp in [p for p in left if _ext(p) in roles]:
-                option = roles[_ext(comp)]
-                if option in _LISTS:
-                    job.options.setdefault(option, []).append(comp)
-                elif option not in job.options or comp.stem.lower() == main.stem.lower():
-                    if option in job.options:
-                        left.append(job.options[option])
-                    job.options[option] = comp
-                else:
-                    continue
-                left.remove(comp)
-            if find_beside:
-                for option, patterns in _BESIDE.get(main_ext, {}).items():
-                    if option in job.options:
-                        continue
-                    found = [f for pat in patterns for f in _beside(main, pat)]
-                    if not found and option == "animations":
-                        # animations of any name beside the only model of its folder (an
-                        # exported walk.anm keeps its name), as convert and a folder find them
-                        found = companions_beside(main).get("animations", [])
-                    if found:
-                        job.options[option] = found if option in _LISTS else found[0]
-            jobs.append(job)
-    lugaru, left = _lugaru_job(left)
-    jobs += lugaru
+    for main in _mains(files, formats):
+        if main not in left:
+            continue
+        left.remove(main)
+        job = Job(main)
+        _take_picked(job, left, _picked_roles(_ext(main), formats))
+        if find_beside:
+            _find_beside(job, formats)
+        jobs.append(job)
+    for fmt in formats:                 # groups a format makes itself (Lugaru's characters)
+        if fmt.group_picked is not None:
+            for main, options, more in fmt.group_picked(left):
+                jobs.append(Job(main, options))
+                left = [p for p in left if p != main and p not in more]
     if jobs:
-        left = [p for p in left if _ext(p) not in _PASSIVE]
+        passive = _passive(formats)
+        left = [p for p in left if _ext(p) not in passive]
     jobs += [Job(p) for p in left]     # anything else: let retromesh say what it is
     return jobs
-
-
-def _lugaru_job(left: list[Path]) -> tuple[list[Job], list[Path]]:
-    """Lugaru keeps skeletons and animations without an extension in ``Skeleton/`` and
-    ``Animations/``: animations picked together are one character (its skeleton found by
-    the format, or the picked skeleton)."""
-    anims = [p for p in left if not p.suffix and p.parent.name.lower() == "animations"]
-    if not anims:
-        return [], left
-    skels = [p for p in left if not p.suffix and p.parent.name.lower() == "skeleton"]
-    main, rest = (skels[0], anims) if skels else (anims[0], anims[1:])
-    job = Job(main, {"animations": rest} if rest else {})
-    return [job], [p for p in left if p != main and p not in anims]
 
 
 # -- extras through Blender ----------------------------------------------------------------------
@@ -443,10 +496,21 @@ def encode_extras(glb: str | os.PathLike) -> dict[str, dict[str, Any]]:
             for i, a in enumerate(doc.get("animations", [])) if isinstance(a.get("extras"), dict)}
 
 
+def _mark_blender(doc: dict) -> None:
+    """The scene's extras say which editor wrote the GLB (:data:`BLENDER_MARK`): writers then
+    take a value within their stated tolerance of what retromesh wrote as unedited."""
+    scenes = doc.get("scenes") or []
+    if scenes and isinstance(scenes[0], dict):
+        generator = doc.get("asset", {}).get("generator") if isinstance(doc.get("asset"), dict) \
+            else None
+        scenes[0].setdefault("extras", {})[BLENDER_MARK] = str(generator or "Blender")
+
+
 def decode_extras(glb: str | os.PathLike) -> None:
     """Undo :func:`encode_extras` in a GLB Blender wrote."""
     doc, rest = _read_glb(Path(glb))
     _walk_extras(doc, decode_extras_value)
+    _mark_blender(doc)
     _lift_files_record(doc)
     _restore_missing_images(doc)
     snap_noise(doc)
@@ -485,6 +549,7 @@ def load_to_glb(job: Job, glb: str | os.PathLike, **options: Any) -> list[str]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         scene = retromesh.load(job.main, **{**job.options, **options})
+        scene.extras[SOURCE] = _source_record(job.main)
         # the GLB is temporary: the images must travel inside it
         retromesh.save(scene, glb, embed_images=True)
     return _warned(caught)
@@ -496,10 +561,64 @@ def convert_glb(glb: str | os.PathLike, target: str | os.PathLike,
     companions; returns (paths written, LossWarnings' texts)."""
     import retromesh
     decode_extras(glb)
+    original = _original(glb, Path(target))
+    if original is not None:
+        save_options.setdefault("original", original)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         written = retromesh.convert(glb, target, save_options=save_options)
     return written, _warned(caught)
+
+
+# Blender stores floats its own way (key frames in bone space, UVs flipped twice...), so what
+# comes back is a hair off what retromesh wrote. The GLB made at import names the main file and
+# its SHA-256 in the scene's extras (SOURCE); at export, when the target is of that file's
+# format, the file is still there and unchanged, and the writer takes an ``original`` option,
+# its bytes are passed on: the writer keeps the file's bits for every value within its stated
+# tolerance (docs/lossless.md).
+#: scene extras key: the file an imported model was read from, and its SHA-256
+SOURCE = "retromesh_source_file"
+#: files larger than this are not read again at export
+_ORIGINAL_MAX = 256 << 20
+
+
+def _source_record(path: Path) -> dict[str, str]:
+    import hashlib
+    p = Path(path).resolve()
+    try:
+        digest = hashlib.sha256(p.read_bytes()).hexdigest() if p.stat().st_size <= _ORIGINAL_MAX \
+            else ""
+    except OSError:
+        digest = ""
+    return {"path": str(p), "sha256": digest}
+
+
+def _original(glb: str | os.PathLike, target: Path) -> bytes | None:
+    """The bytes of the imported file named in the GLB's scene extras (see above), or None."""
+    import hashlib
+    from inspect import signature
+
+    from .. import registry
+    from ..errors import RetromeshError
+    doc, _ = _read_glb(Path(glb))
+    scenes = doc.get("scenes") or [{}]
+    extras = scenes[0].get("extras") if isinstance(scenes[0], dict) else None
+    rec = extras.get(SOURCE) if isinstance(extras, dict) else None
+    if not (isinstance(rec, dict) and isinstance(rec.get("path"), str)
+            and isinstance(rec.get("sha256"), str) and rec["sha256"]):
+        return None
+    path = Path(rec["path"])
+    try:
+        fmt = registry.target_format(target)
+        if fmt.from_scene is None or "original" not in signature(fmt.from_scene).parameters \
+                or registry.target_format(path).name != fmt.name:
+            return None
+        if not path.is_file() or path.stat().st_size > _ORIGINAL_MAX:
+            return None
+        data = path.read_bytes()
+    except (OSError, RetromeshError, ValueError):
+        return None
+    return data if hashlib.sha256(data).hexdigest() == rec["sha256"] else None
 
 
 def temp_glb(prefix: str = "retromesh-") -> tuple[tempfile.TemporaryDirectory, Path]:

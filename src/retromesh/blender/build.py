@@ -19,13 +19,18 @@ release download wheels with that ``--python-version``). Wheels built for one CP
 run only there, so the manifest's ``blender_version_min``/``max`` span exactly the Blender
 releases whose Python the zip has wheels for; with the newest Python known, the range stays
 open-ended. numpy is not packed: Blender ships it. typer and rich are only used by the command
-line, which the add-on never imports, and packaging only by this builder. Nothing here imports bpy.
+line, which the add-on never imports, and packaging only by this builder. lupa (the Lua runtime
+that runs a Luanti mod's registration code) is packed like Pillow, for each Python and platform;
+it is the one dependency the add-on can do without (:data:`OPTIONAL`): a (Python, platform)
+PyPI has no lupa wheel for is built anyway, with a warning, and on it the import reports that
+the mod's Lua was not run and reads the model as ``--no-lua`` does. Nothing here imports bpy.
 """
 from __future__ import annotations
 
 import importlib.metadata as metadata
 import re
 import tempfile
+import warnings
 import zipfile
 from collections.abc import Sequence
 from email.message import Message
@@ -37,13 +42,16 @@ from packaging.markers import Marker
 from .wheels import PLATFORMS, WheelName, fetch_wheels, norm, retromesh_wheel, wheel_file_text, wheel_metadata
 
 __all__ = ["build_extension", "build_extensions", "runtime_dependencies", "manifest_text",
-           "BLENDER_SHIPS", "CLI_ONLY", "BLENDER_PYTHONS", "PLATFORMS"]
+           "BLENDER_SHIPS", "CLI_ONLY", "OPTIONAL", "BLENDER_PYTHONS", "PLATFORMS"]
 
 #: packages Blender's own Python already has (packing them would shadow Blender's copies)
 BLENDER_SHIPS = frozenset({"numpy", "requests", "certifi", "idna", "urllib3", "charset-normalizer",
                            "zstandard", "cython"})
 #: packages only the command line imports (packaging: only this zip builder)
 CLI_ONLY = frozenset({"typer", "rich", "packaging"})
+#: packages the add-on works without, with what is lost (a missing wheel is a warning)
+OPTIONAL = {"lupa": "a Luanti mod's Lua is not run there (the import reads the model as "
+                    "--no-lua does, and says so)"}
 #: Blender's Python -> (first Blender release with it, first release after it or None: unknown)
 BLENDER_PYTHONS: dict[str, tuple[str, str | None]] = {
     "3.11": ("4.2.0", "5.1.0"),
@@ -206,11 +214,23 @@ def build_extensions(out_dir: str | Path, *, platforms: Sequence[str] | None = N
         pins = runtime_dependencies(meta.get_all("Requires-Dist") or [], pythons)
         missing = fetch_wheels(pins, list(pythons), wanted, pool,
                                Path(wheel_cache) if wheel_cache else None)
+        _warn_optional([m for m in missing if _req_name(m) in OPTIONAL])
+        missing = [m for m in missing if _req_name(m) not in OPTIONAL]
         if missing:
             raise RuntimeError("no wheel for Blender of:\n  " + "\n  ".join(missing))
         zips = [(None, wanted)] if not platforms else [(p, [p]) for p in wanted]
         return [_write_zip(out_dir, meta, licence, pool, suffix, plats, pythons)
                 for suffix, plats in zips]
+
+
+def _warn_optional(missing: list[str]) -> None:
+    """One warning per optional package some of whose wheels PyPI does not have."""
+    by_name: dict[str, list[str]] = {}
+    for m in missing:
+        by_name.setdefault(_req_name(m), []).append(m.split(" ", 1)[1].strip("()"))
+    for name, where in by_name.items():
+        warnings.warn(f"no {name} wheel for {'; '.join(where)}: built without it, so "
+                      f"{OPTIONAL[name]}", UserWarning, stacklevel=3)
 
 
 def build_extension(out_dir: str | Path, *, platform: str | None = None, **options: Any) -> Path:

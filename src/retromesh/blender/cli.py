@@ -25,13 +25,20 @@ def build(output: Path = typer.Option(Path("dist"), "-o", "--output",
                                                 "installation, or the checkout it runs from).")) -> None:
     """Write retromesh-<version>.zip (or one zip per --platform), a Blender 4.2+ extension (Install
     from Disk); see docs/blender.md."""
+    import warnings
+
     from .build import BLENDER_PYTHONS, PLATFORMS, build_extensions
     platforms = list(PLATFORMS) if platform and "all" in platform else platform or None
     try:
-        paths = build_extensions(output, platforms=platforms, pythons=python or tuple(BLENDER_PYTHONS),
-                                 wheel_cache=wheel_cache, wheel=wheel)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            paths = build_extensions(output, platforms=platforms,
+                                     pythons=python or tuple(BLENDER_PYTHONS),
+                                     wheel_cache=wheel_cache, wheel=wheel)
     except (RuntimeError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
+    for w in caught:        # (an optional wheel PyPI lacks: lupa)
+        typer.echo(f"warning: {w.message}", err=True)
     for path in paths:
         typer.echo(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")

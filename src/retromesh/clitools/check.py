@@ -67,12 +67,8 @@ def companion_options_for(f: Path, fmt: registry.Format, base: dict[str, Any],
 
 
 def _companion_files(f: Path, opts: dict[str, Any]) -> list[Path]:
-    files = list(plan.members(opts))
-    if "hva" in opts:
-        files.append(Path(opts["hva"]))
-    else:
-        files += plan.auto_companions(f)
-    return files
+    # and the files its reader finds beside it (a .vxl's .hva), or those the options name
+    return [*plan.members(opts), *plan.given_companions(opts), *plan.auto_companions(f, opts)]
 
 
 def _parse(path: Path, format: str | None = None) -> tuple[registry.Format, Any, bytes]:

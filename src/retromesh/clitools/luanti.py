@@ -34,11 +34,13 @@ from typing import Any
 
 import numpy as np
 
+from .. import registry
 from ..errors import FormatError, LossWarning
 from ..findings import Finding, error, warning
 from ..gltf.container import MAGIC, pack, unpack
 
-__all__ = ["check_for_luanti", "convert_for_luanti", "prepare_scene", "strip_images", "mod_findings"]
+__all__ = ["check_for_luanti", "convert_for_luanti", "prepare_scene", "strip_images", "mod_findings",
+           "unreadable_note"]
 
 MAX_VERTICES = 65535
 #: the buffer URIs tiniergltf (Luanti's glTF parser) decodes; any other URI is refused
@@ -189,9 +191,20 @@ def _gltf_problems(gltf: dict[str, Any]) -> list[Finding]:
     return out
 
 
+def unreadable_note(path: Path) -> str | None:
+    """What Luanti does with a file of ``path``'s format that cannot be read: its B3D loader
+    trusts the file, its glTF loader checks it."""
+    families = {f.family for f in registry.claiming(path.suffix)}
+    if "Blitz3D" in families:
+        return " (Luanti's loader would misread it, hang or crash)"
+    if "glTF 2.0" in families:
+        return " (Luanti refuses it)"
+    return None
+
+
 def check_for_luanti(fmt: Any, doc: Any, data: bytes) -> list[Finding]:
     """What Luanti refuses or misreads (errors) and loads otherwise than meant (warnings)."""
-    if fmt.name == "b3d":
+    if fmt.family == "Blitz3D":
         return _b3d_problems(doc)
     if fmt.family == "glTF 2.0":
         try:
@@ -320,7 +333,7 @@ def convert_for_luanti(source: Path, target: Path, format: str | None,
                        load_options: dict[str, Any], save_options: dict[str, Any]) -> list[Path]:
     """``convert --preset luanti``: a .glb/.gltf within Luanti's rules (or a plain .b3d)."""
     import retromesh
-    if target.suffix.lower() not in (".glb", ".gltf"):
+    if not any(f.family == "glTF 2.0" for f in registry.claiming(target.suffix)):
         return retromesh.convert(source, target, format=format, save_options=save_options,
                                  **load_options)
     scene = prepare_scene(retromesh.load(source, format=format, **load_options))

@@ -17,13 +17,11 @@ from typing import Any
 
 from .. import registry
 
-__all__ = ["OptionError", "parse_pairs", "read_options", "write_options", "check_options", "mods_option",
-           "positive", "GENERIC_READ", "GENERIC_WRITE"]
+__all__ = ["OptionError", "parse_pairs", "read_options", "write_options", "check_options",
+           "mods_option", "positive", "GENERIC_READ", "GENERIC_WRITE", "companion_help"]
 
 GENERIC_READ = ("scale", "mods")
 GENERIC_WRITE = ("embed_images", "texture_path")
-#: options of the functions a format's ``from_scene`` hands ``**options`` on to
-_FORWARDED = {"phxbn": ("write_mesh",), "anm": ("animation",)}
 _SKIP = {"doc", "scene", "source", "options", "kwargs"}
 _POSITIVE = ("fps", "scale")
 #: reading options that have a flag of their own
@@ -83,7 +81,7 @@ def write_options(fmt: registry.Format) -> dict[str, inspect.Parameter | None]:
         for name, p in _params(conv).items():
             if name not in read_options(src):
                 out.setdefault(name, p)
-    for name in _FORWARDED.get(fmt.name, ()):
+    for name in fmt.forwards:          # options from_scene hands on through **options
         out.setdefault(name, None)
     if fmt.from_scene is not None and fmt.family == "glTF 2.0":
         for name in GENERIC_WRITE:
@@ -160,3 +158,18 @@ def mods_option(no_lua: bool, texture_path: list[Path] | None) -> dict[str, Any]
     if no_lua:
         return {}
     return {"mods": {"lua": True, "texture_path": [str(p) for p in texture_path or []]}}
+
+
+def companion_help(role: str, owners: bool = False) -> str:
+    """The extensions of the files read as ``role`` (``.skl / .phxbn`` for ``skeleton``; with
+    ``owners``, those of the files that read them), from the formats' declarations (no family
+    imported): the help of ``--skeleton``, ``--mesh``, ``--animation``, ``--hva``."""
+    exts: list[str] = []
+    for f in registry.known():
+        for c in f.companions:
+            if c.role != role:
+                continue
+            for e in (f.extensions[:1] if owners else registry.companion_extensions(c)[:1]):
+                if "." + e not in exts:
+                    exts.append("." + e)
+    return " / ".join(exts)

@@ -110,7 +110,7 @@ def format_entries() -> list[dict[str, Any]]:
             "name": f.name, "family": f.family, "description": f.description,
             "extensions": ["." + e for e in f.extensions],
             "supports": s,
-            "companions": ["." + c for c in f.companions],
+            "companions": ["." + c for c in f.companion_names()],
             "read_options": sorted(read_options(f)) if f.to_scene else [],
             "write_options": sorted(write_options(f)) if s["from_scene"] else [],
         })
@@ -148,6 +148,19 @@ def format_blocks(width: int = 80) -> list[str]:
         if e["write_options"]:
             lines += wrap.wrap("-O: " + ", ".join(e["write_options"]))
     return lines
+
+
+def format_table() -> list[str]:
+    """The Markdown table of every registered format (``retromesh formats --markdown``; the
+    table in docs/formats.md is this output, a test compares them)."""
+    rows = ["| format | family | extensions | can | reads beside it |", "|---|---|---|---|---|"]
+    labels = dict(read="read", write="write", to_scene="to glTF", from_scene="from glTF")
+    for e in format_entries():
+        exts = " ".join(f"`{x}`" for x in e["extensions"]) or f"`--format {e['name']}`"
+        can = ", ".join(v for k, v in labels.items() if e["supports"][k]) or "recognised"
+        beside = " ".join(f"`{c}`" for c in e["companions"]) or "—"
+        rows.append(f"| `{e['name']}` | {e['family']} | {exts} | {can} | {beside} |")
+    return rows
 
 
 def _fmt_counts(counts: dict[str, Any]) -> str:

@@ -1,7 +1,8 @@
 """One module or package per format family; each registers its formats on import.
 
-The registry imports them (see ``registry.FORMAT_MODULES``). The files of a family package, and
-the four places to touch to add one, are in ``README.md`` beside this file.
+The registry imports them (see ``registry.FORMAT_MODULES``) and reads each family's
+``manifest.py`` (what its formats are) without importing it. The files of a family package are
+in ``README.md`` beside this file; adding a format, in ``docs/adding-a-format.md``.
 
 ``retromesh.formats()`` is part of the public API (the list of registered formats), and this
 package is also ``retromesh.formats`` once a family module is imported. So that both work, the

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from ..fileio import Parts
-from ..registry import Format, register
+from ..registry import register
 from ..scene import Scene
 from .container import MAGIC
+from .manifest import GLB, GLTF
 from .writer import GltfDocument, compute_normals, glb_bytes, glb_parts, gltf_files, scene_to_gltf
 
 
@@ -95,13 +96,8 @@ def _info(doc: GltfDocument) -> dict[str, Any]:
              "accessors", "bufferViews")}
 
 
-register(Format(
-    name="glb", family="glTF 2.0", description="binary glTF 2.0 (GLB)", extensions=("glb",),
-    doc_types=(GltfDocument,), sniff=lambda h: h[:4] == MAGIC, magic_certain=True,
-    read=read_glb, write=_write, outputs=_outputs, to_scene=_to_scene, from_scene=_from_scene,
-    scene_options=("source",), info=_info))
-register(Format(
-    name="gltf", family="glTF 2.0", description="glTF 2.0 JSON (+ .bin)", extensions=("gltf",),
-    doc_types=(GltfDocument,), sniff=lambda h: h.lstrip()[:1] == b"{", magic_certain=False,
-    read=read_gltf_json, write=_write, outputs=_outputs, to_scene=_to_scene,
-    from_scene=_from_scene_json, scene_options=("source",), info=_info))
+register(GLB, doc_types=(GltfDocument,), sniff=lambda h: h[:4] == MAGIC, read=read_glb,
+         write=_write, outputs=_outputs, to_scene=_to_scene, from_scene=_from_scene, info=_info)
+register(GLTF, doc_types=(GltfDocument,), sniff=lambda h: h.lstrip()[:1] == b"{",
+         read=read_gltf_json, write=_write, outputs=_outputs, to_scene=_to_scene,
+         from_scene=_from_scene_json, info=_info)

@@ -32,7 +32,13 @@ import numpy as np
 from ..bigbytes import join
 from ..errors import LossWarning
 from ..fileio import Parts
-from ..geometry import compute_normals, unit_rows as _unit
+from ..geometry import (
+    compute_normals,
+    gltf_node_trs,
+    gltf_weights,
+    merge_duplicate_joints,
+    unit_rows as _unit,
+)
 from ..records import record
 from ..scene import Primitive, Scene, whole_triangles
 from . import model as g
@@ -153,53 +159,13 @@ class _Buffer:
 
 
 def sanitize_weights(joints: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Weights >= 0 summing to 1 in float32, joints of zero weights set to 0."""
-    w = np.nan_to_num(weights.astype(np.float32), copy=False)
-    np.clip(w, 0.0, None, out=w)
-    j = joints.astype(np.uint16, copy=True)
-    s = _row_sum64(w)
-    empty = s <= 1e-12
-    if np.any(empty):
-        warnings.warn(f"{int(empty.sum())} vertices had no weight; bound to joint 0",
+    """Weights >= 0 summing to 1 in float32, joints of zero weights set to 0
+    (:func:`retromesh.geometry.gltf_weights`, which the families also use to know what a GLB
+    holds)."""
+    j, w, empty = gltf_weights(joints, weights, merge=False)
+    if empty:
+        warnings.warn(f"{empty} vertices had no weight; bound to joint 0",
                       LossWarning, stacklevel=3)
-        w[empty] = (1.0, 0.0, 0.0, 0.0)
-        j[empty] = 0
-        s[empty] = 1.0
-    w /= s.astype(np.float32)[:, None]
-    # put the float32 rounding error of the sum on the largest weight
-    err = (1.0 - _row_sum64(w)).astype(np.float32)
-    largest = np.argmax(w, axis=1)
-    largest += np.arange(0, w.size, w.shape[1], dtype=largest.dtype)
-    w.reshape(-1)[largest] += err
-    j[w == 0] = 0
-    return j, w
-
-
-def _row_sum64(w: np.ndarray) -> np.ndarray:
-    """``w.sum(axis=1, dtype=float64)`` (same order of additions) without the slow reduction
-    over a short axis."""
-    s = w[:, 0].astype(np.float64)
-    for c in range(1, w.shape[1]):
-        s += w[:, c]
-    return s
-
-
-_PAIR_A, _PAIR_B = np.array([0, 0, 0, 1, 1, 2]), np.array([1, 2, 3, 2, 3, 3])
-
-
-def merge_duplicate_joints(j: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    # merging only takes weight away, so no pair that weighs twice now: none later either;
-    # all pairs in one pass for small primitives (big ones: no (n, 6) temporaries)
-    if len(j) <= 1 << 16 and not (
-            (j[:, _PAIR_A] == j[:, _PAIR_B]) & (w[:, _PAIR_A] > 0) & (w[:, _PAIR_B] > 0)).any():
-        return j, w
-    for a in range(4):
-        for b in range(a + 1, 4):
-            dup = (j[:, a] == j[:, b]) & (w[:, b] > 0) & (w[:, a] > 0)
-            if np.any(dup):
-                w[dup, a] += w[dup, b]
-                w[dup, b] = 0
-                j[dup, b] = 0
     return j, w
 
 
@@ -304,12 +270,6 @@ def _column(nodes: list, attr: str, width: int) -> np.ndarray:
     return np.array([getattr(n, attr) for n in nodes], np.float64).reshape(len(nodes), width)
 
 
-def _near(values: np.ndarray, ref: tuple) -> np.ndarray:
-    """Per row, whether it is ``np.allclose`` to ``ref`` (all rows in one test)."""
-    r = np.asarray(ref, np.float64)
-    return np.all(np.abs(values - r) <= 1e-8 + 1e-5 * np.abs(r), axis=1)
-
-
 def _add_materials(doc: g.GLTF2, scene: Scene, texture_map: list[int], used_ext: set[str]
                    ) -> None:
     """The scene's materials into ``doc`` (the extensions they use added to ``used_ext``)."""
@@ -344,14 +304,9 @@ def _add_nodes(doc: g.GLTF2, scene: Scene, mesh_map: dict[int, int], skin_map: d
     parents = scene.parents()
     skinned_roots: list[int] = []
     moved: list[tuple[int, int, str]] = []
-    t_all, r_all, s_all = (_column(scene.nodes, a, w) for a, w in
-                           (("translation", 3), ("rotation", 4), ("scale", 3)))
-    still_t = _near(t_all, (0, 0, 0))
-    still_r = _near(r_all, (0, 0, 0, 1))
-    still_s = _near(s_all, (1, 1, 1))
-    norm = np.sqrt(np.einsum("ij,ij->i", r_all, r_all))
-    r_all = (r_all / np.where(norm > 0, norm, 1.0)[:, None]).tolist()
-    t_all, s_all = t_all.tolist(), s_all.tolist()
+    trs, (still_t, still_r, still_s) = gltf_node_trs(
+        *(_column(scene.nodes, a, w) for a, w in (("translation", 3), ("rotation", 4), ("scale", 3))))
+    t_all, r_all, s_all = (a.tolist() for a in trs)
     for i, n in enumerate(scene.nodes):
         node = g.Node(name=n.name or None, children=list(n.children) or None,
                       extras=extras_json(n.extras) if n.extras else None)

@@ -37,7 +37,8 @@ from typing import Any
 from ..records import record
 from .model import LuaProblem
 
-__all__ = ["LuaRun", "run_mods", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY"]
+__all__ = ["LuaRun", "run_mods", "interpreter", "lua_unavailable", "DEFAULT_TIMEOUT",
+           "DEFAULT_MEMORY", "NOT_RUN"]
 
 #: seconds one mod's registration code may run
 DEFAULT_TIMEOUT = 5.0
@@ -47,6 +48,8 @@ DEFAULT_MEMORY = 512 * 2**20
 MAX_KILLS = 4
 GRACE = 2.0
 CHILD = Path(__file__).with_name("sandbox_child.py")
+#: how a problem that kept every mod's Lua from running begins (``dress`` warns it once)
+NOT_RUN = "the mods' Lua was not run"
 
 
 @record
@@ -66,6 +69,10 @@ def run_mods(mods: Sequence[tuple[str, Path]], *, stand_ins: Sequence[str] = (),
     dependencies missing from the run, whose global tables answer every call with a no-op;
     ``lenient``: the mods that depend on them, for which any global nothing defined does."""
     start = time.perf_counter()
+    why = lua_unavailable()
+    if why is not None:
+        return LuaRun([], [LuaProblem("", "", f"{NOT_RUN} (as with --no-lua): {why}")],
+                      time.perf_counter() - start)
     problems: list[LuaProblem] = []
     kept: dict[str, list[dict[str, Any]]] = {}     # a killed mod: what it registered before
     regs: list[dict[str, Any]] = []
@@ -96,10 +103,42 @@ def _lupa_folder() -> str:
     return str(Path(origin).parent.parent) if origin else ""
 
 
+def interpreter() -> Path | None:
+    """The Python the child runs on: ``sys.executable``, unless that is not a Python (an
+    application that embeds Python may name itself there), then the ``python3.X``/``python3``/
+    ``python`` of ``sys.prefix`` (Blender's bundled Python: ``<version>/python/bin``); None
+    when there is none. In Blender 4.2+ ``sys.executable`` is its bundled Python already; with
+    the ``bpy`` wheel it is the venv's."""
+    exe = Path(sys.executable) if sys.executable else None
+    if exe is not None and exe.name.lower().startswith("python") and exe.is_file():
+        return exe
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    names = ([f"python{version}.exe", "python.exe"] if sys.platform == "win32"
+             else [f"python{version}", f"python{sys.version_info[0]}", "python"])
+    for folder in (Path(sys.prefix) / "bin", Path(sys.prefix)):
+        for name in names:
+            if (folder / name).is_file():
+                return folder / name
+    return None
+
+
+def lua_unavailable() -> str | None:
+    """Why mods' Lua cannot run here (None when it can): no ``lupa`` (a Blender extension
+    built for a platform lupa has no wheel for), or no Python to start the child with."""
+    if importlib.util.find_spec("lupa") is None:
+        return ("lupa, the Lua runtime, is not installed for this Python "
+                f"({sys.version_info[0]}.{sys.version_info[1]}, {sys.platform}): "
+                "`pip install lupa`; in Blender, an extension zip with lupa's wheel for this "
+                "platform")
+    if interpreter() is None:
+        return f"no Python interpreter found to run it in (sys.executable is {sys.executable!r})"
+    return None
+
+
 def _spawn(stderr: Any) -> subprocess.Popen[bytes]:
     # -I -S: no site packages, environment or script folder on the child's path (its start-up
     # is most of what the Lua costs); it is given lupa's folder alone
-    return subprocess.Popen([sys.executable, "-I", "-S", str(CHILD), _lupa_folder()],
+    return subprocess.Popen([str(interpreter()), "-I", "-S", str(CHILD), _lupa_folder()],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr)
 
 

@@ -89,7 +89,7 @@ Quirks of the engines that read these files, documented for users, not imitated:
 """
 from __future__ import annotations
 
-from ...registry import Format, register
+from ...registry import register
 from .checks import check, info
 from .chunks import (
                      BONE_DTYPE,
@@ -112,6 +112,7 @@ from .chunks import (
                      vrts_dtype,
                      write,
 )
+from .manifest import B3D
 from .scene import to_scene
 from .scene_write import from_scene
 
@@ -119,8 +120,5 @@ __all__ = ["B3dFile", "TextureEntry", "Texs", "BrushEntry", "Brus", "NodeChunk",
            "Vrts", "Tris", "Bone", "Keys", "AnimChunk", "RawChunk", "read", "write",
            "to_scene", "from_scene", "vrts_dtype", "keys_dtype", "BONE_DTYPE", "TRI_DTYPE", "info", "check"]
 
-register(Format(
-    name="b3d", family="Blitz3D", description="Blitz3D model/scene (Minetest/Luanti, Irrlicht)",
-    extensions=("b3d",), doc_types=(B3dFile,), sniff=lambda h: h[:4] == b"BB3D",
-    magic_certain=True, read=read, write=write, to_scene=to_scene, from_scene=from_scene,
-    scene_options=("source", "fps", "weights"), info=info, check=check))
+register(B3D, doc_types=(B3dFile,), sniff=lambda h: h[:4] == b"BB3D", read=read, write=write,
+         to_scene=to_scene, from_scene=from_scene, info=info, check=check)

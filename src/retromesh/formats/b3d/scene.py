@@ -14,11 +14,12 @@ from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import inverse
 from .axes import Z32, Z, rot_to_gltf
 from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
+from .exact import bone_record, keys_records, node_records, normal_naive, pack
 from .keys import jump_step
 from .materials import materials_to_scene
 from .rawchunks import raw_record
 from .regroup import twins
-from .shared import shared_records
+from .shared import order_records, shared_records
 from .skinning import WEIGHT_MODES, entries, odd_vertices, record_entries, skin_weights, weight_record
 from .uvmore import encode as uv_more
 
@@ -82,6 +83,9 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
             else None
         if more is not None:
             rec["uv_more"] = more
+        exact = _exact_vertices(verts, v.flags, pick, use_colors)
+        if exact:
+            rec["exact"] = exact
         assert prim.indices is not None             # given above
         tw = twins(prim.indices.reshape(-1, 3))
         if tw:
@@ -91,7 +95,26 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
         for rec, shared in zip(records, shared_records(ids, n)):
             if shared:
                 rec["shared"] = shared
+        for rec, src in zip(records, order_records(ids, n) or []):
+            rec["src"] = src
     return prims, ids, records
+
+
+def _exact_vertices(verts: np.ndarray, flags: int, pick, use_colors) -> dict:
+    """The normals and colours of a primitive's vertices that glTF does not give back bit for
+    bit (:mod:`.exact`): normals not of unit length, colours outside 0..1 or not drawn."""
+    out = {}
+    if flags & 1:
+        n = pick(verts["normal"])
+        rec = pack(n, normal_naive(n))
+        if rec:
+            out["normal"] = rec
+    if flags & 2:
+        c = pick(verts["color"])
+        rec = pack(c, np.clip(c, 0, 1) if use_colors else np.ones_like(c))
+        if rec:
+            out["color"] = rec
+    return out
 
 
 DEFAULT_FPS = 25.0
@@ -112,6 +135,7 @@ def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = No
     if source is not None:
         scene.extras["source_dir"] = str(Path(source).parent)
     walk = _Walk(scene, materials_to_scene(doc, scene), doc.brushes)
+    walk.node_records = node_records([c for c in doc.chunks() if isinstance(c, NodeChunk)])
     raw = raw_record(doc.children)
     if raw:
         scene.extras["b3d_raw"] = raw
@@ -136,13 +160,15 @@ class _Walk:
         self.anims: list[tuple[AnimChunk, int]] = []       # ANIM chunk, scene node holding it
         self.keys_of: dict[int, list[Keys]] = {}           # scene node -> KEYS chunks
         self.anim_of_node: dict[int, int] = {}             # scene node -> anims slot (-1 none)
+        self.node_records: dict[int, dict] = {}            # id of a NODE -> :mod:`.exact` record
 
     def visit(self, chunk: NodeChunk, parent: int | None, anim_slot: int, depth: int) -> None:
         label = chunk.name.decode("utf-8", "replace")
         node = Node(name=label, translation=np.asarray(chunk.position, np.float64) * Z,
                     rotation=rot_to_gltf(chunk.rotation), scale=np.asarray(chunk.scale))
         i = self.scene.add_node(node, parent)
-        native: dict = {"v": 1}     # what glTF has no place for, to write the same NODE back
+        # what glTF has no place for, to write the same NODE back
+        native: dict = {"v": 1, **self.node_records.get(id(chunk), {})}
         for c in chunk.children:
             if isinstance(c, AnimChunk):
                 self.anims.append((c, i))
@@ -201,6 +227,11 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
         ent = entries([(joint_of[b], w) for b, w in bones], n_vertices)
         joints, weights = skin_weights(ent, n_vertices, mode, id_lists)    # primitives in turn
         odd = odd_vertices(ent, n_vertices)
+        counted = [b for b, _ in bones]
+        for b, w in bones:
+            rec = bone_record(w, odd) if counted.count(b) == 1 else None
+            if rec:
+                scene.nodes[b].extras["b3d"]["bexact"] = rec
         kept = record_entries(ent, odd)     # only these are needed below: frees the rest
         del ent
         ibm = inverse(worlds[joint_nodes]) @ worlds[mesh_node]
@@ -221,42 +252,51 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
                 mesh.extras["b3d_tris"][k]["weights"] = record
 
 
-def _continuous(q: np.ndarray, start: np.ndarray) -> np.ndarray:
+def _continuous(q: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Quaternions of tracks one after another (``start`` marks each track's first key), each
     key flipped where needed to take the short way from the one before (``quat_continuous``
-    per track, all tracks in one pass)."""
+    per track, all tracks in one pass); and which keys were flipped (kept for the way back:
+    :mod:`.exact`)."""
     turn = np.zeros(len(q), bool)         # this key is flipped relative to the one before
     turn[1:] = np.einsum("ij,ij->i", q[1:], q[:-1]) < 0
     turn &= ~start
     odd = np.cumsum(turn)                 # flips so far, counted from each track's start
     odd -= np.maximum.accumulate(np.where(start, odd, 0))
-    q[odd % 2 == 1] *= -1.0
-    return q
+    flipped = odd % 2 == 1
+    q[flipped] *= -1.0
+    return q, flipped
 
 
 def _gather(keys: list[tuple[int, Keys]], field_name: str, bit: int
-            ) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray]:
+            ) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The ``field_name`` keys of every track of one animation, tracks one after another in
     frame order (several KEYS chunks of a node merged, keys of one frame in file order): the
-    track numbers (slots in ``keys``' node order), each key's track, frames, values (float64)."""
-    ids, frames, values = [], [], []
+    track numbers (slots in ``keys``' node order), each key's track, frames, values (float64)
+    and where each key came from (its place among the keys of ``keys``' chunks one after
+    another)."""
+    ids, frames, values, starts = [], [], [], []
+    at = 0
     for t, c in keys:
         if c.flags & bit and len(c.keys):
             ids.append(t)
             frames.append(c.keys["frame"])
             values.append(c.keys[field_name])
+            starts.append(at)
+        at += len(c.keys)
     if not ids:
-        return [], np.zeros(0, np.intp), np.zeros(0, np.int64), np.zeros((0, 0))
+        return [], np.zeros(0, np.intp), np.zeros(0, np.int64), np.zeros((0, 0)), np.zeros(0, np.int64)
     lengths = [len(f) for f in frames]
     track = np.repeat(np.asarray(ids, np.intp), lengths)
+    origin = np.repeat(np.asarray(starts, np.int64) - np.r_[0, np.cumsum(lengths)[:-1]],
+                       lengths) + np.arange(sum(lengths))
     f = np.concatenate(frames).astype(np.int64)
     v = np.concatenate(values).astype(np.float64)
     back = f[1:] < f[:-1]
     back &= track[1:] == track[:-1]
     if len(set(ids)) < len(ids) or back.any():     # several chunks, or keys out of order
         order = np.lexsort((f, track))
-        track, f, v = track[order], f[order], v[order]
-    return sorted(set(ids)), track, f, v
+        track, f, v, origin = track[order], f[order], v[order], origin[order]
+    return sorted(set(ids)), track, f, v, origin
 
 
 def _key_times(track: np.ndarray, starts: np.ndarray, frames: np.ndarray, first: int,
@@ -283,6 +323,20 @@ def _key_times(track: np.ndarray, starts: np.ndarray, frames: np.ndarray, first:
     return t + rank * step[track]
 
 
+def _keep_key_bits(scene: Scene, keys: list[tuple[int, Keys]], node_of: list[int],
+                   origin: np.ndarray, flipped: np.ndarray) -> None:
+    """Each node's record of the rotation keys glTF changes (:func:`.exact.keys_records`);
+    ``keys`` are grouped by node (its slot ``t`` in ``node_of``) in chunk order."""
+    flips = np.zeros(sum(len(c.keys) for _, c in keys), bool)
+    flips[origin] = flipped
+    chunks: dict[int, list[Keys]] = {}
+    for t, c in keys:
+        chunks.setdefault(t, []).append(c)
+    for t, rec in zip(chunks, keys_records(list(chunks.values()), flips)):
+        if rec is not None:
+            scene.nodes[node_of[t]].extras["b3d"]["kexact"] = rec
+
+
 def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[int, list[Keys]],
                 anim_of_node: dict[int, int], fps_override: float | None) -> None:
     groups: dict[int, list[int]] = {}
@@ -303,8 +357,8 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
                 ("scale", "scale", 2))}
         if not any(ids for ids, *_ in got.values()):
             continue
-        first = min(int(f.min()) for ids, _, f, _ in got.values() if ids)
-        last = max(int(f.max()) for ids, _, f, _ in got.values() if ids)
+        first = min(int(f.min()) for ids, _, f, _, _ in got.values() if ids)
+        last = max(int(f.max()) for ids, _, f, _, _ in got.values() if ids)
         anim = Animation(name=name, extras={"b3d_fps": float(chunk.fps), "b3d_frames": chunk.frames,
                                             "b3d_first_frame": first, "fps": fps,
                                             "b3d_holder": holder if slot >= 0 else -1})
@@ -313,7 +367,7 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
         if chunk.frames and last - first > chunk.frames:
             anim.extras["b3d_keys_beyond_frames"] = last
         channels: dict[tuple[int, str], Channel] = {}
-        for path, (ids, track, frames, values) in got.items():
+        for path, (ids, track, frames, values, origin) in got.items():
             if not ids:
                 continue
             starts = np.ones(len(track), bool)
@@ -321,7 +375,8 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
             if path == "translation":
                 values = values * Z
             elif path == "rotation":
-                values = _continuous(rot_to_gltf(values), starts)
+                values, flipped = _continuous(rot_to_gltf(values), starts)
+                _keep_key_bits(scene, keys, node_of, origin, flipped)
             times = _key_times(track, starts, frames, first, fps)
             made = Channel.tracks([node_of[t] for t in ids], path, times, values, starts)
             channels.update(((t, path), c) for t, c in zip(ids, made))

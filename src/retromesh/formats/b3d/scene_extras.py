@@ -26,8 +26,9 @@ from ...errors import DocumentError, LossWarning
 from ...geometry import compute_normals
 from ...scene import Animation, Primitive, Scene
 from ...transforms import inverse
-from .axes import Z, rot_from_gltf
+from .axes import Z
 from .chunks import BONE_DTYPE, AnimChunk, Bone, MeshChunk, NodeChunk, Vrts, tris_chunks, vrts_dtype
+from .exact import kept_trs, node_values, normal_naive, restore_keys, restore_rows, tolerance
 from .keys import Track, animation_rate, keys_chunks, tracks_for
 from .uvmore import decode as uv_decode, extra_mask
 
@@ -197,7 +198,29 @@ def native_roots(scene: Scene, anims: list[Animation], fps: float | None,
     bones = _bone_weights(scene)
     writer = _Writer(scene, tracks, anim_out, bones, brush_of, brush_ids)
     parents = scene.parents()
-    return [writer.node(r, 0) for r in (scene.roots or [i for i, p in enumerate(parents) if p < 0])]
+    roots = [writer.node(r, 0) for r in (scene.roots or [i for i, p in enumerate(parents) if p < 0])]
+    if writer.keys_kept:
+        restore_keys([k for k, _ in writer.keys_kept], [r for _, r in writer.keys_kept],
+                     tolerance(scene, "rotation"))
+    return roots
+
+
+def _warn_new_count(mesh, n: int) -> None:
+    """A LossWarning when a mesh read from a B3D is written with another number of vertices:
+    the game sees it (vertex ids of other files, such as another model's BONE, no longer match),
+    and the file's vertex order and per-vertex records cannot be kept."""
+    recs = mesh.extras.get("b3d_tris")
+    if not (isinstance(recs, list) and recs and all(isinstance(r, dict) for r in recs)):
+        return
+    counts = [r.get("count") for r in recs]
+    if not all(isinstance(c, int) for c in counts):
+        return
+    had = sum(counts) - sum(len(r.get("shared", [[]])[0]) if isinstance(r.get("shared"), list)
+                            and r.get("shared") else 0 for r in recs)
+    if had != n and sum(counts) != n:
+        warnings.warn(f"mesh {mesh.name!r}: written with {n} vertices, the B3D had {had} (edited "
+                      "topology?): vertex order and per-vertex records are not kept",
+                      LossWarning, stacklevel=6)
 
 
 def _tris_records(mesh) -> list[dict]:
@@ -307,16 +330,16 @@ class _Writer:
     def __init__(self, scene, tracks, anim_out, bones, brush_of, brush_ids):
         self.scene, self.tracks, self.anim_out, self.bones = scene, tracks, anim_out, bones
         self.brush_of, self.brush_ids = brush_of, brush_ids
+        self.keys_kept: list[tuple[list, Any]] = []     # KEYS chunks of a node, its record
 
     def node(self, i: int, depth: int) -> NodeChunk:
         if depth > 200:
             raise DocumentError("node tree deeper than 200")
         node = self.scene.nodes[i]
         native = _native(node) or {}
-        out = NodeChunk((node.name or f"node{i}").encode("utf-8"),
-                        tuple(float(x) for x in node.translation * Z),
-                        tuple(float(x) for x in node.scale),
-                        tuple(float(x) for x in rot_from_gltf(node.rotation)))
+        kept = kept_trs(native, node, tolerance(self.scene, "trs")) if "trs" in native else None
+        pos, scale, rot = kept or node_values(node.translation, node.rotation, node.scale)
+        out = NodeChunk((node.name or f"node{i}").encode("utf-8"), pos, scale, rot)
         if node.mesh is not None:
             rec = native.get("mesh")
             out.children.append(self.mesh(node, rec if isinstance(rec, dict) else {}))
@@ -327,8 +350,10 @@ class _Writer:
         layout = native.get("keys")
         layout = xt.integers(layout)
         if i in self.tracks or layout:
-            out.children.extend(keys_chunks(_held(self.tracks.get(i, {}), layout,
-                                                  native.get("nkeys")), layout))
+            keys = keys_chunks(_held(self.tracks.get(i, {}), layout, native.get("nkeys")), layout)
+            if "kexact" in native:
+                self.keys_kept.append((keys, native["kexact"]))
+            out.children.extend(keys)
         out.children.extend(self.node(c, depth + 1) for c in node.children)
         anim = self.anim(i)
         if anim is not None:
@@ -376,6 +401,7 @@ class _Writer:
                     part["normal"] = p.normals * Z
             if flags & 2:
                 part["color"] = p.colors if p.colors is not None else 1.0
+            self.exact(part, flags, p, tris.get("exact"))
             for s in range(min(sets, len(p.uvs)) if size else 0):     # size 0: no uv field
                 part["uv"][:, s, :min(size, 2)] = p.uvs[s][:, :min(size, 2)]
             if sets > 2 or size > 2:
@@ -390,11 +416,26 @@ class _Writer:
                                          tri)
             base += k
         mesh.children.insert(0, Vrts(flags, sets, size, verts))
+        _warn_new_count(m, n)
         if lost_uv:
             warnings.warn(f"mesh {m.name!r}: its UV sets beyond the second and components beyond "
                           f"the second ({sets} sets of {size}) no longer fit its vertices "
                           "(edited?); written as 0", LossWarning, stacklevel=6)
         return mesh
+
+    def exact(self, part: np.ndarray, flags: int, p, rec) -> None:
+        """The file's normals and colours where the primitive still has what we wrote from them
+        (:mod:`.exact`)."""
+        if not isinstance(rec, dict):
+            return
+        if flags & 1 and p.normals is not None and "normal" in rec:
+            nrm = part["normal"]
+            restore_rows(nrm, normal_naive, nrm.copy(), rec["normal"],
+                         tolerance(self.scene, "normal"), degenerate=True)
+        if flags & 2 and "color" in rec:
+            col = part["color"]
+            naive = (lambda c: np.clip(c, 0, 1)) if p.colors is not None else np.ones_like
+            restore_rows(col, naive, col.copy(), rec["color"], tolerance(self.scene, "color"))
 
     def tris_brush(self, p, rec: int | None, mesh_brush: int) -> int:
         allowed = self.brush_of.get(p.material, []) if p.material is not None else []

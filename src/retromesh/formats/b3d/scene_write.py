@@ -23,18 +23,21 @@ from ...scene import Animation, Scene
 from ...transforms import decompose_trs, inverse
 from .axes import Z, rot_from_gltf
 from .chunks import BONE_DTYPE, AnimChunk, B3dFile, Bone, MeshChunk, NodeChunk, Vrts, tris_chunks, vrts_dtype
+from .exact import reorder, restore_bone
 from .keys import animation_rate, keys_chunks, tracks_for
 from .materials import brushes_from_scene
+from .original import merge, original_document
 from .rawchunks import put_back
 from .regroup import regroup
 from .scene_extras import anim_record, fold_moved_meshes, native_layout_fits, native_roots
-from .shared import weld_shared
+from .shared import restore_order, weld_shared
 
 __all__ = ["from_scene"]
 
 
 def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None = None,
-               write_images: bool = True) -> B3dFile | dict[str, Any]:
+               write_images: bool = True, original: bytes | None = None
+               ) -> B3dFile | dict[str, Any]:
     """glTF conventions -> one B3D file Minetest/Luanti, Irrlicht and assimp load.
 
     A scene converted from B3D is written back with its own structure (see the module
@@ -47,11 +50,15 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
     frame ranges) and a LossWarning lists their frame ranges.
     ``animation=name`` keeps only that animation. Images embedded in the scene (a GLB from
     Blender) are written beside the B3D under the names its TEXS chunk uses (the result is then
-    ``{"": doc, "name.png": bytes}``) unless ``write_images`` is false.
+    ``{"": doc, "name.png": bytes}``) unless ``write_images`` is false. ``original``: the bytes
+    of the B3D the scene was read from (the Blender extension passes them): each value within
+    :data:`.original.TOLERANCE` of the file's is written with the file's bits
+    (:mod:`.original`).
     """
     from ...luanti.scene import undress  # a mod's looks and clips have no place in B3D
     scene = undress(scene)
     images: dict[str, bytes] = {}
+    _warn_unheld(scene)
     texs, brus, brush_of, brush_ids = brushes_from_scene(scene, images)
     anims = scene.animations
     if animation is not None:
@@ -67,6 +74,8 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
         ids = folded.roots or [i for i, p in enumerate(folded.parents()) if p < 0]
         _put_back_raw(roots, folded, ids)
         weld_shared(roots, regrouped, ids)
+        restore_order(roots, regrouped, ids)
+        _restore_bones(roots, folded, ids)
     else:
         roots = [_merged_root(scene, anims, fps, brus, brush_of)]
     doc = B3dFile(1, [])
@@ -76,9 +85,32 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
         doc.children.append(brus)
     doc.children.extend(roots)
     put_back(doc.children, scene.extras.get("b3d_raw"))
+    before = original_document(original) if original is not None else None
+    if before is not None:
+        merge(doc, before)
     if images and write_images:
         return {"": doc, **images}
     return doc
+
+
+def _warn_unheld(scene: Scene) -> None:
+    """A LossWarning naming what a B3D has no place for: morph targets and the animation of
+    their weights (B3D animates nodes only), and primitives other than triangles."""
+    morphs = [m.name or f"mesh {i}" for i, m in enumerate(scene.meshes)
+              if any(p.targets for p in m.primitives)]
+    if morphs:
+        warnings.warn(f"meshes {', '.join(map(repr, morphs[:5]))}: morph targets dropped (B3D has "
+                      "none)", LossWarning, stacklevel=4)
+    weights = sorted({a.name or f"animation {i}" for i, a in enumerate(scene.animations)
+                      for c in a.channels if c.path == "weights"})
+    if weights:
+        warnings.warn(f"animations {', '.join(map(repr, weights[:5]))}: their morph target weight "
+                      "keys are dropped (B3D KEYS move nodes only)", LossWarning, stacklevel=4)
+    other = [m.name or f"mesh {i}" for i, m in enumerate(scene.meshes)
+             if any(p.mode != 4 for p in m.primitives)]
+    if other:
+        warnings.warn(f"meshes {', '.join(map(repr, other[:5]))}: points and lines dropped (a B3D "
+                      "holds triangles)", LossWarning, stacklevel=4)
 
 
 def _put_back_raw(chunks: list[NodeChunk], scene: Scene, ids: list[int]) -> None:
@@ -95,6 +127,20 @@ def _put_back_raw(chunks: list[NodeChunk], scene: Scene, ids: list[int]) -> None
         if mesh is not None and isinstance(rec, dict):
             put_back(mesh.children, rec.get("raw"))
         put_back(chunk.children, native.get("raw"))
+        chunk.children = reorder(chunk.children, native.get("order"))
+
+
+def _restore_bones(chunks: list[NodeChunk], scene: Scene, ids: list[int]) -> None:
+    """Each BONE's entries in file order and bits where unedited (:func:`.exact.restore_bone`)."""
+    stack = list(zip(chunks, ids))
+    while stack:
+        chunk, i = stack.pop()
+        native = scene.nodes[i].extras.get("b3d")
+        stack.extend(zip(chunk.nodes, scene.nodes[i].children))
+        if isinstance(native, dict) and "bexact" in native:
+            bones = [c for c in chunk.children if isinstance(c, Bone)]
+            if len(bones) == 1:
+                restore_bone(bones[0], native["bexact"])
 
 
 # -- the merged layout (a glTF made elsewhere) -----------------------------------------------
@@ -154,8 +200,7 @@ class _Merged:
         skin = self.scene.skins[node.skin] if node.skin is not None else None
         for p in self.scene.meshes[node.mesh].primitives:
             if p.mode != 4:
-                warnings.warn("non-triangle primitive dropped", LossWarning, stacklevel=4)
-                continue
+                continue                    # (warned by _warn_unheld)
             self._add_primitive(ni, p, world, skin)
 
     def _add_primitive(self, ni: int, p, world: np.ndarray, skin) -> None:

@@ -10,6 +10,9 @@ long as the primitives still have the recorded vertex counts and the copies the 
 """
 from __future__ import annotations
 
+import base64
+import binascii
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +21,7 @@ import numpy as np
 from ...scene import Scene
 from .chunks import Bone, MeshChunk, NodeChunk, Tris, Vrts
 
-__all__ = ["shared_records", "weld_shared"]
+__all__ = ["shared_records", "weld_shared", "order_records", "restore_order"]
 
 
 def shared_records(id_lists: list[np.ndarray], n_vertices: int) -> list[list | None]:
@@ -69,8 +72,10 @@ def _remap(recs: list, vrts: Vrts) -> tuple[np.ndarray, np.ndarray] | None:
     return new[target], stays
 
 
-def _meshes(roots: list[NodeChunk], scene: Scene, ids: list[int]) -> dict[int, list]:
-    """id of each written MESH chunk -> the ``b3d_tris`` records of the mesh it came from."""
+def _meshes(roots: list[NodeChunk], scene: Scene, ids: list[int], key: str = "shared"
+            ) -> dict[int, list]:
+    """id of each written MESH chunk -> the ``b3d_tris`` records of the mesh it came from (those
+    where a record has ``key``)."""
     out: dict[int, list] = {}
     stack = list(zip(roots, ids))
     while stack:
@@ -80,7 +85,7 @@ def _meshes(roots: list[NodeChunk], scene: Scene, ids: list[int]) -> dict[int, l
         mesh = chunk.mesh
         if mesh is not None and node.mesh is not None:
             recs = scene.meshes[node.mesh].extras.get("b3d_tris")
-            if isinstance(recs, list) and any(isinstance(r, dict) and r.get("shared")
+            if isinstance(recs, list) and any(isinstance(r, dict) and r.get(key)
                                               for r in recs):
                 out[id(mesh)] = recs
     return out
@@ -124,3 +129,74 @@ def weld_shared(roots: list[NodeChunk], scene: Scene, ids: list[int]) -> None:
             dup = np.ones(len(w), bool)
             dup[first] = False
             c.weights = w[~(dup & moved)]
+
+
+# -- vertex order -----------------------------------------------------------------------------
+# Each TRIS is a primitive holding the vertices it uses in increasing order, and the MESH is
+# written primitive after primitive (shared vertices welded to their first copy): the file's
+# order only when the TRIS use increasing runs of vertices. When they do not (h3dview castel),
+# each primitive's record keeps its vertices' ids in the file (``src``: deflated int32 steps)
+# and the written VRTS is put back in file order, its TRIS and BONE ids with it.
+
+
+def _first_seen(id_lists: list[np.ndarray]) -> np.ndarray:
+    cat = np.concatenate(id_lists) if id_lists else np.zeros(0, np.int64)
+    _, first = np.unique(cat, return_index=True)
+    return cat[np.sort(first)]
+
+
+def order_records(id_lists: list[np.ndarray], n_vertices: int) -> list[str] | None:
+    """Per primitive, its ``src`` record (None when the MESH is written in file order anyway,
+    or when some vertex no TRIS uses would be missing: that cannot be put back)."""
+    seen = _first_seen(id_lists)
+    if len(seen) != n_vertices or np.array_equal(seen, np.arange(n_vertices)):
+        return None
+    return [base64.b64encode(zlib.compress(np.diff(np.asarray(u, np.int64), prepend=0)
+                                           .astype("<i4").tobytes(), 9)).decode("ascii")
+            for u in id_lists]
+
+
+def _source_ids(recs: list, n: int) -> np.ndarray | None:
+    """The file id of each written vertex (None when the records do not fit ``n`` vertices)."""
+    lists = []
+    for r in recs:
+        try:
+            raw = zlib.decompress(base64.b64decode(r.get("src"), validate=True))
+        except (binascii.Error, ValueError, TypeError, zlib.error, AttributeError):
+            return None
+        if len(raw) != 4 * r.get("count", -1):
+            return None
+        lists.append(np.cumsum(np.frombuffer(raw, "<i4").astype(np.int64)))
+    seen = _first_seen(lists)
+    if len(seen) != n or not np.array_equal(np.sort(seen), np.arange(n)):
+        return None
+    return seen
+
+
+def restore_order(roots: list[NodeChunk], scene: Scene, ids: list[int]) -> None:
+    """The written MESH chunks' vertices back in file order (see above), in place."""
+    records = _meshes(roots, scene, ids, "src")
+    if not records:
+        return
+    current: np.ndarray | None = None
+    stack: list[Iterator[Any]] = [iter(roots)]
+    while stack:
+        c = next(stack[-1], None)
+        if c is None:
+            stack.pop()
+        elif isinstance(c, NodeChunk):
+            stack.append(iter(c.children))
+        elif isinstance(c, MeshChunk):
+            v = c.vrts
+            current = _source_ids(records[id(c)], len(v.vertices)) \
+                if id(c) in records and v is not None else None
+            if current is not None and v is not None:
+                v.vertices = v.vertices[np.argsort(current)]
+                for t in c.children:
+                    if isinstance(t, Tris):
+                        t.triangles = current[np.asarray(t.triangles, np.int64)].astype(np.int32)
+        elif isinstance(c, Bone) and current is not None and len(c.weights):
+            w = c.weights.copy()
+            ok = (w["vertex"] >= 0) & (w["vertex"] < len(current))
+            w["vertex"][ok] = current[w["vertex"][ok]]
+            c.weights = w

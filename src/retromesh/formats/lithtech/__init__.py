@@ -1,7 +1,8 @@
 """LithTech ``.abc`` models: v9-v13 (No One Lives Forever family, :mod:`.abc`) and v6
 (Shogo / Blood 2, :mod:`.abc_v6`), registered as one format ``abc``; ``.dtx`` textures
-(:mod:`.dtx`, pixels in :mod:`.dtx_pixels`), the models' skins, which convert to and from
-``.png`` (:mod:`.png`, :mod:`.dtx_image`).
+(:mod:`.dtx`, pixels in :mod:`.dtx_pixels`), the models' skins (:mod:`.skins`), which convert
+to and from ``.png`` (:mod:`.png`, :mod:`.dtx_image`) and are an image format of
+:mod:`retromesh.imageformats` (a model of another family naming a ``.dtx`` finds it too).
 
 Both versions start with a ``Header`` section; what follows its next-section offset tells them
 apart (a uint32 version 9..13, or the v6 token string ``MonolithExport Model File v6``).
@@ -17,10 +18,12 @@ from typing import Any
 from ...binio import Reader
 from ...errors import DocumentError
 from ...findings import Finding
-from ...registry import Format, register, register_converter
+from ...imageformats import ImageFormat, register as register_image
+from ...registry import register, register_converter
 from . import abc, abc_v6, dtx, dtx_image, png, samples, scene
 from .abc import AbcModel
 from .abc_v6 import AbcV6Model
+from .manifest import ABC, DTX, PNG
 
 __all__ = ["abc", "abc_v6", "dtx", "png", "scene", "samples", "AbcModel", "AbcV6Model", "read",
            "write", "sniff_version"]
@@ -94,24 +97,12 @@ def _sniff(head: bytes) -> bool:
     return sniff_version(head) is not None
 
 
-register(Format(
-    name="abc", family="LithTech",
-    description="LithTech model (NOLF v9-v13, Shogo/Blood 2 v6)",
-    extensions=("abc",), doc_types=(AbcModel, AbcV6Model), sniff=_sniff, magic_certain=True,
-    read=read, write=write, to_scene=scene.to_scene, from_scene=scene.from_scene, endian="<",
-    scene_options=("source", "lods", "flip_mat", "fix_anim_keyframes", "morph", "texture_path"),
-    info=info, check=check))
-
-
-# -- DTX textures and the PNG images they convert to and from --------------------------------
-register(Format(
-    name="dtx", family="LithTech",
-    description="LithTech texture (-5 NOLF/AvP2/NOLF2, -3 KISS, -2 Shogo/Blood 2)",
-    extensions=("dtx",), doc_types=(dtx.DtxTexture,), sniff=dtx.sniff, read=dtx.read,
-    write=dtx.write, endian="<", info=dtx.info, check=dtx.check))
-register(Format(
-    name="png", family="Image", description="PNG image (what DTX textures convert to and from)",
-    extensions=("png",), doc_types=(png.PngImage,), sniff=png.sniff, magic_certain=True,
-    read=png.read, write=png.write, endian=">", info=png.info))
+register(ABC, doc_types=(AbcModel, AbcV6Model), sniff=_sniff, read=read, write=write,
+         to_scene=scene.to_scene, from_scene=scene.from_scene, info=info, check=check)
+register(DTX, doc_types=(dtx.DtxTexture,), sniff=dtx.sniff, read=dtx.read, write=dtx.write,
+         info=dtx.info, check=dtx.check)
+register(PNG, doc_types=(png.PngImage,), sniff=png.sniff, read=png.read, write=png.write,
+         info=png.info)
 register_converter("dtx", "png", dtx_image.dtx_to_png)
 register_converter("png", "dtx", dtx_image.png_to_dtx)
+register_image(ImageFormat("dtx", ("dtx",), sniff=dtx.sniff, open=dtx_image.open_image))

@@ -107,16 +107,19 @@ from __future__ import annotations
 
 import copy
 import os
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
-from ...errors import DocumentError
+from ... import restore
+from ...binio import Reader
+from ...errors import DocumentError, FormatError
 from ...extras import integer
 from ...findings import Finding, error, warning
 from ...scene import Scene
-from . import abc as abcmod, skins as skins_mod
+from . import abc as abcmod, abc_v6, skins as skins_mod
 from .abc import AbcModel, HeaderSection, PiecesSection
 from .abc_v6 import AbcV6Model
 from .scene_common import bind_deviation, latin1, tree_parents
@@ -140,25 +143,60 @@ def to_scene(doc, *, source=None, lods: bool = True, flip_mat: int | None = None
             scene = to_scene_v9(doc, lods)
         else:
             raise DocumentError(f"{type(doc).__name__} is not an ABC model")
+    if lods and morph and flip_mat is None and fix_anim_keyframes is None:
+        _keep_file(scene, doc)      # (read in the file's own terms: it can come back as it is)
     return skins_mod.dress(scene, source if isinstance(source, (str, os.PathLike)) else None,
                            [texture_path] if isinstance(texture_path, (str, os.PathLike))
                            else texture_path)
+
+
+def _write(doc: AbcModel | AbcV6Model) -> bytes:
+    return abc_v6.write(doc) if isinstance(doc, AbcV6Model) else abcmod.write(doc)
+
+
+def _keep_file(scene: Scene, doc: AbcModel | AbcV6Model) -> None:
+    """What the writer does not give back byte for byte from the scene as a GLB holds it, block
+    by block (scene extra ``abc_exact``, :func:`retromesh.restore.keep_bytes`): from_scene puts
+    it back where it writes the same blocks again."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            back = _write(_from_scene(restore.as_glb_holds(scene), None))
+        except (DocumentError, FormatError):
+            return
+    rec = restore.keep_bytes(_write(doc), back)
+    if rec:
+        scene.extras["abc_exact"] = rec
 
 
 def from_scene(scene: Scene, *, version: int | None = None, skins: str | None = None,
                **options: Any) -> AbcModel | AbcV6Model | dict[str, Any]:
     """A Scene as an ABC model: the version its extras name (``abc_version``, as ``to_scene``
     writes it), else v12, unless ``version`` says otherwise (6 or 9..13); see the module
-    docstring."""
-    ex = scene.extras or {}
-    if version is None:
-        version = 6 if integer(ex, "abc_version", 12, 6, 13) == 6 else \
-            integer(ex, "abc_version", 12, min(abcmod.VERSIONS), max(abcmod.VERSIONS))
-    model = from_scene_v6(scene) if version == 6 else from_scene_v9(scene, version).model
+    docstring. ``skins="dtx"`` (or a pixel format: ``dxt5``, ``32p``...) also writes the
+    materials' textures as ``.dtx`` beside the model (:func:`.skins.skin_outputs`)."""
+    model = _from_scene(scene, version)
     if skins is None:
         return model
     # the skins beside the model, named as skins.py finds them again ({stem}.dtx, _head.dtx)
     return {"": model, **skins_mod.skin_outputs(scene, "32" if skins == "dtx" else skins)}
+
+
+def _from_scene(scene: Scene, version: int | None) -> AbcModel | AbcV6Model:
+    ex = scene.extras or {}
+    if version is None:
+        version = 6 if integer(ex, "abc_version", 12, 6, 13) == 6 else \
+            integer(ex, "abc_version", 12, min(abcmod.VERSIONS), max(abcmod.VERSIONS))
+    doc = from_scene_v6(scene) if version == 6 else from_scene_v9(scene, version).model
+    rec = ex.get("abc_exact")
+    if rec is None or (version == 6) != (integer(ex, "abc_version", 12, 6, 13) == 6):
+        return doc
+    data = _write(doc)
+    kept, n = restore.put_back_bytes(data, rec)
+    if not n:
+        return doc
+    reread = abc_v6.read if version == 6 else abcmod.read
+    return reread(Reader(kept, file="abc"))
 
 
 # -- checks --------------------------------------------------------------------------------

@@ -357,5 +357,42 @@ def _engine_weight_mask(weights: np.ndarray) -> np.ndarray:
 engine_weight_mask = _engine_weight_mask
 
 
+def usable_influences(weights: np.ndarray, n_bones: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(use, bone)`` of a ``WEIGHT_DTYPE`` array: (n, 4) the influences the engine uses
+    (finite, before the first weight <= 0) whose bone id names one of ``n_bones`` bones, and
+    the ids as int64 (0 where they do not)."""
+    w = np.asarray(weights["weight"], dtype=np.float64)
+    ids = np.asarray(weights["bone"], dtype=np.float64)
+    use = _engine_weight_mask(w) & np.isfinite(w)
+    ok_id = np.isfinite(ids) & (ids >= 0) & (ids < n_bones)
+    return use & ok_id, np.where(ok_id, ids, 0).astype(np.int64)
+
+
+def weight_records(joints: np.ndarray | None, weights: np.ndarray | None, n: int) -> np.ndarray:
+    """The weights block of ``n`` vertices from glTF-style joints and weights: heaviest first,
+    bone and weight 0 after the first weight <= 0 (where the engine stops); all zero without
+    them."""
+    rec = np.zeros(n, WEIGHT_DTYPE)
+    if joints is not None and weights is not None:
+        w = np.nan_to_num(np.asarray(weights, np.float64))
+        bones = np.asarray(joints, np.float64)
+        order = np.argsort(-w, axis=1, kind="stable")      # the engine stops at w <= 0
+        w = np.take_along_axis(w, order, axis=1)
+        bones = np.take_along_axis(bones, order, axis=1)
+        bones[w <= 0] = 0
+        w[w <= 0] = 0
+        rec["weight"] = w
+        rec["bone"] = bones
+    return rec
+
+
+def bounding_box(positions: np.ndarray) -> np.ndarray:
+    """``bbox`` as the 3ds Max add-on writes it: min xyz, max xyz and half the diagonal."""
+    p = np.asarray(positions, np.float32)
+    lo, hi = p.min(axis=0), p.max(axis=0)
+    radius = float(np.linalg.norm(hi - lo)) / 2.0
+    return np.array([*lo, *hi, radius], dtype=np.float32)
+
+
 def sniff(head: bytes) -> bool:
     return head[:4] == MESH_TOKEN

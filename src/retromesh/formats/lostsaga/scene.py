@@ -94,8 +94,8 @@ from typing import Any
 
 import numpy as np
 
-from ... import registry
-from ...errors import FormatError, LossWarning
+from ... import registry, restore
+from ...errors import DocumentError, FormatError, LossWarning
 from ...fileio import read_source
 from ...geometry import compute_normals
 from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene, Skin, Texture, TextureRef
@@ -105,8 +105,21 @@ from .ani import AniFile
 from .cms import CmsFile
 from .common import prescale, quat_to_gltf, text, unit_rows, vec_to_gltf
 from .msh import MshFile
-from .scene_extras import billboard_extras
-from .scene_write import ani_from_scene, cms_from_scene, msh_from_scene, script_from_scene, skl_from_scene
+from .scene_extras import (
+    billboard_extras,
+    mesh_exact,
+    pose_fields,
+    script_record,
+    track_exact,
+)
+from .scene_write import (
+    ani_from_scene,
+    cms_from_scene,
+    msh_from_scene,
+    script_from_scene,
+    skeleton_from_scene,
+    skl_from_scene,
+)
 from .skl import SklFile
 
 __all__ = ["msh_to_scene", "skl_to_scene", "ani_to_scene", "cms_to_scene", "msh_from_scene",
@@ -198,6 +211,7 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
     non_unit = 0
     weights: dict[str, float] = {}
     track_times: dict[str, list[int]] = {}
+    exact: dict[str, Any] = {}
     for track in doc.tracks:
         if len(track.keys) == 0:
             continue
@@ -216,6 +230,7 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
         times, rot, trans = times[ok], rot[ok], trans[ok]
         if len(times) == 0:
             continue
+        in_order = bool(ok.all()) and bool(np.all(np.diff(times) > 0))
         order = np.argsort(times, kind="stable")
         times, rot, trans = times[order], rot[order], trans[order]
         keep = np.append(times[1:] != times[:-1], True)        # a later key at the same ms wins
@@ -223,9 +238,13 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
         secs = times / 1000.0
         track_times[text(track.bone)] = [int(t) for t in times]
         non_unit += int(np.sum(np.abs(np.linalg.norm(rot, axis=1) - 1.0) > 1e-3))
-        channels.append(Channel(node, "rotation", secs,
-                                quat_continuous(_unit_quats(quat_to_gltf(rot)))))
-        channels.append(Channel(node, "translation", secs, vec_to_gltf(trans)))
+        rot_gl, tr_gl = quat_continuous(_unit_quats(quat_to_gltf(rot))), vec_to_gltf(trans)
+        channels.append(Channel(node, "rotation", secs, rot_gl))
+        channels.append(Channel(node, "translation", secs, tr_gl))
+        if in_order and doc.version == ani_mod.ANIMATION_VER_DEFAULT:
+            rec = track_exact(keys, rot_gl, tr_gl)
+            if rec:
+                exact[text(track.bone)] = rec
     if missing:
         warnings.warn(f"animation {name!r}: {len(missing)} tracks name bones the skeleton lacks "
                       f"({', '.join(missing[:5])}{'...' if len(missing) > 5 else ''}); dropped",
@@ -256,7 +275,9 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
         return
     scene.animations.append(Animation(name=name, channels=channels, extras=extras))
     # Blender's glTF importer drops animation extras but keeps the scene's: a copy by name
-    scene.extras.setdefault("lostsaga_animations", []).append({"name": name, **extras})
+    # (the records of key values that come back bit for bit: in the scene's copy only)
+    scene.extras.setdefault("lostsaga_animations", []).append(
+        {"name": name, **extras, **({"exact": exact} if exact else {})})
 
 
 # -- mesh --------------------------------------------------------------------------------------
@@ -304,13 +325,14 @@ def _materials(scene: Scene, script: list[mat_mod.ScriptMaterial], mesh_name: st
 
 
 def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
-                     material_ids: list[int]) -> list[Primitive]:
+                     material_ids: list[int]) -> tuple[list[Primitive], np.ndarray]:
+    """The primitives of ``doc`` and the file's index of each of their vertices, in order."""
     nv = doc.vertex_count
     if doc.positions is None:
         if nv:
             warnings.warn("mesh without positions (mask lacks POSITION): nothing to convert",
                           LossWarning, stacklevel=3)
-        return []
+        return [], np.zeros(0, np.int64)
     faces = np.asarray(doc.faces, dtype=np.int64).reshape(-1, 3)
     flat = faces.reshape(-1)
     if len(flat) and int(flat.max()) >= nv:
@@ -357,9 +379,11 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
         joints, weights = _skin_weights(doc, joint_of_id)
 
     prims = []
+    order = []
     for pi, (a, b) in enumerate(ranges):
         idx = flat[a:b]
         used, local = np.unique(idx, return_inverse=True)
+        order.append(used)
         local = local.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)       # LH -> RH winding
         extras: dict[str, Any] = {"submesh": pi} if len(doc.submeshes) else {}
         n_ = None
@@ -392,19 +416,16 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
             material=material_ids[pi] if pi < len(material_ids) else None,
             extras=extras)
         prims.append(prim)
-    return prims
+    return prims, np.concatenate(order) if order else np.zeros(0, np.int64)
 
 
 def _skin_weights(doc: MshFile, joint_of_id: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     assert doc.weights is not None                  # called for a mesh with weights
     w = np.asarray(doc.weights["weight"], dtype=np.float64)
-    ids = np.asarray(doc.weights["bone"], dtype=np.float64)
-    use = msh_mod.engine_weight_mask(w)
-    use &= np.isfinite(w)
-    ok_id = np.isfinite(ids) & (ids >= 0) & (ids < len(joint_of_id))
-    idx = np.where(ok_id, ids, 0).astype(np.int64)
+    use = msh_mod.engine_weight_mask(w) & np.isfinite(w)
+    known, idx = msh_mod.usable_influences(doc.weights, len(joint_of_id))
     joint = joint_of_id[idx] if len(joint_of_id) else np.full(idx.shape, -1, np.int64)
-    bad = use & (~ok_id | (joint < 0))
+    bad = use & (~known | (joint < 0))
     if bad.any():
         warnings.warn(f"{int(bad.sum())} vertex influences name bones that are not in the mesh's "
                       "bone list or the skeleton; dropped", LossWarning, stacklevel=4)
@@ -436,8 +457,10 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
         mesh_name = name or "mesh"
         script_path = Path(material) if material is not None else mat_mod.find_script(source)
         script = []
+        script_raw = None
         if script_path is not None:
-            script = mat_mod.parse(Path(script_path).read_bytes())
+            script_raw = Path(script_path).read_bytes()
+            script = mat_mod.parse(script_raw)
             if len(script) < len(msh.submeshes):
                 warnings.warn(f"material script {script_path.name} has {len(script)} materials for "
                               f"{len(msh.submeshes)} submeshes (the engine skips the extra ones)",
@@ -468,10 +491,13 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
         elif bone_names is not None:                               # (skinned)
             names = [n for n in bone_names if n]           # the engine skips empty names
             joint_of_id = np.array([bone_index.get(n, -1) for n in names], dtype=np.int64)
-        prims = _mesh_primitives(msh, joint_of_id, material_ids)
+        prims, order = _mesh_primitives(msh, joint_of_id, material_ids)
         mesh = Mesh(name=mesh_name, primitives=prims,
                     extras={"mesh_type": msh_mod.MESH_TYPES.get(msh.mesh_type, msh.mesh_type),
                             "lostsaga_version": msh.version, "vertex_mask": msh.vertex_mask})
+        exact = mesh_exact(msh, prims, order, joint_of_id)
+        if exact:
+            mesh.extras["lostsaga_exact"] = exact
         if len(msh.submeshes):
             mesh.extras["submeshes"] = [[int(x) for x in row.tolist()] for row in msh.submeshes]
         if msh.billboard_centers is not None:
@@ -495,6 +521,10 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
                                             if placeholder or skl is None else _inverse_binds(skl),
                                             skeleton=None, name=(name or "skin")))
         scene.add_node(node)
+        if script_raw is not None:
+            rec = script_record(script_raw, script_from_scene(scene).encode("utf-8"))
+            if rec:
+                scene.extras["lostsaga_script"] = rec
     if cms is not None:
         faces = np.asarray(cms.faces, dtype=np.int64).reshape(-1, 3)
         n = len(cms.positions)
@@ -516,7 +546,25 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
             targets = _flat_joints(scene, anis, name)
         for ani_name, doc in anis:
             _add_animation(scene, doc, ani_name, targets)
+    if skl is not None and skl.bones:
+        _keep_skeleton(scene, skl)
     return scene
+
+
+def _keep_skeleton(scene: Scene, skl: SklFile) -> None:
+    """The poses the writer does not give back bit for bit from the scene as a GLB holds it
+    (``lostsaga_skeleton.exact``, :func:`retromesh.restore.keep_table`)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            back = skeleton_from_scene(restore.as_glb_holds(scene, meshes=False, animations=False))
+        except DocumentError:
+            return
+    if len(back.poses) == len(skl.poses):
+        was, got = pose_fields(skl.poses), pose_fields(back.poses)
+        rec = {f: r for f in was if (r := restore.keep_table(was[f], got[f])) is not None}
+        if rec:
+            scene.extras["lostsaga_skeleton"]["exact"] = rec
 
 
 def _flat_joints(scene: Scene, anis: Sequence[tuple[str, AniFile]], name: str) -> dict[bytes, int]:

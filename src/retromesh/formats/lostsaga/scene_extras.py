@@ -6,19 +6,28 @@ key times and a root bone's parent name. Each reader takes a record only where i
 expected type and fits what is written; anything else reads as not recorded."""
 from __future__ import annotations
 
+import base64
+import hashlib
+import zlib
 from typing import Any
 
 import numpy as np
 
+from ... import geometry, restore
 from ...keytimes import per_frame
 from ...scene import Animation, Scene
+from ...transforms import quat_normalize
 from . import msh as msh_mod
 from .common import (
     MESH_CONTROL_POINT_VERSION,
     MESH_VERSION,
     VERTEX_COLOR_MESH_VERSION,
     encode_name,
+    prescale,
+    quat_from_gltf,
+    quat_to_gltf,
     text,
+    unit_rows,
     vec_from_gltf,
     vec_to_gltf,
 )
@@ -191,3 +200,190 @@ def restore_mesh_extras(scene: Scene, doc: MshFile, placeholder: bool, version_g
                 (not len(used) or (used.min() >= lo and used.max() < lo + n))
         if fits:             # the recorded ranges cover the vertices each submesh uses
             doc.submeshes = rec
+
+
+# -- values that come back bit for bit (retromesh.restore) ------------------------------------
+# mesh extras "lostsaga_exact": {"normals": rows, "weights": rows, "bbox": rows,
+# "joint_of_id": [...] (when the skin's joints are not the mesh's bone ids)}, over the file's
+# vertex order, written while to_scene keeps it (each submesh's vertices in one run, in order)
+
+def gltf_normals(normals: np.ndarray) -> np.ndarray:
+    """A ``.msh``'s normals as its GLB holds them (made unit by to_scene, then by the glTF
+    writer)."""
+    return geometry.unit_rows(unit_rows(vec_to_gltf(normals))[0].astype(np.float32))
+
+
+def gltf_skin(weights: np.ndarray, joint_of_id: np.ndarray) -> np.ndarray:
+    """``(n, 8)`` float32 of a ``.msh`` weights block as its GLB holds it: WEIGHTS_0, then
+    JOINTS_0 (the influences the engine uses, on the joints of their bone ids)."""
+    use, idx = msh_mod.usable_influences(weights, len(joint_of_id))
+    joint = joint_of_id[idx] if len(joint_of_id) else np.full(idx.shape, -1, np.int64)
+    use &= joint >= 0
+    w = np.where(use, np.asarray(weights["weight"], np.float64), 0.0).astype(np.float32)
+    j, w, _ = geometry.gltf_weights(np.where(use, joint, 0).astype(np.uint16), w)
+    return np.concatenate([w, j.astype(np.float32)], axis=1)
+
+
+def _weights8(rec: np.ndarray) -> np.ndarray:
+    return np.concatenate([rec["weight"], rec["bone"]], axis=1).astype(np.float32)
+
+
+def mesh_exact(doc: MshFile, prims: list, order: np.ndarray, joint_of_id: np.ndarray | None
+               ) -> dict[str, Any]:
+    """The records (:func:`retromesh.restore.keep_rows`) of the values of ``doc`` that its
+    primitives do not give back bit for bit; empty when the primitives hold the vertices in
+    another order than the file."""
+    n = doc.vertex_count
+    if len(order) != n or not np.array_equal(order, np.arange(n)) or not prims:
+        return {}
+    out: dict[str, Any] = {}
+    if doc.normals is not None and all(p.normals is not None for p in prims):
+        gl = geometry.unit_rows(np.concatenate([p.normals for p in prims]))
+        rec = restore.keep_rows(doc.normals, vec_from_gltf(gl).astype(np.float32))
+        if rec:
+            out["normals"] = rec
+    if doc.weights is not None and joint_of_id is not None and \
+            all(p.joints is not None for p in prims):
+        gl = gltf_skin(doc.weights, joint_of_id)
+        back = msh_mod.weight_records(gl[:, 4:], gl[:, :4], n)
+        rec = restore.keep_rows(_weights8(doc.weights), _weights8(back))
+        if rec:
+            out["weights"] = rec
+            if not np.array_equal(joint_of_id, np.arange(len(joint_of_id))):
+                out["joint_of_id"] = [int(j) for j in joint_of_id]
+    if doc.positions is not None and n:
+        back = msh_mod.bounding_box(doc.positions)     # the axis flip there and back is exact
+        rec = restore.keep_table(np.asarray(doc.bbox, np.float32)[None], back[None])
+        if rec:
+            out["bbox"] = rec
+    return out
+
+
+def put_back_mesh(scene: Scene, doc: MshFile, parts: list[dict[str, Any]], tol: float) -> None:
+    """The values :func:`mesh_exact` kept, where the parts (glTF side) still hold what was
+    written."""
+    ex = recorded_mesh(scene)[0].get("lostsaga_exact")
+    if not isinstance(ex, dict) or doc.vertex_count != sum(len(q["pos"]) for q in parts):
+        return
+    if doc.normals is not None and "normals" in ex:
+        now = np.concatenate([q["nrm"] for q in parts]).astype(np.float32)
+        restore.put_back_rows(doc.normals, now, ex["normals"], lambda was: gltf_normals(was), tol)
+    if doc.weights is not None and "weights" in ex and all(q["joints"] is not None for q in parts):
+        jid = ex.get("joint_of_id")
+        jid = np.asarray(jid if isinstance(jid, list) and all(type(j) is int for j in jid)
+                         else np.arange(len(doc.bone_names or [])), np.int64)
+        now = np.concatenate([np.concatenate([q["weights"], q["joints"]], axis=1)
+                              for q in parts]).astype(np.float32)
+        w8 = _weights8(doc.weights)
+
+        def skin(was: np.ndarray) -> np.ndarray:
+            rec = np.zeros(len(was), msh_mod.WEIGHT_DTYPE)
+            rec["weight"], rec["bone"] = was[:, :4], was[:, 4:]
+            return gltf_skin(rec, jid)
+        if restore.put_back_rows(w8, now, ex["weights"], skin, tol):
+            doc.weights["weight"], doc.weights["bone"] = w8[:, :4], w8[:, 4:]
+    if "bbox" in ex:       # the file's box while the positions span what they did
+        box = np.array(doc.bbox, np.float32)[None]
+        restore.put_back_table(box, ex["bbox"], tol)
+        doc.bbox = box[0]
+
+
+def pose_fields(poses: np.ndarray) -> dict[str, np.ndarray]:
+    """A ``.skl``'s poses as one (n, width) float32 table per field (one row per bone)."""
+    return {f: np.ascontiguousarray(poses[f], np.float32).reshape(len(poses), -1)
+            for f in poses.dtype.names or ()}
+
+
+def put_back_poses(scene: Scene, poses: np.ndarray) -> np.ndarray:
+    """The poses the scene's ``lostsaga_skeleton.exact`` kept (field by field: a moved bone's
+    translation does not take its rotation along), where the writer derives what it derived
+    from the GLB as written (see :func:`retromesh.restore.as_glb_holds`)."""
+    kept = scene.extras.get("lostsaga_skeleton")
+    rec = kept.get("exact") if isinstance(kept, dict) else None
+    if not isinstance(rec, dict):
+        return poses
+    poses = np.ascontiguousarray(poses).copy()
+    tol = restore.tolerance(scene.extras)
+    for f, table in pose_fields(poses).items():
+        if restore.put_back_table(table, rec.get(f), tol):
+            poses[f] = table.reshape(poses[f].shape)
+    return poses
+
+
+# -- .ani keys: the scene's copy of the animation's extras, "exact": {bone: {"rotation": rows,
+# "translation": rows}} (DEFAULT-version files; a track whose keys to_scene sorted has none)
+
+def gltf_rotations(rot: np.ndarray) -> np.ndarray:
+    """``.ani`` rotation keys as the GLB holds them (unit, in glTF's axes; the sign may be
+    flipped for continuity)."""
+    q = np.nan_to_num(np.asarray(rot, np.float64), nan=0.0, posinf=0.0, neginf=0.0)
+    q = quat_normalize(prescale(quat_to_gltf(q))).astype(np.float32)      # a Channel's values
+    return geometry.unit_rows(q, fallback=(0.0, 0.0, 0.0, 1.0))
+
+
+def track_exact(keys: np.ndarray, rot_gl: np.ndarray, tr_gl: np.ndarray) -> dict[str, Any]:
+    """The records of a DEFAULT track's keys that the writer does not give back bit for bit from
+    its channels' values (``rot_gl``, ``tr_gl``: as to_scene gives them to the glTF writer)."""
+    out = {}
+    gl = geometry.unit_rows(np.asarray(rot_gl, np.float32), fallback=(0.0, 0.0, 0.0, 1.0))
+    back_r = quat_from_gltf(quat_normalize(gl.astype(np.float64))).astype(np.float32)
+    rec = restore.keep_rows(keys["rotation"], back_r)
+    if rec:
+        out["rotation"] = rec
+    back_t = vec_from_gltf(np.asarray(tr_gl, np.float32)).astype(np.float32)
+    rec = restore.keep_rows(keys["translation"], back_t)
+    if rec:
+        out["translation"] = rec
+    return out
+
+
+def put_back_keys(ex: dict, bone: bytes, keys: np.ndarray, chs: dict, times: np.ndarray,
+                  tol: float) -> None:
+    """The key values the animation's ``exact`` record kept for ``bone``, where its channels
+    still hold, at the file's key times, what was written."""
+    kept = ex.get("exact")
+    rec = kept.get(text(bone)) if isinstance(kept, dict) else None
+    if not isinstance(rec, dict):
+        return
+    for path, field, to_gltf in (("rotation", "rotation", gltf_rotations),
+                                 ("translation", "translation", vec_to_gltf)):
+        c = chs.get(path)
+        if path not in rec or c is None or len(c.times) != len(times) or \
+                not np.array_equal(c.times.astype(np.float64), times):
+            continue
+        now = np.asarray(c.values, np.float32).reshape(len(times), -1)
+        out = np.ascontiguousarray(keys[field])
+        if restore.put_back_rows(out, now, rec[path], to_gltf, tol,
+                                 either_sign=path == "rotation"):
+            keys[field] = out
+
+
+# -- the material script: its text as read (comments, layout), scene extra "lostsaga_script":
+# {"text": base64 of the file deflated against what the writer generated (zlib's preset
+# dictionary: what they share costs nothing), "generated": digest of that}
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:24]
+
+
+def script_record(raw: bytes, generated: bytes) -> dict[str, str] | None:
+    """The record of a material script whose text is not what the writer generates."""
+    if raw == generated:
+        return None
+    z = zlib.compressobj(9, zdict=generated) if generated else zlib.compressobj(9)
+    packed = z.compress(raw) + z.flush()
+    return {"text": base64.b64encode(packed).decode("ascii"), "generated": _digest(generated)}
+
+
+def kept_script(scene: Scene, generated: bytes) -> bytes:
+    """The material script as read while the writer generates from the scene what it
+    generated when the script was read (the materials unedited), else ``generated``."""
+    rec = scene.extras.get("lostsaga_script")
+    if not isinstance(rec, dict) or rec.get("generated") != _digest(generated):
+        return generated
+    try:
+        z = zlib.decompressobj(zdict=generated) if generated else zlib.decompressobj()
+        return z.decompress(base64.b64decode(str(rec.get("text", "")).encode("ascii"),
+                                             validate=True)) + z.flush()
+    except (ValueError, zlib.error):
+        return generated

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ... import extras as xt
+from ... import extras as xt, restore
 from ...errors import DocumentError, LossWarning
 from ...filenames import animation_keys, companion
 from ...geometry import compute_normals
@@ -35,6 +35,10 @@ from .quatcodec import encode_comp4, encode_comp8
 from .scene_extras import (
     animation_extras,
     kept_key_times,
+    kept_script,
+    put_back_keys,
+    put_back_mesh,
+    put_back_poses,
     resplit,
     restore_mesh_extras,
     root_parent,
@@ -43,7 +47,7 @@ from .scene_extras import (
 from .skl import POSE_DTYPE, SklBone, SklFile
 
 __all__ = ["msh_from_scene", "skl_from_scene", "ani_from_scene", "cms_from_scene",
-           "script_from_scene"]
+           "script_from_scene", "skeleton_from_scene"]
 
 
 # == from_scene ================================================================================
@@ -85,7 +89,18 @@ def _unscale(world: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rigid, sig
 
 
-def skl_from_scene(scene: Scene, **options: Any) -> SklFile:
+def skl_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str = "engine",
+                   **options: Any) -> SklFile | dict[str, Any]:
+    """The ``.skl`` of the scene's skeleton, with one ``.ani`` per animation beside it (as
+    ``msh_from_scene`` writes them): ``{"": skl, "_<name>.ani": ani}``, just the ``SklFile``
+    without animations."""
+    skl, joints, parents = _skeleton(scene)
+    anis = _animations(scene, joints, skl.names(), parents, animation_format, rounding, ".skl")
+    return {"": skl, **anis} if anis else skl
+
+
+def skeleton_from_scene(scene: Scene) -> SklFile:
+    """The ``.skl`` of the scene's skeleton alone."""
     return _skeleton(scene)[0]
 
 
@@ -116,6 +131,11 @@ def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
     ibm = ibm.copy()
     ibm[:, :3, :] *= sig[:, None, None]                          # diag(sig, sig, sig, 1) @ ibm
     t, r, s = decompose_trs(local)
+    # a bone right below its .skl parent's node (a root: below none), nothing scaled: its
+    # node's own translation and rotation (no matrix products: the bits come back)
+    direct = _direct_bones(scene, skin.joints, parents, sig)
+    for b in np.nonzero(direct)[0].tolist():
+        t[b], r[b] = scene.nodes[skin.joints[b]].translation, scene.nodes[skin.joints[b]].rotation
     if not np.allclose(s, 1.0, atol=1e-4):
         warnings.warn("non-uniform joint scale is not kept by .skl (LocalTM has none)",
                       LossWarning, stacklevel=3)
@@ -149,13 +169,30 @@ def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
     kept = kept if isinstance(kept, dict) else {}
     linked = kept.get("linked_skeleton")
     version = kept.get("version")
-    skl = SklFile(bones=bones, poses=poses,
+    skl = SklFile(bones=bones, poses=put_back_poses(scene, poses),
                   linked_skeleton=encode_name(linked) if isinstance(linked, str) else b"")
     if isinstance(version, int) and not isinstance(version, bool) and 0 <= version < 2**31:
         skl.version = version
     if kept.get("linked_skeleton_absent") is True:
         skl.linked_skeleton = None
     return skl, list(skin.joints), parents
+
+
+def _direct_bones(scene: Scene, joints: list[int], parents: list[int], sig: np.ndarray
+                  ) -> np.ndarray:
+    """Per bone: its glTF parent is its ``.skl`` parent's node (none for a root) and neither
+    is scaled, so its local transform is its node's TRS as it is."""
+    n = len(joints)
+    if not n:
+        return np.zeros(0, bool)
+    gparents = scene.parents()
+    j = np.asarray(joints, np.int64)
+    p = np.asarray(parents, np.int64)
+    up = np.asarray([gparents[x] for x in joints], np.int64)
+    want = np.where(p >= 0, j[np.maximum(p, 0)], -1)
+    unscaled = np.array([np.array_equal(scene.nodes[x].scale, (1.0, 1.0, 1.0)) for x in joints])
+    flat = np.abs(sig - 1.0) <= 1e-6
+    return (up == want) & unscaled & flat & np.where(p >= 0, flat[np.maximum(p, 0)], True)
 
 
 def _key_frames(scene: Scene, joints: list[int], bone_parents: list[int]) -> list:
@@ -196,6 +233,13 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
         warnings.warn(f"animation {anim.name!r}: cubic-spline keys sampled linearly", LossWarning,
                       stacklevel=4)
     jset = set(joints)
+    morphs = sorted({scene.nodes[c.node].name or f"node{c.node}" for c in anim.channels
+                     if c.path == "weights"})
+    if morphs:
+        warnings.warn(f"animation {anim.name!r}: morph target weights are not kept by .ani "
+                      f"({', '.join(morphs[:5])})", LossWarning, stacklevel=4)
+    by_node = {n: {p: c for p, c in chs.items() if p != "weights"} for n, chs in by_node.items()}
+    by_node = {n: chs for n, chs in by_node.items() if chs}
     others = sorted({scene.nodes[n].name or f"node{n}" for n in by_node if n not in jset})
     if others:
         warnings.warn(f"animation {anim.name!r}: channels of nodes that are not joints are not kept "
@@ -232,9 +276,9 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
             times = np.where(ms[at] == kept, times[at], kept / 1000.0 + t0)
             ms = kept
         nd = scene.nodes[node]
-        rot = (chs["rotation"].sample(times) if "rotation" in chs
+        rot = (_at_keys(chs["rotation"], times) if "rotation" in chs
                else np.tile(nd.rotation, (len(times), 1)))
-        tr = (chs["translation"].sample(times) if "translation" in chs
+        tr = (_at_keys(chs["translation"], times) if "translation" in chs
               else np.tile(nd.translation, (len(times), 1)))
         rot = quat_normalize(rot)
         sc = (chs["scale"].sample(times) if "scale" in chs
@@ -254,6 +298,8 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
         else:
             keys["rotation"] = rot
         end = max(end, int(ms[-1]))
+        if frames[k] is None and version == ANIMATION_VER_DEFAULT:
+            put_back_keys(ex, names[k], keys, chs, times, restore.tolerance(scene.extras))
         tracks.append(AniTrack(bone=names[k], weight=track_weight(ex, names[k]), keys=keys))
     if scaled:
         warnings.warn(f"animation {anim.name!r}: scale that changes over time or is not uniform "
@@ -277,6 +323,15 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
     total = int(total) if isinstance(total, (int, float)) and 0 <= total < 2**31 and \
         (total >= end or ex.get("last_key_ms") == end) else end
     return AniFile(version=version, events=events, total_time=total, tracks=tracks)
+
+
+def _at_keys(c: Channel, times: np.ndarray) -> np.ndarray:
+    """The channel's values at ``times``: its own keys as they are when those are its times
+    (sampling would turn a -0.0 into 0.0), else sampled."""
+    if c.interpolation != "CUBICSPLINE" and len(c.times) == len(times) and \
+            np.array_equal(c.times.astype(np.float64), times):
+        return c.values.astype(np.float64).reshape(len(times), -1)
+    return c.sample(times)
 
 
 def _animations(scene: Scene, joints: list[int], names: list[bytes], bone_parents: list[int],
@@ -310,6 +365,15 @@ def ani_from_scene(scene: Scene, *, animation_format: Any = None,
     out: dict[str, Any] = {"": docs[0]}
     out.update(list(anis.items())[1:])
     return out
+
+
+def _warn_morph_targets(scene: Scene, ext: str) -> None:
+    """Morph targets (and the animations of their weights) have no place in ``ext``: named."""
+    meshes = sorted({m.name or f"mesh{i}" for i, m in enumerate(scene.meshes)
+                     if any(p.targets for p in m.primitives)})
+    if meshes:
+        warnings.warn(f"{ext} has no place for morph targets (meshes {', '.join(meshes[:5])}); "
+                      "left out, with any animation of their weights", LossWarning, stacklevel=3)
 
 
 def _d3d_colors(c: np.ndarray) -> np.ndarray:
@@ -392,7 +456,7 @@ def _node_parts(scene: Scene, ni: int, world: np.ndarray, b: _Binding) -> list[d
         if nrm is None:
             nrm = compute_normals(p.positions, idx.astype(np.uint32)).astype(np.float64)
         tan = p.tangents.astype(np.float64) if p.tangents is not None else None
-        if not skinned:
+        if not skinned and not np.array_equal(m, np.eye(4)):     # (identity: as they are)
             pos = pos @ m[:3, :3].T + m[:3, 3]
             nrm = unit_rows(nrm @ nm.T)[0]              # a scaled node: unit normals again
             mirror = np.linalg.det(m[:3, :3]) < 0
@@ -410,23 +474,6 @@ def _node_parts(scene: Scene, ni: int, world: np.ndarray, b: _Binding) -> list[d
         parts.append(dict(pos=pos, idx=idx, nrm=nrm, tan=tan, uvs=p.uvs, colors=p.colors,
                           material=p.material, joints=jw[0], weights=jw[1]))
     return parts
-
-
-def _weight_records(q: dict[str, Any]) -> np.ndarray:
-    """A part's ``.msh`` weights: heaviest first, bone and weight 0 after the first weight <= 0
-    (where the engine stops)."""
-    rec = np.zeros(len(q["pos"]), msh_mod.WEIGHT_DTYPE)
-    if q["joints"] is not None:
-        w = np.nan_to_num(q["weights"].astype(np.float64))
-        bones = q["joints"].astype(np.float64)
-        order = np.argsort(-w, axis=1, kind="stable")      # the engine stops at w <= 0
-        w = np.take_along_axis(w, order, axis=1)
-        bones = np.take_along_axis(bones, order, axis=1)
-        bones[w <= 0] = 0
-        w[w <= 0] = 0
-        rec["weight"] = w
-        rec["bone"] = bones
-    return rec
 
 
 def _joined(parts: list[dict[str, Any]], has_w: bool) -> dict[str, Any]:
@@ -469,7 +516,7 @@ def _joined(parts: list[dict[str, Any]], has_w: bool) -> dict[str, Any]:
             all_col.append(_d3d_colors(q["colors"]) if q["colors"] is not None
                            else np.full(n, 0xFFFFFFFF, np.uint32))
         if has_w:
-            all_wts.append(_weight_records(q))
+            all_wts.append(msh_mod.weight_records(q["joints"], q["weights"], n))
         f = q["idx"].reshape(-1, 3)[:, [0, 2, 1]] + base
         all_faces.append(f)
         subs[k] = (base, n, istart, len(f))
@@ -501,6 +548,7 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
     :mod:`.scene` (``animation_format``, ``rounding``, ``version``, ``mesh_type``,
     ``material_script``).
     """
+    _warn_morph_targets(scene, ".msh")
     world = scene.world_matrices()
     b = _binding(scene, world)
     skl = b.skl
@@ -527,13 +575,11 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
     placeholder = skl is not None and all(
         scene.nodes[j].extras.get("lostsaga_placeholder") for j in b.joints)
     restore_mesh_extras(scene, doc, placeholder, version is not None, mesh_type is not None)
-    P = columns["positions"]
-    lo, hi = P.min(axis=0), P.max(axis=0)
-    radius = float(np.linalg.norm(hi - lo)) / 2.0     # what the add-on's files hold
-    doc.bbox = np.array([*lo, *hi, radius], dtype=np.float32)
+    doc.bbox = msh_mod.bounding_box(columns["positions"])
+    put_back_mesh(scene, doc, parts, restore.tolerance(scene.extras))
     script = None
     if any(q["material"] is not None for q in parts) and options.get("material_script", True):
-        script = mat_mod.MaterialScript(script_from_scene(scene).encode("utf-8"))
+        script = mat_mod.MaterialScript(kept_script(scene, script_from_scene(scene).encode("utf-8")))
     if skl is None:                # (not has_w)
         if scene.animations:
             warnings.warn("animations without a skin are not written (.ani needs a skeleton)",
@@ -581,6 +627,7 @@ def _mesh_type(scene: Scene, skinned: bool) -> int:
 
 
 def cms_from_scene(scene: Scene, **options: Any) -> CmsFile:
+    _warn_morph_targets(scene, ".cms")
     world = scene.world_matrices()
     pos, faces, base = [], [], 0
     for ni, node in enumerate(scene.nodes):

@@ -28,8 +28,9 @@ or off), and for a character ``animations``, ``mesh``, ``skin``, ``low``, ``clot
 """
 from __future__ import annotations
 
-from ...registry import Format, register
-from . import animation, character, scene, scene_write, skeleton, solid
+from ...registry import register
+from . import animation, character, grouping, scene, scene_write, skeleton, solid
+from .manifest import ANIMATION, SKELETON, SOLID
 
 __all__ = ["animation", "character", "scene", "scene_write", "skeleton", "solid", "samples"]
 
@@ -41,35 +42,14 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-register(Format(
-    name="solid", family="Lugaru", description="Lugaru model (.solid, big-endian)",
-    extensions=("solid",), doc_types=(solid.SolidFile,), sniff=solid.sniff, magic_certain=False,
-    read=solid.read, write=solid.write, to_scene=scene.solid_to_scene,
-    from_scene=scene_write.scene_to_solid,
-    endian=">", scene_options=("source", "character", "kind"), info=solid.info,
-    check=solid.check))
-
-# the options a Lugaru character is read with (skeleton, or an animation with its skeleton)
-_LUGARU_OPTIONS = ("source", "animations", "mesh", "skin", "low", "clothes", "proportions",
-                   "fps", "between")
-
-register(Format(
-    name="lugaru-skeleton", family="Lugaru",
-    description="Lugaru skeleton (Data/Skeleton/*, no extension, big-endian)",
-    extensions=(), folders=("skeleton",),
-    doc_types=(skeleton.SkeletonFile, character.LugaruCharacter),
-    sniff=skeleton.sniff, magic_certain=False, read=skeleton.read,
-    write=skeleton.write, outputs=character.outputs,
-    to_scene=scene.skeleton_to_scene,
-    from_scene=scene_write.scene_to_character, endian=">",
-    scene_options=_LUGARU_OPTIONS, companions=("solid",), info=skeleton.info,
-    check=character.check))
-
-register(Format(
-    name="lugaru-animation", family="Lugaru",
-    description="Lugaru animation (Data/Animations/*, no extension, big-endian)",
-    extensions=(), folders=("animations",), doc_types=(animation.AnimationFile,),
-    sniff=animation.sniff, magic_certain=False, read=animation.read,
-    write=animation.write, to_scene=scene.animation_to_scene, endian=">",
-    scene_options=("skeleton", *_LUGARU_OPTIONS), companions=("solid",),
-    info=animation.info, check=animation.check))
+register(SOLID, doc_types=(solid.SolidFile,), sniff=solid.sniff, read=solid.read,
+         write=solid.write, to_scene=scene.solid_to_scene, from_scene=scene_write.scene_to_solid,
+         info=solid.info, check=solid.check)
+register(SKELETON, doc_types=(skeleton.SkeletonFile, character.LugaruCharacter),
+         sniff=skeleton.sniff, read=skeleton.read, write=skeleton.write,
+         outputs=character.outputs, to_scene=scene.skeleton_to_scene,
+         from_scene=scene_write.scene_to_character, info=skeleton.info, check=character.check,
+         group_folder=grouping.group_folder, group_picked=grouping.group_picked)
+register(ANIMATION, doc_types=(animation.AnimationFile,), sniff=animation.sniff,
+         read=animation.read, write=animation.write, to_scene=scene.animation_to_scene,
+         info=animation.info, check=animation.check)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from ...checking import companion_rule
 from ...findings import Finding, error
-from ...registry import Format, register
+from ...registry import register
 from . import (
     anm,
     fzx,
@@ -46,6 +46,7 @@ from . import (
     scene,
     scene_write,
 )
+from .manifest import ANM, FZX, OBJ, OVERGROWTH_XML, PHXBN, SAV
 
 __all__ = ["anm", "fzx", "fzx_scene_read", "fzx_scene_write", "obj", "ogxml",
            "ogxml_scene_read", "phxbn", "sav", "scene", "scene_write", "samples"]
@@ -58,49 +59,22 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-register(Format(
-    name="fzx", family="Overgrowth", description="Overgrowth ragdoll volumes (.fzx)",
-    extensions=("fzx",), doc_types=(fzx.FzxFile,), sniff=fzx.sniff, magic_certain=True,
-    read=fzx.read, write=fzx.write, to_scene=fzx_scene_read.fzx_to_scene,
-    from_scene=fzx_scene_write.scene_to_fzx,
-    endian="<", scene_options=("source", "center", "mesh", "body_scale"), info=fzx.info,
-    check=fzx.check))
-
-register(Format(
-    name="obj", family="Overgrowth", description="Wavefront OBJ (Overgrowth character meshes)",
-    extensions=("obj",), doc_types=(obj.ObjFile,), sniff=None, magic_certain=False,
-    read=obj.read, write=obj.write, to_scene=scene.obj_to_scene, from_scene=scene_write.scene_to_obj,
-    endian="<", scene_options=("source",), info=obj.info))
-
-register(Format(
-    name="overgrowth-xml", family="Overgrowth",
-    description="Overgrowth character / rig / object XML descriptor (follows the files it names)",
-    extensions=("xml",), doc_types=(ogxml.OgXmlFile,), sniff=ogxml.sniff, magic_certain=False,
-    read=ogxml.read, write=ogxml.write, to_scene=ogxml_scene_read.ogxml_to_scene, endian="<",
-    scene_options=("source", "animations", "roles", "data_path", "fps", "root_motion",
-                   "strict"),
-    companions=("phxbn", "obj", "anm"), info=ogxml_scene_read.info, check=ogxml_scene_read.check))
-
-register(Format(
-    name="sav", family="Overgrowth", description="Overgrowth save data (.sav, version 3)",
-    extensions=("sav",), doc_types=(sav.SavFile,), sniff=sav.sniff, magic_certain=True,
-    read=sav.read, write=sav.write, endian="<", info=sav.info, check=sav.check))
-
-register(Format(
-    name="anm", family="Overgrowth", description="Overgrowth animation (.anm, versions 0-11)",
-    extensions=("anm",), doc_types=(anm.AnmFile,), sniff=anm.sniff, magic_certain=False,
-    read=anm.read, write=anm.write, to_scene=scene.anm_to_scene, from_scene=scene_write.scene_to_anm,
-    endian="<",
-    scene_options=("source", "skeleton", "mesh", "animations", "fps", "root_motion", "center"),
-    companions=("phxbn", "obj"), info=anm.info, check=anm.check))
-
-register(Format(
-    name="phxbn", family="Overgrowth", description="Overgrowth skeleton (.phxbn, versions 5-11)",
-    extensions=("phxbn",), doc_types=(phxbn.PhxbnFile,), sniff=phxbn.sniff, magic_certain=False,
-    read=phxbn.read, write=phxbn.write, to_scene=scene.phxbn_to_scene,
-    from_scene=scene_write.scene_to_phxbn, endian="<",
-    scene_options=("source", "mesh", "animations", "fps", "root_motion", "center"),
-    companions=("anm", "obj"), info=phxbn.info, check=phxbn.check))
+register(FZX, doc_types=(fzx.FzxFile,), sniff=fzx.sniff, read=fzx.read, write=fzx.write,
+         to_scene=fzx_scene_read.fzx_to_scene, from_scene=fzx_scene_write.scene_to_fzx,
+         info=fzx.info, check=fzx.check)
+register(OBJ, doc_types=(obj.ObjFile,), read=obj.read, write=obj.write,
+         to_scene=scene.obj_to_scene, from_scene=scene_write.scene_to_obj, info=obj.info)
+register(OVERGROWTH_XML, doc_types=(ogxml.OgXmlFile,), sniff=ogxml.sniff, read=ogxml.read,
+         write=ogxml.write, to_scene=ogxml_scene_read.ogxml_to_scene,
+         info=ogxml_scene_read.info, check=ogxml_scene_read.check)
+register(SAV, doc_types=(sav.SavFile,), sniff=sav.sniff, read=sav.read, write=sav.write,
+         info=sav.info, check=sav.check)
+register(ANM, doc_types=(anm.AnmFile,), sniff=anm.sniff, read=anm.read, write=anm.write,
+         to_scene=scene.anm_to_scene, from_scene=scene_write.scene_to_anm, info=anm.info,
+         check=anm.check)
+register(PHXBN, doc_types=(phxbn.PhxbnFile,), sniff=phxbn.sniff, read=phxbn.read,
+         write=phxbn.write, to_scene=scene.phxbn_to_scene, from_scene=scene_write.scene_to_phxbn,
+         info=phxbn.info, check=phxbn.check)
 
 
 @companion_rule("phxbn", "obj")

@@ -23,39 +23,20 @@ from __future__ import annotations
 
 from ...checking import companion_rule
 from ...findings import Finding, warning
-from ...registry import Format, register, register_converter
+from ...registry import register, register_converter
 from . import hva, vox, vox_scene, vox_scene_write, vxl
 from .convert import vox_to_vxl, vxl_to_vox
+from .manifest import AOS_VXL, HVA, VOX, VXL
 from .scene import to_scene
 from .scene_write import from_scene
 
-register(Format(
-    name="vxl", family="Westwood",
-    description="Westwood Tiberian Sun / Red Alert 2 voxel model",
-    extensions=("vxl",), doc_types=(vxl.VxlFile,), sniff=vxl.sniff, magic_certain=True,
-    read=vxl.read, write=vxl.write, to_scene=to_scene, from_scene=from_scene, endian="<",
-    scene_options=("source", "hva", "fps", "greedy", "normals", "palette"),
-    companions=("hva",), info=vxl.info, check=vxl.check))
-
-register(Format(
-    name="hva", family="Westwood",
-    description="Westwood hierarchical voxel animation (limb matrices per frame)",
-    extensions=("hva",), doc_types=(hva.HvaFile,), read=hva.read, write=hva.write,
-    endian="<", info=hva.info, check=hva.check))
-
-register(Format(
-    name="aos-vxl", family="Westwood",
-    description="Ace of Spades / Voxlap map (recognised, not read)",
-    extensions=("vxl",), doc_types=(vxl.AosMap,), sniff=vxl.sniff_aos, read=vxl.read_aos,
-    endian="<"))
-
-register(Format(
-    name="vox", family="Westwood",
-    description="MagicaVoxel voxel models (bridge for .vxl editing)",
-    extensions=("vox",), doc_types=(vox.VoxFile,), sniff=vox.sniff, magic_certain=True,
-    read=vox.read, write=vox.write, to_scene=vox_scene.to_scene,
-    from_scene=vox_scene_write.from_scene, endian="<", scene_options=("source", "greedy"),
-    info=vox.info))
+register(VXL, doc_types=(vxl.VxlFile,), sniff=vxl.sniff, read=vxl.read, write=vxl.write,
+         to_scene=to_scene, from_scene=from_scene, info=vxl.info, check=vxl.check)
+register(HVA, doc_types=(hva.HvaFile,), read=hva.read, write=hva.write, info=hva.info,
+         check=hva.check)
+register(AOS_VXL, doc_types=(vxl.AosMap,), sniff=vxl.sniff_aos, read=vxl.read_aos)
+register(VOX, doc_types=(vox.VoxFile,), sniff=vox.sniff, read=vox.read, write=vox.write,
+         to_scene=vox_scene.to_scene, from_scene=vox_scene_write.from_scene, info=vox.info)
 
 register_converter("vxl", "vox", vxl_to_vox)
 register_converter("vox", "vxl", vox_to_vxl)

@@ -1,0 +1,454 @@
+"""The file's own float bits and chunk order, restored after glTF when unedited (issue 32).
+
+glTF makes us change some values: unit normals and quaternions, a transform near the default
+left out (so ``1.0000001`` reads back as ``1.0``), a sign of zero lost, a key quaternion flipped
+to the hemisphere of the key before it (so that it interpolates the short way). :func:`.scene.to_scene`
+writes the glTF values and keeps, for each value the plain way back would not give back bit for
+bit, the value as the file had it:
+
+* NODE: ``node.extras["b3d"]["order"]`` the kinds of its child chunks in file order when they
+  are not in the order the writer uses (an ANIM before the child NODEs); ``["trs"]`` the file's
+  10 floats when the way back would not give them back;
+* VRTS normals and colours: ``b3d_tris[k]["exact"]`` (mesh extras) per primitive, the rows that
+  would not come back and their file values (:func:`pack`);
+* KEYS rotations: ``node.extras["b3d"]["kexact"]``, per KEYS chunk, the keys flipped to the
+  other hemisphere and the rows that would not come back with their file values.
+
+On the way back each kept value is used only while the scene still holds what we wrote from it
+(recomputed from the kept value: bit for bit on the plain path, within :data:`BLENDER_TOLERANCE`
+when the GLB came through Blender, which stores floats its own way); otherwise the scene's
+(edited) value is written. Edits smaller than the tolerance are thus dropped. Records live
+where Blender keeps them (node and mesh extras).
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+import struct
+import zlib
+from typing import Any
+
+import numpy as np
+
+from ...extras import BLENDER_MARK
+from ...geometry import unit_rows
+from .axes import Z32, rot_from_gltf, rot_to_gltf
+from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
+
+__all__ = ["BLENDER_TOLERANCE", "BLENDER_MARK", "WEIGHT_TOLERANCE", "tolerance", "pack", "unpack",
+           "restore_rows", "normal_naive", "node_records", "node_values", "kept_trs", "reorder",
+           "rotation_naive", "keys_records", "restore_keys", "bone_record", "restore_bone"]
+
+#: how far a value may be from what we wrote and still count as unedited, through Blender
+#: (float32 matrices, per-corner normals stored in its own form): relative to max(1, |value|)
+BLENDER_TOLERANCE = {"trs": 1e-5, "normal": 2e-3, "color": 2e-3, "rotation": 1e-4}
+
+
+def tolerance(scene, kind: str) -> float:
+    """0 (bit for bit) unless the scene came through Blender."""
+    return BLENDER_TOLERANCE[kind] if scene.extras.get(BLENDER_MARK) else 0.0
+
+
+def _close(a: Any, b: Any, tol: float) -> np.ndarray:
+    """Per row, a equals b (tol 0: as float32), or within tol x max(1, |b|)."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if tol == 0:
+        return np.all(a.astype(np.float32) == b.astype(np.float32), axis=-1)
+    return np.all(np.abs(a - b) <= tol * np.maximum(1.0, np.abs(b)), axis=-1)
+
+
+# -- float32 rows, packed -----------------------------------------------------------------------
+
+#: payloads up to this many bytes are stored as they are (deflating a small one costs more
+#: time than the few bytes it saves)
+_DEFLATE_FROM = 1024
+
+
+def _b64(data: bytes) -> str:
+    """``data`` (4-byte numbers) as base64; a big one shuffled byte plane by byte plane (the
+    exponents then compress well) and deflated first, marked ``z:``."""
+    if len(data) < _DEFLATE_FROM:
+        return base64.b64encode(data).decode("ascii")
+    planes = np.frombuffer(data, np.uint8).reshape(-1, 4).T.tobytes()
+    return "z:" + base64.b64encode(zlib.compress(planes, 6)).decode("ascii")
+
+
+def _unb64(text: Any) -> bytes | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        if not text.startswith("z:"):
+            return base64.b64decode(text, validate=True)
+        planes = zlib.decompress(base64.b64decode(text[2:], validate=True))
+    except (binascii.Error, ValueError, zlib.error):
+        return None
+    if len(planes) % 4:
+        return None
+    return np.frombuffer(planes, np.uint8).reshape(4, -1).T.tobytes()
+
+
+def _rows_text(local: np.ndarray) -> str:
+    """Increasing row numbers as their steps."""
+    steps = local.astype(np.int64)
+    steps[1:] -= local[:-1]
+    return _b64(steps.astype("<u4").tobytes())
+
+
+def pack(orig: np.ndarray, naive: np.ndarray) -> dict | None:
+    """The rows of ``orig`` (k, c) float32 whose bits ``naive`` does not give back:
+    ``{"n": k, "rows": steps between them, "f32": their values}`` (rows left out when all
+    differ), or None."""
+    o = np.ascontiguousarray(orig, np.float32)
+    n = np.ascontiguousarray(naive, np.float32)
+    if o.tobytes() == n.tobytes():
+        return None
+    rows = np.flatnonzero(np.any(o.view(np.uint32) != n.view(np.uint32), axis=1))
+    return _record(len(o), rows, o[rows])
+
+
+def _record(n: int, rows: np.ndarray, values: np.ndarray) -> dict:
+    rec: dict[str, Any] = {"n": int(n)}
+    if len(rows) < n:
+        rec["rows"] = _rows_text(rows)
+    rec["f32"] = _b64(np.ascontiguousarray(values, "<f4").tobytes())
+    return rec
+
+
+def unpack(rec: Any, n: int, width: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(rows, values (m, width) float32) of a :func:`pack` record for ``n`` rows; None when it
+    is missing or does not fit."""
+    if not isinstance(rec, dict) or rec.get("n") != n:
+        return None
+    data = _unb64(rec.get("f32"))
+    if data is None or len(data) % (4 * width):
+        return None
+    m = len(data) // (4 * width)
+    values = np.frombuffer(data, "<f4").reshape(m, width).astype(np.float32)
+    if "rows" in rec:
+        raw = _unb64(rec["rows"])
+        if raw is None or len(raw) != 4 * m:
+            return None
+        rows = np.cumsum(np.frombuffer(raw, "<u4").astype(np.int64))
+        if m and (rows[-1] >= n or (np.diff(rows) <= 0).any()):
+            return None
+    elif m == n:
+        rows = np.arange(n)
+    else:
+        return None
+    return rows, values
+
+
+def restore_rows(out: np.ndarray, expect_of, got: np.ndarray, rec: Any, tol: float,
+                 degenerate: bool = False) -> None:
+    """Where a kept row still gives what the scene holds (``expect_of(kept)`` against ``got``,
+    both (m, c) in the scene's terms), write the kept file value into ``out`` (in place);
+    ``degenerate``: kept rows of zero length match anything (normals glTF had to compute)."""
+    got_rows = unpack(rec, len(out), out.shape[1])
+    if got_rows is None:
+        return
+    rows, kept = got_rows
+    if not len(rows):
+        return
+    ok = _close(expect_of(kept), got[rows], tol)
+    if degenerate:
+        # a zero or non-finite normal: glTF got one computed from the faces (any unit normal)
+        sq = np.einsum("ij,ij->i", kept.astype(np.float64), kept.astype(np.float64))
+        ok |= ~((sq > 1e-24) & np.isfinite(sq))
+    out[rows[ok]] = kept[ok]
+
+
+def normal_naive(normals: np.ndarray) -> np.ndarray:
+    """B3D normals as the plain way back gives them: through glTF's unit normals."""
+    return unit_rows(normals * Z32) * Z32
+
+
+# -- NODE -------------------------------------------------------------------------------------
+
+_KIND = {MeshChunk: "M", Bone: "B", Keys: "K", NodeChunk: "N", AnimChunk: "A", RawChunk: "R"}
+#: child kinds in the order the writer puts them (unknown chunks anywhere: put back in place)
+_WRITER_ORDER = re.compile("[MR]*[BR]*[KR]*[NR]*[AR]*")
+
+
+def _kinds(children: list) -> str:
+    return "".join(_KIND.get(type(c), "R") for c in children)
+
+
+def _as_written(t: list[float], r: list[float], s: list[float]) -> tuple[list, list, list]:
+    """A node's glTF TRS as our glTF writer writes it and the reader reads it back (plain
+    floats: numpy per node costs more than the whole node): values near the default left out
+    (``gltf/writer._near``: np.allclose's tolerance), the rotation unit."""
+    if all(abs(v) <= 1e-8 for v in t):
+        t = [0.0, 0.0, 0.0]
+    if all(abs(v) <= 1e-8 for v in r[:3]) and abs(r[3] - 1.0) <= 1e-8 + 1e-5:
+        r = [0.0, 0.0, 0.0, 1.0]
+    else:
+        n = math.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3])
+        r = [v / n for v in r] if n > 0 else r
+    if all(abs(v - 1.0) <= 1e-8 + 1e-5 for v in s):
+        s = [1.0, 1.0, 1.0]
+    return t, r, s
+
+
+def _gltf_trs(f: list[float]) -> tuple[list, list, list]:
+    """The glTF TRS to_scene makes of a NODE's floats (position, scale, rotation w x y z)."""
+    w, x, y, z = f[6:10]
+    n = math.sqrt(x * x + y * y + z * z + w * w)
+    r = [x / n, y / n, -z / n, w / n] if n > 1e-12 else [0.0, 0.0, 0.0, 1.0]
+    return [f[0], f[1], -f[2]], r, list(f[3:6])
+
+
+def node_values(t, r, s) -> tuple[tuple, tuple, tuple]:
+    """A node's glTF TRS as NODE floats (zeros written +0.0: a zero's sign glTF may not keep)."""
+    t, r, s = (np.asarray(v, np.float64).tolist() for v in (t, r, s))
+    f = np.array([t[0] + 0.0, t[1] + 0.0, -t[2] + 0.0, s[0] + 0.0, s[1] + 0.0, s[2] + 0.0,
+                  r[3] + 0.0, r[0] + 0.0, r[1] + 0.0, -r[2] + 0.0], np.float32).tolist()
+    return tuple(f[0:3]), tuple(f[3:6]), tuple(f[6:10])
+
+
+def _naive_nodes(f: np.ndarray) -> np.ndarray:
+    """(n, 10) NODE floats as the plain way back gives them: to_scene's glTF TRS, as our glTF
+    writer writes it (``_as_written``, row by row), as from_scene writes it (``node_values``)."""
+    g = f.astype(np.float64)
+    w, x, y, z = g[:, 6], g[:, 7], g[:, 8], g[:, 9]
+    n = np.sqrt(x * x + y * y + z * z + w * w)
+    ok = n > 1e-12
+    n = np.where(ok, n, 1.0)
+    r = np.stack([x / n, y / n, -z / n, w / n], axis=1)
+    r[~ok] = (0.0, 0.0, 0.0, 1.0)
+    t = g[:, 0:3] * (1.0, 1.0, -1.0)
+    s = g[:, 3:6]
+    t[np.all(np.abs(t) <= 1e-8, axis=1)] = 0.0
+    still = np.all(np.abs(r[:, :3]) <= 1e-8, axis=1) & (np.abs(r[:, 3] - 1.0) <= 1e-8 + 1e-5)
+    n2 = np.sqrt(np.einsum("ij,ij->i", r, r))          # as the writer sums them
+    r = r / np.where(n2 > 0, n2, 1.0)[:, None]
+    r[still] = (0.0, 0.0, 0.0, 1.0)
+    s = np.where(np.all(np.abs(s - 1.0) <= 1e-8 + 1e-5, axis=1)[:, None], 1.0, s)
+    back = np.concatenate([t * (1.0, 1.0, -1.0), s, r[:, [3, 0, 1, 2]] * (1.0, 1.0, 1.0, -1.0)],
+                          axis=1) + 0.0
+    return back.astype(np.float32)
+
+
+def node_records(nodes: list[NodeChunk]) -> dict[int, dict]:
+    """id of each NODE -> what ``node.extras["b3d"]`` needs besides the glTF node to give it
+    back (``order``, ``trs``), all nodes in one numpy pass."""
+    out: dict[int, dict] = {}
+    if not nodes:
+        return out
+    f = np.array([(*c.position, *c.scale, *c.rotation) for c in nodes], np.float32)
+    naive = _naive_nodes(f)
+    keep = np.any(naive.view(np.uint32) != f.view(np.uint32), axis=1)
+    kind = _KIND.get
+    for c in nodes:
+        kinds = "".join([kind(type(x), "R") for x in c.children])
+        if _WRITER_ORDER.fullmatch(kinds) is None:
+            out[id(c)] = {"order": kinds}
+    for k in np.flatnonzero(keep).tolist():
+        rec = out.setdefault(id(nodes[k]), {})
+        rec["trs"] = base64.b64encode(f[k].astype("<f4").tobytes()).decode("ascii")
+    return out
+
+
+def _near(got, want: list[float], tol: float) -> bool:
+    """``_close`` for one short row of plain floats."""
+    if tol == 0:
+        return all(_F32(a) == _F32(b) for a, b in zip(got, want))
+    return all(abs(a - b) <= tol * max(1.0, abs(b)) for a, b in zip(got, want))
+
+
+def _F32(x: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", x))[0] if abs(x) < 3.4e38 else x
+
+
+def kept_trs(native: dict, node, tol: float) -> tuple[tuple, tuple, tuple] | None:
+    """The NODE's kept position, scale, rotation when ``node`` still has what we wrote."""
+    text = native.get("trs")
+    if not isinstance(text, str):
+        return None
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) != 40:
+        return None
+    f = list(struct.unpack("<10f", raw))
+    t, r, s = _as_written(*_gltf_trs(f))
+    got_r = node.rotation.tolist()
+    if not (_near(node.translation.tolist(), t, tol) and _near(node.scale.tolist(), s, tol)
+            and (_near(got_r, r, tol) or _near([-v for v in got_r], r, tol))):
+        return None
+    return tuple(f[0:3]), tuple(f[3:6]), tuple(f[6:10])
+
+
+def reorder(children: list, order: Any) -> list:
+    """``children`` in the recorded order of kinds, when they are still those kinds."""
+    if not isinstance(order, str) or sorted(order) != sorted(_kinds(children)):
+        return children
+    by_kind: dict[str, list] = {}
+    for c in children:
+        by_kind.setdefault(_KIND.get(type(c), "R"), []).append(c)
+    return [by_kind[k].pop(0) for k in order]
+
+
+# -- KEYS rotations -----------------------------------------------------------------------------
+
+def rotation_naive(wxyz: np.ndarray) -> np.ndarray:
+    """B3D key rotations as the plain way back gives them (unit in glTF, float32 twice)."""
+    g = rot_to_gltf(np.asarray(wxyz, np.float64)).astype(np.float32)
+    return rot_from_gltf(unit_rows(g, fallback=(0.0, 0.0, 0.0, 1.0))).astype(np.float32)
+
+
+def _node_rotations(nodes: list[list[Keys]]) -> tuple[np.ndarray, np.ndarray]:
+    """Every node's rotation keys, chunk after chunk, node after node (m, 4) float32, and where
+    each node's start (len(nodes) + 1)."""
+    rot = [c.keys["rotation"] for chunks in nodes for c in chunks if c.flags & 4]
+    counts = [sum(len(c.keys) for c in chunks if c.flags & 4) for chunks in nodes]
+    q = np.concatenate(rot) if rot else np.zeros((0, 4), np.float32)
+    return q, np.r_[0, np.cumsum(counts, dtype=np.int64)]
+
+
+def _any_per(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per slice ``starts[k]:starts[k + 1]`` of ``mask``, whether any is set."""
+    hits = np.r_[0, np.cumsum(mask, dtype=np.int64)]
+    return hits[starts[1:]] > hits[starts[:-1]]
+
+
+def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None]:
+    """Per node (its KEYS chunks; ``flips``: which of all their keys, chunk after chunk, node
+    after node, to_scene flipped): ``[flipped rows or None, pack record or None]`` over its
+    rotation keys one after another, or None when nothing is to be kept; every node in one
+    numpy pass (a mob has hundreds of small KEYS chunks: per node only bytes are sliced). Rows
+    are kept as their steps (:func:`_rows_text`)."""
+    q, starts = _node_rotations(nodes)
+    is_rot = np.repeat(np.array([bool(c.flags & 4) for chunks in nodes for c in chunks], bool),
+                       [len(c.keys) for chunks in nodes for c in chunks])
+    flipped = np.flatnonzero(flips[is_rot])
+    naive = rotation_naive(q)
+    rows = np.flatnonzero(np.any(q.view(np.uint32) != naive.view(np.uint32), axis=1))
+    cut = np.searchsorted(rows, starts).tolist()       # each node's rows: rows[cut[k]:cut[k+1]]
+    fcut = np.searchsorted(flipped, starts).tolist()
+    node_of = np.searchsorted(starts, rows, side="right") - 1
+    local = rows - starts[node_of]
+    steps = local.copy()
+    steps[1:] -= local[:-1]
+    first = np.ones(len(rows), bool)
+    first[1:] = node_of[1:] != node_of[:-1]
+    steps[first] = local[first]
+    steps_b, vals_b = steps.astype("<u4").tobytes(), np.ascontiguousarray(q[rows]).tobytes()
+    f_node = np.searchsorted(starts, flipped, side="right") - 1
+    f_local = flipped - starts[f_node]
+    f_steps = f_local.copy()
+    f_steps[1:] -= f_local[:-1]
+    f_first = np.ones(len(flipped), bool)
+    f_first[1:] = f_node[1:] != f_node[:-1]
+    f_steps[f_first] = f_local[f_first]
+    flips_b = f_steps.astype("<u4").tobytes()
+    sizes = np.diff(starts).tolist()
+    out: list[list | None] = []
+    for k in range(len(nodes)):
+        a, b, fa, fb = cut[k], cut[k + 1], fcut[k], fcut[k + 1]
+        if a == b and fa == fb:
+            out.append(None)
+            continue
+        rec = None
+        if a < b:
+            rec = {"n": sizes[k]}
+            if b - a < sizes[k]:
+                rec["rows"] = _b64(steps_b[4 * a:4 * b])
+            rec["f32"] = _b64(vals_b[16 * a:16 * b])
+        out.append([_b64(flips_b[4 * fa:4 * fb]) if fb > fa else None, rec])
+    return out
+
+
+def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
+    """The kept rotation signs and bits back into the KEYS chunks written for the nodes (in
+    place), each node's while it has the number of rotation keys it had; all in one pass."""
+    q, starts = _node_rotations(nodes)
+    flips: list[np.ndarray] = []
+    rows_all: list[np.ndarray] = []
+    vals_all: list[bytes] = []
+    for k, rec in enumerate(recs):
+        n = int(starts[k + 1] - starts[k])
+        if not (isinstance(rec, list) and len(rec) == 2):
+            continue
+        flipped, kept = rec
+        if kept is not None and not (isinstance(kept, dict) and kept.get("n") == n):
+            continue
+        raw = _unb64(flipped) if flipped is not None else None
+        if raw is not None and len(raw) % 4 == 0:
+            rows = np.cumsum(np.frombuffer(raw, "<u4").astype(np.int64))
+            if len(rows) and rows[-1] < n:
+                flips.append(rows + starts[k])
+        got = unpack(kept, n, 4) if kept is not None else None
+        if got is not None:
+            rows_all.append(got[0] + starts[k])
+            vals_all.append(got[1].tobytes())
+    if flips:
+        q[np.concatenate(flips)] *= -1
+    if rows_all:
+        rows = np.concatenate(rows_all)
+        vals = np.frombuffer(b"".join(vals_all), np.float32).reshape(-1, 4)
+        now, expect = q[rows].astype(np.float64), rotation_naive(vals)
+        ok = _close(now, expect, tol) | _close(-now, expect, tol)
+        q[rows[ok]] = vals[ok]
+    if not flips and not rows_all:
+        return
+    at = 0
+    for chunks in nodes:
+        for c in chunks:
+            if c.flags & 4:
+                c.keys["rotation"] = q[at:at + len(c.keys)]
+                at += len(c.keys)
+
+
+# -- BONE entries ---------------------------------------------------------------------------------
+
+#: a written weight this close to the file's counts as unedited (glTF weights are the file's
+#: renormalised in float32: they differ in the last bits)
+WEIGHT_TOLERANCE = 1e-5
+
+
+def bone_record(weights: np.ndarray, odd: np.ndarray) -> dict | None:
+    """What the BONE's entries need to come back in file order with the file's bits: ``v`` the
+    vertex ids when they are not in increasing order (the writer's), ``w`` the weights when a
+    weight glTF renormalises could come back in other bits (a positive weight other than 1 of a
+    vertex whose entries glTF holds as they are: not one of the ``odd`` vertices)."""
+    v, w = weights["vertex"], weights["weight"]
+    out: dict[str, Any] = {}
+    if len(v) > 1 and (v[1:] < v[:-1]).any():
+        out["v"] = _b64(np.diff(v.astype(np.int64), prepend=0).astype("<i4").tobytes())
+    loose = v[(w > 0) & (w != 1.0)]
+    loose = loose[(loose >= 0) & (loose < len(odd))]
+    if len(loose) and not odd[loose].all():
+        out["w"] = _b64(np.ascontiguousarray(w, "<f4").tobytes())
+    return out or None
+
+
+def restore_bone(bone: Bone, rec: Any) -> None:
+    """The BONE's entries in file order and with the file's weight bits where they are still
+    the written ones (same vertices; weights within :data:`WEIGHT_TOLERANCE`), in place."""
+    if not isinstance(rec, dict):
+        return
+    w = bone.weights
+    n = len(w)
+    v_file = None
+    if "v" in rec:
+        raw = _unb64(rec["v"])
+        if raw is None or len(raw) != 4 * n:
+            return
+        v_file = np.cumsum(np.frombuffer(raw, "<i4").astype(np.int64))
+        order = np.argsort(v_file, kind="stable")
+        if not np.array_equal(v_file[order], w["vertex"]):
+            return
+        back = np.empty(n, np.int64)
+        back[order] = np.arange(n)
+        w = w[back]
+    if "w" in rec:
+        raw = _unb64(rec["w"])
+        if raw is not None and len(raw) == 4 * n:
+            kept = np.frombuffer(raw, "<f4")
+            w = w.copy()
+            near = np.abs(w["weight"].astype(np.float64) - kept) <= WEIGHT_TOLERANCE
+            w["weight"][near] = kept[near]
+    bone.weights = w

@@ -1,0 +1,330 @@
+"""Values glTF made us change, put back as they were read while the glTF still holds what we
+wrote (docs/lossless.md, "Unedited means identical").
+
+glTF wants unit normals and quaternions and weights that sum to 1; our writers recompute some
+values from others (a bounding box, a bone's local matrix). Where a file's value does not come
+back bit for bit that way, ``to_scene`` keeps a *record* of it in extras (JSON: it rides through
+Blender's custom properties), and the writer puts it back where the value is unedited:
+
+* :func:`keep_rows` -- the rows of a float32 array (one row per vertex, key, bone...) that the
+  plain conversion back (``back``) does not give bit for bit: their indices and the XOR of
+  their bits with ``back``'s (a rounding is a small number, a sign a high bit: zlib makes them
+  a few bytes each);
+* :func:`put_back_rows` -- on the way back, each kept row is rebuilt from the row the writer
+  computes now and, when ``to_gltf`` of it is what the glTF holds now (bit for bit, or within
+  :data:`EDITOR_TOLERANCE` when an editor wrote the glTF), written as read. An edited row
+  (or one whose neighbours' edit moved it) is the writer's, as without a record;
+* :func:`keep_table` / :func:`put_back_table` -- rows of a small table the writer derives from
+  other values (a skeleton's poses, a bounding box): the row read and the one the writer derives
+  from the glTF as written; the row read comes back while the writer derives the same again.
+
+An editor such as Blender stores floats its own way (a quaternion through its matrices, UVs
+flipped twice): the Blender extension marks the scenes it exports (scene extra
+``retromesh_editor``), and then a value within the tolerance of what we wrote counts as
+unedited: an edit smaller than that is dropped.
+"""
+from __future__ import annotations
+
+import base64
+import dataclasses
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import geometry
+from .extras import BLENDER_MARK
+from .scene import Animation, Primitive, Scene
+
+__all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "put_back_rows", "same_rows",
+           "keep_table", "put_back_table", "keep_bytes", "put_back_bytes", "as_glb_holds",
+           "pack_ints", "unpack_ints"]
+
+#: relative tolerance (times max(1, |value|)) of "unedited" for a glTF an editor wrote
+EDITOR_TOLERANCE = 2e-5
+#: the scene extra an editor's export is marked with (the Blender extension sets it)
+EDITOR_KEY = BLENDER_MARK
+#: zlib level of the records (level 9 took as long as the whole conversion of a mesh; 1 keeps
+#: them within a few per cent of its size)
+_LEVEL = 1
+
+
+def tolerance(extras: dict[str, Any]) -> float:
+    """0 (bit for bit) for a glTF written by retromesh or a script, :data:`EDITOR_TOLERANCE`
+    for one an editor wrote (``extras`` are the scene's)."""
+    return EDITOR_TOLERANCE if extras.get(EDITOR_KEY) else 0.0
+
+
+def pack_ints(values: np.ndarray, delta: bool = True) -> str:
+    """int32 values as base64 of zlib of them (``delta``: of their differences, so that sorted
+    lists shrink to a few bytes)."""
+    v = np.asarray(values, np.int64).reshape(-1)
+    d = (np.diff(v, prepend=0) if delta else v).astype("<i4")
+    return base64.b64encode(zlib.compress(d.tobytes(), _LEVEL)).decode("ascii")
+
+
+def unpack_ints(text: Any, delta: bool = True, limit: int = 1 << 26) -> np.ndarray | None:
+    """The values :func:`pack_ints` packed, or None when ``text`` is not such a record."""
+    if not isinstance(text, str):
+        return None
+    try:
+        z = zlib.decompressobj()
+        raw = z.decompress(base64.b64decode(text.encode("ascii"), validate=True), 4 * limit)
+    except (ValueError, zlib.error):
+        return None
+    if len(raw) % 4 or z.unconsumed_tail:
+        return None
+    v = np.frombuffer(raw, "<i4").astype(np.int64)
+    return np.cumsum(v) if delta else v
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a, np.float32)
+    return a.view(np.int32).reshape(len(a), -1)
+
+
+def keep_rows(was: np.ndarray, back: np.ndarray) -> dict[str, str] | None:
+    """The record of the rows of ``was`` (float32, one row per item) that ``back`` (what the
+    writer computes from the glTF as written) does not give bit for bit; None when all do."""
+    a, b = _bits(was), _bits(back)
+    if a.shape != b.shape:
+        return None
+    rows = np.nonzero((a != b).any(axis=1))[0]
+    if not len(rows):
+        return None
+    return {"at": pack_ints(rows), "xor": pack_ints((a[rows] ^ b[rows]).reshape(-1), delta=False)}
+
+
+def same_rows(now: np.ndarray, wrote: np.ndarray, tol: float) -> np.ndarray:
+    """Per row: ``now`` is ``wrote`` (bit for bit when ``tol`` is 0, else within ``tol`` times
+    max(1, |value|))."""
+    now = np.asarray(now, np.float32).reshape(len(now), -1)
+    wrote = np.asarray(wrote, np.float32).reshape(len(wrote), -1)
+    if now.shape != wrote.shape:
+        return np.zeros(len(now), bool)
+    if tol == 0.0:
+        return np.asarray((_bits(now) == _bits(wrote)).all(axis=1), bool)
+    diff = np.abs(now.astype(np.float64) - wrote)
+    return np.asarray((diff <= tol * np.maximum(1.0, np.abs(wrote))).all(axis=1), bool)
+
+
+def put_back_rows(out: np.ndarray, now_gltf: np.ndarray, record: Any,
+                  to_gltf: Callable[[np.ndarray], np.ndarray], tol: float = 0.0, *,
+                  either_sign: bool = False) -> int:
+    """Rows of ``out`` (float32, what the writer computed from ``now_gltf``) as read, where
+    ``record`` (:func:`keep_rows`) kept them and ``to_gltf`` of the row read is ``now_gltf``'s
+    row (``either_sign``: or its negation, for quaternions); in place. Returns how many rows
+    were put back (0 for a record that does not fit)."""
+    if not isinstance(record, dict):
+        return 0
+    rows, d = unpack_ints(record.get("at")), unpack_ints(record.get("xor"), delta=False)
+    n = len(out)
+    width = int(np.prod(out.shape[1:], dtype=np.int64)) if out.ndim > 1 else 1
+    if rows is None or d is None or len(d) != len(rows) * width or not len(rows) or \
+            rows.min() < 0 or rows.max() >= n or len(now_gltf) != n:
+        return 0
+    bits = _bits(out[rows]) ^ d.astype(np.int32).reshape(len(rows), width)
+    was = bits.view(np.float32).reshape((len(rows),) + out.shape[1:])
+    wrote = to_gltf(was)
+    ok = same_rows(now_gltf[rows], wrote, tol)
+    if either_sign:
+        ok |= same_rows(now_gltf[rows], -np.asarray(wrote, np.float32), tol)
+    out[rows[ok]] = was[ok]
+    return int(ok.sum())
+
+
+def keep_table(was: np.ndarray, back: np.ndarray) -> dict[str, str] | None:
+    """The record of the rows of a small float32 table (a skeleton's poses, a bounding box) that
+    the writer derives from other values: for each row that ``back`` (what the writer derives
+    from the glTF as written) does not give bit for bit, the row read and ``back``'s; None when
+    all rows come back."""
+    a = np.asarray(was, np.float32).reshape(len(was), -1)
+    b = np.asarray(back, np.float32).reshape(len(back), -1)
+    if a.shape != b.shape:
+        return None
+    rows = np.nonzero((_bits(a) != _bits(b)).any(axis=1))[0]
+    if not len(rows):
+        return None
+    # the rows read and written are mostly the same floats: zlib keeps one copy
+    both = np.concatenate([a[rows], b[rows]]).astype("<f4").tobytes()
+    return {"at": pack_ints(rows), "rows": base64.b64encode(zlib.compress(both, _LEVEL)).decode("ascii")}
+
+
+def put_back_table(out: np.ndarray, record: Any, tol: float = 0.0) -> int:
+    """Rows of ``out`` (float32, what the writer derived now) as read, where :func:`keep_table`
+    kept them and the writer derives now what it derived from the glTF as written; in place.
+    Returns how many rows were put back."""
+    if not isinstance(record, dict):
+        return 0
+    flat = out.reshape(len(out), -1)
+    width = flat.shape[1]
+    rows = unpack_ints(record.get("at"))
+    if rows is None or not len(rows) or rows.min() < 0 or rows.max() >= len(out):
+        return 0
+    try:
+        both = zlib.decompress(base64.b64decode(str(record.get("rows")).encode("ascii"),
+                                                validate=True))
+    except (ValueError, zlib.error):
+        return 0
+    if len(both) != 8 * len(rows) * width:
+        return 0
+    was, back = np.frombuffer(both, "<f4").reshape(2, len(rows), width)
+    ok = same_rows(flat[rows], back, tol)
+    flat[rows[ok]] = was[ok]
+    return int(ok.sum())
+
+
+# -- a whole file, block by block ---------------------------------------------------------------
+#: bytes per block of :func:`keep_bytes` (a block's check costs 4 bytes)
+BLOCK = 64
+#: a file whose layout the writer does not give back (another length) is kept whole up to this
+WHOLE_LIMIT = 1 << 16
+
+
+def _blocks(data: bytes, block: int) -> list[bytes]:
+    return [data[i:i + block] for i in range(0, len(data), block)]
+
+
+def _hash8(words: np.ndarray) -> np.ndarray:
+    """One byte per uint32 word (a multiplicative hash): the check of a word in a block."""
+    return ((np.asarray(words, np.uint32).astype(np.uint64) * 0x9E3779B1 >> 24) & 0xFF
+            ).astype(np.uint8)
+
+
+def keep_bytes(was: bytes, back: bytes, block: int = BLOCK) -> dict[str, Any] | None:
+    """The record of a file the writer does not give back byte for byte (``back``: what it
+    writes from the scene as a GLB holds it): for each block of ``block`` bytes that differs,
+    the CRC-32 of the block written, the XOR that makes it the block read (zlib) and, for each
+    4-byte word the XOR changes, one check byte of the word written (so that in a block an edit
+    changed, the words it did not change still come back); a file of another length is kept
+    whole (zlib) when it is small, with the CRC of what was written. None when ``back`` is
+    ``was``."""
+    if was == back:
+        return None
+    if len(was) != len(back):
+        if len(was) > WHOLE_LIMIT:
+            return None
+        return {"whole": base64.b64encode(zlib.compress(was, _LEVEL)).decode("ascii"),
+                "crc": [zlib.crc32(back), len(back)]}
+    block -= block % 4
+    n = (len(was) + block - 1) // block
+    a, b = (np.zeros(n * block, np.uint8) for _ in range(2))
+    a[:len(was)] = np.frombuffer(was, np.uint8)
+    b[:len(back)] = np.frombuffer(back, np.uint8)
+    x = (a ^ b).reshape(n, block)
+    rows = np.nonzero(x.any(axis=1))[0]
+    xw = x[rows].view("<u4")
+    checks = _hash8(b.reshape(n, block)[rows].view("<u4")[xw != 0])
+    crcs = [zlib.crc32(back[int(r) * block:(int(r) + 1) * block]) for r in rows]
+    return {"block": block, "size": len(was), "at": pack_ints(rows),
+            "crc": base64.b64encode(np.asarray(crcs, "<u4").tobytes()).decode("ascii"),
+            "check": base64.b64encode(checks.tobytes()).decode("ascii"),
+            "xor": base64.b64encode(zlib.compress(x[rows].tobytes(), _LEVEL)).decode("ascii")}
+
+
+def put_back_bytes(now: bytes, record: Any) -> tuple[bytes, int]:
+    """``now`` (what the writer wrote) with what :func:`keep_bytes` kept put back: each block the
+    writer wrote as it wrote it from the GLB as written (its CRC-32 matches), and in the other
+    blocks each word whose check byte matches. Returns the bytes and how many blocks it
+    changed."""
+    if not isinstance(record, dict):
+        return now, 0
+    try:
+        if "whole" in record:
+            if record.get("crc") != [zlib.crc32(now), len(now)]:
+                return now, 0
+            return zlib.decompress(base64.b64decode(str(record["whole"]), validate=True)), 1
+        block, size = record.get("block"), record.get("size")
+        rows = unpack_ints(record.get("at"))
+        crcs = np.frombuffer(base64.b64decode(str(record.get("crc")), validate=True), "<u4")
+        checks = np.frombuffer(base64.b64decode(str(record.get("check")), validate=True), np.uint8)
+        xor = np.frombuffer(zlib.decompress(base64.b64decode(str(record.get("xor")),
+                                                             validate=True)), np.uint8)
+    except (ValueError, TypeError, zlib.error):
+        return now, 0
+    if type(block) is not int or block <= 0 or block % 4 or size != len(now) or rows is None \
+            or len(crcs) != len(rows) or len(xor) != len(rows) * block or \
+            (len(rows) and (rows.min() < 0 or rows.max() * block >= len(now))):
+        return now, 0
+    n = (len(now) + block - 1) // block
+    buf = np.zeros(n * block, np.uint8)
+    buf[:len(now)] = np.frombuffer(now, np.uint8)
+    blocks = buf.reshape(n, block)
+    xw = xor.reshape(len(rows), block).view("<u4")
+    changed = xw != 0
+    if int(changed.sum()) != len(checks):
+        return now, 0
+    cur = blocks[rows].view("<u4")
+    whole = np.array([zlib.crc32(now[r * block:(r + 1) * block]) for r in rows.tolist()],
+                     np.uint32) == crcs
+    word_ok = np.zeros(changed.shape, bool)
+    word_ok[changed] = _hash8(cur[changed]) == checks
+    apply = changed & (whole[:, None] | word_ok)
+    blocks[rows] = np.where(apply, cur ^ xw, cur).view(np.uint8)
+    return buf[:len(now)].tobytes(), int(apply.any(axis=1).sum())
+
+
+# -- the scene as a GLB holds it ---------------------------------------------------------------
+
+def _plain_extras(value: Any) -> Any:
+    """Extras as they come back from a GLB: tuples as lists, None and empty values of dicts
+    left out (as the glTF writer's JSON encoder leaves them out)."""
+    if isinstance(value, dict):
+        return {str(k): _plain_extras(v) for k, v in value.items()
+                if v is not None and not (isinstance(v, (str, list, tuple, dict)) and not v)}
+    if isinstance(value, (list, tuple)):
+        return [_plain_extras(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def as_glb_holds(scene: Scene, *, meshes: bool = True, animations: bool = True) -> Scene:
+    """A copy of ``scene`` as a glTF reader finds it after the glTF writer (node transforms,
+    inverse binds as float32, extras through JSON; with ``meshes`` unit normals and weights as
+    stored, with ``animations`` unit rotation keys and times from 0), sharing the rest; what a
+    writer gives from it is what it will give from the GLB when nothing was edited."""
+    cols = [np.array([getattr(n, a) for n in scene.nodes], np.float64).reshape(len(scene.nodes), w)
+            for a, w in (("translation", 3), ("rotation", 4), ("scale", 3))]
+    (t, r, s), _ = geometry.gltf_node_trs(*cols)
+    nodes = [dataclasses.replace(n, translation=t[i], rotation=r[i], scale=s[i],
+                                 extras=_plain_extras(n.extras))
+             for i, n in enumerate(scene.nodes)]
+    skins = [dataclasses.replace(k, inverse_bind_matrices=None if k.inverse_bind_matrices is None
+                                 else np.asarray(k.inverse_bind_matrices, np.float32).astype(np.float64))
+             for k in scene.skins]
+    out = dataclasses.replace(scene, nodes=nodes, skins=skins, extras=_plain_extras(scene.extras))
+    if meshes:
+        out.meshes = [dataclasses.replace(m, primitives=[_prim_as_held(p) for p in m.primitives],
+                                          extras=_plain_extras(m.extras)) for m in scene.meshes]
+        out.materials = [dataclasses.replace(m, extras=_plain_extras(m.extras))
+                         for m in scene.materials]
+    if animations:
+        out.animations = [_anim_as_held(a) for a in scene.animations]
+    return out
+
+
+def _prim_as_held(p: Primitive) -> Primitive:
+    q = dataclasses.replace(p)
+    if p.mode == 4 and p.normals is not None:
+        q.normals = geometry.unit_rows(p.normals)
+        bad = np.einsum("ij,ij->i", p.normals, p.normals) < 1e-24
+        if bad.any():
+            q.normals[bad] = geometry.compute_normals(p.positions, p.indices)[bad]
+    if p.joints is not None and p.weights is not None:
+        q.joints, q.weights, _ = geometry.gltf_weights(p.joints, p.weights)
+    return q
+
+
+def _anim_as_held(a: Animation) -> Animation:
+    chans = [c for c in a.channels]
+    start = min((float(c.times[0]) for c in chans), default=0.0)
+    shift = -start if start < 0 else 0.0
+    out = []
+    for c in chans:
+        times = c.times if not shift else (c.times.astype(np.float64) + shift).astype(np.float32)
+        values = geometry.unit_rows(c.values, fallback=(0.0, 0.0, 0.0, 1.0)) \
+            if c.path == "rotation" else c.values
+        out.append(dataclasses.replace(c, times=times, values=values))
+    return dataclasses.replace(a, channels=out, extras=_plain_extras(a.extras))
