@@ -366,3 +366,13 @@ def test_levels_without_pixels_are_refused_not_crashed(tmp_path):
     path.write_bytes(_bytes(doc))
     with pytest.raises(retromesh.RetromeshError):
         retromesh.convert(path, tmp_path / "flat.png")
+
+
+def test_any_model_naming_a_texture_finds_its_dtx(tmp_path):
+    """.dtx is an image format of retromesh.imageformats: a material naming ``skin.bmp`` gets
+    the ``skin.dtx`` beside it, embedded as PNG."""
+    from retromesh.textures import TextureFinder
+    _skin(tmp_path / "Skin.DTX", (0, 128, 255))
+    found = TextureFinder(tmp_path).load("skin.bmp")
+    assert not isinstance(found, str), found
+    assert found.mime_type == "image/png" and found.converted and found.path.name == "Skin.DTX"
