@@ -19,7 +19,7 @@ import numpy as np
 
 from ...binio import Reader
 from ...transforms import compose_trs, quat_multiply, world_matrices
-from . import abc, abc_v6
+from . import abc, abc_v6, dtx_samples
 from .abc import (
     CORNER,
     TRANSFORM13,
@@ -288,13 +288,15 @@ def sample_bytes(version: int = 12, **kw) -> bytes:
 
 def documents() -> dict[str, Any]:
     """Format name -> a small complete native document: v12 as ``"abc"``, every other version
-    as ``"abc:v<version>"`` (v6 has its own reader and writer)."""
+    as ``"abc:v<version>"`` (v6 has its own reader and writer); the DTX textures of every
+    layout and a PNG (:mod:`.dtx_samples`)."""
     return {"abc": build_sample(12), **{f"abc:v{v}": build_sample(v) for v in SAMPLE_VERSIONS
-                                       if v != 12}}
+                                       if v != 12}, **dtx_samples.documents()}
 
 
 def write_example(folder: str | Path) -> list[Path]:
-    """Write ``model_v12.abc`` and ``model_v6.abc`` into ``folder``."""
+    """Write ``model_v12.abc`` and ``model_v6.abc`` into ``folder``, with the skins they wear
+    (:func:`.dtx_samples.write_skins`: found beside them, as the games' loaders would)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     out = []
@@ -302,4 +304,4 @@ def write_example(folder: str | Path) -> list[Path]:
         path = folder / f"model_v{version}.abc"
         path.write_bytes(sample_bytes(version))
         out.append(path)
-    return out
+    return out + dtx_samples.write_skins(folder)
