@@ -31,6 +31,8 @@ SRC = Path(retromesh.__file__).parent
 ALLOWED = {
     ("clitools/luanti.py", "Luanti loads .b3d, .glb/.gltf, .obj and .x, not ."):
         "Luanti's own list of the files its loaders read",
+    ("imageformats.py", "dtx"): "the image table says which extensions a family's module "
+                                "brings, so that listing them imports no family",
     ("jsoncodec.py", "b3d"): "the b3d family's package name (old $type module paths)",
     ("luanti/clipsback.py", "b3d"): "the B3D family's key of kept data in node extras",
     ("luanti/scene.py", ".b3d"): "Luanti's list of the model files it loads (MODEL_SUFFIXES)",
@@ -41,8 +43,10 @@ ALLOWED = {
 def _game_extensions() -> set[str]:
     """Every extension of a registered game format (glTF, the hub every conversion goes
     through and the default output, is named by the command line, the gallery and Blender's
-    bridge by design)."""
-    return {e for f in registry.formats() if f.family != "glTF 2.0" for e in f.extensions}
+    bridge by design; so is PNG, the image every texture becomes in glTF, registered as a
+    file type for textures to convert to and from)."""
+    return {e for f in registry.formats() if f.family not in ("glTF 2.0", "Image")
+            for e in f.extensions}
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -288,7 +292,8 @@ def test_a_registered_image_format_is_found_and_decoded(tmp_path) -> None:
 
 
 def test_the_image_table_keeps_the_lookup_order() -> None:
-    assert imageformats.image_extensions() == ("png", "jpg", "jpeg", "tga", "bmp", "dds", "pcx")
+    assert imageformats.image_extensions() == ("png", "jpg", "jpeg", "tga", "bmp", "dds", "pcx",
+                                               "dtx")
     assert imageformats.pillow_formats()[:2] == ("PNG", "JPEG")
 
 

@@ -15,7 +15,7 @@ from retromesh import ksy
 
 #: every extension retromesh reads natively, each with a description
 SEED_EXTENSIONS = ("b3d", "solid", "anm", "phxbn", "fzx", "sav", "abc", "skl", "ani", "msh", "cms",
-                   "vxl", "hva")
+                   "vxl", "hva", "dtx")
 
 CHECKS: dict[str, tuple[tuple[str, ...], Callable]] = {}
 
@@ -418,6 +418,20 @@ def _abc(doc, k) -> None:
     assert k.trailing == getattr(doc, "trailing", b"")
 
 
+@agrees("lithtech_dtx", "dtx")
+def _dtx(doc, k) -> None:
+    h = doc.header
+    assert (k.version, k.width, k.height, k.mip_count) == (h.version, h.width, h.height,
+                                                           h.mip_count)
+    assert list(k.levels) == doc.levels
+    masks = getattr(k, "alpha_masks", None)     # a field left out by its `if` is not set
+    assert (list(masks) if masks is not None else None) == doc.alpha_masks
+    if doc.sections is not None:
+        got = [(s.type, s.data) for s in getattr(k, "sections", None) or []]
+        assert got == [(s.type, s.data) for s in doc.sections]
+    assert k.trailing == doc.trailing
+
+
 # -- fixtures made by our own writers: every version branch the real files do not cover ------
 
 def _fixtures() -> dict[str, Callable[[], bytes]]:
@@ -451,6 +465,10 @@ def _fixtures() -> dict[str, Callable[[], bytes]]:
         out[f"abc_v{v}.abc"] = lambda v=v: lt.sample_bytes(v)
     out["abc_v13_heavy.abc"] = lambda: lt.sample_bytes(13, heavy=True)
     out["abc_v6_tristrips.abc"] = lambda: lt.sample_bytes(6, transform_info=False)
+    from retromesh.formats.lithtech import dtx_samples
+    for key, made in dtx_samples.documents().items():
+        if key.startswith("dtx"):
+            out[f"{key.replace(':', '_')}.dtx"] = lambda made=made: retromesh.to_bytes(made)
     from retromesh.formats.lugaru import samples as lg
     out["figure.lugaru-skeleton"] = doc(lg.figure)
     out["walk.lugaru-animation"] = doc(lg.animation)

@@ -19,7 +19,7 @@ from test_lithtech_layout import v6_file, v9_file
 
 FILES = {p.name: (lambda p=p: p.read_bytes()) for p in sorted((EXAMPLES / "lithtech").glob("*.abc"))}
 FILES.update({f"sample_{k.replace(':', '_')}.abc": (lambda d=d: retromesh.to_bytes(d))
-              for k, d in samples.documents().items() if k.split(":")[0] == "abc"})
+              for k, d in samples.documents().items() if k.split(":")[0] == "abc"})  # (not dtx)
 FILES.update({f"layout_v{v}.abc": (lambda v=v: v9_file(v)) for v in (9, 10, 11, 12, 13)})
 FILES["layout_v6.abc"] = v6_file
 

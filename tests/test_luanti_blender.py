@@ -36,9 +36,11 @@ def test_cow_imports_textured_with_an_action_per_clip(blender, tmp_path: Path):
 
 # -- through the extension: the mod's Lua run inside Blender (lupa from the zip's wheels) --------
 
-#: the round trip cow -> Blender -> .b3d is byte-identical once the B3D writer keeps every byte
-#: of a Blender export (branch h/b3dexact); until then it is checked but expected to fail
-B3D_EXACT_PENDING = "the B3D way back through Blender is byte-exact only with h/b3dexact"
+#: the round trip cow -> Blender -> .b3d keeps every count but not every byte: the cow's bones
+#: carry a rest scale (3.77) that Blender's importer drops and makes up for by moving vertices
+#: and bones, far beyond the tolerance of "unedited" (docs/lossless.md); checked, expected to fail
+B3D_EXACT_PENDING = ("issue 32: bones with a rest scale (the cow's) do not come back byte for "
+                     "byte through Blender")
 
 
 @pytest.fixture(scope="module")

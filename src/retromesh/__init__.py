@@ -277,6 +277,9 @@ def convert(source: Source, target: str | os.PathLike, format: str | None = None
         return _write_result(result, target, force)
     if path is not None and fmt.to_scene is not None:
         options.setdefault("source", path)
+    if "texture_path" in save_options and fmt.to_scene is not None and \
+            "texture_path" in registry.signature(fmt.to_scene).parameters:
+        options.setdefault("texture_path", save_options["texture_path"])  # skins found reading
     scene = _scaled(_dressed(registry.convert_to_scene(fmt, doc, name, **options), path, mods),
                     scale)
     del doc                     # the native document is not needed while writing

@@ -8,7 +8,8 @@ decoded: ``mime`` when glTF carries the bytes as they are (PNG, JPEG), ``pillow`
 Pillow's plugins that decode it: TGA, BMP, DDS, PCX...), or ``open(data) -> PIL.Image.Image``,
 a decoder of our own (a game's texture format, LithTech's ``.dtx``), turned into PNG.
 A family that brings an image format registers it from a module listed in
-:data:`IMAGE_MODULES`, imported the first time an image is looked up or decoded.
+:data:`IMAGE_MODULES` with its extensions, imported the first time an image that is not PNG
+or JPEG is decoded.
 
 Pillow is only ever asked for plain raster formats (never EPS/PDF, which call external
 programs).
@@ -24,8 +25,11 @@ from .records import record
 __all__ = ["ImageFormat", "register", "unregister", "image_formats", "image_extensions",
            "carried_mime", "own_decoder", "pillow_formats", "IMAGE_MODULES"]
 
-#: modules that register image formats of their own, imported on first use of this table
-IMAGE_MODULES: tuple[str, ...] = ()
+#: modules that register image formats of their own -> the extensions those formats have:
+#: listing the extensions a texture name is tried with imports nothing; a module is imported
+#: the first time a file that is not PNG/JPEG is decoded (so that a model whose textures are
+#: PNG does not import LithTech's family for its ``.dtx``)
+IMAGE_MODULES: dict[str, tuple[str, ...]] = {"retromesh.formats.lithtech": ("dtx",)}
 
 
 @record(frozen=True)
@@ -68,8 +72,10 @@ def image_formats() -> list[ImageFormat]:
 
 
 def image_extensions() -> tuple[str, ...]:
-    """Every image extension (without the dot) in the order a texture name is tried with."""
-    return tuple(dict.fromkeys(e for f in image_formats() for e in f.extensions))
+    """Every image extension (without the dot) in the order a texture name is tried with:
+    the registered formats', then those :data:`IMAGE_MODULES` declare (nothing imported)."""
+    return tuple(dict.fromkeys([e for f in _IMAGES.values() for e in f.extensions]
+                               + [e for exts in IMAGE_MODULES.values() for e in exts]))
 
 
 def _sniffs(f: ImageFormat, data: bytes) -> bool:
@@ -80,8 +86,9 @@ def _sniffs(f: ImageFormat, data: bytes) -> bool:
 
 
 def carried_mime(data: bytes) -> str | None:
-    """The MIME type of ``data`` when glTF carries it as it is (PNG, JPEG), else None."""
-    for f in image_formats():
+    """The MIME type of ``data`` when glTF carries it as it is (PNG, JPEG), else None (the
+    formats glTF carries are registered here, not by :data:`IMAGE_MODULES`: none imported)."""
+    for f in list(_IMAGES.values()):
         if f.mime is not None and _sniffs(f, data):
             return f.mime
     return None

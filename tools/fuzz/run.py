@@ -51,6 +51,9 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
                     "overgrowth/stick.fzx", "overgrowth/example.sav"], ["out.glb"]),
     "lithtech": (["lithtech/model_v6.abc", "lithtech/model_v12.abc", "lithtech/model.lta",
                   "lithtech/model.ltc"], ["out.glb", "out.abc", "out.lta", "out.ltc"]),
+    # textures: read, written back, counted and converted to PNG (no scene of their own)
+    "lithtech-dtx": (["lithtech/model_v12.dtx", "lithtech/model_v12_head.dtx",
+                      "lithtech/model_v6.dtx"], ["out.png"]),
     "lostsaga": (["lostsaga/column.msh", "lostsaga/column.skl", "lostsaga/column_wave.ani"],
                  ["out.glb", "out.msh"]),
     "westwood": (["westwood/tank.vxl", "westwood/tank.hva", "westwood/tank.vox"],
@@ -59,7 +62,12 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
 #: families whose seeds are a game's folder layout (made by our own writers, see layout_seeds):
 #: every case copies the whole layout, mutates one of its files, and may read the layout only
 LAYOUTS = {"lugaru-character": ["out.glb", "out.lugaru-skeleton"],
-           "overgrowth-xml": ["out.glb"]}
+           "overgrowth-xml": ["out.glb"],
+           "lithtech-skins": ["out.glb", "out.abc"]}
+#: layouts read through one file whatever file is mutated (a model, wearing mutated skins)
+LAYOUT_INPUT = {"lithtech-skins": "Chars/Models/Hero_Action.abc"}
+#: families whose files have no scene: converted to each output by a direct converter
+CONVERTED = {"lithtech-dtx"}
 FAMILIES.update({name: ([], outputs) for name, outputs in LAYOUTS.items()})
 
 #: writers a mutated glTF is also sent through (one per case, in turn)
@@ -156,6 +164,9 @@ def layout_seeds(family: str, folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     if family == "overgrowth-xml":
         ogxml_samples.write_character(folder)
+    elif family == "lithtech-skins":
+        from retromesh.formats.lithtech import dtx_samples, samples
+        dtx_samples.write_game_layout(folder, samples.sample_bytes(12))
     else:
         data = folder / "Data"
         for sub in ("Skeleton", "Animations", "Models"):
@@ -237,16 +248,20 @@ def run_family(family: str, cases: int, rng: random.Random, work: Path, *, save:
                     shutil.copytree(layout, inp, dirs_exist_ok=True)
                     target = inp / seed.relative_to(layout)
                     case["root"] = str(inp)
+                    if family in LAYOUT_INPUT:
+                        case["read"] = str(inp / LAYOUT_INPUT[family])
                 else:
                     for comp in seed.parent.iterdir():   # companions: .bin, .skl, .hva, .png ...
                         if comp.is_file() and comp.stem.split("_")[0] == seed.stem.split("_")[0]:
                             shutil.copyfile(comp, inp / comp.name)
                     target = inp / seed.name
+                if family in CONVERTED:
+                    case["convert"] = True
                 target.write_bytes(mutated)
                 outs = list(outputs)
                 if family == "gltf":
                     outs.append(GLTF_WRITERS[i % len(GLTF_WRITERS)])
-                result = driver.run({**case, "input": str(target),
+                result = driver.run({"input": str(target), **case,
                                      "outputs": [str(out / o) for o in outs]})
                 if _is_slow(result, slow) and result["status"] not in FINDINGS:
                     result["status"] = "slow"

@@ -2,7 +2,9 @@
 
 Started by ``run.py`` (and by ``tests/test_hostile.py``) as
 ``python worker.py --mem-mb 1024``; each input line is a JSON object
-``{"input": path, "outputs": [path, ...]}``. For every case the worker reads the input,
+``{"input": path, "outputs": [path, ...]}`` (``"read"``: the file loaded when it is not the
+input, a model wearing a mutated skin; ``"convert"``: a file without a scene, a texture,
+converted to each output instead). For every case the worker reads the input,
 converts it to a Scene, writes the native document back and counts it (``to_bytes``, ``info``:
 what ``dump``, ``check`` and ``info`` do), saves the Scene to each output (the output's
 extension picks the writer), then answers ``{"status": ..., ...}``:
@@ -132,11 +134,26 @@ def run_case(case: dict, guard: Guard, rss_mb: int) -> dict:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            scene = retromesh.load(src)
-            steps["read"] = time.process_time() - c0
+            if case.get("convert"):     # a texture: no scene, converted file to file
+                _native(retromesh, src)
+                steps["read"] = time.process_time() - c0
+                stage = "write"
+                for out in outputs:
+                    c1 = time.process_time()
+                    try:
+                        retromesh.convert(src, out)
+                    except (retromesh.DocumentError, retromesh.UnsupportedError) as exc:
+                        result = {"status": "document", "message": str(exc)[:300],
+                                  "output": out.suffix}
+                    steps[out.suffix] = time.process_time() - c1
+                outputs = []
+            read = Path(case.get("read", src))
+            scene = None if case.get("convert") else retromesh.load(read)
+            steps.setdefault("read", time.process_time() - c0)
             stage = "native"        # read -> to_bytes and info: what dump, check and info do
             c1 = time.process_time()
-            _native(retromesh, src)
+            if not case.get("convert"):
+                _native(retromesh, read)
             steps["native"] = time.process_time() - c1
             stage = "write"
             for out in outputs:

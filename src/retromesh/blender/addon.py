@@ -6,9 +6,10 @@ it with the options that keep what retromesh put there (custom properties from `
 bind pose, unmerged vertices, the file's normals).
 
 ``export_scene.retromesh``: Blender's glTF exporter writes a temporary GLB with ``extras``
-(custom properties), every action as its own animation and the keys as they are (no resampling,
-no key optimisation), then retromesh converts it to the format of the chosen extension, writing
-the companions beside it. Every LossWarning goes to Blender's report.
+(custom properties), vertex attributes whose names start with ``_``, every action as its own
+animation and the keys as they are (no resampling, no key optimisation), then retromesh
+converts it to the format of the chosen extension, writing the companions beside it. Every
+LossWarning goes to Blender's report.
 """
 from __future__ import annotations
 
@@ -36,7 +37,10 @@ GLTF_EXPORT = dict(export_format="GLB", export_extras=True, export_yup=True, exp
                    export_force_sampling=False, export_optimize_animation_size=False,
                    export_anim_slide_to_zero=False, export_bake_animation=False,
                    export_reset_pose_bones=True, export_rest_position_armature=True,
-                   export_cameras=False, export_lights=False)
+                   export_cameras=False, export_lights=False,
+                   # vertex attributes named _*: what a writer keeps per vertex (its source
+                   # index...) comes back from Blender, which imports them as attributes
+                   export_attributes=True)
 
 
 def _known(op_props: set[str], options: dict) -> dict:

@@ -34,7 +34,8 @@ from ..records import record
 __all__ = ["Job", "group_files", "load_to_glb", "names_a_format", "convert_glb",
            "import_extensions", "export_extensions", "drop_extensions", "encode_extras",
            "decode_extras", "JSON_MARK", "files_record", "FILES_PROPERTY", "encode_extras_value",
-           "decode_extras_value", "snap_noise", "merge_mesh_joints", "BLENDER_MARK", "SOURCE"]
+           "decode_extras_value", "snap_noise", "merge_mesh_joints", "BLENDER_MARK", "SOURCE",
+           "NODE_ORDER", "restore_node_order"]
 
 # What is a main file, which picked files are its companions and under which option, what is
 # looked for beside it, what Blender imports and exports: each format's registration says it
@@ -448,6 +449,83 @@ def snap_noise(doc: dict, eps: float = 1e-6) -> None:
             node["scale"] = [1.0 if abs(v - 1) < eps else v for v in sc]
 
 
+# Blender keeps its objects (and the children of each) sorted by name, so the GLB it writes
+# lists the nodes in another order than ours; writers that keep the file's order of parts by
+# the order of nodes (the limbs of a .vxl) would write another file. Each node carries its
+# index in the GLB we made (NODE_ORDER, in its extras: Blender keeps those on objects and
+# bones); in the GLB Blender writes, nodes, children and scene roots go back to that order.
+# Nodes Blender made (an armature object) go just before the first node they hold; nodes
+# without a number (added in Blender) after all others, in Blender's order.
+#: node extras key: the node's index in the GLB retromesh wrote for Blender
+NODE_ORDER = "retromesh_node"
+
+
+def _mark_node_order(doc: dict) -> None:
+    for i, node in enumerate(doc.get("nodes", [])):
+        extras = node.setdefault("extras", {})
+        if isinstance(extras, dict):
+            extras[NODE_ORDER] = i
+
+
+def _node_ranks(nodes: list[dict]) -> list[float] | None:
+    """Each node's place in the order to restore (see above), None when no node has one."""
+    marks: list[float | None] = []
+    for node in nodes:
+        extras = node.get("extras")
+        value = extras.pop(NODE_ORDER, None) if isinstance(extras, dict) else None
+        if isinstance(extras, dict) and not extras:
+            del node["extras"]
+        mark = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+            else math.nan
+        marks.append(mark if math.isfinite(mark) else None)
+    if all(m is None for m in marks):
+        return None
+    ranks: list[float | None] = list(marks)
+
+    def first_held(i: int, seen: set[int]) -> float | None:
+        if marks[i] is not None:
+            return marks[i]
+        seen.add(i)
+        held = [first_held(c, seen) for c in nodes[i].get("children", [])
+                if isinstance(c, int) and 0 <= c < len(nodes) and c not in seen]
+        known = [h for h in held if h is not None]
+        return min(known) if known else None
+
+    for i, m in enumerate(marks):
+        if m is None:
+            found = first_held(i, set())
+            ranks[i] = found - 0.5 if found is not None else None
+    last = max(r for r in ranks if r is not None)
+    return [r if r is not None else last + 1 + i for i, r in enumerate(ranks)]
+
+
+def restore_node_order(doc: dict) -> None:
+    """Put the nodes of a GLB Blender wrote back in the order retromesh gave them (above)."""
+    nodes = doc.get("nodes") or []
+    ranks = _node_ranks(nodes)
+    if ranks is None:
+        return
+    order = sorted(range(len(nodes)), key=lambda i: (ranks[i], i))
+    new = {old: k for k, old in enumerate(order)}
+    by_rank = lambda ids: sorted(ids, key=lambda i: (ranks[i], i) if i in new else (math.inf, 0))  # noqa: E731
+    doc["nodes"] = [nodes[i] for i in order]
+    for node in doc["nodes"]:
+        if isinstance(node.get("children"), list):
+            node["children"] = [new.get(c, c) for c in by_rank(node["children"])]
+    for scene in doc.get("scenes", []):
+        if isinstance(scene.get("nodes"), list):
+            scene["nodes"] = [new.get(n, n) for n in by_rank(scene["nodes"])]
+    for skin in doc.get("skins", []):
+        skin["joints"] = [new.get(j, j) for j in skin.get("joints", [])]
+        if "skeleton" in skin:
+            skin["skeleton"] = new.get(skin["skeleton"], skin["skeleton"])
+    for anim in doc.get("animations", []):
+        for ch in anim.get("channels", []):
+            target = ch.get("target", {})
+            if "node" in target:
+                target["node"] = new.get(target["node"], target["node"])
+
+
 # The names of the files a model was read from (retromesh.filenames) ride in the scene's extras,
 # which Blender keeps as custom properties of its scene: one per Blender scene, so a second model
 # imported into it replaces the first one's. The extension also puts them on each imported root
@@ -490,6 +568,7 @@ def encode_extras(glb: str | os.PathLike) -> dict[str, dict[str, Any]]:
     doc, rest = _read_glb(Path(glb))
     _keep_missing_images(doc)
     _mark_mesh_joints(doc)
+    _mark_node_order(doc)
     _walk_extras(doc, encode_extras_value)
     _write_glb(Path(glb), doc, rest)
     return {a.get("name", f"animation_{i}"): a["extras"]
@@ -515,6 +594,7 @@ def decode_extras(glb: str | os.PathLike) -> None:
     _restore_missing_images(doc)
     snap_noise(doc)
     merge_mesh_joints(doc)
+    restore_node_order(doc)
     _write_glb(Path(glb), doc, rest)
 
 

@@ -583,7 +583,7 @@ def _triangulated(indices: np.ndarray | None, n: int, mode: int) -> np.ndarray:
     """A triangle strip (5) or fan (6) as a triangle list, as the glTF specification draws
     them (a strip's odd triangles swap their first two corners to keep the winding);
     degenerate triangles (a strip's restarts) are left out."""
-    seq = np.arange(n, dtype=np.uint32) if indices is None else indices.astype(np.uint32)
+    seq = np.arange(n, dtype=np.uint32) if indices is None else indices.astype(np.uint32).reshape(-1)
     k = max(len(seq) - 2, 0)
     i = np.arange(k)
     if mode == 5:

@@ -8,7 +8,18 @@ from ...registry import Format
 ABC = Format(
     name="abc", family="LithTech", description="LithTech model (NOLF v9-v13, Shogo/Blood 2 v6)",
     extensions=("abc",), magic_certain=True, endian="<",
-    scene_options=("source", "lods", "flip_mat", "fix_anim_keyframes", "morph"))
+    scene_options=("source", "lods", "flip_mat", "fix_anim_keyframes", "morph", "texture_path"))
+
+#: textures: no scene of their own; they convert to and from PNG and dress the models
+DTX = Format(
+    name="dtx", family="LithTech",
+    description="LithTech texture (-5 NOLF/AvP2/NOLF2, -3 KISS, -2 Shogo/Blood 2)",
+    extensions=("dtx",), endian="<")
+
+#: what DTX textures convert to and from (the one image format read as a document)
+PNG = Format(name="png", family="Image", description="PNG image (DTX textures convert to and from it)",
+             extensions=("png",), magic_certain=True, endian=">")
+
 
 LTA = Format(
     name="lta", family="LithTech",
@@ -19,4 +30,5 @@ LTC = Format(
     name="ltc", family="LithTech", description="LithTech compressed text model (LTC: LZSS of LTA)",
     extensions=("ltc",), scene_options=("source", "lods"))
 
-FORMATS = (ABC, LTA, LTC)
+
+FORMATS = (ABC, DTX, PNG, LTA, LTC)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ...binio import Reader
 from ...transforms import compose_trs, quat_multiply, world_matrices
-from . import abc, abc_v6, lta, lta_model, ltc
+from . import abc, abc_v6, dtx_samples, lta, lta_model, ltc
 from .abc import (
     CORNER,
     TRANSFORM13,
@@ -293,17 +293,19 @@ def lta_sample() -> bytes:
 
 def documents() -> dict[str, Any]:
     """Format name -> a small complete native document: v12 as ``"abc"``, every other version
-    as ``"abc:v<version>"`` (v6 has its own reader and writer), the v12 sample as ``"lta"``
-    text and ``"ltc"`` (compressed as the engine compresses it)."""
+    as ``"abc:v<version>"`` (v6 has its own reader and writer); the DTX textures of every
+    layout and a PNG (:mod:`.dtx_samples`); the v12 sample as ``"lta"`` text and ``"ltc"``
+    (compressed as the engine compresses it)."""
     text = lta_sample()
     return {"abc": build_sample(12), **{f"abc:v{v}": build_sample(v) for v in SAMPLE_VERSIONS
-                                       if v != 12},
+                                       if v != 12}, **dtx_samples.documents(),
             "lta": lta.parse(text), "ltc": ltc.read(Reader(ltc.compress(text)))}
 
 
 def write_example(folder: str | Path) -> list[Path]:
-    """Write ``model_v12.abc``, ``model_v6.abc``, ``model.lta`` and ``model.ltc`` into
-    ``folder``."""
+    """Write ``model_v12.abc`` and ``model_v6.abc`` into ``folder``, with the skins they wear
+    (:func:`.dtx_samples.write_skins`: found beside them, as the games' loaders would), and
+    ``model.lta`` and ``model.ltc``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     out = []
@@ -315,4 +317,4 @@ def write_example(folder: str | Path) -> list[Path]:
                        (folder / "model.ltc", ltc.compress(lta_sample()))):
         path.write_bytes(data)
         out.append(path)
-    return out
+    return out + dtx_samples.write_skins(folder)

@@ -106,7 +106,9 @@ Scene -> v9..v13 (``from_scene``: the version of the scene's ``abc_version`` ext
 from __future__ import annotations
 
 import copy
+import os
 import warnings
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -117,7 +119,7 @@ from ...errors import DocumentError, FormatError
 from ...extras import integer
 from ...findings import Finding, error, warning
 from ...scene import Scene
-from . import abc as abcmod, abc_v6
+from . import abc as abcmod, abc_v6, skins as skins_mod
 from .abc import AbcModel, HeaderSection, PiecesSection
 from .abc_v6 import AbcV6Model
 from .scene_common import bind_deviation, latin1, tree_parents
@@ -130,8 +132,10 @@ __all__ = ["to_scene", "from_scene", "structural_problems", "bind_deviation", "t
 
 
 def to_scene(doc, *, source=None, lods: bool = True, flip_mat: int | None = None,
-             fix_anim_keyframes: int | None = None, morph: bool = True) -> Scene:
-    """An ABC model as a Scene (see the module docstring for the mapping)."""
+             fix_anim_keyframes: int | None = None, morph: bool = True,
+             texture_path: Iterable[str | os.PathLike] = ()) -> Scene:
+    """An ABC model as a Scene (see the module docstring for the mapping), wearing the skins
+    the games would give it (:mod:`.skins`: found beside ``source`` or in ``texture_path``)."""
     with np.errstate(all="ignore"):     # nonsense values are caught by the finite checks
         if isinstance(doc, AbcV6Model):
             scene = to_scene_v6(doc, lods, flip_mat, fix_anim_keyframes, morph)
@@ -141,7 +145,9 @@ def to_scene(doc, *, source=None, lods: bool = True, flip_mat: int | None = None
             raise DocumentError(f"{type(doc).__name__} is not an ABC model")
     if lods and morph and flip_mat is None and fix_anim_keyframes is None:
         _keep_file(scene, doc)      # (read in the file's own terms: it can come back as it is)
-    return scene
+    return skins_mod.dress(scene, source if isinstance(source, (str, os.PathLike)) else None,
+                           [texture_path] if isinstance(texture_path, (str, os.PathLike))
+                           else texture_path)
 
 
 def _write(doc: AbcModel | AbcV6Model) -> bytes:
@@ -155,7 +161,7 @@ def _keep_file(scene: Scene, doc: AbcModel | AbcV6Model) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            back = _write(from_scene(restore.as_glb_holds(scene)))
+            back = _write(_from_scene(restore.as_glb_holds(scene), None))
         except (DocumentError, FormatError):
             return
     rec = restore.keep_bytes(_write(doc), back)
@@ -163,10 +169,20 @@ def _keep_file(scene: Scene, doc: AbcModel | AbcV6Model) -> None:
         scene.extras["abc_exact"] = rec
 
 
-def from_scene(scene: Scene, *, version: int | None = None, **options: Any) -> AbcModel | AbcV6Model:
+def from_scene(scene: Scene, *, version: int | None = None, skins: str | None = None,
+               **options: Any) -> AbcModel | AbcV6Model | dict[str, Any]:
     """A Scene as an ABC model: the version its extras name (``abc_version``, as ``to_scene``
     writes it), else v12, unless ``version`` says otherwise (6 or 9..13); see the module
-    docstring."""
+    docstring. ``skins="dtx"`` (or a pixel format: ``dxt5``, ``32p``...) also writes the
+    materials' textures as ``.dtx`` beside the model (:func:`.skins.skin_outputs`)."""
+    model = _from_scene(scene, version)
+    if skins is None:
+        return model
+    # the skins beside the model, named as skins.py finds them again ({stem}.dtx, _head.dtx)
+    return {"": model, **skins_mod.skin_outputs(scene, "32" if skins == "dtx" else skins)}
+
+
+def _from_scene(scene: Scene, version: int | None) -> AbcModel | AbcV6Model:
     ex = scene.extras or {}
     if version is None:
         version = 6 if integer(ex, "abc_version", 12, 6, 13) == 6 else \

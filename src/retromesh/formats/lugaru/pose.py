@@ -148,6 +148,10 @@ def muscle_angles(pos: np.ndarray, doc: SkeletonFile, hang: bool = False,
     return out
 
 
+#: seconds: in-between samples nearer a frame than this are not made (see between_frames)
+SAMPLE_GAP = 2e-3
+
+
 def between_frames(times: np.ndarray, pos: np.ndarray, angles: np.ndarray,
                    fps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The engine's pose between frames, sampled at ``fps`` (the frame times always included):
@@ -158,7 +162,13 @@ def between_frames(times: np.ndarray, pos: np.ndarray, angles: np.ndarray,
     if f < 2 or fps <= 0:
         return times, pos, angles
     grid = np.arange(0.0, float(times[-1]), 1.0 / fps)
-    t = np.unique(np.concatenate([times, grid]))
+    # a sample this close to a frame is left out: Blender's importer merges keys less than
+    # 0.01 of its frames apart (0.4 ms at 24 fps) into one, at the frame's time with the
+    # sample's value, and the frame's pose would come back off
+    ft = np.asarray(times, np.float64)
+    j = np.clip(np.searchsorted(ft, grid), 1, f - 1)
+    near = np.minimum(np.abs(ft[j] - grid), np.abs(grid - ft[j - 1])) < SAMPLE_GAP
+    t = np.unique(np.concatenate([times, grid[~near]]))
     k = np.clip(np.searchsorted(times, t, side="right") - 1, 0, f - 2)
     u = np.clip((t - times[k]) / (times[k + 1] - times[k]), 0.0, 1.0)
     new = angles[1:].copy()

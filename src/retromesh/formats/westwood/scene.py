@@ -324,7 +324,8 @@ def to_scene(doc: VxlFile, *, source: Path | None = None, hva: Any = None,
     # what glTF has no place for, so that from_scene can give the file back (see .keep)
     for node, limb in zip(nodes, doc.limbs):
         scene.nodes[node].extras[scene_extras.LIMB_KEY] = scene_extras.limb_extras(limb)
-    scene.nodes[root].extras[scene_extras.FILE_KEY] = scene_extras.file_extras(doc, pal, greedy, normals)
+    scene.nodes[root].extras[scene_extras.FILE_KEY] = scene_extras.file_extras(
+        doc, pal, greedy, normals, with_hva=hdoc is not None)
     if hdoc is not None:
         scene.nodes[root].extras[scene_extras.HVA_KEY] = scene_extras.hva_extras(hdoc, sections, fps)
     if frames > 1:

@@ -67,7 +67,7 @@ def kept_file(text: Any) -> dict[str, Any] | None:
                "palette_count": int(d["palette_count"]),
                "remap": tuple(int(v) for v in d["remap"]),
                "limbs": int(d["limbs"]), "greedy": d["greedy"], "normals": d["normals"],
-               "raw_body": None}
+               "raw_body": None, "no_hva": d.get("no_hva") is True}
         if len(rec["remap"]) != 2 or not isinstance(rec["greedy"], bool) or \
                 not isinstance(rec["normals"], str):
             return None
@@ -122,9 +122,12 @@ def kept_limb(text: Any) -> Limb | None:
         return None     # SpanError is a ValueError
 
 
-def file_extras(doc: VxlFile, palette: np.ndarray, greedy: bool, normals: str) -> str:
+def file_extras(doc: VxlFile, palette: np.ndarray, greedy: bool, normals: str,
+                with_hva: bool = True) -> str:
+    """The ``vxl_file`` record; ``no_hva`` (only when true, so records of files read with
+    their ``.hva`` stay as they were) says the file was read without one."""
     raw = doc.raw_body
-    return json.dumps({
+    return json.dumps({**({} if with_hva else {"no_hva": True}),
         "magic": base64.b64encode(doc.magic).decode("ascii"),
         "palette_count": int(doc.palette_count), "remap": [int(doc.remap_start), int(doc.remap_end)],
         "palette": base64.b64encode(np.asarray(doc.palette, np.uint8).tobytes()).decode("ascii"),

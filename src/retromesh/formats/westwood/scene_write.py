@@ -12,10 +12,12 @@ is a kept limb, unless ``native=False`` or a voxelisation option (``resolution``
 * an edited limb is voxelised again *in its own grid* (same size, bounds, scale, normal table;
   colours matched to the kept palette; normals estimated for that table), so sizes and modes
   stay those of the game file;
-* the ``.hva``: the kept one when every limb's node transform and keys still give its matrices
-  (to 1e-4), else the kept one with the matrices of the limbs' sections made from the nodes'
-  transforms and keys (sampled at the kept fps, so its frame count stays), else (none kept)
-  one made from the nodes, one section per limb.
+* the ``.hva``: the kept one, each matrix (limb and frame) as it was while the node's
+  transform and keys still give it (to 1e-4 of the matrix's size: what Blender's float32
+  transforms keep), else made from the node (sampled at the kept fps, so the frame count
+  stays): one moved limb changes its own matrices only. None kept: one made from the nodes,
+  one section per limb; none read (a ``.vxl`` without ``.hva``, ``no_hva`` in the kept
+  file): none written while the limbs stand where their tailers put them.
 
 A scene loaded with the generic ``scale=`` option is measured back in voxels first (the factor
 is in ``scene.extras["scale"]``). Anything else (a new mesh node, no kept data) is voxelised
@@ -42,7 +44,7 @@ from .voxelize import mesh_triangles, voxelise_in_grid, voxelize_scene
 from .voxels import VoxelGrid, normal_indices
 from .vxl import Limb, RawBody, VxlFile
 
-__all__ = ["canonical_triangles", "from_scene", "restore"]
+__all__ = ["DROPPED_BY_VXL", "canonical_triangles", "from_scene", "restore", "warn_dropped"]
 
 #: VXL (x, y, z) -> glTF (y, z, x)
 _TO_GLTF = [1, 2, 0]
@@ -113,10 +115,36 @@ def _node_matrices(scene: Scene, ni: int, times: np.ndarray) -> np.ndarray:
     S = np.repeat(np.asarray(n.scale, np.float64)[None], f, 0)
     for a in scene.animations[:1]:
         for c in a.channels:
-            if c.node == ni:
-                v = c.sample(times)
-                {"translation": T, "rotation": R, "scale": S}[c.path][:] = v
+            trs = {"translation": T, "rotation": R, "scale": S}.get(c.path)
+            if c.node == ni and trs is not None:      # morph weights: dropped (warn_dropped)
+                trs[:] = c.sample(times)
     return compose_trs(T, R, S)
+
+
+#: how the kept-.vxl writer's warning of what it drops begins (the .vox writer says its own)
+DROPPED_BY_VXL = "a .vxl + .hva"
+
+
+def warn_dropped(scene: Scene, animations: int, what: str) -> None:
+    """One LossWarning naming what a kept file written back cannot hold: morph targets,
+    points and lines, animations after the first ``animations`` ones and, in those, morph
+    weight keys (``.hva`` moves limbs; a ``.vox`` holds no animation)."""
+    lost: list[str] = []
+    prims = [(n.name, p) for n in scene.nodes if n.mesh is not None
+             for p in scene.meshes[n.mesh].primitives]
+    morphs = sorted({name for name, p in prims if p.targets})
+    if morphs:
+        lost.append("morph targets (" + ", ".join(morphs[:4]) + ")")
+    if any(p.mode != 4 and len(p.positions) for _, p in prims):
+        lost.append("points and lines")
+    if any(c.path == "weights" for a in scene.animations[:animations] for c in a.channels):
+        lost.append("morph weight keys")
+    extra = [a.name or f"animation {i}" for i, a in enumerate(scene.animations)][animations:]
+    if extra:
+        lost.append("animations " + ", ".join(extra[:4]))
+    if lost:
+        warnings.warn(f"{what} has no place for {'; '.join(lost)}: left out", LossWarning,
+                      stacklevel=4)
 
 
 def _k(limb: Limb) -> np.ndarray:
@@ -173,39 +201,48 @@ def restore(scene: Scene) -> dict[str, Any] | None:
     if edited:
         warnings.warn(f"edited limbs voxelised again in their own grids: {', '.join(edited)}",
                       LossWarning, stacklevel=3)
+    warn_dropped(scene, 1, DROPPED_BY_VXL)
     doc = VxlFile(magic=kept["magic"], palette_count=kept["palette_count"],
                   remap_start=kept["remap"][0], remap_end=kept["remap"][1],
                   palette=palette, limbs=limbs, trailing=kept["trailing"])
     if kept["raw_body"] is not None and not edited:
         doc.raw_body = RawBody(*kept["raw_body"])
-    return {"": doc,
-            companion(scene, ".hva", ".vxl"): _restore_hva(scene, root, limb_nodes, limbs)}
+    hva = _restore_hva(scene, root, limb_nodes, limbs, kept["no_hva"])
+    return {"": doc} if hva is None else {"": doc, companion(scene, ".hva", ".vxl"): hva}
 
 
-def _restore_hva(scene: Scene, root: Node, nodes: list[int], limbs: list[Limb]) -> HvaFile:
-    """The kept ``.hva`` when the nodes still give its matrices, else one made from them."""
+def _restore_hva(scene: Scene, root: Node, nodes: list[int], limbs: list[Limb],
+                 no_hva: bool = False) -> HvaFile | None:
+    """The kept ``.hva`` when the nodes still give its matrices, else one made from them;
+    None for a file read without one whose limbs still stand where their tailers put them."""
     hdoc, sections, fps = kept_hva(root.extras.get(HVA_KEY), len(limbs))
     frames = max(hdoc.frames, 1) if hdoc is not None else 1
     times = np.arange(frames, dtype=np.float64) / fps
     got = [_vxl_frames(scene, ni, times) for ni in nodes]
+    if hdoc is None and no_hva and not any(len(a.channels) for a in scene.animations[:1]) and all(
+            np.allclose(g, want := limb_matrices(limb, None), atol=1e-4 * max(1.0, float(np.abs(want).max())))
+            for g, limb in zip(got, limbs)):
+        return None
     if hdoc is not None and len(sections) == len(limbs):
-        ok = True
-        for g, limb, sec in zip(got, limbs, sections):
+        # per limb and frame: the kept matrix while the node still gives it (within 1e-4 of
+        # its size: Blender stores transforms as float32 TRS), so one moved limb changes its
+        # own section's matrices only
+        same = np.ones((frames, len(limbs)), bool)
+        for li, (g, limb, sec) in enumerate(zip(got, limbs, sections)):
             want = limb_matrices(limb, None if sec is None or hdoc.frames == 0
                                  else hdoc.matrices[:, sec])
             if len(want) == 1:
                 want = np.repeat(want, frames, 0)
-            if not np.allclose(g, want, atol=1e-4 * max(1.0, float(np.abs(want).max()))):
-                ok = False
-                break
-        if ok:
+            tol = 1e-4 * max(1.0, float(np.abs(want).max())) + 1e-5 * np.abs(want)
+            same[:, li] = np.all(np.abs(g - want) <= tol, axis=(1, 2))
+        if same.all():
             return hdoc
-        if hdoc.frames:                 # the kept file's sections, with the scene's matrices
+        if hdoc.frames:                 # the kept file's sections, the moved ones from the scene
             new = _hva_matrices(got, limbs)
             mats = np.array(hdoc.matrices, np.float32, copy=True)
             for li, sec in enumerate(sections):
                 if sec is not None:
-                    mats[:, sec] = new[:, li]
+                    mats[~same[:, li], sec] = new[~same[:, li], li]
             return HvaFile(name=hdoc.name, section_names=list(hdoc.section_names),
                            matrices=mats, trailing=hdoc.trailing)
     names = [limb.name.split(b"\0", 1)[0].ljust(16, b"\0")[:16] for limb in limbs]

@@ -38,7 +38,7 @@ from ...units import scale_scene
 from . import vox
 from .convert import vxl_to_vox
 from .scene import AXES
-from .scene_write import canonical_triangles, from_scene as vxl_from_scene
+from .scene_write import DROPPED_BY_VXL, canonical_triangles, from_scene as vxl_from_scene, warn_dropped
 from .vox_scene import to_scene
 from .vox_scene_extras import FILE_KEY, INSTANCE_KEY, kept_vox
 from .voxelize import mesh_triangles, voxelise_in_grid
@@ -56,7 +56,15 @@ def from_scene(scene: Scene, *, native: bool = True, **options: Any) -> vox.VoxF
         kept = restore(scene)
         if kept is not None:
             return kept
-    return vxl_to_vox(vxl_from_scene(scene, native=native, **options)[""])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        vxl = vxl_from_scene(scene, native=native, **options)[""]
+    for w in caught:                 # what a .vxl + .hva drops, said for the .vox below
+        if not str(w.message).startswith(DROPPED_BY_VXL):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if any(str(w.message).startswith(DROPPED_BY_VXL) for w in caught) or scene.animations:
+        warn_dropped(scene, 0, "a .vox")
+    return vxl_to_vox(vxl)
 
 
 def _same_mesh(scene: Scene, ni: int, ref: Scene, ri: int) -> bool:
@@ -118,6 +126,7 @@ def restore(scene: Scene) -> Any:
         delta = AXES.T @ (m[:3, 3] - r[:3, 3])
         if np.abs(delta).max() > 1e-3 and trn[k] >= 0:
             moves[trn[k]] = (delta, insts[k][1])
+    warn_dropped(scene, 0, "a .vox")
     if not edited and not moves:
         if turned:
             _warn_turned(turned)

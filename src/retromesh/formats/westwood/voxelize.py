@@ -264,6 +264,10 @@ def _mesh_items(scene: Scene) -> tuple[list[tuple[str, np.ndarray, np.ndarray, n
             lost.add("skins (the rest pose is used)")
         tris, cols, remap = [], [], []
         for p in scene.meshes[node.mesh].primitives:
+            if p.targets:
+                lost.add("morph targets")
+            if p.mode != 4 and len(p.positions):
+                lost.add("points and lines")
             if p.mode != 4 or len(p.positions) == 0:
                 continue
             mat = scene.materials[p.material] if p.material is not None else None

@@ -1,0 +1,95 @@
+"""PNG images as a file type of their own, so that ``.dtx`` textures convert to and from them
+(``retromesh convert skin.dtx -o skin.png`` and back).
+
+The native document keeps the file's bytes as they are (``write(read(f)) == f``); the pixels
+are decoded by Pillow only when a conversion asks (:func:`rgba`). Nothing here reads a scene:
+a PNG is a texture, not a model.
+
+=========  ==================================================================================
+part       layout
+=========  ==================================================================================
+signature  ``89 50 4E 47 0D 0A 1A 0A``
+chunks     uint32 length (big-endian); char type[4]; data; uint32 CRC — ``IHDR`` first
+           (uint32 width, height; uint8 bit depth, colour type, compression, filter,
+           interlace)
+=========  ==================================================================================
+"""
+from __future__ import annotations
+
+import io
+import struct
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ...binio import Reader
+from ...errors import DocumentError
+from ...records import record
+
+__all__ = ["PngImage", "read", "write", "info", "sniff", "rgba", "from_rgba", "SIGNATURE"]
+
+SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_COLOUR = {0: "grey", 2: "RGB", 3: "palettised", 4: "grey + alpha", 6: "RGBA"}
+
+
+@record
+class PngImage:
+    """A PNG file's bytes; ``width``/``height`` from its ``IHDR``."""
+    data: bytes
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return struct.unpack_from(">II", self.data, 16)
+
+
+def sniff(head: bytes) -> bool:
+    return head[:8] == SIGNATURE
+
+
+def read(r: Reader) -> PngImage:
+    if r.peek(8) != SIGNATURE:
+        raise r.fail("the PNG signature", r.peek(8), field="signature")
+    head = r.peek(33)
+    if len(head) < 33 or head[12:16] != b"IHDR":
+        raise r.fail("an IHDR chunk after the signature", head[8:16], offset=r.pos + 8,
+                     field="IHDR")
+    return PngImage(r.rest())
+
+
+def write(doc: PngImage) -> bytes:
+    if not sniff(doc.data):
+        raise DocumentError("data: the bytes of a PNG file (its signature first)")
+    return doc.data
+
+
+def info(doc: PngImage) -> dict[str, Any]:
+    w, h = doc.size
+    depth, colour = doc.data[24], doc.data[25]
+    return {"size": f"{w}x{h}", "colour": _COLOUR.get(colour, f"type {colour}"),
+            "bit depth": depth}
+
+
+def rgba(doc: PngImage) -> np.ndarray:
+    """The pixels as an (height, width, 4) uint8 RGBA array (Pillow decodes; images over its
+    decompression-bomb limit are refused)."""
+    from PIL import Image
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(doc.data), formats=["PNG"]) as im:
+                return np.asarray(im.convert("RGBA"), np.uint8).copy()
+    except Exception as exc:            # Pillow raises many kinds on bad data
+        raise DocumentError(f"the PNG could not be decoded ({type(exc).__name__}: {exc})"[:300]) \
+            from exc
+
+
+def from_rgba(pixels: np.ndarray) -> PngImage:
+    """A PNG of an (height, width, 4) uint8 RGBA array (RGB when every pixel is opaque)."""
+    from PIL import Image
+    pixels = np.ascontiguousarray(pixels, np.uint8)
+    opaque = bool((pixels[..., 3] == 255).all())
+    im = Image.fromarray(pixels[..., :3].copy() if opaque else pixels, "RGB" if opaque else "RGBA")
+    out = io.BytesIO()
+    im.save(out, format="PNG")
+    return PngImage(out.getvalue())
