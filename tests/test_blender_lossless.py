@@ -124,3 +124,18 @@ def test_abc_radius_and_sublod_through_blender(blender, tmp_path):
     assert back.header.internal_radius == doc.header.internal_radius
     assert [lod.vertices["sublod"].tolist() for p in back.pieces for lod in p.lods] == \
         [lod.vertices["sublod"].tolist() for p in doc.pieces for lod in p.lods]
+
+
+def test_lta_through_blender_keeps_the_model(blender, tmp_path):
+    src = ROOT / "examples" / "lithtech" / "model.lta"
+    retromesh.convert(src, tmp_path / "m.glb")
+    res = blender.run(SCRIPT, {"src": str(tmp_path / "m.glb"), "node": "", "plain": str(tmp_path / "p.glb")})
+    assert res["plain"] == ["FINISHED"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LossWarning)       # key times resampled per frame
+        retromesh.convert(tmp_path / "p.glb", tmp_path / "back.lta")
+    from retromesh.formats import lithtech
+    keys = ("nodes", "pieces", "lods", "triangles", "vertices", "sockets", "animations",
+            "anim bindings", "weight sets", "child models")
+    was, now = (lithtech.lta_info(retromesh.read(p)) for p in (src, tmp_path / "back.lta"))
+    assert {k: now[k] for k in keys} == {k: was[k] for k in keys}

@@ -23,6 +23,7 @@ COMMANDS = [
     (["overgrowth/stick.fzx"], False, 0),
     (["lithtech/model_v12.abc"], True, None),
     (["lithtech/model_v6.abc"], None, None),
+    (["lithtech/model.lta"], True, 2),
     (["lostsaga/column.msh", "--skeleton", "lostsaga/column.skl", "--animation",
       "lostsaga/column_wave.ani"], True, 1),
     (["westwood/tank.vxl"], False, 1),

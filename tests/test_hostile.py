@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "tools" / "fuzz"))
 OUTPUTS = {
     "gltf": ["out.glb", "out.gltf", "out.b3d", "out.msh", "out.vxl", "out.abc"],
     "b3d": ["out.glb", "out.b3d", "out.msh", "out.abc"],
-    "lithtech": ["out.glb", "out.abc", "out.vxl"],
+    "lithtech": ["out.glb", "out.abc", "out.lta", "out.vxl"],
 }
 ALLOWED = {"ok", "format", "document"}
 

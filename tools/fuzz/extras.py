@@ -33,14 +33,14 @@ SCENES = [
     ("crate.b3d", {}), ("wiggle.b3d", {}),
     ("lostsaga/column.msh", {"skeleton": EX / "lostsaga/column.skl",
                              "animations": [EX / "lostsaga/column_wave.ani"]}),
-    ("lithtech/model_v12.abc", {}), ("lithtech/model_v6.abc", {}),
+    ("lithtech/model_v12.abc", {}), ("lithtech/model_v6.abc", {}), ("lithtech/model.lta", {}),
     ("westwood/tank.vxl", {}), ("westwood/tank.vox", {}),
     ("lugaru/box.solid", {}),
     ("overgrowth/stick.phxbn", {"mesh": EX / "overgrowth/stick.obj",
                                 "animations": [EX / "overgrowth/walk.anm"]}),
 ]
-TARGETS = ["out.glb", "out.b3d", "out.msh", "out.abc", "out.vxl", "out.vox", "out.solid",
-           "out.phxbn"]
+TARGETS = ["out.glb", "out.b3d", "out.msh", "out.abc", "out.lta", "out.vxl", "out.vox",
+           "out.solid", "out.phxbn"]
 
 HOSTILE = [None, True, 0, -1, 2**31, 2**32 + 5, -2**63, 10**30, 1e308, -0.0, 0.5, "", "x",
            "!!not base64", "AAAA", "eJwDAAAAAAE=", [], [1], [[1, 2]], ["a", None], {}, {"a": 1},

@@ -49,7 +49,8 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     "lugaru": (["lugaru/box.solid"], ["out.glb", "out.solid"]),
     "overgrowth": (["overgrowth/walk.anm", "overgrowth/wave.anm", "overgrowth/stick.phxbn",
                     "overgrowth/stick.fzx", "overgrowth/example.sav"], ["out.glb"]),
-    "lithtech": (["lithtech/model_v6.abc", "lithtech/model_v12.abc"], ["out.glb", "out.abc"]),
+    "lithtech": (["lithtech/model_v6.abc", "lithtech/model_v12.abc", "lithtech/model.lta",
+                  "lithtech/model.ltc"], ["out.glb", "out.abc", "out.lta", "out.ltc"]),
     # textures: read, written back, counted and converted to PNG (no scene of their own)
     "lithtech-dtx": (["lithtech/model_v12.dtx", "lithtech/model_v12_head.dtx",
                       "lithtech/model_v6.dtx"], ["out.png"]),

@@ -2,7 +2,10 @@
 (Shogo / Blood 2, :mod:`.abc_v6`), registered as one format ``abc``; ``.dtx`` textures
 (:mod:`.dtx`, pixels in :mod:`.dtx_pixels`), the models' skins (:mod:`.skins`), which convert
 to and from ``.png`` (:mod:`.png`, :mod:`.dtx_image`) and are an image format of
-:mod:`retromesh.imageformats` (a model of another family naming a ``.dtx`` finds it too).
+:mod:`retromesh.imageformats` (a model of another family naming a ``.dtx`` finds it too);
+``.lta`` text models (ModelEdit's, :mod:`.lta`, read as ABC records by :mod:`.lta_model`) and
+``.ltc`` (LTA compressed, :mod:`.ltc`), both to and from a scene through the ABC mapping
+(:mod:`.lta_scene`) and converted to and from ``.abc`` directly.
 
 Both versions start with a ``Header`` section; what follows its next-section offset tells them
 apart (a uint32 version 9..13, or the v6 token string ``MonolithExport Model File v6``).
@@ -20,13 +23,16 @@ from ...errors import DocumentError
 from ...findings import Finding
 from ...imageformats import ImageFormat, register as register_image
 from ...registry import register, register_converter
-from . import abc, abc_v6, dtx, dtx_image, png, samples, scene
+from . import abc, abc_v6, dtx, dtx_image, lta, lta_model, lta_scene, ltc, png, samples, scene
 from .abc import AbcModel
 from .abc_v6 import AbcV6Model
-from .manifest import ABC, DTX, PNG
+from .lta import LtaFile
+from .ltc import LtcFile
+from .manifest import ABC, DTX, LTA, LTC, PNG
 
-__all__ = ["abc", "abc_v6", "dtx", "png", "scene", "samples", "AbcModel", "AbcV6Model", "read",
-           "write", "sniff_version"]
+__all__ = ["abc", "abc_v6", "dtx", "png", "lta", "lta_model", "lta_scene", "ltc", "scene",
+           "samples", "AbcModel", "AbcV6Model", "LtaFile", "LtcFile", "read", "write",
+           "sniff_version", "lta_info", "lta_check"]
 
 
 def sniff_version(head: bytes) -> int | None:
@@ -106,3 +112,30 @@ register(PNG, doc_types=(png.PngImage,), sniff=png.sniff, read=png.read, write=p
 register_converter("dtx", "png", dtx_image.dtx_to_png)
 register_converter("png", "dtx", dtx_image.png_to_dtx)
 register_image(ImageFormat("dtx", ("dtx",), sniff=dtx.sniff, open=dtx_image.open_image))
+
+
+def lta_info(doc: LtaFile | LtcFile) -> dict[str, Any]:
+    """The counts of the ABC model the text describes (as ``info`` of an ``.abc``), and the
+    text's own."""
+    text = doc.lta if isinstance(doc, LtcFile) else doc
+    out = info(lta_model.to_model(text))
+    del out["version"], out["sections"]
+    return {**out, **(ltc.info(doc) if isinstance(doc, LtcFile) else lta.info(doc))}
+
+
+def lta_check(doc: LtaFile | LtcFile) -> list[Finding]:
+    text = doc.lta if isinstance(doc, LtcFile) else doc
+    return lta.check(text) + scene.structural_problems(lta_model.to_model(text))
+
+
+register(LTA, doc_types=(LtaFile,), sniff=lta.sniff, read=lta.read, write=lta.write,
+         to_scene=lta_scene.to_scene, from_scene=lta_scene.from_scene, info=lta_info,
+         check=lta_check)
+register(LTC, doc_types=(LtcFile,), sniff=ltc.sniff, read=ltc.read, write=ltc.write,
+         to_scene=lta_scene.ltc_to_scene, from_scene=lta_scene.ltc_from_scene, info=lta_info,
+         check=lta_check)
+
+register_converter("abc", "lta", lta_scene.abc_to_lta)
+register_converter("lta", "abc", lta_scene.lta_to_abc)
+register_converter("lta", "ltc", lta_scene.lta_to_ltc)
+register_converter("ltc", "lta", lta_scene.ltc_to_lta)

@@ -1,4 +1,4 @@
-"""What the LithTech family is, declared once: its format's name, extensions, options and how
+"""What the LithTech family is, declared once: its formats' names, extensions, options and how
 its files group (``registry.Format``, no code). The registry reads this module without
 importing the family; ``__init__.py`` registers each declaration with its code."""
 from __future__ import annotations
@@ -20,4 +20,15 @@ DTX = Format(
 PNG = Format(name="png", family="Image", description="PNG image (DTX textures convert to and from it)",
              extensions=("png",), magic_certain=True, endian=">")
 
-FORMATS = (ABC, DTX, PNG)
+
+LTA = Format(
+    name="lta", family="LithTech",
+    description="LithTech text model (ModelEdit LTA: LithTech 2.2, Talon, Jupiter)",
+    extensions=("lta",), scene_options=("source", "lods"))
+
+LTC = Format(
+    name="ltc", family="LithTech", description="LithTech compressed text model (LTC: LZSS of LTA)",
+    extensions=("ltc",), scene_options=("source", "lods"))
+
+
+FORMATS = (ABC, DTX, PNG, LTA, LTC)

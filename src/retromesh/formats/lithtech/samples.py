@@ -8,7 +8,7 @@ AnimDims and TransformInfo (v6). ``sample_bytes(version)`` is the file.
 
 The family's samples API, alike in every family: :func:`documents` (format name -> a small
 complete native document; ``"abc:v6"``, ``"abc:v9"``... the other versions), :data:`WITHOUT_SAMPLE` (none
-here) and :func:`write_example` (``model_v12.abc`` and ``model_v6.abc``).
+here) and :func:`write_example` (``model_v12.abc``, ``model_v6.abc``, ``model.lta``, ``model.ltc``).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import numpy as np
 
 from ...binio import Reader
 from ...transforms import compose_trs, quat_multiply, world_matrices
-from . import abc, abc_v6, dtx_samples
+from . import abc, abc_v6, dtx_samples, lta, lta_model, ltc
 from .abc import (
     CORNER,
     TRANSFORM13,
@@ -286,22 +286,35 @@ def sample_bytes(version: int = 12, **kw) -> bytes:
     return abc_v6.write(doc) if isinstance(doc, AbcV6Model) else abc.write(doc)
 
 
+def lta_sample() -> bytes:
+    """The v12 sample as the LTA text ModelEdit would write of it."""
+    return lta.write(lta_model.from_model(build_sample(12)))
+
+
 def documents() -> dict[str, Any]:
     """Format name -> a small complete native document: v12 as ``"abc"``, every other version
     as ``"abc:v<version>"`` (v6 has its own reader and writer); the DTX textures of every
-    layout and a PNG (:mod:`.dtx_samples`)."""
+    layout and a PNG (:mod:`.dtx_samples`); the v12 sample as ``"lta"`` text and ``"ltc"``
+    (compressed as the engine compresses it)."""
+    text = lta_sample()
     return {"abc": build_sample(12), **{f"abc:v{v}": build_sample(v) for v in SAMPLE_VERSIONS
-                                       if v != 12}, **dtx_samples.documents()}
+                                       if v != 12}, **dtx_samples.documents(),
+            "lta": lta.parse(text), "ltc": ltc.read(Reader(ltc.compress(text)))}
 
 
 def write_example(folder: str | Path) -> list[Path]:
     """Write ``model_v12.abc`` and ``model_v6.abc`` into ``folder``, with the skins they wear
-    (:func:`.dtx_samples.write_skins`: found beside them, as the games' loaders would)."""
+    (:func:`.dtx_samples.write_skins`: found beside them, as the games' loaders would), and
+    ``model.lta`` and ``model.ltc``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     out = []
     for version in (12, 6):
         path = folder / f"model_v{version}.abc"
         path.write_bytes(sample_bytes(version))
+        out.append(path)
+    for path, data in ((folder / "model.lta", lta_sample()),
+                       (folder / "model.ltc", ltc.compress(lta_sample()))):
+        path.write_bytes(data)
         out.append(path)
     return out + dtx_samples.write_skins(folder)
