@@ -152,10 +152,22 @@ class Primitive:
     #: KHR_materials_variants mappings: (material, indices into ``Scene.variants``) pairs; a
     #: variant no pair names shows ``material``
     variants: list[tuple[int, list[int]]] = field(default_factory=list)
+    #: application-specific vertex attributes (glTF names starting with ``_``), float32 with
+    #: 1 to 4 components a vertex: they travel with their vertex through Blender (its exporter
+    #: writes them back with attribute export on), so a family can carry a vertex's source
+    #: index in one
+    attributes: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.positions = _array(self.positions, np.float32, 3, "positions", "Primitive")
         n = len(self.positions)
+        for name, a in list(self.attributes.items()):
+            a = np.asarray(a, np.float32)
+            if not (isinstance(name, str) and name.startswith("_")) or a.ndim not in (1, 2) \
+                    or len(a) != n or (a.ndim == 2 and not 1 <= a.shape[1] <= 4):
+                raise DocumentError(f"Primitive.attributes[{name!r}]: a name starting with '_' "
+                                    f"and 1 to 4 float components for each of the {n} vertices")
+            self.attributes[name] = a
         self.normals = _array(self.normals, np.float32, 3, "normals", "Primitive")
         self.tangents = _array(self.tangents, np.float32, 4, "tangents", "Primitive")
         self.uvs = [_array(uv, np.float32, 2, f"uvs[{i}]", "Primitive") for i, uv in enumerate(self.uvs)]
