@@ -36,7 +36,10 @@ GLTF_EXPORT = dict(export_format="GLB", export_extras=True, export_yup=True, exp
                    export_force_sampling=False, export_optimize_animation_size=False,
                    export_anim_slide_to_zero=False, export_bake_animation=False,
                    export_reset_pose_bones=True, export_rest_position_armature=True,
-                   export_cameras=False, export_lights=False)
+                   export_cameras=False, export_lights=False,
+                   # vertex attributes named "_...": the source index a family carries per
+                   # vertex (Overgrowth OBJ), so that an unedited mesh keeps its vertices
+                   export_attributes=True)
 
 
 def _known(op_props: set[str], options: dict) -> dict:

@@ -55,7 +55,7 @@ _MAX_D, _MAX_K = 12, 2**52
 
 
 def pack(raw: bytes) -> str:
-    return base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
+    return base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
 
 
 def unpack(text: Any, limit: int = 1 << 30) -> bytes | None:
@@ -111,6 +111,23 @@ def _lines(text: str) -> list[tuple[str, list[str]]]:
     return out
 
 
+_VLINE = re.compile(r"(\s*(?:vt|vn|v)\s+)(\S+)(\s+)(\S+)(?:(\s+)(\S+))?(.*)\Z", re.S)
+
+
+def _decimals(tokens: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(k, d, negative, spelled as :func:`_spell` gives it back) of each token."""
+    n = len(tokens)
+    k = np.zeros(n, np.int64)
+    d = np.zeros(n, np.int64)
+    neg = np.zeros(n, bool)
+    ok = np.zeros(n, bool)
+    for i, tok in enumerate(tokens):
+        x = _decimal(tok)
+        if x is not None:
+            k[i], d[i], neg[i], ok[i] = x[0], x[1], x[2], True
+    return k, d, neg, ok
+
+
 def obj_record(data: bytes, mesh: ObjMesh, simulated: dict[str, np.ndarray]) -> dict | None:
     """The record that gives ``data`` back from the glTF, or None when its text cannot be
     templated (control characters in it). ``simulated[kind]``: per element of ``kind`` (``v``,
@@ -124,76 +141,91 @@ def obj_record(data: bytes, mesh: ObjMesh, simulated: dict[str, np.ndarray]) -> 
     for c, k in enumerate(_KINDS):
         col = mesh.corners[:, c]
         used[k][col[col >= 0]] = True
-    lines = _lines(text)
-    # first pass: the decimal tokens of used elements, and their gaps to the simulated values
+    lines = text.splitlines(keepends=True)
+    # the number lines of used elements: their tokens, and the gaps to the simulated values
     count = dict.fromkeys(_KINDS, 0)
-    toks: list[tuple[int, str, int, int, int, bool]] = []     # (line, kind, k, d, gap, neg)
-    gaps: dict[str, int] = dict.fromkeys(_KINDS, 0)
-    for li, (key, parts) in enumerate(lines):
-        if key not in _WIDTH:
+    cand: dict[str, list] = {k: [] for k in _KINDS}           # (line, element, match)
+    for li, ln in enumerate(lines):
+        head = ln.lstrip()[:3]
+        key = "vt" if head.startswith("vt") else "vn" if head.startswith("vn") else \
+            "v" if head.startswith("v") else None
+        if key is None or not (head[len(key):len(key) + 1] or " ").isspace():
             continue
         e = count[key]
         count[key] += 1
-        sim = simulated.get(key)
-        nums = [p for p in parts if p and not p.isspace()][1:1 + _WIDTH[key]]
-        if sim is None or e >= len(used[key]) or not used[key][e] or len(nums) < _WIDTH[key]:
+        m = _VLINE.match(ln)
+        if m is None or key not in simulated or e >= len(used[key]) or not used[key][e] \
+                or (m.group(6) is None and key != "vt"):
             continue
-        dec = [_decimal(t) for t in nums]
-        if any(x is None for x in dec):
+        cand[key].append((li, e, m))
+    mods = [4, 4, 4]
+    keep: dict[int, tuple[str, Any]] = {}
+    rows = []                       # (k, d, neg) per token in file order, by line
+    for ki, key in enumerate(_KINDS):
+        if not cand[key]:
             continue
-        row = []
-        for c, x in enumerate(dec):
-            assert x is not None
-            k, d, neg = x
-            x_sim = float(sim[e, c])
-            est = np.rint(x_sim * 10.0 ** d)
+        w = _WIDTH[key]
+        toks = [m.group(2 + 2 * c) for _, _, m in cand[key] for c in range(w)]
+        k, d, neg, ok = _decimals(toks)
+        elems = np.array([e for _, e, _ in cand[key]], np.int64)
+        sim = simulated[key][elems, :w].reshape(-1)
+        scale = 10.0 ** d
+        with np.errstate(invalid="ignore", over="ignore"):
+            est = np.rint(sim * scale)
             # room for Blender's float noise too: a few float32 units of the value
-            noise = 4 * float(np.spacing(np.float32(abs(x_sim)))) * 10.0 ** d
-            gap = max(abs(float(est) - k), noise) if np.isfinite(est) else np.inf
-            row.append((li, key, k, d, gap, neg))
-        if all(r[4] < 2**13 for r in row):
-            toks += row
-            gaps[key] = max(gaps[key], *(int(r[4]) for r in row))
-    mods = {k: max(4, 1 << int(np.ceil(np.log2(4 * g + 4)))) for k, g in gaps.items()}
-    templated = {t[0] for t in toks}
+            noise = 4 * np.spacing(np.abs(sim).astype(np.float32)).astype(np.float64) * scale
+            gap = np.maximum(np.abs(est - k), noise)
+        good = (ok & np.isfinite(gap) & (gap < 2**13)).reshape(-1, w).all(1)
+        if not good.any():
+            continue
+        mods[ki] = max(4, 1 << int(np.ceil(np.log2(4 * float(gap.reshape(-1, w)[good].max()) + 4))))
+        for j in np.nonzero(good)[0]:
+            keep[cand[key][j][0]] = (key, cand[key][j][2])
+        kk, dd, nn = (a.reshape(-1, w)[good] for a in (k, d, neg))
+        rows.append((np.array([cand[key][j][0] for j in np.nonzero(good)[0]]), kk, dd, nn, ki))
     out_lines: list[str] = []
-    for li, (key, parts) in enumerate(lines):
-        if li in templated:
-            seen = 0
-            for i, p in enumerate(parts):
-                if p and not p.isspace():
-                    if 1 <= seen <= _WIDTH[key]:
-                        parts[i] = _NUM
-                    seen += 1
-        elif key == "f":
-            toks_f = [i for i, p in enumerate(parts) if p and not p.isspace()][1:]
-            if all(_face_token(parts[i]) is not None for i in toks_f):
-                for i in toks_f:
-                    parts[i] = _face_token(parts[i]) or parts[i]
-        out_lines.append("".join(parts))
-    ks = np.array([t[2] for t in toks], np.int64)
-    ds = np.array([t[3] | (t[5] << 7) for t in toks], np.uint8)
-    ms = np.array([t[2] % mods[t[1]] for t in toks], np.uint16)
-    return {"template": pack("".join(out_lines).encode("latin-1")), "d": pack(ds.tobytes()),
-            "m": pack(ms.astype("<u2").tobytes()), "mod": [mods[k] for k in _KINDS],
-            "corners": int(len(mesh.corners)), "n": len(ks)}
-
-
-def _face_token(tok: str) -> str | None:
-    """A face corner token with its indices as placeholders, None when one is not a positive
-    index as :func:`obj_text` writes it (relative indices stay as read)."""
-    parts = tok.split("/")
-    if len(parts) > 3 or not parts[0]:
-        return None
-    out = []
-    for i, p in enumerate(parts):
-        if p == "" and i:
-            out.append("")
-        elif _INDEX.match(p):
-            out.append(_IDX[i])
+    for li, ln in enumerate(lines):
+        if li in keep:
+            key, m = keep[li]
+            third = _NUM if key != "vt" else (m.group(6) or "")
+            out_lines.append(m.group(1) + _NUM + m.group(3) + _NUM + (m.group(5) or "") + third
+                             + m.group(7))
+        elif ln.lstrip().startswith("f") and ln.lstrip()[1:2].isspace():
+            out_lines.append(_face_template(ln))
         else:
-            return None
-    return "/".join(out)
+            out_lines.append(ln)
+    if rows:
+        line_of = np.concatenate([np.repeat(r[0], _WIDTH[_KINDS[r[4]]]) for r in rows])
+        order = np.argsort(line_of, kind="stable")
+        ks = np.concatenate([r[1].reshape(-1) for r in rows])[order]
+        ds = np.concatenate([r[2].reshape(-1) for r in rows])[order]
+        ns = np.concatenate([r[3].reshape(-1) for r in rows])[order]
+        kinds = np.concatenate([np.full(r[1].size, r[4]) for r in rows])[order]
+        ms = ks % np.array(mods, np.int64)[kinds]
+    else:
+        ks = ds = ms = np.zeros(0, np.int64)
+        ns = np.zeros(0, bool)
+    flags = (ds | (ns.astype(np.int64) << 7)).astype(np.uint8)
+    return {"template": pack("".join(out_lines).encode("latin-1")), "d": pack(flags.tobytes()),
+            "m": pack(ms.astype("<u2").tobytes()), "mod": mods,
+            "corners": int(len(mesh.corners)), "n": int(len(ks))}
+
+
+_SUBS = [(re.compile(a), b) for a, b in (
+    (r"(?<=\s)[1-9][0-9]*(?=[/\s]|\Z)", _IDX[0]),          # v: first in its token
+    (r"(?<=/)[1-9][0-9]*(?=/)", _IDX[1]),                    # vt between slashes
+    (r"(?<=\x01/)[1-9][0-9]*(?=\s|\Z)", _IDX[1]),           # vt last: v/vt
+    (r"(?<=/)[1-9][0-9]*(?=\s|\Z)", _IDX[2]))]               # vn last: v/vt/vn, v//vn
+_FACE_LINE = re.compile(r"\s*f(?:\s+\x01(?:/\x02(?:/\x03)?|//\x03)?)+\s*\Z")
+
+
+def _face_template(line: str) -> str:
+    """A face line with its indices as placeholders; as read when a corner is not
+    ``v[/[vt][/vn]]`` with positive indices (relative indices stay as read)."""
+    out = line
+    for pattern, mark in _SUBS:
+        out = pattern.sub(mark, out)
+    return out if _FACE_LINE.match(out) else line
 
 
 def obj_text(record: Any, values: dict[str, np.ndarray], corners: np.ndarray) -> bytes | None:
