@@ -166,22 +166,22 @@ def obj_record(data: bytes, mesh: ObjMesh, simulated: dict[str, np.ndarray]) -> 
             continue
         w = _WIDTH[key]
         toks = [m.group(2 + 2 * c) for _, _, m in cand[key] for c in range(w)]
-        k, d, neg, ok = _decimals(toks)
+        kv, dv, neg, ok = _decimals(toks)
         elems = np.array([e for _, e, _ in cand[key]], np.int64)
         sim = simulated[key][elems, :w].reshape(-1)
-        scale = 10.0 ** d
+        scale = 10.0 ** dv
         with np.errstate(invalid="ignore", over="ignore"):
             est = np.rint(sim * scale)
             # room for Blender's float noise too: a few float32 units of the value
             noise = 4 * np.spacing(np.abs(sim).astype(np.float32)).astype(np.float64) * scale
-            gap = np.maximum(np.abs(est - k), noise)
+            gap = np.maximum(np.abs(est - kv), noise)
         good = (ok & np.isfinite(gap) & (gap < 2**13)).reshape(-1, w).all(1)
         if not good.any():
             continue
         mods[ki] = max(4, 1 << int(np.ceil(np.log2(4 * float(gap.reshape(-1, w)[good].max()) + 4))))
         for j in np.nonzero(good)[0]:
             keep[cand[key][j][0]] = (key, cand[key][j][2])
-        kk, dd, nn = (a.reshape(-1, w)[good] for a in (k, d, neg))
+        kk, dd, nn = (a.reshape(-1, w)[good] for a in (kv, dv, neg))
         rows.append((np.array([cand[key][j][0] for j in np.nonzero(good)[0]]), kk, dd, nn, ki))
     out_lines: list[str] = []
     for li, ln in enumerate(lines):

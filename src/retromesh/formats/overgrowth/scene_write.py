@@ -10,7 +10,7 @@ from ... import extras as xt
 from ...errors import DocumentError, LossWarning, UnsupportedError
 from ...filenames import animation_keys, companion
 from ...hierarchy import nearest_in
-from ...scene import Animation, Primitive, Scene, Skin
+from ...scene import Animation, Primitive, Scene, Skin, unheld
 from ...transforms import compose_trs
 from .anm import WEAPON8_DTYPE, AnmEvent, AnmFile, AnmKeyframe, AnmLabelWeight
 from .bones import bone_frames, depth_order, pack_mats
@@ -32,6 +32,9 @@ from .scene_extras import (
     same,
 )
 from .weapons import apply_to_kept, weapon_matrices, weapon_records
+
+#: every glTF primitive mode (a writer that warns for other modes itself)
+ALL_MODES = (0, 1, 2, 3, 4, 5, 6)
 
 __all__ = ["scene_to_phxbn", "scene_to_anm", "scene_to_obj", "scene_mesh", "exact_obj"]
 
@@ -165,6 +168,7 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, native: bool = True
     data ``to_scene`` kept in the root node's extras (:mod:`.scene_extras`) are used unless
     ``native=False``; without them the files are written as version 11."""
     skin, joints, bind, parents, root = _skeleton_of(scene)
+    _warn_unheld(scene, ".phxbn/.obj/.anm", modes=ALL_MODES)     # (other modes: warned below)
     m = len(joints)
     points, bone_ends, frames = _bone_geometry(scene, joints, bind, parents)
     # key matrices are re-expressed in the engine's bind frames (a foreign rig's roll differs)
@@ -305,9 +309,10 @@ def _restore_bone_mats(scene: Scene, anim: Animation, doc: AnmFile, joints: list
         return
     by_node = {(c.node, c.path): c for c in anim.channels}
     chans = [by_node.get((j, path)) for j in joints for path in ("translation", "rotation")]
-    if any(c is None for c in chans):
+    found = [c for c in chans if c is not None]
+    if len(found) != len(chans):
         return
-    world = key_world(*key_inputs(chans, t, len(joints)), parents).reshape(-1, 16)
+    world = key_world(*key_inputs(found, t, len(joints)), parents).reshape(-1, 16)
     restored, same = xor_rows(record, world, world)
     if not same.any():
         return
@@ -499,6 +504,7 @@ def scene_to_anm(scene: Scene, *, animation: str | None = None, native: bool = T
                       "(pass animation=NAME, or save as .phxbn to get all)", LossWarning,
                       stacklevel=2)
     skin, joints, bind, parents, root = _skeleton_of(scene)
+    _warn_unheld(scene, ".anm", uv_sets=99, colors=True, modes=ALL_MODES)
     _, _, frames = _bone_geometry(scene, joints, bind, parents)
     # the same space as the .phxbn written from this scene (centred on its skinned mesh)
     shift = _centre_shift(_skinned_parts(scene, skin, joints)[0])
@@ -548,6 +554,7 @@ def scene_mesh(scene: Scene) -> tuple[np.ndarray, np.ndarray, np.ndarray | None,
 def scene_to_obj(scene: Scene) -> ObjFile:
     """Every triangle primitive as one OBJ (``v``/``vt``/``vn``); an OBJ's own mesh, its
     faces unedited, as read (:func:`exact_obj`)."""
+    _warn_unheld(scene, ".obj", animations=False)
     shown = [(n, p) for n in scene.nodes if n.mesh is not None
              for p in scene.meshes[n.mesh].primitives]
     if len(shown) == 1:
@@ -557,6 +564,7 @@ def scene_to_obj(scene: Scene) -> ObjFile:
         pos = p.positions.astype(np.float64)
         if not np.array_equal(world, np.eye(4)):
             pos = (np.c_[pos, np.ones(len(pos))] @ world.T)[:, :3]
+        assert node.mesh is not None                    # (shown: nodes with a mesh)
         mesh = scene.meshes[node.mesh]
         centre = xt.numbers(mesh.extras.get("obj_old_center"), 3)
         if centre is not None and node.skin is not None:
@@ -622,3 +630,11 @@ def exact_obj(mesh_extras: dict, p: Primitive, positions: np.ndarray,
                       "for the file no longer match it", LossWarning, stacklevel=3)
         return None
     return ObjFile(text)
+
+
+def _warn_unheld(scene: Scene, target: str, **held: Any) -> None:
+    """A LossWarning naming each part of ``scene`` the ``target`` file has no place for
+    (:func:`retromesh.scene.unheld`)."""
+    for what in unheld(scene, **held):
+        warnings.warn(f"{target}: {what} dropped (the format has no place for it)", LossWarning,
+                      stacklevel=3)
