@@ -132,3 +132,92 @@ def test_every_writer_takes_every_valid_gltf(seed, tmp_path):
         strays = [f"{w.category.__name__}: {w.message}" for w in caught
                   if not issubclass(w.category, LossWarning)]
         assert not strays, f"{fmt}: {strays}"
+
+
+def _family_scenes(tmp_path) -> dict[str, tuple[Scene, list[str]]]:
+    """A scene of each family's own files, with the formats it goes back to."""
+    from retromesh.formats.lugaru import samples as lg
+    from retromesh.formats.lugaru.skeleton import write as write_skeleton
+    from retromesh.formats.overgrowth import samples as og
+    data = tmp_path / "Data"
+    (data / "Skeleton").mkdir(parents=True)
+    (data / "Animations").mkdir()
+    (data / "Skeleton" / "BasicFigure").write_bytes(write_skeleton(lg.figure()))
+    (data / "Animations" / "Walk").write_bytes(retromesh.to_bytes(lg.animation()))
+    og_files = {p.name: p for p in og.write_example(tmp_path / "og")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {
+            "lugaru": (retromesh.load(data / "Skeleton" / "BasicFigure",
+                                      animations=[data / "Animations" / "Walk"]),
+                       ["lugaru-skeleton"]),
+            "solid": (retromesh.load(lg.write_example(tmp_path / "lg")[0]), ["solid"]),
+            "overgrowth": (retromesh.load(og_files["stick.phxbn"], mesh=og_files["stick.obj"],
+                                          animations=[og_files["walk.anm"]]),
+                           ["phxbn", "anm", "obj"]),
+            "fzx": (retromesh.load(og_files["stick.fzx"]), ["fzx"]),
+        }
+
+
+def _mutate(scene: Scene, rng) -> None:
+    """One thing a glTF may hold that the family's files do not (or an edit of theirs)."""
+    prims = [p for m in scene.meshes for p in m.primitives]
+    kind = int(rng.integers(0, 6))
+    if kind == 0 and prims:                         # morph targets + their weights animated
+        for m in scene.meshes:
+            for p in m.primitives:
+                p.targets = [MorphTarget(positions=np.full((len(p.positions), 3), 0.01))]
+            m.weights = [0.0]
+        node = next(i for i, n in enumerate(scene.nodes) if n.mesh is not None)
+        scene.animations.append(Animation("blink", [Channel(node, "weights", [0.0, 1.0],
+                                                            [[0.0], [1.0]])]))
+    elif kind == 1 and prims:                       # more UV sets, colours
+        for p in prims:
+            p.uvs = p.uvs + [rng.random((len(p.positions), 2)) for _ in range(2)]
+            p.colors = rng.random((len(p.positions), 4))
+    elif kind == 2:                                  # a points primitive of its own
+        mi = scene.add_mesh(Mesh(primitives=[Primitive(positions=rng.normal(size=(4, 3)),
+                                                       mode=0)]))
+        scene.add_node(Node(name="points", mesh=mi))
+    elif kind == 3:                                  # a STEP / CUBICSPLINE / scale channel
+        node = int(rng.integers(0, len(scene.nodes)))
+        scene.animations.append(Animation("extra", [
+            Channel(node, "scale", [0.0, 0.5], [[1, 1, 1], [1.2, 1, 1]], "STEP"),
+            Channel(node, "translation", [0.0, 1.0], rng.normal(size=(6, 3)), "CUBICSPLINE")]))
+    elif kind == 4:                                  # no skins
+        for n in scene.nodes:
+            n.skin = None
+        for p in prims:
+            p.joints = p.weights = None
+        scene.skins = []
+    else:                                            # a vertex moved, one added
+        for p in prims[:1]:
+            p.positions = p.positions.copy()
+            p.positions[0] += 0.05
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_family_scenes_with_what_glTF_adds(seed, tmp_path):
+    rng = np.random.default_rng(1000 + seed)
+    for family, (scene, formats) in _family_scenes(tmp_path / "src").items():
+        _mutate(scene, rng)
+        glb = tmp_path / f"{family}.glb"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            retromesh.save(scene, glb)
+        for fmt in formats:
+            name = {"lugaru-skeleton": "Skeleton/BasicFigure", "solid": "x.solid"}.get(
+                fmt, f"x.{fmt}")
+            target = tmp_path / family / fmt / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    retromesh.save(retromesh.load(glb), target, format=fmt, force=True)
+                except RetromeshError as exc:
+                    assert "failed on this content" not in str(exc), f"{fmt}: {exc}"
+                    assert exc.__cause__ is None or isinstance(exc.__cause__, RetromeshError), \
+                        f"{family} -> {fmt}: {exc!r} from {exc.__cause__!r}"
+            strays = [f"{w.category.__name__}: {w.message}" for w in caught
+                      if not issubclass(w.category, LossWarning)]
+            assert not strays, f"{family} -> {fmt}: {strays}"
