@@ -251,8 +251,11 @@ def _kept_obj(scene: Scene, skin: Skin, shift: np.ndarray) -> ObjFile | None:
     if len(prims) != 1:
         return None
     mesh, p = prims[0]
+    # in the file's own space: the engine centres the OBJ on its bounding box, which puts it
+    # where the skeleton (moved by ``shift`` when the box changed) expects it
+    del shift
     centre = xt.numbers(mesh.extras.get("obj_old_center"), 3) or [0.0, 0.0, 0.0]
-    pos = p.positions.astype(np.float64) + shift + np.asarray(centre)
+    pos = p.positions.astype(np.float64) + np.asarray(centre)
     return exact_obj(mesh.extras, p, pos, mesh.name or "mesh")
 
 
