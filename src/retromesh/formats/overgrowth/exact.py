@@ -39,7 +39,7 @@ import numpy as np
 from .obj import ObjMesh
 
 __all__ = ["SOURCE_ATTRS", "obj_record", "obj_text", "xor_record", "xor_restore", "xor_rows",
-           "check_bytes",
+           "check_bytes", "KEY_GRID", "KEY_HINT", "canonical_quats", "snap_keys",
            "pack", "unpack"]
 
 #: vertex attributes carrying each glTF vertex's OBJ source indices (``v``, ``vt``, ``vn``;
@@ -300,16 +300,17 @@ def check_bytes(rows: np.ndarray) -> np.ndarray:
     return (h >> np.uint64(56)).astype(np.uint8)
 
 
-def xor_record(original: np.ndarray, written: np.ndarray, inputs: np.ndarray) -> dict | None:
+def xor_record(original: np.ndarray, written: np.ndarray, inputs: np.ndarray,
+               always: bool = False) -> dict | None:
     """The record of float32 ``original`` rows against the rows ``written`` (what the writer
     computes from the unedited glTF) and the glTF ``inputs`` they are computed from (one row
-    each); None when every row already comes back."""
+    each); None when every row already comes back (unless ``always``)."""
     a = np.ascontiguousarray(original, np.float32).reshape(len(original), -1).view(np.uint32)
     b = np.ascontiguousarray(written, np.float32).reshape(len(written), -1).view(np.uint32)
     if a.shape != b.shape or len(inputs) != len(a):
         return None
     x = a ^ b
-    if not x.any():
+    if not x.any() and not always:
         return None
     return {"rows": len(a), "xor": pack(x.astype("<u4").tobytes()),
             "check": pack(check_bytes(inputs).tobytes())}
@@ -336,3 +337,29 @@ def xor_rows(record: Any, written: np.ndarray,
     bits = out.view(np.uint32)
     bits[same] ^= np.frombuffer(x, "<u4").reshape(out.shape)[same]
     return out, same
+
+
+#: the grid (absolute) that ``.anm`` key inputs are snapped to before the bone matrices are
+#: composed from them, and the modulus of the hint kept per value: a value comes back on its
+#: grid point while it is within ``KEY_HINT / 2`` steps (3.1e-5) of it, which covers what
+#: Blender moves a key's translation or rotation by (up to 4e-6 measured, re-basing bones)
+KEY_GRID = 2.0 ** -22
+KEY_HINT = 256
+
+
+def canonical_quats(q: np.ndarray) -> np.ndarray:
+    """Quaternions with ``w >= 0`` (``q`` and ``-q`` are one rotation; Blender may flip it)."""
+    q = np.asarray(q, np.float64)
+    return np.where(q[..., 3:4] < 0, -q, q)
+
+
+def snap_keys(values: np.ndarray, hints: np.ndarray | None = None) -> tuple[np.ndarray,
+                                                                          np.ndarray]:
+    """(``values`` on :data:`KEY_GRID`, their hints): without ``hints`` the nearest grid
+    points; with them, the grid point nearest each value whose index has its hint."""
+    v = np.nan_to_num(np.asarray(values, np.float64), posinf=0.0, neginf=0.0)
+    q = np.rint(np.clip(v, -1e9, 1e9) / KEY_GRID).astype(np.int64)
+    if hints is not None:
+        delta = (hints.astype(np.int64) - q) % KEY_HINT
+        q = q + np.where(delta >= KEY_HINT // 2, delta - KEY_HINT, delta)
+    return q * KEY_GRID, (q % KEY_HINT).astype(np.uint8)

@@ -78,7 +78,7 @@ from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import compose_trs, decompose_trs, inverse, quat_continuous
 from .anm import AnmFile
 from .bones import depth_order, rot_y, safe_inv, skeleton_bind, unpack_mats
-from .exact import SOURCE_ATTRS, obj_record, xor_record
+from .exact import SOURCE_ATTRS, canonical_quats, obj_record, pack, snap_keys, xor_record
 from .obj import ObjFile, ObjMesh, corner_mesh, parse_obj
 from .phxbn import PhxbnFile, vertex_count_problem
 from .playback import sample_animation, sorted_keys
@@ -365,7 +365,9 @@ def key_inputs(channels: list[Channel], t: np.ndarray, bones: int) -> tuple[np.n
 def _keep_bone_mats(extras: dict, key: str, anm: AnmFile, channels: list[Channel],
                     parents: np.ndarray) -> None:
     """The record giving back the file's bone matrices bit for bit (:func:`.exact.xor_record`
-    against :func:`key_world` of the keys as the GLB holds them: rotations made unit)."""
+    against :func:`key_world` of the keys as the GLB holds them, rotations made unit, snapped
+    to :data:`.exact.KEY_GRID` with a hint per value so that Blender's float noise snaps back
+    to the same point)."""
     m = len(parents)
     mats = [np.asarray(k.bone_mats, np.float32).reshape(-1, 16) for k in anm.keyframes]
     if not mats or any(len(a) != m for a in mats) or len(channels) != 2 * m:
@@ -374,9 +376,12 @@ def _keep_bone_mats(extras: dict, key: str, anm: AnmFile, channels: list[Channel
             Channel(c.node, c.path, c.times, unit_rows(c.values, (0.0, 0.0, 0.0, 1.0)))
             for c in channels]
     t = (np.array([k.time for k in anm.keyframes], np.float64) - anm.start_ms) / 1000.0
-    world = key_world(*key_inputs(held, t, m), parents).reshape(-1, 16)
-    record = xor_record(np.concatenate(mats), world, world)
+    T, R = key_inputs(held, t, m)
+    (Tq, ht), (Rq, hr) = snap_keys(T), snap_keys(canonical_quats(R))
+    world = key_world(Tq, Rq, parents).reshape(-1, 16)
+    record = xor_record(np.concatenate(mats), world, world, always=True)
     if record is not None:
+        record["hint"] = pack(np.concatenate([ht, hr], -1).tobytes())
         extras.setdefault(ANM_EXACT_KEY, {})[key] = record
 
 

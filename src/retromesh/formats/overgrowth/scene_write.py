@@ -14,7 +14,15 @@ from ...scene import Animation, Primitive, Scene, Skin, unheld
 from ...transforms import compose_trs
 from .anm import WEAPON8_DTYPE, AnmEvent, AnmFile, AnmKeyframe, AnmLabelWeight
 from .bones import bone_frames, depth_order, pack_mats
-from .exact import SOURCE_ATTRS, obj_text, xor_restore, xor_rows
+from .exact import (
+    SOURCE_ATTRS,
+    canonical_quats,
+    obj_text,
+    snap_keys,
+    unpack,
+    xor_restore,
+    xor_rows,
+)
 from .obj import ObjFile, write_obj
 from .phxbn import PhxbnFile, PhxControl
 from .scene import DEFAULT_FPS, LIMITS, key_inputs, key_world
@@ -315,7 +323,14 @@ def _restore_bone_mats(scene: Scene, anim: Animation, doc: AnmFile, joints: list
     found = [c for c in chans if c is not None]
     if len(found) != len(chans):
         return
-    world = key_world(*key_inputs(found, t, len(joints)), parents).reshape(-1, 16)
+    T, R = key_inputs(found, t, len(joints))
+    hints = unpack(record.get("hint"), T.size + R.size + 1) if isinstance(record, dict) else None
+    if hints is None or len(hints) != T.size + R.size:
+        return
+    h = np.frombuffer(hints, np.uint8).reshape(len(t), len(joints), 7)
+    Tq, _ = snap_keys(T, h[..., :3])
+    Rq, _ = snap_keys(canonical_quats(R), h[..., 3:])
+    world = key_world(Tq, Rq, parents).reshape(-1, 16)
     restored, same = xor_rows(record, world, world)
     if not same.any():
         return
