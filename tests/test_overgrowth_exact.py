@@ -148,7 +148,7 @@ def test_a_rotated_bone_key_changes_that_bone_and_its_children_only(example, tmp
                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2, w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2]
     _save(scene, tmp_path / "out" / "walk.anm")
     a, b = retromesh.read(example["walk.anm"]), retromesh.read(tmp_path / "out" / "walk.anm")
-    for i, (ka, kb) in enumerate(zip(a.keyframes, b.keyframes)):
+    for ka, kb in zip(a.keyframes, b.keyframes):
         x = np.asarray(ka.bone_mats, np.float32).view(np.uint32)
         y = np.asarray(kb.bone_mats, np.float32).view(np.uint32)
         rows = sorted({int(r) for r in np.nonzero((x != y).any(1))[0]})
