@@ -14,7 +14,7 @@ import retromesh
 from retromesh.batch import companions
 from retromesh.errors import LossWarning
 from retromesh.formats.overgrowth import samples
-from retromesh.formats.overgrowth.exact import SOURCE_ATTRS
+from retromesh.formats.overgrowth.exact import SOURCE_ATTRS, sources
 from retromesh.formats.overgrowth.scene_extras import (
     ANM_EXACT_KEY,
     OBJ_EXACT_KEY,
@@ -76,7 +76,9 @@ def test_the_character_mesh_keeps_the_files_vertices(example, tmp_path):
         warnings.simplefilter("ignore")
         scene = retromesh.load(example["stick.phxbn"], **companions(example["stick.phxbn"]))
     (prim,) = scene.meshes[0].primitives
-    src = np.stack([prim.attributes[a] for a in SOURCE_ATTRS], 1).astype(int)
+    cols = {k: prim.attributes[a].astype(int) for k, a in enumerate(SOURCE_ATTRS)
+            if a in prim.attributes}
+    src = sources(cols.pop(0), cols, scene.meshes[0].extras[OBJ_EXACT_KEY])
     obj = retromesh.read(example["stick.obj"]).mesh()
     # the corners in the file's order, each vertex one (v, vt, vn) with one weighting
     assert np.array_equal(src[prim.indices], obj.corners)

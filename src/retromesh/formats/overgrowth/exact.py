@@ -39,7 +39,8 @@ import numpy as np
 from .obj import ObjMesh
 
 __all__ = ["SOURCE_ATTRS", "obj_record", "obj_text", "xor_record", "xor_restore", "xor_rows",
-           "check_bytes", "KEY_GRID", "KEY_HINT", "canonical_quats", "snap_keys",
+           "check_bytes", "source_tables", "sources", "per_v_record", "per_v_restore",
+           "KEY_GRID", "KEY_HINT", "canonical_quats", "snap_keys",
            "pack", "unpack"]
 
 #: vertex attributes carrying each glTF vertex's OBJ source indices (``v``, ``vt``, ``vn``;
@@ -101,22 +102,36 @@ def _face_corners(n: int) -> list[int]:
     return [0, 1] + [3 * (j - 2) + 2 for j in range(2, n)]
 
 
-def _lines(text: str) -> list[tuple[str, list[str]]]:
-    """(keyword, whitespace-separated parts with their separators) of each line."""
-    out = []
-    for ln in text.splitlines(keepends=True):
-        parts = re.split(r"(\s+)", ln)
-        key = next((p for p in parts if p and not p.isspace()), "")
-        out.append((key, parts))
-    return out
+def _kind(line: str) -> str | None:
+    """The kind of a line as :func:`.obj.parse_obj` reads it (``v``, ``vt``, ``vn``, ``f``)."""
+    s = line.strip()
+    for k in ("v", "vt", "vn", "f"):
+        if s.startswith(k + " "):
+            return k
+    return None
 
 
-_VLINE = re.compile(r"(\s*(?:vt|vn|v)\s+)(\S+)(\s+)(\S+)(?:(\s+)(\S+))?(.*)\Z", re.S)
+def _lines(text: str) -> list[tuple[str | None, list[str]]]:
+    """(kind, whitespace-separated parts with their separators) of each line."""
+    return [(_kind(ln), re.split(r"(\s+)", ln)) for ln in text.splitlines(keepends=True)]
+
+
+#: a canonical number token (what :func:`_spell` writes back), at most 15 digits in all
+_CANONICAL = re.compile(r"(?:-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,12})?\n)*\Z")
 
 
 def _decimals(tokens: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(k, d, negative, spelled as :func:`_spell` gives it back) of each token."""
     n = len(tokens)
+    joined = "\n".join(tokens) + "\n" if tokens else ""
+    if n and _CANONICAL.match(joined) and max(map(len, tokens)) <= 17:
+        arr = np.array(tokens)                  # all canonical: numpy's C loops do the rest
+        dot = np.char.find(arr, ".")
+        d = np.where(dot >= 0, np.char.str_len(arr) - dot - 1, 0).astype(np.int64)
+        neg = np.char.startswith(arr, "-")
+        k = np.char.replace(arr, ".", "").astype(np.int64)
+        ok = np.abs(k) <= _MAX_K
+        return np.where(ok, k, 0), d, neg, ok
     k = np.zeros(n, np.int64)
     d = np.zeros(n, np.int64)
     neg = np.zeros(n, bool)
@@ -126,6 +141,37 @@ def _decimals(tokens: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
         if x is not None:
             k[i], d[i], neg[i], ok[i] = x[0], x[1], x[2], True
     return k, d, neg, ok
+
+
+def _number_lines(lines: list[str], used: dict[str, np.ndarray],
+                  simulated: dict[str, np.ndarray]) -> dict[str, tuple[list[int], list[int],
+                                                                        list[str]]]:
+    """Per kind, the lines that may be templated: (line numbers, elements, their number
+    tokens, ``width`` a line): ``key`` and its numbers separated by single spaces, the element
+    used by a face. Lines of a kind are found as :func:`.obj.parse_obj` finds them (an
+    indented one is counted and kept as read)."""
+    out: dict[str, tuple[list[int], list[int], list[str]]] = {k: ([], [], []) for k in _KINDS}
+    for key in _KINDS:
+        if key not in simulated or not len(used[key]):
+            continue
+        w = _WIDTH[key]
+        head = key + " "
+        at = [i for i, ln in enumerate(lines) if ln.startswith(head)]
+        if len(at) != len(used[key]):
+            at_all = [i for i, ln in enumerate(lines) if _kind(ln) == key]
+            simple = set(at)
+            elems = [e for e, i in enumerate(at_all) if i in simple]
+        else:
+            elems = list(range(len(at)))
+        li, el, toks = out[key]
+        for i, e in zip(at, elems):
+            parts = lines[i].split(" ")
+            if len(parts) == w + 1 and used[key][e]:
+                li.append(i)
+                el.append(e)
+                toks += parts[1:w]
+                toks.append(parts[w].rstrip("\r\n"))
+    return out
 
 
 def obj_record(data: bytes, mesh: ObjMesh, simulated: dict[str, np.ndarray]) -> dict | None:
@@ -142,58 +188,43 @@ def obj_record(data: bytes, mesh: ObjMesh, simulated: dict[str, np.ndarray]) -> 
         col = mesh.corners[:, c]
         used[k][col[col >= 0]] = True
     lines = text.splitlines(keepends=True)
-    # the number lines of used elements: their tokens, and the gaps to the simulated values
-    count = dict.fromkeys(_KINDS, 0)
-    cand: dict[str, list] = {k: [] for k in _KINDS}           # (line, element, match)
-    for li, ln in enumerate(lines):
-        head = ln.lstrip()[:3]
-        key = "vt" if head.startswith("vt") else "vn" if head.startswith("vn") else \
-            "v" if head.startswith("v") else None
-        if key is None or not (head[len(key):len(key) + 1] or " ").isspace():
-            continue
-        e = count[key]
-        count[key] += 1
-        m = _VLINE.match(ln)
-        if m is None or key not in simulated or e >= len(used[key]) or not used[key][e] \
-                or (m.group(6) is None and key != "vt"):
-            continue
-        cand[key].append((li, e, m))
-    mods = [4, 4, 4]
-    keep: dict[int, tuple[str, Any]] = {}
-    rows = []                       # (k, d, neg) per token in file order, by line
+    cand = _number_lines(lines, used, simulated)
+    mods = [2, 2, 2]
+    rows = []                       # (lines, k, d, neg, kind) of the templated lines
     for ki, key in enumerate(_KINDS):
-        if not cand[key]:
+        li, elems, toks = cand[key]
+        if not li:
             continue
         w = _WIDTH[key]
-        toks = [m.group(2 + 2 * c) for _, _, m in cand[key] for c in range(w)]
         kv, dv, neg, ok = _decimals(toks)
-        elems = np.array([e for _, e, _ in cand[key]], np.int64)
-        sim = simulated[key][elems, :w].reshape(-1)
+        sim = simulated[key][np.asarray(elems, np.int64), :w].reshape(-1)
         scale = 10.0 ** dv
         with np.errstate(invalid="ignore", over="ignore"):
-            est = np.rint(sim * scale)
-            # room for Blender's float noise too: a few float32 units of the value
+            # how far the value the writer gets back is from the token, in its last decimal,
+            # with room for Blender's float noise (a few float32 units of the value)
             noise = 4 * np.spacing(np.abs(sim).astype(np.float32)).astype(np.float64) * scale
-            gap = np.maximum(np.abs(est - kv), noise)
+            gap = np.abs(sim * scale - kv) + noise
         good = (ok & np.isfinite(gap) & (gap < 2**13)).reshape(-1, w).all(1)
         if not good.any():
             continue
-        mods[ki] = max(4, 1 << int(np.ceil(np.log2(4 * float(gap.reshape(-1, w)[good].max()) + 4))))
-        for j in np.nonzero(good)[0]:
-            keep[cand[key][j][0]] = (key, cand[key][j][2])
-        kk, dd, nn = (a.reshape(-1, w)[good] for a in (kv, dv, neg))
-        rows.append((np.array([cand[key][j][0] for j in np.nonzero(good)[0]]), kk, dd, nn, ki))
-    out_lines: list[str] = []
-    for li, ln in enumerate(lines):
-        if li in keep:
-            key, m = keep[li]
-            third = _NUM if key != "vt" else (m.group(6) or "")
-            out_lines.append(m.group(1) + _NUM + m.group(3) + _NUM + (m.group(5) or "") + third
-                             + m.group(7))
-        elif ln.lstrip().startswith("f") and ln.lstrip()[1:2].isspace():
-            out_lines.append(_face_template(ln))
-        else:
-            out_lines.append(ln)
+        # the nearest integer with the token's remainder modulo M is the token while the
+        # value is within M/2 of it
+        gmax, m = float(gap.reshape(-1, w)[good].max()), 2
+        while m / 2 <= gmax:
+            m *= 2
+        mods[ki] = m
+        rows.append((np.asarray(li)[good], *(x.reshape(-1, w)[good] for x in (kv, dv, neg)), ki))
+    out_lines = list(lines)
+    marks = {"v": "v" + (" " + _NUM) * 3, "vn": "vn" + (" " + _NUM) * 3,
+             "vt": "vt" + (" " + _NUM) * 2}
+    for li, _, _, _, ki in rows:
+        key = _KINDS[ki]
+        for i in li.tolist():
+            ln = out_lines[i]
+            out_lines[i] = marks[key] + ln[len(ln.rstrip("\r\n")):]
+    faces = [i for i, ln in enumerate(lines) if ln.startswith("f ")]
+    for i, t in zip(faces, _face_templates([lines[i] for i in faces])):
+        out_lines[i] = t
     if rows:
         line_of = np.concatenate([np.repeat(r[0], _WIDTH[_KINDS[r[4]]]) for r in rows])
         order = np.argsort(line_of, kind="stable")
@@ -207,8 +238,26 @@ def obj_record(data: bytes, mesh: ObjMesh, simulated: dict[str, np.ndarray]) -> 
         ns = np.zeros(0, bool)
     flags = (ds | (ns.astype(np.int64) << 7)).astype(np.uint8)
     return {"template": pack("".join(out_lines).encode("latin-1")), "d": pack(flags.tobytes()),
-            "m": pack(ms.astype("<u2").tobytes()), "mod": mods,
+            "m": pack(_pack_remainders(ms, max(mods))), "mod": mods,
             "corners": int(len(mesh.corners)), "n": int(len(ks))}
+
+
+def _pack_remainders(ms: np.ndarray, mod: int) -> bytes:
+    """Remainders below ``mod``: one bit each (mod 2), a byte, or two."""
+    if mod <= 2:
+        return np.packbits(ms.astype(np.uint8)).tobytes()
+    return ms.astype("u1" if mod <= 256 else "<u2").tobytes()
+
+
+def _unpack_remainders(raw: bytes, mod: int, n: int) -> np.ndarray | None:
+    if mod <= 2:
+        if len(raw) != (n + 7) // 8:
+            return None
+        return np.unpackbits(np.frombuffer(raw, np.uint8))[:n].astype(np.int64)
+    dt = "u1" if mod <= 256 else "<u2"
+    if len(raw) != n * np.dtype(dt).itemsize:
+        return None
+    return np.frombuffer(raw, dt).astype(np.int64)
 
 
 _SUBS = [(re.compile(a), b) for a, b in (
@@ -217,15 +266,25 @@ _SUBS = [(re.compile(a), b) for a, b in (
     (r"(?<=\x01/)[1-9][0-9]*(?=\s|\Z)", _IDX[1]),           # vt last: v/vt
     (r"(?<=/)[1-9][0-9]*(?=\s|\Z)", _IDX[2]))]               # vn last: v/vt/vn, v//vn
 _FACE_LINE = re.compile(r"\s*f(?:\s+\x01(?:/\x02(?:/\x03)?|//\x03)?)+\s*\Z")
+#: a face line (of lines joined by "\n") that is not all placeholders
+_ANY_BAD_FACE = re.compile(r"^(?=[^\n])(?!f(?:[ \t]+\x01(?:/\x02(?:/\x03)?|//\x03)?)+[ \t]*\r?$)",
+                           re.M)
 
 
-def _face_template(line: str) -> str:
-    """A face line with its indices as placeholders; as read when a corner is not
-    ``v[/[vt][/vn]]`` with positive indices (relative indices stay as read)."""
-    out = line
+def _face_templates(lines: list[str]) -> list[str]:
+    """Face lines with their indices as placeholders (all in one pass); a line keeps its text
+    when a corner is not ``v[/[vt][/vn]]`` with positive indices (relative indices)."""
+    if not lines:
+        return []
+    out = "".join(lines)
     for pattern, mark in _SUBS:
         out = pattern.sub(mark, out)
-    return out if _FACE_LINE.match(out) else line
+    done = out.splitlines(keepends=True)
+    if len(done) != len(lines):                     # (a line break inside a line: never)
+        return lines
+    if _ANY_BAD_FACE.search(out) is None:           # the usual case: every line templated
+        return done
+    return [t if _FACE_LINE.match(t) else ln for t, ln in zip(done, lines)]
 
 
 def obj_text(record: Any, values: dict[str, np.ndarray], corners: np.ndarray) -> bytes | None:
@@ -240,10 +299,12 @@ def obj_text(record: Any, values: dict[str, np.ndarray], corners: np.ndarray) ->
     ms = unpack(record.get("m"))
     mod = record.get("mod")
     if raw is None or ds is None or ms is None or not isinstance(mod, list) or len(mod) != 3 \
-            or len(ds) * 2 != len(ms) or not all(isinstance(m, int) and m > 0 for m in mod):
+            or not all(isinstance(m, int) and 0 < m <= 1 << 16 for m in mod):
         return None
     d_arr = np.frombuffer(ds, np.uint8)
-    m_arr = np.frombuffer(ms, "<u2").astype(np.int64)
+    m_arr = _unpack_remainders(ms, max(mod), len(d_arr))
+    if m_arr is None:
+        return None
     text = raw.decode("latin-1")
     out: list[str] = []
     count = dict.fromkeys(_KINDS, 0)
@@ -261,11 +322,10 @@ def obj_text(record: Any, values: dict[str, np.ndarray], corners: np.ndarray) ->
                         d, neg = dn & 0x7F, bool(dn >> 7)
                         m = mod[_KINDS.index(key)]
                         x = float(values[key][e, comp])
-                        est = int(np.rint(x * 10.0 ** d)) if np.isfinite(x) else 0
-                        delta = (int(m_arr[num]) - est) % m
-                        if delta >= m // 2:
-                            delta -= m
-                        parts[i] = _spell(est + delta, d, neg)
+                        at = x * 10.0 ** d if np.isfinite(x) else 0.0
+                        # the integer nearest the value with the token's remainder
+                        r = int(m_arr[num])
+                        parts[i] = _spell(r + m * int(np.rint((at - r) / m)), d, neg)
                         num += 1
                         comp += 1
             elif key == "f":
@@ -363,3 +423,72 @@ def snap_keys(values: np.ndarray, hints: np.ndarray | None = None) -> tuple[np.n
         delta = (hints.astype(np.int64) - q) % KEY_HINT
         q = q + np.where(delta >= KEY_HINT // 2, delta - KEY_HINT, delta)
     return q * KEY_GRID, (q % KEY_HINT).astype(np.uint8)
+
+
+def source_tables(corners: np.ndarray) -> dict[str, str]:
+    """For ``vt`` and ``vn``: when every corner of an OBJ ``v`` has the same one (an exporter
+    writing ``k/k/k``), the table ``v -> vt`` (packed deltas: a few bytes), so that the
+    column needs no vertex attribute (:func:`sources`)."""
+    out = {}
+    v = corners[:, 0]
+    n = int(v.max()) + 1 if len(v) else 0
+    for c, key in ((1, "vt"), (2, "vn")):
+        col = corners[:, c]
+        if not np.any(col >= 0):
+            continue
+        tab = np.full(n, -1, np.int64)
+        tab[v] = col
+        if np.array_equal(tab[v], col):
+            out[key] = pack(np.diff(tab, prepend=0).astype("<i4").tobytes())
+    return out
+
+
+def sources(v: np.ndarray, columns: dict[int, np.ndarray], record: Any) -> np.ndarray:
+    """(n, 3) source indices of vertices: ``v``, and the ``vt``/``vn`` columns from their
+    attributes (``columns``), else from the record's tables, else -1."""
+    out = np.full((len(v), 3), -1, np.int64)
+    out[:, 0] = v
+    tables = record.get("of_v") if isinstance(record, dict) else None
+    for c, key in ((1, "vt"), (2, "vn")):
+        if c in columns:
+            out[:, c] = columns[c]
+            continue
+        raw = unpack(tables.get(key)) if isinstance(tables, dict) else None
+        if raw is None or len(raw) % 4:
+            continue
+        tab = np.cumsum(np.frombuffer(raw, "<i4").astype(np.int64))
+        ok = (v >= 0) & (v < len(tab))
+        out[ok, c] = tab[v[ok]]
+    return out
+
+
+def per_v_record(original: np.ndarray, written: np.ndarray, v: np.ndarray) -> dict | None:
+    """:func:`xor_record` of per-corner rows kept once per OBJ ``v`` when every corner of a
+    ``v`` has the same rows (a vertex's weights), else per corner."""
+    _, first, inv = np.unique(v, return_index=True, return_inverse=True)
+    rep = first[inv.reshape(-1)]
+    a = np.ascontiguousarray(original, np.float32).view(np.uint32)
+    b = np.ascontiguousarray(written, np.float32).view(np.uint32)
+    if np.array_equal(a, a[rep]) and np.array_equal(b, b[rep]):
+        record = xor_record(original[first], written[first], written[first])
+        if record is not None:
+            record["per"] = "v"
+        return record
+    return xor_record(original, written, written)
+
+
+def per_v_restore(record: Any, written: np.ndarray, v: np.ndarray | None) -> np.ndarray:
+    """The rows :func:`per_v_record` kept, put back where the glTF still holds them."""
+    if not isinstance(record, dict) or record.get("per") != "v":
+        return xor_restore(record, written, written)
+    if v is None or len(v) != len(written):
+        return np.array(written, np.float32)
+    _, first, inv = np.unique(v, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    rep = written[first]
+    restored, same = xor_rows(record, rep, rep)
+    out = np.array(written, np.float32)
+    bits = out.view(np.uint32)
+    take = same[inv] & (bits == np.ascontiguousarray(rep, np.float32).view(np.uint32)[inv]).all(1)
+    out[take] = restored[inv[take]]
+    return out

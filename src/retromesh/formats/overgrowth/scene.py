@@ -78,7 +78,16 @@ from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import compose_trs, decompose_trs, inverse, quat_continuous
 from .anm import AnmFile
 from .bones import depth_order, rot_y, safe_inv, skeleton_bind, unpack_mats
-from .exact import SOURCE_ATTRS, canonical_quats, obj_record, pack, snap_keys, xor_record
+from .exact import (
+    SOURCE_ATTRS,
+    canonical_quats,
+    obj_record,
+    pack,
+    per_v_record,
+    snap_keys,
+    source_tables,
+    xor_record,
+)
 from .obj import ObjFile, ObjMesh, corner_mesh, parse_obj
 from .phxbn import PhxbnFile, vertex_count_problem
 from .playback import sample_animation, sorted_keys
@@ -169,9 +178,21 @@ def _load_obj(path: Path) -> tuple[bytes, ObjMesh]:
     return data, parse_obj(data, str(path))
 
 
-def source_attributes(corners: np.ndarray) -> dict[str, np.ndarray]:
-    """The vertex attributes carrying each vertex's OBJ source indices (:mod:`.exact`)."""
-    return {a: corners[:, k].astype(np.float32) for k, a in enumerate(SOURCE_ATTRS)}
+def source_attributes(corners: np.ndarray, record: dict | None) -> dict[str, np.ndarray]:
+    """The vertex attributes carrying each vertex's OBJ source indices (:mod:`.exact`): ``v``,
+    and ``vt``/``vn`` unless the file has none or the record's tables give them from ``v``."""
+    tables = record.get("of_v", {}) if record is not None else {}
+    return {a: corners[:, k].astype(np.float32) for k, a in enumerate(SOURCE_ATTRS)
+            if k == 0 or (np.any(corners[:, k] >= 0) and ("vt", "vn")[k - 1] not in tables)}
+
+
+def obj_exact_record(text: bytes | None, obj: ObjMesh, center: np.ndarray) -> dict | None:
+    """What gives the OBJ's text back (:func:`.exact.obj_record`), with its ``v -> vt/vn``
+    tables."""
+    record = obj_record(text, obj, simulated_values(obj, center)) if text is not None else None
+    if record is not None:
+        record["of_v"] = source_tables(obj.corners)
+    return record
 
 
 def simulated_values(obj: ObjMesh, center: np.ndarray) -> dict[str, np.ndarray]:
@@ -223,21 +244,21 @@ def _add_mesh(scene: Scene, obj: ObjMesh, doc: PhxbnFile, bind: np.ndarray, join
     idx = inv.reshape(-1).astype(np.uint32)
     P = pos[first].astype(np.float32)
     normals = unit_rows(nrm[first]) if nrm is not None else compute_normals(P, idx)
+    record = obj_exact_record(text, obj, old_center)
     prim = Primitive(positions=P, normals=normals, uvs=[uv[first]] if uv is not None else [],
                      indices=idx, joints=jj[first], weights=ww[first],
-                     attributes=source_attributes(obj.corners[first]))
+                     attributes=source_attributes(obj.corners[first], record))
     extras: dict[str, Any] = {"obj_old_center": [float(c) for c in old_center]}
     # the .phxbn's own weight and id bits where glTF's (renormalised, merged) give others
     gj, gw = merge_duplicate_joints(*sanitize_weights(jj[first], ww[first]))
     glb_rows = np.concatenate([gw, gj.astype(np.float32)], 1)[idx]
-    kept = xor_record(np.concatenate([np.asarray(ctl.weights, np.float32),
-                                      np.asarray(ctl.ids, np.float32)], 1), glb_rows, glb_rows)
+    kept = per_v_record(np.concatenate([np.asarray(ctl.weights, np.float32),
+                                        np.asarray(ctl.ids, np.float32)], 1), glb_rows,
+                        obj.corners[:, 0])
     if kept is not None:
         extras[WEIGHTS_EXACT_KEY] = kept
-    if text is not None:
-        record = obj_record(text, obj, simulated_values(obj, old_center))
-        if record is not None:
-            extras[OBJ_EXACT_KEY] = record
+    if record is not None:
+        extras[OBJ_EXACT_KEY] = record
     mi = scene.add_mesh(Mesh(name=name, primitives=[prim], extras=extras))
     skin = scene.add_skin(Skin(joints=list(joints), inverse_bind_matrices=inverse(bind),
                                name=name))
@@ -491,12 +512,12 @@ def obj_to_scene(doc: ObjFile, *, source: Path | None = None) -> Scene:
     first = first[order]
     idx = rank[inv.reshape(-1)].astype(np.uint32)
     p = pos[first].astype(np.float32)
+    record = obj_exact_record(bytes(doc.text), obj, np.zeros(3))
     prim = Primitive(positions=p, indices=idx,
                      normals=unit_rows(nrm[first]) if nrm is not None else compute_normals(p, idx),
                      uvs=[uv[first]] if uv is not None else [],
-                     attributes=source_attributes(obj.corners[first]))
+                     attributes=source_attributes(obj.corners[first], record))
     extras: dict[str, Any] = {}
-    record = obj_record(bytes(doc.text), obj, simulated_values(obj, np.zeros(3)))
     if record is not None:
         extras[OBJ_EXACT_KEY] = record
     m = scene.add_mesh(Mesh(name=name, primitives=[prim], extras=extras))

@@ -18,9 +18,10 @@ from .exact import (
     SOURCE_ATTRS,
     canonical_quats,
     obj_text,
+    per_v_restore,
     snap_keys,
+    sources,
     unpack,
-    xor_restore,
     xor_rows,
 )
 from .obj import ObjFile, write_obj
@@ -189,7 +190,7 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, native: bool = True
                       "triangles) are left out of the .phxbn/.obj", LossWarning, stacklevel=2)
     if w_l:
         rows = np.concatenate([np.concatenate(w_l), np.concatenate(j_l)], 1).astype(np.float32)
-        rows = xor_restore(_weights_record(scene, skin), rows, rows)
+        rows = per_v_restore(_weights_record(scene, skin), rows, _corner_v(scene, skin))
         control = PhxControl(rows[:, :4].astype("<f4"), rows[:, 4:].astype("<f4"),
                              parents.astype("<i4"), [], None)
         stage = 1
@@ -241,6 +242,17 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, native: bool = True
         out[key] = _animation_to_anm(scene, anim, joints, parents, root, correction, shift,
                                         native)
     return out
+
+
+def _corner_v(scene: Scene, skin: Skin) -> np.ndarray | None:
+    """The OBJ ``v`` of each corner of the one skinned primitive (None for another mesh)."""
+    prims = [p for n in scene.nodes if n.mesh is not None and n.skin is not None
+             and scene.skins[n.skin] is skin for p in scene.meshes[n.mesh].primitives]
+    if len(prims) != 1 or SOURCE_ATTRS[0] not in prims[0].attributes:
+        return None
+    p = prims[0]
+    idx = (p.indices if p.indices is not None else np.arange(len(p.positions))).astype(np.int64)
+    return np.asarray(p.attributes[SOURCE_ATTRS[0]], np.float64).reshape(-1)[idx].astype(np.int64)
 
 
 def _weights_record(scene: Scene, skin: Skin) -> Any:
@@ -595,18 +607,20 @@ def scene_to_obj(scene: Scene) -> ObjFile:
     return ObjFile(write_obj(pos, tri, vt, None, name=scene.name or "mesh", normals=nrm))
 
 
-def _source_of(p: Primitive) -> np.ndarray | None:
+def _source_of(p: Primitive, record: Any = None) -> np.ndarray | None:
     """(n, 3) OBJ source indices (v, vt, vn) of the primitive's vertices, None when it carries
     none (a glTF made elsewhere) or they are not whole numbers."""
-    cols = [p.attributes.get(a) for a in SOURCE_ATTRS]
-    if any(c is None for c in cols):
-        return None
     n = len(p.positions)
-    src = np.stack([np.asarray(c, np.float64).reshape(n, -1)[:, 0] for c in cols], 1)
-    if not np.all(np.isfinite(src)) or np.any(src != np.round(src)) or np.any(src < -1) \
-            or np.any(src >= 2**31):
+    cols = {k: np.asarray(p.attributes[a], np.float64).reshape(n, -1)[:, 0]
+            for k, a in enumerate(SOURCE_ATTRS) if a in p.attributes}
+    if 0 not in cols:
         return None
-    return src.astype(np.int64)
+    for c in cols.values():
+        if not np.all(np.isfinite(c)) or np.any(c != np.round(c)) or np.any(c < -1) \
+                or np.any(c >= 2**31):
+            return None
+    ints = {k: c.astype(np.int64) for k, c in cols.items()}
+    return sources(ints.pop(0), ints, record)
 
 
 def _per_element(src: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -630,7 +644,7 @@ def exact_obj(mesh_extras: dict, p: Primitive, positions: np.ndarray,
     record = mesh_extras.get(OBJ_EXACT_KEY)
     if not isinstance(record, dict):
         return None
-    src = _source_of(p)
+    src = _source_of(p, record)
     idx = (p.indices if p.indices is not None else np.arange(len(p.positions))).astype(np.int64)
     text = None
     if src is not None and p.mode == 4:
