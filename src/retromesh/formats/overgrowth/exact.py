@@ -12,13 +12,16 @@ Two kinds of record, both recomputed from what the GLB holds and the kept origin
   file's triangle corner ``c``; quads and fans as :mod:`.obj` splits them). A number written as
   ``[-]digits[.digits]`` is its value from the glTF (float32) at the token's own number of
   decimals ``d``; the glTF cannot hold every digit, so the record keeps the token's integer
-  ``k = value x 10^d`` modulo ``M`` (a power of two per line kind, just above 4 x the largest
-  gap between ``k`` and the value the writer gets back from the GLB). The writer takes the
-  integer nearest its value that has that remainder: the token as read while the value is
-  within ``M/2`` decimal units of the original (Blender's float noise included), **an edit
-  smaller than that is dropped**, and a larger edit is written to within ``M/2`` units. Numbers
-  in another spelling (``1e-05``, ``+1``, ``.5``), lines no vertex uses and faces with
-  relative indices stay in the template as read.
+  ``k = value x 10^d`` modulo ``M`` (a power of two per line kind, above twice the largest
+  gap between ``k`` and the value the writer gets back from the GLB, with room for Blender's
+  float noise: one bit a number for the usual 6 decimals). The writer takes the integer
+  nearest its value that has that remainder: the token as read while the value is within
+  ``M/2`` decimal units of the original, **an edit smaller than that is dropped**, and a
+  larger edit is written to within ``M/2`` units. Lines of numbers in another spelling
+  (``1e-05``, ``+1``, ``.5``, other spacing), of more digits than a float32 and Blender's
+  noise leave room for (``M`` above 2^16), and lines no vertex uses stay in the template as
+  read while the glTF's values are within :data:`LINE_TOLERANCE` (1e-6, relative above 1) of
+  theirs, and are written anew (``%.9g``) otherwise; faces with relative indices stay as read.
 * **float32 rows** (:func:`xor_record`, :func:`xor_restore`): for values the writer recomputes
   from the glTF (``.phxbn`` weights renormalised by glTF, ``.anm`` bone matrices recomposed from
   translation + rotation keys), the XOR of the file's bits with the bits the writer computes
@@ -201,10 +204,12 @@ def obj_record(data: bytes, mesh: ObjMesh, simulated: dict[str, np.ndarray]) -> 
         scale = 10.0 ** dv
         with np.errstate(invalid="ignore", over="ignore"):
             # how far the value the writer gets back is from the token, in its last decimal,
-            # with room for Blender's float noise (a few float32 units of the value)
-            noise = 4 * np.spacing(np.abs(sim).astype(np.float32)).astype(np.float64) * scale
+            # with room for Blender's float noise: a few float32 units of the mesh's size
+            # (a skinned mesh comes back from Blender's bind pose a hair off)
+            size = np.float32(np.abs(sim[np.isfinite(sim)]).max(initial=1.0))
+            noise = 4 * float(np.spacing(size)) * scale
             gap = np.abs(sim * scale - kv) + noise
-        good = (ok & np.isfinite(gap) & (gap < 2**13)).reshape(-1, w).all(1)
+        good = (ok & np.isfinite(gap) & (gap < 2**15)).reshape(-1, w).all(1)
         if not good.any():
             continue
         # the nearest integer with the token's remainder modulo M is the token while the
@@ -312,7 +317,11 @@ def obj_text(record: Any, values: dict[str, np.ndarray], corners: np.ndarray) ->
     corner = 0
     try:
         for key, parts in _lines(text):
-            if key in _WIDTH:
+            if key in _WIDTH and _NUM not in "".join(parts):     # kept as read, unless edited
+                e = count[key]
+                count[key] += 1
+                parts = _edited_line(parts, key, values.get(key), e)
+            elif key in _WIDTH:
                 e = count[key]
                 count[key] += 1
                 comp = 0
@@ -346,6 +355,29 @@ def obj_text(record: Any, values: dict[str, np.ndarray], corners: np.ndarray) ->
     if num != len(d_arr) or corner != len(corners):
         return None
     return "".join(out).encode("latin-1")
+
+
+#: how far a number of a line kept as read may be from the glTF's value and still count as
+#: unedited (Blender's float noise); a larger edit rewrites the line
+LINE_TOLERANCE = 1e-6
+
+
+def _edited_line(parts: list[str], key: str, values: np.ndarray | None, e: int) -> list[str]:
+    """A ``v``/``vt``/``vn`` line kept as read, or written anew from the glTF's values when
+    they are farther than :data:`LINE_TOLERANCE` from its numbers."""
+    if values is None or e >= len(values):
+        return parts
+    new = values[e, :_WIDTH[key]]
+    toks = [p for p in parts if p and not p.isspace()][1:1 + _WIDTH[key]]
+    try:
+        old = np.array([float(t) for t in toks], np.float64)
+    except ValueError:
+        return parts
+    if len(old) != len(new) or not np.all(np.isfinite(new)) or \
+            np.all(np.abs(new - old) <= LINE_TOLERANCE * np.maximum(1.0, np.abs(old))):
+        return parts
+    ending = "".join(parts)[len("".join(parts).rstrip("\r\n")):]
+    return [key + "".join(f" {x:.9g}" for x in new) + ending]
 
 
 def check_bytes(rows: np.ndarray) -> np.ndarray:
