@@ -310,51 +310,129 @@ def obj_text(record: Any, values: dict[str, np.ndarray], corners: np.ndarray) ->
     m_arr = _unpack_remainders(ms, max(mod), len(d_arr))
     if m_arr is None:
         return None
-    text = raw.decode("latin-1")
-    out: list[str] = []
-    count = dict.fromkeys(_KINDS, 0)
-    num = 0
-    corner = 0
+    lines = raw.decode("latin-1").splitlines(keepends=True)
     try:
-        for key, parts in _lines(text):
-            if key in _WIDTH and _NUM not in "".join(parts):     # kept as read, unless edited
-                e = count[key]
-                count[key] += 1
-                parts = _edited_line(parts, key, values.get(key), e)
-            elif key in _WIDTH:
-                e = count[key]
-                count[key] += 1
-                comp = 0
-                for i, p in enumerate(parts):
-                    if p == _NUM:
-                        dn = int(d_arr[num])
-                        d, neg = dn & 0x7F, bool(dn >> 7)
-                        m = mod[_KINDS.index(key)]
-                        x = float(values[key][e, comp])
-                        at = x * 10.0 ** d if np.isfinite(x) else 0.0
-                        # the integer nearest the value with the token's remainder
-                        r = int(m_arr[num])
-                        parts[i] = _spell(r + m * int(np.rint((at - r) / m)), d, neg)
-                        num += 1
-                        comp += 1
-            elif key == "f":
-                toks = [i for i, p in enumerate(parts) if p and not p.isspace()][1:]
-                slots = _face_corners(len(toks))
-                for j, i in enumerate(toks):
-                    if any(c in parts[i] for c in _IDX):
-                        src = corners[corner + slots[j]]
-                        for c in range(3):
-                            if _IDX[c] in parts[i]:
-                                if src[c] < 0:
-                                    return None
-                                parts[i] = parts[i].replace(_IDX[c], str(int(src[c]) + 1))
-                corner += 3 * max(len(toks) - 2, 0)
-            out.append("".join(parts))
-    except (IndexError, KeyError):          # a record that does not fit the mesh
+        where = _placeholders(lines, values)
+        if where is None:
+            return None
+        kinds, elems, comps, face_tokens = where
+        nums = _numbers(kinds, elems, comps, values, d_arr, m_arr, mod)
+        text = _fill("".join(lines), _NUM, nums)
+        if text is None:
+            return None
+        idx = _indices(text, face_tokens, corners)
+        return None if idx is None else _fill_indices(text, idx).encode("latin-1")
+    except (IndexError, KeyError, ValueError):       # a record that does not fit the mesh
         return None
-    if num != len(d_arr) or corner != len(corners):
+
+
+def _placeholders(lines: list[str], values: dict[str, np.ndarray]) -> tuple[
+        np.ndarray, np.ndarray, np.ndarray, list[tuple[int, bool]]] | None:
+    """(kind, element, component) of each number placeholder in order, and the token count of
+    each face line; lines of numbers kept as read are checked for edits (in place)."""
+    count = dict.fromkeys(_KINDS, 0)
+    kinds: list[int] = []
+    elems: list[int] = []
+    comps: list[int] = []
+    faces: list[tuple[int, bool]] = []
+    fast = {"v \x00": "v", "vt ": "vt", "vn ": "vn"}
+    for i, ln in enumerate(lines):
+        key = fast.get(ln[:3])
+        if key is None:
+            c = ln[:1]
+            if c == "f" or (c.isspace() and _kind(ln) == "f"):
+                n = ln.count(_IDX[0])
+                faces.append((n, True) if n else (len(ln.split()) - 1, False))
+                continue
+            key = _kind(ln) if c in "v \t" else None
+            if key not in _WIDTH:
+                continue
+        assert key is not None
+        e = count[key]
+        count[key] += 1
+        n = ln.count(_NUM)
+        if n:
+            ki = _KINDS.index(key)
+            kinds += [ki] * n
+            elems += [e] * n
+            comps += range(n)
+        else:                                            # kept as read, unless edited
+            lines[i] = "".join(_edited_line(re.split(r"(\s+)", ln), key, values.get(key), e))
+    return (np.array(kinds, np.int64), np.array(elems, np.int64), np.array(comps, np.int64),
+            faces)
+
+
+def _numbers(kinds: np.ndarray, elems: np.ndarray, comps: np.ndarray,
+             values: dict[str, np.ndarray], d_arr: np.ndarray, m_arr: np.ndarray,
+             mod: list[int]) -> list[str]:
+    """Each number token: the integer nearest the glTF's value (at the token's decimals) with
+    the token's remainder, spelled as the token was."""
+    if len(kinds) != len(d_arr):
+        raise ValueError("placeholders and numbers differ")
+    x = np.zeros(len(kinds))
+    for ki, key in enumerate(_KINDS):
+        sel = kinds == ki
+        if sel.any():
+            x[sel] = values[key][elems[sel], comps[sel]]
+    d = (d_arr & 0x7F).astype(np.int64)
+    neg = (d_arr >> 7).astype(bool)
+    m = np.array(mod, np.int64)[kinds]
+    with np.errstate(invalid="ignore", over="ignore"):
+        at = np.where(np.isfinite(x), x * 10.0 ** d, 0.0)
+        k = m_arr + m * np.rint((at - m_arr) / m).astype(np.int64)
+    if len(k) and len(set(d.tolist())) == 1 and (np.abs(k) < 10**15).all():
+        # the usual case: one number of decimals; %f of k / 10^d gives k's digits exactly
+        # (the double is far nearer than half a unit of the last decimal below 10^15)
+        fmt = f"%.{int(d[0])}f"
+        out = [fmt % v for v in (k / 10.0 ** int(d[0])).tolist()]
+        for i in np.nonzero(neg & (k == 0))[0].tolist():        # "-0.000000" as read
+            out[i] = "-" + out[i]
+        return out
+    return [_spell(v, dv, ng) for v, dv, ng in zip(k.tolist(), d.tolist(), neg.tolist())]
+
+
+def _fill(text: str, mark: str, items: list[str]) -> str | None:
+    """``text`` with its ``mark`` characters replaced by ``items`` in order."""
+    pieces = text.split(mark)
+    if len(pieces) != len(items) + 1:
         return None
-    return "".join(out).encode("latin-1")
+    out = [""] * (2 * len(items) + 1)
+    out[0::2] = pieces
+    out[1::2] = items
+    return "".join(out)
+
+
+_ANY_IDX = re.compile("[\x01\x02\x03]")
+
+
+def _indices(text: str, faces: list[tuple[int, bool]], corners: np.ndarray) -> list[str] | None:
+    """Each index placeholder's number: the source index of its corner (faces in order, as
+    ``(tokens, templated)``; a quad or larger face as :func:`_face_corners` maps its tokens)."""
+    marks = np.frombuffer("".join(_ANY_IDX.findall(text)).encode("latin-1"), np.uint8)
+    comp = marks.astype(np.int64) - 1
+    token = np.cumsum(comp == 0) - 1
+    slots: list[int] = []
+    base = 0
+    for n, templated in faces:
+        if templated:
+            slots += [base + s for s in (_face_corners(n) if n != 3 else (0, 1, 2))]
+        base += 3 * max(n - 2, 0)
+    if base != len(corners) or (len(token) and token[-1] >= len(slots)):
+        return None
+    if not len(token):
+        return []
+    src = corners[np.array(slots, np.int64)[token], comp]
+    if (src < 0).any():
+        return None
+    return list(map(str, (src + 1).tolist()))
+
+
+def _fill_indices(text: str, idx: list[str]) -> str:
+    pieces = _ANY_IDX.split(text)
+    out = [""] * (2 * len(idx) + 1)
+    out[0::2] = pieces
+    out[1::2] = idx
+    return "".join(out)
 
 
 #: how far a number of a line kept as read may be from the glTF's value and still count as
