@@ -201,3 +201,30 @@ def test_a_glb_without_the_records_converts_back_as_before(example, tmp_path):
     # written from the glTF vertices, as the previous release did
     assert len(obj.positions) == len(scene.meshes[0].primitives[0].positions)
     assert obj.triangle_count == retromesh.read(example["stick.obj"]).mesh().triangle_count
+
+
+def _morph_findings(xml: Path) -> list[str]:
+    from retromesh.formats.overgrowth.ogxml_scene_read import check
+    return [f.message for f in check(retromesh.read(xml)) if f.rule == "overgrowth-xml.morph"]
+
+
+def test_the_characters_model_keeps_matching_its_morphs(tmp_path):
+    from retromesh.formats.overgrowth.ogxml_samples import write_character
+    xml = write_character(tmp_path / "game")
+    model = xml.parents[1] / "Models" / "Characters" / "stick.obj"
+    original = model.read_bytes()
+    assert not _morph_findings(xml)
+    glb = tmp_path / "stick.glb"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        retromesh.convert(xml, glb)
+        written = retromesh.convert(glb, tmp_path / "back" / "r_stick.phxbn")
+    back = next(p for p in written if p.suffix == ".obj")
+    assert back.read_bytes() == original                 # vertex for vertex: morphs still fit
+    # a model whose vertices were re-ordered (same corner count) no longer fits its morphs
+    obj = retromesh.read(model).mesh()
+    order = np.arange(len(obj.positions))[::-1]
+    rank = np.argsort(order)
+    from retromesh.formats.overgrowth.obj import write_obj
+    model.write_bytes(write_obj(obj.positions[order], rank[obj.corners[:, 0]].reshape(-1, 3)))
+    assert any("vertex for vertex" in m for m in _morph_findings(xml))
