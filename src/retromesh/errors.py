@@ -11,6 +11,7 @@ __all__ = [
     "UnknownFormatError",
     "LimitError",
     "UnsupportedError",
+    "MissingCompanionError",
     "DocumentError",
     "UnsupportedInputError",
     "RefusedError",
@@ -78,6 +79,16 @@ class LimitError(FormatError):
 
 class UnsupportedError(RetromeshError):
     """The operation exists in principle but not for this format or this content."""
+
+
+class MissingCompanionError(UnsupportedError):
+    """A file that converts only with a companion that is not there (a Lugaru animation
+    without any skeleton it could play on). ``retromesh check`` judges the file alone and
+    says what it could not check (``unchecked``), without failing."""
+
+    def __init__(self, message: str, unchecked: str = "its conversion") -> None:
+        super().__init__(message)
+        self.unchecked = unchecked
 
 
 class UnsupportedInputError(FormatError, UnsupportedError):

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Scene", "Node", "Mesh", "Primitive", "Material", "Texture", "TextureRef", "Skin",
     "Animation", "Channel", "MorphTarget", "LIMITS", "finite32", "first_not_finite32",
+    "unheld",
 ]
 
 #: caps of :meth:`Scene.for_writing` (game-format writers); raise them for bigger scenes
@@ -152,10 +153,22 @@ class Primitive:
     #: KHR_materials_variants mappings: (material, indices into ``Scene.variants``) pairs; a
     #: variant no pair names shows ``material``
     variants: list[tuple[int, list[int]]] = field(default_factory=list)
+    #: application-specific vertex attributes (glTF names starting with ``_``), float32 with
+    #: 1 to 4 components a vertex: they travel with their vertex through Blender (its exporter
+    #: writes them back with attribute export on), so a family can carry a vertex's source
+    #: index in one
+    attributes: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.positions = _array(self.positions, np.float32, 3, "positions", "Primitive")
         n = len(self.positions)
+        for name, values in list(self.attributes.items()):
+            arr = np.asarray(values, np.float32)
+            if not (isinstance(name, str) and name.startswith("_")) or arr.ndim not in (1, 2) \
+                    or len(arr) != n or (arr.ndim == 2 and not 1 <= arr.shape[1] <= 4):
+                raise DocumentError(f"Primitive.attributes[{name!r}]: a name starting with '_' "
+                                    f"and 1 to 4 float components for each of the {n} vertices")
+            self.attributes[name] = arr
         self.normals = _array(self.normals, np.float32, 3, "normals", "Primitive")
         self.tangents = _array(self.tangents, np.float32, 4, "tangents", "Primitive")
         self.uvs = [_array(uv, np.float32, 2, f"uvs[{i}]", "Primitive") for i, uv in enumerate(self.uvs)]
@@ -703,3 +716,36 @@ def whole_triangles(p: Primitive) -> Primitive:
                              normals=None if t.normals is None else t.normals[:n], name=t.name)
                  for t in p.targets]
     return q
+
+
+def unheld(scene: Scene, *, uv_sets: int = 1, colors: bool = False, morphs: bool = False,
+           modes: tuple[int, ...] = (4,), skins: bool = True, animations: bool = True,
+           meshes: bool = True) -> list[str]:
+    """What of ``scene`` a format that holds only what the keywords say drops, each named
+    (for the writer's LossWarning): UV sets beyond ``uv_sets``, vertex colours, morph targets
+    and the animation of their weights, primitives of other ``modes`` (points, lines), skins,
+    animations, meshes."""
+    prims = [p for m in scene.meshes for p in m.primitives] if meshes else []
+    out = []
+    extra_uv = sum(max(len(p.uvs) - uv_sets, 0) for p in prims)
+    if extra_uv:
+        out.append(f"{extra_uv} UV set(s) beyond the first {uv_sets} (TEXCOORD_{uv_sets}...)")
+    if not colors and any(p.colors is not None for p in prims):
+        out.append("vertex colours (COLOR_0)")
+    if not morphs:
+        targets = sum(len(p.targets) for p in prims)
+        if targets:
+            out.append(f"{targets} morph target(s)")
+        weights = [a.name for a in scene.animations for c in a.channels if c.path == "weights"]
+        if weights and animations:
+            out.append(f"the morph weight keys of animation(s) {sorted(set(weights))}")
+    other = sum(p.mode not in modes for p in prims)
+    if other:
+        out.append(f"{other} primitive(s) of points or lines")
+    if not skins and scene.skins:
+        out.append(f"{len(scene.skins)} skin(s)")
+    if not animations and scene.animations:
+        out.append(f"{len(scene.animations)} animation(s)")
+    if not meshes and scene.meshes:
+        out.append(f"{len(scene.meshes)} mesh(es)")
+    return out

@@ -18,8 +18,8 @@ from typing import Any
 
 from .. import batch as plan, registry
 from ..checking import check_document, check_together
-from ..errors import LossWarning, RetromeshError
-from ..findings import Finding, error
+from ..errors import LossWarning, MissingCompanionError, RetromeshError
+from ..findings import Finding, error, warning
 from ..readonce import reading_once
 from .messages import describe
 from .options import check_options, read_options
@@ -110,7 +110,14 @@ def check_file(f: Path, format: str | None, *, scene: bool, luanti: bool,
                     kwargs["source"] = f
                 built = registry.convert_to_scene(fmt, doc, str(f), **kwargs)
             except RetromeshError as exc:
-                findings.append(error(f"{fmt.name}.scene", f"does not convert: {describe(exc, f)}"))
+                missing = exc if isinstance(exc, MissingCompanionError) else exc.__cause__
+                if isinstance(missing, MissingCompanionError):   # judged alone above
+                    findings.append(warning(f"{fmt.name}.unchecked",
+                                            f"judged alone; not checked: {missing.unchecked} "
+                                            f"({missing})"))
+                else:
+                    findings.append(error(f"{fmt.name}.scene",
+                                          f"does not convert: {describe(exc, f)}"))
     if luanti:
         from .luanti import check_for_luanti, mod_findings
         findings += check_for_luanti(fmt, doc, data)

@@ -565,6 +565,11 @@ def _meshes(j: Json, acc: _Accessors, scene: Scene) -> None:
             normals, tangents = attr("NORMAL", (3,), True), attr("TANGENT", (4,), True)
             weights = attr("WEIGHTS_0", (4,))
             material = j.index(p, "material", path, len(scene.materials), what="materials")
+            # application-specific attributes ("_NAME"): a scalar one as one value a vertex
+            custom = {k: a.astype(np.float32).reshape(len(a), -1).squeeze(1)
+                      if a.reshape(len(a), -1).shape[1] == 1 else a.astype(np.float32)
+                      for k in attrs if isinstance(k, str) and k.startswith("_")
+                      and (a := attr(k, (1, 2, 3, 4))) is not None}
             if mode in (5, 6):      # strips and fans: as triangle lists (Scene holds those)
                 indices, mode = _triangulated(indices, len(pos), mode), 4
             try:
@@ -572,7 +577,8 @@ def _meshes(j: Json, acc: _Accessors, scene: Scene) -> None:
                     positions=pos, indices=indices, normals=normals, tangents=tangents, uvs=uvs,
                     colors=colors, joints=joints, weights=weights, material=material,
                     targets=targets, mode=mode, extras=j.extras(p),
-                    variants=_variant_mappings(j, p, path, len(scene.materials))))
+                    variants=_variant_mappings(j, p, path, len(scene.materials)),
+                    attributes=custom))
             except Exception as exc:      # DocumentError or numpy: counts that do not match
                 raise FormatError("a consistent primitive (every attribute as many rows as "
                                   "POSITION)", file=j.file, path=path, got=str(exc)) from None

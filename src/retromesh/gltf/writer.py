@@ -226,6 +226,10 @@ def _primitive(buf: _Buffer, p: Primitive, material_map: dict[int, int]) -> g.Mo
         jt = j.astype(np.uint8) if int(j.max(initial=0)) < 256 else j
         attrs["JOINTS_0"] = buf.accessor(jt, target=ARRAY_BUFFER)
         attrs["WEIGHTS_0"] = buf.accessor(w, target=ARRAY_BUFFER)
+    for name, values in p.attributes.items():         # application-specific: "_NAME"
+        if name.startswith("_") and name not in attrs:
+            attrs[name] = buf.accessor(np.nan_to_num(values).astype(np.float32, copy=False),
+                                       target=ARRAY_BUFFER)
     prim = g.Primitive(attributes=g.Attributes(**attrs), mode=p.mode if p.mode != 4 else None)
     if p.indices is not None:
         idx = p.indices

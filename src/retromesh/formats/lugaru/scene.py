@@ -91,7 +91,7 @@ from typing import Any
 import numpy as np
 
 from ... import registry
-from ...errors import DocumentError, LossWarning
+from ...errors import DocumentError, LossWarning, MissingCompanionError, RetromeshError
 from ...extras import compact_json
 from ...scene import (
     Animation,
@@ -118,7 +118,7 @@ from .scene_extras import ANIMATIONS_KEY, SKELETON_KEY, UPRIGHT_KEY, animations_
 from .solid_kinds import ROTATIONS, kind_of_name, rotation_quat
 
 __all__ = ["PERSON_TYPES", "character_parts", "skeleton_to_scene", "solid_to_scene",
-           "model_kind", "mesh_arrays", "animation_to_scene", "frame_times"]
+           "model_kind", "mesh_arrays", "animation_to_scene", "frame_times", "paired_skeleton"]
 
 #: ``PersonType::Load``: file names by creature
 PERSON_TYPES: dict[str, dict[str, Any]] = {
@@ -454,23 +454,57 @@ def skeleton_to_scene(doc: ls.SkeletonFile, *, source: Path | None = None,
     return sc
 
 
+def _skeleton_candidates(folder: Path, animation: str) -> list[Path]:
+    """The skeleton files of ``folder`` in the order the game pairs them with ``animation``:
+    its creature's ``PersonType`` figure and low-detail figure (``Wolf*`` animations are the
+    wolf's, the others the rabbit's), then the other creatures' ones, then any other file."""
+    wolf = animation.lower().startswith("wolf")
+    creatures = sorted(PERSON_TYPES, key=lambda c: (c == "wolf") != wolf)
+    names = [PERSON_TYPES[c][role] for c in creatures for role in ("figure", "low")]
+    out = [p for p in (_find(folder, n) for n in names) if p is not None]
+    if folder.is_dir():
+        out += sorted(p for p in folder.iterdir() if p.is_file() and not p.suffix and p not in out
+                      and p.name.lower() != PERSON_TYPES["rabbit"]["clothes"].lower())
+    return out
+
+
+def paired_skeleton(source: Path, joints: int) -> Path | None:
+    """The skeleton the game would play the animation at ``source`` on, from its
+    ``Data/Skeleton`` folder: the first of :func:`_skeleton_candidates` with the animation's
+    joint count (the engine indexes frames by the skeleton's joints), else the first there
+    (whose joint count then differs: reported), else None."""
+    folder = Path(source).parent
+    data = folder.parent if folder.name.lower() == "animations" else folder
+    found = _skeleton_candidates(data / "Skeleton", Path(source).name)
+    for p in found:
+        try:
+            if len(_read_skeleton(p).joints) == joints:
+                return p
+        except (OSError, RetromeshError):            # not a skeleton: not a candidate
+            continue
+    return found[0] if found else None
+
+
 def animation_to_scene(doc: la.AnimationFile, *, source: Path | None = None,
                        skeleton: Any = None, animations: list[Any] | None = None,
                        mesh: Any = None, skin: Any = None, low: bool = True,
                        clothes: bool = True, proportions: bool = True, fps: float = 30.0,
                        between: str = "engine") -> Scene:
-    """An animation on its character: ``skeleton=`` or, as the game pairs them,
-    ``../Skeleton/BasicFigureWolf`` for ``Wolf*`` animations, else ``../Skeleton/BasicFigure``."""
-    name = Path(source).name if source is not None else "animation"
+    """An animation on its character: ``skeleton=`` or the one the game would pair it with
+    (:func:`paired_skeleton`: ``BasicFigureWolf`` for ``Wolf*`` animations, else
+    ``BasicFigure``, their low-detail figures, then any skeleton of its joint count)."""
     if skeleton is None and source is not None:
-        folder = Path(source).parent
-        data = folder.parent if folder.name.lower() == "animations" else folder
-        want = "BasicFigureWolf" if name.lower().startswith("wolf") else "BasicFigure"
-        skeleton = _find(data / "Skeleton", want)
+        skeleton = paired_skeleton(Path(source), doc.joint_count)
     if skeleton is None:
-        raise DocumentError("a Lugaru animation needs its skeleton: pass skeleton= "
-                            "(--skeleton Data/Skeleton/BasicFigure)")
+        raise MissingCompanionError("a Lugaru animation plays on a skeleton and there is none "
+                                    "in its Data/Skeleton folder (pass skeleton=, --skeleton "
+                                    "Data/Skeleton/BasicFigure)", unchecked="its joint count "
+                                    "against its skeleton, and its conversion")
     skel = _read_skeleton(Path(skeleton))
+    if len(skel.joints) != doc.joint_count:
+        raise DocumentError(f"the animation has {doc.joint_count} joints, its skeleton "
+                            f"{Path(skeleton).name} {len(skel.joints)}: the engine indexes the "
+                            "frames by the skeleton's joints [lugaru-animation.joint_count]")
     anim_list: list[Any] = [source if source is not None else doc, *(animations or [])]
     if source is None:
         anim_list[0] = doc

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import DocumentError, LossWarning
-from ...scene import Animation, Node, Scene
+from ...scene import Animation, Node, Scene, unheld
 from ...transforms import quat_to_matrix
 from . import animation as la, skeleton as ls, solid
 from .character import LugaruCharacter
@@ -248,6 +248,11 @@ def scene_to_character(scene: Scene, *, native: bool = True) -> LugaruCharacter:
     """The skeleton and animations of a scene made by :func:`~.scene.skeleton_to_scene`
     (``native=False`` is refused: Lugaru's muscles cannot be made from a glTF skin)."""
     root = _root(scene)
+    # (the models are .solid files of their own: only what the animations cannot hold)
+    weights = sorted({a.name for a in scene.animations for c in a.channels if c.path == "weights"})
+    if weights:
+        warnings.warn(f"Lugaru animations: the morph weight keys of {weights} dropped (the "
+                      "format has no place for them)", LossWarning, stacklevel=2)
     extras = scene.nodes[root].extras
     skel = kept_skeleton(extras)
     if skel is None or not native:
@@ -315,6 +320,7 @@ def scene_to_solid(scene: Scene, *, clockwise: bool | None = None,
     the game's load-time rotation is undone (a node carrying solid_to_scene's upright rotation
     just leaves it out) and characters and weapons are written clockwise-outward unless told."""
     kind, _ = _scene_kind(scene, character, kind)
+    _warn_unheld(scene, ".solid", modes=(0, 1, 2, 3, 4, 5, 6), skins=False, animations=False)
     is_char = kind == "character"
     marks = [n.extras for n in scene.nodes if n.mesh is not None]
     if clockwise is None:
@@ -388,3 +394,11 @@ def scene_to_solid(scene: Scene, *, clockwise: bool | None = None,
     tris["gx"] = uvc[:, :, 0]
     tris["gy"] = uvc[:, :, 1] if is_char else 1.0 - uvc[:, :, 1]
     return solid.SolidFile(verts.reshape(-1, 3), tris)
+
+
+def _warn_unheld(scene: Scene, target: str, **held: Any) -> None:
+    """A LossWarning naming each part of ``scene`` the ``target`` file has no place for
+    (:func:`retromesh.scene.unheld`)."""
+    for what in unheld(scene, **held):
+        warnings.warn(f"{target}: {what} dropped (the format has no place for it)", LossWarning,
+                      stacklevel=3)

@@ -35,7 +35,7 @@ import numpy as np
 
 from ... import extras as xt
 from ...errors import DocumentError, LossWarning
-from ...scene import Scene
+from ...scene import Scene, unheld
 from ...transforms import decompose_trs
 from .fzx import MAX_LABEL, FzxFile, FzxObject, parse_label
 from .fzx_scene_read import volume_transform
@@ -123,6 +123,10 @@ def _scale(shape: str, ext: np.ndarray, kept: FzxObject | None) -> tuple[float, 
 def scene_to_fzx(scene: Scene, **options: Any) -> FzxFile:
     """The ragdoll volumes of a scene (see the module docstring)."""
     root, vols, mirrors = _volumes(scene)
+    for what in unheld(scene, uv_sets=99, colors=True, modes=(0, 1, 2, 3, 4, 5, 6),
+                       animations=False):
+        warnings.warn(f".fzx: {what} dropped (the format has no place for it)", LossWarning,
+                      stacklevel=2)
     if not vols:
         raise DocumentError("no ragdoll volumes to write: an .fzx is made from the mesh nodes "
                             "of a scene made from an .fzx, or from mesh nodes named like the "

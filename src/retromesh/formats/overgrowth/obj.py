@@ -181,6 +181,13 @@ class ObjFile:
     """An OBJ file kept as its bytes (parse with :meth:`mesh`)."""
     text: bytes = b""
 
+    @classmethod
+    def parsed(cls, text: bytes, mesh: ObjMesh) -> ObjFile:
+        """The file of ``text`` whose parsed mesh is already ``mesh`` (not parsed again)."""
+        doc = cls(bytes(text))
+        doc.__dict__["_parsed"] = (doc.text, mesh)
+        return doc
+
     def mesh(self, file: str | None = None) -> ObjMesh:
         # parsed once per text (read() parses it to check it): kept beside the fields, so
         # equality, dumps and the bytes written are the text's alone

@@ -372,6 +372,15 @@ class Chain:
                 self._add("morph", f"{rel}: {len(mesh.corners)} triangle corners, the model "
                                    f"{model} {len(parts.model.corners)}: left out", "warning")
                 continue
+            if len(mesh.positions) != len(parts.model.positions) or \
+                    not np.array_equal(mesh.corners[:, 0], parts.model.corners[:, 0]):
+                # the engine takes a morph vertex for vertex: a model whose vertices were
+                # re-ordered or re-split (an edited mesh) no longer matches the morphs made
+                # for it, though the corner counts agree
+                self._add("morph", f"{rel}: its vertices are not the model's vertex for vertex "
+                                   f"({len(mesh.positions)} v lines, the model {model} "
+                                   f"{len(parts.model.positions)}, or faces that use others): "
+                                   "the morph no longer matches its base", "warning")
             found.append((name, mesh, rel))
         parts.morphs = found
 

@@ -154,7 +154,9 @@ def _skinned(doc: OgXmlFile, parts: Parts, *, animations: Any, fps: float | None
     anims += list(animations) if isinstance(animations, (list, tuple)) else \
         _list(animations, os.pathsep)
     bone = parts.paths.get("bone_path", "skeleton")
-    scene = phxbn_to_scene(parts.skeleton, source=Path(bone), mesh=parts.model,
+    model = parts.model if parts.model_text is None else ObjFile.parsed(parts.model_text,
+                                                                        parts.model)
+    scene = phxbn_to_scene(parts.skeleton, source=Path(bone), mesh=model,
                            animations=anims, fps=fps, root_motion=root_motion)
     model_name = _stem(parts.paths.get("model") or parts.paths.get("model_path") or "mesh")
     for mesh in scene.meshes:

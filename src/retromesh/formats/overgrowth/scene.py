@@ -72,19 +72,40 @@ import numpy as np
 import retromesh
 
 from ...errors import DocumentError, FormatError, LimitError, LossWarning, UnsupportedError
-from ...geometry import compute_normals
+from ...geometry import compute_normals, unit_rows
+from ...gltf.writer import merge_duplicate_joints, sanitize_weights
 from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
-from ...transforms import decompose_trs, inverse, quat_continuous
+from ...transforms import compose_trs, decompose_trs, inverse, quat_continuous
 from .anm import AnmFile
 from .bones import depth_order, rot_y, safe_inv, skeleton_bind, unpack_mats
+from .exact import (
+    SOURCE_ATTRS,
+    canonical_quats,
+    obj_record,
+    pack,
+    per_v_record,
+    snap_keys,
+    source_tables,
+    xor_record,
+)
 from .obj import ObjFile, ObjMesh, corner_mesh, parse_obj
 from .phxbn import PhxbnFile, vertex_count_problem
 from .playback import sample_animation, sorted_keys
-from .scene_extras import ANM_KEY, PHXBN_KEY, anm_key, anm_stub, phxbn_stub
+from .scene_extras import (
+    ANM_EXACT_KEY,
+    ANM_KEY,
+    FIRST_KEY_BIND,
+    OBJ_EXACT_KEY,
+    PHXBN_KEY,
+    WEIGHTS_EXACT_KEY,
+    anm_key,
+    anm_stub,
+    phxbn_stub,
+)
 from .weapons import weapon_channels
 
 __all__ = ["phxbn_to_scene", "anm_to_scene", "obj_to_scene", "add_animation", "DEFAULT_FPS",
-           "LIMITS"]
+           "LIMITS", "key_world", "key_inputs"]
 
 DEFAULT_FPS = 30.0
 #: safety caps of the resampling (the work is set by a length field, not by the file's size);
@@ -149,16 +170,49 @@ def _skin_weights(weights: np.ndarray, ids: np.ndarray, pos: np.ndarray, bind_pt
     return j.astype(np.uint16), w.astype(np.float32)
 
 
-def _load_obj(path: Path) -> ObjMesh:
+def _load_obj(path: Path) -> tuple[bytes, ObjMesh]:
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise FormatError("a readable OBJ file", file=str(path), got=str(exc)) from exc
-    return parse_obj(data, str(path))
+    return data, parse_obj(data, str(path))
+
+
+def source_attributes(corners: np.ndarray, record: dict | None) -> dict[str, np.ndarray]:
+    """The vertex attributes carrying each vertex's OBJ source indices (:mod:`.exact`): ``v``,
+    and ``vt``/``vn`` unless the file has none or the record's tables give them from ``v``."""
+    tables = record.get("of_v", {}) if record is not None else {}
+    return {a: corners[:, k].astype(np.float32) for k, a in enumerate(SOURCE_ATTRS)
+            if k == 0 or (np.any(corners[:, k] >= 0) and ("vt", "vn")[k - 1] not in tables)}
+
+
+def obj_exact_record(text: bytes | None, obj: ObjMesh, center: np.ndarray) -> dict | None:
+    """What gives the OBJ's text back (:func:`.exact.obj_record`), with its ``v -> vt/vn``
+    tables."""
+    record = obj_record(text, obj, simulated_values(obj, center)) if text is not None else None
+    if record is not None:
+        record["of_v"] = source_tables(obj.corners)
+    return record
+
+
+def simulated_values(obj: ObjMesh, center: np.ndarray) -> dict[str, np.ndarray]:
+    """Per OBJ element, the values the writer computes back from an unedited GLB (float32
+    in the glTF: positions less ``center``, texture ``v`` flipped, unit normals twice, by our
+    mapping and by the glTF writer)."""
+    c = np.asarray(center, np.float64)
+    out = {"v": (obj.positions - c).astype(np.float32).astype(np.float64) + c}
+    if len(obj.texcoords):
+        t = obj.texcoords
+        u = t[:, 0].astype(np.float32).astype(np.float64)
+        v = 1.0 - (1.0 - t[:, 1]).astype(np.float32).astype(np.float64)
+        out["vt"] = np.stack([u, v], 1)
+    if len(obj.normals):
+        out["vn"] = unit_rows(unit_rows(obj.normals)).astype(np.float64)
+    return out
 
 
 def _add_mesh(scene: Scene, obj: ObjMesh, doc: PhxbnFile, bind: np.ndarray, joints: list[int],
-              center: Any, name: str) -> int:
+              center: Any, name: str, text: bytes | None = None) -> int:
     ctl = doc.control
     n = len(obj.corners)
     if ctl is None:
@@ -180,23 +234,32 @@ def _add_mesh(scene: Scene, obj: ObjMesh, doc: PhxbnFile, bind: np.ndarray, join
     ends = np.asarray(doc.bone_ends, dtype=np.int64)
     jj, ww = _skin_weights(ctl.weights, ctl.ids, pos, (pts[ends[:, 0]], pts[ends[:, 1]]),
                            len(bind))
-    has_uv = len(obj.texcoords) and np.all(obj.corners[:, 1] >= 0)
-    uv = np.zeros((n, 2))
-    if has_uv:
-        t = obj.texcoords[obj.corners[:, 1]]
-        uv = np.stack([t[:, 0], 1.0 - t[:, 1]], 1)
-    # merge identical corners
-    key = np.concatenate([pos.astype(np.float32).view(np.uint32),
-                          uv.astype(np.float32).view(np.uint32),
+    _, uv, nrm = corner_mesh(obj)
+    # merge the corners that are one OBJ vertex (source indices v, vt, vn) with one weighting:
+    # an unedited mesh keeps the file's vertices, order and count (:mod:`.exact`)
+    key = np.concatenate([obj.corners.astype(np.int64).view(np.uint32),
                           ww.view(np.uint32), jj.astype(np.uint32)], axis=1)
     key = np.ascontiguousarray(key).view(np.dtype((np.void, key.shape[1] * 4))).reshape(-1)
     _, first, inv = np.unique(key, return_index=True, return_inverse=True)
     idx = inv.reshape(-1).astype(np.uint32)
     P = pos[first].astype(np.float32)
-    prim = Primitive(positions=P, normals=compute_normals(P, idx), uvs=[uv[first]] if has_uv else [],
-                     indices=idx, joints=jj[first], weights=ww[first])
-    mi = scene.add_mesh(Mesh(name=name, primitives=[prim],
-                             extras={"obj_old_center": [float(c) for c in old_center]}))
+    normals = unit_rows(nrm[first]) if nrm is not None else compute_normals(P, idx)
+    record = obj_exact_record(text, obj, old_center)
+    prim = Primitive(positions=P, normals=normals, uvs=[uv[first]] if uv is not None else [],
+                     indices=idx, joints=jj[first], weights=ww[first],
+                     attributes=source_attributes(obj.corners[first], record))
+    extras: dict[str, Any] = {"obj_old_center": [float(c) for c in old_center]}
+    # the .phxbn's own weight and id bits where glTF's (renormalised, merged) give others
+    gj, gw = merge_duplicate_joints(*sanitize_weights(jj[first], ww[first]))
+    glb_rows = np.concatenate([gw, gj.astype(np.float32)], 1)[idx]
+    kept = per_v_record(np.concatenate([np.asarray(ctl.weights, np.float32),
+                                        np.asarray(ctl.ids, np.float32)], 1), glb_rows,
+                        obj.corners[:, 0])
+    if kept is not None:
+        extras[WEIGHTS_EXACT_KEY] = kept
+    if record is not None:
+        extras[OBJ_EXACT_KEY] = record
+    mi = scene.add_mesh(Mesh(name=name, primitives=[prim], extras=extras))
     skin = scene.add_skin(Skin(joints=list(joints), inverse_bind_matrices=inverse(bind),
                                name=name))
     return scene.add_node(Node(name=f"{name}_mesh", mesh=mi, skin=skin))
@@ -287,12 +350,60 @@ def add_animation(scene: Scene, anm: AnmFile, name: str, root: int, joints: list
         extras["mobility"] = [[float(x) for x in k.mobility]
                               if k.use_mobility and k.mobility is not None else None
                               for k in kfs]
+    bone_channels = channels[:2 * m]
     channels += weapon_channels(scene, anm, root, sample, secs, LIMITS["sample_bones"])
     anim = Animation(name=name, channels=channels, extras=extras)
     kept = scene.nodes[root].extras.setdefault(ANM_KEY, {})
-    kept[anm_key(name, sum(a.name == name for a in scene.animations))] = anm_stub(anm)
+    key = anm_key(name, sum(a.name == name for a in scene.animations))
+    kept[key] = anm_stub(anm)
+    _keep_bone_mats(scene.nodes[root].extras, key, anm, bone_channels, parents)
     scene.animations.append(anim)
     return anim
+
+
+def key_world(translations: np.ndarray, rotations: np.ndarray,
+              parents: np.ndarray) -> np.ndarray:
+    """(keys, bones, 16) float32: the bones' model-space matrices composed from their glTF
+    keys (local translation and rotation, joint parents), column-major as an ``.anm`` stores
+    them: what the exact record of the bone matrices is kept against (:mod:`.exact`)."""
+    local = compose_trs(translations, rotations, np.ones(translations.shape[:-1] + (3,)))
+    world = np.empty_like(local)
+    for i in depth_order(parents):
+        p = int(parents[i])
+        world[:, i] = local[:, i] if p < 0 else world[:, p] @ local[:, i]
+    return np.swapaxes(world, -1, -2).reshape(world.shape[0], world.shape[1], 16) \
+        .astype(np.float32)
+
+
+def key_inputs(channels: list[Channel], t: np.ndarray, bones: int) -> tuple[np.ndarray, np.ndarray]:
+    """(translations, rotations) of ``bones`` joints at key times ``t`` from their channels
+    (translation then rotation per joint, as :func:`add_animation` makes them)."""
+    T = np.stack([channels[2 * i].sample(t) for i in range(bones)], 1)
+    R = np.stack([channels[2 * i + 1].sample(t) for i in range(bones)], 1)
+    return T, R
+
+
+def _keep_bone_mats(extras: dict, key: str, anm: AnmFile, channels: list[Channel],
+                    parents: np.ndarray) -> None:
+    """The record giving back the file's bone matrices bit for bit (:func:`.exact.xor_record`
+    against :func:`key_world` of the keys as the GLB holds them, rotations made unit, snapped
+    to :data:`.exact.KEY_GRID` with a hint per value so that Blender's float noise snaps back
+    to the same point)."""
+    m = len(parents)
+    mats = [np.asarray(k.bone_mats, np.float32).reshape(-1, 16) for k in anm.keyframes]
+    if not mats or any(len(a) != m for a in mats) or len(channels) != 2 * m:
+        return
+    held = [c if c.path != "rotation" else
+            Channel(c.node, c.path, c.times, unit_rows(c.values, (0.0, 0.0, 0.0, 1.0)))
+            for c in channels]
+    t = (np.array([k.time for k in anm.keyframes], np.float64) - anm.start_ms) / 1000.0
+    T, R = key_inputs(held, t, m)
+    (Tq, ht), (Rq, hr) = snap_keys(T), snap_keys(canonical_quats(R))
+    world = key_world(Tq, Rq, parents).reshape(-1, 16)
+    record = xor_record(np.concatenate(mats), world, world, always=True)
+    if record is not None:
+        record["hint"] = pack(np.concatenate([ht, hr], -1).tobytes())
+        extras.setdefault(ANM_EXACT_KEY, {})[key] = record
 
 
 def _read_native(path: Any, kind: type, what: str):
@@ -322,9 +433,15 @@ def phxbn_to_scene(doc: PhxbnFile, *, source: Path | None = None, mesh: Any = No
     scene.extras["phxbn_version"] = doc.version
     scene.nodes[root].extras[PHXBN_KEY] = phxbn_stub(doc, weights=mesh is None)
     if mesh is not None:
-        obj = mesh if isinstance(mesh, ObjMesh) else _load_obj(Path(mesh))
+        text = None
+        if isinstance(mesh, ObjFile):
+            obj, text = mesh.mesh(), bytes(mesh.text)
+        elif isinstance(mesh, ObjMesh):
+            obj = mesh
+        else:
+            text, obj = _load_obj(Path(mesh))
         _add_mesh(scene, obj, doc, bind, joints, center,
-                  Path(mesh).stem if isinstance(mesh, (str, Path)) else "mesh")
+                  Path(mesh).stem if isinstance(mesh, (str, Path)) else "mesh", text)
     else:
         # a skin without a mesh shows the joints as a skeleton in importers
         scene.add_skin(Skin(joints=list(joints), inverse_bind_matrices=inverse(bind), name=name))
@@ -364,13 +481,16 @@ def anm_to_scene(doc: AnmFile, *, source: Path | None = None, skeleton: Any = No
     parents = np.full(len(bind), -1, np.int64)
     scene = Scene(name=name)
     root, joints = _add_skeleton(scene, name, bind, parents, None)
+    scene.nodes[root].extras[FIRST_KEY_BIND] = True
     scene.add_skin(Skin(joints=list(joints), inverse_bind_matrices=safe_inv(bind), name=name))
     add_animation(scene, doc, name, root, joints, parents, fps, root_motion)
     return scene
 
 
 def obj_to_scene(doc: ObjFile, *, source: Path | None = None) -> Scene:
-    """An OBJ alone: one static mesh, vertices merged where position, UV and normal agree."""
+    """An OBJ alone: one static mesh, one vertex per OBJ source (v, vt, vn), in the file's
+    order of first use; what else gives its text back is kept in the mesh's extras
+    (:mod:`.exact`)."""
     obj = doc.mesh()
     name = source.stem if source else "obj"
     scene = Scene(name=name)
@@ -380,23 +500,26 @@ def obj_to_scene(doc: ObjFile, *, source: Path | None = None) -> Scene:
         return scene
     if not np.all(np.isfinite(pos)):
         raise FormatError("finite OBJ vertex coordinates", path="v")
-    parts = [pos.astype(np.float32)]
     if uv is not None and not np.all(np.isfinite(uv)):
         raise FormatError("finite OBJ texture coordinates", path="vt")
-    if uv is not None:
-        parts.append(uv.astype(np.float32))
-    if nrm is not None:
-        n = np.linalg.norm(nrm, axis=1, keepdims=True)
-        nrm = np.where((n > 1e-12) & np.isfinite(n), nrm / np.where(n > 1e-12, n, 1), [0.0, 1.0, 0.0])
-        parts.append(nrm.astype(np.float32))
-    key = np.ascontiguousarray(np.concatenate(parts, 1))
-    _, first, inv = np.unique(key.view(np.dtype((np.void, key.shape[1] * 4))).reshape(-1),
+    key = np.ascontiguousarray(obj.corners.astype(np.int64))
+    _, first, inv = np.unique(key.view(np.dtype((np.void, 24))).reshape(-1),
                               return_index=True, return_inverse=True)
-    idx = inv.reshape(-1).astype(np.uint32)
+    # vertices in the order the faces first use them (np.unique sorts them by source index)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    first = first[order]
+    idx = rank[inv.reshape(-1)].astype(np.uint32)
     p = pos[first].astype(np.float32)
+    record = obj_exact_record(bytes(doc.text), obj, np.zeros(3))
     prim = Primitive(positions=p, indices=idx,
-                     normals=nrm[first] if nrm is not None else compute_normals(p, idx),
-                     uvs=[uv[first]] if uv is not None else [])
-    m = scene.add_mesh(Mesh(name=name, primitives=[prim]))
+                     normals=unit_rows(nrm[first]) if nrm is not None else compute_normals(p, idx),
+                     uvs=[uv[first]] if uv is not None else [],
+                     attributes=source_attributes(obj.corners[first], record))
+    extras: dict[str, Any] = {}
+    if record is not None:
+        extras[OBJ_EXACT_KEY] = record
+    m = scene.add_mesh(Mesh(name=name, primitives=[prim], extras=extras))
     scene.add_node(Node(name=name, mesh=m))
     return scene

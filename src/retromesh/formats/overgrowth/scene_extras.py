@@ -36,11 +36,21 @@ from ...extras import compact_json, load_kept
 from .anm import AnmFile
 from .phxbn import PhxbnFile
 
-__all__ = ["PHXBN_KEY", "ANM_KEY", "phxbn_stub", "anm_stub", "kept_phxbn", "kept_anm",
-           "merge_phxbn", "same", "anm_key"]
+__all__ = ["PHXBN_KEY", "ANM_KEY", "OBJ_EXACT_KEY", "WEIGHTS_EXACT_KEY", "ANM_EXACT_KEY",
+           "FIRST_KEY_BIND", "phxbn_stub", "anm_stub", "kept_phxbn", "kept_anm",
+           "merge_phxbn", "same", "anm_key", "load_table"]
 
 PHXBN_KEY = "phxbn_native"
 ANM_KEY = "anm_native"
+#: mesh extras: what gives an OBJ's text back (:func:`.exact.obj_record`)
+OBJ_EXACT_KEY = "obj_exact"
+#: mesh extras: the .phxbn weight and id bits glTF renormalised (:func:`.exact.xor_record`)
+WEIGHTS_EXACT_KEY = "phxbn_weights_exact"
+#: root node extras: {animation key: the .anm bone matrix bits (:func:`.exact.xor_record`)}
+ANM_EXACT_KEY = "anm_exact"
+#: root node extras: the joints were made from the first key of an .anm read alone (its bind
+#: frames are the key's matrices: the writer re-expresses nothing)
+FIRST_KEY_BIND = "anm_first_key_bind"
 TOL = 1e-5
 
 
@@ -82,6 +92,16 @@ def kept_phxbn(extras: dict, bones: int) -> PhxbnFile | None:
 def anm_key(name: str, earlier: int) -> str:
     """The table key of an animation after ``earlier`` animations of the same name."""
     return name if not earlier else f"{name}#{earlier + 1}"
+
+
+def load_table(value: Any) -> dict:
+    """A ``{name: value}`` table of extras (a dict, or its JSON text as Blender keeps it)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return value if isinstance(value, dict) else {}
 
 
 def kept_anm(extras: dict, name: str) -> AnmFile | None:

@@ -10,17 +10,42 @@ from ... import extras as xt
 from ...errors import DocumentError, LossWarning, UnsupportedError
 from ...filenames import animation_keys, companion
 from ...hierarchy import nearest_in
-from ...scene import Animation, Scene, Skin
+from ...scene import Animation, Primitive, Scene, Skin, unheld
 from ...transforms import compose_trs
 from .anm import WEAPON8_DTYPE, AnmEvent, AnmFile, AnmKeyframe, AnmLabelWeight
 from .bones import bone_frames, depth_order, pack_mats
+from .exact import (
+    SOURCE_ATTRS,
+    canonical_quats,
+    obj_text,
+    per_v_restore,
+    snap_keys,
+    sources,
+    unpack,
+    xor_rows,
+)
 from .obj import ObjFile, write_obj
 from .phxbn import PhxbnFile, PhxControl
-from .scene import DEFAULT_FPS, LIMITS
-from .scene_extras import TOL, anm_key, kept_anm, kept_phxbn, merge_phxbn, same
+from .scene import DEFAULT_FPS, LIMITS, key_inputs, key_world
+from .scene_extras import (
+    ANM_EXACT_KEY,
+    FIRST_KEY_BIND,
+    OBJ_EXACT_KEY,
+    TOL,
+    WEIGHTS_EXACT_KEY,
+    anm_key,
+    kept_anm,
+    kept_phxbn,
+    load_table,
+    merge_phxbn,
+    same,
+)
 from .weapons import apply_to_kept, weapon_matrices, weapon_records
 
-__all__ = ["scene_to_phxbn", "scene_to_anm", "scene_to_obj", "scene_mesh"]
+#: every glTF primitive mode (a writer that warns for other modes itself)
+ALL_MODES = (0, 1, 2, 3, 4, 5, 6)
+
+__all__ = ["scene_to_phxbn", "scene_to_anm", "scene_to_obj", "scene_mesh", "exact_obj"]
 
 
 def _skeleton_of(scene: Scene):
@@ -152,6 +177,7 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, native: bool = True
     data ``to_scene`` kept in the root node's extras (:mod:`.scene_extras`) are used unless
     ``native=False``; without them the files are written as version 11."""
     skin, joints, bind, parents, root = _skeleton_of(scene)
+    _warn_unheld(scene, ".phxbn/.obj/.anm", modes=ALL_MODES)     # (other modes: warned below)
     m = len(joints)
     points, bone_ends, frames = _bone_geometry(scene, joints, bind, parents)
     # key matrices are re-expressed in the engine's bind frames (a foreign rig's roll differs)
@@ -163,7 +189,9 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, native: bool = True
         warnings.warn(f"{dropped} mesh(es)/primitive(s) not skinned by the first skin (or not "
                       "triangles) are left out of the .phxbn/.obj", LossWarning, stacklevel=2)
     if w_l:
-        control = PhxControl(np.concatenate(w_l).astype("<f4"), np.concatenate(j_l).astype("<f4"),
+        rows = np.concatenate([np.concatenate(w_l), np.concatenate(j_l)], 1).astype(np.float32)
+        rows = per_v_restore(_weights_record(scene, skin), rows, _corner_v(scene, skin))
+        control = PhxControl(rows[:, :4].astype("<f4"), rows[:, 4:].astype("<f4"),
                              parents.astype("<i4"), [], None)
         stage = 1
     # the engine centres the OBJ on its bounding box and expects the skeleton in that space
@@ -174,7 +202,10 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, native: bool = True
                       "it is centred as the engine centres OBJ files (the skeleton and keys "
                       "move with it)", LossWarning, stacklevel=2)
     obj_doc = None
-    if mesh_parts and write_mesh:
+    kept_obj = _kept_obj(scene, skin, shift) if mesh_parts and write_mesh else None
+    if kept_obj is not None:
+        obj_doc = kept_obj
+    elif mesh_parts and write_mesh:
         allpos = np.concatenate([mp[0] for mp in mesh_parts])
         base, tris = 0, []
         for pos, tri, _, _ in mesh_parts:
@@ -213,6 +244,41 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, native: bool = True
     return out
 
 
+def _corner_v(scene: Scene, skin: Skin) -> np.ndarray | None:
+    """The OBJ ``v`` of each corner of the one skinned primitive (None for another mesh)."""
+    prims = [p for n in scene.nodes if n.mesh is not None and n.skin is not None
+             and scene.skins[n.skin] is skin for p in scene.meshes[n.mesh].primitives]
+    if len(prims) != 1 or SOURCE_ATTRS[0] not in prims[0].attributes:
+        return None
+    p = prims[0]
+    idx = (p.indices if p.indices is not None else np.arange(len(p.positions))).astype(np.int64)
+    return np.asarray(p.attributes[SOURCE_ATTRS[0]], np.float64).reshape(-1)[idx].astype(np.int64)
+
+
+def _weights_record(scene: Scene, skin: Skin) -> Any:
+    """The weights record of the skinned mesh (:data:`.scene_extras.WEIGHTS_EXACT_KEY`)."""
+    found = [scene.meshes[n.mesh].extras.get(WEIGHTS_EXACT_KEY) for n in scene.nodes
+             if n.mesh is not None and n.skin is not None and scene.skins[n.skin] is skin]
+    return found[0] if len(found) == 1 else None
+
+
+def _kept_obj(scene: Scene, skin: Skin, shift: np.ndarray) -> ObjFile | None:
+    """The skinned mesh's OBJ as read (:func:`exact_obj`), when it is one primitive that kept
+    its record."""
+    prims = [(scene.meshes[n.mesh], p) for n in scene.nodes if n.mesh is not None
+             and n.skin is not None and scene.skins[n.skin] is skin
+             for p in scene.meshes[n.mesh].primitives]
+    if len(prims) != 1:
+        return None
+    mesh, p = prims[0]
+    # in the file's own space: the engine centres the OBJ on its bounding box, which puts it
+    # where the skeleton (moved by ``shift`` when the box changed) expects it
+    del shift
+    centre = xt.numbers(mesh.extras.get("obj_old_center"), 3) or [0.0, 0.0, 0.0]
+    pos = p.positions.astype(np.float64) + np.asarray(centre)
+    return exact_obj(mesh.extras, p, pos, mesh.name or "mesh")
+
+
 def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents: np.ndarray,
                       root: int | None, correction: np.ndarray | None = None,
                       shift: np.ndarray | None = None, native: bool = True) -> AnmFile:
@@ -239,6 +305,7 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
         merged = _with_kept(_into_kept, kept, world, root_t, root_r, fallback=None, what=".anm")
         if merged is not None:
             apply_to_kept(merged, weapons, anim.name)
+            _restore_bone_mats(scene, anim, merged, joints, parents, root, t)
             return merged
     centered = bool(ex.get("centered", root_t is not None or root_r is not None))
     version = 11
@@ -249,6 +316,43 @@ def _animation_to_anm(scene: Scene, anim: Animation, joints: list[int], parents:
                                    times_ms - start, weapon_records(scene, root, weapons, version),
                                    centered)
     return doc
+
+
+def _restore_bone_mats(scene: Scene, anim: Animation, doc: AnmFile, joints: list[int],
+                       parents: np.ndarray, root: int | None, t: np.ndarray) -> None:
+    """The file's bone matrix bits in every key whose bone (and its parents) the glTF still
+    holds as written (:data:`.scene_extras.ANM_EXACT_KEY`)."""
+    if root is None:
+        return
+    table = load_table(scene.nodes[root].extras.get(ANM_EXACT_KEY))
+    at = next((i for i, a in enumerate(scene.animations) if a is anim), 0)
+    record = table.get(anm_key(anim.name, sum(a.name == anim.name
+                                              for a in scene.animations[:at])))
+    if record is None:
+        return
+    by_node = {(c.node, c.path): c for c in anim.channels}
+    chans = [by_node.get((j, path)) for j in joints for path in ("translation", "rotation")]
+    found = [c for c in chans if c is not None]
+    if len(found) != len(chans):
+        return
+    T, R = key_inputs(found, t, len(joints))
+    hints = unpack(record.get("hint"), T.size + R.size + 1) if isinstance(record, dict) else None
+    if hints is None or len(hints) != T.size + R.size:
+        return
+    h = np.frombuffer(hints, np.uint8).reshape(len(t), len(joints), 7)
+    Tq, _ = snap_keys(T, h[..., :3])
+    Rq, _ = snap_keys(canonical_quats(R), h[..., 3:])
+    world = key_world(Tq, Rq, parents).reshape(-1, 16)
+    restored, same = xor_rows(record, world, world)
+    if not same.any():
+        return
+    m = len(joints)
+    for k, kf in enumerate(doc.keyframes):
+        rows = same[k * m:(k + 1) * m]
+        if rows.any():
+            mats = np.array(kf.bone_mats, "<f4").reshape(m, 16)
+            mats[rows] = restored[k * m:(k + 1) * m][rows]
+            kf.bone_mats = mats
 
 
 def _key_times(scene: Scene, anim: Animation, root: int | None,
@@ -430,11 +534,14 @@ def scene_to_anm(scene: Scene, *, animation: str | None = None, native: bool = T
                       "(pass animation=NAME, or save as .phxbn to get all)", LossWarning,
                       stacklevel=2)
     skin, joints, bind, parents, root = _skeleton_of(scene)
+    _warn_unheld(scene, ".anm", uv_sets=99, colors=True, modes=ALL_MODES)
     _, _, frames = _bone_geometry(scene, joints, bind, parents)
     # the same space as the .phxbn written from this scene (centred on its skinned mesh)
     shift = _centre_shift(_skinned_parts(scene, skin, joints)[0])
-    return _animation_to_anm(scene, anims[0], joints, parents, root, np.linalg.inv(bind) @ frames,
-                             shift, native)
+    correction = np.linalg.inv(bind) @ frames
+    if root is not None and scene.nodes[root].extras.get(FIRST_KEY_BIND) is True:
+        correction = None       # the joints are the file's own first key: nothing to re-express
+    return _animation_to_anm(scene, anims[0], joints, parents, root, correction, shift, native)
 
 
 def scene_mesh(scene: Scene) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
@@ -475,7 +582,91 @@ def scene_mesh(scene: Scene) -> tuple[np.ndarray, np.ndarray, np.ndarray | None,
 
 
 def scene_to_obj(scene: Scene) -> ObjFile:
-    """Every triangle primitive as one OBJ (``v``/``vt``/``vn``)."""
+    """Every triangle primitive as one OBJ (``v``/``vt``/``vn``); an OBJ's own mesh, its
+    faces unedited, as read (:func:`exact_obj`)."""
+    _warn_unheld(scene, ".obj", animations=False)
+    shown = [(n, p) for n in scene.nodes if n.mesh is not None
+             for p in scene.meshes[n.mesh].primitives]
+    if len(shown) == 1:
+        node, p = shown[0]
+        world = np.eye(4) if node.skin is not None else \
+            scene.world_matrices()[scene.nodes.index(node)]
+        pos = p.positions.astype(np.float64)
+        if not np.array_equal(world, np.eye(4)):
+            pos = (np.c_[pos, np.ones(len(pos))] @ world.T)[:, :3]
+        assert node.mesh is not None                    # (shown: nodes with a mesh)
+        mesh = scene.meshes[node.mesh]
+        centre = xt.numbers(mesh.extras.get("obj_old_center"), 3)
+        if centre is not None and node.skin is not None:
+            pos = pos + np.asarray(centre)
+        kept = exact_obj(mesh.extras, p, pos, mesh.name or "mesh")
+        if kept is not None:
+            return kept
     pos, tri, uv, nrm = scene_mesh(scene)
     vt = None if uv is None else np.stack([uv[:, 0], 1.0 - uv[:, 1]], 1)
     return ObjFile(write_obj(pos, tri, vt, None, name=scene.name or "mesh", normals=nrm))
+
+
+def _source_of(p: Primitive, record: Any = None) -> np.ndarray | None:
+    """(n, 3) OBJ source indices (v, vt, vn) of the primitive's vertices, None when it carries
+    none (a glTF made elsewhere) or they are not whole numbers."""
+    n = len(p.positions)
+    cols = {k: np.asarray(p.attributes[a], np.float64).reshape(n, -1)[:, 0]
+            for k, a in enumerate(SOURCE_ATTRS) if a in p.attributes}
+    if 0 not in cols:
+        return None
+    for c in cols.values():
+        if not np.all(np.isfinite(c)) or np.any(c != np.round(c)) or np.any(c < -1) \
+                or np.any(c >= 2**31):
+            return None
+    ints = {k: c.astype(np.int64) for k, c in cols.items()}
+    return sources(ints.pop(0), ints, record)
+
+
+def _per_element(src: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The mean of ``values`` over the vertices of each source element (NaN for none)."""
+    keep = src >= 0
+    n = int(src[keep].max()) + 1 if keep.any() else 0
+    out = np.zeros((n, values.shape[1]))
+    count = np.bincount(src[keep], minlength=n).astype(np.float64)
+    for c in range(values.shape[1]):
+        out[:, c] = np.bincount(src[keep], weights=values[keep, c], minlength=n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return out / count[:, None]
+
+
+def exact_obj(mesh_extras: dict, p: Primitive, positions: np.ndarray,
+              what: str) -> ObjFile | None:
+    """The OBJ as read when the mesh kept its record (:mod:`.exact`) and its topology is the
+    file's (``positions``: the primitive's, float64, in the file's space); None without a
+    record, and with a LossWarning when the topology was edited (the OBJ is then written anew:
+    the game sees another vertex count, morphs made for the file no longer match)."""
+    record = mesh_extras.get(OBJ_EXACT_KEY)
+    if not isinstance(record, dict):
+        return None
+    src = _source_of(p, record)
+    idx = (p.indices if p.indices is not None else np.arange(len(p.positions))).astype(np.int64)
+    text = None
+    if src is not None and p.mode == 4:
+        values = {"v": _per_element(src[:, 0], positions)}
+        if p.uvs:
+            uv = p.uvs[0].astype(np.float64)
+            values["vt"] = _per_element(src[:, 1], np.stack([uv[:, 0], 1.0 - uv[:, 1]], 1))
+        if p.normals is not None:
+            values["vn"] = _per_element(src[:, 2], p.normals.astype(np.float64))
+        text = obj_text(record, values, src[idx])
+    if text is None:
+        warnings.warn(f"{what}: the mesh's faces were edited ({len(idx)} triangle corners, the "
+                      f"file had {record.get('corners')}): the OBJ is written anew, in glTF "
+                      "vertex order; the game sees another vertex layout, and morph OBJs made "
+                      "for the file no longer match it", LossWarning, stacklevel=3)
+        return None
+    return ObjFile(text)
+
+
+def _warn_unheld(scene: Scene, target: str, **held: Any) -> None:
+    """A LossWarning naming each part of ``scene`` the ``target`` file has no place for
+    (:func:`retromesh.scene.unheld`)."""
+    for what in unheld(scene, **held):
+        warnings.warn(f"{target}: {what} dropped (the format has no place for it)", LossWarning,
+                      stacklevel=3)

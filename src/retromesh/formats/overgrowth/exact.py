@@ -1,0 +1,604 @@
+"""Unedited means identical: what an Overgrowth file needs beyond the glTF values to come back
+byte for byte, kept small (issue 32).
+
+Two kinds of record, both recomputed from what the GLB holds and the kept original:
+
+* **OBJ text** (:func:`obj_record`, :func:`obj_text`): the file's text with each number of a
+  ``v``/``vt``/``vn`` line and each index of an ``f`` line taken out (the *template*: comments,
+  ``o``/``g``/``s``/``usemtl`` lines, spacing and line ends as read; deflated, it is a few
+  hundred bytes whatever the mesh's size). Indices come back from the source index each glTF
+  vertex carries (vertex attributes ``_OBJ_V``, ``_OBJ_VT``, ``_OBJ_VN``: Blender keeps them with
+  attribute export on), in the file's face order (corner ``c`` of the glTF index buffer is the
+  file's triangle corner ``c``; quads and fans as :mod:`.obj` splits them). A number written as
+  ``[-]digits[.digits]`` is its value from the glTF (float32) at the token's own number of
+  decimals ``d``; the glTF cannot hold every digit, so the record keeps the token's integer
+  ``k = value x 10^d`` modulo ``M`` (a power of two per line kind, above twice the largest
+  gap between ``k`` and the value the writer gets back from the GLB, with room for Blender's
+  float noise: one bit a number for the usual 6 decimals). The writer takes the integer
+  nearest its value that has that remainder: the token as read while the value is within
+  ``M/2`` decimal units of the original, **an edit smaller than that is dropped**, and a
+  larger edit is written to within ``M/2`` units. Lines of numbers in another spelling
+  (``1e-05``, ``+1``, ``.5``, other spacing), of more digits than a float32 and Blender's
+  noise leave room for (``M`` above 2^16), and lines no vertex uses stay in the template as
+  read while the glTF's values are within :data:`LINE_TOLERANCE` (1e-6, relative above 1) of
+  theirs, and are written anew (``%.9g``) otherwise; faces with relative indices stay as read.
+* **float32 rows** (:func:`xor_record`, :func:`xor_restore`): for values the writer recomputes
+  from the glTF (``.phxbn`` weights renormalised by glTF, ``.anm`` bone matrices recomposed from
+  translation + rotation keys), the XOR of the file's bits with the bits the writer computes
+  from the unedited GLB (mostly zero or a few low bits: deflated, small), and one check byte per
+  row of the glTF values they came from. A row whose glTF values still give its check byte
+  comes back as read; another row is written as the writer computes it (one chance in 256 that
+  an edited row is taken for unedited: it is then a few units in the last place off).
+"""
+from __future__ import annotations
+
+import base64
+import re
+import zlib
+from typing import Any
+
+import numpy as np
+
+from .obj import ObjMesh
+
+__all__ = ["SOURCE_ATTRS", "obj_record", "obj_text", "xor_record", "xor_restore", "xor_rows",
+           "check_bytes", "source_tables", "sources", "per_v_record", "per_v_restore",
+           "KEY_GRID", "KEY_HINT", "canonical_quats", "snap_keys",
+           "pack", "unpack"]
+
+#: vertex attributes carrying each glTF vertex's OBJ source indices (``v``, ``vt``, ``vn``;
+#: -1: none)
+SOURCE_ATTRS = ("_OBJ_V", "_OBJ_VT", "_OBJ_VN")
+_NUM, _IDX = "\x00", ("\x01", "\x02", "\x03")
+_DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]+)?\Z")
+_INDEX = re.compile(r"[1-9][0-9]*\Z")
+_WIDTH = {"v": 3, "vt": 2, "vn": 3}
+_KINDS = ("v", "vt", "vn")
+#: most decimals / largest integer a token's k may have to be rebuilt from a float64
+_MAX_D, _MAX_K = 12, 2**52
+
+
+def pack(raw: bytes) -> str:
+    return base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
+
+
+def unpack(text: Any, limit: int = 1 << 30) -> bytes | None:
+    """The bytes :func:`pack` made, None for anything else (a damaged or hand-made glTF)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        d = zlib.decompressobj()
+        out = d.decompress(base64.b64decode(text, validate=True), limit)
+        return None if d.unconsumed_tail else out
+    except (ValueError, zlib.error):
+        return None
+
+
+def _decimal(tok: str) -> tuple[int, int, bool] | None:
+    """(k, d, negative) of a ``[-]digits[.digits]`` token that is exactly what
+    :func:`_spell` gives back, else None."""
+    if not _DECIMAL.match(tok):
+        return None
+    neg = tok.startswith("-")
+    body = tok[1:] if neg else tok
+    whole, _, frac = body.partition(".")
+    if (len(whole) > 1 and whole[0] == "0") or len(frac) > _MAX_D:
+        return None
+    k = int(whole + frac)
+    if k > _MAX_K:
+        return None
+    return (-k if neg else k), len(frac), neg
+
+
+def _spell(k: int, d: int, neg: bool) -> str:
+    sign = "-" if k < 0 or (k == 0 and neg) else ""
+    s = str(abs(k)).rjust(d + 1, "0")
+    return sign + (s[:-d] + "." + s[-d:] if d else s)
+
+
+def _face_corners(n: int) -> list[int]:
+    """The triangle corner (0-based, within the face's triangles) each of a face's ``n``
+    tokens is read back from (:func:`.obj.parse_obj`: a quad ``a b c d`` is ``(a, b, c),
+    (d, a, c)``, a larger face a fan ``(f0, fk, fk+1)``)."""
+    if n == 4:
+        return [0, 1, 2, 3]
+    return [0, 1] + [3 * (j - 2) + 2 for j in range(2, n)]
+
+
+def _kind(line: str) -> str | None:
+    """The kind of a line as :func:`.obj.parse_obj` reads it (``v``, ``vt``, ``vn``, ``f``)."""
+    s = line.strip()
+    for k in ("v", "vt", "vn", "f"):
+        if s.startswith(k + " "):
+            return k
+    return None
+
+
+def _lines(text: str) -> list[tuple[str | None, list[str]]]:
+    """(kind, whitespace-separated parts with their separators) of each line."""
+    return [(_kind(ln), re.split(r"(\s+)", ln)) for ln in text.splitlines(keepends=True)]
+
+
+#: a canonical number token (what :func:`_spell` writes back), at most 15 digits in all
+_CANONICAL = re.compile(r"(?:-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,12})?\n)*\Z")
+
+
+def _decimals(tokens: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(k, d, negative, spelled as :func:`_spell` gives it back) of each token."""
+    n = len(tokens)
+    joined = "\n".join(tokens) + "\n" if tokens else ""
+    if n and _CANONICAL.match(joined) and max(map(len, tokens)) <= 17:
+        arr = np.array(tokens)                  # all canonical: numpy's C loops do the rest
+        dot = np.char.find(arr, ".")
+        d = np.where(dot >= 0, np.char.str_len(arr) - dot - 1, 0).astype(np.int64)
+        neg = np.char.startswith(arr, "-")
+        k = np.char.replace(arr, ".", "").astype(np.int64)
+        ok = np.abs(k) <= _MAX_K
+        return np.where(ok, k, 0), d, neg, ok
+    k = np.zeros(n, np.int64)
+    d = np.zeros(n, np.int64)
+    neg = np.zeros(n, bool)
+    ok = np.zeros(n, bool)
+    for i, tok in enumerate(tokens):
+        x = _decimal(tok)
+        if x is not None:
+            k[i], d[i], neg[i], ok[i] = x[0], x[1], x[2], True
+    return k, d, neg, ok
+
+
+def _number_lines(lines: list[str], used: dict[str, np.ndarray],
+                  simulated: dict[str, np.ndarray]) -> dict[str, tuple[list[int], list[int],
+                                                                        list[str]]]:
+    """Per kind, the lines that may be templated: (line numbers, elements, their number
+    tokens, ``width`` a line): ``key`` and its numbers separated by single spaces, the element
+    used by a face. Lines of a kind are found as :func:`.obj.parse_obj` finds them (an
+    indented one is counted and kept as read)."""
+    out: dict[str, tuple[list[int], list[int], list[str]]] = {k: ([], [], []) for k in _KINDS}
+    for key in _KINDS:
+        if key not in simulated or not len(used[key]):
+            continue
+        w = _WIDTH[key]
+        head = key + " "
+        at = [i for i, ln in enumerate(lines) if ln.startswith(head)]
+        if len(at) != len(used[key]):
+            at_all = [i for i, ln in enumerate(lines) if _kind(ln) == key]
+            simple = set(at)
+            elems = [e for e, i in enumerate(at_all) if i in simple]
+        else:
+            elems = list(range(len(at)))
+        li, el, toks = out[key]
+        for i, e in zip(at, elems):
+            parts = lines[i].split(" ")
+            if len(parts) == w + 1 and used[key][e]:
+                li.append(i)
+                el.append(e)
+                toks += parts[1:w]
+                toks.append(parts[w].rstrip("\r\n"))
+    return out
+
+
+def obj_record(data: bytes, mesh: ObjMesh, simulated: dict[str, np.ndarray]) -> dict | None:
+    """The record that gives ``data`` back from the glTF, or None when its text cannot be
+    templated (control characters in it). ``simulated[kind]``: per element of ``kind`` (``v``,
+    ``vt``, ``vn``) the values the writer will compute from the unedited GLB (float64), absent
+    for a kind the glTF does not carry."""
+    text = data.decode("latin-1")
+    if any(c in text for c in (_NUM, *_IDX)):
+        return None
+    used = {k: np.zeros(len(a), bool) for k, a in
+            zip(_KINDS, (mesh.positions, mesh.texcoords, mesh.normals))}
+    for c, k in enumerate(_KINDS):
+        col = mesh.corners[:, c]
+        used[k][col[col >= 0]] = True
+    lines = text.splitlines(keepends=True)
+    cand = _number_lines(lines, used, simulated)
+    mods = [2, 2, 2]
+    rows = []                       # (lines, k, d, neg, kind) of the templated lines
+    for ki, key in enumerate(_KINDS):
+        li, elems, toks = cand[key]
+        if not li:
+            continue
+        w = _WIDTH[key]
+        kv, dv, neg, ok = _decimals(toks)
+        sim = simulated[key][np.asarray(elems, np.int64), :w].reshape(-1)
+        scale = 10.0 ** dv
+        with np.errstate(invalid="ignore", over="ignore"):
+            # how far the value the writer gets back is from the token, in its last decimal,
+            # with room for Blender's float noise: a few float32 units of the mesh's size
+            # (a skinned mesh comes back from Blender's bind pose a hair off)
+            size = np.float32(np.abs(sim[np.isfinite(sim)]).max(initial=1.0))
+            noise = 4 * float(np.spacing(size)) * scale
+            gap = np.abs(sim * scale - kv) + noise
+        good = (ok & np.isfinite(gap) & (gap < 2**15)).reshape(-1, w).all(1)
+        if not good.any():
+            continue
+        # the nearest integer with the token's remainder modulo M is the token while the
+        # value is within M/2 of it
+        gmax, m = float(gap.reshape(-1, w)[good].max()), 2
+        while m / 2 <= gmax:
+            m *= 2
+        mods[ki] = m
+        rows.append((np.asarray(li)[good], *(x.reshape(-1, w)[good] for x in (kv, dv, neg)), ki))
+    out_lines = list(lines)
+    marks = {"v": "v" + (" " + _NUM) * 3, "vn": "vn" + (" " + _NUM) * 3,
+             "vt": "vt" + (" " + _NUM) * 2}
+    for li, _, _, _, ki in rows:
+        key = _KINDS[ki]
+        for i in li.tolist():
+            ln = out_lines[i]
+            out_lines[i] = marks[key] + ln[len(ln.rstrip("\r\n")):]
+    faces = [i for i, ln in enumerate(lines) if ln.startswith("f ")]
+    for i, t in zip(faces, _face_templates([lines[i] for i in faces])):
+        out_lines[i] = t
+    if rows:
+        line_of = np.concatenate([np.repeat(r[0], _WIDTH[_KINDS[r[4]]]) for r in rows])
+        order = np.argsort(line_of, kind="stable")
+        ks = np.concatenate([r[1].reshape(-1) for r in rows])[order]
+        ds = np.concatenate([r[2].reshape(-1) for r in rows])[order]
+        ns = np.concatenate([r[3].reshape(-1) for r in rows])[order]
+        kinds = np.concatenate([np.full(r[1].size, r[4]) for r in rows])[order]
+        ms = ks % np.array(mods, np.int64)[kinds]
+    else:
+        ks = ds = ms = np.zeros(0, np.int64)
+        ns = np.zeros(0, bool)
+    flags = (ds | (ns.astype(np.int64) << 7)).astype(np.uint8)
+    return {"template": pack("".join(out_lines).encode("latin-1")), "d": pack(flags.tobytes()),
+            "m": pack(_pack_remainders(ms, max(mods))), "mod": mods,
+            "corners": int(len(mesh.corners)), "n": int(len(ks))}
+
+
+def _pack_remainders(ms: np.ndarray, mod: int) -> bytes:
+    """Remainders below ``mod``: one bit each (mod 2), a byte, or two."""
+    if mod <= 2:
+        return np.packbits(ms.astype(np.uint8)).tobytes()
+    return ms.astype("u1" if mod <= 256 else "<u2").tobytes()
+
+
+def _unpack_remainders(raw: bytes, mod: int, n: int) -> np.ndarray | None:
+    if mod <= 2:
+        if len(raw) != (n + 7) // 8:
+            return None
+        return np.unpackbits(np.frombuffer(raw, np.uint8))[:n].astype(np.int64)
+    dt = "u1" if mod <= 256 else "<u2"
+    if len(raw) != n * np.dtype(dt).itemsize:
+        return None
+    return np.frombuffer(raw, dt).astype(np.int64)
+
+
+_SUBS = [(re.compile(a), b) for a, b in (
+    (r"(?<=\s)[1-9][0-9]*(?=[/\s]|\Z)", _IDX[0]),          # v: first in its token
+    (r"(?<=/)[1-9][0-9]*(?=/)", _IDX[1]),                    # vt between slashes
+    (r"(?<=\x01/)[1-9][0-9]*(?=\s|\Z)", _IDX[1]),           # vt last: v/vt
+    (r"(?<=/)[1-9][0-9]*(?=\s|\Z)", _IDX[2]))]               # vn last: v/vt/vn, v//vn
+_FACE_LINE = re.compile(r"\s*f(?:\s+\x01(?:/\x02(?:/\x03)?|//\x03)?)+\s*\Z")
+#: a face line (of lines joined by "\n") that is not all placeholders
+_ANY_BAD_FACE = re.compile(r"^(?=[^\n])(?!f(?:[ \t]+\x01(?:/\x02(?:/\x03)?|//\x03)?)+[ \t]*\r?$)",
+                           re.M)
+
+
+def _face_templates(lines: list[str]) -> list[str]:
+    """Face lines with their indices as placeholders (all in one pass); a line keeps its text
+    when a corner is not ``v[/[vt][/vn]]`` with positive indices (relative indices)."""
+    if not lines:
+        return []
+    out = "".join(lines)
+    for pattern, mark in _SUBS:
+        out = pattern.sub(mark, out)
+    done = out.splitlines(keepends=True)
+    if len(done) != len(lines):                     # (a line break inside a line: never)
+        return lines
+    if _ANY_BAD_FACE.search(out) is None:           # the usual case: every line templated
+        return done
+    return [t if _FACE_LINE.match(t) else ln for t, ln in zip(done, lines)]
+
+
+def obj_text(record: Any, values: dict[str, np.ndarray], corners: np.ndarray) -> bytes | None:
+    """The OBJ text of :func:`obj_record` with the glTF's values (``values[kind]``: float64
+    per element, as the writer computes them) and triangle corners (``(C, 3)`` source indices
+    v, vt, vn in the file's corner order); None when the record does not fit them (another
+    corner count: the topology was edited)."""
+    if not isinstance(record, dict) or record.get("corners") != len(corners):
+        return None
+    raw = unpack(record.get("template"))
+    ds = unpack(record.get("d"))
+    ms = unpack(record.get("m"))
+    mod = record.get("mod")
+    if raw is None or ds is None or ms is None or not isinstance(mod, list) or len(mod) != 3 \
+            or not all(isinstance(m, int) and 0 < m <= 1 << 16 for m in mod):
+        return None
+    d_arr = np.frombuffer(ds, np.uint8)
+    m_arr = _unpack_remainders(ms, max(mod), len(d_arr))
+    if m_arr is None:
+        return None
+    lines = raw.decode("latin-1").splitlines(keepends=True)
+    try:
+        where = _placeholders(lines, values)
+        if where is None:
+            return None
+        kinds, elems, comps, face_tokens = where
+        nums = _numbers(kinds, elems, comps, values, d_arr, m_arr, mod)
+        text = _fill("".join(lines), _NUM, nums)
+        if text is None:
+            return None
+        idx = _indices(text, face_tokens, corners)
+        return None if idx is None else _fill_indices(text, idx).encode("latin-1")
+    except (IndexError, KeyError, ValueError):       # a record that does not fit the mesh
+        return None
+
+
+def _placeholders(lines: list[str], values: dict[str, np.ndarray]) -> tuple[
+        np.ndarray, np.ndarray, np.ndarray, list[tuple[int, bool]]] | None:
+    """(kind, element, component) of each number placeholder in order, and the token count of
+    each face line; lines of numbers kept as read are checked for edits (in place)."""
+    count = dict.fromkeys(_KINDS, 0)
+    kinds: list[int] = []
+    elems: list[int] = []
+    comps: list[int] = []
+    faces: list[tuple[int, bool]] = []
+    fast = {"v \x00": "v", "vt ": "vt", "vn ": "vn"}
+    for i, ln in enumerate(lines):
+        key = fast.get(ln[:3])
+        if key is None:
+            c = ln[:1]
+            if c == "f" or (c.isspace() and _kind(ln) == "f"):
+                n = ln.count(_IDX[0])
+                faces.append((n, True) if n else (len(ln.split()) - 1, False))
+                continue
+            key = _kind(ln) if c in "v \t" else None
+            if key not in _WIDTH:
+                continue
+        assert key is not None
+        e = count[key]
+        count[key] += 1
+        n = ln.count(_NUM)
+        if n:
+            ki = _KINDS.index(key)
+            kinds += [ki] * n
+            elems += [e] * n
+            comps += range(n)
+        else:                                            # kept as read, unless edited
+            lines[i] = "".join(_edited_line(re.split(r"(\s+)", ln), key, values.get(key), e))
+    return (np.array(kinds, np.int64), np.array(elems, np.int64), np.array(comps, np.int64),
+            faces)
+
+
+def _numbers(kinds: np.ndarray, elems: np.ndarray, comps: np.ndarray,
+             values: dict[str, np.ndarray], d_arr: np.ndarray, m_arr: np.ndarray,
+             mod: list[int]) -> list[str]:
+    """Each number token: the integer nearest the glTF's value (at the token's decimals) with
+    the token's remainder, spelled as the token was."""
+    if len(kinds) != len(d_arr):
+        raise ValueError("placeholders and numbers differ")
+    x = np.zeros(len(kinds))
+    for ki, key in enumerate(_KINDS):
+        sel = kinds == ki
+        if sel.any():
+            x[sel] = values[key][elems[sel], comps[sel]]
+    d = (d_arr & 0x7F).astype(np.int64)
+    neg = (d_arr >> 7).astype(bool)
+    m = np.array(mod, np.int64)[kinds]
+    with np.errstate(invalid="ignore", over="ignore"):
+        at = np.where(np.isfinite(x), x * 10.0 ** d, 0.0)
+        k = m_arr + m * np.rint((at - m_arr) / m).astype(np.int64)
+    if len(k) and len(set(d.tolist())) == 1 and (np.abs(k) < 10**15).all():
+        # the usual case: one number of decimals; %f of k / 10^d gives k's digits exactly
+        # (the double is far nearer than half a unit of the last decimal below 10^15)
+        fmt = f"%.{int(d[0])}f"
+        out = [fmt % v for v in (k / 10.0 ** int(d[0])).tolist()]
+        for i in np.nonzero(neg & (k == 0))[0].tolist():        # "-0.000000" as read
+            out[i] = "-" + out[i]
+        return out
+    return [_spell(v, dv, ng) for v, dv, ng in zip(k.tolist(), d.tolist(), neg.tolist())]
+
+
+def _fill(text: str, mark: str, items: list[str]) -> str | None:
+    """``text`` with its ``mark`` characters replaced by ``items`` in order."""
+    pieces = text.split(mark)
+    if len(pieces) != len(items) + 1:
+        return None
+    out = [""] * (2 * len(items) + 1)
+    out[0::2] = pieces
+    out[1::2] = items
+    return "".join(out)
+
+
+_ANY_IDX = re.compile("[\x01\x02\x03]")
+
+
+def _indices(text: str, faces: list[tuple[int, bool]], corners: np.ndarray) -> list[str] | None:
+    """Each index placeholder's number: the source index of its corner (faces in order, as
+    ``(tokens, templated)``; a quad or larger face as :func:`_face_corners` maps its tokens)."""
+    marks = np.frombuffer("".join(_ANY_IDX.findall(text)).encode("latin-1"), np.uint8)
+    comp = marks.astype(np.int64) - 1
+    token = np.cumsum(comp == 0) - 1
+    slots: list[int] = []
+    base = 0
+    for n, templated in faces:
+        if templated:
+            slots += [base + s for s in (_face_corners(n) if n != 3 else (0, 1, 2))]
+        base += 3 * max(n - 2, 0)
+    if base != len(corners) or (len(token) and token[-1] >= len(slots)):
+        return None
+    if not len(token):
+        return []
+    src = corners[np.array(slots, np.int64)[token], comp]
+    if (src < 0).any():
+        return None
+    return list(map(str, (src + 1).tolist()))
+
+
+def _fill_indices(text: str, idx: list[str]) -> str:
+    pieces = _ANY_IDX.split(text)
+    out = [""] * (2 * len(idx) + 1)
+    out[0::2] = pieces
+    out[1::2] = idx
+    return "".join(out)
+
+
+#: how far a number of a line kept as read may be from the glTF's value and still count as
+#: unedited (Blender's float noise); a larger edit rewrites the line
+LINE_TOLERANCE = 1e-6
+
+
+def _edited_line(parts: list[str], key: str, values: np.ndarray | None, e: int) -> list[str]:
+    """A ``v``/``vt``/``vn`` line kept as read, or written anew from the glTF's values when
+    they are farther than :data:`LINE_TOLERANCE` from its numbers."""
+    if values is None or e >= len(values):
+        return parts
+    new = values[e, :_WIDTH[key]]
+    toks = [p for p in parts if p and not p.isspace()][1:1 + _WIDTH[key]]
+    try:
+        old = np.array([float(t) for t in toks], np.float64)
+    except ValueError:
+        return parts
+    if len(old) != len(new) or not np.all(np.isfinite(new)) or \
+            np.all(np.abs(new - old) <= LINE_TOLERANCE * np.maximum(1.0, np.abs(old))):
+        return parts
+    ending = "".join(parts)[len("".join(parts).rstrip("\r\n")):]
+    return [key + "".join(f" {x:.9g}" for x in new) + ending]
+
+
+def check_bytes(rows: np.ndarray) -> np.ndarray:
+    """One byte per row of float32 values: a hash of their bits (an edited row changes it
+    with probability 255/256)."""
+    bits = np.ascontiguousarray(rows, np.float32).reshape(len(rows), -1).view(np.uint32)
+    h = np.zeros(len(rows), np.uint64)
+    for c in range(bits.shape[1]):
+        h = (h * np.uint64(1000003)) ^ bits[:, c].astype(np.uint64)
+        h ^= h >> np.uint64(29)
+    h *= np.uint64(0x9E3779B97F4A7C15)
+    return (h >> np.uint64(56)).astype(np.uint8)
+
+
+def xor_record(original: np.ndarray, written: np.ndarray, inputs: np.ndarray,
+               always: bool = False) -> dict | None:
+    """The record of float32 ``original`` rows against the rows ``written`` (what the writer
+    computes from the unedited glTF) and the glTF ``inputs`` they are computed from (one row
+    each); None when every row already comes back (unless ``always``)."""
+    a = np.ascontiguousarray(original, np.float32).reshape(len(original), -1).view(np.uint32)
+    b = np.ascontiguousarray(written, np.float32).reshape(len(written), -1).view(np.uint32)
+    if a.shape != b.shape or len(inputs) != len(a):
+        return None
+    x = a ^ b
+    if not x.any() and not always:
+        return None
+    return {"rows": len(a), "xor": pack(x.astype("<u4").tobytes()),
+            "check": pack(check_bytes(inputs).tobytes())}
+
+
+def xor_restore(record: Any, written: np.ndarray, inputs: np.ndarray) -> np.ndarray:
+    """``written`` (float32 rows the writer computed) with the rows whose ``inputs`` still give
+    their check byte put back as read."""
+    return xor_rows(record, written, inputs)[0]
+
+
+def xor_rows(record: Any, written: np.ndarray,
+             inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(:func:`xor_restore`, which rows were put back)."""
+    out = np.array(written, np.float32).reshape(len(written), -1)
+    same = np.zeros(len(out), bool)
+    if not isinstance(record, dict) or record.get("rows") != len(out) or len(inputs) != len(out):
+        return out, same
+    x = unpack(record.get("xor"), 4 * out.size + 1)
+    chk = unpack(record.get("check"), len(out) + 1)
+    if x is None or chk is None or len(x) != 4 * out.size or len(chk) != len(out):
+        return out, same
+    same = check_bytes(inputs) == np.frombuffer(chk, np.uint8)
+    bits = out.view(np.uint32)
+    bits[same] ^= np.frombuffer(x, "<u4").reshape(out.shape)[same]
+    return out, same
+
+
+#: the grid (absolute) that ``.anm`` key inputs are snapped to before the bone matrices are
+#: composed from them, and the modulus of the hint kept per value: a value comes back on its
+#: grid point while it is within ``KEY_HINT / 2`` steps (3.1e-5) of it, which covers what
+#: Blender moves a key's translation or rotation by (up to 4e-6 measured, re-basing bones)
+KEY_GRID = 2.0 ** -22
+KEY_HINT = 256
+
+
+def canonical_quats(q: np.ndarray) -> np.ndarray:
+    """Quaternions with ``w >= 0`` (``q`` and ``-q`` are one rotation; Blender may flip it)."""
+    q = np.asarray(q, np.float64)
+    return np.where(q[..., 3:4] < 0, -q, q)
+
+
+def snap_keys(values: np.ndarray, hints: np.ndarray | None = None) -> tuple[np.ndarray,
+                                                                          np.ndarray]:
+    """(``values`` on :data:`KEY_GRID`, their hints): without ``hints`` the nearest grid
+    points; with them, the grid point nearest each value whose index has its hint."""
+    v = np.nan_to_num(np.asarray(values, np.float64), posinf=0.0, neginf=0.0)
+    q = np.rint(np.clip(v, -1e9, 1e9) / KEY_GRID).astype(np.int64)
+    if hints is not None:
+        delta = (hints.astype(np.int64) - q) % KEY_HINT
+        q = q + np.where(delta >= KEY_HINT // 2, delta - KEY_HINT, delta)
+    return q * KEY_GRID, (q % KEY_HINT).astype(np.uint8)
+
+
+def source_tables(corners: np.ndarray) -> dict[str, str]:
+    """For ``vt`` and ``vn``: when every corner of an OBJ ``v`` has the same one (an exporter
+    writing ``k/k/k``), the table ``v -> vt`` (packed deltas: a few bytes), so that the
+    column needs no vertex attribute (:func:`sources`)."""
+    out = {}
+    v = corners[:, 0]
+    n = int(v.max()) + 1 if len(v) else 0
+    for c, key in ((1, "vt"), (2, "vn")):
+        col = corners[:, c]
+        if not np.any(col >= 0):
+            continue
+        tab = np.full(n, -1, np.int64)
+        tab[v] = col
+        if np.array_equal(tab[v], col):
+            out[key] = pack(np.diff(tab, prepend=0).astype("<i4").tobytes())
+    return out
+
+
+def sources(v: np.ndarray, columns: dict[int, np.ndarray], record: Any) -> np.ndarray:
+    """(n, 3) source indices of vertices: ``v``, and the ``vt``/``vn`` columns from their
+    attributes (``columns``), else from the record's tables, else -1."""
+    out = np.full((len(v), 3), -1, np.int64)
+    out[:, 0] = v
+    tables = record.get("of_v") if isinstance(record, dict) else None
+    for c, key in ((1, "vt"), (2, "vn")):
+        if c in columns:
+            out[:, c] = columns[c]
+            continue
+        raw = unpack(tables.get(key)) if isinstance(tables, dict) else None
+        if raw is None or len(raw) % 4:
+            continue
+        tab = np.cumsum(np.frombuffer(raw, "<i4").astype(np.int64))
+        ok = (v >= 0) & (v < len(tab))
+        out[ok, c] = tab[v[ok]]
+    return out
+
+
+def per_v_record(original: np.ndarray, written: np.ndarray, v: np.ndarray) -> dict | None:
+    """:func:`xor_record` of per-corner rows kept once per OBJ ``v`` when every corner of a
+    ``v`` has the same rows (a vertex's weights), else per corner."""
+    _, first, inv = np.unique(v, return_index=True, return_inverse=True)
+    rep = first[inv.reshape(-1)]
+    a = np.ascontiguousarray(original, np.float32).view(np.uint32)
+    b = np.ascontiguousarray(written, np.float32).view(np.uint32)
+    if np.array_equal(a, a[rep]) and np.array_equal(b, b[rep]):
+        record = xor_record(original[first], written[first], written[first])
+        if record is not None:
+            record["per"] = "v"
+        return record
+    return xor_record(original, written, written)
+
+
+def per_v_restore(record: Any, written: np.ndarray, v: np.ndarray | None) -> np.ndarray:
+    """The rows :func:`per_v_record` kept, put back where the glTF still holds them."""
+    if not isinstance(record, dict) or record.get("per") != "v":
+        return xor_restore(record, written, written)
+    if v is None or len(v) != len(written):
+        return np.array(written, np.float32)
+    _, first, inv = np.unique(v, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    rep = written[first]
+    restored, same = xor_rows(record, rep, rep)
+    out = np.array(written, np.float32)
+    bits = out.view(np.uint32)
+    take = same[inv] & (bits == np.ascontiguousarray(rep, np.float32).view(np.uint32)[inv]).all(1)
+    out[take] = restored[inv[take]]
+    return out
