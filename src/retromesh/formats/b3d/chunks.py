@@ -6,6 +6,7 @@ The layout table and the deviations from the spec are in the package docstring
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from dataclasses import field
 from typing import Any
 
@@ -16,7 +17,7 @@ from ...binio import Reader, Writer
 from ...errors import DocumentError
 from ...records import record
 
-__all__ = ["B3dFile", "TextureEntry", "Texs", "BrushEntry", "Brus", "NodeChunk", "MeshChunk",
+__all__ = ["in_file_order", "B3dFile", "TextureEntry", "Texs", "BrushEntry", "Brus", "NodeChunk", "MeshChunk",
            "Vrts", "Tris", "Bone", "Keys", "AnimChunk", "RawChunk", "read", "write",
            "vrts_dtype", "keys_dtype", "BONE_DTYPE", "TRI_DTYPE"]
 
@@ -203,12 +204,7 @@ class B3dFile:
 
     def chunks(self):
         """Every chunk in file order (NODE and MESH children included)."""
-        stack = list(reversed(self.children))
-        while stack:
-            c = stack.pop()
-            yield c
-            if isinstance(c, (NodeChunk, MeshChunk)):
-                stack.extend(reversed(c.children))
+        return in_file_order(self.children)
 
     def walk(self):
         """Every NODE in file (pre-)order with its depth."""
@@ -217,6 +213,16 @@ class B3dFile:
             node, depth = stack.pop()
             yield node, depth
             stack.extend((c, depth + 1) for c in reversed(node.nodes))
+
+
+def in_file_order(chunks: list[Any]) -> Iterator[Any]:
+    """``chunks`` and every chunk below them (NODE and MESH children) in file (pre-)order."""
+    stack = list(reversed(chunks))
+    while stack:
+        c = stack.pop()
+        yield c
+        if isinstance(c, (NodeChunk, MeshChunk)):
+            stack.extend(reversed(c.children))
 
 
 # -- reading -------------------------------------------------------------------------------

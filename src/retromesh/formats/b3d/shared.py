@@ -13,13 +13,12 @@ from __future__ import annotations
 import base64
 import binascii
 import zlib
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from ...scene import Scene
-from .chunks import Bone, MeshChunk, NodeChunk, Tris, Vrts
+from .chunks import Bone, MeshChunk, NodeChunk, Tris, Vrts, in_file_order
 
 __all__ = ["shared_records", "weld_shared", "order_records", "restore_order"]
 
@@ -98,14 +97,8 @@ def weld_shared(roots: list[NodeChunk], scene: Scene, ids: list[int]) -> None:
     if not records:
         return
     current: tuple[np.ndarray, np.ndarray] | None = None
-    stack: list[Iterator[Any]] = [iter(roots)]
-    while stack:
-        c = next(stack[-1], None)
-        if c is None:
-            stack.pop()
-        elif isinstance(c, NodeChunk):
-            stack.append(iter(c.children))
-        elif isinstance(c, MeshChunk):
+    for c in in_file_order(roots):
+        if isinstance(c, MeshChunk):
             current = None
             v = c.vrts
             if id(c) in records and v is not None:
@@ -179,14 +172,8 @@ def restore_order(roots: list[NodeChunk], scene: Scene, ids: list[int]) -> None:
     if not records:
         return
     current: np.ndarray | None = None
-    stack: list[Iterator[Any]] = [iter(roots)]
-    while stack:
-        c = next(stack[-1], None)
-        if c is None:
-            stack.pop()
-        elif isinstance(c, NodeChunk):
-            stack.append(iter(c.children))
-        elif isinstance(c, MeshChunk):
+    for c in in_file_order(roots):
+        if isinstance(c, MeshChunk):
             v = c.vrts
             current = _source_ids(records[id(c)], len(v.vertices)) \
                 if id(c) in records and v is not None else None
