@@ -118,6 +118,8 @@ def lta_info(doc: LtaFile | LtcFile) -> dict[str, Any]:
     """The counts of the ABC model the text describes (as ``info`` of an ``.abc``), and the
     text's own."""
     text = doc.lta if isinstance(doc, LtcFile) else doc
+    if lta.kind(text) != "model":     # a render style: only the text's own counts
+        return {**(ltc.info(doc) if isinstance(doc, LtcFile) else lta.info(doc))}
     out = info(lta_model.to_model(text))
     del out["version"], out["sections"]
     return {**out, **(ltc.info(doc) if isinstance(doc, LtcFile) else lta.info(doc))}
@@ -125,6 +127,8 @@ def lta_info(doc: LtaFile | LtcFile) -> dict[str, Any]:
 
 def lta_check(doc: LtaFile | LtcFile) -> list[Finding]:
     text = doc.lta if isinstance(doc, LtcFile) else doc
+    if lta.kind(text) != "model":
+        return lta.check(text)
     return lta.check(text) + scene.structural_problems(lta_model.to_model(text))
 
 
