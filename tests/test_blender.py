@@ -12,6 +12,9 @@ tools/setup/30-blender.sh, 4.5 LTS from 31-blender45.sh; the test ids say which)
     else changed.
 (d) a Workbench render of examples/wiggle.b3d imported through the extension
     (``RETROMESH_SCREENSHOT=docs/blender-import.png`` keeps it: the picture in docs/blender.md).
+(e) LithTech: the dialogs list ``.lta`` (and not ``.dtx``, a texture); a NOLF-layout ``.abc``
+    imports wearing the ``.dtx`` skins the game would find (rendered with Workbench,
+    ``RETROMESH_LITHTECH_SCREENSHOT`` keeps the picture); an ``.lta`` imports.
 
 Blender runs in subprocesses (a few batches); everything skips with the reason when the bpy venv
 is absent. Checks that wait for another branch, or that measure a loss still to be fixed, are
@@ -463,5 +466,67 @@ def test_workbench_render_of_wiggle(blender, extension, tmp_path):
         px = np.asarray(im.convert("RGB"), dtype=np.int16)
     assert px.std() > 10                      # not a blank frame
     keep = os.environ.get("RETROMESH_SCREENSHOT")
+    if keep:
+        shutil.copyfile(png, keep)
+
+
+# -- (e) LithTech: a model wearing its skins as the game finds them, an .lta --------------------
+
+@pytest.fixture(scope="session")
+def lithtech_import(blender, extension, tmp_path_factory):
+    """The extension's dialogs, and the imports of a NOLF-layout ``Chars/Models/X.abc`` (its
+    skins under ``Chars/Skins`` and named by ``modelbutes.txt``, nothing picked but the model)
+    and of ``examples/lithtech/model.lta``."""
+    from retromesh.formats.lithtech import dtx_samples
+    game = tmp_path_factory.mktemp("lithtech-game")
+    model = dtx_samples.write_game_layout(game, (EX / "lithtech" / "model_v12.abc").read_bytes())[0]
+    jobs = [[str(model)], [str(EX / "lithtech" / "model.lta")]]
+    res = blender.run((SCRIPTS / "lithtech_import.py").read_text(), {"jobs": jobs},
+                      user_resources=extension["user"])
+    return {"model": model, **res}
+
+
+def test_extension_offers_lta_and_takes_dtx_only_beside_a_model(lithtech_import):
+    """Manifest-driven: ``.lta``/``.ltc``/``.abc`` are models (import, export, drop); ``.dtx``
+    is a texture (no scene of its own): no dialog offers it alone, a model reads it."""
+    imp = lithtech_import["import_filter"].split(";")
+    exp = lithtech_import["export_filter"].split(";")
+    drop = lithtech_import["drop"].split(";")
+    for ext in ("abc", "lta", "ltc"):
+        assert f"*.{ext}" in imp and f"*.{ext}" in exp and f".{ext}" in drop
+    assert "*.dtx" not in imp and "*.dtx" not in exp and ".dtx" not in drop
+    from retromesh.blender import bridge
+    assert set(bridge.import_extensions()) == {e.lstrip("*.") for e in imp}
+
+
+def test_abc_imports_wearing_its_dtx_skins(lithtech_import):
+    job = lithtech_import["jobs"][0]
+    assert job["import"] == ["FINISHED"] and "MESH" in job["objects"]
+    images = [img for imgs in job["materials"].values() for img in imgs]
+    assert images, job["materials"]
+    names = " ".join(i["name"].lower() for i in images)
+    assert "hero_action" in names, names
+    for img in images:
+        assert img["has_data"] and img["varied"] and img["size"][0] >= 16, img
+
+
+def test_lta_imports(lithtech_import):
+    job = lithtech_import["jobs"][1]
+    assert job["import"] == ["FINISHED"] and "MESH" in job["objects"], job
+
+
+def test_workbench_render_of_a_textured_lithtech_model(blender, extension, lithtech_import,
+                                                       tmp_path):
+    png = tmp_path / "hero.png"
+    res = blender.run((SCRIPTS / "render.py").read_text(),
+                      {"files": [str(lithtech_import["model"])], "out": str(png)},
+                      user_resources=extension["user"])
+    assert res["import"] == ["FINISHED"] and png.is_file()
+    from PIL import Image
+    with Image.open(png) as im:
+        px = np.asarray(im.convert("RGB"), dtype=np.int16)
+    # the skin's warm checks show (a grey, untextured model has r == g == b)
+    assert px.std() > 10 and (np.abs(px[..., 0] - px[..., 2]) > 60).mean() > 0.01
+    keep = os.environ.get("RETROMESH_LITHTECH_SCREENSHOT")
     if keep:
         shutil.copyfile(png, keep)

@@ -35,6 +35,7 @@ from retromesh import registry
 NO_SAMPLE = {
     "glb": "glTF is the target of every conversion: tests/test_gltf_native.py",
     "gltf": "glTF is the target of every conversion: tests/test_gltf_native.py",
+    "png": "an image of no game (retromesh.image): tests/test_image_png.py",
 }
 
 #: samples whose scene needs files beside them, and why (their own tests build those)

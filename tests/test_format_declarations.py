@@ -65,10 +65,11 @@ def _functions(tree: ast.AST) -> dict[int, str]:
 
 
 def _outside_registrations() -> list[Path]:
-    """The modules of retromesh that are no family's (``formats/<family>/``, ``gltf/``)."""
+    """The modules of retromesh that are no family's (``formats/<family>/``, ``gltf/``,
+    ``image/``)."""
     return [p for p in sorted(SRC.rglob("*.py"))
             if not (p.relative_to(SRC).parts[0] == "formats" and len(p.relative_to(SRC).parts) > 2)
-            and p.relative_to(SRC).parts[0] != "gltf"]
+            and p.relative_to(SRC).parts[0] not in ("gltf", "image")]
 
 
 def _hard_coded(paths: list[Path], root: Path) -> list[str]:

@@ -276,3 +276,47 @@ def test_a_mob_page_draws_textured_and_its_menus_work(cow_site, tmp_path):
     keep = os.environ.get("RETROMESH_SCREENSHOT")
     if keep:
         shutil.copyfile(tmp_path / "cow2.png", keep)
+
+
+# -- a LithTech model in a game's folders: its skins found as the game finds them -------------
+
+@pytest.fixture(scope="module")
+def lithtech_site(tmp_path_factory):
+    """A NOLF-layout resource folder (``Chars/Models/Hero_Action.abc``, its skins under
+    ``Chars/Skins`` named by ``Attributes/modelbutes.txt``) and ModelEdit's ``model.lta``."""
+    from retromesh.formats.lithtech import dtx_samples
+    _viewer_or_skip()
+    root = tmp_path_factory.mktemp("lithtech-gallery")
+    game = root / "models" / "game"
+    dtx_samples.write_game_layout(game, (EXAMPLES / "lithtech" / "model_v12.abc").read_bytes())
+    shutil.copyfile(EXAMPLES / "lithtech" / "model.lta", root / "models" / "model.lta")
+    cards = build_gallery([root / "models"], root / "site", jobs=1,
+                          thumbnails=thumbs.browser() is not None)
+    return root / "site", {c["name"]: c for c in cards}
+
+
+def test_a_lithtech_card_wears_its_skins(lithtech_site):
+    """Skins are no models of their own (no card for a .dtx); the model's card lists them
+    found, and the .lta gets a card too."""
+    out, cards = lithtech_site
+    assert set(cards) == {"Hero_Action.abc", "model.lta"}
+    assert all(c["ok"] for c in cards.values()), cards
+    hero = cards["Hero_Action.abc"]
+    found = " ".join(hero["textures"]["found"]).lower()
+    assert "hero_action" in found and not hero["textures"]["missing"], hero["textures"]
+
+
+def test_a_lithtech_page_draws_its_skin(lithtech_site, tmp_path):
+    """In Chromium: the model's page draws it in the skin's warm checks (an untextured model
+    is grey). The screenshot was looked at when this was made."""
+    _chromium_or_skip()
+    out, cards = lithtech_site
+    page = out / cards["Hero_Action.abc"]["page"]
+    assert thumbs.screenshot(page, tmp_path / "hero.png", size=600, budget_ms=3000)
+    drawn = _model_pixels(tmp_path / "hero.png")
+    assert len(drawn) > 0.02 * 400 * 600
+    chroma = drawn.max(axis=1) - drawn.min(axis=1)
+    assert (chroma > 60).mean() > 0.3, "the skin is not drawn"
+    keep = os.environ.get("RETROMESH_LITHTECH_SCREENSHOT")
+    if keep:
+        shutil.copyfile(tmp_path / "hero.png", keep)

@@ -15,7 +15,7 @@ from retromesh import ksy
 
 #: every extension retromesh reads natively, each with a description
 SEED_EXTENSIONS = ("b3d", "solid", "anm", "phxbn", "fzx", "sav", "abc", "skl", "ani", "msh", "cms",
-                   "vxl", "hva", "dtx")
+                   "vxl", "hva", "dtx", "ltc")
 
 CHECKS: dict[str, tuple[tuple[str, ...], Callable]] = {}
 
@@ -432,6 +432,17 @@ def _dtx(doc, k) -> None:
     assert k.trailing == doc.trailing
 
 
+@agrees("lithtech_ltc", "ltc")
+def _ltc(doc, k) -> None:
+    from retromesh.formats.lithtech import lta
+    text = lta.write(doc.lta)
+    lits = [t for t in k.tokens if t.is_literal and not t.is_end]
+    spans = [t for t in k.tokens if not t.is_literal and not t.is_end]
+    assert len(lits) + sum(t.length for t in spans) == len(text)   # every byte of the text
+    assert lits[0].literal == text[0] and k.tokens[-1].is_end
+    assert all(1 <= t.position < 4096 for t in spans)
+
+
 # -- fixtures made by our own writers: every version branch the real files do not cover ------
 
 def _fixtures() -> dict[str, Callable[[], bytes]]:
@@ -469,6 +480,11 @@ def _fixtures() -> dict[str, Callable[[], bytes]]:
     for key, made in dtx_samples.documents().items():
         if key.startswith("dtx"):
             out[f"{key.replace(':', '_')}.dtx"] = lambda made=made: retromesh.to_bytes(made)
+    from retromesh.formats.lithtech import lta, ltc
+    for n in range(1, 9):      # the end marker cut short after each of its 8 bit offsets
+        word = bytes(range(97, 97 + n))
+        text = lta.write(lta.modeledit_text([[b"hierarchy", word, [b"children", 1.5]]]))
+        out[f"ltc_cut{n}.ltc"] = lambda text=text: ltc.compress(text)
     from retromesh.formats.lugaru import samples as lg
     out["figure.lugaru-skeleton"] = doc(lg.figure)
     out["walk.lugaru-animation"] = doc(lg.animation)

@@ -19,7 +19,8 @@ from helpers.gltfcheck import assert_valid_many
 from helpers.malformed import assert_malformed_safe
 from retromesh import DocumentError, FormatError
 from retromesh.binio import Reader
-from retromesh.formats.lithtech import dtx, dtx_image, dtx_pixels, dtx_samples, png, samples, skins
+from retromesh.formats.lithtech import dtx, dtx_image, dtx_pixels, dtx_samples, samples, skins
+from retromesh.image import png
 
 GRADIENT = dtx_samples.gradient(16, 8)
 

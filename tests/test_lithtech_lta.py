@@ -11,8 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import retromesh
+from helpers.cli import run
 from helpers.gltfcheck import assert_valid
-from retromesh import FormatError, LossWarning
+from retromesh import FormatError, LossWarning, NoSceneError
 from retromesh.binio import Reader
 from retromesh.errors import LimitError
 from retromesh.formats import lithtech
@@ -204,6 +205,26 @@ def test_files_without_the_wrapper_read_alike():
     a = lithtech.lta_info(lta.parse(stripped))
     b = lithtech.lta_info(lta.parse(text))
     assert {k: a[k] for k in keys} == {k: b[k] for k in keys}
+
+
+def test_a_render_style_reads_writes_back_and_has_no_scene(tmp_path):
+    # RenderStylesEditor saves render styles in the same grammar (laid out as ModelEdit does):
+    # they read, write back, info and check as text, and convert to nothing, saying why
+    text = lta.write(lta.modeledit_text([[b"renderstyle", b"Nameless", [
+        b"renderstates", [b"clipmode", b"RENDERSTYLE_FULLCLIP"]],
+        [b"lightmaterial", [b"ambient", 1.0, 1.0, 1.0, 1.0]]]]))
+    f = tmp_path / "rs_plain.lta"
+    f.write_bytes(text)
+    doc = retromesh.read(f)
+    assert retromesh.to_bytes(doc) == text and lta.kind(doc) == "render style"
+    assert lithtech.lta_info(doc)["kind"] == "render style"
+    assert lithtech.lta_check(doc) == []
+    with pytest.raises(NoSceneError, match="render style"):
+        retromesh.convert(f, tmp_path / "x.glb")
+    ltc_file = tmp_path / "rs_plain.ltc"
+    retromesh.convert(f, ltc_file)
+    assert retromesh.to_bytes(retromesh.read(ltc_file).lta) == text
+    assert run("check", f).exit_code == 0
 
 
 # -- LTC ---------------------------------------------------------------------------------------

@@ -30,8 +30,8 @@ _WOLFIRE = {"retromesh.formats.lugaru.skeleton": "lugaru_skeleton",
 
 
 #: modules whose classes came after the family names: no dump ever named them by module path
-NEW_MODULES = {"retromesh.formats.lithtech.dtx", "retromesh.formats.lithtech.png",
-               "retromesh.formats.lithtech.lta", "retromesh.formats.lithtech.ltc"}
+NEW_MODULES = {"retromesh.formats.lithtech.dtx", "retromesh.formats.lithtech.lta",
+               "retromesh.formats.lithtech.ltc"}
 
 
 def _old_name(new: str) -> str:

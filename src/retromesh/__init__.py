@@ -24,6 +24,7 @@ from .errors import (
     LimitError,
     LossWarning,
     MissingTextureWarning,
+    NoSceneError,
     RefusedError,
     RetromeshError,
     UnknownFormatError,
@@ -46,6 +47,7 @@ __all__ = [
     "Scene", "Format",
     "RetromeshError", "FormatError", "UnknownFormatError", "LimitError", "UnsupportedError",
     "DocumentError", "LossWarning", "MissingTextureWarning", "RefusedError", "EngineWarning",
+    "NoSceneError",
 ]
 
 

@@ -14,6 +14,7 @@ __all__ = [
     "MissingCompanionError",
     "DocumentError",
     "UnsupportedInputError",
+    "NoSceneError",
     "RefusedError",
     "LossWarning",
     "EngineWarning",
@@ -95,6 +96,12 @@ class UnsupportedInputError(FormatError, UnsupportedError):
     """A reader or ``to_scene`` refused an input it recognises but does not support (a Voxlap
     map named .vxl, an option the file needs): both a FormatError (every input problem is one)
     and the UnsupportedError the reader raised."""
+
+
+class NoSceneError(UnsupportedInputError):
+    """A sound file of a model format's grammar that holds no model (a LithTech ``.lta`` render
+    style): it reads and writes back, and has nothing to convert. ``retromesh check`` does not
+    count that against it."""
 
 
 class DocumentError(RetromeshError):

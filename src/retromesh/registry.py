@@ -54,6 +54,7 @@ SNIFF_BYTES = 4096
 #: the modules imported on first use of the registry (each registers its formats)
 FORMAT_MODULES = (
     "retromesh.gltf",
+    "retromesh.image",
     "retromesh.formats.b3d",
     "retromesh.formats.lugaru",
     "retromesh.formats.overgrowth",

@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import batch as plan, registry
 from ..checking import check_document, check_together
-from ..errors import LossWarning, MissingCompanionError, RetromeshError
+from ..errors import LossWarning, MissingCompanionError, NoSceneError, RetromeshError
 from ..findings import Finding, error, warning
 from ..readonce import reading_once
 from .messages import describe
@@ -109,6 +109,8 @@ def check_file(f: Path, format: str | None, *, scene: bool, luanti: bool,
                 if "source" in fmt.scene_options:
                     kwargs["source"] = f
                 built = registry.convert_to_scene(fmt, doc, str(f), **kwargs)
+            except NoSceneError:
+                pass                                # sound, and nothing to convert
             except RetromeshError as exc:
                 missing = exc if isinstance(exc, MissingCompanionError) else exc.__cause__
                 if isinstance(missing, MissingCompanionError):   # judged alone above

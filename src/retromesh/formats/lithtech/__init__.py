@@ -1,8 +1,9 @@
 """LithTech ``.abc`` models: v9-v13 (No One Lives Forever family, :mod:`.abc`) and v6
 (Shogo / Blood 2, :mod:`.abc_v6`), registered as one format ``abc``; ``.dtx`` textures
 (:mod:`.dtx`, pixels in :mod:`.dtx_pixels`), the models' skins (:mod:`.skins`), which convert
-to and from ``.png`` (:mod:`.png`, :mod:`.dtx_image`) and are an image format of
-:mod:`retromesh.imageformats` (a model of another family naming a ``.dtx`` finds it too);
+to and from ``.png`` (:mod:`.dtx_image`; the ``png`` format is :mod:`retromesh.image`'s, no
+game's) and are an image format of :mod:`retromesh.imageformats` (a model of another family
+naming a ``.dtx`` finds it too);
 ``.lta`` text models (ModelEdit's, :mod:`.lta`, read as ABC records by :mod:`.lta_model`) and
 ``.ltc`` (LTA compressed, :mod:`.ltc`), both to and from a scene through the ABC mapping
 (:mod:`.lta_scene`) and converted to and from ``.abc`` directly.
@@ -23,14 +24,14 @@ from ...errors import DocumentError
 from ...findings import Finding
 from ...imageformats import ImageFormat, register as register_image
 from ...registry import register, register_converter
-from . import abc, abc_v6, dtx, dtx_image, lta, lta_model, lta_scene, ltc, png, samples, scene
+from . import abc, abc_v6, dtx, dtx_image, lta, lta_model, lta_scene, ltc, samples, scene
 from .abc import AbcModel
 from .abc_v6 import AbcV6Model
 from .lta import LtaFile
 from .ltc import LtcFile
-from .manifest import ABC, DTX, LTA, LTC, PNG
+from .manifest import ABC, DTX, LTA, LTC
 
-__all__ = ["abc", "abc_v6", "dtx", "png", "lta", "lta_model", "lta_scene", "ltc", "scene",
+__all__ = ["abc", "abc_v6", "dtx", "lta", "lta_model", "lta_scene", "ltc", "scene",
            "samples", "AbcModel", "AbcV6Model", "LtaFile", "LtcFile", "read", "write",
            "sniff_version", "lta_info", "lta_check"]
 
@@ -107,8 +108,6 @@ register(ABC, doc_types=(AbcModel, AbcV6Model), sniff=_sniff, read=read, write=w
          to_scene=scene.to_scene, from_scene=scene.from_scene, info=info, check=check)
 register(DTX, doc_types=(dtx.DtxTexture,), sniff=dtx.sniff, read=dtx.read, write=dtx.write,
          info=dtx.info, check=dtx.check)
-register(PNG, doc_types=(png.PngImage,), sniff=png.sniff, read=png.read, write=png.write,
-         info=png.info)
 register_converter("dtx", "png", dtx_image.dtx_to_png)
 register_converter("png", "dtx", dtx_image.png_to_dtx)
 register_image(ImageFormat("dtx", ("dtx",), sniff=dtx.sniff, open=dtx_image.open_image))
@@ -118,6 +117,8 @@ def lta_info(doc: LtaFile | LtcFile) -> dict[str, Any]:
     """The counts of the ABC model the text describes (as ``info`` of an ``.abc``), and the
     text's own."""
     text = doc.lta if isinstance(doc, LtcFile) else doc
+    if lta.kind(text) != "model":     # a render style: only the text's own counts
+        return {**(ltc.info(doc) if isinstance(doc, LtcFile) else lta.info(doc))}
     out = info(lta_model.to_model(text))
     del out["version"], out["sections"]
     return {**out, **(ltc.info(doc) if isinstance(doc, LtcFile) else lta.info(doc))}
@@ -125,6 +126,8 @@ def lta_info(doc: LtaFile | LtcFile) -> dict[str, Any]:
 
 def lta_check(doc: LtaFile | LtcFile) -> list[Finding]:
     text = doc.lta if isinstance(doc, LtcFile) else doc
+    if lta.kind(text) != "model":
+        return lta.check(text)
     return lta.check(text) + scene.structural_problems(lta_model.to_model(text))
 
 

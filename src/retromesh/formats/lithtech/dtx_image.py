@@ -20,7 +20,8 @@ from typing import IO, Any
 
 from ...binio import Reader
 from ...errors import DocumentError
-from . import dtx, dtx_pixels, png
+from ...image import png
+from . import dtx, dtx_pixels
 from .dtx import DtxTexture
 
 __all__ = ["dtx_to_png", "png_to_dtx", "open_image", "register_pillow", "encode_options"]

@@ -1,5 +1,5 @@
-"""Small DTX textures (and the PNG they convert to) of every layout, made by our own writers:
-the ``dtx`` and ``png`` part of the family's :func:`.samples.documents`."""
+"""Small DTX textures of every layout, made by our own writers:
+the ``dtx`` part of the family's :func:`.samples.documents`."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from . import dtx, dtx_pixels, png
+from . import dtx, dtx_pixels
 from .dtx import DtxSection, DtxTexture
 
 __all__ = ["documents", "gradient", "VARIANTS", "write_skins", "skin_rgba",
@@ -71,7 +71,6 @@ def documents() -> dict[str, Any]:
     for name, (bpp, version, flags) in VARIANTS.items():
         out[name] = dtx_pixels.from_rgba(gradient(), bpp=bpp, version=version, flags=flags)
     out.update(_extras())
-    out["png"] = png.from_rgba(gradient())
     return out
 
 

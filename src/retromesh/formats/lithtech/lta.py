@@ -48,7 +48,8 @@ from ...findings import Finding, error
 from ...records import record
 
 __all__ = ["LtaFile", "Lst", "read", "write", "parse", "tree", "modeledit_text", "fmt_float",
-           "line_column", "MAX_DEPTH", "MAX_TEXT", "MAX_VALUE", "info", "check", "sniff"]
+           "line_column", "MAX_DEPTH", "MAX_TEXT", "MAX_VALUE", "info", "check", "sniff", "kind",
+           "OTHER_KINDS"]
 
 #: deepest nesting read (the engine's MAX_LTA_DEPTH)
 MAX_DEPTH = 1024
@@ -56,6 +57,11 @@ MAX_DEPTH = 1024
 MAX_TEXT = 512 << 20
 #: longest value or string (the engine's MAX_VALUE_LENGTH - 1; longer ones it truncates)
 MAX_VALUE = 1023
+
+#: LTA texts that are no model, by their first node: LithTech's RenderStylesEditor saves
+#: ``(renderstyle Name (renderstates ...) (renderpass ...))`` in the same grammar. They read,
+#: write back byte for byte, ``info``/``dump``/``check`` as text; they have no scene.
+OTHER_KINDS = {b"renderstyle": "render style"}
 
 _TOKEN = re.compile(rb'([ \t\r\n]*)(\(|\)|"[^"]*"|[^ \t\r\n()"]+)')
 _SPACE = re.compile(rb"[ \t\r\n]*")
@@ -256,12 +262,20 @@ def sniff(head: bytes) -> bool:
     """An LTA text: whitespace, then ``(`` and one of the top nodes models start with."""
     s = head.lstrip(b" \t\r\n")
     return s.startswith(b"(") and s[1:].lstrip(b" \t\r\n").startswith(
-        (b"lt-model-0", b"file-info", b"on-load-cmds", b"hierarchy"))
+        (b"lt-model-0", b"file-info", b"on-load-cmds", b"hierarchy", *OTHER_KINDS))
+
+
+def kind(doc: LtaFile) -> str:
+    """``"model"``, or what :data:`OTHER_KINDS` names the text by its first node."""
+    first = next((i for i, t in enumerate(doc.tokens) if t == b"("), None)
+    if first is None or first + 1 >= len(doc.tokens):
+        return "model"
+    return OTHER_KINDS.get(bytes(doc.tokens[first + 1]), "model")
 
 
 def info(doc: LtaFile) -> dict[str, Any]:
     lists = sum(1 for t in doc.tokens if t == b"(")
-    return {"tokens": len(doc.tokens), "lists": lists,
+    return {"kind": kind(doc), "tokens": len(doc.tokens), "lists": lists,
             "top nodes": sum(1 for x in tree(doc) if isinstance(x, Lst))}
 
 

@@ -63,7 +63,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import FormatError
+from ...errors import FormatError, NoSceneError
 from ...transforms import decompose_trs
 from . import abc as abcmod
 from .abc_model import (
@@ -88,7 +88,7 @@ from .abc_model import (
     SocketsSection,
     WeightSet,
 )
-from .lta import Lst, LtaFile, line_column, modeledit_text, tree, write as lta_write
+from .lta import Lst, LtaFile, kind, line_column, modeledit_text, tree, write as lta_write
 
 __all__ = ["to_model", "from_model"]
 
@@ -592,6 +592,11 @@ def _plain_lists(rel: Lst) -> list[Lst]:
 
 def to_model(doc: LtaFile, file: str | None = None, version: int = 12) -> AbcModel:
     """The ABC model an LTA text describes (see the module docstring)."""
+    what = kind(doc)
+    if what != "model":
+        raise NoSceneError(
+            "a model (lt-model-0): this LTA text holds no geometry (info, dump and check read "
+            "it; it converts to nothing)", file=file, got=f"a {what}")
     v = _View(doc, file)
     top = _top_lists(v)
     cmds = _commands(v, top)

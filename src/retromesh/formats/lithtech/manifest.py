@@ -10,16 +10,12 @@ ABC = Format(
     extensions=("abc",), magic_certain=True, endian="<",
     scene_options=("source", "lods", "flip_mat", "fix_anim_keyframes", "morph", "texture_path"))
 
-#: textures: no scene of their own; they convert to and from PNG and dress the models
+#: textures: no scene of their own; they convert to and from PNG (``retromesh.image``) and
+#: dress the models
 DTX = Format(
     name="dtx", family="LithTech",
     description="LithTech texture (-5 NOLF/AvP2/NOLF2, -3 KISS, -2 Shogo/Blood 2)",
     extensions=("dtx",), endian="<")
-
-#: what DTX textures convert to and from (the one image format read as a document)
-PNG = Format(name="png", family="Image", description="PNG image (DTX textures convert to and from it)",
-             extensions=("png",), magic_certain=True, endian=">")
-
 
 LTA = Format(
     name="lta", family="LithTech",
@@ -31,4 +27,4 @@ LTC = Format(
     extensions=("ltc",), scene_options=("source", "lods"))
 
 
-FORMATS = (ABC, DTX, PNG, LTA, LTC)
+FORMATS = (ABC, DTX, LTA, LTC)

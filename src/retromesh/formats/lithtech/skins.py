@@ -36,8 +36,9 @@ import numpy as np
 
 from ...binio import Reader
 from ...errors import FormatError, LossWarning
+from ...image import png
 from ...scene import Scene, Texture, TextureRef
-from . import dtx, dtx_pixels, png
+from . import dtx, dtx_pixels
 
 __all__ = ["SkinFinder", "dress", "skin_outputs", "read_modelbutes"]
 

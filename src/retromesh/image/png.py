@@ -1,5 +1,6 @@
-"""PNG images as a file type of their own, so that ``.dtx`` textures convert to and from them
-(``retromesh convert skin.dtx -o skin.png`` and back).
+"""PNG images as a file type of their own, so that a game's texture formats convert to and from
+them (``retromesh convert skin.dtx -o skin.png`` and back: the converters are the texture
+family's, LithTech's ``dtx_image``).
 
 The native document keeps the file's bytes as they are (``write(read(f)) == f``); the pixels
 are decoded by Pillow only when a conversion asks (:func:`rgba`). Nothing here reads a scene:
@@ -23,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from ...binio import Reader
-from ...errors import DocumentError
-from ...records import record
+from ..binio import Reader
+from ..errors import DocumentError
+from ..records import record
 
 __all__ = ["PngImage", "read", "write", "info", "sniff", "rgba", "from_rgba", "SIGNATURE"]
 
