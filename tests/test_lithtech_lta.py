@@ -131,6 +131,29 @@ def test_lta_to_glb_and_back_is_byte_identical(tmp_path):
     assert ltc.decompress((tmp_path / "back.ltc").read_bytes()) == src.read_bytes()
 
 
+def test_lta_and_ltc_wear_the_skins_an_abc_there_would(tmp_path):
+    from retromesh.formats.lithtech import dtx, dtx_pixels
+    models = tmp_path / "Chars" / "Models"
+    models.mkdir(parents=True)
+    (models / "hero.lta").write_bytes(_text())
+    (models / "hero2.ltc").write_bytes(ltc.compress(_text()))
+    rgba = np.full((8, 8, 4), 255, np.uint8)
+    for name in ("hero", "hero2"):
+        (tmp_path / "Chars" / "Skins").mkdir(exist_ok=True)
+        (tmp_path / "Chars" / "Skins" / f"{name}.dtx").write_bytes(
+            dtx.write(dtx_pixels.from_rgba(rgba, bpp=dtx.BPP_DXT1)))
+    for src in (models / "hero.lta", models / "hero2.ltc"):
+        scene = retromesh.load(src)
+        assert scene.textures and scene.materials[0].base_color_texture is not None
+        glb = tmp_path / (src.stem + ".glb")
+        retromesh.convert(src, glb)
+        assert_valid(glb)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LossWarning)
+            retromesh.convert(glb, tmp_path / ("back" + src.suffix))
+        assert (tmp_path / ("back" + src.suffix)).read_bytes() == src.read_bytes()
+
+
 def test_an_edited_scene_is_written_as_new_modeledit_text(tmp_path):
     src = tmp_path / "model.lta"
     src.write_bytes(_text())

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import os
 import warnings
 import zlib
+from collections.abc import Iterable
 from typing import Any
 
 from ... import jsoncodec, restore
@@ -56,10 +58,12 @@ def unpack(value: Any) -> bytes | None:
     return out if z.eof and not z.unconsumed_tail else None
 
 
-def to_scene(doc: LtaFile, *, source=None, lods: bool = True) -> Scene:
-    """An LTA text as a Scene (see the module docstring)."""
+def to_scene(doc: LtaFile, *, source=None, lods: bool = True,
+             texture_path: Iterable[str | os.PathLike] = ()) -> Scene:
+    """An LTA text as a Scene (see the module docstring), wearing the skins an ``.abc`` of the
+    same name and place would (:mod:`.skins`)."""
     model = to_model(doc, getattr(source, "name", None) if source is not None else None)
-    sc = abc_scene.to_scene(model, lods=lods)
+    sc = abc_scene.to_scene(model, lods=lods, source=source, texture_path=texture_path)
     sc.extras = dict(sc.extras or {})
     sc.extras[TEXT_KEY] = pack(lta.write(doc))
     return sc
@@ -151,8 +155,9 @@ def from_scene(scene: Scene, **options: Any) -> LtaFile:
     return from_model(model)
 
 
-def ltc_to_scene(doc: LtcFile, *, source=None, lods: bool = True) -> Scene:
-    return to_scene(doc.lta, source=source, lods=lods)
+def ltc_to_scene(doc: LtcFile, *, source=None, lods: bool = True,
+                 texture_path: Iterable[str | os.PathLike] = ()) -> Scene:
+    return to_scene(doc.lta, source=source, lods=lods, texture_path=texture_path)
 
 
 def ltc_from_scene(scene: Scene, **options: Any) -> LtcFile:
