@@ -18,7 +18,7 @@ from .exact import bone_record, keys_records, node_records, normal_naive, pack
 from .keys import jump_step
 from .materials import materials_to_scene
 from .rawchunks import raw_record
-from .regroup import twins
+from .regroup import twin_firsts, twins
 from .shared import order_records, shared_records
 from .skinning import WEIGHT_MODES, entries, odd_vertices, record_entries, skin_weights, weight_record
 from .uvmore import encode as uv_more
@@ -90,6 +90,7 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
         tw = twins(prim.indices.reshape(-1, 3))
         if tw:
             rec["twins"] = tw
+            rec["twins0"] = twin_firsts(prim.indices.reshape(-1, 3), tw)
         records.append(rec)
     if len(ids) > 1:
         for rec, shared in zip(records, shared_records(ids, n)):
