@@ -43,8 +43,9 @@ __all__ = ["BLENDER_TOLERANCE", "BLENDER_MARK", "WEIGHT_TOLERANCE", "tolerance",
            "rotation_naive", "keys_records", "restore_keys", "bone_record", "restore_bone"]
 
 #: how far a value may be from what we wrote and still count as unedited, through Blender
-#: (float32 matrices, per-corner normals stored in its own form): relative to max(1, |value|)
-BLENDER_TOLERANCE = {"trs": 1e-5, "normal": 2e-3, "color": 2e-3, "rotation": 1e-4}
+#: (float32 matrices, per-corner normals stored in its own form, colours in 8 bits of sRGB):
+#: relative to max(1, |value|)
+BLENDER_TOLERANCE = {"trs": 1e-5, "normal": 2e-3, "color": 5e-3, "rotation": 1e-4}
 
 
 def tolerance(scene, kind: str) -> float:
