@@ -143,12 +143,18 @@ SOURCE_ATTR = "_B3D_V"
 
 def _same_as_previous(p: Primitive) -> np.ndarray:
     """Per vertex after the first, whether it looks like a split copy of the one before it."""
-    same = np.all(p.positions[1:] == p.positions[:-1], axis=1)
+    pos = p.positions
+    same = np.zeros(max(len(pos) - 1, 0), bool)
+    # (only where the position repeats: few rows, so the other attributes cost nothing)
+    x = pos[:, 0]
+    at = np.flatnonzero(x[1:] == x[:-1])
+    ok = np.all(pos[at + 1] == pos[at], axis=1)
     for a in [*p.uvs, p.colors, p.joints, p.weights]:
         if a is not None:
-            same &= np.all(a[1:] == a[:-1], axis=1)
+            ok &= np.all(a[at + 1] == a[at], axis=1)
     if p.normals is not None:
-        same &= np.einsum("ij,ij->i", p.normals[1:], p.normals[:-1]) > 0.9999
+        ok &= np.einsum("ij,ij->i", p.normals[at + 1], p.normals[at]) > 0.9999
+    same[at[ok]] = True
     return same
 
 
