@@ -160,8 +160,10 @@ def _same_as_previous(p: Primitive) -> np.ndarray:
 
 def needs_source_ids(p: Primitive) -> bool:
     """The primitive already has vertices that look like a split copy of the one before
-    (cubewater's ``head01``): :func:`unsplit` could not tell Blender's copies from them."""
-    return len(p.positions) > 1 and bool(_same_as_previous(p).any())
+    (cubewater's ``head01``): :func:`unsplit` could not tell Blender's copies from them.
+    Only with normals: Blender splits a vertex where its corners' normals come back apart
+    (stored per corner); without normals in the glTF it makes smooth ones, one per vertex."""
+    return p.normals is not None and len(p.positions) > 1 and bool(_same_as_previous(p).any())
 
 
 def _by_source(p: Primitive, count: int) -> Primitive | None:
