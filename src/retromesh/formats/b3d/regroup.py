@@ -60,15 +60,20 @@ def twins(tri: np.ndarray) -> list[list[int]]:
 def twin_firsts(tri: np.ndarray, tw: list[list[int]]) -> list[list[int]]:
     """``[index, a, b, c]`` of the first triangle of ``tri`` of each vertex set that ``tw``
     (:func:`twins`) names."""
-    sets = {tuple(sorted(e[1:])) for e in tw}
-    first: dict[tuple, int] = {}
-    for i, t in enumerate(tri.tolist()):
-        key = tuple(sorted(t))
-        if key in sets and key not in first:
-            first[key] = i
-            if len(first) == len(sets):
-                break
-    return [[i, *map(int, tri[i])] for i in sorted(first.values())]
+    if not tw:
+        return []
+    key = np.sort(tri.astype(np.int64), axis=1)
+    want = np.sort(np.array([e[1:] for e in tw], np.int64), axis=1)
+    hit = np.zeros(len(tri), bool)
+    if max(int(key.max()), int(want.max())) < 1 << 21:
+        pack = lambda k: (k[:, 0] << 42) | (k[:, 1] << 21) | k[:, 2]      # noqa: E731
+        hit = np.isin(pack(key), pack(want))
+    else:
+        sets = {tuple(r) for r in want.tolist()}
+        hit = np.array([tuple(r) in sets for r in key.tolist()], bool)
+    rows = np.flatnonzero(hit)
+    _, first = np.unique(key[rows], axis=0, return_index=True)
+    return [[int(i), *map(int, tri[i])] for i in np.sort(rows[first])]
 
 
 def _twin_list(rec: dict, key: str = "twins") -> list[list[int]]:
