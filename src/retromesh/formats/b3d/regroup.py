@@ -99,6 +99,7 @@ def _cut(p, start: int, end: int, tri: np.ndarray):
             setattr(q, name, getattr(p, name)[start:end])
     q.indices = (tri - start).reshape(-1).astype(np.uint32)
     q.extras = dict(p.extras)
+    q.attributes = {k: a[start:end] for k, a in p.attributes.items()}     # (_B3D_V...)
     return q
 
 

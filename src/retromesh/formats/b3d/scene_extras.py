@@ -170,7 +170,7 @@ def _by_source(p: Primitive, count: int) -> Primitive | None:
     """``p`` with one vertex per source row (the first copy), in source order, when its
     :data:`SOURCE_ATTR` names each of ``count`` rows (else None)."""
     src = p.attributes.get(SOURCE_ATTR)
-    if src is None or p.indices is None:
+    if src is None or p.indices is None or len(src) != len(p.positions):
         return None
     v = np.rint(np.asarray(src, np.float64).reshape(len(p.positions), -1)[:, 0])
     if len(v) < count or v.min(initial=0) < 0 or v.max(initial=0) >= count:
@@ -223,6 +223,8 @@ def unsplit(p: Primitive, count: Any) -> Primitive:
     for name in ("normals", "tangents", "colors", "joints", "weights"):
         if getattr(p, name) is not None:
             setattr(q, name, getattr(p, name)[keep])
+    q.attributes = {k: np.asarray(a)[keep] for k, a in p.attributes.items()
+                    if len(a) == n}
     q.indices = (np.cumsum(keep) - 1)[p.indices].astype(np.uint32)
     q.targets = []
     return q if not p.targets else p
