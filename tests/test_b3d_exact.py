@@ -213,3 +213,66 @@ def test_the_original_file_gives_back_its_bits_under_blender_like_noise():
     assert differ.tolist() == [3]
     assert retromesh.to_bytes(edited).replace(vb.vertices.tobytes(), b"") == \
         src.read_bytes().replace(va.vertices.tobytes(), b"")
+
+
+def _as_blender_marks(scene: retromesh.Scene) -> None:
+    from retromesh.extras import BLENDER_MARK
+    scene.extras[BLENDER_MARK] = "test"
+
+
+def test_names_blender_made_unique_and_vertices_it_split_come_back():
+    """cubewater_test as Blender gives it back (without running Blender): every name the file
+    has twice renamed ``Object03.001``..., and in each mesh whose file vertices look like split
+    copies (they carry ``_B3D_V``) one vertex split in two: the file comes back byte for byte."""
+    src = next((p for p in FILES if p.name == "b3dng__cubewater_test.b3d"), None)
+    scene = _scene("b3dng__cubewater_test.b3d")
+    _as_blender_marks(scene)
+    seen: dict[str, int] = {}
+    for node in scene.nodes:
+        k = seen.get(node.name, 0)
+        seen[node.name] = k + 1
+        if k:
+            node.name = f"{node.name}.{k:03d}"
+    assert any("." in n.name for n in scene.nodes)
+    split = 0
+    for m in scene.meshes:
+        for p in m.primitives:
+            if "_B3D_V" not in p.attributes:
+                continue
+            n = len(p.positions)
+            at = 0                                         # vertex 0 gets a copy at the end
+            p.positions = np.r_[p.positions, p.positions[at:at + 1]]
+            p.uvs = [np.r_[uv, uv[at:at + 1]] for uv in p.uvs]
+            for name in ("normals", "colors"):
+                if getattr(p, name) is not None:
+                    setattr(p, name, np.r_[getattr(p, name), getattr(p, name)[at:at + 1]])
+            p.attributes = {k: np.r_[a, a[at:at + 1]] for k, a in p.attributes.items()}
+            idx = p.indices.copy()
+            idx[np.flatnonzero(idx == at)[-1:]] = n            # its last use takes the copy
+            p.indices = idx
+            split += 1
+    assert split
+    assert retromesh.to_bytes(_doc(scene)) == src.read_bytes()
+
+
+def test_twin_triangles_come_back_whichever_copy_blender_kept():
+    """castel's ``Right tower`` as Blender gives it back: of each pair of triangles on the same
+    three vertices, one is gone, the earlier one for some pairs, the later one for others."""
+    src = next((p for p in FILES if p.name == "h3dview__castel.b3d"), None)
+    scene = _scene("h3dview__castel.b3d")
+    _as_blender_marks(scene)
+    dropped = 0
+    for m in scene.meshes:
+        for p, rec in zip(m.primitives, m.extras["b3d_tris"]):
+            if "twins" not in rec:
+                continue
+            tri = p.indices.reshape(-1, 3)
+            gone = []
+            for j, first in enumerate(rec["twins0"]):
+                later = [e[0] for e in rec["twins"] if sorted(e[1:]) == sorted(first[1:])]
+                # one copy of the set stays: the first (j even) or the last
+                gone += later if j % 2 == 0 else [first[0], *later[:-1]]
+            p.indices = np.delete(tri, gone, axis=0).reshape(-1)
+            dropped += len(gone)
+    assert dropped
+    assert retromesh.to_bytes(_doc(scene)) == src.read_bytes()

@@ -1,7 +1,10 @@
 """Blender tier of issue 32 for B3D: File > Import > Classic game model, then File > Export,
-unedited, gives back the file byte for byte (the examples and a Luanti mob); one bone moved in
-Blender changes that bone's keys and nothing else. The extension's operators run from this
-checkout's ``src`` (tools/roundtrip_table.py --blender runs the same over every file).
+unedited, gives back the file byte for byte (the examples, a Luanti mob, mobs whose bones have
+a rest scale Blender drops, and the two models Blender re-splits: castel's twin triangles,
+cubewater_test's names taken twice and vertices that look like split copies); one bone moved
+in Blender changes that bone's keys and nothing else (wiggle, and the cow's scaled spine).
+The extension's operators run from this checkout's ``src`` (tools/roundtrip_table.py
+--blender runs the same over every file).
 Skipped when the bpy venv is absent (tests/helpers/blender_run.py)."""
 from __future__ import annotations
 
@@ -69,19 +72,27 @@ emit(out)
 '''
 
 MOB = CORPUS / "luanti" / "mobs_animal" / "models" / "mobs_rat.b3d"
-FILES = [EXAMPLES / "wiggle.b3d", EXAMPLES / "crate.b3d", MOB]
+#: bones with a rest scale (the cow's spine 3.77, the penguin's 17.45)
+COW = CORPUS / "b3d" / "mobsanimal__mobs_cow.b3d"
+SCALED = [COW, CORPUS / "b3d" / "mobsanimal__mobs_penguin.b3d"]
+#: Blender re-splits these: twin triangles (castel), names taken twice and file vertices that
+#: look like split copies (cubewater_test)
+RESPLIT = [CORPUS / "b3d" / "h3dview__castel.b3d", CORPUS / "b3d" / "b3dng__cubewater_test.b3d"]
+FILES = [EXAMPLES / "wiggle.b3d", EXAMPLES / "crate.b3d", MOB, *SCALED, *RESPLIT]
+#: (file, bone moved in Blender)
+EDITS = [(EXAMPLES / "wiggle.b3d", "bone0"), (COW, "Front Spine")]
 
 
 @pytest.fixture(scope="module")
 def exported(blender, tmp_path_factory):
     out = tmp_path_factory.mktemp("b3d-exact")
     jobs = [{"file": str(f), "out": str(out / "plain" / f.name)} for f in FILES if f.is_file()]
-    jobs.append({"file": str(EXAMPLES / "wiggle.b3d"), "out": str(out / "bone" / "wiggle.b3d"),
-                 "bone": "bone0"})
+    jobs += [{"file": str(f), "out": str(out / f"bone{k}" / f.name), "bone": bone}
+             for k, (f, bone) in enumerate(EDITS) if f.is_file()]
     results = blender.run(SCRIPT, {"src": str(SRC), "jobs": jobs})
     for res in results:
         assert res["import"] == ["FINISHED"] and res["export"] == ["FINISHED"], res
-    return {(job["file"], bool(job.get("bone"))): (Path(job["out"]), res)
+    return {(job["file"], job.get("bone")): (Path(job["out"]), res)
             for job, res in zip(jobs, results)}
 
 
@@ -89,14 +100,16 @@ def exported(blender, tmp_path_factory):
 def test_unedited_through_blender_is_byte_identical(exported, src):
     if not src.is_file():
         pytest.skip(f"no {src}")
-    out, _ = exported[(str(src), False)]
+    out, _ = exported[(str(src), None)]
     assert out.read_bytes() == src.read_bytes(), \
         first_difference(retromesh.read(src), retromesh.read(out))
 
 
-def test_a_bone_moved_in_blender_changes_its_keys_only(exported):
-    src = EXAMPLES / "wiggle.b3d"
-    out, res = exported[(str(src), True)]
+@pytest.mark.parametrize("src,bone", EDITS, ids=lambda v: getattr(v, "name", v))
+def test_a_bone_moved_in_blender_changes_its_keys_only(exported, src, bone):
+    if not src.is_file():
+        pytest.skip(f"no {src}")
+    out, res = exported[(str(src), bone)]
     assert res["moved"] > 0, res
     before, after = list(retromesh.read(src).chunks()), list(retromesh.read(out).chunks())
     assert [type(c) for c in before] == [type(c) for c in after]
@@ -109,11 +122,12 @@ def test_a_bone_moved_in_blender_changes_its_keys_only(exported):
             changed.append((owner, type(a).__name__))
         elif isinstance(a, b3d.NodeChunk):
             assert (a.position, a.scale, a.rotation) == (b.position, b.scale, b.rotation), a.name
-    assert changed == [(b"bone0", "Keys")], changed
+    name = bone.encode()
+    assert changed == [(name, "Keys")], changed
     keys_a = next(c for n in retromesh.read(src).chunks() if isinstance(n, b3d.NodeChunk)
-                  and n.name == b"bone0" for c in n.children if isinstance(c, b3d.Keys))
+                  and n.name == name for c in n.children if isinstance(c, b3d.Keys))
     keys_b = next(c for n in retromesh.read(out).chunks() if isinstance(n, b3d.NodeChunk)
-                  and n.name == b"bone0" for c in n.children if isinstance(c, b3d.Keys))
+                  and n.name == name for c in n.children if isinstance(c, b3d.Keys))
     moved = keys_b.keys["position"] - keys_a.keys["position"]
     assert np.allclose(np.linalg.norm(moved, axis=1), 0.25, atol=1e-3), moved[:3]
     assert np.array_equal(keys_a.keys["frame"], keys_b.keys["frame"])

@@ -38,12 +38,14 @@ from .axes import Z32, rot_from_gltf, rot_to_gltf
 from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
 
 __all__ = ["BLENDER_TOLERANCE", "BLENDER_MARK", "WEIGHT_TOLERANCE", "tolerance", "pack", "unpack",
-           "restore_rows", "normal_naive", "node_records", "node_values", "kept_trs", "reorder",
+           "restore_rows", "normal_naive", "node_records", "node_values", "kept_trs",
+           "recorded_gltf_trs", "reorder",
            "rotation_naive", "keys_records", "restore_keys", "bone_record", "restore_bone"]
 
 #: how far a value may be from what we wrote and still count as unedited, through Blender
-#: (float32 matrices, per-corner normals stored in its own form): relative to max(1, |value|)
-BLENDER_TOLERANCE = {"trs": 1e-5, "normal": 2e-3, "color": 2e-3, "rotation": 1e-4}
+#: (float32 matrices, per-corner normals stored in its own form, colours in 8 bits of sRGB):
+#: relative to max(1, |value|)
+BLENDER_TOLERANCE = {"trs": 1e-5, "normal": 2e-3, "color": 5e-3, "rotation": 1e-4}
 
 
 def tolerance(scene, kind: str) -> float:
@@ -239,6 +241,8 @@ def node_records(nodes: list[NodeChunk]) -> dict[int, dict]:
     f = np.array([(*c.position, *c.scale, *c.rotation) for c in nodes], np.float32)
     naive = _naive_nodes(f)
     keep = np.any(naive.view(np.uint32) != f.view(np.uint32), axis=1)
+    # a scale too: Blender's bones have none (its rest drops it; :mod:`.restscale`)
+    keep |= np.any(np.abs(f[:, 3:6] - 1.0) > 1e-5, axis=1)
     kind = _KIND.get
     for c in nodes:
         kinds = "".join([kind(type(x), "R") for x in c.children])
@@ -279,6 +283,19 @@ def kept_trs(native: dict, node, tol: float) -> tuple[tuple, tuple, tuple] | Non
             and (_near(got_r, r, tol) or _near([-v for v in got_r], r, tol))):
         return None
     return tuple(f[0:3]), tuple(f[3:6]), tuple(f[6:10])
+
+
+def recorded_gltf_trs(native: dict) -> tuple[list, list, list] | None:
+    """The glTF translation, rotation, scale we wrote from the NODE's kept floats (``trs``),
+    None when there are none."""
+    text = native.get("trs")
+    if not isinstance(text, str):
+        return None
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return _as_written(*_gltf_trs(list(struct.unpack("<10f", raw)))) if len(raw) == 40 else None
 
 
 def reorder(children: list, order: Any) -> list:

@@ -19,10 +19,13 @@ import numpy as np
 from ...binio import Reader
 from .chunks import AnimChunk, B3dFile, Bone, Brus, Keys, NodeChunk, Texs, Tris, Vrts, read
 
-__all__ = ["TOLERANCE", "original_document", "merge"]
+__all__ = ["TOLERANCE", "FIELD_TOLERANCE", "original_document", "merge"]
 
 #: a written value within TOLERANCE x max(1, |original|) of the original counts as unedited
 TOLERANCE = 5e-4
+#: per VRTS field, where Blender stores it coarser: vertex colours in 8 bits of sRGB (a linear
+#: value comes back up to 0.0045 off, near 1)
+FIELD_TOLERANCE = {"color": 5e-3}
 
 
 def original_document(data: Any) -> B3dFile | None:
@@ -35,11 +38,12 @@ def original_document(data: Any) -> B3dFile | None:
         return None
 
 
-def _near(a: np.ndarray, b: np.ndarray, signed: bool = False) -> np.ndarray:
+def _near(a: np.ndarray, b: np.ndarray, signed: bool = False,
+          tol: float = TOLERANCE) -> np.ndarray:
     """Per row of (n, k) float arrays, within the tolerance (``signed``: or of -a, for
     quaternions)."""
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    lim = TOLERANCE * np.maximum(1.0, np.abs(b64))
+    lim = tol * np.maximum(1.0, np.abs(b64))
     ok = np.all(np.abs(a64 - b64) <= lim, axis=1)
     if signed:
         ok |= np.all(np.abs(-a64 - b64) <= lim, axis=1)
@@ -63,7 +67,8 @@ def _merge_records(new: np.ndarray, old: np.ndarray, exact: tuple[str, ...],
     for f in floats:
         if f not in (new.dtype.names or ()):
             continue
-        near = _near(_rows(new, f), _rows(old, f), f in signed)
+        near = _near(_rows(new, f), _rows(old, f), f in signed,
+                     FIELD_TOLERANCE.get(f, TOLERANCE))
         out[f][near] = old[f][near]
     return out
 

@@ -13,7 +13,10 @@ and glTF winding. Blender then changes two things (glTF-Blender-IO, 4.2 and 4.5 
   material stands for, in file order) where the triangle counts cut it into blocks of
   consecutive vertex ranges, and puts the primitives back in file order;
 * it keeps one face per set of vertices, so twin triangles are gone: they are put back at their
-  index when the primitive has exactly that many triangles fewer.
+  index when the primitive has exactly that many triangles fewer. Which copy it keeps varies
+  (castel's ``Right tower`` keeps the later one of 7 of its 10 pairs), so the record also has
+  ``twins0``, the first copy of each such set (:func:`twin_firsts`): every copy of a twinned set
+  is then taken out of what Blender wrote and all are put back at their indices.
 
 Anything that does not fit (an edited mesh, a new material) is left as Blender wrote it.
 """
@@ -27,7 +30,7 @@ from ... import extras as xt
 from ...scene import Scene
 from .scene_extras import unsplit
 
-__all__ = ["twins", "regroup"]
+__all__ = ["twins", "twin_firsts", "regroup"]
 
 _PER_VERTEX = ("normals", "tangents", "colors", "joints", "weights")
 
@@ -54,8 +57,27 @@ def twins(tri: np.ndarray) -> list[list[int]]:
     return [[int(i), *map(int, tri[i])] for i in later]
 
 
-def _twin_list(rec: dict) -> list[list[int]]:
-    t = rec.get("twins")
+def twin_firsts(tri: np.ndarray, tw: list[list[int]]) -> list[list[int]]:
+    """``[index, a, b, c]`` of the first triangle of ``tri`` of each vertex set that ``tw``
+    (:func:`twins`) names."""
+    if not tw:
+        return []
+    key = np.sort(tri.astype(np.int64), axis=1)
+    want = np.sort(np.array([e[1:] for e in tw], np.int64), axis=1)
+    hit = np.zeros(len(tri), bool)
+    if max(int(key.max()), int(want.max())) < 1 << 21:
+        pack = lambda k: (k[:, 0] << 42) | (k[:, 1] << 21) | k[:, 2]      # noqa: E731
+        hit = np.isin(pack(key), pack(want))
+    else:
+        sets = {tuple(r) for r in want.tolist()}
+        hit = np.array([tuple(r) in sets for r in key.tolist()], bool)
+    rows = np.flatnonzero(hit)
+    _, first = np.unique(key[rows], axis=0, return_index=True)
+    return [[int(i), *map(int, tri[i])] for i in np.sort(rows[first])]
+
+
+def _twin_list(rec: dict, key: str = "twins") -> list[list[int]]:
+    t = rec.get(key)
     if not isinstance(t, list):
         return []
     out = []
@@ -77,6 +99,7 @@ def _cut(p, start: int, end: int, tri: np.ndarray):
             setattr(q, name, getattr(p, name)[start:end])
     q.indices = (tri - start).reshape(-1).astype(np.uint32)
     q.extras = dict(p.extras)
+    q.attributes = {k: a[start:end] for k, a in p.attributes.items()}     # (_B3D_V...)
     return q
 
 
@@ -131,6 +154,21 @@ def _regrouped(scene: Scene, prims: list, recs: list[dict], mesh_brush: int) -> 
     return None if left else [parts[k] for k in range(len(recs))]
 
 
+def _every_copy(tri: np.ndarray, tw: list[list[int]], first: list[list[int]]) -> np.ndarray | None:
+    """``tri`` (Blender's: one copy of each twinned set, either one) without any copy of a
+    twinned set, when it has exactly one of each (else None)."""
+    sets = {tuple(sorted(e[1:])) for e in first}
+    if len(sets) != len(first) or any(tuple(sorted(e[1:])) not in sets for e in tw):
+        return None
+    key = np.sort(tri.astype(np.int64), axis=1)
+    want = np.array(sorted(sets), np.int64).reshape(-1, 3)
+    if max(int(key.max(initial=0)), int(want.max(initial=0))) >= 1 << 21:
+        return None
+    hit = np.isin((key[:, 0] << 42) | (key[:, 1] << 21) | key[:, 2],
+                  (want[:, 0] << 42) | (want[:, 1] << 21) | want[:, 2])
+    return tri[~hit] if int(hit.sum()) == len(sets) else None
+
+
 def _with_twins(p, rec: dict):
     """``p`` with the twin triangles Blender dropped put back (when exactly they are missing)."""
     tw = _twin_list(rec)
@@ -141,6 +179,12 @@ def _with_twins(p, rec: dict):
     if len(tri) != xt.integer(rec, "tris", -1) - len(tw) or any(min(e) < 0 or max(e[1:]) >= n
                                                           for e in tw):
         return p
+    first = _twin_list(rec, "twins0")
+    if first and all(min(e) >= 0 and max(e[1:]) < n for e in first):
+        rest = _every_copy(tri, tw, first)
+        if rest is None:
+            return p
+        tri, tw = rest, tw + first
     for e in sorted(tw):
         tri = np.insert(tri, min(e[0], len(tri)), e[1:], axis=0)
     q = copy.copy(p)

@@ -18,7 +18,8 @@ from .exact import bone_record, keys_records, node_records, normal_naive, pack
 from .keys import jump_step
 from .materials import materials_to_scene
 from .rawchunks import raw_record
-from .regroup import twins
+from .regroup import twin_firsts, twins
+from .scene_extras import SOURCE_ATTR, needs_source_ids
 from .shared import order_records, shared_records
 from .skinning import WEIGHT_MODES, entries, odd_vertices, record_entries, skin_weights, weight_record
 from .uvmore import encode as uv_more
@@ -75,6 +76,8 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
             material=material)
         if colors is not None and not use_colors:
             prim.extras["b3d_vertex_colors_unused"] = True
+        if needs_source_ids(prim):      # Blender's split copies must be told from the file's
+            prim.attributes[SOURCE_ATTR] = np.arange(len(prim.positions), dtype=np.float32)
         prims.append(prim)
         ids.append(used)
         rec: dict[str, Any] = {"brush": int(t.brush_id), "count": int(len(used)),
@@ -90,6 +93,7 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
         tw = twins(prim.indices.reshape(-1, 3))
         if tw:
             rec["twins"] = tw
+            rec["twins0"] = twin_firsts(prim.indices.reshape(-1, 3), tw)
         records.append(rec)
     if len(ids) > 1:
         for rec, shared in zip(records, shared_records(ids, n)):
@@ -135,7 +139,13 @@ def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = No
     if source is not None:
         scene.extras["source_dir"] = str(Path(source).parent)
     walk = _Walk(scene, materials_to_scene(doc, scene), doc.brushes)
-    walk.node_records = node_records([c for c in doc.chunks() if isinstance(c, NodeChunk)])
+    nodes = [c for c in doc.chunks() if isinstance(c, NodeChunk)]
+    walk.node_records = node_records(nodes)
+    seen: set[bytes] = set()
+    for c in nodes:         # names Blender changes: a name taken (Object03.001), over 63 bytes
+        if c.name in seen or len(c.name) > 63:
+            walk.renamed.add(c.name)
+        seen.add(c.name)
     raw = raw_record(doc.children)
     if raw:
         scene.extras["b3d_raw"] = raw
@@ -161,6 +171,7 @@ class _Walk:
         self.keys_of: dict[int, list[Keys]] = {}           # scene node -> KEYS chunks
         self.anim_of_node: dict[int, int] = {}             # scene node -> anims slot (-1 none)
         self.node_records: dict[int, dict] = {}            # id of a NODE -> :mod:`.exact` record
+        self.renamed: set[bytes] = set()                   # NODE names Blender would change
 
     def visit(self, chunk: NodeChunk, parent: int | None, anim_slot: int, depth: int) -> None:
         label = chunk.name.decode("utf-8", "replace")
@@ -169,6 +180,8 @@ class _Walk:
         i = self.scene.add_node(node, parent)
         # what glTF has no place for, to write the same NODE back
         native: dict = {"v": 1, **self.node_records.get(id(chunk), {})}
+        if chunk.name in self.renamed:
+            native["name"] = label
         for c in chunk.children:
             if isinstance(c, AnimChunk):
                 self.anims.append((c, i))

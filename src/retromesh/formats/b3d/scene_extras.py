@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import copy
+import re
 import warnings
 from typing import Any
 
@@ -32,7 +33,8 @@ from .exact import kept_trs, node_values, normal_naive, restore_keys, restore_ro
 from .keys import Track, animation_rate, keys_chunks, tracks_for
 from .uvmore import decode as uv_decode, extra_mask
 
-__all__ = ["native_layout_fits", "native_roots", "anim_record", "fold_moved_meshes", "unsplit"]
+__all__ = ["native_layout_fits", "native_roots", "anim_record", "fold_moved_meshes", "unsplit",
+           "SOURCE_ATTR", "needs_source_ids"]
 
 
 def _native(node) -> dict | None:
@@ -134,20 +136,84 @@ def _holders(scene: Scene, anims: list[Animation]) -> dict[int, int]:
     return out
 
 
+#: vertex attribute: which VRTS row (of the primitive's) each vertex is; written only where
+#: Blender's split copies could not be told from the file's own (:func:`needs_source_ids`)
+SOURCE_ATTR = "_B3D_V"
+
+
+def _same_as_previous(p: Primitive) -> np.ndarray:
+    """Per vertex after the first, whether it looks like a split copy of the one before it."""
+    pos = p.positions
+    same = np.zeros(max(len(pos) - 1, 0), bool)
+    # (only where the position repeats: few rows, so the other attributes cost nothing)
+    x = pos[:, 0]
+    at = np.flatnonzero(x[1:] == x[:-1])
+    ok = np.all(pos[at + 1] == pos[at], axis=1)
+    for a in [*p.uvs, p.colors, p.joints, p.weights]:
+        if a is not None:
+            ok &= np.all(a[at + 1] == a[at], axis=1)
+    if p.normals is not None:
+        ok &= np.einsum("ij,ij->i", p.normals[at + 1], p.normals[at]) > 0.9999
+    same[at[ok]] = True
+    return same
+
+
+def needs_source_ids(p: Primitive) -> bool:
+    """The primitive already has vertices that look like a split copy of the one before
+    (cubewater's ``head01``): :func:`unsplit` could not tell Blender's copies from them.
+    Only with normals: Blender splits a vertex where its corners' normals come back apart
+    (stored per corner); without normals in the glTF it makes smooth ones, one per vertex."""
+    return p.normals is not None and len(p.positions) > 1 and bool(_same_as_previous(p).any())
+
+
+def _by_source(p: Primitive, count: int) -> Primitive | None:
+    """``p`` with one vertex per source row (the first copy), in source order, when its
+    :data:`SOURCE_ATTR` names each of ``count`` rows (else None)."""
+    src = p.attributes.get(SOURCE_ATTR)
+    if src is None or p.indices is None or len(src) != len(p.positions):
+        return None
+    v = np.rint(np.asarray(src, np.float64).reshape(len(p.positions), -1)[:, 0])
+    if len(v) < count or v.min(initial=0) < 0 or v.max(initial=0) >= count:
+        return None
+    v = v.astype(np.int64)
+    first = np.full(count, -1, np.int64)
+    first[v[::-1]] = np.arange(len(v))[::-1]          # the first vertex of each row
+    if (first < 0).any():
+        return None
+    # copies only: a vertex Blender made (an edit) that took a row's number is not merged
+    at = first[v]
+    if not np.array_equal(p.positions[at], p.positions) or any(
+            not np.allclose(uv[at], uv, rtol=0, atol=1e-6) for uv in p.uvs):
+        return None
+    q = copy.copy(p)
+    q.positions = p.positions[first]
+    q.uvs = [uv[first] for uv in p.uvs]
+    for name in ("normals", "tangents", "colors", "joints", "weights"):
+        if getattr(p, name) is not None:
+            setattr(q, name, getattr(p, name)[first])
+    q.attributes = {k: np.asarray(a)[first] for k, a in p.attributes.items()}
+    q.indices = v[p.indices].astype(np.uint32)
+    q.targets = []
+    return q if not p.targets else None
+
+
 def unsplit(p: Primitive, count: Any) -> Primitive:
     """``p`` with the vertices Blender split undone, when that gives back ``count`` vertices.
     Blender stores normals per face corner in a compressed form, so a vertex shared by several
     triangles can come back as a few copies next to each other whose normals differ in the
-    fourth decimal (hog 185 -> 197 vertices); each copy would get its own BONE entries."""
+    fourth decimal (hog 185 -> 197 vertices); each copy would get its own BONE entries. Where
+    the file's own vertices look like such copies, each vertex carries its row
+    (:data:`SOURCE_ATTR`)."""
     n = len(p.positions)
-    if not isinstance(count, int) or not 0 < count < n or p.indices is None:
+    if not isinstance(count, int) or not 0 < count <= n or p.indices is None:
         return p
-    same = np.all(p.positions[1:] == p.positions[:-1], axis=1)
-    for a in [*p.uvs, p.colors, p.joints, p.weights]:
-        if a is not None:
-            same &= np.all(a[1:] == a[:-1], axis=1)
-    if p.normals is not None:
-        same &= np.einsum("ij,ij->i", p.normals[1:], p.normals[:-1]) > 0.9999
+    if SOURCE_ATTR in p.attributes:
+        merged = _by_source(p, count)
+        if merged is not None or count == n:
+            return merged or p
+    if count == n:
+        return p
+    same = _same_as_previous(p)
     if int(same.sum()) != n - count:
         return p
     keep = np.r_[True, ~same]
@@ -157,6 +223,8 @@ def unsplit(p: Primitive, count: Any) -> Primitive:
     for name in ("normals", "tangents", "colors", "joints", "weights"):
         if getattr(p, name) is not None:
             setattr(q, name, getattr(p, name)[keep])
+    q.attributes = {k: np.asarray(a)[keep] for k, a in p.attributes.items()
+                    if len(a) == n}
     q.indices = (np.cumsum(keep) - 1)[p.indices].astype(np.uint32)
     q.targets = []
     return q if not p.targets else p
@@ -326,6 +394,23 @@ def _held(tracks: dict[str, Track], layout, counts) -> dict[str, Track]:
     return out
 
 
+_BLENDER_SUFFIX = re.compile(r"\.\d{3,}")
+
+
+def _file_name(native: dict, name: str) -> str:
+    """The NODE's name as the file had it (``native["name"]``, kept when the file has it twice
+    or it is longer than Blender's 63 bytes) while ``name`` is that one as Blender renames it
+    (``Object03.001``: its objects and bones have names of their own), else ``name``."""
+    kept = native.get("name")
+    if not isinstance(kept, str) or name == kept:
+        return name
+    m = _BLENDER_SUFFIX.search(name)
+    base = name[:m.start()] if m and m.end() == len(name) else name
+    if base == kept or (base and kept.startswith(base) and len(base.encode("utf-8")) >= 60):
+        return kept
+    return name
+
+
 class _Writer:
     def __init__(self, scene, tracks, anim_out, bones, brush_of, brush_ids):
         self.scene, self.tracks, self.anim_out, self.bones = scene, tracks, anim_out, bones
@@ -339,7 +424,8 @@ class _Writer:
         native = _native(node) or {}
         kept = kept_trs(native, node, tolerance(self.scene, "trs")) if "trs" in native else None
         pos, scale, rot = kept or node_values(node.translation, node.rotation, node.scale)
-        out = NodeChunk((node.name or f"node{i}").encode("utf-8"), pos, scale, rot)
+        out = NodeChunk((_file_name(native, node.name) or f"node{i}").encode("utf-8"), pos, scale,
+                        rot)
         if node.mesh is not None:
             rec = native.get("mesh")
             out.children.append(self.mesh(node, rec if isinstance(rec, dict) else {}))

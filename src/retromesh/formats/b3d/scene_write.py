@@ -29,6 +29,7 @@ from .materials import brushes_from_scene
 from .original import merge, original_document
 from .rawchunks import put_back
 from .regroup import regroup
+from .restscale import restore_rest_scale
 from .scene_extras import anim_record, fold_moved_meshes, native_layout_fits, native_roots
 from .shared import restore_order, weld_shared
 
@@ -56,7 +57,7 @@ def from_scene(scene: Scene, *, fps: float | None = None, animation: str | None 
     (:mod:`.original`).
     """
     from ...luanti.scene import undress  # a mod's looks and clips have no place in B3D
-    scene = undress(scene)
+    scene = restore_rest_scale(undress(scene))       # (Blender drops bones' rest scale)
     images: dict[str, bytes] = {}
     _warn_unheld(scene)
     texs, brus, brush_of, brush_ids = brushes_from_scene(scene, images)
