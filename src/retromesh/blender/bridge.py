@@ -579,10 +579,13 @@ def _mark_blender(doc: dict) -> None:
     """The scene's extras say which editor wrote the GLB (:data:`BLENDER_MARK`): writers then
     take a value within their stated tolerance of what retromesh wrote as unedited."""
     scenes = doc.get("scenes") or []
-    if scenes and isinstance(scenes[0], dict):
+    # the scene a reader opens (Blender 4.5 writes an empty scene of its own first)
+    at = doc.get("scene")
+    at = at if isinstance(at, int) and 0 <= at < len(scenes) else 0
+    if scenes and isinstance(scenes[at], dict):
         generator = doc.get("asset", {}).get("generator") if isinstance(doc.get("asset"), dict) \
             else None
-        scenes[0].setdefault("extras", {})[BLENDER_MARK] = str(generator or "Blender")
+        scenes[at].setdefault("extras", {})[BLENDER_MARK] = str(generator or "Blender")
 
 
 def decode_extras(glb: str | os.PathLike) -> None:

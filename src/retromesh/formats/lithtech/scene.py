@@ -145,6 +145,8 @@ def to_scene(doc, *, source=None, lods: bool = True, flip_mat: int | None = None
             raise DocumentError(f"{type(doc).__name__} is not an ABC model")
     if lods and morph and flip_mat is None and fix_anim_keyframes is None:
         _keep_file(scene, doc)      # (read in the file's own terms: it can come back as it is)
+        # what Blender moves a hair, and which vertex it splits (docs/lossless.md)
+        restore.keep_written(scene, ids=True)
     return skins_mod.dress(scene, source if isinstance(source, (str, os.PathLike)) else None,
                            [texture_path] if isinstance(texture_path, (str, os.PathLike))
                            else texture_path)
@@ -175,6 +177,7 @@ def from_scene(scene: Scene, *, version: int | None = None, skins: str | None = 
     writes it), else v12, unless ``version`` says otherwise (6 or 9..13); see the module
     docstring. ``skins="dtx"`` (or a pixel format: ``dxt5``, ``32p``...) also writes the
     materials' textures as ``.dtx`` beside the model (:func:`.skins.skin_outputs`)."""
+    scene = restore.put_back_written(scene)
     model = _from_scene(scene, version)
     if skins is None:
         return model

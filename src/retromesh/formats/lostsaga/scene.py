@@ -312,6 +312,7 @@ def _materials(scene: Scene, script: list[mat_mod.ScriptMaterial], mesh_name: st
                                                                     uri=pick.texture))
             texcoord = texcoords.get(pick.tex_coord_set, 0)
             mat.base_color_texture = TextureRef(tex_index[pick.texture], texcoord=texcoord)
+            mat.extras["lostsaga_texture"] = pick.texture
             others = [{"texture": u.texture, "tex_coord_set": u.tex_coord_set}
                       for u in units if u is not pick]
             if others:
@@ -548,6 +549,7 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
             _add_animation(scene, doc, ani_name, targets)
     if skl is not None and skl.bones:
         _keep_skeleton(scene, skl)
+    restore.keep_written(scene)        # what Blender moves a hair (docs/lossless.md)
     return scene
 
 
