@@ -453,9 +453,9 @@ def put_back_near(now: np.ndarray, record: Any, *, either_sign: bool = False,
 # transform, the inverse binds of the skin it is the first joint of, the keys of its channels
 # per animation) and mesh extras (vertex values over the mesh's vertices in primitive order;
 # with ``ids`` each vertex also carries its index in a vertex attribute, so that vertices
-# Blender split or reordered find theirs). Its writer calls :func:`put_back_written` first: in a GLB an editor wrote, each
-# value within the tolerance of what was written becomes what was written, bit for bit, and the
-# plain way back (records above included) gives the file again.
+# Blender split or reordered find theirs). Its writer calls :func:`put_back_written` first: in
+# a GLB an editor wrote, each value within the tolerance of what was written becomes what was
+# written, bit for bit, and the plain way back (records above included) gives the file again.
 #: node and mesh extras key of :func:`keep_written`
 WRITTEN_KEY = "retromesh_written"
 #: the vertex attribute of :func:`keep_written` (``ids``): each vertex's index in its mesh
