@@ -145,8 +145,6 @@ def to_scene(doc, *, source=None, lods: bool = True, flip_mat: int | None = None
             raise DocumentError(f"{type(doc).__name__} is not an ABC model")
     if lods and morph and flip_mat is None and fix_anim_keyframes is None:
         _keep_file(scene, doc)      # (read in the file's own terms: it can come back as it is)
-        # what Blender moves a hair, and which vertex it splits (docs/lossless.md)
-        restore.keep_written(scene, ids=True)
     return skins_mod.dress(scene, source if isinstance(source, (str, os.PathLike)) else None,
                            [texture_path] if isinstance(texture_path, (str, os.PathLike))
                            else texture_path)

@@ -549,7 +549,6 @@ def _build_scene(msh: MshFile | None, skl: SklFile | None, anis: Sequence[tuple[
             _add_animation(scene, doc, ani_name, targets)
     if skl is not None and skl.bones:
         _keep_skeleton(scene, skl)
-    restore.keep_written(scene)        # what Blender moves a hair (docs/lossless.md)
     return scene
 
 
