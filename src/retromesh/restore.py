@@ -338,10 +338,10 @@ def _anim_as_held(a: Animation) -> Animation:
 # encoding), also where the plain way back needs no record at all. :func:`keep_near` keeps, for
 # each value written, its index on a grid of steps of 2**-NEAR_BITS of the array's magnitude
 # modulo a small power of two, and the distance in float32 units from that grid point to the
-# value, and a check byte per row: from a value within ``steps`` grid steps of it,
+# value, and two check bytes per row: from a value within ``steps`` grid steps of it,
 # :func:`put_back_near` finds the value written bit for bit (one byte a value and a few bits of
-# rounding: zlib keeps what repeats), and the check byte tells it from a value moved by a
-# multiple of the modulus (an edit).
+# rounding: zlib keeps what repeats), and the check tells it from a value moved by a multiple
+# of the modulus (an edit, a quaternion of the other sign).
 #: the grid of :func:`keep_near`: 2**-NEAR_BITS times the array's largest magnitude rounded up
 #: to a power of two (at least 1)
 NEAR_BITS = 22
@@ -406,12 +406,14 @@ def keep_near(wrote: np.ndarray, kind: str = "key") -> dict[str, Any] | None:
 
 
 def _row_checks(rows: np.ndarray) -> np.ndarray:
-    """One check byte per row of float32 values (their bits)."""
+    """Two check bytes per row of float32 values (their bits): a quaternion of the other sign
+    or an edit of a multiple of the modulus finds a value of the grid near it, and is told from
+    the one written but for one chance in 65,536."""
     words = np.ascontiguousarray(rows, np.float32).view(np.uint32).astype(np.uint64)
     h = np.zeros(len(words), np.uint64)
     for k in range(words.shape[1]):
         h = (h * 0x9E3779B1 + words[:, k]) & 0xFFFFFFFF
-    return _hash8(h)
+    return ((h * 0x9E3779B1 >> 16) & 0xFFFF).astype("<u2")
 
 
 def put_back_near(now: np.ndarray, record: Any, *, either_sign: bool = False,
@@ -433,7 +435,7 @@ def put_back_near(now: np.ndarray, record: Any, *, either_sign: bool = False,
         gm = np.frombuffer(zlib.decompress(base64.b64decode(str(record.get("g")), validate=True)),
                            np.uint8).astype(np.int64)
         checks = np.frombuffer(zlib.decompress(base64.b64decode(str(record.get("c")),
-                                                                validate=True)), np.uint8)
+                                                                validate=True)), "<u2")
     except (ValueError, zlib.error):
         return rows
     if type(e) is not int or type(mod) is not int or not 2 <= mod <= 256 or not -200 < e < 200 \
@@ -459,7 +461,7 @@ def put_back_near(now: np.ndarray, record: Any, *, either_sign: bool = False,
         wrote = _unorder(np.where(fits, m, 0))
         ok = fits & (np.abs(cur - wrote) <= (mod // 2 - 1) * step)
         # (a value moved by a multiple of ``mod`` steps finds another value of the grid: the
-        # row's check byte tells the one written, but for one chance in 256)
+        # row's check tells the one written)
         here = ok.all(axis=1) & ~rows & (_row_checks(wrote) == checks)
         best[here] = wrote[here]
         rows |= here
