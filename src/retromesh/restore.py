@@ -410,10 +410,10 @@ def _row_checks(rows: np.ndarray) -> np.ndarray:
     or an edit of a multiple of the modulus finds a value of the grid near it, and is told from
     the one written but for one chance in 65,536."""
     words = np.ascontiguousarray(rows, np.float32).view(np.uint32).astype(np.uint64)
-    h = np.zeros(len(words), np.uint64)
+    h: np.ndarray = np.zeros(len(words), np.uint64)
     for k in range(words.shape[1]):
-        h = (h * 0x9E3779B1 + words[:, k]) & 0xFFFFFFFF
-    return ((h * 0x9E3779B1 >> 16) & 0xFFFF).astype("<u2")
+        h = (h * np.uint64(0x9E3779B1) + words[:, k]) & np.uint64(0xFFFFFFFF)
+    return ((h * np.uint64(0x9E3779B1) >> np.uint64(16)) & np.uint64(0xFFFF)).astype("<u2")
 
 
 def put_back_near(now: np.ndarray, record: Any, *, either_sign: bool = False,
