@@ -45,6 +45,12 @@ def test_near_record_that_does_not_fit_changes_nothing():
         assert not restore.put_back_near(now, bad).any()
 
 
+def _double_flip(uv):
+    out = np.array(uv, np.float32)
+    out[:, 1] = np.float32(1) - (np.float32(1) - out[:, 1])
+    return out
+
+
 def _blender_like(scene):
     """What Blender does to the values (imitated): a few units in the last place on transforms,
     inverse binds, keys, positions and normals, UVs flipped twice, rotations of either sign."""
@@ -66,7 +72,7 @@ def _blender_like(scene):
             p.positions = ulps(p.positions, 1)
             if p.normals is not None:
                 p.normals = (p.normals + np.float32(3e-5)).astype(np.float32)
-            p.uvs = [restore._double_flip(u) for u in p.uvs]
+            p.uvs = [_double_flip(u) for u in p.uvs]
     scene.extras[BLENDER_MARK] = "imitated"
 
 
