@@ -21,7 +21,15 @@ Blender's custom properties), and the writer puts it back where the value is une
 An editor such as Blender stores floats its own way (a quaternion through its matrices, UVs
 flipped twice): the Blender extension marks the scenes it exports (scene extra
 ``retromesh_editor``), and then a value within the tolerance of what we wrote counts as
-unedited: an edit smaller than that is dropped.
+unedited: an edit smaller than that is dropped. Values the plain way back gives as they are
+have no record above; for a GLB made for Blender:
+
+* :func:`keep_near` / :func:`put_back_near` -- float values as written, found again bit for bit
+  in values an editor moved by less than a stated tolerance (a grid index modulo a small power
+  of two, the rounding to it and a check per row);
+* :func:`keep_written` / :func:`put_back_written` -- a scene's transforms, inverse binds, keys
+  and vertex values as written, kept in node and mesh extras (which Blender keeps) and put back
+  before a writer runs.
 """
 from __future__ import annotations
 
