@@ -1,22 +1,31 @@
 """Blender tier of issue 32 for Lost Saga and LithTech: every example of the two families
-imported and exported by the retromesh extension, unedited, compared byte for byte with the
-files read (companions included); one edit (a moved bone) per family. Skipped without the bpy
-venv (tests/helpers/blender_run.py)."""
+(``.lta`` included: the extension imports it) imported and exported by the retromesh extension,
+unedited, compared byte for byte with the files read (companions included); one edit per
+family (a bone moved in edit mode) changes that bone's data and nothing else. Skipped without
+the bpy venv (tests/helpers/blender_run.py)."""
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+import retromesh
 from conftest import EXAMPLES
 from helpers.exact import differing
+from helpers.roundtrip import docs_equal
 from test_blender import SCRIPTS, extension, extension_zip  # noqa: F401  (fixtures)
 
+LS, LT = EXAMPLES / "lostsaga", EXAMPLES / "lithtech"
 GROUPS = {
-    "column.msh": [EXAMPLES / "lostsaga" / n for n in ("column.msh", "column.skl", "column_wave.ani")],
-    "model_v12.abc": [EXAMPLES / "lithtech" / "model_v12.abc"],
-    "model_v6.abc": [EXAMPLES / "lithtech" / "model_v6.abc"],
+    "column.msh": [LS / n for n in ("column.msh", "column.skl", "column_wave.ani")],
+    "model_v12.abc": [LT / "model_v12.abc"],
+    "model_v6.abc": [LT / "model_v6.abc"],
+    "model.lta": [LT / "model.lta"],
 }
+#: the edit jobs: (name, files, bone moved)
+EDITS = {"moved/column.msh": (GROUPS["column.msh"], "Bip01 Spine3"),
+         "moved/model_v12.abc": (GROUPS["model_v12.abc"], "hand_l")}
 
 
 @pytest.fixture(scope="module")
@@ -24,25 +33,62 @@ def trips(blender, extension, tmp_path_factory):  # noqa: F811
     out = tmp_path_factory.mktemp("exact")
     jobs = [{"name": k, "files": [str(f) for f in v], "out": str(out / k.replace(".", "_") / k)}
             for k, v in GROUPS.items()]
+    jobs += [{"name": k, "files": [str(f) for f in v], "edit": "move_bone", "bone": bone,
+              "out": str(out / k.replace(".", "_") / Path(k).name)}
+             for k, (v, bone) in EDITS.items()]
     res = blender.run((SCRIPTS / "roundtrip.py").read_text(), {"jobs": jobs},
                       user_resources=extension["user"])
     return {job["name"]: r for job, r in zip(jobs, res)}
 
 
-#: measured with Blender 4.2 and 4.5: Blender stores floats its own way (UVs flipped twice, bone
-#: matrices through its own axes, keys sampled per frame, image names without extension), and the
-#: records compare bit for bit or hold no original for values the plain path gives back as
-#: they are (UVs, positions, key values). Not done yet: see docs/lossless.md.
-THROUGH_BLENDER = pytest.mark.xfail(reason="issue 32: Blender's float noise is not put back for "
-                                    "these families yet (docs/lossless.md)", strict=False)
-
-
-@THROUGH_BLENDER
 @pytest.mark.parametrize("name", GROUPS)
 def test_unedited_example_through_blender_is_identical(trips, name):
     res = trips[name]
     assert "error" not in res, res["error"]
     files = list(GROUPS[name])
     if name.endswith(".msh"):
-        files.append(EXAMPLES / "lostsaga" / "column.txt")
+        files.append(LS / "column.txt")
     assert differing(files, Path(res["out"]).parent) == {}
+
+
+def _changed_rows(a: np.ndarray, b: np.ndarray) -> set[int]:
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    return {i for i in range(len(a)) if a[i].tobytes() != b[i].tobytes()}
+
+
+def test_moved_bone_changes_that_bone_only_lostsaga(trips):
+    res = trips["moved/column.msh"]
+    assert "error" not in res, res["error"]
+    back = Path(res["out"]).parent
+    assert differing([LS / "column.msh", LS / "column.txt"], back) == {}
+    was, now = retromesh.read(LS / "column.skl"), retromesh.read(back / "column.skl")
+    k = [b.name for b in was.bones].index(b"Bip01 Spine3")
+    assert [b.name for b in now.bones] == [b.name for b in was.bones]
+    for f in was.poses.dtype.names:
+        assert _changed_rows(was.poses[f], now.poses[f]) <= {k}, f
+    assert now.poses["local_position"][k] - was.poses["local_position"][k] == \
+        pytest.approx([0.25, 0, 0], abs=1e-5)      # (Blender X is Lost Saga X)
+    was, now = retromesh.read(LS / "column_wave.ani"), retromesh.read(back / "column_wave.ani")
+    for t, u in zip(was.tracks, now.tracks, strict=True):
+        if t.bone != b"Bip01 Spine3":
+            assert t.keys.tobytes() == u.keys.tobytes(), t.bone
+
+
+def test_moved_bone_changes_that_bone_only_lithtech(trips):
+    res = trips["moved/model_v12.abc"]
+    assert "error" not in res, res["error"]
+    was, now = retromesh.read(LT / "model_v12.abc"), retromesh.read(res["out"])
+    names = [n.name for n in was.nodes]
+    k = names.index(b"hand_l")
+    assert [n.name for n in now.nodes] == names
+    assert {i for i, (x, y) in enumerate(zip(was.nodes, now.nodes)) if not docs_equal(x, y)} == {k}
+    for x, y in zip(was.animations, now.animations, strict=True):
+        assert {j for j in range(len(names))
+                if x.transforms[j].tobytes() != y.transforms[j].tobytes()} == {k}
+    for p, q in zip(was.pieces, now.pieces, strict=True):
+        for lod, mod in zip(p.lods, q.lods, strict=True):
+            assert lod.vertices.tobytes() == mod.vertices.tobytes()
+            assert lod.faces.tobytes() == mod.faces.tobytes()
+            rows = _changed_rows(lod.weights, mod.weights)      # the weights on the bone moved
+            assert all(lod.weights["node"][i] == k for i in rows)
+    assert [s for s in was.sockets if s.node != k] == [s for s in now.sockets if s.node != k]

@@ -16,8 +16,18 @@ def fresh():
     addon_utils.enable(MODULE, default_set=True)
 
 
-def edit(kind):
-    """The edits of the editing test: move one vertex of the first mesh, rename one bone."""
+def edit(kind, job):
+    """The edits of the editing tests: move one vertex of the first mesh, rename one bone, move
+    one bone (job["bone"], in edit mode: its head and tail 0.25 along Blender's X)."""
+    if kind == "move_bone":
+        arm = next(o for o in bpy.context.scene.objects if o.type == "ARMATURE")
+        bpy.context.view_layer.objects.active = arm
+        bpy.ops.object.mode_set(mode="EDIT")
+        bone = arm.data.edit_bones[job["bone"]]
+        bone.head.x += 0.25
+        bone.tail.x += 0.25
+        bpy.ops.object.mode_set(mode="OBJECT")
+        return {"bone": job["bone"]}
     if kind == "move_vertex":
         obj = next(o for o in bpy.context.scene.objects
                    if o.type == "MESH" and o.data.users and not o.name.startswith("Icosphere"))
@@ -59,7 +69,7 @@ for job in ARGS["jobs"]:
                 o.select_set(o in first)
             selected_only = True
         if job.get("edit"):
-            res["edit"] = edit(job["edit"])
+            res["edit"] = edit(job["edit"], job)
         os.makedirs(os.path.dirname(job["out"]), exist_ok=True)
         r = bpy.ops.export_scene.retromesh(filepath=job["out"], use_selection=selected_only)
         res["export"] = list(r)

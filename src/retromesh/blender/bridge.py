@@ -25,7 +25,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from .. import registry
+from .. import registry, restore
 from ..batch import companions as companions_beside, matches
 from ..extras import BLENDER_MARK
 from ..gltf.container import pack, unpack
@@ -579,10 +579,13 @@ def _mark_blender(doc: dict) -> None:
     """The scene's extras say which editor wrote the GLB (:data:`BLENDER_MARK`): writers then
     take a value within their stated tolerance of what retromesh wrote as unedited."""
     scenes = doc.get("scenes") or []
-    if scenes and isinstance(scenes[0], dict):
+    # the scene a reader opens (Blender 4.5 writes an empty scene of its own first)
+    at = doc.get("scene")
+    at = at if isinstance(at, int) and 0 <= at < len(scenes) else 0
+    if scenes and isinstance(scenes[at], dict):
         generator = doc.get("asset", {}).get("generator") if isinstance(doc.get("asset"), dict) \
             else None
-        scenes[0].setdefault("extras", {})[BLENDER_MARK] = str(generator or "Blender")
+        scenes[at].setdefault("extras", {})[BLENDER_MARK] = str(generator or "Blender")
 
 
 def decode_extras(glb: str | os.PathLike) -> None:
@@ -619,6 +622,16 @@ def names_a_format(target: str | os.PathLike) -> bool:
     return True
 
 
+# Blender gives back what retromesh wrote a hair off (bone matrices through its own axes, UVs
+# flipped twice, normals in 16 bits). For the families whose writers put back what
+# retromesh.restore.keep_written kept (their from_scene calls put_back_written), the GLB made
+# for Blender keeps the values as written, and the writer finds them again within the
+# tolerance (docs/lossless.md). Only here: a GLB converted on the plain path needs none of it.
+#: family -> whether each vertex also carries its index (the family's writer merges vertices
+#: that Blender splits only when they are the same again)
+KEEP_WRITTEN = {"Lost Saga": False, "LithTech": True}
+
+
 def load_to_glb(job: Job, glb: str | os.PathLike, **options: Any) -> list[str]:
     """Read ``job`` with retromesh and write it as ``glb``; returns the LossWarnings' texts.
     ``options`` the main file's format does not take (``fps`` for a B3D...) are left out."""
@@ -630,6 +643,9 @@ def load_to_glb(job: Job, glb: str | os.PathLike, **options: Any) -> list[str]:
         warnings.simplefilter("always")
         scene = retromesh.load(job.main, **{**job.options, **options})
         scene.extras[SOURCE] = _source_record(job.main)
+        family = retromesh.detect(job.main).family
+        if family in KEEP_WRITTEN:
+            restore.keep_written(scene, ids=KEEP_WRITTEN[family])
         # the GLB is temporary: the images must travel inside it
         retromesh.save(scene, glb, embed_images=True)
     return _warned(caught)

@@ -312,6 +312,7 @@ def _materials(scene: Scene, script: list[mat_mod.ScriptMaterial], mesh_name: st
                                                                     uri=pick.texture))
             texcoord = texcoords.get(pick.tex_coord_set, 0)
             mat.base_color_texture = TextureRef(tex_index[pick.texture], texcoord=texcoord)
+            mat.extras["lostsaga_texture"] = pick.texture
             others = [{"texture": u.texture, "tex_coord_set": u.tex_coord_set}
                       for u in units if u is not pick]
             if others:

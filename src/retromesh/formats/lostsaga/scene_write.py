@@ -94,6 +94,7 @@ def skl_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
     """The ``.skl`` of the scene's skeleton, with one ``.ani`` per animation beside it (as
     ``msh_from_scene`` writes them): ``{"": skl, "_<name>.ani": ani}``, just the ``SklFile``
     without animations."""
+    scene = restore.put_back_written(scene)
     skl, joints, parents = _skeleton(scene)
     anis = _animations(scene, joints, skl.names(), parents, animation_format, rounding, ".skl")
     return {"": skl, **anis} if anis else skl
@@ -354,6 +355,7 @@ def ani_from_scene(scene: Scene, *, animation_format: Any = None,
                    rounding: str = "engine", **options: Any):
     if not scene.animations:
         raise DocumentError("ani: the scene has no animations")
+    scene = restore.put_back_written(scene)
     skl, joints, bone_parents = _skeleton(scene)
     anis = _animations(scene, joints, skl.names(), bone_parents, animation_format, rounding,
                        ".ani")
@@ -549,6 +551,7 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
     ``material_script``).
     """
     _warn_morph_targets(scene, ".msh")
+    scene = restore.put_back_written(scene)
     world = scene.world_matrices()
     b = _binding(scene, world)
     skl = b.skl
@@ -628,6 +631,7 @@ def _mesh_type(scene: Scene, skinned: bool) -> int:
 
 def cms_from_scene(scene: Scene, **options: Any) -> CmsFile:
     _warn_morph_targets(scene, ".cms")
+    scene = restore.put_back_written(scene)
     world = scene.world_matrices()
     pos, faces, base = [], [], 0
     for ni, node in enumerate(scene.nodes):
@@ -678,6 +682,9 @@ def script_from_scene(scene: Scene) -> str:
                 if ref is not None:
                     t = scene.textures[ref.texture]
                     uri = (t.uri or t.name or "texture.dds").replace("\\", "/").rsplit("/", 1)[-1]
+                    kept = m.extras.get("lostsaga_texture")
+                    if t.uri is None and isinstance(kept, str) and kept.rsplit(".", 1)[0] == uri:
+                        uri = kept       # Blender names an image it embeds without extension
                     sm.texture_units.append(mat_mod.TextureUnit(uri, ref.texcoord))
                 others = m.extras.get("other_texture_units")
                 for o in others if isinstance(others, list) else []:
