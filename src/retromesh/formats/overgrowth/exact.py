@@ -43,6 +43,7 @@ from .obj import ObjMesh
 
 __all__ = ["SOURCE_ATTRS", "obj_record", "obj_text", "xor_record", "xor_restore", "xor_rows",
            "check_bytes", "source_tables", "sources", "per_v_record", "per_v_restore",
+           "scale_weights_record", "unscale_weights_record",
            "KEY_GRID", "KEY_HINT", "canonical_quats", "snap_keys",
            "pack", "unpack"]
 
@@ -602,3 +603,55 @@ def per_v_restore(record: Any, written: np.ndarray, v: np.ndarray | None) -> np.
     take = same[inv] & (bits == np.ascontiguousarray(rep, np.float32).view(np.uint32)[inv]).all(1)
     out[take] = restored[inv[take]]
     return out
+
+
+def _record_rows(record: dict, rows: np.ndarray, v: np.ndarray | None) -> np.ndarray | None:
+    """The rows of ``rows`` (one per corner) a :func:`per_v_record` holds: one per OBJ ``v``
+    (its first corner) or every corner."""
+    if record.get("per") == "v":
+        if v is None or len(v) != len(rows):
+            return None
+        rows = rows[np.unique(v, return_index=True)[1]]
+    return rows if record.get("rows") == len(rows) else None
+
+
+def _scaled(rows: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    out = np.array(rows, np.float32)
+    out[:, :4] *= scale[:, None]
+    return out
+
+
+def scale_weights_record(record: dict, original: np.ndarray, written: np.ndarray,
+                         v: np.ndarray) -> None:
+    """A weights record of :func:`per_v_record` made smaller where the file's weights do not
+    sum to 1 (glTF's renormalised weights share no bits with them, so their XOR is random):
+    each row's weight sum is kept (``scale``) and the XOR taken against the written weights
+    times it, which differs from the file's in a rounding. Left as it is when that is not
+    smaller. :func:`unscale_weights_record` gives the record :func:`per_v_restore` reads."""
+    o = _record_rows(record, np.asarray(original, np.float32), v)
+    w = _record_rows(record, np.asarray(written, np.float32), v)
+    if o is None or w is None or o.shape[1] < 4:
+        return
+    scale = o[:, :4].sum(1, dtype=np.float32)
+    x = o.view(np.uint32) ^ _scaled(w, scale).view(np.uint32)
+    xor, kept = pack(x.astype("<u4").tobytes()), pack(scale.astype("<f4").tobytes())
+    if len(xor) + len(kept) < len(record["xor"]):
+        record.update(xor=xor, scale=kept)
+
+
+def unscale_weights_record(record: Any, written: np.ndarray, v: np.ndarray | None) -> Any:
+    """The record :func:`scale_weights_record` made as :func:`per_v_record` made it, for the
+    rows ``written`` (the XOR of a row whose glTF values were edited comes out wrong, and its
+    check byte leaves it out)."""
+    if not isinstance(record, dict) or "scale" not in record:
+        return record
+    w = _record_rows(record, np.asarray(written, np.float32), v)
+    raw = unpack(record["scale"], 4 * len(w) + 1) if w is not None else None
+    x = unpack(record.get("xor"), 4 * w.size + 1) if w is not None else None
+    if w is None or raw is None or x is None or len(raw) != 4 * len(w) or len(x) != 4 * w.size:
+        return None
+    scale = np.frombuffer(raw, "<f4").astype(np.float32)
+    x2 = (np.frombuffer(x, "<u4").reshape(w.shape) ^ _scaled(w, scale).view(np.uint32)
+          ^ np.ascontiguousarray(w).view(np.uint32))
+    return {k: val for k, val in record.items() if k != "scale"} | {
+        "xor": pack(x2.astype("<u4").tobytes())}

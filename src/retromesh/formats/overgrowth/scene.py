@@ -84,6 +84,7 @@ from .exact import (
     obj_record,
     pack,
     per_v_record,
+    scale_weights_record,
     snap_keys,
     source_tables,
     xor_record,
@@ -252,10 +253,11 @@ def _add_mesh(scene: Scene, obj: ObjMesh, doc: PhxbnFile, bind: np.ndarray, join
     # the .phxbn's own weight and id bits where glTF's (renormalised, merged) give others
     gj, gw = merge_duplicate_joints(*sanitize_weights(jj[first], ww[first]))
     glb_rows = np.concatenate([gw, gj.astype(np.float32)], 1)[idx]
-    kept = per_v_record(np.concatenate([np.asarray(ctl.weights, np.float32),
-                                        np.asarray(ctl.ids, np.float32)], 1), glb_rows,
-                        obj.corners[:, 0])
+    file_rows = np.concatenate([np.asarray(ctl.weights, np.float32),
+                                np.asarray(ctl.ids, np.float32)], 1)
+    kept = per_v_record(file_rows, glb_rows, obj.corners[:, 0])
     if kept is not None:
+        scale_weights_record(kept, file_rows, glb_rows, obj.corners[:, 0])
         extras[WEIGHTS_EXACT_KEY] = kept
     if record is not None:
         extras[OBJ_EXACT_KEY] = record

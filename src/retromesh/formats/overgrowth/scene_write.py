@@ -22,6 +22,7 @@ from .exact import (
     snap_keys,
     sources,
     unpack,
+    unscale_weights_record,
     xor_rows,
 )
 from .obj import ObjFile, write_obj
@@ -190,7 +191,9 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, native: bool = True
                       "triangles) are left out of the .phxbn/.obj", LossWarning, stacklevel=2)
     if w_l:
         rows = np.concatenate([np.concatenate(w_l), np.concatenate(j_l)], 1).astype(np.float32)
-        rows = per_v_restore(_weights_record(scene, skin), rows, _corner_v(scene, skin))
+        v = _corner_v(scene, skin)
+        wrec = unscale_weights_record(_weights_record(scene, skin), rows, v)
+        rows = per_v_restore(wrec, rows, v)
         control = PhxControl(rows[:, :4].astype("<f4"), rows[:, 4:].astype("<f4"),
                              parents.astype("<i4"), [], None)
         stage = 1
