@@ -14,7 +14,7 @@ from ...extras import FLOAT32, integer, integers, number, numbers, text
 from ...geometry import compute_normals
 from ...hierarchy import nearest_in, top_down
 from ...keytimes import per_frame
-from ...scene import Animation as SAnimation, Mesh, Primitive, Scene
+from ...scene import Animation as SAnimation, Channel, Mesh, Primitive, Scene
 from ...transforms import compose_trs, decompose_trs, quat_normalize, world_matrices
 from . import abc as abcmod, scene_extras as xt
 from .abc import (
@@ -615,8 +615,7 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
         T = np.repeat(t0[None], k, 0)
         R = np.repeat(r0[None], k, 0)
         Sc = np.repeat(s0[None], k, 0)
-        for c in chans:
-            vals = c.sample(secs)
+        for c, vals in zip(chans, Channel.sample_many(chans, secs)):
             if c.path == "translation":
                 T[:, c.node] = vals
             elif c.path == "rotation":
