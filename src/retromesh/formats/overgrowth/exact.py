@@ -122,6 +122,8 @@ def _lines(text: str) -> list[tuple[str | None, list[str]]]:
 
 #: a canonical number token (what :func:`_spell` writes back), at most 15 digits in all
 _CANONICAL = re.compile(r"(?:-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,12})?\n)*\Z")
+#: the start of each line (token) of a ``\n``-joined list that is not canonical
+_NOT_CANONICAL = re.compile(r"^(?!-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,12})?$)", re.M)
 
 
 def _decimals(tokens: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -140,8 +142,25 @@ def _decimals(tokens: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     d = np.zeros(n, np.int64)
     neg = np.zeros(n, bool)
     ok = np.zeros(n, bool)
-    for i, tok in enumerate(tokens):
-        x = _decimal(tok)
+    # some tokens are not canonical (``1e-05``): those one by one, the others as above
+    lens = np.fromiter(map(len, tokens), np.int64, n)
+    starts = np.r_[0, np.cumsum(lens + 1)[:-1]]
+    odd = np.zeros(n, bool)
+    at = [m.start() for m in _NOT_CANONICAL.finditer(joined, 0, len(joined) - 1)]
+    odd[np.searchsorted(starts, at)] = True
+    odd |= lens > 17
+    good = np.flatnonzero(~odd)
+    if len(good):
+        arr = np.array([tokens[i] for i in good])
+        dot = np.char.find(arr, ".")
+        kk = np.char.replace(arr, ".", "").astype(np.int64)
+        fits = np.abs(kk) <= _MAX_K         # as _decimal: a token past _MAX_K is not kept
+        k[good] = np.where(fits, kk, 0)
+        d[good] = np.where((dot >= 0) & fits, np.char.str_len(arr) - dot - 1, 0)
+        neg[good] = np.char.startswith(arr, "-") & fits
+        ok[good] = fits
+    for i in np.flatnonzero(odd).tolist():
+        x = _decimal(tokens[i])
         if x is not None:
             k[i], d[i], neg[i], ok[i] = x[0], x[1], x[2], True
     return k, d, neg, ok
