@@ -43,7 +43,7 @@ from .obj import ObjMesh
 
 __all__ = ["SOURCE_ATTRS", "obj_record", "obj_text", "xor_record", "xor_restore", "xor_rows",
            "check_bytes", "source_tables", "sources", "per_v_record", "per_v_restore",
-           "scale_weights_record", "unscale_weights_record",
+           "weights_record", "weights_restore",
            "KEY_GRID", "KEY_HINT", "canonical_quats", "snap_keys",
            "pack", "unpack"]
 
@@ -624,15 +624,6 @@ def per_v_restore(record: Any, written: np.ndarray, v: np.ndarray | None) -> np.
     return out
 
 
-def _record_rows(record: dict, rows: np.ndarray, v: np.ndarray | None) -> np.ndarray | None:
-    """The rows of ``rows`` (one per corner) a :func:`per_v_record` holds: one per OBJ ``v``
-    (its first corner) or every corner."""
-    if record.get("per") == "v":
-        if v is None or len(v) != len(rows):
-            return None
-        rows = rows[np.unique(v, return_index=True)[1]]
-    return rows if record.get("rows") == len(rows) else None
-
 
 def _scaled(rows: np.ndarray, scale: np.ndarray) -> np.ndarray:
     out = np.array(rows, np.float32)
@@ -640,37 +631,52 @@ def _scaled(rows: np.ndarray, scale: np.ndarray) -> np.ndarray:
     return out
 
 
-def scale_weights_record(record: dict, original: np.ndarray, written: np.ndarray,
-                         v: np.ndarray) -> None:
-    """A weights record of :func:`per_v_record` made smaller where the file's weights do not
-    sum to 1 (glTF's renormalised weights share no bits with them, so their XOR is random):
-    each row's weight sum is kept (``scale``) and the XOR taken against the written weights
-    times it, which differs from the file's in a rounding. Left as it is when that is not
-    smaller. :func:`unscale_weights_record` gives the record :func:`per_v_restore` reads."""
-    o = _record_rows(record, np.asarray(original, np.float32), v)
-    w = _record_rows(record, np.asarray(written, np.float32), v)
-    if o is None or w is None or o.shape[1] < 4:
-        return
-    scale = o[:, :4].sum(1, dtype=np.float32)
-    x = o.view(np.uint32) ^ _scaled(w, scale).view(np.uint32)
-    xor, kept = pack(x.astype("<u4").tobytes()), pack(scale.astype("<f4").tobytes())
-    if len(xor) + len(kept) < len(record["xor"]):
-        record.update(xor=xor, scale=kept)
-
-
-def unscale_weights_record(record: Any, written: np.ndarray, v: np.ndarray | None) -> Any:
-    """The record :func:`scale_weights_record` made as :func:`per_v_record` made it, for the
-    rows ``written`` (the XOR of a row whose glTF values were edited comes out wrong, and its
-    check byte leaves it out)."""
-    if not isinstance(record, dict) or "scale" not in record:
-        return record
-    w = _record_rows(record, np.asarray(written, np.float32), v)
-    raw = unpack(record["scale"], 4 * len(w) + 1) if w is not None else None
-    x = unpack(record.get("xor"), 4 * w.size + 1) if w is not None else None
-    if w is None or raw is None or x is None or len(raw) != 4 * len(w) or len(x) != 4 * w.size:
+def weights_record(original: np.ndarray, written: np.ndarray, v: np.ndarray) -> dict | None:
+    """:func:`per_v_record` of ``.phxbn`` weight rows (4 weights, 4 ids), smaller where the
+    file's weights do not sum to 1 (glTF's renormalised weights then share no bits with them,
+    so their XOR is random): each row's weight sum is kept (``scale``) and the XOR taken
+    against the written weights times it, which differs from the file's in a rounding.
+    :func:`weights_restore` puts them back."""
+    o = np.ascontiguousarray(original, np.float32)
+    w = np.ascontiguousarray(written, np.float32)
+    if o.shape != w.shape or o.ndim != 2 or o.shape[1] < 4 or len(v) != len(o):
+        return per_v_record(original, written, v)
+    if np.array_equal(o.view(np.uint32), w.view(np.uint32)):
         return None
-    scale = np.frombuffer(raw, "<f4").astype(np.float32)
-    x2 = (np.frombuffer(x, "<u4").reshape(w.shape) ^ _scaled(w, scale).view(np.uint32)
-          ^ np.ascontiguousarray(w).view(np.uint32))
-    return {k: val for k, val in record.items() if k != "scale"} | {
-        "xor": pack(x2.astype("<u4").tobytes())}
+    _, first, inv = np.unique(v, return_index=True, return_inverse=True)
+    rep = first[inv.reshape(-1)]
+    per_v = np.array_equal(o.view(np.uint32), o.view(np.uint32)[rep]) and \
+        np.array_equal(w.view(np.uint32), w.view(np.uint32)[rep])
+    if per_v:
+        o, w = o[first], w[first]
+    scale = o[:, :4].sum(1, dtype=np.float32)
+    if np.all(scale == 1.0):
+        return per_v_record(original, written, v)
+    record = xor_record(o, _scaled(w, scale), w, always=True)
+    if record is not None:
+        record["scale"] = pack(scale.astype("<f4").tobytes())
+        if per_v:
+            record["per"] = "v"
+    return record
+
+
+def weights_restore(record: Any, written: np.ndarray, v: np.ndarray | None) -> np.ndarray:
+    """The rows :func:`weights_record` kept, put back where the glTF still holds them."""
+    if not isinstance(record, dict) or "scale" not in record:
+        return per_v_restore(record, written, v)
+    out = np.array(written, np.float32).reshape(len(written), -1)
+    if record.get("per") == "v":
+        if v is None or len(v) != len(out):
+            return out
+        _, first, inv = np.unique(v, return_index=True, return_inverse=True)
+        inv = inv.reshape(-1)
+    else:
+        first = inv = np.arange(len(out))
+    rep = out[first]
+    raw = unpack(record["scale"], 4 * len(rep) + 1)
+    if raw is None or len(raw) != 4 * len(rep) or rep.shape[1] < 4:
+        return out
+    restored, same = xor_rows(record, _scaled(rep, np.frombuffer(raw, "<f4")), rep)
+    take = same[inv] & (out.view(np.uint32) == rep.view(np.uint32)[inv]).all(1)
+    out[take] = restored[inv[take]]
+    return out

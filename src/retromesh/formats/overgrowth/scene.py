@@ -83,10 +83,9 @@ from .exact import (
     canonical_quats,
     obj_record,
     pack,
-    per_v_record,
-    scale_weights_record,
     snap_keys,
     source_tables,
+    weights_record,
     xor_record,
 )
 from .obj import ObjFile, ObjMesh, corner_mesh, parse_obj
@@ -255,9 +254,8 @@ def _add_mesh(scene: Scene, obj: ObjMesh, doc: PhxbnFile, bind: np.ndarray, join
     glb_rows = np.concatenate([gw, gj.astype(np.float32)], 1)[idx]
     file_rows = np.concatenate([np.asarray(ctl.weights, np.float32),
                                 np.asarray(ctl.ids, np.float32)], 1)
-    kept = per_v_record(file_rows, glb_rows, obj.corners[:, 0])
+    kept = weights_record(file_rows, glb_rows, obj.corners[:, 0])
     if kept is not None:
-        scale_weights_record(kept, file_rows, glb_rows, obj.corners[:, 0])
         extras[WEIGHTS_EXACT_KEY] = kept
     if record is not None:
         extras[OBJ_EXACT_KEY] = record

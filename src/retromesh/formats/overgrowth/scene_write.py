@@ -18,11 +18,10 @@ from .exact import (
     SOURCE_ATTRS,
     canonical_quats,
     obj_text,
-    per_v_restore,
     snap_keys,
     sources,
     unpack,
-    unscale_weights_record,
+    weights_restore,
     xor_rows,
 )
 from .obj import ObjFile, write_obj
@@ -192,8 +191,7 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, native: bool = True
     if w_l:
         rows = np.concatenate([np.concatenate(w_l), np.concatenate(j_l)], 1).astype(np.float32)
         v = _corner_v(scene, skin)
-        wrec = unscale_weights_record(_weights_record(scene, skin), rows, v)
-        rows = per_v_restore(wrec, rows, v)
+        rows = weights_restore(_weights_record(scene, skin), rows, v)
         control = PhxControl(rows[:, :4].astype("<f4"), rows[:, 4:].astype("<f4"),
                              parents.astype("<i4"), [], None)
         stage = 1
