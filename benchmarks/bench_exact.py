@@ -3,6 +3,7 @@ with the byte-exact records (this checkout, or ``--src``) against a tree without
 (``--base``), both ways, with the companions the CLI reads.
 
     python benchmarks/bench_exact.py --family b3d --base DIR [--src DIR] [--repeat N] [--cli]
+                                     [--match TEXT]
 
 A tree without the records is the source of the commit before a family's records were merged,
 unpacked read-only, for example::
@@ -118,6 +119,7 @@ def main() -> None:
     ap.add_argument("--src", type=Path, default=ROOT / "src", help="source tree measured")
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--cli", action="store_true", help="time the command line (fresh processes)")
+    ap.add_argument("--match", default="", help="only the models whose name contains this")
     args = ap.parse_args()
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(args.src.resolve()))
@@ -130,7 +132,7 @@ def main() -> None:
     tot = [0, 0, 0.0, 0.0, 0.0, 0.0]
     with tempfile.TemporaryDirectory() as tmpname:
         tmp = Path(tmpname)
-        for src in sources(args.family, tmp):
+        for src in (s for s in sources(args.family, tmp) if args.match in s.name):
             times: list[list[float]] = [[], [], [], []]
             glbs = [tmp / "A" / f"{src.stem}.glb", tmp / "B" / f"{src.stem}.glb"]
             backs = [tmp / "A" / "back", tmp / "B" / "back"]
