@@ -650,14 +650,23 @@ def weights_record(original: np.ndarray, written: np.ndarray, v: np.ndarray) -> 
     if per_v:
         o, w = o[first], w[first]
     scale = o[:, :4].sum(1, dtype=np.float32)
-    if np.all(scale == 1.0):
+    if np.all(np.abs(scale - 1.0) <= 1e-6):     # (a rounding off 1: the scales would cost more)
         return per_v_record(original, written, v)
     record = xor_record(o, _scaled(w, scale), w, always=True)
-    if record is not None:
-        record["scale"] = pack(scale.astype("<f4").tobytes())
-        if per_v:
-            record["per"] = "v"
+    if record is None:
+        return None
+    record["scale"] = pack(scale.astype("<f4").tobytes())
+    if per_v:
+        record["per"] = "v"
+    if o.nbytes < 1 << 16:          # small: the plain record may be smaller (deflating is cheap)
+        plain = per_v_record(original, written, v)
+        if plain is not None and _size(plain) <= _size(record):
+            return plain
     return record
+
+
+def _size(record: dict) -> int:
+    return sum(len(x) for x in record.values() if isinstance(x, str))
 
 
 def weights_restore(record: Any, written: np.ndarray, v: np.ndarray | None) -> np.ndarray:
