@@ -228,3 +228,38 @@ def test_the_characters_model_keeps_matching_its_morphs(tmp_path):
     from retromesh.formats.overgrowth.obj import write_obj
     model.write_bytes(write_obj(obj.positions[order], rank[obj.corners[:, 0]].reshape(-1, 3)))
     assert any("vertex for vertex" in m for m in _morph_findings(xml))
+
+
+def _unnormalised(example) -> None:
+    """The example's .phxbn with weights that do not sum to 1 (scaled per vertex)."""
+    doc = retromesh.read(example["stick.phxbn"])
+    ctl = doc.control
+    w = np.asarray(ctl.weights, np.float32)
+    factor = (1.0 + 0.37 * np.arange(len(w)) % 1.3).astype(np.float32)[:, None]
+    doc.control = type(ctl)((w * factor).astype("<f4"), ctl.ids, ctl.hier_parents, ctl.joints,
+                            ctl.num_vertices)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        retromesh.write(doc, example["stick.phxbn"])
+
+
+def test_weights_that_do_not_sum_to_1_come_back_and_an_edit_changes_its_corners_only(
+        example, tmp_path):
+    _unnormalised(example)
+    back = trip(example["stick.phxbn"], tmp_path / "back")
+    assert (tmp_path / "back" / "stick.phxbn").read_bytes() == example["stick.phxbn"].read_bytes()
+    assert back
+    scene = _glb_scene(example, tmp_path)
+    assert "scale" in scene.meshes[0].extras[WEIGHTS_EXACT_KEY]   # the smaller record
+    prim = scene.meshes[0].primitives[0]
+    prim.weights[7] = [0.5, 0.5, 0.0, 0.0]
+    prim.joints[7] = [1, 2, 0, 0]
+    _save(scene, tmp_path / "out" / "stick.phxbn")
+    a = retromesh.read(example["stick.phxbn"]).control
+    b = retromesh.read(tmp_path / "out" / "stick.phxbn").control
+    corners = set(np.nonzero(prim.indices == 7)[0].tolist())
+    wa, wb = np.asarray(a.weights), np.asarray(b.weights)
+    differ = set(np.nonzero((wa != wb).any(1) | (np.asarray(a.ids) != np.asarray(b.ids)).any(1))[0]
+                 .tolist())
+    assert differ and differ <= corners
+    assert np.allclose(wb[sorted(differ)], [0.5, 0.5, 0.0, 0.0])

@@ -34,6 +34,7 @@ have no record above; for a GLB made for Blender:
 from __future__ import annotations
 
 import base64
+import copy
 import dataclasses
 import math
 import zlib
@@ -331,12 +332,23 @@ def _anim_as_held(a: Animation) -> Animation:
     chans = [c for c in a.channels]
     start = min((float(c.times[0]) for c in chans), default=0.0)
     shift = -start if start < 0 else 0.0
+    # every rotation channel's values made unit in one pass (row by row, as one by one); a
+    # channel is copied without its checks (they held when it was made) and shared when
+    # nothing changes: a skeleton has hundreds of channels and each call costs
+    rot = [c.values for c in chans if c.path == "rotation"]
+    units = iter(np.split(geometry.unit_rows(np.concatenate(rot), fallback=(0.0, 0.0, 0.0, 1.0)),
+                          np.cumsum([len(v) for v in rot[:-1]])) if rot else ())
     out = []
     for c in chans:
-        times = c.times if not shift else (c.times.astype(np.float64) + shift).astype(np.float32)
-        values = geometry.unit_rows(c.values, fallback=(0.0, 0.0, 0.0, 1.0)) \
-            if c.path == "rotation" else c.values
-        out.append(dataclasses.replace(c, times=times, values=values))
+        if c.path != "rotation" and not shift:
+            out.append(c)
+            continue
+        q = copy.copy(c)
+        if shift:
+            q.times = (c.times.astype(np.float64) + shift).astype(np.float32)
+        if c.path == "rotation":
+            q.values = next(units)
+        out.append(q)
     return dataclasses.replace(a, channels=out, extras=_plain_extras(a.extras))
 
 

@@ -14,7 +14,7 @@ from ...extras import FLOAT32, integer, integers, number, numbers, text
 from ...geometry import compute_normals
 from ...hierarchy import nearest_in, top_down
 from ...keytimes import per_frame
-from ...scene import Animation as SAnimation, Mesh, Primitive, Scene
+from ...scene import Animation as SAnimation, Channel, Mesh, Primitive, Scene
 from ...transforms import compose_trs, decompose_trs, quat_normalize, world_matrices
 from . import abc as abcmod, scene_extras as xt
 from .abc import (
@@ -504,6 +504,24 @@ def _prim_lod(scene: Scene, sk: Skeleton, rest_world: np.ndarray, node_index: in
 
 
 
+def _row_groups(key: np.ndarray) -> np.ndarray:
+    """A group number per row of ``key`` (float64), equal rows in one group (numbered in no
+    particular order): rows grouped by a 64-bit hash of their bits (an integer sort, where
+    ``np.unique(axis=0)`` sorts rows column by column), checked against the rows themselves;
+    on a collision, grouped by ``np.unique``."""
+    bits = np.ascontiguousarray(key).view(np.uint64)
+    h = np.zeros(len(bits), np.uint64)
+    with np.errstate(over="ignore"):
+        for c in range(bits.shape[1]):
+            h = (h ^ bits[:, c]) * np.uint64(0x100000001B3)
+            h ^= h >> np.uint64(31)
+    _, first, gid = np.unique(h, return_index=True, return_inverse=True)
+    gid = gid.reshape(-1)
+    if np.array_equal(bits, bits[first[gid]]):
+        return gid
+    return np.unique(key, axis=0, return_inverse=True)[1].reshape(-1)
+
+
 def _merge_vertices(pos, normals, joints, weights, idx, tol: float = 2e-3):
     """glTF vertices that differ only in their UVs are one ABC vertex (ABC keeps UVs per face
     corner, and ``to_scene`` splits its vertices per distinct UV): vertices with equal location
@@ -516,8 +534,7 @@ def _merge_vertices(pos, normals, joints, weights, idx, tol: float = 2e-3):
     w = np.take_along_axis(weights, order, 1)
     j = np.where(w > 0, np.take_along_axis(joints, order, 1), 0)
     key = np.concatenate([pos, w, j.astype(np.float64)], 1) + 0.0   # -0.0 -> 0.0
-    _, gid = np.unique(key, axis=0, return_inverse=True)
-    gid = gid.reshape(-1)
+    gid = _row_groups(key)
     srt = np.lexsort((normals[:, 2], normals[:, 1], normals[:, 0], gid))
     g_s, n_s = gid[srt], normals[srt]
     new = np.ones(nv, bool)
@@ -598,8 +615,7 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
         T = np.repeat(t0[None], k, 0)
         R = np.repeat(r0[None], k, 0)
         Sc = np.repeat(s0[None], k, 0)
-        for c in chans:
-            vals = c.sample(secs)
+        for c, vals in zip(chans, Channel.sample_many(chans, secs)):
             if c.path == "translation":
                 T[:, c.node] = vals
             elif c.path == "rotation":

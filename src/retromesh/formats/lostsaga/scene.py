@@ -110,7 +110,7 @@ from .scene_extras import (
     mesh_exact,
     pose_fields,
     script_record,
-    track_exact,
+    tracks_exact,
 )
 from .scene_write import (
     ani_from_scene,
@@ -211,7 +211,7 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
     non_unit = 0
     weights: dict[str, float] = {}
     track_times: dict[str, list[int]] = {}
-    exact: dict[str, Any] = {}
+    exact_of: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []
     for track in doc.tracks:
         if len(track.keys) == 0:
             continue
@@ -242,9 +242,8 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
         channels.append(Channel(node, "rotation", secs, rot_gl))
         channels.append(Channel(node, "translation", secs, tr_gl))
         if in_order and doc.version == ani_mod.ANIMATION_VER_DEFAULT:
-            rec = track_exact(keys, rot_gl, tr_gl)
-            if rec:
-                exact[text(track.bone)] = rec
+            exact_of.append((text(track.bone), keys, rot_gl, tr_gl))
+    exact = tracks_exact(exact_of)
     if missing:
         warnings.warn(f"animation {name!r}: {len(missing)} tracks name bones the skeleton lacks "
                       f"({', '.join(missing[:5])}{'...' if len(missing) > 5 else ''}); dropped",

@@ -43,6 +43,7 @@ from .obj import ObjMesh
 
 __all__ = ["SOURCE_ATTRS", "obj_record", "obj_text", "xor_record", "xor_restore", "xor_rows",
            "check_bytes", "source_tables", "sources", "per_v_record", "per_v_restore",
+           "weights_record", "weights_restore",
            "KEY_GRID", "KEY_HINT", "canonical_quats", "snap_keys",
            "pack", "unpack"]
 
@@ -121,6 +122,8 @@ def _lines(text: str) -> list[tuple[str | None, list[str]]]:
 
 #: a canonical number token (what :func:`_spell` writes back), at most 15 digits in all
 _CANONICAL = re.compile(r"(?:-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,12})?\n)*\Z")
+#: the start of each line (token) of a ``\n``-joined list that is not canonical
+_NOT_CANONICAL = re.compile(r"^(?!-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,12})?$)", re.M)
 
 
 def _decimals(tokens: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -139,8 +142,25 @@ def _decimals(tokens: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     d = np.zeros(n, np.int64)
     neg = np.zeros(n, bool)
     ok = np.zeros(n, bool)
-    for i, tok in enumerate(tokens):
-        x = _decimal(tok)
+    # some tokens are not canonical (``1e-05``): those one by one, the others as above
+    lens = np.fromiter(map(len, tokens), np.int64, n)
+    starts = np.r_[0, np.cumsum(lens + 1)[:-1]]
+    odd = np.zeros(n, bool)
+    at = [m.start() for m in _NOT_CANONICAL.finditer(joined, 0, len(joined) - 1)]
+    odd[np.searchsorted(starts, at)] = True
+    odd |= lens > 17
+    good = np.flatnonzero(~odd)
+    if len(good):
+        arr = np.array([tokens[i] for i in good])
+        dot = np.char.find(arr, ".")
+        kk = np.char.replace(arr, ".", "").astype(np.int64)
+        fits = np.abs(kk) <= _MAX_K         # as _decimal: a token past _MAX_K is not kept
+        k[good] = np.where(fits, kk, 0)
+        d[good] = np.where((dot >= 0) & fits, np.char.str_len(arr) - dot - 1, 0)
+        neg[good] = np.char.startswith(arr, "-") & fits
+        ok[good] = fits
+    for i in np.flatnonzero(odd).tolist():
+        x = _decimal(tokens[i])
         if x is not None:
             k[i], d[i], neg[i], ok[i] = x[0], x[1], x[2], True
     return k, d, neg, ok
@@ -600,5 +620,72 @@ def per_v_restore(record: Any, written: np.ndarray, v: np.ndarray | None) -> np.
     out = np.array(written, np.float32)
     bits = out.view(np.uint32)
     take = same[inv] & (bits == np.ascontiguousarray(rep, np.float32).view(np.uint32)[inv]).all(1)
+    out[take] = restored[inv[take]]
+    return out
+
+
+
+def _scaled(rows: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    out = np.array(rows, np.float32)
+    out[:, :4] *= scale[:, None]
+    return out
+
+
+def weights_record(original: np.ndarray, written: np.ndarray, v: np.ndarray) -> dict | None:
+    """:func:`per_v_record` of ``.phxbn`` weight rows (4 weights, 4 ids), smaller where the
+    file's weights do not sum to 1 (glTF's renormalised weights then share no bits with them,
+    so their XOR is random): each row's weight sum is kept (``scale``) and the XOR taken
+    against the written weights times it, which differs from the file's in a rounding.
+    :func:`weights_restore` puts them back."""
+    o = np.ascontiguousarray(original, np.float32)
+    w = np.ascontiguousarray(written, np.float32)
+    if o.shape != w.shape or o.ndim != 2 or o.shape[1] < 4 or len(v) != len(o):
+        return per_v_record(original, written, v)
+    if np.array_equal(o.view(np.uint32), w.view(np.uint32)):
+        return None
+    _, first, inv = np.unique(v, return_index=True, return_inverse=True)
+    rep = first[inv.reshape(-1)]
+    per_v = np.array_equal(o.view(np.uint32), o.view(np.uint32)[rep]) and \
+        np.array_equal(w.view(np.uint32), w.view(np.uint32)[rep])
+    if per_v:
+        o, w = o[first], w[first]
+    scale = o[:, :4].sum(1, dtype=np.float32)
+    if np.all(np.abs(scale - 1.0) <= 1e-6):     # (a rounding off 1: the scales would cost more)
+        return per_v_record(original, written, v)
+    record = xor_record(o, _scaled(w, scale), w, always=True)
+    if record is None:
+        return None
+    record["scale"] = pack(scale.astype("<f4").tobytes())
+    if per_v:
+        record["per"] = "v"
+    if o.nbytes < 1 << 16:          # small: the plain record may be smaller (deflating is cheap)
+        plain = per_v_record(original, written, v)
+        if plain is not None and _size(plain) <= _size(record):
+            return plain
+    return record
+
+
+def _size(record: dict) -> int:
+    return sum(len(x) for x in record.values() if isinstance(x, str))
+
+
+def weights_restore(record: Any, written: np.ndarray, v: np.ndarray | None) -> np.ndarray:
+    """The rows :func:`weights_record` kept, put back where the glTF still holds them."""
+    if not isinstance(record, dict) or "scale" not in record:
+        return per_v_restore(record, written, v)
+    out = np.array(written, np.float32).reshape(len(written), -1)
+    if record.get("per") == "v":
+        if v is None or len(v) != len(out):
+            return out
+        _, first, inv = np.unique(v, return_index=True, return_inverse=True)
+        inv = inv.reshape(-1)
+    else:
+        first = inv = np.arange(len(out))
+    rep = out[first]
+    raw = unpack(record["scale"], 4 * len(rep) + 1)
+    if raw is None or len(raw) != 4 * len(rep) or rep.shape[1] < 4:
+        return out
+    restored, same = xor_rows(record, _scaled(rep, np.frombuffer(raw, "<f4")), rep)
+    take = same[inv] & (out.view(np.uint32) == rep.view(np.uint32)[inv]).all(1)
     out[take] = restored[inv[take]]
     return out

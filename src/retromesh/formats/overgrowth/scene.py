@@ -83,9 +83,9 @@ from .exact import (
     canonical_quats,
     obj_record,
     pack,
-    per_v_record,
     snap_keys,
     source_tables,
+    weights_record,
     xor_record,
 )
 from .obj import ObjFile, ObjMesh, corner_mesh, parse_obj
@@ -252,9 +252,9 @@ def _add_mesh(scene: Scene, obj: ObjMesh, doc: PhxbnFile, bind: np.ndarray, join
     # the .phxbn's own weight and id bits where glTF's (renormalised, merged) give others
     gj, gw = merge_duplicate_joints(*sanitize_weights(jj[first], ww[first]))
     glb_rows = np.concatenate([gw, gj.astype(np.float32)], 1)[idx]
-    kept = per_v_record(np.concatenate([np.asarray(ctl.weights, np.float32),
-                                        np.asarray(ctl.ids, np.float32)], 1), glb_rows,
-                        obj.corners[:, 0])
+    file_rows = np.concatenate([np.asarray(ctl.weights, np.float32),
+                                np.asarray(ctl.ids, np.float32)], 1)
+    kept = weights_record(file_rows, glb_rows, obj.corners[:, 0])
     if kept is not None:
         extras[WEIGHTS_EXACT_KEY] = kept
     if record is not None:

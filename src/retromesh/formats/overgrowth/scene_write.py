@@ -18,10 +18,10 @@ from .exact import (
     SOURCE_ATTRS,
     canonical_quats,
     obj_text,
-    per_v_restore,
     snap_keys,
     sources,
     unpack,
+    weights_restore,
     xor_rows,
 )
 from .obj import ObjFile, write_obj
@@ -190,7 +190,8 @@ def scene_to_phxbn(scene: Scene, *, write_mesh: bool = True, native: bool = True
                       "triangles) are left out of the .phxbn/.obj", LossWarning, stacklevel=2)
     if w_l:
         rows = np.concatenate([np.concatenate(w_l), np.concatenate(j_l)], 1).astype(np.float32)
-        rows = per_v_restore(_weights_record(scene, skin), rows, _corner_v(scene, skin))
+        v = _corner_v(scene, skin)
+        rows = weights_restore(_weights_record(scene, skin), rows, v)
         control = PhxControl(rows[:, :4].astype("<f4"), rows[:, 4:].astype("<f4"),
                              parents.astype("<i4"), [], None)
         stage = 1
