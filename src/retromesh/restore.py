@@ -50,10 +50,11 @@ EDITOR_KEY = BLENDER_MARK
 _LEVEL = 1
 
 
-def tolerance(extras: dict[str, Any]) -> float:
-    """0 (bit for bit) for a glTF written by retromesh or a script, :data:`EDITOR_TOLERANCE`
-    for one an editor wrote (``extras`` are the scene's)."""
-    return EDITOR_TOLERANCE if extras.get(EDITOR_KEY) else 0.0
+def tolerance(extras: dict[str, Any], editor: float = EDITOR_TOLERANCE) -> float:
+    """0 (bit for bit) for a glTF written by retromesh or a script, ``editor`` (a family's own
+    figure for the value, by default :data:`EDITOR_TOLERANCE`) for one an editor wrote: the one
+    test of the editor's mark (``extras`` are the scene's)."""
+    return editor if extras.get(EDITOR_KEY) else 0.0
 
 
 def pack_ints(values: np.ndarray, delta: bool = True) -> str:

@@ -32,12 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from ...extras import BLENDER_MARK
+from ... import restore
 from ...geometry import unit_rows
 from .axes import Z32, rot_from_gltf, rot_to_gltf
 from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
 
-__all__ = ["BLENDER_TOLERANCE", "BLENDER_MARK", "WEIGHT_TOLERANCE", "tolerance", "pack", "unpack",
+__all__ = ["BLENDER_TOLERANCE", "WEIGHT_TOLERANCE", "tolerance", "pack", "unpack",
            "restore_rows", "normal_naive", "node_records", "node_values", "kept_trs", "reorder",
            "rotation_naive", "keys_records", "restore_keys", "bone_record", "restore_bone"]
 
@@ -47,8 +47,9 @@ BLENDER_TOLERANCE = {"trs": 1e-5, "normal": 2e-3, "color": 2e-3, "rotation": 1e-
 
 
 def tolerance(scene, kind: str) -> float:
-    """0 (bit for bit) unless the scene came through Blender."""
-    return BLENDER_TOLERANCE[kind] if scene.extras.get(BLENDER_MARK) else 0.0
+    """0 (bit for bit) unless the scene came through Blender (:func:`retromesh.restore.tolerance`),
+    then the B3D figure for values of ``kind``."""
+    return restore.tolerance(scene.extras, BLENDER_TOLERANCE[kind])
 
 
 def _close(a: Any, b: Any, tol: float) -> np.ndarray:
