@@ -39,15 +39,22 @@ from .scene import Animation, Primitive, Scene
 
 __all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "put_back_rows", "same_rows",
            "keep_table", "put_back_table", "keep_bytes", "put_back_bytes", "as_glb_holds",
-           "pack_ints", "unpack_ints"]
+           "pack_ints", "unpack_ints", "pack_bytes", "unpack_bytes", "from_base64", "pack_words",
+           "unpack_words", "LEVEL_FAST", "LEVEL_SMALL"]
 
 #: relative tolerance (times max(1, |value|)) of "unedited" for a glTF an editor wrote
 EDITOR_TOLERANCE = 2e-5
 #: the scene extra an editor's export is marked with (the Blender extension sets it)
 EDITOR_KEY = BLENDER_MARK
-#: zlib level of the records (level 9 took as long as the whole conversion of a mesh; 1 keeps
-#: them within a few per cent of its size)
-_LEVEL = 1
+#: zlib level of the records made here (level 9 took as long as the whole conversion of a mesh;
+#: 1 keeps them within a few per cent of its size)
+LEVEL_FAST = 1
+#: zlib level of the records B3D and Overgrowth make (smaller, for records a conversion makes few
+#: of); a record keeps the level it was made with so that GLBs stay byte for byte as they were
+LEVEL_SMALL = 6
+#: payloads of :func:`pack_words` up to this many bytes are stored as they are (deflating a small
+#: one costs more time than the few bytes it saves)
+_DEFLATE_FROM = 1024
 
 
 def tolerance(extras: dict[str, Any], editor: float = EDITOR_TOLERANCE) -> float:
@@ -57,24 +64,67 @@ def tolerance(extras: dict[str, Any], editor: float = EDITOR_TOLERANCE) -> float
     return editor if extras.get(EDITOR_KEY) else 0.0
 
 
+# -- records as text (JSON extras: they ride through Blender's custom properties) ---------------
+
+def pack_bytes(raw: bytes, level: int = LEVEL_FAST) -> str:
+    """``raw`` as base64 of zlib of it."""
+    return base64.b64encode(zlib.compress(raw, level)).decode("ascii")
+
+
+def unpack_bytes(text: Any, limit: int = 1 << 30) -> bytes | None:
+    """The bytes :func:`pack_bytes` packed (at most ``limit``), None for anything else (a damaged
+    or hand-made glTF)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        d = zlib.decompressobj()
+        out = d.decompress(base64.b64decode(text, validate=True), limit)
+    except (ValueError, zlib.error):
+        return None
+    return None if d.unconsumed_tail else out
+
+
+def from_base64(text: Any) -> bytes | None:
+    """The bytes of base64 ``text`` (no zlib), None for anything else."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return base64.b64decode(text, validate=True)
+    except ValueError:
+        return None
+
+
+def pack_words(data: bytes) -> str:
+    """``data`` (4-byte numbers) as base64; a big one shuffled byte plane by byte plane (the
+    exponents then compress well) and deflated first, marked ``z:``."""
+    if len(data) < _DEFLATE_FROM:
+        return base64.b64encode(data).decode("ascii")
+    planes = np.frombuffer(data, np.uint8).reshape(-1, 4).T.tobytes()
+    return "z:" + pack_bytes(planes, LEVEL_SMALL)
+
+
+def unpack_words(text: Any) -> bytes | None:
+    """The bytes :func:`pack_words` packed, None for anything else."""
+    if not isinstance(text, str) or not text.startswith("z:"):
+        return from_base64(text)
+    planes = unpack_bytes(text[2:])
+    if planes is None or len(planes) % 4:
+        return None
+    return np.frombuffer(planes, np.uint8).reshape(4, -1).T.tobytes()
+
+
 def pack_ints(values: np.ndarray, delta: bool = True) -> str:
     """int32 values as base64 of zlib of them (``delta``: of their differences, so that sorted
     lists shrink to a few bytes)."""
     v = np.asarray(values, np.int64).reshape(-1)
     d = (np.diff(v, prepend=0) if delta else v).astype("<i4")
-    return base64.b64encode(zlib.compress(d.tobytes(), _LEVEL)).decode("ascii")
+    return pack_bytes(d.tobytes())
 
 
 def unpack_ints(text: Any, delta: bool = True, limit: int = 1 << 26) -> np.ndarray | None:
     """The values :func:`pack_ints` packed, or None when ``text`` is not such a record."""
-    if not isinstance(text, str):
-        return None
-    try:
-        z = zlib.decompressobj()
-        raw = z.decompress(base64.b64decode(text.encode("ascii"), validate=True), 4 * limit)
-    except (ValueError, zlib.error):
-        return None
-    if len(raw) % 4 or z.unconsumed_tail:
+    raw = unpack_bytes(text, 4 * limit)
+    if raw is None or len(raw) % 4:
         return None
     v = np.frombuffer(raw, "<i4").astype(np.int64)
     return np.cumsum(v) if delta else v
@@ -149,7 +199,7 @@ def keep_table(was: np.ndarray, back: np.ndarray) -> dict[str, str] | None:
         return None
     # the rows read and written are mostly the same floats: zlib keeps one copy
     both = np.concatenate([a[rows], b[rows]]).astype("<f4").tobytes()
-    return {"at": pack_ints(rows), "rows": base64.b64encode(zlib.compress(both, _LEVEL)).decode("ascii")}
+    return {"at": pack_ints(rows), "rows": pack_bytes(both)}
 
 
 def put_back_table(out: np.ndarray, record: Any, tol: float = 0.0) -> int:
@@ -163,12 +213,8 @@ def put_back_table(out: np.ndarray, record: Any, tol: float = 0.0) -> int:
     rows = unpack_ints(record.get("at"))
     if rows is None or not len(rows) or rows.min() < 0 or rows.max() >= len(out):
         return 0
-    try:
-        both = zlib.decompress(base64.b64decode(str(record.get("rows")).encode("ascii"),
-                                                validate=True))
-    except (ValueError, zlib.error):
-        return 0
-    if len(both) != 8 * len(rows) * width:
+    both = unpack_bytes(record.get("rows"), 8 * len(rows) * width + 1)
+    if both is None or len(both) != 8 * len(rows) * width:
         return 0
     was, back = np.frombuffer(both, "<f4").reshape(2, len(rows), width)
     ok = same_rows(flat[rows], back, tol)
@@ -206,7 +252,7 @@ def keep_bytes(was: bytes, back: bytes, block: int = BLOCK) -> dict[str, Any] | 
     if len(was) != len(back):
         if len(was) > WHOLE_LIMIT:
             return None
-        return {"whole": base64.b64encode(zlib.compress(was, _LEVEL)).decode("ascii"),
+        return {"whole": pack_bytes(was),
                 "crc": [zlib.crc32(back), len(back)]}
     block -= block % 4
     n = (len(was) + block - 1) // block
@@ -221,7 +267,7 @@ def keep_bytes(was: bytes, back: bytes, block: int = BLOCK) -> dict[str, Any] | 
     return {"block": block, "size": len(was), "at": pack_ints(rows),
             "crc": base64.b64encode(np.asarray(crcs, "<u4").tobytes()).decode("ascii"),
             "check": base64.b64encode(checks.tobytes()).decode("ascii"),
-            "xor": base64.b64encode(zlib.compress(x[rows].tobytes(), _LEVEL)).decode("ascii")}
+            "xor": pack_bytes(x[rows].tobytes())}
 
 
 def put_back_bytes(now: bytes, record: Any) -> tuple[bytes, int]:
@@ -231,19 +277,19 @@ def put_back_bytes(now: bytes, record: Any) -> tuple[bytes, int]:
     changed."""
     if not isinstance(record, dict):
         return now, 0
-    try:
-        if "whole" in record:
-            if record.get("crc") != [zlib.crc32(now), len(now)]:
-                return now, 0
-            return zlib.decompress(base64.b64decode(str(record["whole"]), validate=True)), 1
-        block, size = record.get("block"), record.get("size")
-        rows = unpack_ints(record.get("at"))
-        crcs = np.frombuffer(base64.b64decode(str(record.get("crc")), validate=True), "<u4")
-        checks = np.frombuffer(base64.b64decode(str(record.get("check")), validate=True), np.uint8)
-        xor = np.frombuffer(zlib.decompress(base64.b64decode(str(record.get("xor")),
-                                                             validate=True)), np.uint8)
-    except (ValueError, TypeError, zlib.error):
+    if "whole" in record:
+        if record.get("crc") != [zlib.crc32(now), len(now)]:
+            return now, 0
+        whole_file = unpack_bytes(record["whole"])
+        return (now, 0) if whole_file is None else (whole_file, 1)
+    block, size = record.get("block"), record.get("size")
+    rows = unpack_ints(record.get("at"))
+    raw = [from_base64(record.get("crc")), from_base64(record.get("check")),
+           unpack_bytes(record.get("xor"))]
+    if raw[0] is None or raw[1] is None or raw[2] is None or len(raw[0]) % 4:
         return now, 0
+    crcs = np.frombuffer(raw[0], "<u4")
+    checks, xor = np.frombuffer(raw[1], np.uint8), np.frombuffer(raw[2], np.uint8)
     if type(block) is not int or block <= 0 or block % 4 or size != len(now) or rows is None \
             or len(crcs) != len(rows) or len(xor) != len(rows) * block or \
             (len(rows) and (rows.min() < 0 or rows.max() * block >= len(now))):

@@ -22,18 +22,16 @@ where Blender keeps them (node and mesh extras).
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import math
 import re
 import struct
-import zlib
 from typing import Any
 
 import numpy as np
 
 from ... import restore
 from ...geometry import unit_rows
+from ...restore import from_base64, pack_words, unpack_words
 from .axes import Z32, rot_from_gltf, rot_to_gltf
 from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
 
@@ -60,41 +58,13 @@ def _close(a: Any, b: Any, tol: float) -> np.ndarray:
     return np.all(np.abs(a - b) <= tol * np.maximum(1.0, np.abs(b)), axis=-1)
 
 
-# -- float32 rows, packed -----------------------------------------------------------------------
-
-#: payloads up to this many bytes are stored as they are (deflating a small one costs more
-#: time than the few bytes it saves)
-_DEFLATE_FROM = 1024
-
-
-def _b64(data: bytes) -> str:
-    """``data`` (4-byte numbers) as base64; a big one shuffled byte plane by byte plane (the
-    exponents then compress well) and deflated first, marked ``z:``."""
-    if len(data) < _DEFLATE_FROM:
-        return base64.b64encode(data).decode("ascii")
-    planes = np.frombuffer(data, np.uint8).reshape(-1, 4).T.tobytes()
-    return "z:" + base64.b64encode(zlib.compress(planes, 6)).decode("ascii")
-
-
-def _unb64(text: Any) -> bytes | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        if not text.startswith("z:"):
-            return base64.b64decode(text, validate=True)
-        planes = zlib.decompress(base64.b64decode(text[2:], validate=True))
-    except (binascii.Error, ValueError, zlib.error):
-        return None
-    if len(planes) % 4:
-        return None
-    return np.frombuffer(planes, np.uint8).reshape(4, -1).T.tobytes()
-
+# -- float32 rows, packed (:func:`retromesh.restore.pack_words`) -------------------------------
 
 def _rows_text(local: np.ndarray) -> str:
     """Increasing row numbers as their steps."""
     steps = local.astype(np.int64)
     steps[1:] -= local[:-1]
-    return _b64(steps.astype("<u4").tobytes())
+    return pack_words(steps.astype("<u4").tobytes())
 
 
 def pack(orig: np.ndarray, naive: np.ndarray) -> dict | None:
@@ -113,7 +83,7 @@ def _record(n: int, rows: np.ndarray, values: np.ndarray) -> dict:
     rec: dict[str, Any] = {"n": int(n)}
     if len(rows) < n:
         rec["rows"] = _rows_text(rows)
-    rec["f32"] = _b64(np.ascontiguousarray(values, "<f4").tobytes())
+    rec["f32"] = pack_words(np.ascontiguousarray(values, "<f4").tobytes())
     return rec
 
 
@@ -122,13 +92,13 @@ def unpack(rec: Any, n: int, width: int) -> tuple[np.ndarray, np.ndarray] | None
     is missing or does not fit."""
     if not isinstance(rec, dict) or rec.get("n") != n:
         return None
-    data = _unb64(rec.get("f32"))
+    data = unpack_words(rec.get("f32"))
     if data is None or len(data) % (4 * width):
         return None
     m = len(data) // (4 * width)
     values = np.frombuffer(data, "<f4").reshape(m, width).astype(np.float32)
     if "rows" in rec:
-        raw = _unb64(rec["rows"])
+        raw = unpack_words(rec["rows"])
         if raw is None or len(raw) != 4 * m:
             return None
         rows = np.cumsum(np.frombuffer(raw, "<u4").astype(np.int64))
@@ -247,7 +217,7 @@ def node_records(nodes: list[NodeChunk]) -> dict[int, dict]:
             out[id(c)] = {"order": kinds}
     for k in np.flatnonzero(keep).tolist():
         rec = out.setdefault(id(nodes[k]), {})
-        rec["trs"] = base64.b64encode(f[k].astype("<f4").tobytes()).decode("ascii")
+        rec["trs"] = pack_words(f[k].astype("<f4").tobytes())       # 40 bytes: plain base64
     return out
 
 
@@ -267,11 +237,8 @@ def kept_trs(native: dict, node, tol: float) -> tuple[tuple, tuple, tuple] | Non
     text = native.get("trs")
     if not isinstance(text, str):
         return None
-    try:
-        raw = base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    if len(raw) != 40:
+    raw = from_base64(text)
+    if raw is None or len(raw) != 40:
         return None
     f = list(struct.unpack("<10f", raw))
     t, r, s = _as_written(*_gltf_trs(f))
@@ -356,9 +323,9 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
         if a < b:
             rec = {"n": sizes[k]}
             if b - a < sizes[k]:
-                rec["rows"] = _b64(steps_b[4 * a:4 * b])
-            rec["f32"] = _b64(vals_b[16 * a:16 * b])
-        out.append([_b64(flips_b[4 * fa:4 * fb]) if fb > fa else None, rec])
+                rec["rows"] = pack_words(steps_b[4 * a:4 * b])
+            rec["f32"] = pack_words(vals_b[16 * a:16 * b])
+        out.append([pack_words(flips_b[4 * fa:4 * fb]) if fb > fa else None, rec])
     return out
 
 
@@ -376,7 +343,7 @@ def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
         flipped, kept = rec
         if kept is not None and not (isinstance(kept, dict) and kept.get("n") == n):
             continue
-        raw = _unb64(flipped) if flipped is not None else None
+        raw = unpack_words(flipped) if flipped is not None else None
         if raw is not None and len(raw) % 4 == 0:
             rows = np.cumsum(np.frombuffer(raw, "<u4").astype(np.int64))
             if len(rows) and rows[-1] < n:
@@ -418,11 +385,11 @@ def bone_record(weights: np.ndarray, odd: np.ndarray) -> dict | None:
     v, w = weights["vertex"], weights["weight"]
     out: dict[str, Any] = {}
     if len(v) > 1 and (v[1:] < v[:-1]).any():
-        out["v"] = _b64(np.diff(v.astype(np.int64), prepend=0).astype("<i4").tobytes())
+        out["v"] = pack_words(np.diff(v.astype(np.int64), prepend=0).astype("<i4").tobytes())
     loose = v[(w > 0) & (w != 1.0)]
     loose = loose[(loose >= 0) & (loose < len(odd))]
     if len(loose) and not odd[loose].all():
-        out["w"] = _b64(np.ascontiguousarray(w, "<f4").tobytes())
+        out["w"] = pack_words(np.ascontiguousarray(w, "<f4").tobytes())
     return out or None
 
 
@@ -435,7 +402,7 @@ def restore_bone(bone: Bone, rec: Any) -> None:
     n = len(w)
     v_file = None
     if "v" in rec:
-        raw = _unb64(rec["v"])
+        raw = unpack_words(rec["v"])
         if raw is None or len(raw) != 4 * n:
             return
         v_file = np.cumsum(np.frombuffer(raw, "<i4").astype(np.int64))
@@ -446,7 +413,7 @@ def restore_bone(bone: Bone, rec: Any) -> None:
         back[order] = np.arange(n)
         w = w[back]
     if "w" in rec:
-        raw = _unb64(rec["w"])
+        raw = unpack_words(rec["w"])
         if raw is not None and len(raw) == 4 * n:
             kept = np.frombuffer(raw, "<f4")
             w = w.copy()

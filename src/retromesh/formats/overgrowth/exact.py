@@ -32,19 +32,18 @@ Two kinds of record, both recomputed from what the GLB holds and the kept origin
 """
 from __future__ import annotations
 
-import base64
 import re
-import zlib
 from typing import Any
 
 import numpy as np
 
+from ...restore import LEVEL_SMALL, pack_bytes, unpack_bytes
 from .obj import ObjMesh
 
 __all__ = ["SOURCE_ATTRS", "obj_record", "obj_text", "xor_record", "xor_restore", "xor_rows",
            "check_bytes", "source_tables", "sources", "per_v_record", "per_v_restore",
            "KEY_GRID", "KEY_HINT", "canonical_quats", "snap_keys",
-           "pack", "unpack"]
+           "pack"]
 
 #: vertex attributes carrying each glTF vertex's OBJ source indices (``v``, ``vt``, ``vn``;
 #: -1: none)
@@ -59,19 +58,8 @@ _MAX_D, _MAX_K = 12, 2**52
 
 
 def pack(raw: bytes) -> str:
-    return base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
-
-
-def unpack(text: Any, limit: int = 1 << 30) -> bytes | None:
-    """The bytes :func:`pack` made, None for anything else (a damaged or hand-made glTF)."""
-    if not isinstance(text, str):
-        return None
-    try:
-        d = zlib.decompressobj()
-        out = d.decompress(base64.b64decode(text, validate=True), limit)
-        return None if d.unconsumed_tail else out
-    except (ValueError, zlib.error):
-        return None
+    """``raw`` packed as Overgrowth's records are (:func:`retromesh.restore.pack_bytes`)."""
+    return pack_bytes(raw, LEVEL_SMALL)
 
 
 def _decimal(tok: str) -> tuple[int, int, bool] | None:
@@ -299,9 +287,9 @@ def obj_text(record: Any, values: dict[str, np.ndarray], corners: np.ndarray) ->
     corner count: the topology was edited)."""
     if not isinstance(record, dict) or record.get("corners") != len(corners):
         return None
-    raw = unpack(record.get("template"))
-    ds = unpack(record.get("d"))
-    ms = unpack(record.get("m"))
+    raw = unpack_bytes(record.get("template"))
+    ds = unpack_bytes(record.get("d"))
+    ms = unpack_bytes(record.get("m"))
     mod = record.get("mod")
     if raw is None or ds is None or ms is None or not isinstance(mod, list) or len(mod) != 3 \
             or not all(isinstance(m, int) and 0 < m <= 1 << 16 for m in mod):
@@ -499,8 +487,8 @@ def xor_rows(record: Any, written: np.ndarray,
     same = np.zeros(len(out), bool)
     if not isinstance(record, dict) or record.get("rows") != len(out) or len(inputs) != len(out):
         return out, same
-    x = unpack(record.get("xor"), 4 * out.size + 1)
-    chk = unpack(record.get("check"), len(out) + 1)
+    x = unpack_bytes(record.get("xor"), 4 * out.size + 1)
+    chk = unpack_bytes(record.get("check"), len(out) + 1)
     if x is None or chk is None or len(x) != 4 * out.size or len(chk) != len(out):
         return out, same
     same = check_bytes(inputs) == np.frombuffer(chk, np.uint8)
@@ -563,7 +551,7 @@ def sources(v: np.ndarray, columns: dict[int, np.ndarray], record: Any) -> np.nd
         if c in columns:
             out[:, c] = columns[c]
             continue
-        raw = unpack(tables.get(key)) if isinstance(tables, dict) else None
+        raw = unpack_bytes(tables.get(key)) if isinstance(tables, dict) else None
         if raw is None or len(raw) % 4:
             continue
         tab = np.cumsum(np.frombuffer(raw, "<i4").astype(np.int64))
