@@ -40,7 +40,7 @@ from .scene import Animation, Primitive, Scene
 __all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "put_back_rows", "same_rows",
            "keep_table", "put_back_table", "keep_bytes", "put_back_bytes", "as_glb_holds",
            "pack_ints", "unpack_ints", "pack_bytes", "unpack_bytes", "from_base64", "pack_words",
-           "unpack_words", "LEVEL_FAST", "LEVEL_SMALL"]
+           "unpack_words", "steps", "from_steps", "LEVEL_FAST", "LEVEL_SMALL"]
 
 #: relative tolerance (times max(1, |value|)) of "unedited" for a glTF an editor wrote
 EDITOR_TOLERANCE = 2e-5
@@ -113,21 +113,38 @@ def unpack_words(text: Any) -> bytes | None:
     return np.frombuffer(planes, np.uint8).reshape(4, -1).T.tobytes()
 
 
-def pack_ints(values: np.ndarray, delta: bool = True) -> str:
-    """int32 values as base64 of zlib of them (``delta``: of their differences, so that sorted
-    lists shrink to a few bytes)."""
+def steps(values: np.ndarray, dtype: str = "<i4", restart: np.ndarray | None = None) -> bytes:
+    """Integers as the bytes (``dtype``) of their steps, the first from 0 and, where the mask
+    ``restart`` is set, from 0 again (one list per node in one array): sorted row numbers
+    become small numbers that pack to a few bytes."""
     v = np.asarray(values, np.int64).reshape(-1)
-    d = (np.diff(v, prepend=0) if delta else v).astype("<i4")
-    return pack_bytes(d.tobytes())
+    d = np.diff(v, prepend=0)
+    if restart is not None:
+        d[restart] = v[restart]
+    return d.astype(dtype).tobytes()
+
+
+def from_steps(raw: bytes | None, dtype: str = "<i4") -> np.ndarray | None:
+    """The integers (int64) whose :func:`steps` (from 0) ``raw`` holds; None for no bytes or
+    a length that is not a whole number of ``dtype``."""
+    if raw is None or len(raw) % np.dtype(dtype).itemsize:
+        return None
+    return np.cumsum(np.frombuffer(raw, dtype).astype(np.int64))
+
+
+def pack_ints(values: np.ndarray, delta: bool = True) -> str:
+    """int32 values as base64 of zlib of them (``delta``: of their :func:`steps`, so that
+    sorted lists shrink to a few bytes)."""
+    return pack_bytes(steps(values) if delta else
+                      np.asarray(values, np.int64).reshape(-1).astype("<i4").tobytes())
 
 
 def unpack_ints(text: Any, delta: bool = True, limit: int = 1 << 26) -> np.ndarray | None:
     """The values :func:`pack_ints` packed, or None when ``text`` is not such a record."""
     raw = unpack_bytes(text, 4 * limit)
-    if raw is None or len(raw) % 4:
-        return None
-    v = np.frombuffer(raw, "<i4").astype(np.int64)
-    return np.cumsum(v) if delta else v
+    if delta or raw is None or len(raw) % 4:
+        return from_steps(raw)
+    return np.frombuffer(raw, "<i4").astype(np.int64)
 
 
 def _bits(a: np.ndarray) -> np.ndarray:

@@ -31,7 +31,7 @@ import numpy as np
 
 from ... import restore
 from ...geometry import unit_rows
-from ...restore import from_base64, pack_words, unpack_words
+from ...restore import from_base64, from_steps, pack_words, steps, unpack_words
 from .axes import Z32, rot_from_gltf, rot_to_gltf
 from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
 
@@ -62,9 +62,7 @@ def _close(a: Any, b: Any, tol: float) -> np.ndarray:
 
 def _rows_text(local: np.ndarray) -> str:
     """Increasing row numbers as their steps."""
-    steps = local.astype(np.int64)
-    steps[1:] -= local[:-1]
-    return pack_words(steps.astype("<u4").tobytes())
+    return pack_words(steps(local, "<u4"))
 
 
 def pack(orig: np.ndarray, naive: np.ndarray) -> dict | None:
@@ -98,10 +96,9 @@ def unpack(rec: Any, n: int, width: int) -> tuple[np.ndarray, np.ndarray] | None
     m = len(data) // (4 * width)
     values = np.frombuffer(data, "<f4").reshape(m, width).astype(np.float32)
     if "rows" in rec:
-        raw = unpack_words(rec["rows"])
-        if raw is None or len(raw) != 4 * m:
+        rows = from_steps(unpack_words(rec["rows"]), "<u4")
+        if rows is None or len(rows) != m:
             return None
-        rows = np.cumsum(np.frombuffer(raw, "<u4").astype(np.int64))
         if m and (rows[-1] >= n or (np.diff(rows) <= 0).any()):
             return None
     elif m == n:
@@ -282,6 +279,15 @@ def _any_per(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return hits[starts[1:]] > hits[starts[:-1]]
 
 
+def _node_steps(rows: np.ndarray, starts: np.ndarray) -> bytes:
+    """Increasing rows of all nodes (node ``k``'s from ``starts[k]``) as their steps within
+    each node, each node's first from 0."""
+    node_of = np.searchsorted(starts, rows, side="right") - 1
+    first = np.ones(len(rows), bool)
+    first[1:] = node_of[1:] != node_of[:-1]
+    return steps(rows - starts[node_of], "<u4", restart=first)
+
+
 def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None]:
     """Per node (its KEYS chunks; ``flips``: which of all their keys, chunk after chunk, node
     after node, to_scene flipped): ``[flipped rows or None, pack record or None]`` over its
@@ -296,22 +302,9 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
     rows = np.flatnonzero(np.any(q.view(np.uint32) != naive.view(np.uint32), axis=1))
     cut = np.searchsorted(rows, starts).tolist()       # each node's rows: rows[cut[k]:cut[k+1]]
     fcut = np.searchsorted(flipped, starts).tolist()
-    node_of = np.searchsorted(starts, rows, side="right") - 1
-    local = rows - starts[node_of]
-    steps = local.copy()
-    steps[1:] -= local[:-1]
-    first = np.ones(len(rows), bool)
-    first[1:] = node_of[1:] != node_of[:-1]
-    steps[first] = local[first]
-    steps_b, vals_b = steps.astype("<u4").tobytes(), np.ascontiguousarray(q[rows]).tobytes()
-    f_node = np.searchsorted(starts, flipped, side="right") - 1
-    f_local = flipped - starts[f_node]
-    f_steps = f_local.copy()
-    f_steps[1:] -= f_local[:-1]
-    f_first = np.ones(len(flipped), bool)
-    f_first[1:] = f_node[1:] != f_node[:-1]
-    f_steps[f_first] = f_local[f_first]
-    flips_b = f_steps.astype("<u4").tobytes()
+    steps_b = _node_steps(rows, starts)
+    vals_b = np.ascontiguousarray(q[rows]).tobytes()
+    flips_b = _node_steps(flipped, starts)
     sizes = np.diff(starts).tolist()
     out: list[list | None] = []
     for k in range(len(nodes)):
@@ -343,11 +336,9 @@ def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
         flipped, kept = rec
         if kept is not None and not (isinstance(kept, dict) and kept.get("n") == n):
             continue
-        raw = unpack_words(flipped) if flipped is not None else None
-        if raw is not None and len(raw) % 4 == 0:
-            rows = np.cumsum(np.frombuffer(raw, "<u4").astype(np.int64))
-            if len(rows) and rows[-1] < n:
-                flips.append(rows + starts[k])
+        rows = from_steps(unpack_words(flipped), "<u4")
+        if rows is not None and len(rows) and rows[-1] < n:
+            flips.append(rows + starts[k])
         got = unpack(kept, n, 4) if kept is not None else None
         if got is not None:
             rows_all.append(got[0] + starts[k])
@@ -385,7 +376,7 @@ def bone_record(weights: np.ndarray, odd: np.ndarray) -> dict | None:
     v, w = weights["vertex"], weights["weight"]
     out: dict[str, Any] = {}
     if len(v) > 1 and (v[1:] < v[:-1]).any():
-        out["v"] = pack_words(np.diff(v.astype(np.int64), prepend=0).astype("<i4").tobytes())
+        out["v"] = pack_words(steps(v))
     loose = v[(w > 0) & (w != 1.0)]
     loose = loose[(loose >= 0) & (loose < len(odd))]
     if len(loose) and not odd[loose].all():
@@ -402,10 +393,9 @@ def restore_bone(bone: Bone, rec: Any) -> None:
     n = len(w)
     v_file = None
     if "v" in rec:
-        raw = unpack_words(rec["v"])
-        if raw is None or len(raw) != 4 * n:
+        v_file = from_steps(unpack_words(rec["v"]))
+        if v_file is None or len(v_file) != n:
             return
-        v_file = np.cumsum(np.frombuffer(raw, "<i4").astype(np.int64))
         order = np.argsort(v_file, kind="stable")
         if not np.array_equal(v_file[order], w["vertex"]):
             return

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ...restore import LEVEL_SMALL, pack_bytes, unpack_bytes
+from ...restore import LEVEL_SMALL, from_steps, pack_bytes, steps, unpack_bytes
 from .obj import ObjMesh
 
 __all__ = ["SOURCE_ATTRS", "obj_record", "obj_text", "xor_record", "xor_restore", "xor_rows",
@@ -537,7 +537,7 @@ def source_tables(corners: np.ndarray) -> dict[str, str]:
         tab = np.full(n, -1, np.int64)
         tab[v] = col
         if np.array_equal(tab[v], col):
-            out[key] = pack(np.diff(tab, prepend=0).astype("<i4").tobytes())
+            out[key] = pack(steps(tab))
     return out
 
 
@@ -551,10 +551,9 @@ def sources(v: np.ndarray, columns: dict[int, np.ndarray], record: Any) -> np.nd
         if c in columns:
             out[:, c] = columns[c]
             continue
-        raw = unpack_bytes(tables.get(key)) if isinstance(tables, dict) else None
-        if raw is None or len(raw) % 4:
+        tab = from_steps(unpack_bytes(tables.get(key))) if isinstance(tables, dict) else None
+        if tab is None:
             continue
-        tab = np.cumsum(np.frombuffer(raw, "<i4").astype(np.int64))
         ok = (v >= 0) & (v < len(tab))
         out[ok, c] = tab[v[ok]]
     return out
