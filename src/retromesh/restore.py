@@ -40,7 +40,7 @@ from .scene import Animation, Primitive, Scene
 __all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "put_back_rows", "same_rows",
            "keep_table", "put_back_table", "keep_bytes", "put_back_bytes", "as_glb_holds",
            "pack_ints", "unpack_ints", "pack_bytes", "unpack_bytes", "from_base64", "pack_words",
-           "unpack_words", "steps", "from_steps", "LEVEL_FAST", "LEVEL_SMALL"]
+           "unpack_words", "steps", "from_steps", "bits", "differing_rows", "LEVEL_FAST", "LEVEL_SMALL"]
 
 #: relative tolerance (times max(1, |value|)) of "unedited" for a glTF an editor wrote
 EDITOR_TOLERANCE = 2e-5
@@ -147,21 +147,32 @@ def unpack_ints(text: Any, delta: bool = True, limit: int = 1 << 26) -> np.ndarr
     return np.frombuffer(raw, "<i4").astype(np.int64)
 
 
-def _bits(a: np.ndarray) -> np.ndarray:
+# -- float32 values, bit for bit ----------------------------------------------------------------
+
+def bits(a: np.ndarray) -> np.ndarray:
+    """The bits of float32 rows (one row per item), (n, width) uint32: a view when ``a`` is
+    already contiguous float32."""
     a = np.ascontiguousarray(a, np.float32)
-    return a.view(np.int32).reshape(len(a), -1)
+    return a.view(np.uint32).reshape(len(a), -1)
+
+
+def differing_rows(was: np.ndarray, back: np.ndarray) -> np.ndarray | None:
+    """The rows (increasing) of float32 ``was`` whose bits ``back`` does not give; None when
+    their shapes differ."""
+    a, b = bits(was), bits(back)
+    if a.shape != b.shape:
+        return None
+    return np.flatnonzero((a != b).any(axis=1))
 
 
 def keep_rows(was: np.ndarray, back: np.ndarray) -> dict[str, str] | None:
     """The record of the rows of ``was`` (float32, one row per item) that ``back`` (what the
     writer computes from the glTF as written) does not give bit for bit; None when all do."""
-    a, b = _bits(was), _bits(back)
-    if a.shape != b.shape:
+    rows = differing_rows(was, back)
+    if rows is None or not len(rows):
         return None
-    rows = np.nonzero((a != b).any(axis=1))[0]
-    if not len(rows):
-        return None
-    return {"at": pack_ints(rows), "xor": pack_ints((a[rows] ^ b[rows]).reshape(-1), delta=False)}
+    x = (bits(was)[rows] ^ bits(back)[rows]).view(np.int32)
+    return {"at": pack_ints(rows), "xor": pack_ints(x.reshape(-1), delta=False)}
 
 
 def same_rows(now: np.ndarray, wrote: np.ndarray, tol: float) -> np.ndarray:
@@ -172,7 +183,7 @@ def same_rows(now: np.ndarray, wrote: np.ndarray, tol: float) -> np.ndarray:
     if now.shape != wrote.shape:
         return np.zeros(len(now), bool)
     if tol == 0.0:
-        return np.asarray((_bits(now) == _bits(wrote)).all(axis=1), bool)
+        return np.asarray((bits(now) == bits(wrote)).all(axis=1), bool)
     diff = np.abs(now.astype(np.float64) - wrote)
     return np.asarray((diff <= tol * np.maximum(1.0, np.abs(wrote))).all(axis=1), bool)
 
@@ -192,8 +203,8 @@ def put_back_rows(out: np.ndarray, now_gltf: np.ndarray, record: Any,
     if rows is None or d is None or len(d) != len(rows) * width or not len(rows) or \
             rows.min() < 0 or rows.max() >= n or len(now_gltf) != n:
         return 0
-    bits = _bits(out[rows]) ^ d.astype(np.int32).reshape(len(rows), width)
-    was = bits.view(np.float32).reshape((len(rows),) + out.shape[1:])
+    was = (bits(out[rows]) ^ d.astype(np.uint32).reshape(len(rows), width)).view(np.float32)
+    was = was.reshape((len(rows),) + out.shape[1:])
     wrote = to_gltf(was)
     ok = same_rows(now_gltf[rows], wrote, tol)
     if either_sign:
@@ -209,10 +220,8 @@ def keep_table(was: np.ndarray, back: np.ndarray) -> dict[str, str] | None:
     all rows come back."""
     a = np.asarray(was, np.float32).reshape(len(was), -1)
     b = np.asarray(back, np.float32).reshape(len(back), -1)
-    if a.shape != b.shape:
-        return None
-    rows = np.nonzero((_bits(a) != _bits(b)).any(axis=1))[0]
-    if not len(rows):
+    rows = differing_rows(a, b)
+    if rows is None or not len(rows):
         return None
     # the rows read and written are mostly the same floats: zlib keeps one copy
     both = np.concatenate([a[rows], b[rows]]).astype("<f4").tobytes()

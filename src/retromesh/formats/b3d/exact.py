@@ -31,7 +31,7 @@ import numpy as np
 
 from ... import restore
 from ...geometry import unit_rows
-from ...restore import from_base64, from_steps, pack_words, steps, unpack_words
+from ...restore import differing_rows, from_base64, from_steps, pack_words, steps, unpack_words
 from .axes import Z32, rot_from_gltf, rot_to_gltf
 from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
 
@@ -69,12 +69,10 @@ def pack(orig: np.ndarray, naive: np.ndarray) -> dict | None:
     """The rows of ``orig`` (k, c) float32 whose bits ``naive`` does not give back:
     ``{"n": k, "rows": steps between them, "f32": their values}`` (rows left out when all
     differ), or None."""
-    o = np.ascontiguousarray(orig, np.float32)
-    n = np.ascontiguousarray(naive, np.float32)
-    if o.tobytes() == n.tobytes():
+    rows = differing_rows(orig, naive)
+    if rows is None or not len(rows):
         return None
-    rows = np.flatnonzero(np.any(o.view(np.uint32) != n.view(np.uint32), axis=1))
-    return _record(len(o), rows, o[rows])
+    return _record(len(orig), rows, np.asarray(orig, np.float32)[rows])
 
 
 def _record(n: int, rows: np.ndarray, values: np.ndarray) -> dict:
@@ -206,13 +204,14 @@ def node_records(nodes: list[NodeChunk]) -> dict[int, dict]:
         return out
     f = np.array([(*c.position, *c.scale, *c.rotation) for c in nodes], np.float32)
     naive = _naive_nodes(f)
-    keep = np.any(naive.view(np.uint32) != f.view(np.uint32), axis=1)
+    keep = differing_rows(f, naive)
+    assert keep is not None                 # naive is made from f: one shape
     kind = _KIND.get
     for c in nodes:
         kinds = "".join([kind(type(x), "R") for x in c.children])
         if _WRITER_ORDER.fullmatch(kinds) is None:
             out[id(c)] = {"order": kinds}
-    for k in np.flatnonzero(keep).tolist():
+    for k in keep.tolist():
         rec = out.setdefault(id(nodes[k]), {})
         rec["trs"] = pack_words(f[k].astype("<f4").tobytes())       # 40 bytes: plain base64
     return out
@@ -299,7 +298,8 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
                        [len(c.keys) for chunks in nodes for c in chunks])
     flipped = np.flatnonzero(flips[is_rot])
     naive = rotation_naive(q)
-    rows = np.flatnonzero(np.any(q.view(np.uint32) != naive.view(np.uint32), axis=1))
+    rows = differing_rows(q, naive)
+    assert rows is not None                 # naive is made from q: one shape
     cut = np.searchsorted(rows, starts).tolist()       # each node's rows: rows[cut[k]:cut[k+1]]
     fcut = np.searchsorted(flipped, starts).tolist()
     steps_b = _node_steps(rows, starts)

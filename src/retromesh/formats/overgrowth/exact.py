@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ...restore import LEVEL_SMALL, from_steps, pack_bytes, steps, unpack_bytes
+from ...restore import LEVEL_SMALL, bits, from_steps, pack_bytes, steps, unpack_bytes
 from .obj import ObjMesh
 
 __all__ = ["SOURCE_ATTRS", "obj_record", "obj_text", "xor_record", "xor_restore", "xor_rows",
@@ -449,10 +449,10 @@ def _edited_line(parts: list[str], key: str, values: np.ndarray | None, e: int) 
 def check_bytes(rows: np.ndarray) -> np.ndarray:
     """One byte per row of float32 values: a hash of their bits (an edited row changes it
     with probability 255/256)."""
-    bits = np.ascontiguousarray(rows, np.float32).reshape(len(rows), -1).view(np.uint32)
+    b = bits(rows)
     h = np.zeros(len(rows), np.uint64)
-    for c in range(bits.shape[1]):
-        h = (h * np.uint64(1000003)) ^ bits[:, c].astype(np.uint64)
+    for c in range(b.shape[1]):
+        h = (h * np.uint64(1000003)) ^ b[:, c].astype(np.uint64)
         h ^= h >> np.uint64(29)
     h *= np.uint64(0x9E3779B97F4A7C15)
     return (h >> np.uint64(56)).astype(np.uint8)
@@ -463,8 +463,7 @@ def xor_record(original: np.ndarray, written: np.ndarray, inputs: np.ndarray,
     """The record of float32 ``original`` rows against the rows ``written`` (what the writer
     computes from the unedited glTF) and the glTF ``inputs`` they are computed from (one row
     each); None when every row already comes back (unless ``always``)."""
-    a = np.ascontiguousarray(original, np.float32).reshape(len(original), -1).view(np.uint32)
-    b = np.ascontiguousarray(written, np.float32).reshape(len(written), -1).view(np.uint32)
+    a, b = bits(original), bits(written)
     if a.shape != b.shape or len(inputs) != len(a):
         return None
     x = a ^ b
@@ -492,8 +491,7 @@ def xor_rows(record: Any, written: np.ndarray,
     if x is None or chk is None or len(x) != 4 * out.size or len(chk) != len(out):
         return out, same
     same = check_bytes(inputs) == np.frombuffer(chk, np.uint8)
-    bits = out.view(np.uint32)
-    bits[same] ^= np.frombuffer(x, "<u4").reshape(out.shape)[same]
+    out.view(np.uint32)[same] ^= np.frombuffer(x, "<u4").reshape(out.shape)[same]
     return out, same
 
 
@@ -564,8 +562,7 @@ def per_v_record(original: np.ndarray, written: np.ndarray, v: np.ndarray) -> di
     ``v`` has the same rows (a vertex's weights), else per corner."""
     _, first, inv = np.unique(v, return_index=True, return_inverse=True)
     rep = first[inv.reshape(-1)]
-    a = np.ascontiguousarray(original, np.float32).view(np.uint32)
-    b = np.ascontiguousarray(written, np.float32).view(np.uint32)
+    a, b = bits(original), bits(written)
     if np.array_equal(a, a[rep]) and np.array_equal(b, b[rep]):
         record = xor_record(original[first], written[first], written[first])
         if record is not None:
@@ -585,7 +582,6 @@ def per_v_restore(record: Any, written: np.ndarray, v: np.ndarray | None) -> np.
     rep = written[first]
     restored, same = xor_rows(record, rep, rep)
     out = np.array(written, np.float32)
-    bits = out.view(np.uint32)
-    take = same[inv] & (bits == np.ascontiguousarray(rep, np.float32).view(np.uint32)[inv]).all(1)
+    take = same[inv] & (bits(out) == bits(rep)[inv]).all(1)
     out[take] = restored[inv[take]]
     return out
