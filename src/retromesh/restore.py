@@ -40,7 +40,8 @@ from .scene import Animation, Primitive, Scene
 __all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "put_back_rows", "same_rows",
            "keep_table", "put_back_table", "keep_bytes", "put_back_bytes", "as_glb_holds",
            "pack_ints", "unpack_ints", "pack_bytes", "unpack_bytes", "from_base64", "pack_words",
-           "unpack_words", "steps", "from_steps", "bits", "differing_rows", "LEVEL_FAST", "LEVEL_SMALL"]
+           "unpack_words", "steps", "from_steps", "bits", "differing_rows",
+           "check_bytes", "xor_record", "xor_restore", "xor_rows", "LEVEL_FAST", "LEVEL_SMALL"]
 
 #: relative tolerance (times max(1, |value|)) of "unedited" for a glTF an editor wrote
 EDITOR_TOLERANCE = 2e-5
@@ -248,6 +249,68 @@ def put_back_table(out: np.ndarray, record: Any, tol: float = 0.0) -> int:
     return int(ok.sum())
 
 
+# -- check bytes, and rows checked by their glTF inputs ------------------------------------------
+# Two hashes, each of the records that hold its bytes: one byte per row of glTF inputs
+# (:func:`check_bytes`, :func:`xor_record`) and one per 4-byte word of a file block
+# (:func:`_hash8`, :func:`keep_bytes`).
+
+def check_bytes(rows: np.ndarray) -> np.ndarray:
+    """One byte per row of float32 values: a hash of their bits (an edited row changes it
+    with probability 255/256)."""
+    b = bits(rows)
+    h = np.zeros(len(rows), np.uint64)
+    for c in range(b.shape[1]):
+        h = (h * np.uint64(1000003)) ^ b[:, c].astype(np.uint64)
+        h ^= h >> np.uint64(29)
+    h *= np.uint64(0x9E3779B97F4A7C15)
+    return (h >> np.uint64(56)).astype(np.uint8)
+
+
+def xor_record(original: np.ndarray, written: np.ndarray, inputs: np.ndarray,
+               always: bool = False) -> dict | None:
+    """The record of float32 ``original`` rows against the rows ``written`` (what the writer
+    computes from the unedited glTF) and the glTF ``inputs`` they are computed from (one row
+    each); None when every row already comes back (unless ``always``). For values whose
+    recomputation the writer cannot repeat from the row alone (Overgrowth: ``.phxbn`` weights,
+    ``.anm`` bone matrices): an edited row is told by its inputs' check byte."""
+    a, b = bits(original), bits(written)
+    if a.shape != b.shape or len(inputs) != len(a):
+        return None
+    x = a ^ b
+    if not x.any() and not always:
+        return None
+    return {"rows": len(a), "xor": pack_bytes(x.astype("<u4").tobytes(), LEVEL_SMALL),
+            "check": pack_bytes(check_bytes(inputs).tobytes(), LEVEL_SMALL)}
+
+
+def xor_restore(record: Any, written: np.ndarray, inputs: np.ndarray) -> np.ndarray:
+    """``written`` (float32 rows the writer computed) with the rows whose ``inputs`` still give
+    their check byte put back as read."""
+    return xor_rows(record, written, inputs)[0]
+
+
+def xor_rows(record: Any, written: np.ndarray,
+             inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(:func:`xor_restore`, which rows were put back)."""
+    out = np.array(written, np.float32).reshape(len(written), -1)
+    same = np.zeros(len(out), bool)
+    if not isinstance(record, dict) or record.get("rows") != len(out) or len(inputs) != len(out):
+        return out, same
+    x = unpack_bytes(record.get("xor"), 4 * out.size + 1)
+    chk = unpack_bytes(record.get("check"), len(out) + 1)
+    if x is None or chk is None or len(x) != 4 * out.size or len(chk) != len(out):
+        return out, same
+    same = check_bytes(inputs) == np.frombuffer(chk, np.uint8)
+    out.view(np.uint32)[same] ^= np.frombuffer(x, "<u4").reshape(out.shape)[same]
+    return out, same
+
+
+def _hash8(words: np.ndarray) -> np.ndarray:
+    """One byte per uint32 word (a multiplicative hash): the check of a word in a block."""
+    return ((np.asarray(words, np.uint32).astype(np.uint64) * 0x9E3779B1 >> 24) & 0xFF
+            ).astype(np.uint8)
+
+
 # -- a whole file, block by block ---------------------------------------------------------------
 #: bytes per block of :func:`keep_bytes` (a block's check costs 4 bytes)
 BLOCK = 64
@@ -257,12 +320,6 @@ WHOLE_LIMIT = 1 << 16
 
 def _blocks(data: bytes, block: int) -> list[bytes]:
     return [data[i:i + block] for i in range(0, len(data), block)]
-
-
-def _hash8(words: np.ndarray) -> np.ndarray:
-    """One byte per uint32 word (a multiplicative hash): the check of a word in a block."""
-    return ((np.asarray(words, np.uint32).astype(np.uint64) * 0x9E3779B1 >> 24) & 0xFF
-            ).astype(np.uint8)
 
 
 def keep_bytes(was: bytes, back: bytes, block: int = BLOCK) -> dict[str, Any] | None:

@@ -22,7 +22,8 @@ Two kinds of record, both recomputed from what the GLB holds and the kept origin
   noise leave room for (``M`` above 2^16), and lines no vertex uses stay in the template as
   read while the glTF's values are within :data:`LINE_TOLERANCE` (1e-6, relative above 1) of
   theirs, and are written anew (``%.9g``) otherwise; faces with relative indices stay as read.
-* **float32 rows** (:func:`xor_record`, :func:`xor_restore`): for values the writer recomputes
+* **float32 rows** (:func:`retromesh.restore.xor_record`, :func:`~retromesh.restore.xor_restore`,
+  kept once per OBJ ``v`` by :func:`per_v_record`): for values the writer recomputes
   from the glTF (``.phxbn`` weights renormalised by glTF, ``.anm`` bone matrices recomposed from
   translation + rotation keys), the XOR of the file's bits with the bits the writer computes
   from the unedited GLB (mostly zero or a few low bits: deflated, small), and one check byte per
@@ -37,11 +38,21 @@ from typing import Any
 
 import numpy as np
 
-from ...restore import LEVEL_SMALL, bits, from_steps, pack_bytes, steps, unpack_bytes
+from ...restore import (
+    LEVEL_SMALL,
+    bits,
+    from_steps,
+    pack_bytes,
+    steps,
+    unpack_bytes,
+    xor_record,
+    xor_restore,
+    xor_rows,
+)
 from .obj import ObjMesh
 
-__all__ = ["SOURCE_ATTRS", "obj_record", "obj_text", "xor_record", "xor_restore", "xor_rows",
-           "check_bytes", "source_tables", "sources", "per_v_record", "per_v_restore",
+__all__ = ["SOURCE_ATTRS", "obj_record", "obj_text", "source_tables", "sources", "per_v_record",
+           "per_v_restore",
            "KEY_GRID", "KEY_HINT", "canonical_quats", "snap_keys",
            "pack"]
 
@@ -444,55 +455,6 @@ def _edited_line(parts: list[str], key: str, values: np.ndarray | None, e: int) 
         return parts
     ending = "".join(parts)[len("".join(parts).rstrip("\r\n")):]
     return [key + "".join(f" {x:.9g}" for x in new) + ending]
-
-
-def check_bytes(rows: np.ndarray) -> np.ndarray:
-    """One byte per row of float32 values: a hash of their bits (an edited row changes it
-    with probability 255/256)."""
-    b = bits(rows)
-    h = np.zeros(len(rows), np.uint64)
-    for c in range(b.shape[1]):
-        h = (h * np.uint64(1000003)) ^ b[:, c].astype(np.uint64)
-        h ^= h >> np.uint64(29)
-    h *= np.uint64(0x9E3779B97F4A7C15)
-    return (h >> np.uint64(56)).astype(np.uint8)
-
-
-def xor_record(original: np.ndarray, written: np.ndarray, inputs: np.ndarray,
-               always: bool = False) -> dict | None:
-    """The record of float32 ``original`` rows against the rows ``written`` (what the writer
-    computes from the unedited glTF) and the glTF ``inputs`` they are computed from (one row
-    each); None when every row already comes back (unless ``always``)."""
-    a, b = bits(original), bits(written)
-    if a.shape != b.shape or len(inputs) != len(a):
-        return None
-    x = a ^ b
-    if not x.any() and not always:
-        return None
-    return {"rows": len(a), "xor": pack(x.astype("<u4").tobytes()),
-            "check": pack(check_bytes(inputs).tobytes())}
-
-
-def xor_restore(record: Any, written: np.ndarray, inputs: np.ndarray) -> np.ndarray:
-    """``written`` (float32 rows the writer computed) with the rows whose ``inputs`` still give
-    their check byte put back as read."""
-    return xor_rows(record, written, inputs)[0]
-
-
-def xor_rows(record: Any, written: np.ndarray,
-             inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(:func:`xor_restore`, which rows were put back)."""
-    out = np.array(written, np.float32).reshape(len(written), -1)
-    same = np.zeros(len(out), bool)
-    if not isinstance(record, dict) or record.get("rows") != len(out) or len(inputs) != len(out):
-        return out, same
-    x = unpack_bytes(record.get("xor"), 4 * out.size + 1)
-    chk = unpack_bytes(record.get("check"), len(out) + 1)
-    if x is None or chk is None or len(x) != 4 * out.size or len(chk) != len(out):
-        return out, same
-    same = check_bytes(inputs) == np.frombuffer(chk, np.uint8)
-    out.view(np.uint32)[same] ^= np.frombuffer(x, "<u4").reshape(out.shape)[same]
-    return out, same
 
 
 #: the grid (absolute) that ``.anm`` key inputs are snapped to before the bone matrices are

@@ -10,7 +10,7 @@ from ... import extras as xt
 from ...errors import DocumentError, LossWarning, UnsupportedError
 from ...filenames import animation_keys, companion
 from ...hierarchy import nearest_in
-from ...restore import unpack_bytes
+from ...restore import unpack_bytes, xor_rows
 from ...scene import Animation, Primitive, Scene, Skin, unheld
 from ...transforms import compose_trs
 from .anm import WEAPON8_DTYPE, AnmEvent, AnmFile, AnmKeyframe, AnmLabelWeight
@@ -22,7 +22,6 @@ from .exact import (
     per_v_restore,
     snap_keys,
     sources,
-    xor_rows,
 )
 from .obj import ObjFile, write_obj
 from .phxbn import PhxbnFile, PhxControl
