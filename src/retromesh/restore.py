@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import struct
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,7 @@ from .extras import BLENDER_MARK
 from .scene import Animation, Primitive, Scene
 
 __all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "put_back_rows", "same_rows",
+           "same_floats", "put_back",
            "keep_table", "put_back_table", "keep_bytes", "put_back_bytes", "as_glb_holds",
            "pack_ints", "unpack_ints", "pack_bytes", "unpack_bytes", "from_base64", "pack_words",
            "unpack_words", "steps", "from_steps", "bits", "differing_rows",
@@ -154,7 +156,8 @@ def bits(a: np.ndarray) -> np.ndarray:
     """The bits of float32 rows (one row per item), (n, width) uint32: a view when ``a`` is
     already contiguous float32."""
     a = np.ascontiguousarray(a, np.float32)
-    return a.view(np.uint32).reshape(len(a), -1)
+    width = int(np.prod(a.shape[1:], dtype=np.int64)) if a.ndim > 1 else 1
+    return a.view(np.uint32).reshape(len(a), width)
 
 
 def differing_rows(was: np.ndarray, back: np.ndarray) -> np.ndarray | None:
@@ -177,16 +180,52 @@ def keep_rows(was: np.ndarray, back: np.ndarray) -> dict[str, str] | None:
 
 
 def same_rows(now: np.ndarray, wrote: np.ndarray, tol: float) -> np.ndarray:
-    """Per row: ``now`` is ``wrote`` (bit for bit when ``tol`` is 0, else within ``tol`` times
-    max(1, |value|))."""
-    now = np.asarray(now, np.float32).reshape(len(now), -1)
-    wrote = np.asarray(wrote, np.float32).reshape(len(wrote), -1)
-    if now.shape != wrote.shape:
-        return np.zeros(len(now), bool)
+    """Per row, whether the value is unedited: ``now`` (what the glTF holds now) is ``wrote``
+    (what we wrote, recomputed from the value kept), bit for bit as float32 when ``tol`` is 0,
+    else within ``tol`` times max(1, |wrote|). False for every row when the shapes differ."""
     if tol == 0.0:
-        return np.asarray((bits(now) == bits(wrote)).all(axis=1), bool)
-    diff = np.abs(now.astype(np.float64) - wrote)
-    return np.asarray((diff <= tol * np.maximum(1.0, np.abs(wrote))).all(axis=1), bool)
+        a, b = bits(now), bits(wrote)
+        if a.shape != b.shape:
+            return np.zeros(len(now), bool)
+        return np.asarray((a == b).all(axis=1), bool)
+    x = np.asarray(now, np.float64)
+    y = np.asarray(wrote, np.float64)
+    x, y = x.reshape(len(x), x[:1].size), y.reshape(len(y), y[:1].size)
+    if x.shape != y.shape:
+        return np.zeros(len(x), bool)
+    return np.asarray((np.abs(x - y) <= tol * np.maximum(1.0, np.abs(y))).all(axis=1), bool)
+
+
+def _f32_bits(x: float) -> bytes | float:
+    try:
+        return struct.pack("<f", x)
+    except OverflowError:                   # beyond float32: the float itself
+        return x
+
+
+def same_floats(now: Sequence[float], wrote: Sequence[float], tol: float) -> bool:
+    """:func:`same_rows` of one short row of plain floats (a node's translation: numpy per
+    node would cost more than the node)."""
+    if tol == 0.0:
+        return all(_f32_bits(a) == _f32_bits(b) for a, b in zip(now, wrote))
+    return all(abs(a - b) <= tol * max(1.0, abs(b)) for a, b in zip(now, wrote))
+
+
+def put_back(out: np.ndarray, rows: np.ndarray, was: np.ndarray, now: np.ndarray,
+             to_gltf: Callable[[np.ndarray], np.ndarray], tol: float, *,
+             either_sign: bool = False, also: np.ndarray | None = None) -> int:
+    """``out[rows]`` set to the values read ``was`` where they are unedited: ``to_gltf(was)``
+    (what we wrote from them) is ``now`` (what the glTF holds now for those rows, :func:`same_rows`;
+    ``either_sign``: or its negation, for quaternions; ``also``: rows taken whatever the glTF
+    holds); in place. Returns how many rows were put back."""
+    wrote = np.asarray(to_gltf(was), np.float32)
+    ok = same_rows(now, wrote, tol)
+    if either_sign:
+        ok |= same_rows(now, -wrote, tol)
+    if also is not None:
+        ok |= also
+    out[rows[ok]] = was[ok]
+    return int(ok.sum())
 
 
 def put_back_rows(out: np.ndarray, now_gltf: np.ndarray, record: Any,
@@ -206,12 +245,7 @@ def put_back_rows(out: np.ndarray, now_gltf: np.ndarray, record: Any,
         return 0
     was = (bits(out[rows]) ^ d.astype(np.uint32).reshape(len(rows), width)).view(np.float32)
     was = was.reshape((len(rows),) + out.shape[1:])
-    wrote = to_gltf(was)
-    ok = same_rows(now_gltf[rows], wrote, tol)
-    if either_sign:
-        ok |= same_rows(now_gltf[rows], -np.asarray(wrote, np.float32), tol)
-    out[rows[ok]] = was[ok]
-    return int(ok.sum())
+    return put_back(out, rows, was, now_gltf[rows], to_gltf, tol, either_sign=either_sign)
 
 
 def keep_table(was: np.ndarray, back: np.ndarray) -> dict[str, str] | None:

@@ -31,7 +31,16 @@ import numpy as np
 
 from ... import restore
 from ...geometry import unit_rows
-from ...restore import differing_rows, from_base64, from_steps, pack_words, steps, unpack_words
+from ...restore import (
+    differing_rows,
+    from_base64,
+    from_steps,
+    pack_words,
+    put_back,
+    same_floats,
+    steps,
+    unpack_words,
+)
 from .axes import Z32, rot_from_gltf, rot_to_gltf
 from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
 
@@ -48,14 +57,6 @@ def tolerance(scene, kind: str) -> float:
     """0 (bit for bit) unless the scene came through Blender (:func:`retromesh.restore.tolerance`),
     then the B3D figure for values of ``kind``."""
     return restore.tolerance(scene.extras, BLENDER_TOLERANCE[kind])
-
-
-def _close(a: Any, b: Any, tol: float) -> np.ndarray:
-    """Per row, a equals b (tol 0: as float32), or within tol x max(1, |b|)."""
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    if tol == 0:
-        return np.all(a.astype(np.float32) == b.astype(np.float32), axis=-1)
-    return np.all(np.abs(a - b) <= tol * np.maximum(1.0, np.abs(b)), axis=-1)
 
 
 # -- float32 rows, packed (:func:`retromesh.restore.pack_words`) -------------------------------
@@ -117,12 +118,12 @@ def restore_rows(out: np.ndarray, expect_of, got: np.ndarray, rec: Any, tol: flo
     rows, kept = got_rows
     if not len(rows):
         return
-    ok = _close(expect_of(kept), got[rows], tol)
+    also = None
     if degenerate:
         # a zero or non-finite normal: glTF got one computed from the faces (any unit normal)
         sq = np.einsum("ij,ij->i", kept.astype(np.float64), kept.astype(np.float64))
-        ok |= ~((sq > 1e-24) & np.isfinite(sq))
-    out[rows[ok]] = kept[ok]
+        also = ~((sq > 1e-24) & np.isfinite(sq))
+    put_back(out, rows, kept, got[rows], expect_of, tol, also=also)
 
 
 def normal_naive(normals: np.ndarray) -> np.ndarray:
@@ -217,17 +218,6 @@ def node_records(nodes: list[NodeChunk]) -> dict[int, dict]:
     return out
 
 
-def _near(got, want: list[float], tol: float) -> bool:
-    """``_close`` for one short row of plain floats."""
-    if tol == 0:
-        return all(_F32(a) == _F32(b) for a, b in zip(got, want))
-    return all(abs(a - b) <= tol * max(1.0, abs(b)) for a, b in zip(got, want))
-
-
-def _F32(x: float) -> float:
-    return struct.unpack("<f", struct.pack("<f", x))[0] if abs(x) < 3.4e38 else x
-
-
 def kept_trs(native: dict, node, tol: float) -> tuple[tuple, tuple, tuple] | None:
     """The NODE's kept position, scale, rotation when ``node`` still has what we wrote."""
     text = native.get("trs")
@@ -239,8 +229,9 @@ def kept_trs(native: dict, node, tol: float) -> tuple[tuple, tuple, tuple] | Non
     f = list(struct.unpack("<10f", raw))
     t, r, s = _as_written(*_gltf_trs(f))
     got_r = node.rotation.tolist()
-    if not (_near(node.translation.tolist(), t, tol) and _near(node.scale.tolist(), s, tol)
-            and (_near(got_r, r, tol) or _near([-v for v in got_r], r, tol))):
+    if not (same_floats(node.translation.tolist(), t, tol)
+            and same_floats(node.scale.tolist(), s, tol)
+            and (same_floats(got_r, r, tol) or same_floats([-v for v in got_r], r, tol))):
         return None
     return tuple(f[0:3]), tuple(f[3:6]), tuple(f[6:10])
 
@@ -348,9 +339,7 @@ def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
     if rows_all:
         rows = np.concatenate(rows_all)
         vals = np.frombuffer(b"".join(vals_all), np.float32).reshape(-1, 4)
-        now, expect = q[rows].astype(np.float64), rotation_naive(vals)
-        ok = _close(now, expect, tol) | _close(-now, expect, tol)
-        q[rows[ok]] = vals[ok]
+        put_back(q, rows, vals, q[rows], rotation_naive, tol, either_sign=True)
     if not flips and not rows_all:
         return
     at = 0

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...binio import Reader
+from ...restore import same_rows
 from .chunks import AnimChunk, B3dFile, Bone, Brus, Keys, NodeChunk, Texs, Tris, Vrts, read
 
 __all__ = ["TOLERANCE", "original_document", "merge"]
@@ -38,11 +39,9 @@ def original_document(data: Any) -> B3dFile | None:
 def _near(a: np.ndarray, b: np.ndarray, signed: bool = False) -> np.ndarray:
     """Per row of (n, k) float arrays, within the tolerance (``signed``: or of -a, for
     quaternions)."""
-    a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    lim = TOLERANCE * np.maximum(1.0, np.abs(b64))
-    ok = np.all(np.abs(a64 - b64) <= lim, axis=1)
+    ok = same_rows(a, b, TOLERANCE)
     if signed:
-        ok |= np.all(np.abs(-a64 - b64) <= lim, axis=1)
+        ok |= same_rows(-a, b, TOLERANCE)
     return ok
 
 

@@ -43,6 +43,7 @@ from ...restore import (
     bits,
     from_steps,
     pack_bytes,
+    same_rows,
     steps,
     unpack_bytes,
     xor_record,
@@ -451,7 +452,7 @@ def _edited_line(parts: list[str], key: str, values: np.ndarray | None, e: int) 
     except ValueError:
         return parts
     if len(old) != len(new) or not np.all(np.isfinite(new)) or \
-            np.all(np.abs(new - old) <= LINE_TOLERANCE * np.maximum(1.0, np.abs(old))):
+            same_rows(new[None], old[None], LINE_TOLERANCE)[0]:
         return parts
     ending = "".join(parts)[len("".join(parts).rstrip("\r\n")):]
     return [key + "".join(f" {x:.9g}" for x in new) + ending]
