@@ -69,22 +69,27 @@ def tolerance(extras: dict[str, Any], editor: float = EDITOR_TOLERANCE) -> float
 
 # -- records as text (JSON extras: they ride through Blender's custom properties) ---------------
 
-def pack_bytes(raw: bytes, level: int = LEVEL_FAST) -> str:
-    """``raw`` as base64 of zlib of it."""
+def pack_bytes(raw: bytes, level: int = LEVEL_FAST, zdict: bytes = b"") -> str:
+    """``raw`` as base64 of zlib of it (``zdict``: deflated against those bytes, zlib's preset
+    dictionary, so that what they share with ``raw`` costs nothing)."""
+    if zdict:
+        z = zlib.compressobj(level, zdict=zdict)
+        return base64.b64encode(z.compress(raw) + z.flush()).decode("ascii")
     return base64.b64encode(zlib.compress(raw, level)).decode("ascii")
 
 
-def unpack_bytes(text: Any, limit: int = 1 << 30) -> bytes | None:
-    """The bytes :func:`pack_bytes` packed (at most ``limit``), None for anything else (a damaged
-    or hand-made glTF)."""
+def unpack_bytes(text: Any, limit: int = 1 << 30, zdict: bytes = b"") -> bytes | None:
+    """The bytes :func:`pack_bytes` packed, None for anything else: a damaged or hand-made
+    glTF, a stream cut short, or more than ``limit`` bytes (extras come from any glTF: a zlib
+    bomb there must not grow)."""
     if not isinstance(text, str):
         return None
     try:
-        d = zlib.decompressobj()
+        d = zlib.decompressobj(zdict=zdict) if zdict else zlib.decompressobj()
         out = d.decompress(base64.b64decode(text, validate=True), limit)
     except (ValueError, zlib.error):
         return None
-    return None if d.unconsumed_tail else out
+    return out if d.eof and not d.unconsumed_tail else None
 
 
 def from_base64(text: Any) -> bytes | None:
