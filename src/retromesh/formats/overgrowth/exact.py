@@ -317,11 +317,12 @@ def obj_text(record: Any, values: dict[str, np.ndarray], corners: np.ndarray) ->
             return None
         kinds, elems, comps, face_tokens = where
         nums = _numbers(kinds, elems, comps, values, d_arr, m_arr, mod)
-        text = _fill("".join(lines), _NUM, nums)
+        text = _fill("".join(lines).split(_NUM), nums)
         if text is None:
             return None
         idx = _indices(text, face_tokens, corners)
-        return None if idx is None else _fill_indices(text, idx).encode("latin-1")
+        text = None if idx is None else _fill(_ANY_IDX.split(text), idx)
+        return None if text is None else text.encode("latin-1")
     except (IndexError, KeyError, ValueError):       # a record that does not fit the mesh
         return None
 
@@ -391,9 +392,9 @@ def _numbers(kinds: np.ndarray, elems: np.ndarray, comps: np.ndarray,
     return [_spell(v, dv, ng) for v, dv, ng in zip(k.tolist(), d.tolist(), neg.tolist())]
 
 
-def _fill(text: str, mark: str, items: list[str]) -> str | None:
-    """``text`` with its ``mark`` characters replaced by ``items`` in order."""
-    pieces = text.split(mark)
+def _fill(pieces: list[str], items: list[str]) -> str | None:
+    """The ``pieces`` of a text cut at its placeholders joined again with ``items`` in their
+    places, in order."""
     if len(pieces) != len(items) + 1:
         return None
     out = [""] * (2 * len(items) + 1)
@@ -425,14 +426,6 @@ def _indices(text: str, faces: list[tuple[int, bool]], corners: np.ndarray) -> l
     if (src < 0).any():
         return None
     return list(map(str, (src + 1).tolist()))
-
-
-def _fill_indices(text: str, idx: list[str]) -> str:
-    pieces = _ANY_IDX.split(text)
-    out = [""] * (2 * len(idx) + 1)
-    out[0::2] = pieces
-    out[1::2] = idx
-    return "".join(out)
 
 
 #: how far a number of a line kept as read may be from the glTF's value and still count as
