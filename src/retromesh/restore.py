@@ -20,8 +20,17 @@ Blender's custom properties), and the writer puts it back where the value is une
 
 An editor such as Blender stores floats its own way (a quaternion through its matrices, UVs
 flipped twice): the Blender extension marks the scenes it exports (scene extra
-``retromesh_editor``), and then a value within the tolerance of what we wrote counts as
-unedited: an edit smaller than that is dropped.
+``retromesh_blender``, :data:`EDITOR_KEY`), and then a value within the tolerance of what we
+wrote counts as unedited: an edit smaller than that is dropped.
+
+Every family's records are made with the tools here (a job done once, whatever the format):
+:func:`tolerance` (the mark test, with a family's own figure), :func:`same_rows` /
+:func:`same_floats` / :func:`put_back` (is a row unedited, and put it back),
+:func:`bits` / :func:`differing_rows` (float32 bits), :func:`xor_record` / :func:`xor_rows`
+with :func:`check_bytes` (rows told unedited by a check byte of their glTF inputs: Overgrowth),
+and the text of records: :func:`pack_bytes` / :func:`unpack_bytes` (base64 of zlib),
+:func:`pack_words` (B3D: byte planes), :func:`steps` (sorted row numbers). A record keeps the
+encoding and zlib level it was first made with: GLBs already written decode as they did.
 """
 from __future__ import annotations
 
