@@ -13,7 +13,7 @@ import pytest
 import retromesh
 from conftest import EXAMPLES
 from helpers.exact import differing, inputs_of
-from retromesh import batch, restore
+from retromesh import batch, restore_editor
 from retromesh.extras import BLENDER_MARK
 
 
@@ -22,27 +22,27 @@ def test_near_values_come_back_bit_for_bit_and_edits_stay():
     wrote = (rng.standard_normal((500, 3)) * 20).astype(np.float32)
     wrote[:3] = 0.0
     wrote[3] = -0.0
-    rec = restore.keep_near(wrote, "key")
+    rec = restore_editor.keep_near(wrote, "key")
     now = (wrote + rng.uniform(-2e-5, 2e-5, wrote.shape)).astype(np.float32)
     now[10, 2] += 0.5                                   # an edit
     now[11, 0] += rec["m"] * 2.0 ** rec["e"]            # an edit of a multiple of the modulus
     got = now.copy()
-    rows = restore.put_back_near(got, rec)
+    rows = restore_editor.put_back_near(got, rec)
     assert np.flatnonzero(~rows).tolist() == [10, 11]
     assert got[rows].tobytes() == wrote[rows].tobytes()
     assert got[~rows].tobytes() == now[~rows].tobytes()
     q = -wrote[:, [0, 1, 2, 0]]
-    rec = restore.keep_near(wrote[:, [0, 1, 2, 0]], "key")
-    assert restore.put_back_near(q, rec, either_sign=True).all()
+    rec = restore_editor.keep_near(wrote[:, [0, 1, 2, 0]], "key")
+    assert restore_editor.put_back_near(q, rec, either_sign=True).all()
     assert q.tobytes() == wrote[:, [0, 1, 2, 0]].tobytes()
 
 
 def test_near_record_that_does_not_fit_changes_nothing():
     wrote = np.ones((4, 3), np.float32)
-    rec = restore.keep_near(wrote, "position")
+    rec = restore_editor.keep_near(wrote, "position")
     for bad in (None, {}, {**rec, "n": 3}, {**rec, "g": "!"}, {**rec, "e": 10 ** 9}):
         now = wrote + np.float32(1e-7)
-        assert not restore.put_back_near(now, bad).any()
+        assert not restore_editor.put_back_near(now, bad).any()
 
 
 def _double_flip(uv):
@@ -86,7 +86,7 @@ def test_values_an_editor_moved_a_hair_come_back_as_read(src, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         scene = retromesh.load(work / src.name, **batch.companions(work / src.name))
-        restore.keep_written(scene, ids=src.suffix == ".abc")
+        restore_editor.keep_written(scene, ids=src.suffix == ".abc")
         retromesh.save(scene, tmp_path / "m.glb", embed_images=True)
         scene = retromesh.load(tmp_path / "m.glb")
         _blender_like(scene)

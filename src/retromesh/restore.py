@@ -20,25 +20,28 @@ Blender's custom properties), and the writer puts it back where the value is une
 
 An editor such as Blender stores floats its own way (a quaternion through its matrices, UVs
 flipped twice): the Blender extension marks the scenes it exports (scene extra
-``retromesh_editor``), and then a value within the tolerance of what we wrote counts as
-unedited: an edit smaller than that is dropped. Values the plain way back gives as they are
-have no record above; for a GLB made for Blender:
+``retromesh_blender``, :data:`EDITOR_KEY`), and then a value within the tolerance of what we
+wrote counts as unedited: an edit smaller than that is dropped. Values the plain way back gives
+as they are have no record here; for a GLB made for Blender, :mod:`retromesh.restore_editor`
+keeps them as written and finds them again in the editor's noise.
 
-* :func:`keep_near` / :func:`put_back_near` -- float values as written, found again bit for bit
-  in values an editor moved by less than a stated tolerance (a grid index modulo a small power
-  of two, the rounding to it and a check per row);
-* :func:`keep_written` / :func:`put_back_written` -- a scene's transforms, inverse binds, keys
-  and vertex values as written, kept in node and mesh extras (which Blender keeps) and put back
-  before a writer runs.
+Every family's records are made with the tools here (a job done once, whatever the format):
+:func:`tolerance` (the mark test, with a family's own figure), :func:`same_rows` /
+:func:`same_floats` / :func:`put_back` (is a row unedited, and put it back),
+:func:`bits` / :func:`differing_rows` (float32 bits), :func:`xor_record` / :func:`xor_rows`
+with :func:`check_bytes` (rows told unedited by a check byte of their glTF inputs: Overgrowth),
+and the text of records: :func:`pack_bytes` / :func:`unpack_bytes` (base64 of zlib),
+:func:`pack_words` (B3D: byte planes), :func:`steps` (sorted row numbers). A record keeps the
+encoding and zlib level it was first made with: GLBs already written decode as they did.
 """
 from __future__ import annotations
 
 import base64
 import copy
 import dataclasses
-import math
+import struct
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -48,76 +51,199 @@ from .extras import BLENDER_MARK
 from .scene import Animation, Primitive, Scene
 
 __all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "put_back_rows", "same_rows",
+           "same_floats", "put_back",
            "keep_table", "put_back_table", "keep_bytes", "put_back_bytes", "as_glb_holds",
-           "pack_ints", "unpack_ints", "keep_near", "put_back_near", "NEAR", "keep_written",
-           "put_back_written"]
+           "pack_ints", "unpack_ints", "pack_bytes", "unpack_bytes", "from_base64", "pack_words",
+           "unpack_words", "steps", "from_steps", "bits", "differing_rows",
+           "check_bytes", "xor_record", "xor_restore", "xor_rows", "LEVEL_FAST", "LEVEL_SMALL"]
 
 #: relative tolerance (times max(1, |value|)) of "unedited" for a glTF an editor wrote
 EDITOR_TOLERANCE = 2e-5
 #: the scene extra an editor's export is marked with (the Blender extension sets it)
 EDITOR_KEY = BLENDER_MARK
-#: zlib level of the records (level 9 took as long as the whole conversion of a mesh; 1 keeps
-#: them within a few per cent of its size)
-_LEVEL = 1
+#: zlib level of the records made here (level 9 took as long as the whole conversion of a mesh;
+#: 1 keeps them within a few per cent of its size)
+LEVEL_FAST = 1
+#: zlib level of the records B3D and Overgrowth make (smaller, for records a conversion makes few
+#: of); a record keeps the level it was made with so that GLBs stay byte for byte as they were
+LEVEL_SMALL = 6
+#: payloads of :func:`pack_words` up to this many bytes are stored as they are (deflating a small
+#: one costs more time than the few bytes it saves)
+_DEFLATE_FROM = 1024
 
 
-def tolerance(extras: dict[str, Any]) -> float:
-    """0 (bit for bit) for a glTF written by retromesh or a script, :data:`EDITOR_TOLERANCE`
-    for one an editor wrote (``extras`` are the scene's)."""
-    return EDITOR_TOLERANCE if extras.get(EDITOR_KEY) else 0.0
+def tolerance(extras: dict[str, Any], editor: float = EDITOR_TOLERANCE) -> float:
+    """0 (bit for bit) for a glTF written by retromesh or a script, ``editor`` (a family's own
+    figure for the value, by default :data:`EDITOR_TOLERANCE`) for one an editor wrote: the one
+    test of the editor's mark (``extras`` are the scene's)."""
+    return editor if extras.get(EDITOR_KEY) else 0.0
+
+
+# -- records as text (JSON extras: they ride through Blender's custom properties) ---------------
+
+def pack_bytes(raw: bytes, level: int = LEVEL_FAST, zdict: bytes = b"") -> str:
+    """``raw`` as base64 of zlib of it (``zdict``: deflated against those bytes, zlib's preset
+    dictionary, so that what they share with ``raw`` costs nothing)."""
+    if zdict:
+        z = zlib.compressobj(level, zdict=zdict)
+        return base64.b64encode(z.compress(raw) + z.flush()).decode("ascii")
+    return base64.b64encode(zlib.compress(raw, level)).decode("ascii")
+
+
+def unpack_bytes(text: Any, limit: int = 1 << 30, zdict: bytes = b"") -> bytes | None:
+    """The bytes :func:`pack_bytes` packed, None for anything else: a damaged or hand-made
+    glTF, a stream cut short, or more than ``limit`` bytes (extras come from any glTF: a zlib
+    bomb there must not grow)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        d = zlib.decompressobj(zdict=zdict) if zdict else zlib.decompressobj()
+        out = d.decompress(base64.b64decode(text, validate=True), limit)
+    except (ValueError, zlib.error):
+        return None
+    return out if d.eof and not d.unconsumed_tail else None
+
+
+def from_base64(text: Any) -> bytes | None:
+    """The bytes of base64 ``text`` (no zlib), None for anything else."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return base64.b64decode(text, validate=True)
+    except ValueError:
+        return None
+
+
+def pack_words(data: bytes) -> str:
+    """``data`` (4-byte numbers) as base64; a big one shuffled byte plane by byte plane (the
+    exponents then compress well) and deflated first, marked ``z:``."""
+    if len(data) < _DEFLATE_FROM:
+        return base64.b64encode(data).decode("ascii")
+    planes = np.frombuffer(data, np.uint8).reshape(-1, 4).T.tobytes()
+    return "z:" + pack_bytes(planes, LEVEL_SMALL)
+
+
+def unpack_words(text: Any) -> bytes | None:
+    """The bytes :func:`pack_words` packed, None for anything else."""
+    if not isinstance(text, str) or not text.startswith("z:"):
+        return from_base64(text)
+    planes = unpack_bytes(text[2:])
+    if planes is None or len(planes) % 4:
+        return None
+    return np.frombuffer(planes, np.uint8).reshape(4, -1).T.tobytes()
+
+
+def steps(values: np.ndarray, dtype: str = "<i4", restart: np.ndarray | None = None) -> bytes:
+    """Integers as the bytes (``dtype``) of their steps, the first from 0 and, where the mask
+    ``restart`` is set, from 0 again (one list per node in one array): sorted row numbers
+    become small numbers that pack to a few bytes."""
+    v = np.asarray(values, np.int64).reshape(-1)
+    d = np.diff(v, prepend=0)
+    if restart is not None:
+        d[restart] = v[restart]
+    return d.astype(dtype).tobytes()
+
+
+def from_steps(raw: bytes | None, dtype: str = "<i4") -> np.ndarray | None:
+    """The integers (int64) whose :func:`steps` (from 0) ``raw`` holds; None for no bytes or
+    a length that is not a whole number of ``dtype``."""
+    if raw is None or len(raw) % np.dtype(dtype).itemsize:
+        return None
+    return np.cumsum(np.frombuffer(raw, dtype).astype(np.int64))
 
 
 def pack_ints(values: np.ndarray, delta: bool = True) -> str:
-    """int32 values as base64 of zlib of them (``delta``: of their differences, so that sorted
-    lists shrink to a few bytes)."""
-    v = np.asarray(values, np.int64).reshape(-1)
-    d = (np.diff(v, prepend=0) if delta else v).astype("<i4")
-    return base64.b64encode(zlib.compress(d.tobytes(), _LEVEL)).decode("ascii")
+    """int32 values as base64 of zlib of them (``delta``: of their :func:`steps`, so that
+    sorted lists shrink to a few bytes)."""
+    return pack_bytes(steps(values) if delta else
+                      np.asarray(values, np.int64).reshape(-1).astype("<i4").tobytes())
 
 
 def unpack_ints(text: Any, delta: bool = True, limit: int = 1 << 26) -> np.ndarray | None:
     """The values :func:`pack_ints` packed, or None when ``text`` is not such a record."""
-    if not isinstance(text, str):
-        return None
-    try:
-        z = zlib.decompressobj()
-        raw = z.decompress(base64.b64decode(text.encode("ascii"), validate=True), 4 * limit)
-    except (ValueError, zlib.error):
-        return None
-    if len(raw) % 4 or z.unconsumed_tail:
-        return None
-    v = np.frombuffer(raw, "<i4").astype(np.int64)
-    return np.cumsum(v) if delta else v
+    raw = unpack_bytes(text, 4 * limit)
+    if delta or raw is None or len(raw) % 4:
+        return from_steps(raw)
+    return np.frombuffer(raw, "<i4").astype(np.int64)
 
 
-def _bits(a: np.ndarray) -> np.ndarray:
+# -- float32 values, bit for bit ----------------------------------------------------------------
+
+def bits(a: np.ndarray) -> np.ndarray:
+    """The bits of float32 rows (one row per item), (n, width) uint32: a view when ``a`` is
+    already contiguous float32."""
     a = np.ascontiguousarray(a, np.float32)
-    return a.view(np.int32).reshape(len(a), -1)
+    return a.view(np.uint32).reshape(len(a), -1 if a.size else 0)
+
+
+def differing_rows(was: np.ndarray, back: np.ndarray) -> np.ndarray | None:
+    """The rows (increasing) of float32 ``was`` whose bits ``back`` does not give; None when
+    their shapes differ."""
+    a, b = bits(was), bits(back)
+    if a.shape != b.shape:
+        return None
+    if a.tobytes() == b.tobytes():          # the usual case, 20x faster than the test per row
+        return np.zeros(0, np.int64)
+    return np.flatnonzero((a != b).any(axis=1))
 
 
 def keep_rows(was: np.ndarray, back: np.ndarray) -> dict[str, str] | None:
     """The record of the rows of ``was`` (float32, one row per item) that ``back`` (what the
     writer computes from the glTF as written) does not give bit for bit; None when all do."""
-    a, b = _bits(was), _bits(back)
-    if a.shape != b.shape:
+    rows = differing_rows(was, back)
+    if rows is None or not len(rows):
         return None
-    rows = np.nonzero((a != b).any(axis=1))[0]
-    if not len(rows):
-        return None
-    return {"at": pack_ints(rows), "xor": pack_ints((a[rows] ^ b[rows]).reshape(-1), delta=False)}
+    x = (bits(was)[rows] ^ bits(back)[rows]).view(np.int32)
+    return {"at": pack_ints(rows), "xor": pack_ints(x.reshape(-1), delta=False)}
 
 
 def same_rows(now: np.ndarray, wrote: np.ndarray, tol: float) -> np.ndarray:
-    """Per row: ``now`` is ``wrote`` (bit for bit when ``tol`` is 0, else within ``tol`` times
-    max(1, |value|))."""
-    now = np.asarray(now, np.float32).reshape(len(now), -1)
-    wrote = np.asarray(wrote, np.float32).reshape(len(wrote), -1)
-    if now.shape != wrote.shape:
-        return np.zeros(len(now), bool)
+    """Per row, whether the value is unedited: ``now`` (what the glTF holds now) is ``wrote``
+    (what we wrote, recomputed from the value kept), bit for bit as float32 when ``tol`` is 0,
+    else within ``tol`` times max(1, |wrote|). False for every row when the shapes differ."""
     if tol == 0.0:
-        return np.asarray((_bits(now) == _bits(wrote)).all(axis=1), bool)
-    diff = np.abs(now.astype(np.float64) - wrote)
-    return np.asarray((diff <= tol * np.maximum(1.0, np.abs(wrote))).all(axis=1), bool)
+        a, b = bits(now), bits(wrote)
+        if a.shape != b.shape:
+            return np.zeros(len(now), bool)
+        return np.asarray((a == b).all(axis=1), bool)
+    x = np.asarray(now, np.float64)
+    y = np.asarray(wrote, np.float64)
+    x, y = x.reshape(len(x), x[:1].size), y.reshape(len(y), y[:1].size)
+    if x.shape != y.shape:
+        return np.zeros(len(x), bool)
+    return np.asarray((np.abs(x - y) <= tol * np.maximum(1.0, np.abs(y))).all(axis=1), bool)
+
+
+def _f32_bits(x: float) -> bytes | float:
+    try:
+        return struct.pack("<f", x)
+    except OverflowError:                   # beyond float32: the float itself
+        return x
+
+
+def same_floats(now: Sequence[float], wrote: Sequence[float], tol: float) -> bool:
+    """:func:`same_rows` of one short row of plain floats (a node's translation: numpy per
+    node would cost more than the node)."""
+    if tol == 0.0:
+        return all(_f32_bits(a) == _f32_bits(b) for a, b in zip(now, wrote))
+    return all(abs(a - b) <= tol * max(1.0, abs(b)) for a, b in zip(now, wrote))
+
+
+def put_back(out: np.ndarray, rows: np.ndarray, was: np.ndarray, now: np.ndarray,
+             to_gltf: Callable[[np.ndarray], np.ndarray], tol: float, *,
+             either_sign: bool = False, also: np.ndarray | None = None) -> int:
+    """``out[rows]`` set to the values read ``was`` where they are unedited: ``to_gltf(was)``
+    (what we wrote from them) is ``now`` (what the glTF holds now for those rows, :func:`same_rows`;
+    ``either_sign``: or its negation, for quaternions; ``also``: rows taken whatever the glTF
+    holds); in place. Returns how many rows were put back."""
+    wrote = np.asarray(to_gltf(was), np.float32)
+    ok = same_rows(now, wrote, tol)
+    if either_sign:
+        ok |= same_rows(now, -wrote, tol)
+    if also is not None:
+        ok |= also
+    out[rows[ok]] = was[ok]
+    return int(ok.sum())
 
 
 def put_back_rows(out: np.ndarray, now_gltf: np.ndarray, record: Any,
@@ -135,14 +261,9 @@ def put_back_rows(out: np.ndarray, now_gltf: np.ndarray, record: Any,
     if rows is None or d is None or len(d) != len(rows) * width or not len(rows) or \
             rows.min() < 0 or rows.max() >= n or len(now_gltf) != n:
         return 0
-    bits = _bits(out[rows]) ^ d.astype(np.int32).reshape(len(rows), width)
-    was = bits.view(np.float32).reshape((len(rows),) + out.shape[1:])
-    wrote = to_gltf(was)
-    ok = same_rows(now_gltf[rows], wrote, tol)
-    if either_sign:
-        ok |= same_rows(now_gltf[rows], -np.asarray(wrote, np.float32), tol)
-    out[rows[ok]] = was[ok]
-    return int(ok.sum())
+    was = (bits(out[rows]) ^ d.astype(np.uint32).reshape(len(rows), width)).view(np.float32)
+    was = was.reshape((len(rows),) + out.shape[1:])
+    return put_back(out, rows, was, now_gltf[rows], to_gltf, tol, either_sign=either_sign)
 
 
 def keep_table(was: np.ndarray, back: np.ndarray) -> dict[str, str] | None:
@@ -152,14 +273,12 @@ def keep_table(was: np.ndarray, back: np.ndarray) -> dict[str, str] | None:
     all rows come back."""
     a = np.asarray(was, np.float32).reshape(len(was), -1)
     b = np.asarray(back, np.float32).reshape(len(back), -1)
-    if a.shape != b.shape:
-        return None
-    rows = np.nonzero((_bits(a) != _bits(b)).any(axis=1))[0]
-    if not len(rows):
+    rows = differing_rows(a, b)
+    if rows is None or not len(rows):
         return None
     # the rows read and written are mostly the same floats: zlib keeps one copy
     both = np.concatenate([a[rows], b[rows]]).astype("<f4").tobytes()
-    return {"at": pack_ints(rows), "rows": base64.b64encode(zlib.compress(both, _LEVEL)).decode("ascii")}
+    return {"at": pack_ints(rows), "rows": pack_bytes(both)}
 
 
 def put_back_table(out: np.ndarray, record: Any, tol: float = 0.0) -> int:
@@ -173,17 +292,75 @@ def put_back_table(out: np.ndarray, record: Any, tol: float = 0.0) -> int:
     rows = unpack_ints(record.get("at"))
     if rows is None or not len(rows) or rows.min() < 0 or rows.max() >= len(out):
         return 0
-    try:
-        both = zlib.decompress(base64.b64decode(str(record.get("rows")).encode("ascii"),
-                                                validate=True))
-    except (ValueError, zlib.error):
-        return 0
-    if len(both) != 8 * len(rows) * width:
+    both = unpack_bytes(record.get("rows"), 8 * len(rows) * width + 1)
+    if both is None or len(both) != 8 * len(rows) * width:
         return 0
     was, back = np.frombuffer(both, "<f4").reshape(2, len(rows), width)
     ok = same_rows(flat[rows], back, tol)
     flat[rows[ok]] = was[ok]
     return int(ok.sum())
+
+
+# -- check bytes, and rows checked by their glTF inputs ------------------------------------------
+# Two hashes, each of the records that hold its bytes: one byte per row of glTF inputs
+# (:func:`check_bytes`, :func:`xor_record`) and one per 4-byte word of a file block
+# (:func:`_hash8`, :func:`keep_bytes`).
+
+def check_bytes(rows: np.ndarray) -> np.ndarray:
+    """One byte per row of float32 values: a hash of their bits (an edited row changes it
+    with probability 255/256)."""
+    b = bits(rows)
+    h = np.zeros(len(rows), np.uint64)
+    for c in range(b.shape[1]):
+        h = (h * np.uint64(1000003)) ^ b[:, c].astype(np.uint64)
+        h ^= h >> np.uint64(29)
+    h *= np.uint64(0x9E3779B97F4A7C15)
+    return (h >> np.uint64(56)).astype(np.uint8)
+
+
+def xor_record(original: np.ndarray, written: np.ndarray, inputs: np.ndarray,
+               always: bool = False) -> dict | None:
+    """The record of float32 ``original`` rows against the rows ``written`` (what the writer
+    computes from the unedited glTF) and the glTF ``inputs`` they are computed from (one row
+    each); None when every row already comes back (unless ``always``). For values whose
+    recomputation the writer cannot repeat from the row alone (Overgrowth: ``.phxbn`` weights,
+    ``.anm`` bone matrices): an edited row is told by its inputs' check byte."""
+    a, b = bits(original), bits(written)
+    if a.shape != b.shape or len(inputs) != len(a):
+        return None
+    x = a ^ b
+    if not x.any() and not always:
+        return None
+    return {"rows": len(a), "xor": pack_bytes(x.astype("<u4").tobytes(), LEVEL_SMALL),
+            "check": pack_bytes(check_bytes(inputs).tobytes(), LEVEL_SMALL)}
+
+
+def xor_restore(record: Any, written: np.ndarray, inputs: np.ndarray) -> np.ndarray:
+    """``written`` (float32 rows the writer computed) with the rows whose ``inputs`` still give
+    their check byte put back as read."""
+    return xor_rows(record, written, inputs)[0]
+
+
+def xor_rows(record: Any, written: np.ndarray,
+             inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(:func:`xor_restore`, which rows were put back)."""
+    out = np.array(written, np.float32).reshape(len(written), -1)
+    same = np.zeros(len(out), bool)
+    if not isinstance(record, dict) or record.get("rows") != len(out) or len(inputs) != len(out):
+        return out, same
+    x = unpack_bytes(record.get("xor"), 4 * out.size + 1)
+    chk = unpack_bytes(record.get("check"), len(out) + 1)
+    if x is None or chk is None or len(x) != 4 * out.size or len(chk) != len(out):
+        return out, same
+    same = check_bytes(inputs) == np.frombuffer(chk, np.uint8)
+    out.view(np.uint32)[same] ^= np.frombuffer(x, "<u4").reshape(out.shape)[same]
+    return out, same
+
+
+def _hash8(words: np.ndarray) -> np.ndarray:
+    """One byte per uint32 word (a multiplicative hash): the check of a word in a block."""
+    return ((np.asarray(words, np.uint32).astype(np.uint64) * 0x9E3779B1 >> 24) & 0xFF
+            ).astype(np.uint8)
 
 
 # -- a whole file, block by block ---------------------------------------------------------------
@@ -195,12 +372,6 @@ WHOLE_LIMIT = 1 << 16
 
 def _blocks(data: bytes, block: int) -> list[bytes]:
     return [data[i:i + block] for i in range(0, len(data), block)]
-
-
-def _hash8(words: np.ndarray) -> np.ndarray:
-    """One byte per uint32 word (a multiplicative hash): the check of a word in a block."""
-    return ((np.asarray(words, np.uint32).astype(np.uint64) * 0x9E3779B1 >> 24) & 0xFF
-            ).astype(np.uint8)
 
 
 def keep_bytes(was: bytes, back: bytes, block: int = BLOCK) -> dict[str, Any] | None:
@@ -216,7 +387,7 @@ def keep_bytes(was: bytes, back: bytes, block: int = BLOCK) -> dict[str, Any] | 
     if len(was) != len(back):
         if len(was) > WHOLE_LIMIT:
             return None
-        return {"whole": base64.b64encode(zlib.compress(was, _LEVEL)).decode("ascii"),
+        return {"whole": pack_bytes(was),
                 "crc": [zlib.crc32(back), len(back)]}
     block -= block % 4
     n = (len(was) + block - 1) // block
@@ -231,7 +402,7 @@ def keep_bytes(was: bytes, back: bytes, block: int = BLOCK) -> dict[str, Any] | 
     return {"block": block, "size": len(was), "at": pack_ints(rows),
             "crc": base64.b64encode(np.asarray(crcs, "<u4").tobytes()).decode("ascii"),
             "check": base64.b64encode(checks.tobytes()).decode("ascii"),
-            "xor": base64.b64encode(zlib.compress(x[rows].tobytes(), _LEVEL)).decode("ascii")}
+            "xor": pack_bytes(x[rows].tobytes())}
 
 
 def put_back_bytes(now: bytes, record: Any) -> tuple[bytes, int]:
@@ -241,19 +412,19 @@ def put_back_bytes(now: bytes, record: Any) -> tuple[bytes, int]:
     changed."""
     if not isinstance(record, dict):
         return now, 0
-    try:
-        if "whole" in record:
-            if record.get("crc") != [zlib.crc32(now), len(now)]:
-                return now, 0
-            return zlib.decompress(base64.b64decode(str(record["whole"]), validate=True)), 1
-        block, size = record.get("block"), record.get("size")
-        rows = unpack_ints(record.get("at"))
-        crcs = np.frombuffer(base64.b64decode(str(record.get("crc")), validate=True), "<u4")
-        checks = np.frombuffer(base64.b64decode(str(record.get("check")), validate=True), np.uint8)
-        xor = np.frombuffer(zlib.decompress(base64.b64decode(str(record.get("xor")),
-                                                             validate=True)), np.uint8)
-    except (ValueError, TypeError, zlib.error):
+    if "whole" in record:
+        if record.get("crc") != [zlib.crc32(now), len(now)]:
+            return now, 0
+        whole_file = unpack_bytes(record["whole"])
+        return (now, 0) if whole_file is None else (whole_file, 1)
+    block, size = record.get("block"), record.get("size")
+    rows = unpack_ints(record.get("at"))
+    raw = [from_base64(record.get("crc")), from_base64(record.get("check")),
+           unpack_bytes(record.get("xor"))]
+    if raw[0] is None or raw[1] is None or raw[2] is None or len(raw[0]) % 4:
         return now, 0
+    crcs = np.frombuffer(raw[0], "<u4")
+    checks, xor = np.frombuffer(raw[1], np.uint8), np.frombuffer(raw[2], np.uint8)
     if type(block) is not int or block <= 0 or block % 4 or size != len(now) or rows is None \
             or len(crcs) != len(rows) or len(xor) != len(rows) * block or \
             (len(rows) and (rows.min() < 0 or rows.max() * block >= len(now))):
@@ -350,340 +521,3 @@ def _anim_as_held(a: Animation) -> Animation:
             q.values = next(units)
         out.append(q)
     return dataclasses.replace(a, channels=out, extras=_plain_extras(a.extras))
-
-
-# -- what an editor stores its own way: the values written, found again in its noise -----------
-# Blender gives back what we wrote a few units in the last place off (UVs flipped twice, bone
-# matrices through its own axes, keys re-based into bone space, normals through its own
-# encoding), also where the plain way back needs no record at all. :func:`keep_near` keeps, for
-# each value written, its index on a grid of steps of 2**-NEAR_BITS of the array's magnitude
-# modulo a small power of two, and the distance in float32 units from that grid point to the
-# value, and two check bytes per row: from a value within ``steps`` grid steps of it,
-# :func:`put_back_near` finds the value written bit for bit (one byte a value and a few bits of
-# rounding: zlib keeps what repeats), and the check tells it from a value moved by a multiple
-# of the modulus (an edit, a quaternion of the other sign).
-#: the grid of :func:`keep_near`: 2**-NEAR_BITS times the array's largest magnitude rounded up
-#: to a power of two (at least 1)
-NEAR_BITS = 22
-#: per kind of value: the tolerance in grid steps and the grid's coarsening (a power of two,
-#: for values Blender stores more coarsely). Measured with Blender 4.2 and 4.5 on the
-#: examples: keys and inverse binds move by at most half a step, positions by a sixteenth,
-#: normals by 280 steps (6.7e-5: Blender keeps custom normals in 16 bits); the tolerances leave
-#: room for larger models (3e-5, 3.6e-6 and 1.7e-3 times the array's magnitude; a corpus
-#: animation of 2,000 keys a bone moves quaternions by up to 7.3e-6)
-NEAR: dict[str, tuple[int, int]] = {"key": (127, 0), "position": (15, 0), "normal": (7, 10)}
-
-
-def _order(a: np.ndarray) -> np.ndarray:
-    """float32 bits as int64 in the order of the values (-0.0 just below +0.0)."""
-    b = np.ascontiguousarray(a, np.float32).view(np.int32).astype(np.int64)
-    return np.where(b >= 0, b, -1 - (b & 0x7FFFFFFF))
-
-
-def _unorder(m: np.ndarray) -> np.ndarray:
-    b = np.where(m >= 0, m, (-1 - m) | 0x80000000).astype(np.int64)
-    return (b & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
-
-
-def _pack_planes(values: np.ndarray) -> str:
-    """Small signed ints (zigzag) as their four byte planes one after the other, deflated: the
-    planes of high bytes are zeros that zlib keeps in a few bytes."""
-    z = ((values << 1) ^ (values >> 63)).astype("<u4")
-    return base64.b64encode(zlib.compress(z.view(np.uint8).reshape(-1, 4).T.tobytes(), _LEVEL)
-                            ).decode("ascii")
-
-
-def _unpack_planes(text: Any, n: int) -> np.ndarray | None:
-    try:
-        raw = zlib.decompressobj().decompress(base64.b64decode(str(text), validate=True), 4 * n + 1)
-    except (ValueError, zlib.error):
-        return None
-    if len(raw) != 4 * n:
-        return None
-    z = np.frombuffer(raw, np.uint8).reshape(4, n).T.copy().view("<u4").reshape(-1).astype(np.int64)
-    return (z >> 1) ^ -(z & 1)
-
-
-def keep_near(wrote: np.ndarray, kind: str = "key") -> dict[str, Any] | None:
-    """The record of float32 values as written (one row per vertex, key, bone...) from which
-    :func:`put_back_near` finds them again in values an editor moved by at most ``NEAR[kind]``
-    grid steps; None for values it cannot keep (not finite, or none)."""
-    steps, coarse = NEAR[kind]
-    w = np.ascontiguousarray(wrote, np.float32).reshape(len(wrote), -1)
-    if not w.size or not np.isfinite(w).all():
-        return None
-    e = max(0, math.frexp(float(np.abs(w).max()))[1]) - NEAR_BITS + coarse
-    mod = 1 << (2 * steps + 1).bit_length()
-    g = np.rint(w.astype(np.float64) / 2.0 ** e).astype(np.int64)
-    d = _order(w) - _order((g * 2.0 ** e).astype(np.float32))
-    if np.abs(d).max() >= 1 << 31:
-        return None
-    return {"e": e, "m": mod, "n": int(w.size),
-            "g": base64.b64encode(zlib.compress((g % mod).astype(np.uint8).tobytes(), _LEVEL)
-                                  ).decode("ascii"),
-            "d": _pack_planes(d.reshape(-1)),
-            "c": base64.b64encode(zlib.compress(_row_checks(w).tobytes(), _LEVEL)).decode("ascii")}
-
-
-def _row_checks(rows: np.ndarray) -> np.ndarray:
-    """Two check bytes per row of float32 values (their bits): a quaternion of the other sign
-    or an edit of a multiple of the modulus finds a value of the grid near it, and is told from
-    the one written but for one chance in 65,536."""
-    words = np.ascontiguousarray(rows, np.float32).view(np.uint32).astype(np.uint64)
-    h: np.ndarray = np.zeros(len(words), np.uint64)
-    for k in range(words.shape[1]):
-        h = (h * np.uint64(0x9E3779B1) + words[:, k]) & np.uint64(0xFFFFFFFF)
-    return ((h * np.uint64(0x9E3779B1) >> np.uint64(16)) & np.uint64(0xFFFF)).astype("<u2")
-
-
-def put_back_near(now: np.ndarray, record: Any, *, either_sign: bool = False,
-                  at: np.ndarray | None = None) -> np.ndarray:
-    """Rows of ``now`` (float32, in place) set to the values :func:`keep_near` kept, where each
-    value of the row is within the record's tolerance of the one written (``either_sign``:
-    or the row's negation is, for quaternions; ``at``: the kept row of each row of ``now``, by
-    default the same). Returns which rows (none for a record that does not fit)."""
-    rows = np.zeros(len(now), bool)
-    width = now.size // len(now) if len(now) else 0
-    kept_n = record.get("n") if isinstance(record, dict) else None
-    if type(kept_n) is not int or not now.size or not width or kept_n % width or \
-            (at is None and kept_n != now.size) or \
-            (at is not None and (len(at) != len(now) or at.min() < 0 or at.max() >= kept_n // width)):
-        return rows
-    e, mod = record.get("e"), record.get("m")
-    d = _unpack_planes(record.get("d"), kept_n)
-    try:
-        gm = np.frombuffer(zlib.decompress(base64.b64decode(str(record.get("g")), validate=True)),
-                           np.uint8).astype(np.int64)
-        checks = np.frombuffer(zlib.decompress(base64.b64decode(str(record.get("c")),
-                                                                validate=True)), "<u2")
-    except (ValueError, zlib.error):
-        return rows
-    if type(e) is not int or type(mod) is not int or not 2 <= mod <= 256 or not -200 < e < 200 \
-            or d is None or len(d) != kept_n or len(gm) != kept_n:
-        return rows
-    step = 2.0 ** e
-    flat = now.reshape(len(now), -1)
-    if len(checks) != kept_n // width:
-        return rows
-    gm, d = gm.reshape(-1, width), d.reshape(-1, width)
-    if at is not None:
-        gm, d, checks = gm[at], d[at], checks[at]
-    best = np.zeros(flat.shape, np.float32)
-    for sign in (1.0, -1.0) if either_sign else (1.0,):
-        cur = sign * flat.astype(np.float64)
-        with np.errstate(all="ignore"):
-            g0 = np.rint(np.nan_to_num(cur / step, nan=0.0, posinf=0.0, neginf=0.0))
-        g0 = np.clip(g0, -(1 << 40), 1 << 40).astype(np.int64)
-        k = (gm - g0) % mod
-        g = g0 + np.where(k >= mod // 2, k - mod, k)
-        m = _order((g * step).astype(np.float32)) + d
-        fits = (np.abs(g) < 1 << 24) & (m > -(1 << 31)) & (m < 1 << 31)
-        wrote = _unorder(np.where(fits, m, 0))
-        ok = fits & (np.abs(cur - wrote) <= (mod // 2 - 1) * step)
-        # (a value moved by a multiple of ``mod`` steps finds another value of the grid: the
-        # row's check tells the one written)
-        here = ok.all(axis=1) & ~rows & (_row_checks(wrote) == checks)
-        best[here] = wrote[here]
-        rows |= here
-    flat[rows] = best[rows]
-    return rows
-
-
-# -- a scene's values as written, through an editor --------------------------------------------
-# ``to_scene`` of a family whose writer reads values Blender moves (bone transforms, keys, UVs)
-# calls :func:`keep_written`: the values as the GLB holds them ride in node extras (a node's
-# transform, the inverse binds of the skin it is the first joint of, the keys of its channels
-# per animation) and mesh extras (vertex values over the mesh's vertices in primitive order;
-# with ``ids`` each vertex also carries its index in a vertex attribute, so that vertices
-# Blender split or reordered find theirs). Its writer calls :func:`put_back_written` first: in
-# a GLB an editor wrote, each value within the tolerance of what was written becomes what was
-# written, bit for bit, and the plain way back (records above included) gives the file again.
-#: node and mesh extras key of :func:`keep_written`
-WRITTEN_KEY = "retromesh_written"
-#: the vertex attribute of :func:`keep_written` (``ids``): each vertex's index in its mesh
-VERTEX_ID = "_RETROMESH_V"
-
-
-def _double_flip(uv: np.ndarray) -> np.ndarray:
-    """UVs as Blender gives them back: flipped to its own V axis and back in float32."""
-    out = np.array(uv, np.float32)
-    if out.ndim == 2 and out.shape[1] > 1:
-        one = np.float32(1.0)
-        out[:, 1] = one - (one - out[:, 1])
-    return out
-
-
-def _b64f64(values: np.ndarray) -> str:
-    return base64.b64encode(np.asarray(values, "<f8").tobytes()).decode("ascii")
-
-
-def _mesh_written(prims: list[Primitive]) -> dict[str, Any]:
-    """The record of a mesh's vertex values as written (see above)."""
-    rec: dict[str, Any] = {"n": sum(len(p.positions) for p in prims)}
-    if not all(p.mode == 4 for p in prims) or not rec["n"]:
-        return {}
-    pos = keep_near(np.concatenate([p.positions for p in prims]), "position")
-    if pos:
-        rec["positions"] = pos
-    if all(p.normals is not None for p in prims):
-        nrm = keep_near(np.concatenate([p.normals for p in prims if p.normals is not None]),
-                        "normal")
-        if nrm:
-            rec["normals"] = nrm
-    for k in range(min(len(p.uvs) for p in prims)):
-        uv = np.concatenate([p.uvs[k] for p in prims]).astype(np.float32)
-        kept = keep_rows(uv, _double_flip(uv))
-        if kept:
-            rec[f"uv{k}"] = kept
-    for k in range(min(len(p.targets) for p in prims)):
-        if all(p.targets[k].positions is not None for p in prims):
-            kept = keep_near(np.concatenate([p.targets[k].positions for p in prims]), "position")
-            if kept:
-                rec[f"target{k}"] = kept
-    return rec
-
-
-def keep_written(scene: Scene, *, ids: bool = False) -> None:
-    """Keep, in ``scene``'s node and mesh extras, its values as its GLB will hold them (see
-    above); ``ids``: and each vertex's index in a vertex attribute."""
-    held = as_glb_holds(scene)
-    recs: list[dict[str, Any]] = [{} for _ in scene.nodes]
-    for i, n in enumerate(held.nodes):
-        recs[i]["trs"] = _b64f64(np.concatenate([n.translation, n.rotation, n.scale]))
-    for skin in held.skins:       # (on the first joint: Blender keeps the joints' extras)
-        if skin.joints and 0 <= skin.joints[0] < len(recs) and \
-                skin.inverse_bind_matrices is not None:
-            ibm = keep_near(np.asarray(skin.inverse_bind_matrices).reshape(-1, 16), "key")
-            if ibm:
-                recs[skin.joints[0]]["ibm"] = ibm
-    for a, anim in enumerate(held.animations):
-        for c in anim.channels:
-            if c.path != "weights" and 0 <= c.node < len(recs) and len(c.values):
-                kept = keep_near(np.asarray(c.values), "key")
-                if kept:
-                    recs[c.node].setdefault("keys", {}).setdefault(anim.name or str(a), {})[c.path] = kept
-    for node, rec in zip(scene.nodes, recs):
-        node.extras[WRITTEN_KEY] = rec
-    for mesh, hm in zip(scene.meshes, held.meshes):
-        rec = _mesh_written(hm.primitives)
-        if rec:
-            mesh.extras[WRITTEN_KEY] = rec
-            if ids:
-                start = 0
-                for p in mesh.primitives:
-                    p.attributes[VERTEX_ID] = np.arange(start, start + len(p.positions),
-                                                        dtype=np.float32)
-                    start += len(p.positions)
-
-
-def _trs_back(node: Any, rec: Any, tol: float) -> None:
-    try:
-        was = np.frombuffer(base64.b64decode(str(rec), validate=True), "<f8")
-    except ValueError:
-        return
-    if len(was) != 10:
-        return
-    now = np.concatenate([node.translation, node.rotation, node.scale])
-    for q in (now, np.concatenate([now[:3], -now[3:7], now[7:]])):
-        if np.all(np.abs(q - was) <= tol * np.maximum(1.0, np.abs(was))):
-            node.translation, node.rotation, node.scale = was[:3].copy(), was[3:7].copy(), \
-                was[7:].copy()
-            return
-
-
-def _vertices_back(prims: list[Primitive], rec: dict[str, Any], tol: float) -> None:
-    """The mesh's vertex values as written (see :func:`keep_written`), per vertex that is
-    within the tolerance of what was written; ``prims`` are copies, changed in place."""
-    n = rec.get("n")
-    if type(n) is not int or not prims or not all(p.mode == 4 for p in prims):
-        return
-    ids = [p.attributes.get(VERTEX_ID) for p in prims]
-    if all(i is not None for i in ids):
-        src = np.concatenate(ids).astype(np.int64)       # type: ignore[arg-type]
-        if len(src) and (src.min() < 0 or src.max() >= n):
-            return
-    elif sum(len(p.positions) for p in prims) == n:
-        src = np.arange(n)
-    else:
-        return
-    cuts = np.cumsum([len(p.positions) for p in prims])[:-1]
-
-    def back(name: str, now: np.ndarray, kind: str) -> np.ndarray:
-        if kind != "uv":
-            put_back_near(now, rec.get(name), at=src)
-            return now
-        kept = rec.get(name)
-        rows = unpack_ints(kept.get("at")) if isinstance(kept, dict) else None
-        xor = unpack_ints(kept.get("xor"), delta=False) if isinstance(kept, dict) else None
-        width = now.shape[1]
-        if rows is None or xor is None or len(xor) != len(rows) * width or \
-                (len(rows) and (rows.min() < 0 or rows.max() >= n)):
-            return now
-        full = np.zeros((n, width), np.int32)
-        full[rows] = xor.astype(np.int32).reshape(-1, width)
-        was = (_bits(now) ^ full[src]).view(np.float32)
-        ok = same_rows(now, _double_flip(was), tol)
-        return np.where(ok[:, None], was, now)
-    for attr, kind in (("positions", "position"), ("normals", "normal")):
-        if attr in rec and all(getattr(p, attr) is not None for p in prims):
-            got = back(attr, np.concatenate([getattr(p, attr) for p in prims]).astype(np.float32), kind)
-            for p, part in zip(prims, np.split(got, cuts)):
-                setattr(p, attr, part)
-    for k in range(min(len(p.targets) for p in prims)):
-        if f"target{k}" in rec and all(p.targets[k].positions is not None for p in prims):
-            got = back(f"target{k}", np.concatenate([p.targets[k].positions for p in prims])
-                       .astype(np.float32), "position")
-            for p, part in zip(prims, np.split(got, cuts)):
-                p.targets = [*p.targets[:k], dataclasses.replace(p.targets[k], positions=part),
-                             *p.targets[k + 1:]]
-    for k in range(min(len(p.uvs) for p in prims)):
-        if f"uv{k}" in rec:
-            got = back(f"uv{k}", np.concatenate([p.uvs[k] for p in prims]).astype(np.float32), "uv")
-            for p, part in zip(prims, np.split(got, cuts)):
-                p.uvs = [*p.uvs[:k], part, *p.uvs[k + 1:]]
-
-
-def put_back_written(scene: Scene) -> Scene:
-    """``scene`` with the values :func:`keep_written` kept put back where an editor's GLB
-    (:func:`tolerance`) still holds them within the tolerance (:data:`EDITOR_TOLERANCE` for a
-    node's transform, :data:`NEAR` for the others); the scene itself when no editor wrote it.
-    Shares what it does not change."""
-    tol = tolerance(scene.extras)
-    if not tol:
-        return scene
-    nodes = [dataclasses.replace(n) for n in scene.nodes]
-    recs = [n.extras.get(WRITTEN_KEY) if isinstance(n.extras, dict) else None for n in nodes]
-    for node, rec in zip(nodes, recs):
-        if isinstance(rec, dict) and "trs" in rec:
-            _trs_back(node, rec["trs"], tol)
-    skins = list(scene.skins)
-    for k, skin in enumerate(skins):
-        first = recs[skin.joints[0]] if skin.joints and 0 <= skin.joints[0] < len(recs) else None
-        if isinstance(first, dict) and "ibm" in first and skin.inverse_bind_matrices is not None:
-            ibm = np.asarray(skin.inverse_bind_matrices, np.float32).reshape(-1, 16).copy()
-            if put_back_near(ibm, first["ibm"]).any():
-                skins[k] = dataclasses.replace(skin, inverse_bind_matrices=ibm.reshape(-1, 4, 4)
-                                               .astype(np.float64))
-    anims = []
-    for a, anim in enumerate(scene.animations):
-        chans = []
-        for c in anim.channels:
-            rec = recs[c.node] if 0 <= c.node < len(recs) else None
-            keys = rec.get("keys") if isinstance(rec, dict) else None
-            kept = keys.get(anim.name or str(a)) if isinstance(keys, dict) else None
-            kept = kept.get(c.path) if isinstance(kept, dict) else None
-            if kept is not None and c.interpolation != "CUBICSPLINE" and len(c.values):
-                values = np.asarray(c.values, np.float32).reshape(len(c.values), -1).copy()
-                if put_back_near(values, kept, either_sign=c.path == "rotation").any():
-                    c = dataclasses.replace(c, values=values.reshape(np.shape(c.values)))
-            chans.append(c)
-        anims.append(dataclasses.replace(anim, channels=chans))
-    meshes = []
-    for mesh in scene.meshes:
-        rec = mesh.extras.get(WRITTEN_KEY) if isinstance(mesh.extras, dict) else None
-        if isinstance(rec, dict):
-            prims = [dataclasses.replace(p) for p in mesh.primitives]
-            _vertices_back(prims, rec, tol)
-            mesh = dataclasses.replace(mesh, primitives=prims)
-        meshes.append(mesh)
-    return dataclasses.replace(scene, nodes=nodes, skins=skins, animations=anims, meshes=meshes)

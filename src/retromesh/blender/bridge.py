@@ -25,7 +25,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from .. import registry, restore
+from .. import registry, restore_editor
 from ..batch import companions as companions_beside, matches
 from ..extras import BLENDER_MARK
 from ..gltf.container import pack, unpack
@@ -624,7 +624,7 @@ def names_a_format(target: str | os.PathLike) -> bool:
 
 # Blender gives back what retromesh wrote a hair off (bone matrices through its own axes, UVs
 # flipped twice, normals in 16 bits). For the families whose writers put back what
-# retromesh.restore.keep_written kept (their from_scene calls put_back_written), the GLB made
+# retromesh.restore_editor.keep_written kept (their from_scene calls put_back_written), the GLB made
 # for Blender keeps the values as written, and the writer finds them again within the
 # tolerance (docs/lossless.md). Only here: a GLB converted on the plain path needs none of it.
 #: family -> whether each vertex also carries its index (the family's writer merges vertices
@@ -645,7 +645,7 @@ def load_to_glb(job: Job, glb: str | os.PathLike, **options: Any) -> list[str]:
         scene.extras[SOURCE] = _source_record(job.main)
         family = retromesh.detect(job.main).family
         if family in KEEP_WRITTEN:
-            restore.keep_written(scene, ids=KEEP_WRITTEN[family])
+            restore_editor.keep_written(scene, ids=KEEP_WRITTEN[family])
         # the GLB is temporary: the images must travel inside it
         retromesh.save(scene, glb, embed_images=True)
     return _warned(caught)

@@ -22,22 +22,29 @@ where Blender keeps them (node and mesh extras).
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import math
 import re
 import struct
-import zlib
 from typing import Any
 
 import numpy as np
 
-from ...extras import BLENDER_MARK
+from ... import restore
 from ...geometry import unit_rows
+from ...restore import (
+    differing_rows,
+    from_base64,
+    from_steps,
+    pack_words,
+    put_back,
+    same_floats,
+    steps,
+    unpack_words,
+)
 from .axes import Z32, rot_from_gltf, rot_to_gltf
 from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
 
-__all__ = ["BLENDER_TOLERANCE", "BLENDER_MARK", "WEIGHT_TOLERANCE", "tolerance", "pack", "unpack",
+__all__ = ["BLENDER_TOLERANCE", "WEIGHT_TOLERANCE", "tolerance", "pack", "unpack",
            "restore_rows", "normal_naive", "node_records", "node_values", "kept_trs",
            "recorded_gltf_trs", "reorder",
            "rotation_naive", "keys_records", "restore_keys", "bone_record", "restore_bone"]
@@ -49,72 +56,33 @@ BLENDER_TOLERANCE = {"trs": 1e-5, "normal": 2e-3, "color": 5e-3, "rotation": 1e-
 
 
 def tolerance(scene, kind: str) -> float:
-    """0 (bit for bit) unless the scene came through Blender."""
-    return BLENDER_TOLERANCE[kind] if scene.extras.get(BLENDER_MARK) else 0.0
+    """0 (bit for bit) unless the scene came through Blender (:func:`retromesh.restore.tolerance`),
+    then the B3D figure for values of ``kind``."""
+    return restore.tolerance(scene.extras, BLENDER_TOLERANCE[kind])
 
 
-def _close(a: Any, b: Any, tol: float) -> np.ndarray:
-    """Per row, a equals b (tol 0: as float32), or within tol x max(1, |b|)."""
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    if tol == 0:
-        return np.all(a.astype(np.float32) == b.astype(np.float32), axis=-1)
-    return np.all(np.abs(a - b) <= tol * np.maximum(1.0, np.abs(b)), axis=-1)
-
-
-# -- float32 rows, packed -----------------------------------------------------------------------
-
-#: payloads up to this many bytes are stored as they are (deflating a small one costs more
-#: time than the few bytes it saves)
-_DEFLATE_FROM = 1024
-
-
-def _b64(data: bytes) -> str:
-    """``data`` (4-byte numbers) as base64; a big one shuffled byte plane by byte plane (the
-    exponents then compress well) and deflated first, marked ``z:``."""
-    if len(data) < _DEFLATE_FROM:
-        return base64.b64encode(data).decode("ascii")
-    planes = np.frombuffer(data, np.uint8).reshape(-1, 4).T.tobytes()
-    return "z:" + base64.b64encode(zlib.compress(planes, 6)).decode("ascii")
-
-
-def _unb64(text: Any) -> bytes | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        if not text.startswith("z:"):
-            return base64.b64decode(text, validate=True)
-        planes = zlib.decompress(base64.b64decode(text[2:], validate=True))
-    except (binascii.Error, ValueError, zlib.error):
-        return None
-    if len(planes) % 4:
-        return None
-    return np.frombuffer(planes, np.uint8).reshape(4, -1).T.tobytes()
-
+# -- float32 rows, packed (:func:`retromesh.restore.pack_words`) -------------------------------
 
 def _rows_text(local: np.ndarray) -> str:
     """Increasing row numbers as their steps."""
-    steps = local.astype(np.int64)
-    steps[1:] -= local[:-1]
-    return _b64(steps.astype("<u4").tobytes())
+    return pack_words(steps(local, "<u4"))
 
 
 def pack(orig: np.ndarray, naive: np.ndarray) -> dict | None:
     """The rows of ``orig`` (k, c) float32 whose bits ``naive`` does not give back:
     ``{"n": k, "rows": steps between them, "f32": their values}`` (rows left out when all
     differ), or None."""
-    o = np.ascontiguousarray(orig, np.float32)
-    n = np.ascontiguousarray(naive, np.float32)
-    if o.tobytes() == n.tobytes():
+    rows = differing_rows(orig, naive)
+    if rows is None or not len(rows):
         return None
-    rows = np.flatnonzero(np.any(o.view(np.uint32) != n.view(np.uint32), axis=1))
-    return _record(len(o), rows, o[rows])
+    return _record(len(orig), rows, np.asarray(orig, np.float32)[rows])
 
 
 def _record(n: int, rows: np.ndarray, values: np.ndarray) -> dict:
     rec: dict[str, Any] = {"n": int(n)}
     if len(rows) < n:
         rec["rows"] = _rows_text(rows)
-    rec["f32"] = _b64(np.ascontiguousarray(values, "<f4").tobytes())
+    rec["f32"] = pack_words(np.ascontiguousarray(values, "<f4").tobytes())
     return rec
 
 
@@ -123,16 +91,15 @@ def unpack(rec: Any, n: int, width: int) -> tuple[np.ndarray, np.ndarray] | None
     is missing or does not fit."""
     if not isinstance(rec, dict) or rec.get("n") != n:
         return None
-    data = _unb64(rec.get("f32"))
+    data = unpack_words(rec.get("f32"))
     if data is None or len(data) % (4 * width):
         return None
     m = len(data) // (4 * width)
     values = np.frombuffer(data, "<f4").reshape(m, width).astype(np.float32)
     if "rows" in rec:
-        raw = _unb64(rec["rows"])
-        if raw is None or len(raw) != 4 * m:
+        rows = from_steps(unpack_words(rec["rows"]), "<u4")
+        if rows is None or len(rows) != m:
             return None
-        rows = np.cumsum(np.frombuffer(raw, "<u4").astype(np.int64))
         if m and (rows[-1] >= n or (np.diff(rows) <= 0).any()):
             return None
     elif m == n:
@@ -153,12 +120,12 @@ def restore_rows(out: np.ndarray, expect_of, got: np.ndarray, rec: Any, tol: flo
     rows, kept = got_rows
     if not len(rows):
         return
-    ok = _close(expect_of(kept), got[rows], tol)
+    also = None
     if degenerate:
         # a zero or non-finite normal: glTF got one computed from the faces (any unit normal)
         sq = np.einsum("ij,ij->i", kept.astype(np.float64), kept.astype(np.float64))
-        ok |= ~((sq > 1e-24) & np.isfinite(sq))
-    out[rows[ok]] = kept[ok]
+        also = ~((sq > 1e-24) & np.isfinite(sq))
+    put_back(out, rows, kept, got[rows], expect_of, tol, also=also)
 
 
 def normal_naive(normals: np.ndarray) -> np.ndarray:
@@ -240,47 +207,32 @@ def node_records(nodes: list[NodeChunk]) -> dict[int, dict]:
         return out
     f = np.array([(*c.position, *c.scale, *c.rotation) for c in nodes], np.float32)
     naive = _naive_nodes(f)
-    keep = np.any(naive.view(np.uint32) != f.view(np.uint32), axis=1)
+    differ = differing_rows(f, naive)
+    assert differ is not None               # naive is made from f: one shape
     # a scale too: Blender's bones have none (its rest drops it; :mod:`.restscale`)
-    keep |= np.any(np.abs(f[:, 3:6] - 1.0) > 1e-5, axis=1)
+    keep = np.union1d(differ, np.flatnonzero(np.any(np.abs(f[:, 3:6] - 1.0) > 1e-5, axis=1)))
     kind = _KIND.get
     for c in nodes:
         kinds = "".join([kind(type(x), "R") for x in c.children])
         if _WRITER_ORDER.fullmatch(kinds) is None:
             out[id(c)] = {"order": kinds}
-    for k in np.flatnonzero(keep).tolist():
+    for k in keep.tolist():
         rec = out.setdefault(id(nodes[k]), {})
-        rec["trs"] = base64.b64encode(f[k].astype("<f4").tobytes()).decode("ascii")
+        rec["trs"] = pack_words(f[k].astype("<f4").tobytes())       # 40 bytes: plain base64
     return out
-
-
-def _near(got, want: list[float], tol: float) -> bool:
-    """``_close`` for one short row of plain floats."""
-    if tol == 0:
-        return all(_F32(a) == _F32(b) for a, b in zip(got, want))
-    return all(abs(a - b) <= tol * max(1.0, abs(b)) for a, b in zip(got, want))
-
-
-def _F32(x: float) -> float:
-    return struct.unpack("<f", struct.pack("<f", x))[0] if abs(x) < 3.4e38 else x
 
 
 def kept_trs(native: dict, node, tol: float) -> tuple[tuple, tuple, tuple] | None:
     """The NODE's kept position, scale, rotation when ``node`` still has what we wrote."""
-    text = native.get("trs")
-    if not isinstance(text, str):
-        return None
-    try:
-        raw = base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    if len(raw) != 40:
+    raw = from_base64(native.get("trs"))
+    if raw is None or len(raw) != 40:
         return None
     f = list(struct.unpack("<10f", raw))
     t, r, s = _as_written(*_gltf_trs(f))
     got_r = node.rotation.tolist()
-    if not (_near(node.translation.tolist(), t, tol) and _near(node.scale.tolist(), s, tol)
-            and (_near(got_r, r, tol) or _near([-v for v in got_r], r, tol))):
+    if not (same_floats(node.translation.tolist(), t, tol)
+            and same_floats(node.scale.tolist(), s, tol)
+            and (same_floats(got_r, r, tol) or same_floats([-v for v in got_r], r, tol))):
         return None
     return tuple(f[0:3]), tuple(f[3:6]), tuple(f[6:10])
 
@@ -288,14 +240,10 @@ def kept_trs(native: dict, node, tol: float) -> tuple[tuple, tuple, tuple] | Non
 def recorded_gltf_trs(native: dict) -> tuple[list, list, list] | None:
     """The glTF translation, rotation, scale we wrote from the NODE's kept floats (``trs``),
     None when there are none."""
-    text = native.get("trs")
-    if not isinstance(text, str):
+    raw = from_base64(native.get("trs"))
+    if raw is None or len(raw) != 40:
         return None
-    try:
-        raw = base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    return _as_written(*_gltf_trs(list(struct.unpack("<10f", raw)))) if len(raw) == 40 else None
+    return _as_written(*_gltf_trs(list(struct.unpack("<10f", raw))))
 
 
 def reorder(children: list, order: Any) -> list:
@@ -331,6 +279,15 @@ def _any_per(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return hits[starts[1:]] > hits[starts[:-1]]
 
 
+def _node_steps(rows: np.ndarray, starts: np.ndarray) -> bytes:
+    """Increasing rows of all nodes (node ``k``'s from ``starts[k]``) as their steps within
+    each node, each node's first from 0."""
+    node_of = np.searchsorted(starts, rows, side="right") - 1
+    first = np.ones(len(rows), bool)
+    first[1:] = node_of[1:] != node_of[:-1]
+    return steps(rows - starts[node_of], "<u4", restart=first)
+
+
 def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None]:
     """Per node (its KEYS chunks; ``flips``: which of all their keys, chunk after chunk, node
     after node, to_scene flipped): ``[flipped rows or None, pack record or None]`` over its
@@ -342,25 +299,13 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
                        [len(c.keys) for chunks in nodes for c in chunks])
     flipped = np.flatnonzero(flips[is_rot])
     naive = rotation_naive(q)
-    rows = np.flatnonzero(np.any(q.view(np.uint32) != naive.view(np.uint32), axis=1))
+    rows = differing_rows(q, naive)
+    assert rows is not None                 # naive is made from q: one shape
     cut = np.searchsorted(rows, starts).tolist()       # each node's rows: rows[cut[k]:cut[k+1]]
     fcut = np.searchsorted(flipped, starts).tolist()
-    node_of = np.searchsorted(starts, rows, side="right") - 1
-    local = rows - starts[node_of]
-    steps = local.copy()
-    steps[1:] -= local[:-1]
-    first = np.ones(len(rows), bool)
-    first[1:] = node_of[1:] != node_of[:-1]
-    steps[first] = local[first]
-    steps_b, vals_b = steps.astype("<u4").tobytes(), np.ascontiguousarray(q[rows]).tobytes()
-    f_node = np.searchsorted(starts, flipped, side="right") - 1
-    f_local = flipped - starts[f_node]
-    f_steps = f_local.copy()
-    f_steps[1:] -= f_local[:-1]
-    f_first = np.ones(len(flipped), bool)
-    f_first[1:] = f_node[1:] != f_node[:-1]
-    f_steps[f_first] = f_local[f_first]
-    flips_b = f_steps.astype("<u4").tobytes()
+    steps_b = _node_steps(rows, starts)
+    vals_b = np.ascontiguousarray(q[rows]).tobytes()
+    flips_b = _node_steps(flipped, starts)
     sizes = np.diff(starts).tolist()
     out: list[list | None] = []
     for k in range(len(nodes)):
@@ -372,9 +317,9 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
         if a < b:
             rec = {"n": sizes[k]}
             if b - a < sizes[k]:
-                rec["rows"] = _b64(steps_b[4 * a:4 * b])
-            rec["f32"] = _b64(vals_b[16 * a:16 * b])
-        out.append([_b64(flips_b[4 * fa:4 * fb]) if fb > fa else None, rec])
+                rec["rows"] = pack_words(steps_b[4 * a:4 * b])
+            rec["f32"] = pack_words(vals_b[16 * a:16 * b])
+        out.append([pack_words(flips_b[4 * fa:4 * fb]) if fb > fa else None, rec])
     return out
 
 
@@ -392,11 +337,9 @@ def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
         flipped, kept = rec
         if kept is not None and not (isinstance(kept, dict) and kept.get("n") == n):
             continue
-        raw = _unb64(flipped) if flipped is not None else None
-        if raw is not None and len(raw) % 4 == 0:
-            rows = np.cumsum(np.frombuffer(raw, "<u4").astype(np.int64))
-            if len(rows) and rows[-1] < n:
-                flips.append(rows + starts[k])
+        rows = from_steps(unpack_words(flipped), "<u4")
+        if rows is not None and len(rows) and rows[-1] < n:
+            flips.append(rows + starts[k])
         got = unpack(kept, n, 4) if kept is not None else None
         if got is not None:
             rows_all.append(got[0] + starts[k])
@@ -406,9 +349,7 @@ def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
     if rows_all:
         rows = np.concatenate(rows_all)
         vals = np.frombuffer(b"".join(vals_all), np.float32).reshape(-1, 4)
-        now, expect = q[rows].astype(np.float64), rotation_naive(vals)
-        ok = _close(now, expect, tol) | _close(-now, expect, tol)
-        q[rows[ok]] = vals[ok]
+        put_back(q, rows, vals, q[rows], rotation_naive, tol, either_sign=True)
     if not flips and not rows_all:
         return
     at = 0
@@ -434,11 +375,11 @@ def bone_record(weights: np.ndarray, odd: np.ndarray) -> dict | None:
     v, w = weights["vertex"], weights["weight"]
     out: dict[str, Any] = {}
     if len(v) > 1 and (v[1:] < v[:-1]).any():
-        out["v"] = _b64(np.diff(v.astype(np.int64), prepend=0).astype("<i4").tobytes())
+        out["v"] = pack_words(steps(v))
     loose = v[(w > 0) & (w != 1.0)]
     loose = loose[(loose >= 0) & (loose < len(odd))]
     if len(loose) and not odd[loose].all():
-        out["w"] = _b64(np.ascontiguousarray(w, "<f4").tobytes())
+        out["w"] = pack_words(np.ascontiguousarray(w, "<f4").tobytes())
     return out or None
 
 
@@ -451,10 +392,9 @@ def restore_bone(bone: Bone, rec: Any) -> None:
     n = len(w)
     v_file = None
     if "v" in rec:
-        raw = _unb64(rec["v"])
-        if raw is None or len(raw) != 4 * n:
+        v_file = from_steps(unpack_words(rec["v"]))
+        if v_file is None or len(v_file) != n:
             return
-        v_file = np.cumsum(np.frombuffer(raw, "<i4").astype(np.int64))
         order = np.argsort(v_file, kind="stable")
         if not np.array_equal(v_file[order], w["vertex"]):
             return
@@ -462,7 +402,7 @@ def restore_bone(bone: Bone, rec: Any) -> None:
         back[order] = np.arange(n)
         w = w[back]
     if "w" in rec:
-        raw = _unb64(rec["w"])
+        raw = unpack_words(rec["w"])
         if raw is not None and len(raw) == 4 * n:
             kept = np.frombuffer(raw, "<f4")
             w = w.copy()

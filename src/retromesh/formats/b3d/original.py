@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...binio import Reader
+from ...restore import same_rows
 from .chunks import AnimChunk, B3dFile, Bone, Brus, Keys, NodeChunk, Texs, Tris, Vrts, read
 
 __all__ = ["TOLERANCE", "FIELD_TOLERANCE", "original_document", "merge"]
@@ -42,11 +43,9 @@ def _near(a: np.ndarray, b: np.ndarray, signed: bool = False,
           tol: float = TOLERANCE) -> np.ndarray:
     """Per row of (n, k) float arrays, within the tolerance (``signed``: or of -a, for
     quaternions)."""
-    a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    lim = tol * np.maximum(1.0, np.abs(b64))
-    ok = np.all(np.abs(a64 - b64) <= lim, axis=1)
+    ok = same_rows(a, b, tol)
     if signed:
-        ok |= np.all(np.abs(-a64 - b64) <= lim, axis=1)
+        ok |= same_rows(-a, b, tol)
     return ok
 
 

@@ -17,11 +17,8 @@ the kept text had that the new one has not.
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import os
 import warnings
-import zlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -42,20 +39,13 @@ TEXT_KEY = "lta_text"
 
 
 def pack(text: bytes) -> str:
-    return base64.b64encode(zlib.compress(text, 9)).decode("ascii")
+    """The LTA text as the scene keeps it (:func:`retromesh.restore.pack_bytes`, zlib level 9)."""
+    return restore.pack_bytes(text, 9)
 
 
 def unpack(value: Any) -> bytes | None:
-    """The text :func:`pack` kept, or None (not ours, damaged, or past ``lta.MAX_TEXT``: extras
-    come from any glTF, so a zlib bomb there must not grow)."""
-    if not isinstance(value, str):
-        return None
-    try:
-        z = zlib.decompressobj()
-        out = z.decompress(base64.b64decode(value.encode("ascii"), validate=True), lta.MAX_TEXT)
-    except (ValueError, binascii.Error, zlib.error):
-        return None
-    return out if z.eof and not z.unconsumed_tail else None
+    """The text :func:`pack` kept, or None (not ours, damaged, or past ``lta.MAX_TEXT``)."""
+    return restore.unpack_bytes(value, lta.MAX_TEXT)
 
 
 def to_scene(doc: LtaFile, *, source=None, lods: bool = True,

@@ -113,7 +113,7 @@ from typing import Any
 
 import numpy as np
 
-from ... import restore
+from ... import restore, restore_editor
 from ...binio import Reader
 from ...errors import DocumentError, FormatError
 from ...extras import integer
@@ -175,7 +175,7 @@ def from_scene(scene: Scene, *, version: int | None = None, skins: str | None = 
     writes it), else v12, unless ``version`` says otherwise (6 or 9..13); see the module
     docstring. ``skins="dtx"`` (or a pixel format: ``dxt5``, ``32p``...) also writes the
     materials' textures as ``.dtx`` beside the model (:func:`.skins.skin_outputs`)."""
-    scene = restore.put_back_written(scene)
+    scene = restore_editor.put_back_written(scene)
     model = _from_scene(scene, version)
     if skins is None:
         return model

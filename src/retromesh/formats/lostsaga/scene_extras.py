@@ -6,9 +6,7 @@ key times and a root bone's parent name. Each reader takes a record only where i
 expected type and fits what is written; anything else reads as not recorded."""
 from __future__ import annotations
 
-import base64
 import hashlib
-import zlib
 from typing import Any
 
 import numpy as np
@@ -389,9 +387,7 @@ def script_record(raw: bytes, generated: bytes) -> dict[str, str] | None:
     """The record of a material script whose text is not what the writer generates."""
     if raw == generated:
         return None
-    z = zlib.compressobj(9, zdict=generated) if generated else zlib.compressobj(9)
-    packed = z.compress(raw) + z.flush()
-    return {"text": base64.b64encode(packed).decode("ascii"), "generated": _digest(generated)}
+    return {"text": restore.pack_bytes(raw, 9, zdict=generated), "generated": _digest(generated)}
 
 
 def kept_script(scene: Scene, generated: bytes) -> bytes:
@@ -400,9 +396,5 @@ def kept_script(scene: Scene, generated: bytes) -> bytes:
     rec = scene.extras.get("lostsaga_script")
     if not isinstance(rec, dict) or rec.get("generated") != _digest(generated):
         return generated
-    try:
-        z = zlib.decompressobj(zdict=generated) if generated else zlib.decompressobj()
-        return z.decompress(base64.b64decode(str(rec.get("text", "")).encode("ascii"),
-                                             validate=True)) + z.flush()
-    except (ValueError, zlib.error):
-        return generated
+    text = restore.unpack_bytes(rec.get("text"), zdict=generated)
+    return generated if text is None else text

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ... import extras as xt, restore
+from ... import extras as xt, restore, restore_editor
 from ...errors import DocumentError, LossWarning
 from ...filenames import animation_keys, companion
 from ...geometry import compute_normals
@@ -94,7 +94,7 @@ def skl_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
     """The ``.skl`` of the scene's skeleton, with one ``.ani`` per animation beside it (as
     ``msh_from_scene`` writes them): ``{"": skl, "_<name>.ani": ani}``, just the ``SklFile``
     without animations."""
-    scene = restore.put_back_written(scene)
+    scene = restore_editor.put_back_written(scene)
     skl, joints, parents = _skeleton(scene)
     anis = _animations(scene, joints, skl.names(), parents, animation_format, rounding, ".skl")
     return {"": skl, **anis} if anis else skl
@@ -355,7 +355,7 @@ def ani_from_scene(scene: Scene, *, animation_format: Any = None,
                    rounding: str = "engine", **options: Any):
     if not scene.animations:
         raise DocumentError("ani: the scene has no animations")
-    scene = restore.put_back_written(scene)
+    scene = restore_editor.put_back_written(scene)
     skl, joints, bone_parents = _skeleton(scene)
     anis = _animations(scene, joints, skl.names(), bone_parents, animation_format, rounding,
                        ".ani")
@@ -551,7 +551,7 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
     ``material_script``).
     """
     _warn_morph_targets(scene, ".msh")
-    scene = restore.put_back_written(scene)
+    scene = restore_editor.put_back_written(scene)
     world = scene.world_matrices()
     b = _binding(scene, world)
     skl = b.skl
@@ -631,7 +631,7 @@ def _mesh_type(scene: Scene, skinned: bool) -> int:
 
 def cms_from_scene(scene: Scene, **options: Any) -> CmsFile:
     _warn_morph_targets(scene, ".cms")
-    scene = restore.put_back_written(scene)
+    scene = restore_editor.put_back_written(scene)
     world = scene.world_matrices()
     pos, faces, base = [], [], 0
     for ni, node in enumerate(scene.nodes):

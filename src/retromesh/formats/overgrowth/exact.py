@@ -22,7 +22,8 @@ Two kinds of record, both recomputed from what the GLB holds and the kept origin
   noise leave room for (``M`` above 2^16), and lines no vertex uses stay in the template as
   read while the glTF's values are within :data:`LINE_TOLERANCE` (1e-6, relative above 1) of
   theirs, and are written anew (``%.9g``) otherwise; faces with relative indices stay as read.
-* **float32 rows** (:func:`xor_record`, :func:`xor_restore`): for values the writer recomputes
+* **float32 rows** (:func:`retromesh.restore.xor_record`, :func:`~retromesh.restore.xor_restore`,
+  kept once per OBJ ``v`` by :func:`per_v_record`): for values the writer recomputes
   from the glTF (``.phxbn`` weights renormalised by glTF, ``.anm`` bone matrices recomposed from
   translation + rotation keys), the XOR of the file's bits with the bits the writer computes
   from the unedited GLB (mostly zero or a few low bits: deflated, small), and one check byte per
@@ -32,20 +33,29 @@ Two kinds of record, both recomputed from what the GLB holds and the kept origin
 """
 from __future__ import annotations
 
-import base64
 import re
-import zlib
 from typing import Any
 
 import numpy as np
 
+from ...restore import (
+    LEVEL_SMALL,
+    bits,
+    from_steps,
+    pack_bytes,
+    same_rows,
+    steps,
+    unpack_bytes,
+    xor_record,
+    xor_restore,
+    xor_rows,
+)
 from .obj import ObjMesh
 
-__all__ = ["SOURCE_ATTRS", "obj_record", "obj_text", "xor_record", "xor_restore", "xor_rows",
-           "check_bytes", "source_tables", "sources", "per_v_record", "per_v_restore",
-           "weights_record", "weights_restore",
+__all__ = ["SOURCE_ATTRS", "obj_record", "obj_text", "source_tables", "sources", "per_v_record",
+           "per_v_restore", "weights_record", "weights_restore",
            "KEY_GRID", "KEY_HINT", "canonical_quats", "snap_keys",
-           "pack", "unpack"]
+           "pack"]
 
 #: vertex attributes carrying each glTF vertex's OBJ source indices (``v``, ``vt``, ``vn``;
 #: -1: none)
@@ -60,19 +70,8 @@ _MAX_D, _MAX_K = 12, 2**52
 
 
 def pack(raw: bytes) -> str:
-    return base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
-
-
-def unpack(text: Any, limit: int = 1 << 30) -> bytes | None:
-    """The bytes :func:`pack` made, None for anything else (a damaged or hand-made glTF)."""
-    if not isinstance(text, str):
-        return None
-    try:
-        d = zlib.decompressobj()
-        out = d.decompress(base64.b64decode(text, validate=True), limit)
-        return None if d.unconsumed_tail else out
-    except (ValueError, zlib.error):
-        return None
+    """``raw`` packed as Overgrowth's records are (:func:`retromesh.restore.pack_bytes`)."""
+    return pack_bytes(raw, LEVEL_SMALL)
 
 
 def _decimal(tok: str) -> tuple[int, int, bool] | None:
@@ -319,9 +318,9 @@ def obj_text(record: Any, values: dict[str, np.ndarray], corners: np.ndarray) ->
     corner count: the topology was edited)."""
     if not isinstance(record, dict) or record.get("corners") != len(corners):
         return None
-    raw = unpack(record.get("template"))
-    ds = unpack(record.get("d"))
-    ms = unpack(record.get("m"))
+    raw = unpack_bytes(record.get("template"))
+    ds = unpack_bytes(record.get("d"))
+    ms = unpack_bytes(record.get("m"))
     mod = record.get("mod")
     if raw is None or ds is None or ms is None or not isinstance(mod, list) or len(mod) != 3 \
             or not all(isinstance(m, int) and 0 < m <= 1 << 16 for m in mod):
@@ -337,11 +336,12 @@ def obj_text(record: Any, values: dict[str, np.ndarray], corners: np.ndarray) ->
             return None
         kinds, elems, comps, face_tokens = where
         nums = _numbers(kinds, elems, comps, values, d_arr, m_arr, mod)
-        text = _fill("".join(lines), _NUM, nums)
+        text = _fill("".join(lines).split(_NUM), nums)
         if text is None:
             return None
         idx = _indices(text, face_tokens, corners)
-        return None if idx is None else _fill_indices(text, idx).encode("latin-1")
+        text = None if idx is None else _fill(_ANY_IDX.split(text), idx)
+        return None if text is None else text.encode("latin-1")
     except (IndexError, KeyError, ValueError):       # a record that does not fit the mesh
         return None
 
@@ -411,9 +411,9 @@ def _numbers(kinds: np.ndarray, elems: np.ndarray, comps: np.ndarray,
     return [_spell(v, dv, ng) for v, dv, ng in zip(k.tolist(), d.tolist(), neg.tolist())]
 
 
-def _fill(text: str, mark: str, items: list[str]) -> str | None:
-    """``text`` with its ``mark`` characters replaced by ``items`` in order."""
-    pieces = text.split(mark)
+def _fill(pieces: list[str], items: list[str]) -> str | None:
+    """The ``pieces`` of a text cut at its placeholders joined again with ``items`` in their
+    places, in order."""
     if len(pieces) != len(items) + 1:
         return None
     out = [""] * (2 * len(items) + 1)
@@ -447,14 +447,6 @@ def _indices(text: str, faces: list[tuple[int, bool]], corners: np.ndarray) -> l
     return list(map(str, (src + 1).tolist()))
 
 
-def _fill_indices(text: str, idx: list[str]) -> str:
-    pieces = _ANY_IDX.split(text)
-    out = [""] * (2 * len(idx) + 1)
-    out[0::2] = pieces
-    out[1::2] = idx
-    return "".join(out)
-
-
 #: how far a number of a line kept as read may be from the glTF's value and still count as
 #: unedited (Blender's float noise); a larger edit rewrites the line
 LINE_TOLERANCE = 1e-6
@@ -472,61 +464,10 @@ def _edited_line(parts: list[str], key: str, values: np.ndarray | None, e: int) 
     except ValueError:
         return parts
     if len(old) != len(new) or not np.all(np.isfinite(new)) or \
-            np.all(np.abs(new - old) <= LINE_TOLERANCE * np.maximum(1.0, np.abs(old))):
+            same_rows(new[None], old[None], LINE_TOLERANCE)[0]:
         return parts
     ending = "".join(parts)[len("".join(parts).rstrip("\r\n")):]
     return [key + "".join(f" {x:.9g}" for x in new) + ending]
-
-
-def check_bytes(rows: np.ndarray) -> np.ndarray:
-    """One byte per row of float32 values: a hash of their bits (an edited row changes it
-    with probability 255/256)."""
-    bits = np.ascontiguousarray(rows, np.float32).reshape(len(rows), -1).view(np.uint32)
-    h = np.zeros(len(rows), np.uint64)
-    for c in range(bits.shape[1]):
-        h = (h * np.uint64(1000003)) ^ bits[:, c].astype(np.uint64)
-        h ^= h >> np.uint64(29)
-    h *= np.uint64(0x9E3779B97F4A7C15)
-    return (h >> np.uint64(56)).astype(np.uint8)
-
-
-def xor_record(original: np.ndarray, written: np.ndarray, inputs: np.ndarray,
-               always: bool = False) -> dict | None:
-    """The record of float32 ``original`` rows against the rows ``written`` (what the writer
-    computes from the unedited glTF) and the glTF ``inputs`` they are computed from (one row
-    each); None when every row already comes back (unless ``always``)."""
-    a = np.ascontiguousarray(original, np.float32).reshape(len(original), -1).view(np.uint32)
-    b = np.ascontiguousarray(written, np.float32).reshape(len(written), -1).view(np.uint32)
-    if a.shape != b.shape or len(inputs) != len(a):
-        return None
-    x = a ^ b
-    if not x.any() and not always:
-        return None
-    return {"rows": len(a), "xor": pack(x.astype("<u4").tobytes()),
-            "check": pack(check_bytes(inputs).tobytes())}
-
-
-def xor_restore(record: Any, written: np.ndarray, inputs: np.ndarray) -> np.ndarray:
-    """``written`` (float32 rows the writer computed) with the rows whose ``inputs`` still give
-    their check byte put back as read."""
-    return xor_rows(record, written, inputs)[0]
-
-
-def xor_rows(record: Any, written: np.ndarray,
-             inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(:func:`xor_restore`, which rows were put back)."""
-    out = np.array(written, np.float32).reshape(len(written), -1)
-    same = np.zeros(len(out), bool)
-    if not isinstance(record, dict) or record.get("rows") != len(out) or len(inputs) != len(out):
-        return out, same
-    x = unpack(record.get("xor"), 4 * out.size + 1)
-    chk = unpack(record.get("check"), len(out) + 1)
-    if x is None or chk is None or len(x) != 4 * out.size or len(chk) != len(out):
-        return out, same
-    same = check_bytes(inputs) == np.frombuffer(chk, np.uint8)
-    bits = out.view(np.uint32)
-    bits[same] ^= np.frombuffer(x, "<u4").reshape(out.shape)[same]
-    return out, same
 
 
 #: the grid (absolute) that ``.anm`` key inputs are snapped to before the bone matrices are
@@ -569,7 +510,7 @@ def source_tables(corners: np.ndarray) -> dict[str, str]:
         tab = np.full(n, -1, np.int64)
         tab[v] = col
         if np.array_equal(tab[v], col):
-            out[key] = pack(np.diff(tab, prepend=0).astype("<i4").tobytes())
+            out[key] = pack(steps(tab))
     return out
 
 
@@ -583,10 +524,9 @@ def sources(v: np.ndarray, columns: dict[int, np.ndarray], record: Any) -> np.nd
         if c in columns:
             out[:, c] = columns[c]
             continue
-        raw = unpack(tables.get(key)) if isinstance(tables, dict) else None
-        if raw is None or len(raw) % 4:
+        tab = from_steps(unpack_bytes(tables.get(key))) if isinstance(tables, dict) else None
+        if tab is None:
             continue
-        tab = np.cumsum(np.frombuffer(raw, "<i4").astype(np.int64))
         ok = (v >= 0) & (v < len(tab))
         out[ok, c] = tab[v[ok]]
     return out
@@ -597,8 +537,7 @@ def per_v_record(original: np.ndarray, written: np.ndarray, v: np.ndarray) -> di
     ``v`` has the same rows (a vertex's weights), else per corner."""
     _, first, inv = np.unique(v, return_index=True, return_inverse=True)
     rep = first[inv.reshape(-1)]
-    a = np.ascontiguousarray(original, np.float32).view(np.uint32)
-    b = np.ascontiguousarray(written, np.float32).view(np.uint32)
+    a, b = bits(original), bits(written)
     if np.array_equal(a, a[rep]) and np.array_equal(b, b[rep]):
         record = xor_record(original[first], written[first], written[first])
         if record is not None:
@@ -618,8 +557,7 @@ def per_v_restore(record: Any, written: np.ndarray, v: np.ndarray | None) -> np.
     rep = written[first]
     restored, same = xor_rows(record, rep, rep)
     out = np.array(written, np.float32)
-    bits = out.view(np.uint32)
-    take = same[inv] & (bits == np.ascontiguousarray(rep, np.float32).view(np.uint32)[inv]).all(1)
+    take = same[inv] & (bits(out) == bits(rep)[inv]).all(1)
     out[take] = restored[inv[take]]
     return out
 
@@ -682,7 +620,7 @@ def weights_restore(record: Any, written: np.ndarray, v: np.ndarray | None) -> n
     else:
         first = inv = np.arange(len(out))
     rep = out[first]
-    raw = unpack(record["scale"], 4 * len(rep) + 1)
+    raw = unpack_bytes(record["scale"], 4 * len(rep) + 1)
     if raw is None or len(raw) != 4 * len(rep) or rep.shape[1] < 4:
         return out
     restored, same = xor_rows(record, _scaled(rep, np.frombuffer(raw, "<f4")), rep)

@@ -74,6 +74,7 @@ import retromesh
 from ...errors import DocumentError, FormatError, LimitError, LossWarning, UnsupportedError
 from ...geometry import compute_normals, unit_rows
 from ...gltf.writer import merge_duplicate_joints, sanitize_weights
+from ...restore import xor_record
 from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import compose_trs, decompose_trs, inverse, quat_continuous
 from .anm import AnmFile
@@ -86,7 +87,6 @@ from .exact import (
     snap_keys,
     source_tables,
     weights_record,
-    xor_record,
 )
 from .obj import ObjFile, ObjMesh, corner_mesh, parse_obj
 from .phxbn import PhxbnFile, vertex_count_problem

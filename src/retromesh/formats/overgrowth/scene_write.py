@@ -10,6 +10,7 @@ from ... import extras as xt
 from ...errors import DocumentError, LossWarning, UnsupportedError
 from ...filenames import animation_keys, companion
 from ...hierarchy import nearest_in
+from ...restore import unpack_bytes, xor_rows
 from ...scene import Animation, Primitive, Scene, Skin, unheld
 from ...transforms import compose_trs
 from .anm import WEAPON8_DTYPE, AnmEvent, AnmFile, AnmKeyframe, AnmLabelWeight
@@ -20,9 +21,7 @@ from .exact import (
     obj_text,
     snap_keys,
     sources,
-    unpack,
     weights_restore,
-    xor_rows,
 )
 from .obj import ObjFile, write_obj
 from .phxbn import PhxbnFile, PhxControl
@@ -337,7 +336,7 @@ def _restore_bone_mats(scene: Scene, anim: Animation, doc: AnmFile, joints: list
     if len(found) != len(chans):
         return
     T, R = key_inputs(found, t, len(joints))
-    hints = unpack(record.get("hint"), T.size + R.size + 1) if isinstance(record, dict) else None
+    hints = unpack_bytes(record.get("hint"), T.size + R.size + 1) if isinstance(record, dict) else None
     if hints is None or len(hints) != T.size + R.size:
         return
     h = np.frombuffer(hints, np.uint8).reshape(len(t), len(joints), 7)

@@ -1,0 +1,181 @@
+"""Records already written keep decoding (issue 32, docs/lossless.md): GLBs written by earlier
+releases carry them in extras, so each kind of record must keep its encoding.
+
+``GOLDEN`` holds one record of each kind as the code before the records' tools were shared
+(``retromesh.restore``) wrote them, for the inputs below: the code now must write the same
+strings and put the values read back from them."""
+from __future__ import annotations
+
+import numpy as np
+
+from retromesh import restore
+from retromesh.formats.b3d import exact as b3d
+from retromesh.formats.b3d.chunks import BONE_DTYPE, Bone
+from retromesh.formats.lithtech import lta_scene
+from retromesh.formats.lostsaga import scene_extras as ls
+from retromesh.formats.overgrowth import exact as og
+from retromesh.scene import Scene
+
+GOLDEN: dict = {
+    "keep_rows": {
+        "at": "eAFjYmBgYAZiJiBmAWIAAHQADA==",
+        "xor": "eAFjZGBg+P//PwMjkAZhZigNpBqAGAxgYiB5AIxXA4o=",
+    },
+    "keep_table": {
+        "at": "eAFjZGBgYAJiAAAYAAQ=",
+        "rows": "eAFjYGiwz7tttp8BCLbn3rZT9Zxkr+optJ8RKJ4LFGcEiu8AiqsBxVWA4gBw3w9z",
+    },
+    "keep_bytes": {
+        "block": 64,
+        "size": 300,
+        "at": "eAFjYGBgYAJiAAAQAAM=",
+        "crc": "iPErj82SOGg=",
+        "check": "hA8=",
+        "xor": "eAFjYAACRhBBLmggVyNYHwAf+wCC",
+    },
+    "keep_bytes_whole": {
+        "whole": ("eAFjYOcTlVHWMrSwd/MNiU7KLCiva+2ZPGvhivXb9h45fenmg+fvvjJy8IvJqmgbWTq4+4XGJGcVVtS39U6ZvWjl"
+             "hu37jp65fOvhi/ffmDgFxOVUdYytHD38w2JTsosqG9r7ps5ZvGrjjv3Hzl65/ejlh+/MXIIS8mq6JtZOngHhcak5"
+             "xVWNHf3T5i5ZvWnngePnrt55/OrjDxZuIUkFdT1TG2evwIj4tNyS6qbOCdPnLV2zedfBE+ev3X3y+tNPVh5hKUUN"
+             "fTNbF++gyIT0vNKa5q6JM+YvW7tl96GTF67fe/rm8y82XhFpJU0DcztXn+CoxIz8stqW7kkzFyxft3XP4VMXb9x/"
+             "9vYLA6leBwBU2o35"),
+        "crc": [3897669975, 290],
+    },
+    "b3d_pack": {
+        "n": 20,
+        "rows": "AgAAAAMAAAACAAAABAAAAA==",
+        "f32": "bts2PwAAgL8lSZK+JUkSviVJEj8lSZK/AAAAgAAAAABu2zY/JUkSPyVJkr+3bdu+",
+    },
+    "b3d_pack_big": {
+        "n": 300,
+        "rows": ("AAAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMA"
+             "AAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAA"
+             "AwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMA"
+             "AAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAA"
+             "AwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMA"
+             "AAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAAAwAAAAMAAAADAAAA"
+             "AwAAAA=="),
+        "f32": ("z:eJztzLEVhSAMQNHMwAyygiXWzOAMMIMzZAZnkA5qZ2CZ/9AUv7Wn4Z4knKfF++JzhggCETJ4yOCBoy8wfqshII"
+             "YaxXiiOtuf20uKMcXeQUFAoUOEDhE4xgTj92IIiLEYyXiis/29fe/Odb1WOEHghBUcXOBAYYcONygccBi3sRsOrt"
+             "n+3m6tbmFrgw2kjrfJ9keQZwhjqEYIY1ffAdq7a++uvbvZ/t7+AckIkas="),
+    },
+    "b3d_bone": {
+        "v": "BAAAAP3///8CAAAA/f///wIAAAA=",
+        "w": "AACAPgAAgD+amZk+AAAAPzMzMz8=",
+    },
+    "og_xor": {
+        "rows": 12,
+        "xor": "eJxjZGBgYARiZihNKoDpg5lBKYCZR6x7AApAABc=",
+        "check": "eJy7Y26fYr7phOwaf4sLACNnBYg=",
+    },
+    "og_tables": {
+        "vt": "eJxjYGBgYIRiAAAYAAM=",
+        "vn": "eJxjYGBgYIRiAAAYAAM=",
+    },
+    "lta_text": "eNrTyCnRzc1PSc3RNeBSUNDIz9PNyU9M0U3OTSnW1OQCAI5fCPA=",
+    "ls_script": {
+        "text": "ePkaFQPb09dXyE4tKOHKRQgBADwfBhc=",
+        "generated": "04b46775a2d9879a5a68ff40",
+    },
+}
+
+
+def grid(n: int, w: int, k: int = 17) -> np.ndarray:
+    return (((np.arange(n * w) * 5) % k - k // 2) / 7).astype(np.float32).reshape(n, w)
+
+def nudged(a: np.ndarray, rows: list[int]) -> np.ndarray:
+    b = a.copy()
+    b[rows] = np.nextafter(b[rows], np.float32(9))
+    return b
+
+def inputs() -> dict:
+    was = grid(20, 3)
+    was[7, 0] = -0.0
+    back = nudged(was, [2, 5, 11])
+    back[7, 0] = 0.0
+    big = grid(300, 4, 23)
+    big_naive = nudged(big, list(range(0, 300, 3)))
+    tab = grid(4, 3)
+    tab_back = nudged(tab, [1, 3])
+    data = bytes((i * 7) % 251 for i in range(300))
+    changed = bytearray(data)
+    changed[5] ^= 1
+    changed[130] ^= 0x80
+    data_back = bytes(changed)
+    bone = np.zeros(5, BONE_DTYPE)
+    bone["vertex"] = [4, 1, 3, 0, 2]
+    bone["weight"] = [0.25, 1, 0.3, 0.5, 0.7]
+    orig = grid(12, 4)
+    written = nudged(orig, [0, 4, 9])
+    ins = grid(12, 3, 13)
+    corners = np.array([[0, 0, 0], [1, 1, 1], [2, 2, 2], [0, 0, 0]], np.int64)
+    return locals()
+
+
+def records(x: dict) -> dict:
+    return {
+        "keep_rows": restore.keep_rows(x["was"], x["back"]),
+        "keep_table": restore.keep_table(x["tab"], x["tab_back"]),
+        "keep_bytes": restore.keep_bytes(x["data"], x["data_back"]),
+        "keep_bytes_whole": restore.keep_bytes(x["data"], x["data_back"][:290]),
+        "b3d_pack": b3d.pack(x["was"], x["back"]),
+        "b3d_pack_big": b3d.pack(x["big"], x["big_naive"]),
+        "b3d_bone": b3d.bone_record(x["bone"], np.zeros(5, bool)),
+        "og_xor": og.xor_record(x["orig"], x["written"], x["ins"]),
+        "og_tables": og.source_tables(x["corners"]),
+        "lta_text": lta_scene.pack(b"(lt-model-0\n  (on-load-cmds))\n"),
+        "ls_script": ls.script_record(b"// kept\nmaterial a\n", b"material a\n"),
+    }
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return np.array_equal(restore.bits(a), restore.bits(b))
+
+
+def test_records_are_written_as_before():
+    assert records(inputs()) == GOLDEN
+
+
+def test_restore_records_put_back_what_was_read():
+    x = inputs()
+    out = x["back"].copy()
+    assert restore.put_back_rows(out, x["was"], GOLDEN["keep_rows"], lambda w: w) == 4
+    assert same_bits(out, x["was"])
+    out = x["tab_back"].copy()
+    assert restore.put_back_table(out, GOLDEN["keep_table"]) == 2
+    assert same_bits(out, x["tab"])
+    assert restore.put_back_bytes(x["data_back"], GOLDEN["keep_bytes"]) == (x["data"], 2)
+    assert restore.put_back_bytes(x["data_back"][:290], GOLDEN["keep_bytes_whole"]) == (x["data"], 1)
+
+
+def test_b3d_records_put_back_what_was_read():
+    x = inputs()
+    got = b3d.unpack(GOLDEN["b3d_pack"], 20, 3)
+    assert got is not None and got[0].tolist() == [2, 5, 7, 11]
+    for key, was, back in (("b3d_pack", x["was"], x["back"]),
+                           ("b3d_pack_big", x["big"], x["big_naive"])):
+        out = back.copy()
+        b3d.restore_rows(out, lambda k: k, was, GOLDEN[key], 0.0)
+        assert same_bits(out, was)
+    bone = x["bone"]
+    written = np.sort(bone, order="vertex")
+    written["weight"] = np.nextafter(written["weight"], np.float32(2))
+    b = Bone(weights=written)
+    b3d.restore_bone(b, GOLDEN["b3d_bone"])
+    assert b.weights.tobytes() == bone.tobytes()
+
+
+def test_overgrowth_records_put_back_what_was_read():
+    x = inputs()
+    out, same = restore.xor_rows(GOLDEN["og_xor"], x["written"], x["ins"])
+    assert same.all() and same_bits(out, x["orig"])
+    c = x["corners"]
+    assert np.array_equal(og.sources(c[:, 0], {}, {"of_v": GOLDEN["og_tables"]}), c)
+
+
+def test_text_records_put_back_what_was_read():
+    assert lta_scene.unpack(GOLDEN["lta_text"]) == b"(lt-model-0\n  (on-load-cmds))\n"
+    scene = Scene(extras={"lostsaga_script": GOLDEN["ls_script"]})
+    assert ls.kept_script(scene, b"material a\n") == b"// kept\nmaterial a\n"
+    assert ls.kept_script(scene, b"material b\n") == b"material b\n"
+    assert restore.unpack_bytes(GOLDEN["lta_text"][:-8]) is None        # cut short
