@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import random
 import shutil
 import signal
 import struct
@@ -223,7 +224,7 @@ def _write_game(home: Path, scenes: list[list[Entity]]) -> None:
         "px": px, "py": py, "pz": pz})
 
 
-#: how long a scene with entities may look like the empty scene before it is taken as it is
+#: how long a scene with entities may show only the sky before it is taken as it is
 SHOW_WAIT = 8.0
 
 
@@ -256,30 +257,30 @@ def _write_cmd(world: Path, cmd: str) -> None:
     tmp.replace(world / "rmview_cmd.txt")
 
 
-def _settled(fb: Path, since: float, baseline: np.ndarray | None, deadline: float) -> np.ndarray:
+def _settled(fb: Path, since: float, empty: bool, deadline: float) -> np.ndarray:
     """The framebuffer once it has held still (three equal polls, at least 0.8 s after
-    ``since``) and, when ``baseline`` is given, differs from it (or SHOW_WAIT has passed)."""
+    ``since``) and shows what it should: an ``empty`` scene nothing but the plain sky (not a
+    loading screen), any other something besides the sky (its entities drawn) or, after
+    SHOW_WAIT seconds, whatever it shows (a model Luanti could not load draws nothing: the
+    test judges that)."""
     last: np.ndarray | None = None
     still = 0
     while time.monotonic() < deadline:
         time.sleep(0.25)
         img = read_xwd(fb)
-        if last is not None and np.array_equal(img, last):
-            still += 1
-        else:
-            still = 0
+        still = still + 1 if last is not None and np.array_equal(img, last) else 0
         last = img
         waited = time.monotonic() - since
-        # a scene that still looks empty after SHOW_WAIT seconds is taken as it is (a model
-        # Luanti could not load shows nothing; the test judges that)
-        if still >= 2 and waited >= 0.8 and (
-                baseline is None or waited > SHOW_WAIT or not np.array_equal(img, baseline)):
+        if still < 2 or waited < 0.8:
+            continue
+        only_sky = bool((img == SKY).all())
+        if only_sky if empty else (not only_sky or waited > SHOW_WAIT):
             return img
     raise TimeoutError
 
 
 def render(scenes: list[list[Entity]], work: Path, *, timeout: float = 120) -> Run:
-    """Show ``scenes`` (lists of entities; put an empty one first for a baseline) in one client
+    """Show ``scenes`` (lists of entities; an empty one shows the plain sky only) in one client
     run; returns their pictures in order. Raises AssertionError (with the log) when the client
     does not get there within ``timeout`` seconds."""
     why = unavailable()
@@ -296,7 +297,9 @@ def render(scenes: list[list[Entity]], work: Path, *, timeout: float = 120) -> R
     conf.write_text(CONF.format(w=WIDTH, h=HEIGHT, px=px, py=py, pz=pz))
     log = work / "debug.txt"
     cmd = ["timeout", "-k", "5", str(int(timeout)),
-           "xvfb-run", "-a", "-s", f"-screen 0 {WIDTH}x{HEIGHT}x24 -fbdir {fb} -nolisten tcp",
+           # -a: the first free display from a random one (two runs at once do not collide)
+           "xvfb-run", "-a", "-n", str(random.randrange(100, 900)),
+           "-s", f"-screen 0 {WIDTH}x{HEIGHT}x24 -fbdir {fb} -nolisten tcp",
            str(client()), "--config", str(conf), "--go", "--world", str(world), "--logfile", str(log)]
     env = {**os.environ, "HOME": str(home), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
     env.pop("DISPLAY", None)
@@ -309,17 +312,14 @@ def render(scenes: list[list[Entity]], work: Path, *, timeout: float = 120) -> R
                                 start_new_session=True)
         try:
             _wait_log(log, "RMVIEW joined", proc, deadline)
-            baseline: np.ndarray | None = None
             for n in range(1, len(scenes) + 1):
                 _write_cmd(world, str(n))
                 _wait_log(log, f"RMVIEW scene {n} ", proc, deadline)
                 since = time.monotonic()
                 try:
-                    img = _settled(fb / "Xvfb_screen0", since, baseline if scenes[n - 1] else None, deadline)
+                    img = _settled(fb / "Xvfb_screen0", since, not scenes[n - 1], deadline)
                 except TimeoutError:
                     raise AssertionError(f"scene {n} never settled on screen\n{_tail(log)}") from None
-                if not scenes[n - 1] and baseline is None:
-                    baseline = img
                 images.append(img)
             _write_cmd(world, "quit")
             try:
