@@ -25,7 +25,9 @@ How a run goes:
   the empty scene, i.e. the client has drawn them).
 
 Every client run is time-boxed (``timeout``); on a timeout the client's process group (which we
-started) is ended and an AssertionError carries the log's tail.
+started) is ended and an AssertionError carries the log's errors and tail. A run whose server
+could not bind its port (two clients started in the same second draw the same one) is started
+again.
 """
 from __future__ import annotations
 
@@ -279,13 +281,31 @@ def _settled(fb: Path, since: float, empty: bool, deadline: float) -> np.ndarray
     raise TimeoutError
 
 
+class _PortTaken(Exception):
+    """The singleplayer server could not bind its port (another client took the same one)."""
+
+
 def render(scenes: list[list[Entity]], work: Path, *, timeout: float = 120) -> Run:
     """Show ``scenes`` (lists of entities; an empty one shows the plain sky only) in one client
     run; returns their pictures in order. Raises AssertionError (with the log) when the client
-    does not get there within ``timeout`` seconds."""
+    does not get there within ``timeout`` seconds.
+
+    5.6.1 picks the singleplayer server's port at random with the clock (in seconds) as seed,
+    so two clients started in the same second take the same port and one fails: that run is
+    started again a moment later (up to three times)."""
     why = unavailable()
     if why:
         raise RuntimeError(why)
+    end = time.monotonic() + timeout
+    for attempt in range(3):
+        try:
+            return _run(scenes, work / f"run{attempt}", end)
+        except _PortTaken:
+            time.sleep(1.0 + random.random() * 2)
+    raise AssertionError("the Luanti client could not bind a port three times")
+
+
+def _run(scenes: list[list[Entity]], work: Path, end: float) -> Run:
     home, world, fb = work / "home", work / "world", work / "fb"
     for d in (home, world, fb):
         d.mkdir(parents=True)
@@ -296,7 +316,7 @@ def render(scenes: list[list[Entity]], work: Path, *, timeout: float = 120) -> R
     conf = work / "minetest.conf"
     conf.write_text(CONF.format(w=WIDTH, h=HEIGHT, px=px, py=py, pz=pz))
     log = work / "debug.txt"
-    cmd = ["timeout", "-k", "5", str(int(timeout)),
+    cmd = ["timeout", "-k", "5", str(max(1, int(end - time.monotonic()))),
            # -a: the first free display from a random one (two runs at once do not collide)
            "xvfb-run", "-a", "-n", str(random.randrange(100, 900)),
            "-s", f"-screen 0 {WIDTH}x{HEIGHT}x24 -fbdir {fb} -nolisten tcp",
@@ -304,7 +324,7 @@ def render(scenes: list[list[Entity]], work: Path, *, timeout: float = 120) -> R
     env = {**os.environ, "HOME": str(home), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
     env.pop("DISPLAY", None)
     start = time.monotonic()
-    deadline = start + timeout - 10
+    deadline = end - 10
     out = work / "client.out"
     images: list[np.ndarray] = []
     with out.open("wb") as sink:
@@ -340,10 +360,13 @@ def render(scenes: list[list[Entity]], work: Path, *, timeout: float = 120) -> R
     return Run(images, text, time.monotonic() - start)
 
 
-def _tail(log: Path, n: int = 40) -> str:
+def _tail(log: Path, n: int = 12) -> str:
+    """The log's errors (at most 10) and last ``n`` lines: what says why a run failed."""
     if not log.exists():
         return "(no debug.txt)"
-    return "\n".join(log.read_text(errors="replace").splitlines()[-n:])
+    lines = log.read_text(errors="replace").splitlines()
+    errors = [line for line in lines[:-n] if "ERROR[" in line][:10]
+    return "\n".join(errors + ["..."] + lines[-n:])
 
 
 def _wait_log(log: Path, marker: str, proc: subprocess.Popen, deadline: float) -> None:
@@ -351,6 +374,8 @@ def _wait_log(log: Path, marker: str, proc: subprocess.Popen, deadline: float) -
         if log.exists() and marker in log.read_text(errors="replace"):
             return
         if proc.poll() is not None:
+            if log.exists() and "Failed to bind socket" in log.read_text(errors="replace"):
+                raise _PortTaken
             raise AssertionError(f"the client exited ({proc.returncode}) before {marker!r}\n{_tail(log)}")
         time.sleep(0.1)
     raise AssertionError(f"no {marker!r} in the client's log in time\n{_tail(log)}")
