@@ -11,9 +11,10 @@ How a run goes:
   mod of that name holding the models under test (``models/``), their textures (``textures/``)
   and an ``init.lua`` that registers one entity, ``rmview:model``, whose mesh, textures,
   ``visual_size`` and held frame come from the scene table written into that file.
-* The world is ``singlenode`` (all air, no terrain to wait for) with time frozen at noon, no
-  clouds, no HUD, the player held in place (no gravity) looking at the spot where the scene's
-  entities stand. The client runs ``--go --world`` (singleplayer: no chat lines on screen).
+* The world is ``singlenode`` (all air, no terrain to wait for) with time frozen at noon, a
+  plain sky of one colour (SKY; no sun, moon, stars or clouds), no HUD, the player held in
+  place (no gravity) looking at the spot where the scene's entities stand. The client runs
+  ``--go --world`` (singleplayer: no chat lines on screen; errors are not printed over it).
 * The harness drives the mod through a file in the world folder (mod security lets a mod read
   its world): it writes the scene number, the mod swaps the entities and logs
   ``RMVIEW scene <n>``. ``quit`` makes the mod call ``minetest.request_shutdown``.
@@ -21,8 +22,8 @@ How a run goes:
   i.e. exactly what a player would see on that screen. The engine's screenshot key (F12) saves
   an all-black PNG under Mesa's llvmpipe on Xvfb (measured with 5.6.1), so it is not used, and no
   window focus or xdotool is needed either. A scene's picture is taken once it has held still
-  for a few polls after the mod logged it (and, for scenes with entities, once it differs from
-  the empty scene, i.e. the client has drawn them).
+  for three polls after the mod logged it and shows what it should: an empty scene only the
+  sky's colour (not a loading screen), any other something else (the client has drawn it).
 
 Every client run is time-boxed (``timeout``); on a timeout the client's process group (which we
 started) is ended and an AssertionError carries the log's errors and tail. A run whose server
