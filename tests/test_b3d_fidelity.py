@@ -129,6 +129,27 @@ def test_fps_zero_without_extras_still_25():
     assert np.allclose(scene.animations[0].channels[0].times[-1], 10 / 25)
 
 
+@pytest.mark.parametrize("fps", [60.0, 24.0, 30.0])
+def test_a_glb_without_our_extras_keeps_its_keys_on_frames(tmp_path, fps):
+    """Another tool's glTF (no extras) of a mob made at ``fps``: its keys stay on frames, so
+    that the frame numbers a mod's Lua names still address the same poses."""
+    doc = _skinned(1.0, fps=fps)
+    right = doc.root_nodes[0].children[2]
+    right.children[1] = _keys(1 | 4, [1, 2, 7, 12], position=[(1, 0, 0), (1, 1, 0), (1, 3, 0),
+                                                         (1, 2, 0)], rotation=[(1, 0, 0, 0)] * 4)
+    scene = retromesh.load(retromesh.to_bytes(doc), format="b3d")
+    scene.extras.clear()
+    for thing in (*scene.nodes, *scene.meshes, *scene.animations, *scene.materials):
+        thing.extras.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", retromesh.LossWarning)
+        retromesh.save(scene, tmp_path / "bare.b3d")
+    back = retromesh.read(tmp_path / "bare.b3d")
+    assert [a.fps for a in _chunks(back, AnimChunk)] == [fps]
+    keys = [k for k in _chunks(back, Keys) if len(k.keys) > 1]
+    assert keys and np.array_equal(keys[0].keys["frame"] - keys[0].keys["frame"][0], [0, 1, 6, 11])
+
+
 # -- #10.4 materials and structure -----------------------------------------------------------
 
 def _lightmapped() -> B3dFile:

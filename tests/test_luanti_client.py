@@ -108,13 +108,10 @@ def _prepare(model: str, registration, media: dict[str, Path], out: Path) -> dic
     size = registration.visual_size
     pos = lc.placed(low, high, size)
     common = dict(textures=textures, media=files, visual_size=size, pos=pos)
-    # the same moment of the timeline in every file: the foreign one's ANIM counts frames at
-    # the writer's own rate (30 for the mobs here; the recorded 60 is gone with the extras), so
-    # the moment is one both rates have a key frame at (the kitten's stand starts at frame 97,
-    # right after a jump in its timeline that 30 key frames a second blur)
+    # the foreign file (no extras) keeps the mob's rate, found from its key times: the frame
+    # numbers the mod's Lua names play the same moments in every file
     fps = _fps(src)
-    ratio = _fps(foreign) / fps
-    frame = round(frame * ratio) / ratio
+    assert _fps(foreign) == fps
     return {"original": lc.Entity(f"rmv_{stem}_orig.b3d", src, frame=frame, **common),
             "back": lc.Entity(back.name, back, frame=frame * _fps(back) / fps, **common),
             "edited": lc.Entity(edited.name, edited, frame=frame * _fps(edited) / fps, **common),

@@ -21,7 +21,8 @@ from ...scene import Animation, Channel
 from .axes import Z, rot_from_gltf
 from .chunks import Keys, keys_dtype
 
-__all__ = ["Track", "animation_rate", "tracks_for", "keys_chunks", "jump_step"]
+__all__ = ["Track", "animation_rate", "fitting_rate", "COMMON_RATES", "tracks_for", "keys_chunks",
+           "jump_step"]
 
 _BITS = (("translation", "position", 1), ("scale", "scale", 2), ("rotation", "rotation", 4))
 _BIT_OF = {p: b for p, _, b in _BITS}
@@ -53,14 +54,36 @@ def _to_b3d(path: str, vals: np.ndarray) -> np.ndarray:
 
 def animation_rate(a: Animation, fps: float | None, recorded_fps: float | None = None) -> float:
     """The ``fps`` option, else what to_scene played the animation at (its extras, else the
-    ANIM recorded on its node: 25 for 0), else 30."""
+    ANIM recorded on its node: 25 for 0), else the common rate its keys fall on
+    (:func:`fitting_rate`)."""
     try:
         played = float(a.extras.get("fps") or 0)
     except (TypeError, ValueError):
         played = 0.0
     if not played > 0 and recorded_fps is not None:
         played = recorded_fps if recorded_fps > 0 else 25.0
-    return float(fps or (played if played > 0 else 30.0))
+    return float(fps or (played if played > 0 else fitting_rate(a)))
+
+
+#: the rates a glTF without our extras is tried at, in order of preference (30: what a B3D
+#: written without a rate has always had)
+COMMON_RATES = (30.0, 24.0, 25.0, 60.0, 50.0, 48.0, 120.0)
+
+
+def fitting_rate(a: Animation) -> float:
+    """The first of :data:`COMMON_RATES` at which every key of ``a`` falls on a frame (a glTF
+    another tool wrote keeps the keys a 60 fps mob had at 60ths of a second: written at 30
+    fps, the frame numbers its mod's Lua names would point elsewhere), else 30 (resampled)."""
+    times = [np.asarray(c.times, np.float64) for c in a.channels if len(c.times) > 1]
+    for rate in COMMON_RATES:
+        if all(_fits(t * rate) for t in times):
+            return rate
+    return 30.0
+
+
+def _fits(f: np.ndarray) -> bool:
+    frames = np.round(f).astype(np.int64)
+    return bool(np.all(np.diff(frames) >= 0)) and _on_frames(f, frames)
 
 
 def jump_step(fps: float) -> float:
