@@ -1,8 +1,9 @@
 """Blender tier of issue 32 for Lost Saga and LithTech: every example of the two families
 (``.lta`` included: the extension imports it) imported and exported by the retromesh extension,
 unedited, compared byte for byte with the files read (companions included); one edit per
-family (a bone moved in edit mode) changes that bone's data and nothing else. Skipped without
-the bpy venv (tests/helpers/blender_run.py)."""
+family (a bone moved in edit mode) changes that bone's data and nothing else. The Lost Saga
+corpus models too, when the corpus is there. Skipped without the bpy venv
+(tests/helpers/blender_run.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 import retromesh
-from conftest import EXAMPLES
+from conftest import EXAMPLES, corpus_files
 from helpers.exact import differing
 from helpers.roundtrip import docs_equal
 from test_blender import SCRIPTS, extension, extension_zip  # noqa: F401  (fixtures)
@@ -23,6 +24,9 @@ GROUPS = {
     "model_v6.abc": [LT / "model_v6.abc"],
     "model.lta": [LT / "model.lta"],
 }
+#: the Lost Saga corpus models (each alone, as a user picks it), when the corpus is there
+CORPUS_GROUPS = {f"corpus/{f.name}": [f] for f in
+                 corpus_files("lostsaga", "*.msh", "*.cms", "*.ani", "*.skl")}
 #: the edit jobs: (name, files, bone moved)
 EDITS = {"moved/column.msh": (GROUPS["column.msh"], "Bip01 Spine3"),
          "moved/model_v12.abc": (GROUPS["model_v12.abc"], "hand_l")}
@@ -32,7 +36,7 @@ EDITS = {"moved/column.msh": (GROUPS["column.msh"], "Bip01 Spine3"),
 def trips(blender, extension, tmp_path_factory):  # noqa: F811
     out = tmp_path_factory.mktemp("exact")
     jobs = [{"name": k, "files": [str(f) for f in v], "out": str(out / k.replace(".", "_") / k)}
-            for k, v in GROUPS.items()]
+            for k, v in {**GROUPS, **CORPUS_GROUPS}.items()]
     jobs += [{"name": k, "files": [str(f) for f in v], "edit": "move_bone", "bone": bone,
               "out": str(out / k.replace(".", "_") / Path(k).name)}
              for k, (v, bone) in EDITS.items()]
@@ -49,6 +53,14 @@ def test_unedited_example_through_blender_is_identical(trips, name):
     if name.endswith(".msh"):
         files.append(LS / "column.txt")
     assert differing(files, Path(res["out"]).parent) == {}
+
+
+@pytest.mark.parametrize("name", CORPUS_GROUPS or [pytest.param(
+    None, marks=pytest.mark.skip(reason="no Lost Saga corpus (RETROMESH_CORPUS)"))])
+def test_unedited_corpus_model_through_blender_is_identical(trips, name):
+    res = trips[name]
+    assert "error" not in res, res["error"]
+    assert differing(CORPUS_GROUPS[name], Path(res["out"]).parent) == {}
 
 
 def _changed_rows(a: np.ndarray, b: np.ndarray) -> set[int]:

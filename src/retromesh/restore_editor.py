@@ -20,13 +20,16 @@ from typing import Any
 
 import numpy as np
 
+from . import vertexcopies
 from .restore import (
+    EDITOR_TOLERANCE,
     LEVEL_FAST,
     as_glb_holds,
     bits,
     from_base64,
     keep_rows,
     pack_bytes,
+    pack_ints,
     same_rows,
     tolerance,
     unpack_bytes,
@@ -249,6 +252,7 @@ def keep_written(scene: Scene, *, ids: bool = False) -> None:
         if rec:
             mesh.extras[WRITTEN_KEY] = rec
             if ids:
+                rec.update(_order_written(hm.primitives))
                 start = 0
                 for p in mesh.primitives:
                     p.attributes[VERTEX_ID] = np.arange(start, start + len(p.positions),
@@ -285,6 +289,7 @@ def _vertices_back(prims: list[Primitive], rec: dict[str, Any], tol: float) -> N
     else:
         return
     cuts = np.cumsum([len(p.positions) for p in prims])[:-1]
+    _ties_back(prims, rec.get("ties"), src, n, tol)
 
     def back(name: str, now: np.ndarray, kind: str) -> np.ndarray:
         if kind != "uv":
@@ -362,6 +367,43 @@ def put_back_written(scene: Scene) -> Scene:
         if isinstance(rec, dict):
             prims = [dataclasses.replace(p) for p in mesh.primitives]
             _vertices_back(prims, rec, tol)
+            if isinstance(rec.get("held"), list) and type(rec.get("n")) is int:
+                prims = [merge_split(p, rec["held"], rec["n"]) for p in prims]
             mesh = dataclasses.replace(mesh, primitives=prims)
         meshes.append(mesh)
     return dataclasses.replace(scene, nodes=nodes, skins=skins, animations=anims, meshes=meshes)
+
+
+# -- vertices Blender split, reordered or re-sorted (the work is :mod:`.vertexcopies`'s) --------
+# With ``ids``, :func:`keep_written` also keeps the vertex columns the mesh had as written
+# (``held``) and the vertices whose weights tie as written (``ties``); ``put_back_written``
+# gives those their influences as written where Blender holds the same set, and merges the
+# copies of each vertex that are the same again, each vertex at its index.
+
+def _order_written(prims: list[Primitive]) -> dict[str, Any]:
+    """What :func:`keep_written` with ``ids`` keeps beside the values (see above)."""
+    out: dict[str, Any] = {"held": vertexcopies.held(prims)}
+    rows, j, w = vertexcopies.ties(prims, 2 * EDITOR_TOLERANCE)
+    if len(rows):
+        out["ties"] = {"at": pack_ints(rows), "j": pack_ints(j.reshape(-1), delta=False),
+                       "w": pack_ints(w.view(np.int32).reshape(-1), delta=False)}
+    return out
+
+
+def _ties_back(prims: list[Primitive], rec: Any, src: np.ndarray, n: int, tol: float) -> None:
+    """The influences :func:`_order_written` kept put back (``src``: each vertex's index as
+    written, ``n`` vertices written; ``prims`` are copies, changed in place)."""
+    if not isinstance(rec, dict):
+        return
+    rows, jk, wk = (unpack_ints(rec.get("at")), unpack_ints(rec.get("j"), delta=False),
+                    unpack_ints(rec.get("w"), delta=False))
+    if rows is None or jk is None or wk is None or not len(rows) or rows.min() < 0 or \
+            rows.max() >= n or len(jk) != len(wk) or len(jk) % len(rows):
+        return
+    jk, wk = jk.reshape(len(rows), -1), wk.astype(np.int32).view(np.float32).reshape(len(rows), -1)
+    vertexcopies.ties_back(prims, src, n, rows, jk, wk, tol)
+
+
+def merge_split(p: Primitive, held: list[str], n: int) -> Primitive:
+    """:func:`vertexcopies.merge_split` of ``p`` by :data:`VERTEX_ID`."""
+    return vertexcopies.merge_split(p, held, n, VERTEX_ID)

@@ -627,9 +627,9 @@ def names_a_format(target: str | os.PathLike) -> bool:
 # retromesh.restore_editor.keep_written kept (their from_scene calls put_back_written), the GLB made
 # for Blender keeps the values as written, and the writer finds them again within the
 # tolerance (docs/lossless.md). Only here: a GLB converted on the plain path needs none of it.
-#: family -> whether each vertex also carries its index (the family's writer merges vertices
-#: that Blender splits only when they are the same again)
-KEEP_WRITTEN = {"Lost Saga": False, "LithTech": True}
+#: family -> whether each vertex also carries its index (``put_back_written`` merges the
+#: vertices Blender split and puts them back in their order, where the copies are the same again)
+KEEP_WRITTEN = {"Lost Saga": True, "LithTech": True}
 
 
 def load_to_glb(job: Job, glb: str | os.PathLike, **options: Any) -> list[str]:
