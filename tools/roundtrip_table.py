@@ -12,7 +12,9 @@ GLB and the GLB back to the file's format under its own name, as a user does:
   named as ``retromesh.batch.companions`` finds them;
 * ``--blender VENV``: the GLB goes through Blender as the extension takes it (import with the
   extension's options, export unedited), in the ``bpy`` venv ``VENV`` (tools/setup/30-blender.sh),
-  with retromesh from this checkout's ``src``.
+  with retromesh from this checkout's ``src`` and the packages the extension ships beside it
+  (Pillow, lupa: installed into a temporary folder for that Python, from the extension build's
+  wheel cache when it has them).
 
 Then every file written back is compared with the file of the same name beside the original
 (the model, its companions and the textures written back, compared with the texture file
@@ -39,7 +41,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 #: the Blender side of ``--blender``: the extension's operators from this checkout's source
 _BLENDER = r'''
 import json, os, sys, traceback
-sys.path.insert(0, ARGS["src"])
+sys.path[:0] = [ARGS["src"], ARGS["site"]]
 from retromesh.blender import addon
 out = []
 for job in ARGS["jobs"]:
@@ -138,11 +140,27 @@ def compare(src: Path, back: Path) -> str | None:
     return None
 
 
-def blender_pass(venv: Path, jobs: list[dict]) -> list[dict]:
+#: the packages the extension ships beside retromesh (its wheels), and where its build caches them
+SHIPPED = ("pillow", "lupa")
+WHEEL_CACHE = Path.home() / ".cache" / "retromesh" / "extension-wheels"
+
+
+def shipped_site(venv: Path, dest: Path) -> Path:
+    """:data:`SHIPPED` installed for the venv's Python into ``dest`` (not into the venv: the
+    tests of the extension must still see what the extension alone brings)."""
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                    "--no-deps", "--only-binary=:all:", "--target", str(dest),
+                    "--find-links", str(WHEEL_CACHE), *SHIPPED], check=True)
+    return dest
+
+
+def blender_pass(venv: Path, jobs: list[dict], site: Path) -> list[dict]:
     """Import + export each job in Blender (one process); returns each job's result."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from helpers import blender_run
-    return blender_run.run(_BLENDER, {"src": str(SRC), "jobs": jobs}, venv=venv, timeout=3600)
+    return blender_run.run(_BLENDER, {"src": str(SRC), "site": str(site), "jobs": jobs},
+                           venv=venv, timeout=3600)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -175,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
         if todo:
             jobs = [{"files": [str(src), *map(str, companions_of(src))],
                      "out": str(work / "back" / src.name)} for src, work in todo]
-            for (src, work), res in zip(todo, blender_pass(a.blender, jobs)):
+            site = shipped_site(a.blender, Path(tmp) / "site")
+            for (src, work), res in zip(todo, blender_pass(a.blender, jobs, site)):
                 if "error" in res or res.get("export") != ["FINISHED"]:
                     results[str(src)] = f"Blender: {res.get('error', res)}"[-300:]
                 else:
