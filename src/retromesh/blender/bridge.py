@@ -663,7 +663,46 @@ def convert_glb(glb: str | os.PathLike, target: str | os.PathLike,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         written = retromesh.convert(glb, target, save_options=save_options)
+    source = _source_path(glb)
+    if source is not None:
+        images_as_read(written, source.parent)
     return written, _warned(caught)
+
+
+def images_as_read(written: list[Path], folder: Path) -> list[Path]:
+    """Each image file in ``written`` whose pixels are those of the file of its name the model
+    was read with (found from ``folder`` as when reading) given that file's bytes: Blender
+    saves every image again its own way (another PNG encoding), so an unedited texture would
+    otherwise come back changed. Returns the images put back."""
+    from ..fileio import atomic_write
+    from ..textures import TextureFinder, image_mime
+    finder, out = TextureFinder(folder), []
+    for path in written:
+        try:
+            now = path.read_bytes()
+            if image_mime(now) is None:
+                continue
+            found = finder.find(path.name)
+            was = found.read_bytes() if found is not None else None
+        except OSError:
+            continue
+        if was is not None and was != now and _same_pixels(was, now):
+            atomic_write(path, was)
+            out.append(path)
+    return out
+
+
+def _same_pixels(a: bytes, b: bytes) -> bool:
+    import io
+
+    import numpy as np
+    from PIL import Image, UnidentifiedImageError
+    try:
+        with Image.open(io.BytesIO(a)) as ia, Image.open(io.BytesIO(b)) as ib:
+            return ia.size == ib.size and np.array_equal(np.asarray(ia.convert("RGBA")),
+                                                         np.asarray(ib.convert("RGBA")))
+    except (OSError, UnidentifiedImageError, ValueError, Image.DecompressionBombError):
+        return False
 
 
 # Blender stores floats its own way (key frames in bone space, UVs flipped twice...), so what
@@ -691,19 +730,38 @@ def _source_record(path: Path) -> dict[str, str]:
 
 def _original(glb: str | os.PathLike, target: Path) -> bytes | None:
     """The bytes of the imported file named in the GLB's scene extras (see above), or None."""
+    rec = _imported_from(glb)
+    if rec is None or not (isinstance(rec.get("sha256"), str) and rec["sha256"]):
+        return None
+    return _original_bytes(Path(rec["path"]), target, rec["sha256"])
+
+
+def _source_path(glb: str | os.PathLike) -> Path | None:
+    """The file the imported model was read from, as the GLB's scene extras name it."""
+    rec = _imported_from(glb)
+    return Path(rec["path"]) if rec is not None else None
+
+
+def _imported_from(glb: str | os.PathLike) -> dict[str, Any] | None:
+    """The :data:`SOURCE` record of the GLB's first scene (a path at least), or None."""
+    from ..errors import RetromeshError
+    try:
+        doc, _ = _read_glb(Path(glb))
+    except (OSError, ValueError, RetromeshError):
+        return None
+    scenes = doc.get("scenes") or [{}]
+    extras = scenes[0].get("extras") if isinstance(scenes[0], dict) else None
+    rec = extras.get(SOURCE) if isinstance(extras, dict) else None
+    return rec if isinstance(rec, dict) and isinstance(rec.get("path"), str) and rec["path"] \
+        else None
+
+
+def _original_bytes(path: Path, target: Path, sha256: str) -> bytes | None:
     import hashlib
     from inspect import signature
 
     from .. import registry
     from ..errors import RetromeshError
-    doc, _ = _read_glb(Path(glb))
-    scenes = doc.get("scenes") or [{}]
-    extras = scenes[0].get("extras") if isinstance(scenes[0], dict) else None
-    rec = extras.get(SOURCE) if isinstance(extras, dict) else None
-    if not (isinstance(rec, dict) and isinstance(rec.get("path"), str)
-            and isinstance(rec.get("sha256"), str) and rec["sha256"]):
-        return None
-    path = Path(rec["path"])
     try:
         fmt = registry.target_format(target)
         if fmt.from_scene is None or "original" not in signature(fmt.from_scene).parameters \
@@ -714,7 +772,7 @@ def _original(glb: str | os.PathLike, target: Path) -> bytes | None:
         data = path.read_bytes()
     except (OSError, RetromeshError, ValueError):
         return None
-    return data if hashlib.sha256(data).hexdigest() == rec["sha256"] else None
+    return data if hashlib.sha256(data).hexdigest() == sha256 else None
 
 
 def temp_glb(prefix: str = "retromesh-") -> tuple[tempfile.TemporaryDirectory, Path]:

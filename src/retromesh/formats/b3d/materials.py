@@ -253,8 +253,20 @@ def brushes_from_scene(scene: Scene, images: dict[str, bytes]
                 t = scene.textures[ti]
                 if t.uri is None and t.image is not None:       # embedded: write it beside
                     name = entry.file.decode("latin-1").replace("\\", "/").rsplit("/", 1)[-1]
-                    images.setdefault(name, t.image)
+                    if _is_named(t, name):
+                        images.setdefault(name, t.image)
     return texs, Brus(n_texs, entries), brush_of, brush_ids
+
+
+def _is_named(t: Texture, file: str) -> bool:
+    """Whether the embedded image ``t`` is still the texture file ``file`` a brush record names
+    (the record keeps its texture's index; an editor that dropped a texture, such as Blender
+    one whose file was never found, shifts the others into its place: the image there is
+    another file's, and writing it under this name would make a file the model never had)."""
+    if not t.name:
+        return True
+    own = t.name.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    return own in (file.lower(), file.rsplit(".", 1)[0].lower())
 
 
 def _computed_texture(scene: Scene, m: Material, ref: TextureRef, images: dict[str, bytes],
