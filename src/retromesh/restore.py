@@ -31,8 +31,10 @@ Every family's records are made with the tools here (a job done once, whatever t
 :func:`bits` / :func:`differing_rows` (float32 bits), :func:`xor_record` / :func:`xor_rows`
 with :func:`check_bytes` (rows told unedited by a check byte of their glTF inputs: Overgrowth),
 and the text of records: :func:`pack_bytes` / :func:`unpack_bytes` (base64 of zlib),
-:func:`pack_words` (B3D: byte planes), :func:`steps` (sorted row numbers). A record keeps the
-encoding and zlib level it was first made with: GLBs already written decode as they did.
+:func:`pack_words` (B3D: byte planes), :func:`steps` (sorted row numbers), :func:`pack_small`
+(small ints, 4 to 32 bits, without zlib) and :func:`ordered` (float32 values as ints whose
+difference is their distance in float32 units: a rounding kept in a few bits). A record keeps
+the encoding and zlib level it was first made with: GLBs already written decode as they did.
 """
 from __future__ import annotations
 
@@ -55,7 +57,8 @@ __all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "put_back
            "keep_table", "put_back_table", "keep_bytes", "put_back_bytes", "as_glb_holds",
            "pack_ints", "unpack_ints", "pack_bytes", "unpack_bytes", "from_base64", "pack_words",
            "unpack_words", "steps", "from_steps", "bits", "differing_rows",
-           "check_bytes", "xor_record", "xor_restore", "xor_rows", "LEVEL_FAST", "LEVEL_SMALL"]
+           "check_bytes", "xor_record", "xor_restore", "xor_rows", "LEVEL_FAST", "LEVEL_SMALL",
+           "ordered", "unordered", "pack_small", "unpack_small"]
 
 #: relative tolerance (times max(1, |value|)) of "unedited" for a glTF an editor wrote
 EDITOR_TOLERANCE = 2e-5
@@ -152,6 +155,52 @@ def from_steps(raw: bytes | None, dtype: str = "<i4") -> np.ndarray | None:
     return np.cumsum(np.frombuffer(raw, dtype).astype(np.int64))
 
 
+#: :func:`pack_small`: the text's prefix for each width of int (``n:``/``o:``: 4 bits each, two
+#: to a byte, an even or odd count of them)
+_SMALL = {"1:": "<i1", "2:": "<i2", "4:": "<i4"}
+_NIBBLES = ("n:", "o:")
+
+
+def pack_small(values: np.ndarray) -> str:
+    """Signed ints (row steps, residues in float32 units) as base64 of the narrowest of 4 bits,
+    int8, int16, int32 that holds them all, after a prefix naming it (no zlib: a record of a
+    few dozen rows, of which a model has hundreds, costs more to deflate than it saves)."""
+    v = np.asarray(values, np.int64).reshape(-1)
+    lo, hi = (int(v.min()), int(v.max())) if len(v) else (0, 0)
+    if -8 <= lo and hi <= 7:
+        u = (v & 15).astype(np.uint8)
+        if len(u) % 2:
+            u = np.append(u, np.uint8(0))
+        packed = (u[0::2] | (u[1::2] << 4)).astype(np.uint8)
+        return _NIBBLES[len(v) % 2] + base64.b64encode(packed.tobytes()).decode("ascii")
+    for prefix, dtype in _SMALL.items():
+        info = np.iinfo(dtype)
+        if info.min <= lo and hi <= info.max:
+            return prefix + base64.b64encode(v.astype(dtype).tobytes()).decode("ascii")
+    raise ValueError("pack_small: beyond int32")
+
+
+def unpack_small(text: Any) -> np.ndarray | None:
+    """The ints :func:`pack_small` packed (int64), None for anything else."""
+    if not isinstance(text, str) or (text[:2] not in _SMALL and text[:2] not in _NIBBLES):
+        return None
+    raw = from_base64(text[2:])
+    if raw is None:
+        return None
+    if text[:2] in _NIBBLES:
+        b = np.frombuffer(raw, np.uint8)
+        u = np.stack([b & 15, b >> 4], axis=1).reshape(-1).astype(np.int64)
+        if text[:2] == "o:":
+            if not len(u) or u[-1]:
+                return None
+            u = u[:-1]
+        return np.where(u >= 8, u - 16, u)
+    dtype = np.dtype(_SMALL[text[:2]])
+    if len(raw) % dtype.itemsize:
+        return None
+    return np.frombuffer(raw, dtype).astype(np.int64)
+
+
 def pack_ints(values: np.ndarray, delta: bool = True) -> str:
     """int32 values as base64 of zlib of them (``delta``: of their :func:`steps`, so that
     sorted lists shrink to a few bytes)."""
@@ -174,6 +223,19 @@ def bits(a: np.ndarray) -> np.ndarray:
     already contiguous float32."""
     a = np.ascontiguousarray(a, np.float32)
     return a.view(np.uint32).reshape(len(a), -1 if a.size else 0)
+
+
+def ordered(a: np.ndarray) -> np.ndarray:
+    """float32 bits as int64 in the order of the values (-0.0 just below +0.0): the difference
+    of two is how many float32 values apart they are (a rounding: a small number)."""
+    b = np.ascontiguousarray(a, np.float32).view(np.int32).astype(np.int64)
+    return np.where(b >= 0, b, -1 - (b & 0x7FFFFFFF))
+
+
+def unordered(m: np.ndarray) -> np.ndarray:
+    """The float32 values of :func:`ordered` ints."""
+    b = np.where(m >= 0, m, (-1 - m) | 0x80000000).astype(np.int64)
+    return (b & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
 
 
 def differing_rows(was: np.ndarray, back: np.ndarray) -> np.ndarray | None:

@@ -11,8 +11,10 @@ bit, the value as the file had it:
   10 floats when the way back would not give them back;
 * VRTS normals and colours: ``b3d_tris[k]["exact"]`` (mesh extras) per primitive, the rows that
   would not come back and their file values (:func:`pack`);
-* KEYS rotations: ``node.extras["b3d"]["kexact"]``, per KEYS chunk, the keys flipped to the
-  other hemisphere and the rows that would not come back with their file values.
+* KEYS rotations: ``node.extras["b3d"]["kexact"]``, over the node's KEYS chunks, the keys
+  flipped to the other hemisphere and the rows that would not come back with their distance in
+  float32 units from the value the way back gives (:func:`keys_records`; GLBs written before
+  hold the file values, which are still read).
 
 On the way back each kept value is used only while the scene still holds what we wrote from it
 (recomputed from the kept value: bit for bit on the plain path, within :data:`BLENDER_TOLERANCE`
@@ -22,6 +24,7 @@ where Blender keeps them (node and mesh extras).
 """
 from __future__ import annotations
 
+import base64
 import math
 import re
 import struct
@@ -32,13 +35,19 @@ import numpy as np
 from ... import restore
 from ...geometry import unit_rows
 from ...restore import (
+    bits,
+    check_bytes,
     differing_rows,
     from_base64,
     from_steps,
+    ordered,
+    pack_small,
     pack_words,
     put_back,
     same_floats,
     steps,
+    unordered,
+    unpack_small,
     unpack_words,
 )
 from .axes import Z32, rot_from_gltf, rot_to_gltf
@@ -279,21 +288,31 @@ def _any_per(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return hits[starts[1:]] > hits[starts[:-1]]
 
 
-def _node_steps(rows: np.ndarray, starts: np.ndarray) -> bytes:
+def _node_steps(rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Increasing rows of all nodes (node ``k``'s from ``starts[k]``) as their steps within
-    each node, each node's first from 0."""
+    each node, each node's first from 0 (int64)."""
     node_of = np.searchsorted(starts, rows, side="right") - 1
     first = np.ones(len(rows), bool)
     first[1:] = node_of[1:] != node_of[:-1]
-    return steps(rows - starts[node_of], "<u4", restart=first)
+    v = rows - starts[node_of]
+    d = np.diff(v, prepend=0)
+    d[first] = v[first]
+    return d
 
 
 def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None]:
     """Per node (its KEYS chunks; ``flips``: which of all their keys, chunk after chunk, node
-    after node, to_scene flipped): ``[flipped rows or None, pack record or None]`` over its
+    after node, to_scene flipped): ``[flipped rows or None, record or None]`` over its
     rotation keys one after another, or None when nothing is to be kept; every node in one
-    numpy pass (a mob has hundreds of small KEYS chunks: per node only bytes are sliced). Rows
-    are kept as their steps (:func:`_rows_text`)."""
+    numpy pass (a mob has hundreds of small KEYS chunks: per node only arrays are sliced).
+
+    A record (version 2) holds the rows the plain way back does not give bit for bit (their
+    steps, ``rows``, left out when all differ), each value's distance in float32 units from
+    the one the way back gives (``d``: a rounding of the normalisation, one byte a value) and
+    a check byte of that value (``c``): the writer's value with the check gives the file's.
+    Rows, flips and distances are :func:`retromesh.restore.pack_small` texts; a node whose
+    distances do not fit in int32 (a value glTF had to replace) keeps its values (``f32``, the
+    first version, which :func:`restore_keys` also reads)."""
     q, starts = _node_rotations(nodes)
     is_rot = np.repeat(np.array([bool(c.flags & 4) for chunks in nodes for c in chunks], bool),
                        [len(c.keys) for chunks in nodes for c in chunks])
@@ -303,9 +322,11 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
     assert rows is not None                 # naive is made from q: one shape
     cut = np.searchsorted(rows, starts).tolist()       # each node's rows: rows[cut[k]:cut[k+1]]
     fcut = np.searchsorted(flipped, starts).tolist()
-    steps_b = _node_steps(rows, starts)
-    vals_b = np.ascontiguousarray(q[rows]).tobytes()
-    flips_b = _node_steps(flipped, starts)
+    row_steps = _node_steps(rows, starts)
+    flip_steps = _node_steps(flipped, starts)
+    dist = ordered(q[rows]) - ordered(naive[rows])
+    wide = np.flatnonzero(np.abs(dist).max(axis=1, initial=0) >= 1 << 31)
+    checks = check_bytes(naive[rows])
     sizes = np.diff(starts).tolist()
     out: list[list | None] = []
     for k in range(len(nodes)):
@@ -313,14 +334,53 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
         if a == b and fa == fb:
             out.append(None)
             continue
-        rec = None
-        if a < b:
+        rec: dict[str, Any] | None = None
+        if a < b and np.any((wide >= a) & (wide < b)):
+            rec = _record(sizes[k], rows[a:b] - starts[k], q[rows[a:b]])
+        elif a < b:
             rec = {"n": sizes[k]}
             if b - a < sizes[k]:
-                rec["rows"] = pack_words(steps_b[4 * a:4 * b])
-            rec["f32"] = pack_words(vals_b[16 * a:16 * b])
-        out.append([pack_words(flips_b[4 * fa:4 * fb]) if fb > fa else None, rec])
+                rec["rows"] = pack_small(row_steps[a:b])
+            rec["d"] = pack_small(dist[a:b])
+            rec["c"] = base64.b64encode(checks[a:b].tobytes()).decode("ascii")
+        out.append([pack_small(flip_steps[fa:fb]) if fb > fa else None, rec])
     return out
+
+
+def _steps_of(text: Any) -> np.ndarray | None:
+    """Increasing row numbers of a flips or rows text, either version."""
+    small = unpack_small(text)
+    if small is not None:
+        return np.cumsum(small) if (small[1:] > 0).all() and (len(small) == 0 or small[0] >= 0) \
+            else None
+    return from_steps(unpack_words(text), "<u4")
+
+
+def _kept_v2(kept: dict, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(rows, distances (m, 4), check bytes) of a version 2 key record for ``n`` keys."""
+    dist = unpack_small(kept.get("d"))
+    checks = from_base64(kept.get("c"))
+    rows = _steps_of(kept["rows"]) if "rows" in kept else np.arange(n)
+    if dist is None or checks is None or rows is None or len(dist) != 4 * len(rows) or \
+            len(checks) != len(rows) or (len(rows) and rows[-1] >= n):
+        return None
+    return rows, dist.reshape(-1, 4), np.frombuffer(checks, np.uint8)
+
+
+def _put_back_v2(q: np.ndarray, rows: np.ndarray, dist: np.ndarray, checks: np.ndarray) -> None:
+    """The file's keys where the writer's key (either sign) has the check byte of the one the
+    plain way back gives and the value it makes gives that key again; in place."""
+    done = np.zeros(len(rows), bool)
+    for sign in (1.0, -1.0):
+        now = np.float32(sign) * q[rows]
+        ok = (check_bytes(now) == checks) & ~done
+        if not ok.any():
+            continue
+        with np.errstate(all="ignore"):
+            cand = unordered(ordered(now[ok]) + dist[ok])
+            ok[ok] = (bits(rotation_naive(cand)) == bits(now[ok])).all(axis=1)
+        q[rows[ok]] = unordered(ordered(now[ok]) + dist[ok])
+        done |= ok
 
 
 def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
@@ -330,6 +390,7 @@ def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
     flips: list[np.ndarray] = []
     rows_all: list[np.ndarray] = []
     vals_all: list[bytes] = []
+    v2: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for k, rec in enumerate(recs):
         n = int(starts[k + 1] - starts[k])
         if not (isinstance(rec, list) and len(rec) == 2):
@@ -337,9 +398,14 @@ def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
         flipped, kept = rec
         if kept is not None and not (isinstance(kept, dict) and kept.get("n") == n):
             continue
-        rows = from_steps(unpack_words(flipped), "<u4")
+        rows = _steps_of(flipped)
         if rows is not None and len(rows) and rows[-1] < n:
             flips.append(rows + starts[k])
+        if isinstance(kept, dict) and "d" in kept:
+            got2 = _kept_v2(kept, n)
+            if got2 is not None:
+                v2.append((got2[0] + starts[k], got2[1], got2[2]))
+            continue
         got = unpack(kept, n, 4) if kept is not None else None
         if got is not None:
             rows_all.append(got[0] + starts[k])
@@ -350,7 +416,10 @@ def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
         rows = np.concatenate(rows_all)
         vals = np.frombuffer(b"".join(vals_all), np.float32).reshape(-1, 4)
         put_back(q, rows, vals, q[rows], rotation_naive, tol, either_sign=True)
-    if not flips and not rows_all:
+    if v2:
+        _put_back_v2(q, np.concatenate([r for r, _, _ in v2]),
+                     np.concatenate([d for _, d, _ in v2]), np.concatenate([c for _, _, c in v2]))
+    if not flips and not rows_all and not v2:
         return
     at = 0
     for chunks in nodes:
@@ -369,18 +438,36 @@ WEIGHT_TOLERANCE = 1e-5
 
 def bone_record(weights: np.ndarray, odd: np.ndarray) -> dict | None:
     """What the BONE's entries need to come back in file order with the file's bits: ``v`` the
-    vertex ids when they are not in increasing order (the writer's), ``w`` the weights when a
-    weight glTF renormalises could come back in other bits (a positive weight other than 1 of a
-    vertex whose entries glTF holds as they are: not one of the ``odd`` vertices)."""
+    vertex ids when they are not in increasing order (the writer's: their steps), the weights
+    when a weight glTF renormalises could come back in other bits (a positive weight other than
+    1 of a vertex whose entries glTF holds as they are: not one of the ``odd`` vertices): ``wu``
+    the bone's distinct weights and ``wi`` which each entry has (a bone has a few dozen).
+    Texts of :func:`retromesh.restore.pack_small`; GLBs written before hold ``w``, all weights,
+    and steps of int32, which are still read."""
     v, w = weights["vertex"], weights["weight"]
     out: dict[str, Any] = {}
     if len(v) > 1 and (v[1:] < v[:-1]).any():
-        out["v"] = pack_words(steps(v))
+        out["v"] = pack_small(np.diff(v.astype(np.int64), prepend=0))
     loose = v[(w > 0) & (w != 1.0)]
     loose = loose[(loose >= 0) & (loose < len(odd))]
     if len(loose) and not odd[loose].all():
-        out["w"] = pack_words(np.ascontiguousarray(w, "<f4").tobytes())
+        distinct, which = np.unique(np.ascontiguousarray(w, "<f4").view("<u4"), return_inverse=True)
+        out["wu"] = pack_words(distinct.astype("<u4").tobytes())
+        out["wi"] = pack_small(which)
     return out or None
+
+
+def _kept_weights(rec: dict, n: int) -> np.ndarray | None:
+    """The file's weights of a BONE of ``n`` entries kept by :func:`bone_record` (either
+    version), or None."""
+    if "wu" in rec:
+        raw, which = unpack_words(rec["wu"]), unpack_small(rec.get("wi"))
+        if raw is None or len(raw) % 4 or which is None or len(which) != n or \
+                (n and (which.min() < 0 or which.max() >= len(raw) // 4)):
+            return None
+        return np.frombuffer(raw, "<f4")[which]
+    raw = unpack_words(rec.get("w"))
+    return np.frombuffer(raw, "<f4") if raw is not None and len(raw) == 4 * n else None
 
 
 def restore_bone(bone: Bone, rec: Any) -> None:
@@ -392,7 +479,8 @@ def restore_bone(bone: Bone, rec: Any) -> None:
     n = len(w)
     v_file = None
     if "v" in rec:
-        v_file = from_steps(unpack_words(rec["v"]))
+        small = unpack_small(rec["v"])
+        v_file = np.cumsum(small) if small is not None else from_steps(unpack_words(rec["v"]))
         if v_file is None or len(v_file) != n:
             return
         order = np.argsort(v_file, kind="stable")
@@ -401,10 +489,9 @@ def restore_bone(bone: Bone, rec: Any) -> None:
         back = np.empty(n, np.int64)
         back[order] = np.arange(n)
         w = w[back]
-    if "w" in rec:
-        raw = unpack_words(rec["w"])
-        if raw is not None and len(raw) == 4 * n:
-            kept = np.frombuffer(raw, "<f4")
+    if "w" in rec or "wu" in rec:
+        kept = _kept_weights(rec, n)
+        if kept is not None:
             w = w.copy()
             near = np.abs(w["weight"].astype(np.float64) - kept) <= WEIGHT_TOLERANCE
             w["weight"][near] = kept[near]
