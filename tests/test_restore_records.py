@@ -198,6 +198,21 @@ def test_b3d_key_records_put_back_what_was_read():
         assert same_bits(got[[0, 2, 3]], q[[0, 2, 3]]) and same_bits(got[1], edited[1])
 
 
+def test_b3d_normal_records_put_back_what_was_read():
+    """Normals not of unit length (and a zero one), both versions of the record: the file's
+    come back, an edited one not."""
+    nrm = (grid(20, 3) * np.float32(1.25)).astype(np.float32)
+    nrm[4] = 0.0
+    naive = b3d.normal_naive(nrm)
+    naive[4] = (0.0, 1.0, 0.0)                  # glTF computed one
+    for rec in (b3d.pack(nrm, naive), b3d.pack_normals(nrm, naive)):
+        out = naive.copy()
+        out[7] = (1.0, 0.0, 0.0)                # edited
+        b3d.restore_rows(out, b3d.normal_naive, out.copy(), rec, 0.0, degenerate=True)
+        keep = np.arange(20) != 7
+        assert same_bits(out[keep], nrm[keep]) and same_bits(out[7], np.float32([1, 0, 0]))
+
+
 def test_overgrowth_records_put_back_what_was_read():
     x = inputs()
     out, same = restore.xor_rows(GOLDEN["og_xor"], x["written"], x["ins"])

@@ -39,6 +39,8 @@ the encoding and zlib level it was first made with: GLBs already written decode 
 from __future__ import annotations
 
 import base64
+import contextlib
+import contextvars
 import copy
 import dataclasses
 import struct
@@ -58,7 +60,7 @@ __all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "put_back
            "pack_ints", "unpack_ints", "pack_bytes", "unpack_bytes", "from_base64", "pack_words",
            "unpack_words", "steps", "from_steps", "bits", "differing_rows",
            "check_bytes", "xor_record", "xor_restore", "xor_rows", "LEVEL_FAST", "LEVEL_SMALL",
-           "ordered", "unordered", "pack_small", "unpack_small"]
+           "ordered", "unordered", "pack_small", "unpack_small", "for_editor", "editor_records"]
 
 #: relative tolerance (times max(1, |value|)) of "unedited" for a glTF an editor wrote
 EDITOR_TOLERANCE = 2e-5
@@ -73,6 +75,28 @@ LEVEL_SMALL = 6
 #: payloads of :func:`pack_words` up to this many bytes are stored as they are (deflating a small
 #: one costs more time than the few bytes it saves)
 _DEFLATE_FROM = 1024
+
+
+#: set while a scene is read for an editor (:func:`editor_records`)
+_FOR_EDITOR = contextvars.ContextVar("retromesh_records_for_editor", default=False)
+
+
+@contextlib.contextmanager
+def editor_records() -> Any:
+    """Within: ``to_scene`` makes records for a GLB an editor will store its own way (the
+    Blender extension reads models so): a record that keeps a value as its rounding from the
+    value the plain way back gives (a few bits) keeps the value itself, which is found again
+    within the editor's tolerance."""
+    token = _FOR_EDITOR.set(True)
+    try:
+        yield
+    finally:
+        _FOR_EDITOR.reset(token)
+
+
+def for_editor() -> bool:
+    """Whether the scene being read is for an editor (:func:`editor_records`)."""
+    return _FOR_EDITOR.get()
 
 
 def tolerance(extras: dict[str, Any], editor: float = EDITOR_TOLERANCE) -> float:

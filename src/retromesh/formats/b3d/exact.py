@@ -10,7 +10,8 @@ bit, the value as the file had it:
   are not in the order the writer uses (an ANIM before the child NODEs); ``["trs"]`` the file's
   10 floats when the way back would not give them back;
 * VRTS normals and colours: ``b3d_tris[k]["exact"]`` (mesh extras) per primitive, the rows that
-  would not come back and their file values (:func:`pack`);
+  would not come back and their file values (:func:`pack`; normals: their length and a
+  rounding, :func:`pack_normals`);
 * KEYS rotations: ``node.extras["b3d"]["kexact"]``, over the node's KEYS chunks, the keys
   flipped to the other hemisphere and the rows that would not come back with their distance in
   float32 units from the value the way back gives (:func:`keys_records`; GLBs written before
@@ -38,6 +39,7 @@ from ...restore import (
     bits,
     check_bytes,
     differing_rows,
+    for_editor,
     from_base64,
     from_steps,
     ordered,
@@ -53,7 +55,7 @@ from ...restore import (
 from .axes import Z32, rot_from_gltf, rot_to_gltf
 from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
 
-__all__ = ["BLENDER_TOLERANCE", "WEIGHT_TOLERANCE", "tolerance", "pack", "unpack",
+__all__ = ["BLENDER_TOLERANCE", "WEIGHT_TOLERANCE", "tolerance", "pack", "pack_normals", "unpack",
            "restore_rows", "normal_naive", "node_records", "node_values", "kept_trs",
            "recorded_gltf_trs", "reorder",
            "rotation_naive", "keys_records", "restore_keys", "bone_record", "restore_bone"]
@@ -118,11 +120,80 @@ def unpack(rec: Any, n: int, width: int) -> tuple[np.ndarray, np.ndarray] | None
     return rows, values
 
 
+def pack_normals(orig: np.ndarray, naive: np.ndarray) -> dict | None:
+    """:func:`pack` of normals (k, 3) float32 against ``naive`` (:func:`normal_naive`), second
+    version: a file's normals not of unit length keep their length (``len``, float32) and each
+    value's distance in float32 units from the unit normal the way back gives times that
+    length (``d``, a rounding: 4 bits), with a check byte of the unit normal (``c``); rows as
+    in :func:`pack`. The first version (the values) where a length or distance does not fit
+    (not finite, or beyond int32), and in a scene read for an editor
+    (:func:`retromesh.restore.editor_records`: Blender keeps normals in 16 bits)."""
+    if for_editor():
+        return pack(orig, naive)
+    rows = differing_rows(orig, naive)
+    if rows is None or not len(rows):
+        return None
+    was = np.asarray(orig, np.float32)[rows]
+    unit = naive[rows]
+    with np.errstate(all="ignore"):
+        length = np.sqrt(np.einsum("ij,ij->i", was.astype(np.float64), was.astype(np.float64))
+                         ).astype(np.float32)
+        scaled = _scaled(unit, length)
+    dist = ordered(was) - ordered(scaled)
+    if not np.isfinite(length).all() or (np.abs(dist) >= 1 << 31).any():
+        return _record(len(orig), rows, was)
+    rec: dict[str, Any] = {"n": int(len(orig))}
+    if len(rows) < len(orig):
+        rec["rows"] = pack_small(np.diff(rows, prepend=0))
+    rec["len"] = pack_words(length.astype("<f4").tobytes())
+    rec["d"] = pack_small(dist)
+    rec["c"] = base64.b64encode(check_bytes(unit).tobytes()).decode("ascii")
+    return rec
+
+
+def _scaled(unit: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Unit rows times their length in float32, +0.0 for a length of 0 (whatever the sign of
+    the unit normal, which glTF computed)."""
+    out = (unit.astype(np.float64) * length[:, None]).astype(np.float32)
+    out[length == 0] = 0.0
+    return out
+
+
+def _restore_normals(out: np.ndarray, rec: dict, tol: float) -> None:
+    """:func:`restore_rows` of a :func:`pack_normals` record of the second version: rows whose
+    written normal has the check byte (and gives it again), and zero normals (glTF computed
+    one: any normal), as read."""
+    n = len(out)
+    length_raw, dist, checks = unpack_words(rec.get("len")), unpack_small(rec.get("d")), \
+        from_base64(rec.get("c"))
+    if "rows" in rec:
+        steps_ = unpack_small(rec["rows"])
+        rows = None if steps_ is None or (steps_[1:] <= 0).any() or (len(steps_) and steps_[0] < 0) \
+            else np.cumsum(steps_)
+    else:
+        rows = np.arange(n)
+    if rows is None or length_raw is None or dist is None or checks is None or \
+            len(length_raw) != 4 * len(rows) or len(dist) != 3 * len(rows) or \
+            len(checks) != len(rows) or (len(rows) and rows[-1] >= n) or out.shape[1:] != (3,):
+        return
+    length = np.frombuffer(length_raw, "<f4")
+    now = np.asarray(out[rows], np.float32)
+    with np.errstate(all="ignore"):
+        was = unordered(ordered(_scaled(now, length)) + dist.reshape(-1, 3))
+        ok = (check_bytes(now) == np.frombuffer(checks, np.uint8)) & \
+            (bits(normal_naive(was)) == bits(now)).all(axis=1)
+    ok |= length == 0
+    out[rows[ok]] = was[ok]
+
+
 def restore_rows(out: np.ndarray, expect_of, got: np.ndarray, rec: Any, tol: float,
                  degenerate: bool = False) -> None:
     """Where a kept row still gives what the scene holds (``expect_of(kept)`` against ``got``,
     both (m, c) in the scene's terms), write the kept file value into ``out`` (in place);
     ``degenerate``: kept rows of zero length match anything (normals glTF had to compute)."""
+    if degenerate and isinstance(rec, dict) and "len" in rec:
+        _restore_normals(out, rec, tol)
+        return
     got_rows = unpack(rec, len(out), out.shape[1])
     if got_rows is None:
         return
@@ -311,7 +382,8 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
     the one the way back gives (``d``: a rounding of the normalisation, one byte a value) and
     a check byte of that value (``c``): the writer's value with the check gives the file's.
     Rows, flips and distances are :func:`retromesh.restore.pack_small` texts; a node whose
-    distances do not fit in int32 (a value glTF had to replace) keeps its values (``f32``, the
+    distances do not fit in int32 (a value glTF had to replace), and every node of a scene read
+    for an editor (:func:`retromesh.restore.editor_records`), keeps its values (``f32``, the
     first version, which :func:`restore_keys` also reads)."""
     q, starts = _node_rotations(nodes)
     is_rot = np.repeat(np.array([bool(c.flags & 4) for chunks in nodes for c in chunks], bool),
@@ -325,7 +397,8 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
     row_steps = _node_steps(rows, starts)
     flip_steps = _node_steps(flipped, starts)
     dist = ordered(q[rows]) - ordered(naive[rows])
-    wide = np.flatnonzero(np.abs(dist).max(axis=1, initial=0) >= 1 << 31)
+    # (for an editor, every node keeps its values: the first version)
+    wide = np.flatnonzero((np.abs(dist).max(axis=1, initial=0) >= 1 << 31) | for_editor())
     checks = check_bytes(naive[rows])
     sizes = np.diff(starts).tolist()
     out: list[list | None] = []

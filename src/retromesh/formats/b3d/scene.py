@@ -14,7 +14,7 @@ from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import inverse
 from .axes import Z32, Z, rot_to_gltf
 from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
-from .exact import bone_record, keys_records, node_records, normal_naive, pack
+from .exact import bone_record, keys_records, node_records, normal_naive, pack, pack_normals
 from .keys import jump_step
 from .materials import materials_to_scene
 from .rawchunks import raw_record
@@ -110,7 +110,7 @@ def _exact_vertices(verts: np.ndarray, flags: int, pick, use_colors) -> dict:
     out = {}
     if flags & 1:
         n = pick(verts["normal"])
-        rec = pack(n, normal_naive(n))
+        rec = pack_normals(n, normal_naive(n))
         if rec:
             out["normal"] = rec
     if flags & 2:
