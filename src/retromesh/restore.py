@@ -60,7 +60,8 @@ __all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "put_back
            "pack_ints", "unpack_ints", "pack_bytes", "unpack_bytes", "from_base64", "pack_words",
            "unpack_words", "steps", "from_steps", "bits", "differing_rows",
            "check_bytes", "xor_record", "xor_restore", "xor_rows", "LEVEL_FAST", "LEVEL_SMALL",
-           "ordered", "unordered", "pack_small", "unpack_small", "for_editor", "editor_records"]
+           "ordered", "unordered", "pack_small", "pack_small_slices", "unpack_small", "for_editor",
+           "editor_records"]
 
 #: relative tolerance (times max(1, |value|)) of "unedited" for a glTF an editor wrote
 EDITOR_TOLERANCE = 2e-5
@@ -190,18 +191,40 @@ def pack_small(values: np.ndarray) -> str:
     int8, int16, int32 that holds them all, after a prefix naming it (no zlib: a record of a
     few dozen rows, of which a model has hundreds, costs more to deflate than it saves)."""
     v = np.asarray(values, np.int64).reshape(-1)
-    lo, hi = (int(v.min()), int(v.max())) if len(v) else (0, 0)
-    if -8 <= lo and hi <= 7:
-        u = (v & 15).astype(np.uint8)
-        if len(u) % 2:
-            u = np.append(u, np.uint8(0))
-        packed = (u[0::2] | (u[1::2] << 4)).astype(np.uint8)
-        return _NIBBLES[len(v) % 2] + base64.b64encode(packed.tobytes()).decode("ascii")
-    for prefix, dtype in _SMALL.items():
-        info = np.iinfo(dtype)
-        if info.min <= lo and hi <= info.max:
-            return prefix + base64.b64encode(v.astype(dtype).tobytes()).decode("ascii")
-    raise ValueError("pack_small: beyond int32")
+    return pack_small_slices(v, np.array([0, len(v)]))[0]
+
+
+def pack_small_slices(values: np.ndarray, cuts: np.ndarray) -> list[str]:
+    """:func:`pack_small` of each slice ``values[cuts[k]:cuts[k + 1]]`` (a record per node: the
+    ranges of all slices found in one numpy pass)."""
+    v = np.asarray(values, np.int64).reshape(-1)
+    cuts = np.asarray(cuts, np.int64)
+    lens = np.diff(cuts)
+    lo, hi = np.zeros(len(lens), np.int64), np.zeros(len(lens), np.int64)
+    full = np.flatnonzero(lens > 0)
+    if len(full):
+        part = v[:cuts[-1]]
+        lo[full] = np.minimum.reduceat(part, cuts[full])
+        hi[full] = np.maximum.reduceat(part, cuts[full])
+    b64 = base64.b64encode
+    out = []
+    for a, b, low, high in zip(cuts[:-1].tolist(), cuts[1:].tolist(), lo.tolist(), hi.tolist()):
+        seg = v[a:b]
+        if low >= -8 and high <= 7:         # two to a byte, the first in the low bits
+            u = (seg & 15).astype(np.uint8)
+            odd = (b - a) % 2
+            if odd:
+                u = np.append(u, np.uint8(0))
+            out.append(("o:" if odd else "n:") + b64((u[0::2] | (u[1::2] << 4)).tobytes()).decode("ascii"))
+        elif low >= -128 and high <= 127:
+            out.append("1:" + b64(seg.astype("<i1").tobytes()).decode("ascii"))
+        elif low >= -32768 and high <= 32767:
+            out.append("2:" + b64(seg.astype("<i2").tobytes()).decode("ascii"))
+        elif low >= -(1 << 31) and high < 1 << 31:
+            out.append("4:" + b64(seg.astype("<i4").tobytes()).decode("ascii"))
+        else:
+            raise ValueError("pack_small: beyond int32")
+    return out
 
 
 def unpack_small(text: Any) -> np.ndarray | None:

@@ -44,6 +44,7 @@ from ...restore import (
     from_steps,
     ordered,
     pack_small,
+    pack_small_slices,
     pack_words,
     put_back,
     same_floats,
@@ -392,14 +393,19 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
     naive = rotation_naive(q)
     rows = differing_rows(q, naive)
     assert rows is not None                 # naive is made from q: one shape
-    cut = np.searchsorted(rows, starts).tolist()       # each node's rows: rows[cut[k]:cut[k+1]]
-    fcut = np.searchsorted(flipped, starts).tolist()
-    row_steps = _node_steps(rows, starts)
-    flip_steps = _node_steps(flipped, starts)
+    cut_a = np.searchsorted(rows, starts)               # each node's rows: rows[cut[k]:cut[k+1]]
+    fcut_a = np.searchsorted(flipped, starts)
+    cut, fcut = cut_a.tolist(), fcut_a.tolist()
     dist = ordered(q[rows]) - ordered(naive[rows])
     # (for an editor, every node keeps its values: the first version)
     wide = np.flatnonzero((np.abs(dist).max(axis=1, initial=0) >= 1 << 31) | for_editor())
-    checks = check_bytes(naive[rows])
+    if len(wide):
+        dist[wide] = 0
+    # every node's texts made together (a mob has hundreds of nodes: per node only slices)
+    row_texts = pack_small_slices(_node_steps(rows, starts), cut_a)
+    flip_texts = pack_small_slices(_node_steps(flipped, starts), fcut_a)
+    dist_texts = pack_small_slices(dist.reshape(-1), 4 * cut_a)
+    checks = check_bytes(naive[rows]).tobytes()
     sizes = np.diff(starts).tolist()
     out: list[list | None] = []
     for k in range(len(nodes)):
@@ -408,15 +414,15 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
             out.append(None)
             continue
         rec: dict[str, Any] | None = None
-        if a < b and np.any((wide >= a) & (wide < b)):
+        if a < b and len(wide) and np.any((wide >= a) & (wide < b)):
             rec = _record(sizes[k], rows[a:b] - starts[k], q[rows[a:b]])
         elif a < b:
             rec = {"n": sizes[k]}
             if b - a < sizes[k]:
-                rec["rows"] = pack_small(row_steps[a:b])
-            rec["d"] = pack_small(dist[a:b])
-            rec["c"] = base64.b64encode(checks[a:b].tobytes()).decode("ascii")
-        out.append([pack_small(flip_steps[fa:fb]) if fb > fa else None, rec])
+                rec["rows"] = row_texts[k]
+            rec["d"] = dist_texts[k]
+            rec["c"] = base64.b64encode(checks[a:b]).decode("ascii")
+        out.append([flip_texts[k] if fb > fa else None, rec])
     return out
 
 
