@@ -56,9 +56,9 @@ from ...restore import (
 from .axes import Z32, rot_from_gltf, rot_to_gltf
 from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
 
-__all__ = ["BLENDER_TOLERANCE", "WEIGHT_TOLERANCE", "tolerance", "pack", "pack_normals", "unpack",
-           "restore_rows", "normal_naive", "node_records", "node_values", "kept_trs",
-           "recorded_gltf_trs", "reorder",
+__all__ = ["BLENDER_TOLERANCE", "WEIGHT_TOLERANCE", "tolerance", "pack", "pack_normals",
+           "normal_records", "unpack", "restore_rows", "normal_naive", "node_records", "node_values",
+           "kept_trs", "recorded_gltf_trs", "reorder",
            "rotation_naive", "keys_records", "restore_keys", "bone_record", "restore_bone"]
 
 #: how far a value may be from what we wrote and still count as unedited, through Blender
@@ -129,27 +129,60 @@ def pack_normals(orig: np.ndarray, naive: np.ndarray) -> dict | None:
     in :func:`pack`. The first version (the values) where a length or distance does not fit
     (not finite, or beyond int32), and in a scene read for an editor
     (:func:`retromesh.restore.editor_records`: Blender keeps normals in 16 bits)."""
-    if for_editor():
-        return pack(orig, naive)
-    rows = differing_rows(orig, naive)
+    orig = np.asarray(orig, np.float32)
+    return _normal_records(orig, np.asarray(naive, np.float32), np.array([0, len(orig)]))[0]
+
+
+def normal_records(normals: list[np.ndarray]) -> list[dict | None]:
+    """:func:`pack_normals` of each array of normals against :func:`normal_naive` of it, all
+    in one numpy pass (a model has dozens of meshes: per mesh only slices are encoded)."""
+    if not normals:
+        return []
+    cuts = np.r_[0, np.cumsum([len(n) for n in normals])]
+    allf = np.concatenate([np.asarray(n, np.float32).reshape(-1, 3) for n in normals])
+    return _normal_records(allf, normal_naive(allf), cuts)
+
+
+def _normal_records(allf: np.ndarray, naive: np.ndarray, cuts: np.ndarray) -> list[dict | None]:
+    """:func:`pack_normals` of ``allf[cuts[k]:cuts[k + 1]]`` for each ``k``."""
+    k_count = len(cuts) - 1
+    rows = differing_rows(allf, naive)
     if rows is None or not len(rows):
-        return None
-    was = np.asarray(orig, np.float32)[rows]
-    unit = naive[rows]
+        return [None] * k_count
+    rcut_a = np.searchsorted(rows, cuts)
+    rcut = rcut_a.tolist()
+    sizes = np.diff(cuts).tolist()
+    if for_editor():
+        return [_record(sizes[k], rows[rcut[k]:rcut[k + 1]] - cuts[k], allf[rows[rcut[k]:rcut[k + 1]]])
+                if rcut[k] < rcut[k + 1] else None for k in range(k_count)]
+    was, unit = allf[rows], naive[rows]
     with np.errstate(all="ignore"):
         length = np.sqrt(np.einsum("ij,ij->i", was.astype(np.float64), was.astype(np.float64))
                          ).astype(np.float32)
-        scaled = _scaled(unit, length)
-    dist = ordered(was) - ordered(scaled)
-    if not np.isfinite(length).all() or (np.abs(dist) >= 1 << 31).any():
-        return _record(len(orig), rows, was)
-    rec: dict[str, Any] = {"n": int(len(orig))}
-    if len(rows) < len(orig):
-        rec["rows"] = pack_small(np.diff(rows, prepend=0))
-    rec["len"] = pack_words(length.astype("<f4").tobytes())
-    rec["d"] = pack_small(dist)
-    rec["c"] = base64.b64encode(check_bytes(unit).tobytes()).decode("ascii")
-    return rec
+        dist = ordered(was) - ordered(_scaled(unit, length))
+    bad = np.flatnonzero(~np.isfinite(length) | (np.abs(dist).max(axis=1) >= 1 << 31))
+    if len(bad):
+        dist[bad] = 0
+    row_texts = pack_small_slices(_node_steps(rows, cuts), rcut_a)
+    dist_texts = pack_small_slices(dist.reshape(-1), 3 * rcut_a)
+    checks = check_bytes(unit).tobytes()
+    lengths = length.astype("<f4").tobytes()
+    out: list[dict | None] = []
+    for k in range(k_count):
+        a, b = rcut[k], rcut[k + 1]
+        if a == b:
+            out.append(None)
+        elif len(bad) and np.any((bad >= a) & (bad < b)):
+            out.append(_record(sizes[k], rows[a:b] - cuts[k], was[a:b]))
+        else:
+            rec: dict[str, Any] = {"n": sizes[k]}
+            if b - a < sizes[k]:
+                rec["rows"] = row_texts[k]
+            rec["len"] = pack_words(lengths[4 * a:4 * b])
+            rec["d"] = dist_texts[k]
+            rec["c"] = base64.b64encode(checks[a:b]).decode("ascii")
+            out.append(rec)
+    return out
 
 
 def _scaled(unit: np.ndarray, length: np.ndarray) -> np.ndarray:
