@@ -54,7 +54,8 @@ from . import geometry
 from .extras import BLENDER_MARK
 from .scene import Animation, Primitive, Scene
 
-__all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "put_back_rows", "same_rows",
+__all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "keep_rows_slices",
+           "put_back_rows", "same_rows",
            "same_floats", "put_back",
            "keep_table", "put_back_table", "keep_bytes", "put_back_bytes", "as_glb_holds",
            "pack_ints", "unpack_ints", "pack_bytes", "unpack_bytes", "from_base64", "pack_words",
@@ -304,6 +305,34 @@ def keep_rows(was: np.ndarray, back: np.ndarray) -> dict[str, str] | None:
         return None
     x = (bits(was)[rows] ^ bits(back)[rows]).view(np.int32)
     return {"at": pack_ints(rows), "xor": pack_ints(x.reshape(-1), delta=False)}
+
+
+def keep_rows_slices(was: np.ndarray, back: np.ndarray, cuts: np.ndarray) -> list[dict | None]:
+    """:func:`keep_rows` of each slice ``was[cuts[k]:cuts[k + 1]]`` against ``back``'s (a
+    record per track or bone: the same texts), the rows and their bits found for all slices
+    in one numpy pass; per slice only its bytes are deflated."""
+    a, b = bits(was), bits(back)
+    cuts = np.asarray(cuts, np.int64)
+    k_count = len(cuts) - 1
+    if a.shape != b.shape:
+        return [None] * k_count
+    rows = differing_rows(a.view(np.float32), b.view(np.float32))
+    if rows is None or not len(rows):
+        return [None] * k_count
+    width = a.shape[1]
+    rcut = np.searchsorted(rows, cuts).tolist()
+    node_of = np.searchsorted(cuts, rows, side="right") - 1
+    local = rows - cuts[node_of]
+    first = np.ones(len(rows), bool)
+    first[1:] = node_of[1:] != node_of[:-1]
+    at_b = steps(local, restart=first)
+    xor_b = (a[rows] ^ b[rows]).view(np.int32).astype("<i4").tobytes()
+    out: list[dict | None] = []
+    for lo, hi in zip(rcut[:-1], rcut[1:]):
+        out.append(None if lo == hi else {
+            "at": pack_bytes(at_b[4 * lo:4 * hi]),
+            "xor": pack_bytes(xor_b[4 * width * lo:4 * width * hi])})
+    return out
 
 
 def same_rows(now: np.ndarray, wrote: np.ndarray, tol: float) -> np.ndarray:
