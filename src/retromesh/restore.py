@@ -61,7 +61,8 @@ __all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "keep_row
            "pack_ints", "unpack_ints", "pack_bytes", "unpack_bytes", "from_base64", "pack_words",
            "unpack_words", "steps", "from_steps", "bits", "differing_rows",
            "check_bytes", "xor_record", "xor_restore", "xor_rows", "LEVEL_FAST", "LEVEL_SMALL",
-           "ordered", "unordered", "pack_small", "pack_small_slices", "unpack_small", "for_editor",
+           "ordered", "unordered", "pack_small", "pack_small_slices", "unpack_small", "pack_raw",
+           "unpack_raw", "for_editor",
            "editor_records"]
 
 #: relative tolerance (times max(1, |value|)) of "unedited" for a glTF an editor wrote
@@ -189,10 +190,18 @@ _NIBBLES = ("n:", "o:")
 
 def pack_small(values: np.ndarray) -> str:
     """Signed ints (row steps, residues in float32 units) as base64 of the narrowest of 4 bits,
-    int8, int16, int32 that holds them all, after a prefix naming it (no zlib: a record of a
-    few dozen rows, of which a model has hundreds, costs more to deflate than it saves)."""
+    int8, int16, int32 that holds them all, after a prefix naming it (``n:``/``o:``: 4 bits
+    each, two to a byte, an even or odd count; ``1:``, ``2:``, ``4:``); from
+    :data:`_DEFLATE_FROM` bytes on deflated, the prefix after a ``z`` (a record of a few dozen
+    rows, of which a model has hundreds, costs more to deflate than it saves)."""
     v = np.asarray(values, np.int64).reshape(-1)
     return pack_small_slices(v, np.array([0, len(v)]))[0]
+
+
+def _small_text(prefix: str, raw: bytes) -> str:
+    if len(raw) >= _DEFLATE_FROM:
+        return "z" + prefix + pack_bytes(raw)
+    return prefix + base64.b64encode(raw).decode("ascii")
 
 
 def pack_small_slices(values: np.ndarray, cuts: np.ndarray) -> list[str]:
@@ -207,7 +216,6 @@ def pack_small_slices(values: np.ndarray, cuts: np.ndarray) -> list[str]:
         part = v[:cuts[-1]]
         lo[full] = np.minimum.reduceat(part, cuts[full])
         hi[full] = np.maximum.reduceat(part, cuts[full])
-    b64 = base64.b64encode
     out = []
     for a, b, low, high in zip(cuts[:-1].tolist(), cuts[1:].tolist(), lo.tolist(), hi.tolist()):
         seg = v[a:b]
@@ -216,13 +224,13 @@ def pack_small_slices(values: np.ndarray, cuts: np.ndarray) -> list[str]:
             odd = (b - a) % 2
             if odd:
                 u = np.append(u, np.uint8(0))
-            out.append(("o:" if odd else "n:") + b64((u[0::2] | (u[1::2] << 4)).tobytes()).decode("ascii"))
+            out.append(_small_text("o:" if odd else "n:", (u[0::2] | (u[1::2] << 4)).tobytes()))
         elif low >= -128 and high <= 127:
-            out.append("1:" + b64(seg.astype("<i1").tobytes()).decode("ascii"))
+            out.append(_small_text("1:", seg.astype("<i1").tobytes()))
         elif low >= -32768 and high <= 32767:
-            out.append("2:" + b64(seg.astype("<i2").tobytes()).decode("ascii"))
+            out.append(_small_text("2:", seg.astype("<i2").tobytes()))
         elif low >= -(1 << 31) and high < 1 << 31:
-            out.append("4:" + b64(seg.astype("<i4").tobytes()).decode("ascii"))
+            out.append(_small_text("4:", seg.astype("<i4").tobytes()))
         else:
             raise ValueError("pack_small: beyond int32")
     return out
@@ -230,23 +238,42 @@ def pack_small_slices(values: np.ndarray, cuts: np.ndarray) -> list[str]:
 
 def unpack_small(text: Any) -> np.ndarray | None:
     """The ints :func:`pack_small` packed (int64), None for anything else."""
-    if not isinstance(text, str) or (text[:2] not in _SMALL and text[:2] not in _NIBBLES):
+    if not isinstance(text, str):
         return None
-    raw = from_base64(text[2:])
+    deflated = text[:1] == "z"
+    prefix = text[1:3] if deflated else text[:2]
+    if prefix not in _SMALL and prefix not in _NIBBLES:
+        return None
+    raw = unpack_bytes(text[3:]) if deflated else from_base64(text[2:])
     if raw is None:
         return None
-    if text[:2] in _NIBBLES:
+    if prefix in _NIBBLES:
         b = np.frombuffer(raw, np.uint8)
         u = np.stack([b & 15, b >> 4], axis=1).reshape(-1).astype(np.int64)
-        if text[:2] == "o:":
+        if prefix == "o:":
             if not len(u) or u[-1]:
                 return None
             u = u[:-1]
         return np.where(u >= 8, u - 16, u)
-    dtype = np.dtype(_SMALL[text[:2]])
+    dtype = np.dtype(_SMALL[prefix])
     if len(raw) % dtype.itemsize:
         return None
     return np.frombuffer(raw, dtype).astype(np.int64)
+
+
+def pack_raw(data: bytes) -> str:
+    """Bytes (check bytes) as base64, from :data:`_DEFLATE_FROM` bytes on deflated after
+    ``z:``."""
+    if len(data) < _DEFLATE_FROM:
+        return base64.b64encode(data).decode("ascii")
+    return "z:" + pack_bytes(data)
+
+
+def unpack_raw(text: Any) -> bytes | None:
+    """The bytes :func:`pack_raw` packed, None for anything else."""
+    if isinstance(text, str) and text.startswith("z:"):
+        return unpack_bytes(text[2:])
+    return from_base64(text)
 
 
 def pack_ints(values: np.ndarray, delta: bool = True) -> str:

@@ -25,7 +25,6 @@ where Blender keeps them (node and mesh extras).
 """
 from __future__ import annotations
 
-import base64
 import math
 import re
 import struct
@@ -43,6 +42,7 @@ from ...restore import (
     from_base64,
     from_steps,
     ordered,
+    pack_raw,
     pack_small,
     pack_small_slices,
     pack_words,
@@ -50,6 +50,7 @@ from ...restore import (
     same_floats,
     steps,
     unordered,
+    unpack_raw,
     unpack_small,
     unpack_words,
 )
@@ -180,7 +181,7 @@ def _normal_records(allf: np.ndarray, naive: np.ndarray, cuts: np.ndarray) -> li
                 rec["rows"] = row_texts[k]
             rec["len"] = pack_words(lengths[4 * a:4 * b])
             rec["d"] = dist_texts[k]
-            rec["c"] = base64.b64encode(checks[a:b]).decode("ascii")
+            rec["c"] = pack_raw(checks[a:b])
             out.append(rec)
     return out
 
@@ -199,7 +200,7 @@ def _restore_normals(out: np.ndarray, rec: dict, tol: float) -> None:
     one: any normal), as read."""
     n = len(out)
     length_raw, dist, checks = unpack_words(rec.get("len")), unpack_small(rec.get("d")), \
-        from_base64(rec.get("c"))
+        unpack_raw(rec.get("c"))
     if "rows" in rec:
         steps_ = unpack_small(rec["rows"])
         rows = None if steps_ is None or (steps_[1:] <= 0).any() or (len(steps_) and steps_[0] < 0) \
@@ -454,7 +455,7 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
             if b - a < sizes[k]:
                 rec["rows"] = row_texts[k]
             rec["d"] = dist_texts[k]
-            rec["c"] = base64.b64encode(checks[a:b]).decode("ascii")
+            rec["c"] = pack_raw(checks[a:b])
         out.append([flip_texts[k] if fb > fa else None, rec])
     return out
 
@@ -471,7 +472,7 @@ def _steps_of(text: Any) -> np.ndarray | None:
 def _kept_v2(kept: dict, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(rows, distances (m, 4), check bytes) of a version 2 key record for ``n`` keys."""
     dist = unpack_small(kept.get("d"))
-    checks = from_base64(kept.get("c"))
+    checks = unpack_raw(kept.get("c"))
     rows = _steps_of(kept["rows"]) if "rows" in kept else np.arange(n)
     if dist is None or checks is None or rows is None or len(dist) != 4 * len(rows) or \
             len(checks) != len(rows) or (len(rows) and rows[-1] >= n):
