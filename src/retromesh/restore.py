@@ -195,13 +195,27 @@ def pack_small(values: np.ndarray) -> str:
     :data:`_DEFLATE_FROM` bytes on deflated, the prefix after a ``z`` (a record of a few dozen
     rows, of which a model has hundreds, costs more to deflate than it saves)."""
     v = np.asarray(values, np.int64).reshape(-1)
-    return pack_small_slices(v, np.array([0, len(v)]))[0]
+    return _small_one(v, int(v.min()), int(v.max())) if len(v) else "n:"
 
 
 def _small_text(prefix: str, raw: bytes) -> str:
     if len(raw) >= _DEFLATE_FROM:
         return "z" + prefix + pack_bytes(raw)
     return prefix + base64.b64encode(raw).decode("ascii")
+
+
+def _small_one(seg: np.ndarray, low: int, high: int) -> str:
+    """:func:`pack_small` of int64 ``seg`` whose least and greatest are ``low``, ``high``."""
+    if low >= -8 and high <= 7:             # two to a byte, the first in the low bits
+        u = (seg & 15).astype(np.uint8)
+        odd = len(seg) % 2
+        if odd:
+            u = np.append(u, np.uint8(0))
+        return _small_text("o:" if odd else "n:", (u[0::2] | (u[1::2] << 4)).tobytes())
+    for prefix, dtype in _SMALL.items():
+        if -(1 << (8 * int(dtype[2]) - 1)) <= low and high < 1 << (8 * int(dtype[2]) - 1):
+            return _small_text(prefix, seg.astype(dtype).tobytes())
+    raise ValueError("pack_small: beyond int32")
 
 
 def pack_small_slices(values: np.ndarray, cuts: np.ndarray) -> list[str]:
@@ -216,24 +230,8 @@ def pack_small_slices(values: np.ndarray, cuts: np.ndarray) -> list[str]:
         part = v[:cuts[-1]]
         lo[full] = np.minimum.reduceat(part, cuts[full])
         hi[full] = np.maximum.reduceat(part, cuts[full])
-    out = []
-    for a, b, low, high in zip(cuts[:-1].tolist(), cuts[1:].tolist(), lo.tolist(), hi.tolist()):
-        seg = v[a:b]
-        if low >= -8 and high <= 7:         # two to a byte, the first in the low bits
-            u = (seg & 15).astype(np.uint8)
-            odd = (b - a) % 2
-            if odd:
-                u = np.append(u, np.uint8(0))
-            out.append(_small_text("o:" if odd else "n:", (u[0::2] | (u[1::2] << 4)).tobytes()))
-        elif low >= -128 and high <= 127:
-            out.append(_small_text("1:", seg.astype("<i1").tobytes()))
-        elif low >= -32768 and high <= 32767:
-            out.append(_small_text("2:", seg.astype("<i2").tobytes()))
-        elif low >= -(1 << 31) and high < 1 << 31:
-            out.append(_small_text("4:", seg.astype("<i4").tobytes()))
-        else:
-            raise ValueError("pack_small: beyond int32")
-    return out
+    return [_small_one(v[a:b], low, high) for a, b, low, high in
+            zip(cuts[:-1].tolist(), cuts[1:].tolist(), lo.tolist(), hi.tolist())]
 
 
 def unpack_small(text: Any) -> np.ndarray | None:
