@@ -564,9 +564,11 @@ def bone_record(weights: np.ndarray, odd: np.ndarray) -> dict | None:
     loose = v[(w > 0) & (w != 1.0)]
     loose = loose[(loose >= 0) & (loose < len(odd))]
     if len(loose) and not odd[loose].all():
-        distinct, which = np.unique(np.ascontiguousarray(w, "<f4").view("<u4"), return_inverse=True)
-        out["wu"] = pack_words(distinct.astype("<u4").tobytes())
-        out["wi"] = pack_small(which)
+        # (in order of first use: a dict, cheaper than np.unique for a bone's few dozen)
+        first: dict[int, int] = {}
+        which = [first.setdefault(x, len(first)) for x in np.ascontiguousarray(w, "<f4").view("<u4").tolist()]
+        out["wu"] = pack_words(np.array(list(first), "<u4").tobytes())
+        out["wi"] = pack_small(np.array(which, np.int64))
     return out or None
 
 
