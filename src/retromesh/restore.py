@@ -186,6 +186,9 @@ def from_steps(raw: bytes | None, dtype: str = "<i4") -> np.ndarray | None:
 #: to a byte, an even or odd count of them)
 _SMALL = {"1:": "<i1", "2:": "<i2", "4:": "<i4"}
 _NIBBLES = ("n:", "o:")
+#: per byte of a ``n:``/``o:`` text, its two signed 4-bit values
+_NIBBLE_VALUES = np.stack([np.arange(256) & 15, np.arange(256) >> 4], axis=1).astype(np.int64)
+_NIBBLE_VALUES[_NIBBLE_VALUES >= 8] -= 16
 
 
 def pack_small(values: np.ndarray) -> str:
@@ -246,13 +249,12 @@ def unpack_small(text: Any) -> np.ndarray | None:
     if raw is None:
         return None
     if prefix in _NIBBLES:
-        b = np.frombuffer(raw, np.uint8)
-        u = np.stack([b & 15, b >> 4], axis=1).reshape(-1).astype(np.int64)
+        u = _NIBBLE_VALUES[np.frombuffer(raw, np.uint8)].reshape(-1)
         if prefix == "o:":
             if not len(u) or u[-1]:
                 return None
             u = u[:-1]
-        return np.where(u >= 8, u - 16, u)
+        return u
     dtype = np.dtype(_SMALL[prefix])
     if len(raw) % dtype.itemsize:
         return None

@@ -485,6 +485,8 @@ def _put_back_v2(q: np.ndarray, rows: np.ndarray, dist: np.ndarray, checks: np.n
     plain way back gives and the value it makes gives that key again; in place."""
     done = np.zeros(len(rows), bool)
     for sign in (1.0, -1.0):
+        if done.all():
+            break
         now = np.float32(sign) * q[rows]
         ok = (check_bytes(now) == checks) & ~done
         if not ok.any():
