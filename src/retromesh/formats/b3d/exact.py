@@ -566,11 +566,15 @@ def bone_record(weights: np.ndarray, odd: np.ndarray) -> dict | None:
     loose = v[(w > 0) & (w != 1.0)]
     loose = loose[(loose >= 0) & (loose < len(odd))]
     if len(loose) and not odd[loose].all():
-        # (in order of first use: a dict, cheaper than np.unique for a bone's few dozen)
-        first: dict[int, int] = {}
-        which = [first.setdefault(x, len(first)) for x in np.ascontiguousarray(w, "<f4").view("<u4").tolist()]
-        out["wu"] = pack_words(np.array(list(first), "<u4").tobytes())
-        out["wi"] = pack_small(np.array(which, np.int64))
+        u = np.ascontiguousarray(w, "<f4").view("<u4")
+        if len(u) <= 256:       # in order of first use: a dict, cheaper than np.unique here
+            first: dict[int, int] = {}
+            which = np.array([first.setdefault(x, len(first)) for x in u.tolist()], np.int64)
+            distinct = np.array(list(first), "<u4")
+        else:
+            distinct, which = np.unique(u, return_inverse=True)
+        out["wu"] = pack_words(distinct.astype("<u4").tobytes())
+        out["wi"] = pack_small(which)
     return out or None
 
 
