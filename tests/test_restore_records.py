@@ -10,7 +10,7 @@ import numpy as np
 
 from retromesh import restore
 from retromesh.formats.b3d import exact as b3d
-from retromesh.formats.b3d.chunks import BONE_DTYPE, Bone
+from retromesh.formats.b3d.chunks import BONE_DTYPE, Bone, Keys, keys_dtype
 from retromesh.formats.lithtech import lta_scene
 from retromesh.formats.lostsaga import scene_extras as ls
 from retromesh.formats.overgrowth import exact as og
@@ -59,10 +59,6 @@ GOLDEN: dict = {
              "YaxXiiOtuf20uKMcXeQUFAoUOEDhE4xgTj92IIiLEYyXiis/29fe/Odb1WOEHghBUcXOBAYYcONygccBi3sRsOrt"
              "n+3m6tbmFrgw2kjrfJ9keQZwhjqEYIY1ffAdq7a++uvbvZ/t7+AckIkas="),
     },
-    "b3d_bone": {
-        "v": "BAAAAP3///8CAAAA/f///wIAAAA=",
-        "w": "AACAPgAAgD+amZk+AAAAPzMzMz8=",
-    },
     "og_xor": {
         "rows": 12,
         "xor": "eJxjZGBgYARiZihNKoDpg5lBKYCZR6x7AApAABc=",
@@ -78,6 +74,14 @@ GOLDEN: dict = {
         "generated": "04b46775a2d9879a5a68ff40",
     },
 }
+
+
+#: a BONE record and a rotation key record of the first version (the values kept), as main
+#: wrote them before the second (for ``inputs()["bone"]`` and the keys of
+#: :func:`test_b3d_key_records_put_back_what_was_read`)
+OLD_B3D_BONE = {"v": "BAAAAP3///8CAAAA/f///wIAAAA=", "w": "AACAPgAAgD+amZk+AAAAPzMzMz8="}
+OLD_B3D_KEYS = [["AgAAAAEAAAA=", {"n": 6, "rows": "AQAAAAEAAAABAAAA",
+                                  "f32": "/v9/PwAAAAAXt9E4AAAAAPQENT/0BDU/AAAAAAAAAAAAAAA/AAAAPwAAAD8CAAA/"}]]
 
 
 def grid(n: int, w: int, k: int = 17) -> np.ndarray:
@@ -120,7 +124,6 @@ def records(x: dict) -> dict:
         "keep_bytes_whole": restore.keep_bytes(x["data"], x["data_back"][:290]),
         "b3d_pack": b3d.pack(x["was"], x["back"]),
         "b3d_pack_big": b3d.pack(x["big"], x["big_naive"]),
-        "b3d_bone": b3d.bone_record(x["bone"], np.zeros(5, bool)),
         "og_xor": og.xor_record(x["orig"], x["written"], x["ins"]),
         "og_tables": og.source_tables(x["corners"]),
         "lta_text": lta_scene.pack(b"(lt-model-0\n  (on-load-cmds))\n"),
@@ -160,9 +163,54 @@ def test_b3d_records_put_back_what_was_read():
     bone = x["bone"]
     written = np.sort(bone, order="vertex")
     written["weight"] = np.nextafter(written["weight"], np.float32(2))
-    b = Bone(weights=written)
-    b3d.restore_bone(b, GOLDEN["b3d_bone"])
-    assert b.weights.tobytes() == bone.tobytes()
+    for rec in (OLD_B3D_BONE, b3d.bone_record(bone, np.zeros(5, bool))):
+        b = Bone(weights=written)
+        b3d.restore_bone(b, rec)
+        assert b.weights.tobytes() == bone.tobytes()
+
+
+def key_chunks(q: np.ndarray) -> list[list[Keys]]:
+    k = np.zeros(len(q), keys_dtype(4))
+    k["frame"] = np.arange(len(q))
+    k["rotation"] = q
+    return [[Keys(4, k)]]
+
+
+def test_b3d_key_records_put_back_what_was_read():
+    """Both versions of the rotation key record (the first keeps the values, the second their
+    distance from the value the way back gives): the file's keys come back, an edited one not."""
+    q = np.array([[1, 0, 0, 0], [0.9999999, 0, 0.0001, 0], [0.7071068, 0.7071068, 0, 0],
+                  [0.5, 0.5, 0.5, 0.5000001], [0, 1, 0, 0], [-0.0, 0, 1, 0]], np.float32)
+    flips = np.array([0, 0, 1, 1, 0, 0], bool)
+    made = b3d.keys_records(key_chunks(q), flips)
+    assert made[0][1]["d"] and "f32" not in made[0][1]
+    for recs in (OLD_B3D_KEYS, made):
+        written = b3d.rotation_naive(q)
+        written[flips] *= -1
+        chunks = key_chunks(written)
+        b3d.restore_keys(chunks, recs, 0.0)
+        assert same_bits(chunks[0][0].keys["rotation"], q)
+        edited = written.copy()
+        edited[1] = (0.0, 0.0, 1.0, 0.0)
+        chunks = key_chunks(edited)
+        b3d.restore_keys(chunks, recs, 0.0)
+        got = chunks[0][0].keys["rotation"]
+        assert same_bits(got[[0, 2, 3]], q[[0, 2, 3]]) and same_bits(got[1], edited[1])
+
+
+def test_b3d_normal_records_put_back_what_was_read():
+    """Normals not of unit length (and a zero one), both versions of the record: the file's
+    come back, an edited one not."""
+    nrm = (grid(20, 3) * np.float32(1.25)).astype(np.float32)
+    nrm[4] = 0.0
+    naive = b3d.normal_naive(nrm)
+    naive[4] = (0.0, 1.0, 0.0)                  # glTF computed one
+    for rec in (b3d.pack(nrm, naive), b3d.pack_normals(nrm, naive)):
+        out = naive.copy()
+        out[7] = (1.0, 0.0, 0.0)                # edited
+        b3d.restore_rows(out, b3d.normal_naive, out.copy(), rec, 0.0, degenerate=True)
+        keep = np.arange(20) != 7
+        assert same_bits(out[keep], nrm[keep]) and same_bits(out[7], np.float32([1, 0, 0]))
 
 
 def test_overgrowth_records_put_back_what_was_read():

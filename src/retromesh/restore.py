@@ -31,12 +31,16 @@ Every family's records are made with the tools here (a job done once, whatever t
 :func:`bits` / :func:`differing_rows` (float32 bits), :func:`xor_record` / :func:`xor_rows`
 with :func:`check_bytes` (rows told unedited by a check byte of their glTF inputs: Overgrowth),
 and the text of records: :func:`pack_bytes` / :func:`unpack_bytes` (base64 of zlib),
-:func:`pack_words` (B3D: byte planes), :func:`steps` (sorted row numbers). A record keeps the
-encoding and zlib level it was first made with: GLBs already written decode as they did.
+:func:`pack_words` (B3D: byte planes), :func:`steps` (sorted row numbers), :func:`pack_small`
+(small ints, 4 to 32 bits, without zlib) and :func:`ordered` (float32 values as ints whose
+difference is their distance in float32 units: a rounding kept in a few bits). A record keeps
+the encoding and zlib level it was first made with: GLBs already written decode as they did.
 """
 from __future__ import annotations
 
 import base64
+import contextlib
+import contextvars
 import copy
 import dataclasses
 import struct
@@ -50,12 +54,16 @@ from . import geometry
 from .extras import BLENDER_MARK
 from .scene import Animation, Primitive, Scene
 
-__all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "put_back_rows", "same_rows",
+__all__ = ["EDITOR_TOLERANCE", "EDITOR_KEY", "tolerance", "keep_rows", "keep_rows_slices",
+           "put_back_rows", "same_rows",
            "same_floats", "put_back",
            "keep_table", "put_back_table", "keep_bytes", "put_back_bytes", "as_glb_holds",
            "pack_ints", "unpack_ints", "pack_bytes", "unpack_bytes", "from_base64", "pack_words",
            "unpack_words", "steps", "from_steps", "bits", "differing_rows",
-           "check_bytes", "xor_record", "xor_restore", "xor_rows", "LEVEL_FAST", "LEVEL_SMALL"]
+           "check_bytes", "xor_record", "xor_restore", "xor_rows", "LEVEL_FAST", "LEVEL_SMALL",
+           "ordered", "unordered", "pack_small", "pack_small_slices", "unpack_small", "pack_raw",
+           "unpack_raw", "for_editor",
+           "editor_records"]
 
 #: relative tolerance (times max(1, |value|)) of "unedited" for a glTF an editor wrote
 EDITOR_TOLERANCE = 2e-5
@@ -70,6 +78,28 @@ LEVEL_SMALL = 6
 #: payloads of :func:`pack_words` up to this many bytes are stored as they are (deflating a small
 #: one costs more time than the few bytes it saves)
 _DEFLATE_FROM = 1024
+
+
+#: set while a scene is read for an editor (:func:`editor_records`)
+_FOR_EDITOR = contextvars.ContextVar("retromesh_records_for_editor", default=False)
+
+
+@contextlib.contextmanager
+def editor_records() -> Any:
+    """Within: ``to_scene`` makes records for a GLB an editor will store its own way (the
+    Blender extension reads models so): a record that keeps a value as its rounding from the
+    value the plain way back gives (a few bits) keeps the value itself, which is found again
+    within the editor's tolerance."""
+    token = _FOR_EDITOR.set(True)
+    try:
+        yield
+    finally:
+        _FOR_EDITOR.reset(token)
+
+
+def for_editor() -> bool:
+    """Whether the scene being read is for an editor (:func:`editor_records`)."""
+    return _FOR_EDITOR.get()
 
 
 def tolerance(extras: dict[str, Any], editor: float = EDITOR_TOLERANCE) -> float:
@@ -152,6 +182,100 @@ def from_steps(raw: bytes | None, dtype: str = "<i4") -> np.ndarray | None:
     return np.cumsum(np.frombuffer(raw, dtype).astype(np.int64))
 
 
+#: :func:`pack_small`: the text's prefix for each width of int (``n:``/``o:``: 4 bits each, two
+#: to a byte, an even or odd count of them)
+_SMALL = {"1:": "<i1", "2:": "<i2", "4:": "<i4"}
+_NIBBLES = ("n:", "o:")
+#: per byte of a ``n:``/``o:`` text, its two signed 4-bit values
+_NIBBLE_VALUES = np.stack([np.arange(256) & 15, np.arange(256) >> 4], axis=1).astype(np.int64)
+_NIBBLE_VALUES[_NIBBLE_VALUES >= 8] -= 16
+
+
+def pack_small(values: np.ndarray) -> str:
+    """Signed ints (row steps, residues in float32 units) as base64 of the narrowest of 4 bits,
+    int8, int16, int32 that holds them all, after a prefix naming it (``n:``/``o:``: 4 bits
+    each, two to a byte, an even or odd count; ``1:``, ``2:``, ``4:``); from
+    :data:`_DEFLATE_FROM` bytes on deflated, the prefix after a ``z`` (a record of a few dozen
+    rows, of which a model has hundreds, costs more to deflate than it saves)."""
+    v = np.asarray(values, np.int64).reshape(-1)
+    return _small_one(v, int(v.min()), int(v.max())) if len(v) else "n:"
+
+
+def _small_text(prefix: str, raw: bytes) -> str:
+    if len(raw) >= _DEFLATE_FROM:
+        return "z" + prefix + pack_bytes(raw)
+    return prefix + base64.b64encode(raw).decode("ascii")
+
+
+def _small_one(seg: np.ndarray, low: int, high: int) -> str:
+    """:func:`pack_small` of int64 ``seg`` whose least and greatest are ``low``, ``high``."""
+    if low >= -8 and high <= 7:             # two to a byte, the first in the low bits
+        u = (seg & 15).astype(np.uint8)
+        odd = len(seg) % 2
+        if odd:
+            u = np.append(u, np.uint8(0))
+        return _small_text("o:" if odd else "n:", (u[0::2] | (u[1::2] << 4)).tobytes())
+    for prefix, dtype in _SMALL.items():
+        if -(1 << (8 * int(dtype[2]) - 1)) <= low and high < 1 << (8 * int(dtype[2]) - 1):
+            return _small_text(prefix, seg.astype(dtype).tobytes())
+    raise ValueError("pack_small: beyond int32")
+
+
+def pack_small_slices(values: np.ndarray, cuts: np.ndarray) -> list[str]:
+    """:func:`pack_small` of each slice ``values[cuts[k]:cuts[k + 1]]`` (a record per node: the
+    ranges of all slices found in one numpy pass)."""
+    v = np.asarray(values, np.int64).reshape(-1)
+    cuts = np.asarray(cuts, np.int64)
+    lens = np.diff(cuts)
+    lo, hi = np.zeros(len(lens), np.int64), np.zeros(len(lens), np.int64)
+    full = np.flatnonzero(lens > 0)
+    if len(full):
+        part = v[:cuts[-1]]
+        lo[full] = np.minimum.reduceat(part, cuts[full])
+        hi[full] = np.maximum.reduceat(part, cuts[full])
+    return [_small_one(v[a:b], low, high) for a, b, low, high in
+            zip(cuts[:-1].tolist(), cuts[1:].tolist(), lo.tolist(), hi.tolist())]
+
+
+def unpack_small(text: Any) -> np.ndarray | None:
+    """The ints :func:`pack_small` packed (int64), None for anything else."""
+    if not isinstance(text, str):
+        return None
+    deflated = text[:1] == "z"
+    prefix = text[1:3] if deflated else text[:2]
+    if prefix not in _SMALL and prefix not in _NIBBLES:
+        return None
+    raw = unpack_bytes(text[3:]) if deflated else from_base64(text[2:])
+    if raw is None:
+        return None
+    if prefix in _NIBBLES:
+        u = _NIBBLE_VALUES[np.frombuffer(raw, np.uint8)].reshape(-1)
+        if prefix == "o:":
+            if not len(u) or u[-1]:
+                return None
+            u = u[:-1]
+        return u
+    dtype = np.dtype(_SMALL[prefix])
+    if len(raw) % dtype.itemsize:
+        return None
+    return np.frombuffer(raw, dtype).astype(np.int64)
+
+
+def pack_raw(data: bytes) -> str:
+    """Bytes (check bytes) as base64, from :data:`_DEFLATE_FROM` bytes on deflated after
+    ``z:``."""
+    if len(data) < _DEFLATE_FROM:
+        return base64.b64encode(data).decode("ascii")
+    return "z:" + pack_bytes(data)
+
+
+def unpack_raw(text: Any) -> bytes | None:
+    """The bytes :func:`pack_raw` packed, None for anything else."""
+    if isinstance(text, str) and text.startswith("z:"):
+        return unpack_bytes(text[2:])
+    return from_base64(text)
+
+
 def pack_ints(values: np.ndarray, delta: bool = True) -> str:
     """int32 values as base64 of zlib of them (``delta``: of their :func:`steps`, so that
     sorted lists shrink to a few bytes)."""
@@ -176,6 +300,19 @@ def bits(a: np.ndarray) -> np.ndarray:
     return a.view(np.uint32).reshape(len(a), -1 if a.size else 0)
 
 
+def ordered(a: np.ndarray) -> np.ndarray:
+    """float32 bits as int64 in the order of the values (-0.0 just below +0.0): the difference
+    of two is how many float32 values apart they are (a rounding: a small number)."""
+    b = np.ascontiguousarray(a, np.float32).view(np.int32).astype(np.int64)
+    return np.where(b >= 0, b, -1 - (b & 0x7FFFFFFF))
+
+
+def unordered(m: np.ndarray) -> np.ndarray:
+    """The float32 values of :func:`ordered` ints."""
+    b = np.where(m >= 0, m, (-1 - m) | 0x80000000).astype(np.int64)
+    return (b & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
+
+
 def differing_rows(was: np.ndarray, back: np.ndarray) -> np.ndarray | None:
     """The rows (increasing) of float32 ``was`` whose bits ``back`` does not give; None when
     their shapes differ."""
@@ -195,6 +332,34 @@ def keep_rows(was: np.ndarray, back: np.ndarray) -> dict[str, str] | None:
         return None
     x = (bits(was)[rows] ^ bits(back)[rows]).view(np.int32)
     return {"at": pack_ints(rows), "xor": pack_ints(x.reshape(-1), delta=False)}
+
+
+def keep_rows_slices(was: np.ndarray, back: np.ndarray, cuts: np.ndarray) -> list[dict | None]:
+    """:func:`keep_rows` of each slice ``was[cuts[k]:cuts[k + 1]]`` against ``back``'s (a
+    record per track or bone: the same texts), the rows and their bits found for all slices
+    in one numpy pass; per slice only its bytes are deflated."""
+    a, b = bits(was), bits(back)
+    cuts = np.asarray(cuts, np.int64)
+    k_count = len(cuts) - 1
+    if a.shape != b.shape:
+        return [None] * k_count
+    rows = differing_rows(a.view(np.float32), b.view(np.float32))
+    if rows is None or not len(rows):
+        return [None] * k_count
+    width = a.shape[1]
+    rcut = np.searchsorted(rows, cuts).tolist()
+    node_of = np.searchsorted(cuts, rows, side="right") - 1
+    local = rows - cuts[node_of]
+    first = np.ones(len(rows), bool)
+    first[1:] = node_of[1:] != node_of[:-1]
+    at_b = steps(local, restart=first)
+    xor_b = (a[rows] ^ b[rows]).view(np.int32).astype("<i4").tobytes()
+    out: list[dict | None] = []
+    for lo, hi in zip(rcut[:-1], rcut[1:]):
+        out.append(None if lo == hi else {
+            "at": pack_bytes(at_b[4 * lo:4 * hi]),
+            "xor": pack_bytes(xor_b[4 * width * lo:4 * width * hi])})
+    return out
 
 
 def same_rows(now: np.ndarray, wrote: np.ndarray, tol: float) -> np.ndarray:

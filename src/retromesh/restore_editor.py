@@ -28,10 +28,12 @@ from .restore import (
     bits,
     from_base64,
     keep_rows,
+    ordered,
     pack_bytes,
     pack_ints,
     same_rows,
     tolerance,
+    unordered,
     unpack_bytes,
     unpack_ints,
 )
@@ -63,17 +65,6 @@ NEAR_BITS = 22
 NEAR: dict[str, tuple[int, int]] = {"key": (127, 0), "position": (15, 0), "normal": (7, 10)}
 
 
-def _order(a: np.ndarray) -> np.ndarray:
-    """float32 bits as int64 in the order of the values (-0.0 just below +0.0)."""
-    b = np.ascontiguousarray(a, np.float32).view(np.int32).astype(np.int64)
-    return np.where(b >= 0, b, -1 - (b & 0x7FFFFFFF))
-
-
-def _unorder(m: np.ndarray) -> np.ndarray:
-    b = np.where(m >= 0, m, (-1 - m) | 0x80000000).astype(np.int64)
-    return (b & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
-
-
 def _pack_planes(values: np.ndarray) -> str:
     """Small signed ints (zigzag) as their four byte planes one after the other, deflated: the
     planes of high bytes are zeros that zlib keeps in a few bytes."""
@@ -100,7 +91,7 @@ def keep_near(wrote: np.ndarray, kind: str = "key") -> dict[str, Any] | None:
     e = max(0, math.frexp(float(np.abs(w).max()))[1]) - NEAR_BITS + coarse
     mod = 1 << (2 * steps + 1).bit_length()
     g = np.rint(w.astype(np.float64) / 2.0 ** e).astype(np.int64)
-    d = _order(w) - _order((g * 2.0 ** e).astype(np.float32))
+    d = ordered(w) - ordered((g * 2.0 ** e).astype(np.float32))
     if np.abs(d).max() >= 1 << 31:
         return None
     return {"e": e, "m": mod, "n": int(w.size),
@@ -159,9 +150,9 @@ def put_back_near(now: np.ndarray, record: Any, *, either_sign: bool = False,
         g0 = np.clip(g0, -(1 << 40), 1 << 40).astype(np.int64)
         k = (gm - g0) % mod
         g = g0 + np.where(k >= mod // 2, k - mod, k)
-        m = _order((g * step).astype(np.float32)) + d
+        m = ordered((g * step).astype(np.float32)) + d
         fits = (np.abs(g) < 1 << 24) & (m > -(1 << 31)) & (m < 1 << 31)
-        wrote = _unorder(np.where(fits, m, 0))
+        wrote = unordered(np.where(fits, m, 0))
         ok = fits & (np.abs(cur - wrote) <= (mod // 2 - 1) * step)
         # (a value moved by a multiple of ``mod`` steps finds another value of the grid: the
         # row's check tells the one written)

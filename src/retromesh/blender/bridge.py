@@ -25,7 +25,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from .. import registry, restore_editor
+from .. import registry, restore, restore_editor
 from ..batch import companions as companions_beside, matches
 from ..extras import BLENDER_MARK
 from ..gltf.container import pack, unpack
@@ -641,7 +641,8 @@ def load_to_glb(job: Job, glb: str | os.PathLike, **options: Any) -> list[str]:
     options = {k: v for k, v in options.items() if k in accepted or k == "mods"}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        scene = retromesh.load(job.main, **{**job.options, **options})
+        with restore.editor_records():      # values Blender moves kept as read, not as roundings
+            scene = retromesh.load(job.main, **{**job.options, **options})
         scene.extras[SOURCE] = _source_record(job.main)
         family = retromesh.detect(job.main).family
         if family in KEEP_WRITTEN:

@@ -10,9 +10,12 @@ bit, the value as the file had it:
   are not in the order the writer uses (an ANIM before the child NODEs); ``["trs"]`` the file's
   10 floats when the way back would not give them back;
 * VRTS normals and colours: ``b3d_tris[k]["exact"]`` (mesh extras) per primitive, the rows that
-  would not come back and their file values (:func:`pack`);
-* KEYS rotations: ``node.extras["b3d"]["kexact"]``, per KEYS chunk, the keys flipped to the
-  other hemisphere and the rows that would not come back with their file values.
+  would not come back and their file values (:func:`pack`; normals: their length and a
+  rounding, :func:`pack_normals`);
+* KEYS rotations: ``node.extras["b3d"]["kexact"]``, over the node's KEYS chunks, the keys
+  flipped to the other hemisphere and the rows that would not come back with their distance in
+  float32 units from the value the way back gives (:func:`keys_records`; GLBs written before
+  hold the file values, which are still read).
 
 On the way back each kept value is used only while the scene still holds what we wrote from it
 (recomputed from the kept value: bit for bit on the plain path, within :data:`BLENDER_TOLERANCE`
@@ -32,21 +35,31 @@ import numpy as np
 from ... import restore
 from ...geometry import unit_rows
 from ...restore import (
+    bits,
+    check_bytes,
     differing_rows,
+    for_editor,
     from_base64,
     from_steps,
+    ordered,
+    pack_raw,
+    pack_small,
+    pack_small_slices,
     pack_words,
     put_back,
     same_floats,
     steps,
+    unordered,
+    unpack_raw,
+    unpack_small,
     unpack_words,
 )
 from .axes import Z32, rot_from_gltf, rot_to_gltf
 from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
 
-__all__ = ["BLENDER_TOLERANCE", "WEIGHT_TOLERANCE", "tolerance", "pack", "unpack",
-           "restore_rows", "normal_naive", "node_records", "node_values", "kept_trs",
-           "recorded_gltf_trs", "reorder",
+__all__ = ["BLENDER_TOLERANCE", "WEIGHT_TOLERANCE", "tolerance", "pack", "pack_normals",
+           "normal_records", "unpack", "restore_rows", "normal_naive", "node_records", "node_values",
+           "kept_trs", "recorded_gltf_trs", "reorder",
            "rotation_naive", "keys_records", "restore_keys", "bone_record", "restore_bone"]
 
 #: how far a value may be from what we wrote and still count as unedited, through Blender
@@ -109,11 +122,113 @@ def unpack(rec: Any, n: int, width: int) -> tuple[np.ndarray, np.ndarray] | None
     return rows, values
 
 
+def pack_normals(orig: np.ndarray, naive: np.ndarray) -> dict | None:
+    """:func:`pack` of normals (k, 3) float32 against ``naive`` (:func:`normal_naive`), second
+    version: a file's normals not of unit length keep their length (``len``, float32) and each
+    value's distance in float32 units from the unit normal the way back gives times that
+    length (``d``, a rounding: 4 bits), with a check byte of the unit normal (``c``); rows as
+    in :func:`pack`. The first version (the values) where a length or distance does not fit
+    (not finite, or beyond int32), and in a scene read for an editor
+    (:func:`retromesh.restore.editor_records`: Blender keeps normals in 16 bits)."""
+    orig = np.asarray(orig, np.float32)
+    return _normal_records(orig, np.asarray(naive, np.float32), np.array([0, len(orig)]))[0]
+
+
+def normal_records(normals: list[np.ndarray]) -> list[dict | None]:
+    """:func:`pack_normals` of each array of normals against :func:`normal_naive` of it, all
+    in one numpy pass (a model has dozens of meshes: per mesh only slices are encoded)."""
+    if not normals:
+        return []
+    cuts = np.r_[0, np.cumsum([len(n) for n in normals])]
+    allf = np.concatenate([np.asarray(n, np.float32).reshape(-1, 3) for n in normals])
+    return _normal_records(allf, normal_naive(allf), cuts)
+
+
+def _normal_records(allf: np.ndarray, naive: np.ndarray, cuts: np.ndarray) -> list[dict | None]:
+    """:func:`pack_normals` of ``allf[cuts[k]:cuts[k + 1]]`` for each ``k``."""
+    k_count = len(cuts) - 1
+    rows = differing_rows(allf, naive)
+    if rows is None or not len(rows):
+        return [None] * k_count
+    rcut_a = np.searchsorted(rows, cuts)
+    rcut = rcut_a.tolist()
+    sizes = np.diff(cuts).tolist()
+    if for_editor():
+        return [_record(sizes[k], rows[rcut[k]:rcut[k + 1]] - cuts[k], allf[rows[rcut[k]:rcut[k + 1]]])
+                if rcut[k] < rcut[k + 1] else None for k in range(k_count)]
+    was, unit = allf[rows], naive[rows]
+    with np.errstate(all="ignore"):
+        length = np.sqrt(np.einsum("ij,ij->i", was.astype(np.float64), was.astype(np.float64))
+                         ).astype(np.float32)
+        dist = ordered(was) - ordered(_scaled(unit, length))
+    bad = np.flatnonzero(~np.isfinite(length) | (np.abs(dist).max(axis=1) >= 1 << 31))
+    if len(bad):
+        dist[bad] = 0
+    row_texts = pack_small_slices(_node_steps(rows, cuts), rcut_a)
+    dist_texts = pack_small_slices(dist.reshape(-1), 3 * rcut_a)
+    checks = check_bytes(unit).tobytes()
+    lengths = length.astype("<f4").tobytes()
+    out: list[dict | None] = []
+    for k in range(k_count):
+        a, b = rcut[k], rcut[k + 1]
+        if a == b:
+            out.append(None)
+        elif len(bad) and np.any((bad >= a) & (bad < b)):
+            out.append(_record(sizes[k], rows[a:b] - cuts[k], was[a:b]))
+        else:
+            rec: dict[str, Any] = {"n": sizes[k]}
+            if b - a < sizes[k]:
+                rec["rows"] = row_texts[k]
+            rec["len"] = pack_words(lengths[4 * a:4 * b])
+            rec["d"] = dist_texts[k]
+            rec["c"] = pack_raw(checks[a:b])
+            out.append(rec)
+    return out
+
+
+def _scaled(unit: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Unit rows times their length in float32, +0.0 for a length of 0 (whatever the sign of
+    the unit normal, which glTF computed)."""
+    out = (unit.astype(np.float64) * length[:, None]).astype(np.float32)
+    out[length == 0] = 0.0
+    return out
+
+
+def _restore_normals(out: np.ndarray, rec: dict, tol: float) -> None:
+    """:func:`restore_rows` of a :func:`pack_normals` record of the second version: rows whose
+    written normal has the check byte (and gives it again), and zero normals (glTF computed
+    one: any normal), as read."""
+    n = len(out)
+    length_raw, dist, checks = unpack_words(rec.get("len")), unpack_small(rec.get("d")), \
+        unpack_raw(rec.get("c"))
+    if "rows" in rec:
+        steps_ = unpack_small(rec["rows"])
+        rows = None if steps_ is None or (steps_[1:] <= 0).any() or (len(steps_) and steps_[0] < 0) \
+            else np.cumsum(steps_)
+    else:
+        rows = np.arange(n)
+    if rows is None or length_raw is None or dist is None or checks is None or \
+            len(length_raw) != 4 * len(rows) or len(dist) != 3 * len(rows) or \
+            len(checks) != len(rows) or (len(rows) and rows[-1] >= n) or out.shape[1:] != (3,):
+        return
+    length = np.frombuffer(length_raw, "<f4")
+    now = np.asarray(out[rows], np.float32)
+    with np.errstate(all="ignore"):
+        was = unordered(ordered(_scaled(now, length)) + dist.reshape(-1, 3))
+        ok = (check_bytes(now) == np.frombuffer(checks, np.uint8)) & \
+            (bits(normal_naive(was)) == bits(now)).all(axis=1)
+    ok |= length == 0
+    out[rows[ok]] = was[ok]
+
+
 def restore_rows(out: np.ndarray, expect_of, got: np.ndarray, rec: Any, tol: float,
                  degenerate: bool = False) -> None:
     """Where a kept row still gives what the scene holds (``expect_of(kept)`` against ``got``,
     both (m, c) in the scene's terms), write the kept file value into ``out`` (in place);
     ``degenerate``: kept rows of zero length match anything (normals glTF had to compute)."""
+    if degenerate and isinstance(rec, dict) and "len" in rec:
+        _restore_normals(out, rec, tol)
+        return
     got_rows = unpack(rec, len(out), out.shape[1])
     if got_rows is None:
         return
@@ -279,21 +394,32 @@ def _any_per(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return hits[starts[1:]] > hits[starts[:-1]]
 
 
-def _node_steps(rows: np.ndarray, starts: np.ndarray) -> bytes:
+def _node_steps(rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Increasing rows of all nodes (node ``k``'s from ``starts[k]``) as their steps within
-    each node, each node's first from 0."""
+    each node, each node's first from 0 (int64)."""
     node_of = np.searchsorted(starts, rows, side="right") - 1
     first = np.ones(len(rows), bool)
     first[1:] = node_of[1:] != node_of[:-1]
-    return steps(rows - starts[node_of], "<u4", restart=first)
+    v = rows - starts[node_of]
+    d = np.diff(v, prepend=0)
+    d[first] = v[first]
+    return d
 
 
 def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None]:
     """Per node (its KEYS chunks; ``flips``: which of all their keys, chunk after chunk, node
-    after node, to_scene flipped): ``[flipped rows or None, pack record or None]`` over its
+    after node, to_scene flipped): ``[flipped rows or None, record or None]`` over its
     rotation keys one after another, or None when nothing is to be kept; every node in one
-    numpy pass (a mob has hundreds of small KEYS chunks: per node only bytes are sliced). Rows
-    are kept as their steps (:func:`_rows_text`)."""
+    numpy pass (a mob has hundreds of small KEYS chunks: per node only arrays are sliced).
+
+    A record (version 2) holds the rows the plain way back does not give bit for bit (their
+    steps, ``rows``, left out when all differ), each value's distance in float32 units from
+    the one the way back gives (``d``: a rounding of the normalisation, one byte a value) and
+    a check byte of that value (``c``): the writer's value with the check gives the file's.
+    Rows, flips and distances are :func:`retromesh.restore.pack_small` texts; a node whose
+    distances do not fit in int32 (a value glTF had to replace), and every node of a scene read
+    for an editor (:func:`retromesh.restore.editor_records`), keeps its values (``f32``, the
+    first version, which :func:`restore_keys` also reads)."""
     q, starts = _node_rotations(nodes)
     is_rot = np.repeat(np.array([bool(c.flags & 4) for chunks in nodes for c in chunks], bool),
                        [len(c.keys) for chunks in nodes for c in chunks])
@@ -301,11 +427,19 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
     naive = rotation_naive(q)
     rows = differing_rows(q, naive)
     assert rows is not None                 # naive is made from q: one shape
-    cut = np.searchsorted(rows, starts).tolist()       # each node's rows: rows[cut[k]:cut[k+1]]
-    fcut = np.searchsorted(flipped, starts).tolist()
-    steps_b = _node_steps(rows, starts)
-    vals_b = np.ascontiguousarray(q[rows]).tobytes()
-    flips_b = _node_steps(flipped, starts)
+    cut_a = np.searchsorted(rows, starts)               # each node's rows: rows[cut[k]:cut[k+1]]
+    fcut_a = np.searchsorted(flipped, starts)
+    cut, fcut = cut_a.tolist(), fcut_a.tolist()
+    dist = ordered(q[rows]) - ordered(naive[rows])
+    # (for an editor, every node keeps its values: the first version)
+    wide = np.flatnonzero((np.abs(dist).max(axis=1, initial=0) >= 1 << 31) | for_editor())
+    if len(wide):
+        dist[wide] = 0
+    # every node's texts made together (a mob has hundreds of nodes: per node only slices)
+    row_texts = pack_small_slices(_node_steps(rows, starts), cut_a)
+    flip_texts = pack_small_slices(_node_steps(flipped, starts), fcut_a)
+    dist_texts = pack_small_slices(dist.reshape(-1), 4 * cut_a)
+    checks = check_bytes(naive[rows]).tobytes()
     sizes = np.diff(starts).tolist()
     out: list[list | None] = []
     for k in range(len(nodes)):
@@ -313,14 +447,55 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
         if a == b and fa == fb:
             out.append(None)
             continue
-        rec = None
-        if a < b:
+        rec: dict[str, Any] | None = None
+        if a < b and len(wide) and np.any((wide >= a) & (wide < b)):
+            rec = _record(sizes[k], rows[a:b] - starts[k], q[rows[a:b]])
+        elif a < b:
             rec = {"n": sizes[k]}
             if b - a < sizes[k]:
-                rec["rows"] = pack_words(steps_b[4 * a:4 * b])
-            rec["f32"] = pack_words(vals_b[16 * a:16 * b])
-        out.append([pack_words(flips_b[4 * fa:4 * fb]) if fb > fa else None, rec])
+                rec["rows"] = row_texts[k]
+            rec["d"] = dist_texts[k]
+            rec["c"] = pack_raw(checks[a:b])
+        out.append([flip_texts[k] if fb > fa else None, rec])
     return out
+
+
+def _steps_of(text: Any) -> np.ndarray | None:
+    """Increasing row numbers of a flips or rows text, either version."""
+    small = unpack_small(text)
+    if small is not None:
+        return np.cumsum(small) if (small[1:] > 0).all() and (len(small) == 0 or small[0] >= 0) \
+            else None
+    return from_steps(unpack_words(text), "<u4")
+
+
+def _kept_v2(kept: dict, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(rows, distances (m, 4), check bytes) of a version 2 key record for ``n`` keys."""
+    dist = unpack_small(kept.get("d"))
+    checks = unpack_raw(kept.get("c"))
+    rows = _steps_of(kept["rows"]) if "rows" in kept else np.arange(n)
+    if dist is None or checks is None or rows is None or len(dist) != 4 * len(rows) or \
+            len(checks) != len(rows) or (len(rows) and rows[-1] >= n):
+        return None
+    return rows, dist.reshape(-1, 4), np.frombuffer(checks, np.uint8)
+
+
+def _put_back_v2(q: np.ndarray, rows: np.ndarray, dist: np.ndarray, checks: np.ndarray) -> None:
+    """The file's keys where the writer's key (either sign) has the check byte of the one the
+    plain way back gives and the value it makes gives that key again; in place."""
+    done = np.zeros(len(rows), bool)
+    for sign in (1.0, -1.0):
+        if done.all():
+            break
+        now = np.float32(sign) * q[rows]
+        ok = (check_bytes(now) == checks) & ~done
+        if not ok.any():
+            continue
+        with np.errstate(all="ignore"):
+            cand = unordered(ordered(now[ok]) + dist[ok])
+            ok[ok] = (bits(rotation_naive(cand)) == bits(now[ok])).all(axis=1)
+        q[rows[ok]] = unordered(ordered(now[ok]) + dist[ok])
+        done |= ok
 
 
 def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
@@ -330,6 +505,7 @@ def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
     flips: list[np.ndarray] = []
     rows_all: list[np.ndarray] = []
     vals_all: list[bytes] = []
+    v2: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for k, rec in enumerate(recs):
         n = int(starts[k + 1] - starts[k])
         if not (isinstance(rec, list) and len(rec) == 2):
@@ -337,9 +513,14 @@ def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
         flipped, kept = rec
         if kept is not None and not (isinstance(kept, dict) and kept.get("n") == n):
             continue
-        rows = from_steps(unpack_words(flipped), "<u4")
+        rows = _steps_of(flipped)
         if rows is not None and len(rows) and rows[-1] < n:
             flips.append(rows + starts[k])
+        if isinstance(kept, dict) and "d" in kept:
+            got2 = _kept_v2(kept, n)
+            if got2 is not None:
+                v2.append((got2[0] + starts[k], got2[1], got2[2]))
+            continue
         got = unpack(kept, n, 4) if kept is not None else None
         if got is not None:
             rows_all.append(got[0] + starts[k])
@@ -350,7 +531,10 @@ def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
         rows = np.concatenate(rows_all)
         vals = np.frombuffer(b"".join(vals_all), np.float32).reshape(-1, 4)
         put_back(q, rows, vals, q[rows], rotation_naive, tol, either_sign=True)
-    if not flips and not rows_all:
+    if v2:
+        _put_back_v2(q, np.concatenate([r for r, _, _ in v2]),
+                     np.concatenate([d for _, d, _ in v2]), np.concatenate([c for _, _, c in v2]))
+    if not flips and not rows_all and not v2:
         return
     at = 0
     for chunks in nodes:
@@ -369,18 +553,42 @@ WEIGHT_TOLERANCE = 1e-5
 
 def bone_record(weights: np.ndarray, odd: np.ndarray) -> dict | None:
     """What the BONE's entries need to come back in file order with the file's bits: ``v`` the
-    vertex ids when they are not in increasing order (the writer's), ``w`` the weights when a
-    weight glTF renormalises could come back in other bits (a positive weight other than 1 of a
-    vertex whose entries glTF holds as they are: not one of the ``odd`` vertices)."""
+    vertex ids when they are not in increasing order (the writer's: their steps), the weights
+    when a weight glTF renormalises could come back in other bits (a positive weight other than
+    1 of a vertex whose entries glTF holds as they are: not one of the ``odd`` vertices): ``wu``
+    the bone's distinct weights and ``wi`` which each entry has (a bone has a few dozen).
+    Texts of :func:`retromesh.restore.pack_small`; GLBs written before hold ``w``, all weights,
+    and steps of int32, which are still read."""
     v, w = weights["vertex"], weights["weight"]
     out: dict[str, Any] = {}
     if len(v) > 1 and (v[1:] < v[:-1]).any():
-        out["v"] = pack_words(steps(v))
+        out["v"] = pack_small(np.diff(v.astype(np.int64), prepend=0))
     loose = v[(w > 0) & (w != 1.0)]
     loose = loose[(loose >= 0) & (loose < len(odd))]
     if len(loose) and not odd[loose].all():
-        out["w"] = pack_words(np.ascontiguousarray(w, "<f4").tobytes())
+        u = np.ascontiguousarray(w, "<f4").view("<u4")
+        if len(u) <= 256:       # in order of first use: a dict, cheaper than np.unique here
+            first: dict[int, int] = {}
+            which = np.array([first.setdefault(x, len(first)) for x in u.tolist()], np.int64)
+            distinct = np.array(list(first), "<u4")
+        else:
+            distinct, which = np.unique(u, return_inverse=True)
+        out["wu"] = pack_words(distinct.astype("<u4").tobytes())
+        out["wi"] = pack_small(which)
     return out or None
+
+
+def _kept_weights(rec: dict, n: int) -> np.ndarray | None:
+    """The file's weights of a BONE of ``n`` entries kept by :func:`bone_record` (either
+    version), or None."""
+    if "wu" in rec:
+        raw, which = unpack_words(rec["wu"]), unpack_small(rec.get("wi"))
+        if raw is None or len(raw) % 4 or which is None or len(which) != n or \
+                (n and (which.min() < 0 or which.max() >= len(raw) // 4)):
+            return None
+        return np.frombuffer(raw, "<f4")[which]
+    raw = unpack_words(rec.get("w"))
+    return np.frombuffer(raw, "<f4") if raw is not None and len(raw) == 4 * n else None
 
 
 def restore_bone(bone: Bone, rec: Any) -> None:
@@ -392,7 +600,8 @@ def restore_bone(bone: Bone, rec: Any) -> None:
     n = len(w)
     v_file = None
     if "v" in rec:
-        v_file = from_steps(unpack_words(rec["v"]))
+        small = unpack_small(rec["v"])
+        v_file = np.cumsum(small) if small is not None else from_steps(unpack_words(rec["v"]))
         if v_file is None or len(v_file) != n:
             return
         order = np.argsort(v_file, kind="stable")
@@ -401,10 +610,9 @@ def restore_bone(bone: Bone, rec: Any) -> None:
         back = np.empty(n, np.int64)
         back[order] = np.arange(n)
         w = w[back]
-    if "w" in rec:
-        raw = unpack_words(rec["w"])
-        if raw is not None and len(raw) == 4 * n:
-            kept = np.frombuffer(raw, "<f4")
+    if "w" in rec or "wu" in rec:
+        kept = _kept_weights(rec, n)
+        if kept is not None:
             w = w.copy()
             near = np.abs(w["weight"].astype(np.float64) - kept) <= WEIGHT_TOLERANCE
             w["weight"][near] = kept[near]

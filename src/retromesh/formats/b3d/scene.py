@@ -14,7 +14,7 @@ from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import inverse
 from .axes import Z32, Z, rot_to_gltf
 from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
-from .exact import bone_record, keys_records, node_records, normal_naive, pack
+from .exact import bone_record, keys_records, node_records, normal_records, pack
 from .keys import jump_step
 from .materials import materials_to_scene
 from .rawchunks import raw_record
@@ -28,11 +28,13 @@ __all__ = ["to_scene"]
 
 
 def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: list[BrushEntry],
-                     label: str) -> tuple[list[Primitive], list[np.ndarray], list[dict]]:
+                     label: str, pending: list[tuple[dict, np.ndarray]]
+                     ) -> tuple[list[Primitive], list[np.ndarray], list[dict]]:
     """Primitives of one MESH (one per TRIS) and, per primitive, the original vertex ids and
     its record for the mesh's ``extras["b3d_tris"]`` (the TRIS brush, the vertex and triangle
     counts, the twin triangles: :mod:`.regroup`; the vertices an earlier TRIS has:
-    :mod:`.shared`)."""
+    :mod:`.shared`); ``pending`` gets each primitive's record and file normals (their records
+    are made for all meshes at once: :func:`_normal_records`)."""
     v = mesh.vrts
     if v is None:
         raise DocumentError(f"node {label!r}: MESH has no VRTS chunk")
@@ -89,6 +91,8 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
         exact = _exact_vertices(verts, v.flags, pick, use_colors)
         if exact:
             rec["exact"] = exact
+        if v.flags & 1:         # (its record made with every mesh's: :func:`_normal_records`)
+            pending.append((rec, pick(verts["normal"])))
         assert prim.indices is not None             # given above
         tw = twins(prim.indices.reshape(-1, 3))
         if tw:
@@ -105,20 +109,30 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
 
 
 def _exact_vertices(verts: np.ndarray, flags: int, pick, use_colors) -> dict:
-    """The normals and colours of a primitive's vertices that glTF does not give back bit for
-    bit (:mod:`.exact`): normals not of unit length, colours outside 0..1 or not drawn."""
-    out = {}
-    if flags & 1:
-        n = pick(verts["normal"])
-        rec = pack(n, normal_naive(n))
-        if rec:
-            out["normal"] = rec
+    """The colours of a primitive's vertices that glTF does not give back bit for bit
+    (:mod:`.exact`): outside 0..1 or not drawn; and a place for the normals' record
+    (:func:`_normal_records`)."""
+    out: dict[str, Any] = {"normal": None} if flags & 1 else {}
     if flags & 2:
         c = pick(verts["color"])
         rec = pack(c, np.clip(c, 0, 1) if use_colors else np.ones_like(c))
         if rec:
             out["color"] = rec
     return out
+
+
+def _normal_records(pending: list[tuple[dict, np.ndarray]]) -> None:
+    """Each primitive's record of its normals not of unit length (:func:`.exact.normal_records`,
+    every primitive in one pass) into its ``b3d_tris`` record (``pending``: the record and
+    the primitive's file normals)."""
+    for (rec, _), made in zip(pending, normal_records([n for _, n in pending])):
+        exact = rec.get("exact", {})
+        if made is not None:
+            exact["normal"] = made
+        else:
+            exact.pop("normal", None)
+        if "exact" in rec and not exact:
+            del rec["exact"]
 
 
 DEFAULT_FPS = 25.0
@@ -151,6 +165,7 @@ def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = No
         scene.extras["b3d_raw"] = raw
     for root in doc.root_nodes:
         walk.visit(root, None, -1, 0)
+    _normal_records(walk.pending_normals)
     used = {p.material for m in scene.meshes for p in m.primitives}
     unused = [m.extras["b3d_brush"] for i, m in enumerate(scene.materials) if i not in used]
     if unused:      # Blender exports only the materials a mesh uses; scene extras it keeps
@@ -172,6 +187,7 @@ class _Walk:
         self.anim_of_node: dict[int, int] = {}             # scene node -> anims slot (-1 none)
         self.node_records: dict[int, dict] = {}            # id of a NODE -> :mod:`.exact` record
         self.renamed: set[bytes] = set()                   # NODE names Blender would change
+        self.pending_normals: list[tuple[dict, np.ndarray]] = []     # :func:`_normal_records`
 
     def visit(self, chunk: NodeChunk, parent: int | None, anim_slot: int, depth: int) -> None:
         label = chunk.name.decode("utf-8", "replace")
@@ -190,7 +206,8 @@ class _Walk:
         self.anim_of_node[i] = anim_slot
         for c in chunk.children:
             if isinstance(c, MeshChunk):
-                prims, ids, tris = _mesh_primitives(c, self.brush_materials, self.brushes, label)
+                prims, ids, tris = _mesh_primitives(c, self.brush_materials, self.brushes, label,
+                                                    self.pending_normals)
                 # per primitive, the TRIS brush (and later the file's own weights): on the mesh,
                 # whose extras Blender keeps (it drops primitive extras); see :mod:`.scene_extras`
                 node.mesh = self.scene.add_mesh(Mesh(name=label, primitives=prims,

@@ -148,12 +148,16 @@ def _same_as_previous(p: Primitive) -> np.ndarray:
     # (only where the position repeats: few rows, so the other attributes cost nothing)
     x = pos[:, 0]
     at = np.flatnonzero(x[1:] == x[:-1])
-    ok = np.all(pos[at + 1] == pos[at], axis=1)
+    if not len(at):
+        return same
+    nxt = at + 1
+    ok = (pos[nxt] == pos[at]).all(axis=1)
+    # (each attribute only while some vertex is still a candidate: most models have none)
     for a in [*p.uvs, p.colors, p.joints, p.weights]:
-        if a is not None:
-            ok &= np.all(a[at + 1] == a[at], axis=1)
-    if p.normals is not None:
-        ok &= np.einsum("ij,ij->i", p.normals[at + 1], p.normals[at]) > 0.9999
+        if a is not None and ok.any():
+            ok &= (a[nxt] == a[at]).all(axis=1)
+    if p.normals is not None and ok.any():
+        ok &= np.einsum("ij,ij->i", p.normals[nxt], p.normals[at]) > 0.9999
     same[at[ok]] = True
     return same
 

@@ -323,32 +323,25 @@ def tracks_exact(tracks: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]) -
     """The records of DEFAULT tracks' keys that the writer does not give back bit for bit from
     their channels' values (``(bone, keys, rot_gl, tr_gl)``, ``rot_gl`` and ``tr_gl`` as
     to_scene gives them to the glTF writer), as ``{bone: record}`` (bones with one only). What
-    the writer gives back is computed for all tracks in one numpy pass: an animation has a
-    track per bone of a few keys each, and per track numpy's call overhead was most of the
-    record's cost."""
+    the writer gives back and the rows it does not give back
+    (:func:`retromesh.restore.keep_rows_slices`) are found for all tracks in one numpy pass: an
+    animation has a track per bone of a few keys each, and per track numpy's call overhead was
+    most of the record's cost."""
     if not tracks:
         return {}
-    cut = np.cumsum([len(k) for _, k, _, _ in tracks])[:-1]
+    cuts = np.r_[0, np.cumsum([len(k) for _, k, _, _ in tracks])]
     gl = geometry.unit_rows(np.concatenate([np.asarray(r, np.float32) for _, _, r, _ in tracks]),
                             fallback=(0.0, 0.0, 0.0, 1.0))
-    back: dict[str, list[np.ndarray]] = {
-        "rotation": np.split(quat_from_gltf(quat_normalize(gl.astype(np.float64)))
-                             .astype(np.float32), cut),
-        "translation": np.split(vec_from_gltf(np.concatenate(
-            [np.asarray(t, np.float32) for _, _, _, t in tracks])).astype(np.float32), cut)}
-    differs = {}
-    for field, rows in back.items():
-        was = np.ascontiguousarray(np.concatenate([k[field] for _, k, _, _ in tracks]), np.float32)
-        hits = np.r_[0, np.cumsum((was.view(np.int32) != np.concatenate(rows).view(np.int32))
-                                  .any(axis=1))]
-        differs[field] = hits[np.r_[cut, len(was)]] > hits[np.r_[0, cut]]
+    back = {"rotation": quat_from_gltf(quat_normalize(gl.astype(np.float64))).astype(np.float32),
+            "translation": vec_from_gltf(np.concatenate(
+                [np.asarray(t, np.float32) for _, _, _, t in tracks])).astype(np.float32)}
+    recs = {field: restore.keep_rows_slices(
+        np.ascontiguousarray(np.concatenate([k[field] for _, k, _, _ in tracks]), np.float32),
+        rows, cuts) for field, rows in back.items()}
     out = {}
-    for i, (bone, keys, _, _) in enumerate(tracks):
-        rec = {}
-        for field in ("rotation", "translation"):
-            kept = restore.keep_rows(keys[field], back[field][i]) if differs[field][i] else None
-            if kept:
-                rec[field] = kept
+    for i, (bone, _, _, _) in enumerate(tracks):
+        rec = {field: recs[field][i] for field in ("rotation", "translation")
+               if recs[field][i] is not None}
         if rec:
             out[bone] = rec
     return out

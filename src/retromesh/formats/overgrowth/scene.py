@@ -377,9 +377,12 @@ def key_world(translations: np.ndarray, rotations: np.ndarray,
 
 def key_inputs(channels: list[Channel], t: np.ndarray, bones: int) -> tuple[np.ndarray, np.ndarray]:
     """(translations, rotations) of ``bones`` joints at key times ``t`` from their channels
-    (translation then rotation per joint, as :func:`add_animation` makes them)."""
-    T = np.stack([channels[2 * i].sample(t) for i in range(bones)], 1)
-    R = np.stack([channels[2 * i + 1].sample(t) for i in range(bones)], 1)
+    (translation then rotation per joint, as :func:`add_animation` makes them), all joints
+    sampled together (:meth:`Channel.sample_many`: a value may be a unit in the last place off
+    ``sample``'s, which :func:`.exact.snap_keys` absorbs, so records made either way agree)."""
+    got = Channel.sample_many(channels[:2 * bones], t)
+    T = np.stack([np.asarray(g, np.float64) for g in got[0::2]], 1)
+    R = np.stack([np.asarray(g, np.float64) for g in got[1::2]], 1)
     return T, R
 
 
