@@ -374,6 +374,7 @@ def _warn_left_out(scene: Scene, mesh_nodes: list[int], morph_targets_kept: bool
 def _sockets(scene: Scene, sk: Skeleton, reach: set[int], rest_world: np.ndarray) -> list[Socket]:
     """Nodes marked ``abc_socket`` that are no ABC node, on their nearest ABC node above."""
     sockets = []
+    parents = scene.parents()
     for i in sorted(reach):
         nd = scene.nodes[i]
         if not nd.extras.get("abc_socket") or i in sk.index:
@@ -381,12 +382,22 @@ def _sockets(scene: Scene, sk: Skeleton, reach: set[int], rest_world: np.ndarray
         anc = sk.joint_up[i]                      # i is no joint: its nearest joint above
         if anc < 0:
             continue
-        local = np.linalg.inv(rigid(rest_world[anc])) @ rest_world[i]
-        t, q, _ = decompose_trs(local)
+        if parents[i] == anc and _unscaled(rest_world[anc]):
+            # on an unscaled joint: the node's own transform (without the rounding of the products)
+            t, q = np.asarray(nd.translation, np.float64), quat_normalize(nd.rotation)
+        else:
+            local = np.linalg.inv(rigid(rest_world[anc])) @ rest_world[i]
+            t, q, _ = decompose_trs(local)
         sockets.append(Socket(node=sk.index[anc], name=nd.name.encode("latin-1", "replace"),
                               rotation=tuple(float(x) for x in (q * SQ).astype(np.float32)),
                               location=tuple(float(x) for x in (t * S3).astype(np.float32))))
     return sockets
+
+
+def _unscaled(m: np.ndarray) -> bool:
+    """Whether an affine matrix is a rotation and translation (within float32 rounding)."""
+    b = m[:3, :3]
+    return bool(np.all(np.abs(np.linalg.norm(b, axis=0) - 1.0) <= 1e-6) and np.linalg.det(b) > 0)
 
 
 def _lod_distances(extras: dict, lod_count: int) -> list[float]:
@@ -592,6 +603,9 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
     out: list[abcmod.Animation] = []
     src_anims = scene.animations or [SAnimation(name="base")]
     scaled = False
+    # each ABC node's glTF parent is its ABC parent: its keys are its channels' values
+    par_scene = [order[p] if p >= 0 else -1 for p in abc_par]
+    direct = bool(order) and all(j >= 0 and parents[j] == q for j, q in zip(order, par_scene))
     for a in src_anims:
         chans = [c for c in a.channels if c.path != "weights"]
         if chans:
@@ -615,26 +629,23 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
         T = np.repeat(t0[None], k, 0)
         R = np.repeat(r0[None], k, 0)
         Sc = np.repeat(s0[None], k, 0)
-        for c, vals in zip(chans, Channel.sample_many(chans, secs)):
+        for c, vals in zip(chans, _sampled(chans, secs, ms)):
             if c.path == "translation":
                 T[:, c.node] = vals
             elif c.path == "rotation":
                 R[:, c.node] = vals
             else:
                 Sc[:, c.node] = vals
-        world = world_matrices(compose_trs(T, R, Sc), parents) if n_all else np.zeros((k, 0, 4, 4))
-        Wfull = np.stack([np.broadcast_to(np.eye(4), (k, 4, 4)) if j < 0 else world[:, j]
-                          for j in order], 1)                               # (k, nn, 4, 4)
-        W = rigid(Wfull)
-        # the scale part baked into the weights must be the one the animation has
-        if np.any(np.abs(np.linalg.inv(W) @ Wfull - nonrigid[None]) > 1e-3 * (1.0 + np.abs(nonrigid[None]))):
-            scaled = True
-        P = np.stack([np.broadcast_to(np.eye(4), (k, 4, 4)) if p < 0 else W[:, p]
-                      for p in abc_par], 1)
-        local = np.linalg.inv(P) @ W
-        lf = S4 @ local @ S4
-        t, q, _ = decompose_trs(lf)
         tr = np.zeros((len(order), k), dt)
+        if direct:
+            t, q = _direct_keys(T, R, Sc, order)
+        else:
+            t, q = None, None
+        if t is not None and q is not None:
+            scaled |= bool(np.any(np.abs(nonrigid - np.eye(4)) > 1e-3 * (1.0 + np.abs(nonrigid))))
+        else:
+            t, q, bad_scale = _world_keys(T, R, Sc, parents, order, abc_par, nonrigid)
+            scaled |= bad_scale
         tr["location"] = np.transpose(t, (1, 0, 2))
         tr["rotation"] = np.transpose(quat_normalize(q), (1, 0, 2))
         strings = [b""] * k
@@ -660,3 +671,45 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
     return out
 
 
+
+
+def _sampled(chans: list[Channel], secs: np.ndarray, ms: np.ndarray) -> list[np.ndarray]:
+    """Each channel's values at ``secs``: its own values when its keys are those times (an
+    unedited or key-edited animation; interpolating there would move a value by the rounding
+    of its time to float32), else sampled."""
+    out = Channel.sample_many(chans, secs)
+    for n, c in enumerate(chans):
+        if len(c.times) == len(ms) and c.interpolation != "CUBICSPLINE" and \
+                np.array_equal(np.round(c.times.astype(np.float64) * 1000.0), ms):
+            out[n] = c.values.astype(np.float64)
+    return out
+
+
+def _direct_keys(T: np.ndarray, R: np.ndarray, Sc: np.ndarray, order: list[int]
+                 ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The keys (file space, (keys, nodes, 3|4)) of a skeleton whose nodes hang on their ABC
+    parents in the glTF too, read off the channels when nothing is scaled (then
+    ``inverse(parent world) @ world`` is the node's own transform, without the rounding of the
+    matrix products); (None, None) when something is scaled."""
+    if np.any(np.abs(Sc[:, order] - 1.0) > 1e-6):
+        return None, None
+    return T[:, order] * S3, R[:, order] * SQ
+
+
+def _world_keys(T: np.ndarray, R: np.ndarray, Sc: np.ndarray, parents: list[int], order: list[int],
+                abc_par: list[int], nonrigid: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The keys (file space) as ``inverse(parent world) @ world`` of the rigid parts of the
+    animated world matrices of the whole glTF hierarchy, and whether a joint's scale differs
+    from the one baked into the weights."""
+    k = len(T)
+    world = world_matrices(compose_trs(T, R, Sc), parents) if len(parents) else np.zeros((k, 0, 4, 4))
+    Wfull = np.stack([np.broadcast_to(np.eye(4), (k, 4, 4)) if j < 0 else world[:, j]
+                      for j in order], 1)                               # (k, nn, 4, 4)
+    W = rigid(Wfull)
+    # the scale part baked into the weights must be the one the animation has
+    scaled = bool(np.any(np.abs(np.linalg.inv(W) @ Wfull - nonrigid[None])
+                         > 1e-3 * (1.0 + np.abs(nonrigid[None]))))
+    P = np.stack([np.broadcast_to(np.eye(4), (k, 4, 4)) if p < 0 else W[:, p]
+                  for p in abc_par], 1)
+    t, q, _ = decompose_trs(S4 @ (np.linalg.inv(P) @ W) @ S4)
+    return t, q, scaled

@@ -1,0 +1,383 @@
+"""The byte-exact record of a v9..v13 ``.abc`` (scene extra ``abc_rows``; issue 32,
+docs/lossless.md "LithTech").
+
+Most of a file comes back from the glTF values bit for bit: vertex locations, UVs and faces
+(sign flips), names, flags and what rides in extras. What the writer computes in floats comes
+back a rounding off, and a few layout facts another exporter chose are not in the glTF. The
+record holds only those, in the model's own terms, computed in numpy from the file's values
+and what the writer will compute from the GLB (:func:`keep`; the writer is not run):
+
+* per field, the rows the writer will not give bit for bit: node bind matrices, the model's
+  own child-model transforms, each LOD's weights (node, location, bias: a weight location is
+  ``inverse(bind) @ vertex``) and normals, each animation's keys (read off the channels, as
+  the writer reads them), sockets. A row is kept as its index, the XOR that makes the row
+  written the row read, and a check byte of the row written
+  (:func:`retromesh.restore.check_bytes`): :func:`put_back` puts a row back only where the
+  writer writes what it wrote from the GLB as made, so an edited row (or one an edit moved) is
+  the writer's, as without a record;
+* layout: section order, sections we do not parse, the bytes after a section's content,
+  the header's padding and the counts another exporter gave otherwise than the content (each
+  put back while the content counts what it counted), piece ``unknown`` values, v13 markers and
+  the v13 child-model layout.
+
+:func:`keep` returns None when the writer will lay the model out otherwise (a vertex no face
+uses, more than 4 weights or a zero weight on a vertex, several node trees, dropped keys):
+then ``scene.py`` keeps the whole-file record (``abc_exact``) where that is small.
+"""
+from __future__ import annotations
+
+import base64
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from ... import geometry, restore
+from ...scene import Scene
+from ...transforms import decompose_trs, quat_normalize
+from .abc import TRANSFORM, WEIGHT, AbcModel, Animation, ChildModelsSection, HeaderSection, \
+    NodesSection, PiecesSection, recount
+from .abc_model import COUNT_FIELDS, TRANSFORM13
+from .common import RawSection
+from .scene_common import S3, S4, SQ, rigid, tree_parents
+
+__all__ = ["KEY", "keep", "put_back"]
+
+#: the scene extra of the record
+KEY = "abc_rows"
+#: the section order the writer gives
+_WRITTEN = ("HeaderSection", "PiecesSection", "NodesSection", "ChildModelsSection",
+            "AnimationSection", "SocketsSection", "AnimBindingsSection")
+
+
+# -- rows ---------------------------------------------------------------------------------------
+
+def _words(a: np.ndarray) -> np.ndarray:
+    """Rows of 4-byte values (a record array or float32 rows) as (n, width) uint32."""
+    a = np.ascontiguousarray(a)
+    return a.view(np.uint32).reshape(len(a), -1) if a.size else np.zeros((len(a), 0), np.uint32)
+
+
+def _keep_rows(was: np.ndarray, pred: np.ndarray) -> dict[str, Any] | None:
+    """The rows of ``was`` that ``pred`` (what the writer will write) does not give: indices,
+    XOR and a check byte of the predicted row. None when all come back."""
+    a, b = _words(was), _words(pred)
+    if a.tobytes() == b.tobytes():
+        return None
+    rows = np.flatnonzero((a != b).any(axis=1))
+    return {"n": len(a), "at": restore.pack_ints(rows),
+            "xor": restore.pack_bytes((a[rows] ^ b[rows]).astype("<u4").tobytes()),
+            "check": base64.b64encode(restore.check_bytes(b[rows].view(np.float32)).tobytes())
+            .decode("ascii")}
+
+
+def _put_rows(words: np.ndarray, rec: Any) -> int:
+    """:func:`_keep_rows`' rows put back in ``words`` ((n, width) uint32, in place) where the
+    row written has the check byte of the row predicted. Returns how many."""
+    if not isinstance(rec, dict):
+        return 0
+    n, width = words.shape
+    rows = restore.unpack_ints(rec.get("at"))
+    xor = restore.unpack_bytes(rec.get("xor"), 4 * n * width + 1)
+    chk = restore.from_base64(rec.get("check"))
+    if rec.get("n") != n or rows is None or xor is None or chk is None or not len(rows) or \
+            len(xor) != 4 * width * len(rows) or len(chk) != len(rows) or \
+            rows.min() < 0 or rows.max() >= n:
+        return 0
+    cur = words[rows]
+    ok = restore.check_bytes(cur.view(np.float32)) == np.frombuffer(chk, np.uint8)
+    words[rows[ok]] = cur[ok] ^ np.frombuffer(xor, "<u4").reshape(len(rows), width)[ok]
+    return int(ok.sum())
+
+
+def _put_field(arr: np.ndarray, rec: Any) -> np.ndarray:
+    """``arr`` (rows of 4-byte values) with :func:`_keep_rows`' rows put back (a copy)."""
+    out = np.ascontiguousarray(arr).copy()
+    if rec is not None and out.size:
+        _put_rows(out.view(np.uint32).reshape(len(out), -1), rec)
+    return out
+
+
+def _section(model: AbcModel, cls: type) -> Any:
+    return next((s for s in model.sections if isinstance(s, cls)), None)
+
+
+# -- what the writer computes from the GLB --------------------------------------------------------
+
+def _binds(scene: Scene, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The nodes' bind matrices (file space, float64) and their inverses as the writer makes
+    them from the inverse bind matrices the GLB holds."""
+    if len(scene.skins) != 1 or scene.skins[0].inverse_bind_matrices is None:
+        return None
+    ibm = np.asarray(scene.skins[0].inverse_bind_matrices, np.float32).astype(np.float64)
+    if len(ibm) != n:
+        return None
+    bind_file = S4 @ rigid(np.linalg.inv(ibm)) @ S4
+    return bind_file, np.linalg.inv(bind_file)
+
+
+def _lod_rows(lod, kept, inv_bind: np.ndarray, normals_gl: np.ndarray | None
+              ) -> tuple[dict | None, dict | None] | None:
+    """The records of a LOD's weights and normals; None when the writer lays it out otherwise."""
+    src, joints, weights = kept
+    verts = np.asarray(lod.vertices)
+    nv = len(verts)
+    used = np.zeros(nv, bool)
+    used[src] = True
+    if not used.all():
+        return None
+    jh, wh, _ = geometry.gltf_weights(joints, weights)
+    w = wh.astype(np.float64)
+    w /= w.sum(1, keepdims=True)
+    mask = w > 0
+    if not np.array_equal(mask.sum(1), verts["weight_count"]):
+        return None
+    owner = np.nonzero(mask)[0]
+    wnode = jh.astype(np.int64)[mask]
+    fpos = np.asarray(lod.vertices["location"], np.float64) * S3
+    fpos = (fpos.astype(np.float32).astype(np.float64)) * S3
+    pred = np.zeros(len(owner), WEIGHT)
+    pred["node"] = wnode
+    pred["location"] = np.einsum("nij,nj->ni", inv_bind[wnode],
+                                 np.concatenate([fpos[owner], np.ones((len(owner), 1))], 1))[:, :3]
+    pred["bias"] = w[mask]
+    rec_w = _keep_rows(np.asarray(lod.weights), pred)
+    rec_n = None
+    if normals_gl is not None:
+        first = np.empty(nv, np.int64)
+        first[src[::-1]] = np.arange(len(src))[::-1]
+        held = geometry.unit_rows(normals_gl[first]).astype(np.float64)
+        if np.einsum("ij,ij->i", held, held).min(initial=1.0) > 1e-24:
+            ln = np.linalg.norm(held, axis=1, keepdims=True)
+            nrm = np.where(ln > 1e-12, held / np.where(ln > 1e-12, ln, 1.0), 0.0) * S3
+            rec_n = _keep_rows(np.ascontiguousarray(verts["normal"]), nrm.astype(np.float32))
+    return rec_w, rec_n
+
+
+def _anim_rows(a: Animation, anim, n: int, v13: bool) -> dict | None | bool:
+    """The record of an animation's keys (False: the writer lays them out otherwise)."""
+    tr = np.asarray(a.transforms)
+    k = tr.shape[1] if tr.ndim == 2 else 0
+    tch = [c for c in anim.channels if c.path == "translation"]
+    rch = [c for c in anim.channels if c.path == "rotation"]
+    if len(tch) != n or len(rch) != n or any(len(c.times) != k for c in tch + rch):
+        return False
+    t = np.stack([c.values for c in tch]).astype(np.float64) * S3
+    r = geometry.unit_rows(np.concatenate([c.values for c in rch]), fallback=(0.0, 0.0, 0.0, 1.0))
+    pred = np.zeros((n, k), TRANSFORM13 if v13 else TRANSFORM)
+    pred["location"] = t
+    pred["rotation"] = quat_normalize(r.astype(np.float64) * SQ).reshape(n, k, 4)
+    return _keep_rows(tr.reshape(-1), pred.reshape(-1))
+
+
+def _socket_rows(scene: Scene, doc: AbcModel) -> dict | None:
+    socks = [i for i, nd in enumerate(scene.nodes) if nd.extras.get("abc_socket")]
+    if not socks:
+        return None
+    nodes = [scene.nodes[i] for i in socks]
+    (t, r, _), _ = geometry.gltf_node_trs(np.array([nd.translation for nd in nodes]),
+                                          np.array([nd.rotation for nd in nodes]),
+                                          np.ones((len(nodes), 3)))
+    pred = np.concatenate([quat_normalize(r) * SQ, t * S3], 1).astype(np.float32)
+    was = np.array([tuple(s.rotation) + tuple(s.location) for s in doc.sockets], np.float32)
+    return _keep_rows(was.reshape(len(nodes), 7), pred) if len(was) == len(nodes) else None
+
+
+def _layout(doc: AbcModel) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    names = [type(s).__name__ for s in doc.sections]
+    if tuple(names) != _WRITTEN:
+        out["order"] = [f"raw:{base64.b64encode(s.name).decode('ascii')}"
+                        if isinstance(s, RawSection) else type(s).__name__ for s in doc.sections]
+        raw = {str(i): base64.b64encode(s.data).decode("ascii")
+               for i, s in enumerate(doc.sections) if isinstance(s, RawSection)}
+        if raw:
+            out["raw"] = raw
+    gaps = {str(i): base64.b64encode(s.gap).decode("ascii") for i, s in enumerate(doc.sections)
+            if getattr(s, "gap", b"")}
+    if gaps:
+        out["gaps"] = gaps
+    h = doc.header
+    if h.padding != bytes(60):
+        out["padding"] = base64.b64encode(h.padding).decode("ascii")
+    ref = recount(AbcModel(sections=[dataclasses.replace(h), *(
+        dataclasses.replace(s) if isinstance(s, PiecesSection) else s for s in doc.sections
+        if not isinstance(s, HeaderSection))])).header
+    counts = {f: [getattr(h, f), getattr(ref, f)] for f in (*COUNT_FIELDS, "string_count",
+              "string_length_total") if getattr(h, f) != getattr(ref, f)}
+    ps = _section(doc, PiecesSection)
+    if ps is not None and ps.weight_count != ref.weight_count:
+        counts["pieces_weight_count"] = [ps.weight_count, ref.weight_count]
+    if counts:
+        out["counts"] = counts
+    unknown = [p.unknown for p in doc.pieces]
+    if any(unknown):
+        out["piece_unknown"] = unknown
+    ns = _section(doc, NodesSection)
+    if ns is not None and ns.weight_sets is None:
+        out["no_weight_sets"] = True
+    cs = _section(doc, ChildModelsSection)
+    if doc.version >= 13 and cs is not None and not cs.extra:
+        out["child_extra"] = False
+    markers = [np.asarray(a.markers).tolist() for a in doc.animations]
+    if doc.version >= 13 and any(m is None or any(x != -1 for x in m) for m in markers):
+        out["markers"] = markers
+    return out
+
+
+def keep(scene: Scene, doc: AbcModel, lods: list) -> dict[str, Any] | None:
+    """The record of ``doc`` (read as ``scene``, whose LODs gave ``lods``: see
+    :func:`.scene_read.to_scene_v9`); None when the writer lays the model out otherwise."""
+    n = len(doc.nodes)
+    parents, missing = tree_parents([nd.child_count for nd in doc.nodes])
+    binds = _binds(scene, n) if n else None
+    if binds is None or missing or parents.count(-1) != 1 or \
+            len(scene.animations) != len(doc.animations) or any(x is None for x in lods):
+        return None
+    bind_file, inv_bind = binds
+    rec: dict[str, Any] = {}
+    layout = _layout(doc)
+    if layout:
+        rec["layout"] = layout
+    mats = np.stack([np.asarray(nd.matrix, np.float32).reshape(16) for nd in doc.nodes])
+    put = {"matrices": _keep_rows(mats, bind_file.astype(np.float32).reshape(n, 16))}
+    # the model's own child-model transforms: its bind pose, parent-relative
+    inv_par = np.stack([np.eye(4) if p < 0 else inv_bind[p] for p in parents])
+    bt, bq, _ = decompose_trs(inv_par @ bind_file)
+    if doc.child_models:
+        base = np.asarray(doc.child_models[0].transforms)
+        pred = np.zeros(n, base.dtype)
+        pred["location"], pred["rotation"] = bt, bq
+        put["child"] = _keep_rows(base, pred) if len(base) == n else None
+    all_lods = [lod for p in doc.pieces for lod in p.lods]
+    if len(all_lods) != len(lods) or len(scene.meshes) < len(lods):
+        return None
+    lod_recs = []
+    for lod, kept, mesh in zip(all_lods, lods, scene.meshes):
+        got = _lod_rows(lod, kept, inv_bind, mesh.primitives[0].normals)
+        if got is None:
+            return None
+        lod_recs.append(list(got))
+    if any(x is not None for r in lod_recs for x in r):
+        put["lods"] = lod_recs
+    keys = [_anim_rows(a, sa, n, doc.version >= 13) for a, sa in zip(doc.animations, scene.animations)]
+    if any(x is False for x in keys):
+        return None
+    if any(x is not None for x in keys):
+        put["keys"] = keys
+    put["sockets"] = _socket_rows(scene, doc)
+    rec.update({k: v for k, v in put.items() if v is not None})
+    return rec
+
+
+# -- on the way back ------------------------------------------------------------------------------
+
+def put_back(model: AbcModel, rec: Any) -> AbcModel:
+    """``model`` (what the writer wrote) with the record's rows and layout put back where the
+    writer wrote what it wrote from the GLB as made (in place; returns it)."""
+    if not isinstance(rec, dict):
+        return model
+    nodes = model.nodes
+    if nodes and "matrices" in rec:
+        m = _put_field(np.stack([np.asarray(nd.matrix, np.float32).reshape(16) for nd in nodes]),
+                       rec["matrices"])
+        for nd, row in zip(nodes, m):
+            nd.matrix = row.reshape(np.asarray(nd.matrix).shape)
+    lay = rec.get("layout") if isinstance(rec.get("layout"), dict) else {}
+    cs = _section(model, ChildModelsSection)
+    if cs is not None and lay.get("child_extra") is False and cs.extra:
+        cs.extra = False
+        for cm in cs.child_models:
+            t = np.asarray(cm.transforms)
+            cm.transforms = np.ascontiguousarray(t[["location", "rotation"]]).astype(TRANSFORM)
+    if cs is not None and cs.child_models and "child" in rec:
+        cs.child_models[0].transforms = _put_field(cs.child_models[0].transforms, rec["child"])
+    lods = rec.get("lods")
+    all_lods = [lod for p in model.pieces for lod in p.lods]
+    if isinstance(lods, list) and len(lods) == len(all_lods):
+        for lod, r in zip(all_lods, lods):
+            if not isinstance(r, list) or len(r) != 2:
+                continue
+            if r[0] is not None:
+                lod.weights = _put_field(lod.weights, r[0])
+            if r[1] is not None:
+                v = np.array(lod.vertices)
+                v["normal"] = _put_field(np.ascontiguousarray(v["normal"]), r[1])
+                lod.vertices = v
+    keys = rec.get("keys")
+    if isinstance(keys, list) and len(keys) == len(model.animations):
+        for a, r in zip(model.animations, keys):
+            if r is not None:
+                tr = np.asarray(a.transforms)
+                a.transforms = _put_field(tr.reshape(-1), r).reshape(tr.shape)
+    socks = model.sockets
+    if socks and "sockets" in rec:
+        rows = _put_field(np.array([tuple(s.rotation) + tuple(s.location) for s in socks],
+                                   np.float32), rec["sockets"])
+        for s, row in zip(socks, rows.tolist()):
+            s.rotation, s.location = tuple(row[:4]), tuple(row[4:])
+    if lay:
+        _put_layout(model, lay)
+    return model
+
+
+def _put_layout(model: AbcModel, lay: dict[str, Any]) -> None:
+    h = model.header
+    counts = lay.get("counts")
+    ps = _section(model, PiecesSection)
+    for f, pair in (counts.items() if isinstance(counts, dict) else ()):
+        where = ps if f == "pieces_weight_count" else h
+        name = "weight_count" if f == "pieces_weight_count" else f
+        if f in (*COUNT_FIELDS, "string_count", "string_length_total", "pieces_weight_count") and \
+                where is not None and isinstance(pair, list) and len(pair) == 2 and \
+                getattr(where, name) == pair[1] and isinstance(pair[0], int):
+            setattr(where, name, pair[0])
+    pad = restore.from_base64(lay.get("padding"))
+    if pad is not None and len(pad) == 60:
+        h.padding = pad
+    unknown = lay.get("piece_unknown")
+    if isinstance(unknown, list) and len(unknown) == len(model.pieces):
+        for p, u in zip(model.pieces, unknown):
+            if isinstance(u, int):
+                p.unknown = u
+    ns = _section(model, NodesSection)
+    if lay.get("no_weight_sets") and ns is not None and not ns.weight_sets:
+        ns.weight_sets = None
+    markers = lay.get("markers")
+    if isinstance(markers, list) and len(markers) == len(model.animations):
+        for a, m in zip(model.animations, markers):
+            if a.markers is not None and np.all(np.asarray(a.markers) == -1) and \
+                    (m is None or (isinstance(m, list) and len(m) == len(a.markers))):
+                a.markers = None if m is None else np.asarray(m, "<i4")
+    order = lay.get("order")
+    if isinstance(order, list):
+        _reorder(model, order, lay.get("raw") if isinstance(lay.get("raw"), dict) else {})
+    gaps = lay.get("gaps")
+    for i, g in (gaps.items() if isinstance(gaps, dict) else ()):
+        b = restore.from_base64(g)
+        at = int(i) if str(i).isdigit() else -1
+        if b is not None and 0 <= at < len(model.sections) and \
+                hasattr(model.sections[at], "gap"):
+            model.sections[at].gap = b
+
+
+def _reorder(model: AbcModel, order: list, raw: dict) -> None:
+    """The sections in the file's order, with the sections we do not parse where they were (a
+    section the writer made and the file did not have stays, at the end, unless empty)."""
+    left = list(model.sections)
+    out: list[Any] = []
+    for i, name in enumerate(order):
+        if isinstance(name, str) and name.startswith("raw:"):
+            nm, data = restore.from_base64(name[4:]), restore.from_base64(raw.get(str(i)))
+            if nm is None or data is None:
+                return
+            out.append(RawSection(name=nm, data=data))
+            continue
+        sec = next((s for s in left if type(s).__name__ == name), None)
+        if sec is None:
+            return
+        left.remove(sec)
+        out.append(sec)
+    out += [s for s in left if any(getattr(s, f, None) for f in ("sockets", "bindings",
+                                                                  "animations", "child_models"))]
+    model.sections[:] = out
