@@ -58,43 +58,77 @@ def _words(a: np.ndarray) -> np.ndarray:
     return a.view(np.uint32).reshape(len(a), -1) if a.size else np.zeros((len(a), 0), np.uint32)
 
 
-def _keep_rows(was: np.ndarray, pred: np.ndarray) -> dict[str, Any] | None:
-    """The rows of ``was`` that ``pred`` (what the writer will write) does not give: indices,
-    XOR and a check byte of the predicted row. None when all come back."""
+@dataclasses.dataclass
+class _Rows:
+    """A field's rows kept: ``n`` rows in all, those at ``at``, the XOR that makes each row
+    written the row read, and one check byte of each row written."""
+    n: int
+    at: np.ndarray
+    xor: np.ndarray             # (len(at), width) uint32
+    check: np.ndarray           # (len(at),) uint8
+
+
+def _keep_rows(was: np.ndarray, pred: np.ndarray) -> _Rows | None:
+    """The rows of ``was`` that ``pred`` (what the writer will write) does not give; None when
+    all come back."""
     a, b = _words(was), _words(pred)
     if a.tobytes() == b.tobytes():
         return None
     rows = np.flatnonzero((a != b).any(axis=1))
-    return {"n": len(a), "at": restore.pack_ints(rows),
-            "xor": restore.pack_bytes((a[rows] ^ b[rows]).astype("<u4").tobytes()),
-            "check": base64.b64encode(restore.check_bytes(b[rows].view(np.float32)).tobytes())
-            .decode("ascii")}
+    return _Rows(len(a), rows, a[rows] ^ b[rows], restore.check_bytes(b[rows].view(np.float32)))
 
 
-def _put_rows(words: np.ndarray, rec: Any) -> int:
-    """:func:`_keep_rows`' rows put back in ``words`` ((n, width) uint32, in place) where the
-    row written has the check byte of the row predicted. Returns how many."""
-    if not isinstance(rec, dict):
+def _pack(fields: dict[str, _Rows]) -> dict[str, Any]:
+    """The fields' rows as one zlib stream (row numbers, then XORs, then check bytes: like
+    with like, so that it deflates well) and its index ``[name, rows, kept, width]``."""
+    order = sorted(fields)
+    parts = [restore.steps(fields[k].at) for k in order]
+    parts += [fields[k].xor.astype("<u4").tobytes() for k in order]
+    parts += [fields[k].check.tobytes() for k in order]
+    return {"index": [[k, fields[k].n, len(fields[k].at), fields[k].xor.shape[1]] for k in order],
+            "data": restore.pack_bytes(b"".join(parts))}
+
+
+def _unpack(rec: dict[str, Any]) -> dict[str, _Rows]:
+    """:func:`_pack`'s fields; none for a record that does not fit."""
+    index = rec.get("index")
+    if not isinstance(index, list) or not all(
+            isinstance(e, list) and len(e) == 4 and isinstance(e[0], str) and
+            all(type(x) is int and 0 <= x < 1 << 28 for x in e[1:]) for e in index):
+        return {}
+    size = sum(c * (4 + 4 * w + 1) for _, _, c, w in index)
+    raw = restore.unpack_bytes(rec.get("data"), size + 1)
+    if raw is None or len(raw) != size:
+        return {}
+    out = {}
+    pos = [0, 4 * sum(c for _, _, c, _ in index), 0]
+    pos[2] = pos[1] + 4 * sum(c * w for _, _, c, w in index)
+    for name, n, c, w in index:
+        at = restore.from_steps(raw[pos[0]:pos[0] + 4 * c])
+        xor = np.frombuffer(raw[pos[1]:pos[1] + 4 * c * w], "<u4").reshape(c, w)
+        chk = np.frombuffer(raw[pos[2]:pos[2] + c], np.uint8)
+        pos = [pos[0] + 4 * c, pos[1] + 4 * c * w, pos[2] + c]
+        if at is not None and c and at.min() >= 0 and at.max() < n:
+            out[name] = _Rows(n, at, xor, chk)
+    return out
+
+
+def _put_rows(words: np.ndarray, rows: _Rows | None) -> int:
+    """The rows kept put back in ``words`` ((n, width) uint32, in place) where the row written
+    has the check byte of the row predicted. Returns how many."""
+    if rows is None or words.shape != (rows.n, rows.xor.shape[1]):
         return 0
-    n, width = words.shape
-    rows = restore.unpack_ints(rec.get("at"))
-    xor = restore.unpack_bytes(rec.get("xor"), 4 * n * width + 1)
-    chk = restore.from_base64(rec.get("check"))
-    if rec.get("n") != n or rows is None or xor is None or chk is None or not len(rows) or \
-            len(xor) != 4 * width * len(rows) or len(chk) != len(rows) or \
-            rows.min() < 0 or rows.max() >= n:
-        return 0
-    cur = words[rows]
-    ok = restore.check_bytes(cur.view(np.float32)) == np.frombuffer(chk, np.uint8)
-    words[rows[ok]] = cur[ok] ^ np.frombuffer(xor, "<u4").reshape(len(rows), width)[ok]
+    cur = words[rows.at]
+    ok = restore.check_bytes(cur.view(np.float32)) == rows.check
+    words[rows.at[ok]] = cur[ok] ^ rows.xor[ok]
     return int(ok.sum())
 
 
-def _put_field(arr: np.ndarray, rec: Any) -> np.ndarray:
-    """``arr`` (rows of 4-byte values) with :func:`_keep_rows`' rows put back (a copy)."""
+def _put_field(arr: np.ndarray, rows: _Rows | None) -> np.ndarray:
+    """``arr`` (rows of 4-byte values) with the rows kept put back (a copy)."""
     out = np.ascontiguousarray(arr).copy()
-    if rec is not None and out.size:
-        _put_rows(out.view(np.uint32).reshape(len(out), -1), rec)
+    if rows is not None and out.size:
+        _put_rows(out.view(np.uint32).reshape(len(out), -1), rows)
     return out
 
 
@@ -227,46 +261,44 @@ def _layout(doc: AbcModel) -> dict[str, Any]:
 
 def keep(scene: Scene, doc: AbcModel, lods: list) -> dict[str, Any] | None:
     """The record of ``doc`` (read as ``scene``, whose LODs gave ``lods``: see
-    :func:`.scene_read.to_scene_v9`); None when the writer lays the model out otherwise."""
+    :func:`.scene_read.to_scene_v9`; empty when everything comes back); None when the writer
+    lays the model out otherwise."""
     n = len(doc.nodes)
     parents, missing = tree_parents([nd.child_count for nd in doc.nodes])
     binds = _binds(scene, n) if n else None
+    all_lods = [lod for p in doc.pieces for lod in p.lods]
     if binds is None or missing or parents.count(-1) != 1 or \
-            len(scene.animations) != len(doc.animations) or any(x is None for x in lods):
+            len(scene.animations) != len(doc.animations) or any(x is None for x in lods) or \
+            len(all_lods) != len(lods) or len(scene.meshes) < len(lods):
         return None
     bind_file, inv_bind = binds
-    rec: dict[str, Any] = {}
-    layout = _layout(doc)
-    if layout:
-        rec["layout"] = layout
+    fields: dict[str, _Rows | None] = {}
     mats = np.stack([np.asarray(nd.matrix, np.float32).reshape(16) for nd in doc.nodes])
-    put = {"matrices": _keep_rows(mats, bind_file.astype(np.float32).reshape(n, 16))}
-    # the model's own child-model transforms: its bind pose, parent-relative
-    inv_par = np.stack([np.eye(4) if p < 0 else inv_bind[p] for p in parents])
-    bt, bq, _ = decompose_trs(inv_par @ bind_file)
-    if doc.child_models:
+    fields["m"] = _keep_rows(mats, bind_file.astype(np.float32).reshape(n, 16))
+    if doc.child_models and len(doc.child_models[0].transforms) == n:
+        # the model's own child-model transforms: its bind pose, parent-relative
+        inv_par = np.stack([np.eye(4) if p < 0 else inv_bind[p] for p in parents])
+        bt, bq, _ = decompose_trs(inv_par @ bind_file)
         base = np.asarray(doc.child_models[0].transforms)
         pred = np.zeros(n, base.dtype)
         pred["location"], pred["rotation"] = bt, bq
-        put["child"] = _keep_rows(base, pred) if len(base) == n else None
-    all_lods = [lod for p in doc.pieces for lod in p.lods]
-    if len(all_lods) != len(lods) or len(scene.meshes) < len(lods):
-        return None
-    lod_recs = []
-    for lod, kept, mesh in zip(all_lods, lods, scene.meshes):
+        fields["c"] = _keep_rows(base, pred)
+    for i, (lod, kept, mesh) in enumerate(zip(all_lods, lods, scene.meshes)):
         got = _lod_rows(lod, kept, inv_bind, mesh.primitives[0].normals)
         if got is None:
             return None
-        lod_recs.append(list(got))
-    if any(x is not None for r in lod_recs for x in r):
-        put["lods"] = lod_recs
-    keys = [_anim_rows(a, sa, n, doc.version >= 13) for a, sa in zip(doc.animations, scene.animations)]
-    if any(x is False for x in keys):
-        return None
-    if any(x is not None for x in keys):
-        put["keys"] = keys
-    put["sockets"] = _socket_rows(scene, doc)
-    rec.update({k: v for k, v in put.items() if v is not None})
+        fields[f"w{i}"], fields[f"n{i}"] = got
+    for i, (a, sa) in enumerate(zip(doc.animations, scene.animations)):
+        got = _anim_rows(a, sa, n, doc.version >= 13)
+        if got is False:
+            return None
+        fields[f"k{i}"] = got
+    fields["s"] = _socket_rows(scene, doc)
+    kept_rows = {k: v for k, v in fields.items() if isinstance(v, _Rows)}
+    rec: dict[str, Any] = _pack(kept_rows) if kept_rows else {}
+    layout = _layout(doc)
+    if layout:
+        rec["layout"] = layout
     return rec
 
 
@@ -277,10 +309,11 @@ def put_back(model: AbcModel, rec: Any) -> AbcModel:
     writer wrote what it wrote from the GLB as made (in place; returns it)."""
     if not isinstance(rec, dict):
         return model
+    rows = _unpack(rec)
     nodes = model.nodes
-    if nodes and "matrices" in rec:
+    if nodes and "m" in rows:
         m = _put_field(np.stack([np.asarray(nd.matrix, np.float32).reshape(16) for nd in nodes]),
-                       rec["matrices"])
+                       rows["m"])
         for nd, row in zip(nodes, m):
             nd.matrix = row.reshape(np.asarray(nd.matrix).shape)
     lay = rec.get("layout") if isinstance(rec.get("layout"), dict) else {}
@@ -290,31 +323,24 @@ def put_back(model: AbcModel, rec: Any) -> AbcModel:
         for cm in cs.child_models:
             t = np.asarray(cm.transforms)
             cm.transforms = np.ascontiguousarray(t[["location", "rotation"]]).astype(TRANSFORM)
-    if cs is not None and cs.child_models and "child" in rec:
-        cs.child_models[0].transforms = _put_field(cs.child_models[0].transforms, rec["child"])
-    lods = rec.get("lods")
-    all_lods = [lod for p in model.pieces for lod in p.lods]
-    if isinstance(lods, list) and len(lods) == len(all_lods):
-        for lod, r in zip(all_lods, lods):
-            if not isinstance(r, list) or len(r) != 2:
-                continue
-            if r[0] is not None:
-                lod.weights = _put_field(lod.weights, r[0])
-            if r[1] is not None:
-                v = np.array(lod.vertices)
-                v["normal"] = _put_field(np.ascontiguousarray(v["normal"]), r[1])
-                lod.vertices = v
-    keys = rec.get("keys")
-    if isinstance(keys, list) and len(keys) == len(model.animations):
-        for a, r in zip(model.animations, keys):
-            if r is not None:
-                tr = np.asarray(a.transforms)
-                a.transforms = _put_field(tr.reshape(-1), r).reshape(tr.shape)
+    if cs is not None and cs.child_models and "c" in rows:
+        cs.child_models[0].transforms = _put_field(cs.child_models[0].transforms, rows["c"])
+    for i, lod in enumerate(lod for p in model.pieces for lod in p.lods):
+        if f"w{i}" in rows:
+            lod.weights = _put_field(lod.weights, rows[f"w{i}"])
+        if f"n{i}" in rows:
+            v = np.array(lod.vertices)
+            v["normal"] = _put_field(np.ascontiguousarray(v["normal"]), rows[f"n{i}"])
+            lod.vertices = v
+    for i, a in enumerate(model.animations):
+        if f"k{i}" in rows:
+            tr = np.asarray(a.transforms)
+            a.transforms = _put_field(tr.reshape(-1), rows[f"k{i}"]).reshape(tr.shape)
     socks = model.sockets
-    if socks and "sockets" in rec:
-        rows = _put_field(np.array([tuple(s.rotation) + tuple(s.location) for s in socks],
-                                   np.float32), rec["sockets"])
-        for s, row in zip(socks, rows.tolist()):
+    if socks and "s" in rows:
+        got = _put_field(np.array([tuple(s.rotation) + tuple(s.location) for s in socks],
+                                  np.float32), rows["s"])
+        for s, row in zip(socks, got.tolist()):
             s.rotation, s.location = tuple(row[:4]), tuple(row[4:])
     if lay:
         _put_layout(model, lay)

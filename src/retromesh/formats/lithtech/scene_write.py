@@ -603,9 +603,13 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
     out: list[abcmod.Animation] = []
     src_anims = scene.animations or [SAnimation(name="base")]
     scaled = False
-    # each ABC node's glTF parent is its ABC parent: its keys are its channels' values
+    # each ABC node's glTF parent is its ABC parent (a root's: none, or still identities such
+    # as an editor's armature object): its keys are its channels' values
     par_scene = [order[p] if p >= 0 else -1 for p in abc_par]
-    direct = bool(order) and all(j >= 0 and parents[j] == q for j, q in zip(order, par_scene))
+    animated = {c.node for a in src_anims for c in a.channels}
+    direct = bool(order) and all(
+        j >= 0 and (parents[j] == q or (q < 0 and _still_above(nodes, parents, j, animated)))
+        for j, q in zip(order, par_scene))
     for a in src_anims:
         chans = [c for c in a.channels if c.path != "weights"]
         if chans:
@@ -671,6 +675,19 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
     return out
 
 
+
+
+def _still_above(nodes: list, parents: list[int], j: int, animated: set[int]) -> bool:
+    """Whether every node above ``j`` is a still identity (within float32 rounding)."""
+    p = parents[j]
+    while p >= 0:
+        nd = nodes[p]
+        if p in animated or np.abs(np.asarray(nd.translation)).max() > 1e-6 or \
+                np.abs(np.asarray(nd.scale) - 1.0).max() > 1e-6 or \
+                np.abs(np.abs(np.asarray(nd.rotation)) - (0.0, 0.0, 0.0, 1.0)).max() > 1e-6:
+            return False
+        p = parents[p]
+    return True
 
 
 def _sampled(chans: list[Channel], secs: np.ndarray, ms: np.ndarray) -> list[np.ndarray]:
