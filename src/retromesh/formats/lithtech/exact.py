@@ -12,7 +12,7 @@ and what the writer will compute from the GLB (:func:`keep`; the writer is not r
   ``inverse(bind) @ vertex``) and normals, each animation's keys (read off the channels, as
   the writer reads them), sockets. A row is kept as its index, the XOR that makes the row
   written the row read, and a check byte of the row written
-  (:func:`retromesh.restore.check_bytes`): :func:`put_back` puts a row back only where the
+  (:func:`_check`): :func:`put_back` puts a row back only where the
   writer writes what it wrote from the GLB as made, so an edited row (or one an edit moved) is
   the writer's, as without a record;
 * layout: section order, sections we do not parse, the bytes after a section's content,
@@ -35,9 +35,17 @@ import numpy as np
 from ... import geometry, restore
 from ...scene import Scene
 from ...transforms import decompose_trs, quat_normalize
-from .abc import TRANSFORM, WEIGHT, AbcModel, Animation, ChildModelsSection, HeaderSection, \
-    NodesSection, PiecesSection, recount
-from .abc_model import COUNT_FIELDS, TRANSFORM13
+from .abc import (
+    TRANSFORM,
+    WEIGHT,
+    AbcModel,
+    ChildModelsSection,
+    HeaderSection,
+    NodesSection,
+    PiecesSection,
+    recount,
+)
+from .abc_model import COUNT_FIELDS
 from .common import RawSection
 from .scene_common import S3, S4, SQ, rigid, tree_parents
 
@@ -58,6 +66,19 @@ def _words(a: np.ndarray) -> np.ndarray:
     return a.view(np.uint32).reshape(len(a), -1) if a.size else np.zeros((len(a), 0), np.uint32)
 
 
+#: the multipliers of :func:`_check` (odd 64-bit numbers, one per column)
+_MIX = (np.arange(1, 33, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) | np.uint64(1)
+
+
+def _check(words: np.ndarray) -> np.ndarray:
+    """One byte per row of uint32 words (a multiplicative hash of all of them, in a few numpy
+    passes whatever the width): an edited row changes it with probability 255/256."""
+    h = (words.astype(np.uint64) * _MIX[:words.shape[1]]).sum(axis=1, dtype=np.uint64)
+    h ^= h >> np.uint64(29)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    return (h >> np.uint64(56)).astype(np.uint8)
+
+
 @dataclasses.dataclass
 class _Rows:
     """A field's rows kept: ``n`` rows in all, those at ``at``, the XOR that makes each row
@@ -75,7 +96,7 @@ def _keep_rows(was: np.ndarray, pred: np.ndarray) -> _Rows | None:
     if a.tobytes() == b.tobytes():
         return None
     rows = np.flatnonzero((a != b).any(axis=1))
-    return _Rows(len(a), rows, a[rows] ^ b[rows], restore.check_bytes(b[rows].view(np.float32)))
+    return _Rows(len(a), rows, a[rows] ^ b[rows], _check(b[rows]))
 
 
 def _pack(fields: dict[str, _Rows]) -> dict[str, Any]:
@@ -119,7 +140,7 @@ def _put_rows(words: np.ndarray, rows: _Rows | None) -> int:
     if rows is None or words.shape != (rows.n, rows.xor.shape[1]):
         return 0
     cur = words[rows.at]
-    ok = restore.check_bytes(cur.view(np.float32)) == rows.check
+    ok = _check(cur) == rows.check
     words[rows.at[ok]] = cur[ok] ^ rows.xor[ok]
     return int(ok.sum())
 
@@ -150,17 +171,20 @@ def _binds(scene: Scene, n: int) -> tuple[np.ndarray, np.ndarray] | None:
     return bind_file, np.linalg.inv(bind_file)
 
 
-def _lod_rows(lod, kept, inv_bind: np.ndarray, normals_gl: np.ndarray | None
-              ) -> tuple[dict | None, dict | None] | None:
-    """The records of a LOD's weights and normals; None when the writer lays it out otherwise."""
-    src, joints, weights = kept
-    verts = np.asarray(lod.vertices)
-    nv = len(verts)
-    used = np.zeros(nv, bool)
+def _lod_rows(all_lods: list, kept: list, normals_gl: list, inv_bind: np.ndarray
+              ) -> tuple[_Rows | None, _Rows | None] | None:
+    """The rows of every LOD's weights and normals (all LODs in one pass, in file order); None
+    when the writer lays a LOD out otherwise (a vertex no face uses, a weight it drops)."""
+    verts = np.concatenate([np.asarray(lod.vertices) for lod in all_lods])
+    nv = [len(lod.vertices) for lod in all_lods]
+    off = np.cumsum([0] + nv[:-1])
+    src = np.concatenate([k[0] + o for k, o in zip(kept, off)])
+    used = np.zeros(len(verts), bool)
     used[src] = True
     if not used.all():
         return None
-    jh, wh, _ = geometry.gltf_weights(joints, weights)
+    jh, wh, _ = geometry.gltf_weights(np.concatenate([k[1] for k in kept]),
+                                      np.concatenate([k[2] for k in kept]))
     w = wh.astype(np.float64)
     w /= w.sum(1, keepdims=True)
     mask = w > 0
@@ -168,40 +192,48 @@ def _lod_rows(lod, kept, inv_bind: np.ndarray, normals_gl: np.ndarray | None
         return None
     owner = np.nonzero(mask)[0]
     wnode = jh.astype(np.int64)[mask]
-    fpos = np.asarray(lod.vertices["location"], np.float64) * S3
-    fpos = (fpos.astype(np.float32).astype(np.float64)) * S3
+    fpos = (np.asarray(verts["location"], np.float64) * S3).astype(np.float32).astype(np.float64) * S3
     pred = np.zeros(len(owner), WEIGHT)
     pred["node"] = wnode
     pred["location"] = np.einsum("nij,nj->ni", inv_bind[wnode],
                                  np.concatenate([fpos[owner], np.ones((len(owner), 1))], 1))[:, :3]
     pred["bias"] = w[mask]
-    rec_w = _keep_rows(np.asarray(lod.weights), pred)
-    rec_n = None
-    if normals_gl is not None:
-        first = np.empty(nv, np.int64)
-        first[src[::-1]] = np.arange(len(src))[::-1]
-        held = geometry.unit_rows(normals_gl[first]).astype(np.float64)
-        if np.einsum("ij,ij->i", held, held).min(initial=1.0) > 1e-24:
-            ln = np.linalg.norm(held, axis=1, keepdims=True)
-            nrm = np.where(ln > 1e-12, held / np.where(ln > 1e-12, ln, 1.0), 0.0) * S3
-            rec_n = _keep_rows(np.ascontiguousarray(verts["normal"]), nrm.astype(np.float32))
-    return rec_w, rec_n
+    rec_w = _keep_rows(np.concatenate([np.asarray(lod.weights) for lod in all_lods]), pred)
+    if any(x is None for x in normals_gl):
+        return rec_w, None
+    first = np.empty(len(verts), np.int64)
+    first[src[::-1]] = np.arange(len(src))[::-1]
+    held = geometry.unit_rows(np.concatenate(normals_gl)[first]).astype(np.float64)
+    if np.einsum("ij,ij->i", held, held).min(initial=1.0) <= 1e-24:
+        return rec_w, None          # (the GLB holds normals of the faces there)
+    ln = np.linalg.norm(held, axis=1, keepdims=True)
+    nrm = np.where(ln > 1e-12, held / np.where(ln > 1e-12, ln, 1.0), 0.0) * S3
+    return rec_w, _keep_rows(np.ascontiguousarray(verts["normal"]), nrm.astype(np.float32))
 
 
-def _anim_rows(a: Animation, anim, n: int, v13: bool) -> dict | None | bool:
-    """The record of an animation's keys (False: the writer lays them out otherwise)."""
-    tr = np.asarray(a.transforms)
-    k = tr.shape[1] if tr.ndim == 2 else 0
-    tch = [c for c in anim.channels if c.path == "translation"]
-    rch = [c for c in anim.channels if c.path == "rotation"]
-    if len(tch) != n or len(rch) != n or any(len(c.times) != k for c in tch + rch):
-        return False
-    t = np.stack([c.values for c in tch]).astype(np.float64) * S3
-    r = geometry.unit_rows(np.concatenate([c.values for c in rch]), fallback=(0.0, 0.0, 0.0, 1.0))
-    pred = np.zeros((n, k), TRANSFORM13 if v13 else TRANSFORM)
-    pred["location"] = t
-    pred["rotation"] = quat_normalize(r.astype(np.float64) * SQ).reshape(n, k, 4)
-    return _keep_rows(tr.reshape(-1), pred.reshape(-1))
+def _key_rows(doc: AbcModel, scene: Scene) -> _Rows | None | bool:
+    """The rows of every animation's keys (one after the other; False: the writer lays them
+    out otherwise)."""
+    n = len(doc.nodes)
+    t, r, was = [], [], []
+    for a, anim in zip(doc.animations, scene.animations):
+        tr = np.asarray(a.transforms)
+        k = tr.shape[1] if tr.ndim == 2 else 0
+        tch = [c.values for c in anim.channels if c.path == "translation"]
+        rch = [c.values for c in anim.channels if c.path == "rotation"]
+        if len(tch) != n or len(rch) != n or any(len(v) != k for v in tch + rch):
+            return False
+        t += tch
+        r += rch
+        was.append(tr.reshape(-1))
+    if not was:
+        return None
+    was_all = np.concatenate(was)
+    pred = np.zeros(len(was_all), was_all.dtype)
+    pred["location"] = np.concatenate(t).astype(np.float64) * S3
+    pred["rotation"] = quat_normalize(geometry.unit_rows(
+        np.concatenate(r), fallback=(0.0, 0.0, 0.0, 1.0)).astype(np.float64) * SQ)
+    return _keep_rows(was_all, pred)
 
 
 def _socket_rows(scene: Scene, doc: AbcModel) -> dict | None:
@@ -283,16 +315,13 @@ def keep(scene: Scene, doc: AbcModel, lods: list) -> dict[str, Any] | None:
         pred = np.zeros(n, base.dtype)
         pred["location"], pred["rotation"] = bt, bq
         fields["c"] = _keep_rows(base, pred)
-    for i, (lod, kept, mesh) in enumerate(zip(all_lods, lods, scene.meshes)):
-        got = _lod_rows(lod, kept, inv_bind, mesh.primitives[0].normals)
-        if got is None:
-            return None
-        fields[f"w{i}"], fields[f"n{i}"] = got
-    for i, (a, sa) in enumerate(zip(doc.animations, scene.animations)):
-        got = _anim_rows(a, sa, n, doc.version >= 13)
-        if got is False:
-            return None
-        fields[f"k{i}"] = got
+    got = _lod_rows(all_lods, lods, [m.primitives[0].normals for m in scene.meshes[:len(lods)]],
+                    inv_bind) if all_lods else (None, None)
+    keys = _key_rows(doc, scene)
+    if got is None or keys is False:
+        return None
+    fields["w"], fields["n"] = got
+    fields["k"] = keys
     fields["s"] = _socket_rows(scene, doc)
     kept_rows = {k: v for k, v in fields.items() if isinstance(v, _Rows)}
     rec: dict[str, Any] = _pack(kept_rows) if kept_rows else {}
@@ -325,17 +354,24 @@ def put_back(model: AbcModel, rec: Any) -> AbcModel:
             cm.transforms = np.ascontiguousarray(t[["location", "rotation"]]).astype(TRANSFORM)
     if cs is not None and cs.child_models and "c" in rows:
         cs.child_models[0].transforms = _put_field(cs.child_models[0].transforms, rows["c"])
-    for i, lod in enumerate(lod for p in model.pieces for lod in p.lods):
-        if f"w{i}" in rows:
-            lod.weights = _put_field(lod.weights, rows[f"w{i}"])
-        if f"n{i}" in rows:
-            v = np.array(lod.vertices)
-            v["normal"] = _put_field(np.ascontiguousarray(v["normal"]), rows[f"n{i}"])
+    lods = [lod for p in model.pieces for lod in p.lods]
+    if lods and "w" in rows:
+        got = _put_field(np.concatenate([np.asarray(lod.weights) for lod in lods]), rows["w"])
+        for lod, part in zip(lods, np.split(got, np.cumsum([len(lod.weights) for lod in lods])[:-1])):
+            lod.weights = part
+    if lods and "n" in rows:
+        verts = [np.array(lod.vertices) for lod in lods]
+        got = _put_field(np.concatenate([v["normal"] for v in verts]), rows["n"])
+        for lod, v, part in zip(lods, verts, np.split(got, np.cumsum([len(v) for v in verts])[:-1])):
+            v["normal"] = part
             lod.vertices = v
-    for i, a in enumerate(model.animations):
-        if f"k{i}" in rows:
-            tr = np.asarray(a.transforms)
-            a.transforms = _put_field(tr.reshape(-1), rows[f"k{i}"]).reshape(tr.shape)
+    anims = model.animations
+    if anims and "k" in rows:
+        trs = [np.asarray(a.transforms) for a in anims]
+        if len({t.dtype for t in trs}) == 1:
+            got = _put_field(np.concatenate([t.reshape(-1) for t in trs]), rows["k"])
+            for a, t, part in zip(anims, trs, np.split(got, np.cumsum([t.size for t in trs])[:-1])):
+                a.transforms = part.reshape(t.shape)
     socks = model.sockets
     if socks and "s" in rows:
         got = _put_field(np.array([tuple(s.rotation) + tuple(s.location) for s in socks],
