@@ -176,6 +176,11 @@ def _lod_rows(all_lods: list, kept: list, normals_gl: list, inv_bind: np.ndarray
     """The rows of every LOD's weights and normals (all LODs in one pass, in file order); None
     when the writer lays a LOD out otherwise (a vertex no face uses, a weight it drops)."""
     verts = np.concatenate([np.asarray(lod.vertices) for lod in all_lods])
+    wts = np.concatenate([np.asarray(lod.weights) for lod in all_lods])
+    bias = wts["bias"]
+    if verts["weight_count"].max(initial=0) > 4 or not (bias > 0).all() or \
+            not np.isfinite(bias).all():
+        return None                 # (weights glTF does not hold: the writer leaves them out)
     nv = [len(lod.vertices) for lod in all_lods]
     off = np.cumsum([0] + nv[:-1])
     src = np.concatenate([k[0] + o for k, o in zip(kept, off)])
@@ -198,7 +203,7 @@ def _lod_rows(all_lods: list, kept: list, normals_gl: list, inv_bind: np.ndarray
     pred["location"] = np.einsum("nij,nj->ni", inv_bind[wnode],
                                  np.concatenate([fpos[owner], np.ones((len(owner), 1))], 1))[:, :3]
     pred["bias"] = w[mask]
-    rec_w = _keep_rows(np.concatenate([np.asarray(lod.weights) for lod in all_lods]), pred)
+    rec_w = _keep_rows(wts, pred)
     if any(x is None for x in normals_gl):
         return rec_w, None
     first = np.empty(len(verts), np.int64)
@@ -305,6 +310,13 @@ def keep(scene: Scene, doc: AbcModel, lods: list) -> dict[str, Any] | None:
         return None
     bind_file, inv_bind = binds
     fields: dict[str, _Rows | None] = {}
+    got = _lod_rows(all_lods, lods, [m.primitives[0].normals for m in scene.meshes[:len(lods)]],
+                    inv_bind) if all_lods else (None, None)
+    keys = _key_rows(doc, scene)
+    if got is None or keys is False:
+        return None
+    fields["w"], fields["n"] = got
+    fields["k"] = keys
     mats = np.stack([np.asarray(nd.matrix, np.float32).reshape(16) for nd in doc.nodes])
     fields["m"] = _keep_rows(mats, bind_file.astype(np.float32).reshape(n, 16))
     if doc.child_models and len(doc.child_models[0].transforms) == n:
@@ -315,13 +327,6 @@ def keep(scene: Scene, doc: AbcModel, lods: list) -> dict[str, Any] | None:
         pred = np.zeros(n, base.dtype)
         pred["location"], pred["rotation"] = bt, bq
         fields["c"] = _keep_rows(base, pred)
-    got = _lod_rows(all_lods, lods, [m.primitives[0].normals for m in scene.meshes[:len(lods)]],
-                    inv_bind) if all_lods else (None, None)
-    keys = _key_rows(doc, scene)
-    if got is None or keys is False:
-        return None
-    fields["w"], fields["n"] = got
-    fields["k"] = keys
     fields["s"] = _socket_rows(scene, doc)
     kept_rows = {k: v for k, v in fields.items() if isinstance(v, _Rows)}
     rec: dict[str, Any] = _pack(kept_rows) if kept_rows else {}
