@@ -39,6 +39,7 @@ from .abc import (
     TRANSFORM,
     WEIGHT,
     AbcModel,
+    AnimBindingsSection,
     ChildModelsSection,
     HeaderSection,
     NodesSection,
@@ -47,7 +48,7 @@ from .abc import (
 )
 from .abc_model import COUNT_FIELDS
 from .common import RawSection
-from .scene_common import S3, S4, SQ, rigid, tree_parents
+from .scene_common import S3, S4, SQ, rigid, tree_parents, weight_locations
 
 __all__ = ["KEY", "keep", "put_back"]
 
@@ -66,17 +67,25 @@ def _words(a: np.ndarray) -> np.ndarray:
     return a.view(np.uint32).reshape(len(a), -1) if a.size else np.zeros((len(a), 0), np.uint32)
 
 
-#: the multipliers of :func:`_check` (odd 64-bit numbers, one per column)
-_MIX = (np.arange(1, 33, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) | np.uint64(1)
+#: the multipliers of :func:`_check` (odd 32-bit numbers, one per column)
+_MIX = (np.arange(1, 33, dtype=np.uint32) * np.uint32(0x9E3779B9)) | np.uint32(1)
+
+
+def _hash(words: np.ndarray) -> np.ndarray:
+    """A 32-bit hash per row of uint32 words, in a few numpy passes whatever the width."""
+    h = (words * _MIX[:words.shape[1]]).sum(axis=1, dtype=np.uint32)
+    h ^= h >> np.uint32(15)
+    h *= np.uint32(0x2C1B3C6D)
+    return h
+
+
+def _byte(h: np.ndarray) -> np.ndarray:
+    return (h >> np.uint32(24)).astype(np.uint8)
 
 
 def _check(words: np.ndarray) -> np.ndarray:
-    """One byte per row of uint32 words (a multiplicative hash of all of them, in a few numpy
-    passes whatever the width): an edited row changes it with probability 255/256."""
-    h = (words.astype(np.uint64) * _MIX[:words.shape[1]]).sum(axis=1, dtype=np.uint64)
-    h ^= h >> np.uint64(29)
-    h *= np.uint64(0xBF58476D1CE4E5B9)
-    return (h >> np.uint64(56)).astype(np.uint8)
+    """One byte per row of uint32 words: an edited row changes it with probability 255/256."""
+    return _byte(_hash(words))
 
 
 @dataclasses.dataclass
@@ -93,9 +102,11 @@ def _keep_rows(was: np.ndarray, pred: np.ndarray) -> _Rows | None:
     """The rows of ``was`` that ``pred`` (what the writer will write) does not give; None when
     all come back."""
     a, b = _words(was), _words(pred)
-    if a.tobytes() == b.tobytes():
+    if a.shape != b.shape:
         return None
     rows = np.flatnonzero((a != b).any(axis=1))
+    if not len(rows):
+        return None
     return _Rows(len(a), rows, a[rows] ^ b[rows], _check(b[rows]))
 
 
@@ -159,28 +170,29 @@ def _section(model: AbcModel, cls: type) -> Any:
 
 # -- what the writer computes from the GLB --------------------------------------------------------
 
-def _binds(scene: Scene, n: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """The nodes' bind matrices (file space, float64) and their inverses as the writer makes
-    them from the inverse bind matrices the GLB holds."""
+def _binds(scene: Scene, n: int) -> tuple[np.ndarray] | None:
+    """The nodes' bind matrices (file space, float64 of float32) as the writer makes them from
+    the inverse bind matrices the GLB holds."""
     if len(scene.skins) != 1 or scene.skins[0].inverse_bind_matrices is None:
         return None
     ibm = np.asarray(scene.skins[0].inverse_bind_matrices, np.float32).astype(np.float64)
     if len(ibm) != n:
         return None
-    bind_file = S4 @ rigid(np.linalg.inv(ibm)) @ S4
-    return bind_file, np.linalg.inv(bind_file)
+    return ((S4 @ rigid(np.linalg.inv(ibm)) @ S4).astype(np.float32).astype(np.float64),)
+
+
+def _starts(counts: np.ndarray) -> np.ndarray:
+    return np.cumsum(counts) - counts
 
 
 def _lod_rows(all_lods: list, kept: list, normals_gl: list, inv_bind: np.ndarray
-              ) -> tuple[_Rows | None, _Rows | None] | None:
-    """The rows of every LOD's weights and normals (all LODs in one pass, in file order); None
-    when the writer lays a LOD out otherwise (a vertex no face uses, a weight it drops)."""
+              ) -> tuple[_Rows | None, _Rows | None, dict | None] | None:
+    """The rows of every LOD's weights and normals (all LODs in one pass, in file order), and
+    the weights of the vertices whose weights the writer lays out otherwise (more than 4, a
+    zero weight, a node named twice: :func:`_keep_lists`); None when a vertex no face uses
+    leaves the writer's vertices another list."""
     verts = np.concatenate([np.asarray(lod.vertices) for lod in all_lods])
     wts = np.concatenate([np.asarray(lod.weights) for lod in all_lods])
-    bias = wts["bias"]
-    if verts["weight_count"].max(initial=0) > 4 or not (bias > 0).all() or \
-            not np.isfinite(bias).all():
-        return None                 # (weights glTF does not hold: the writer leaves them out)
     nv = [len(lod.vertices) for lod in all_lods]
     off = np.cumsum([0] + nv[:-1])
     src = np.concatenate([k[0] + o for k, o in zip(kept, off)])
@@ -193,27 +205,56 @@ def _lod_rows(all_lods: list, kept: list, normals_gl: list, inv_bind: np.ndarray
     w = wh.astype(np.float64)
     w /= w.sum(1, keepdims=True)
     mask = w > 0
-    if not np.array_equal(mask.sum(1), verts["weight_count"]):
-        return None
     owner = np.nonzero(mask)[0]
     wnode = jh.astype(np.int64)[mask]
     fpos = (np.asarray(verts["location"], np.float64) * S3).astype(np.float32).astype(np.float64) * S3
-    pred = np.zeros(len(owner), WEIGHT)
-    pred["node"] = wnode
-    pred["location"] = np.einsum("nij,nj->ni", inv_bind[wnode],
-                                 np.concatenate([fpos[owner], np.ones((len(owner), 1))], 1))[:, :3]
-    pred["bias"] = w[mask]
-    rec_w = _keep_rows(wts, pred)
+    # the writer's weights as words (node, location, bias: float32 rows, the node's bits)
+    pred = np.empty((len(owner), 5), np.float32)
+    pred[:, 1:4] = weight_locations(inv_bind, wnode, fpos[owner])
+    pred[:, 4] = w[mask]
+    pred = pred.view(np.uint32)
+    pred[:, 0] = wnode
+    counts, file_counts = mask.sum(1), verts["weight_count"].astype(np.int64)
+    if np.array_equal(counts, file_counts):
+        rec_w, lists = _keep_rows(_words(wts), pred), None
+    else:
+        rec_w, lists = _keep_lists(_words(wts), pred, counts, file_counts, owner)
     if any(x is None for x in normals_gl):
-        return rec_w, None
+        return rec_w, None, lists
     first = np.empty(len(verts), np.int64)
     first[src[::-1]] = np.arange(len(src))[::-1]
     held = geometry.unit_rows(np.concatenate(normals_gl)[first]).astype(np.float64)
     if np.einsum("ij,ij->i", held, held).min(initial=1.0) <= 1e-24:
-        return rec_w, None          # (the GLB holds normals of the faces there)
+        return rec_w, None, lists   # (the GLB holds normals of the faces there)
     ln = np.linalg.norm(held, axis=1, keepdims=True)
     nrm = np.where(ln > 1e-12, held / np.where(ln > 1e-12, ln, 1.0), 0.0) * S3
-    return rec_w, _keep_rows(np.ascontiguousarray(verts["normal"]), nrm.astype(np.float32))
+    return rec_w, _keep_rows(np.ascontiguousarray(verts["normal"]), nrm.astype(np.float32)), lists
+
+
+def _keep_lists(wts: np.ndarray, pred: np.ndarray, counts: np.ndarray, file_counts: np.ndarray,
+                owner: np.ndarray) -> tuple[_Rows | None, dict]:
+    """Where vertices have other numbers of weights in the file than the writer writes: the
+    rows of the others (aligned with the writer's), and the file's weights of those vertices
+    with one check byte of the weights the writer writes there."""
+    odd = counts != file_counts
+    ps, fs = _starts(counts), _starts(file_counts)
+    was = pred.copy()
+    r = np.flatnonzero(~odd[owner])
+    o = owner[r]
+    was[r] = wts[fs[o] + r - ps[o]]
+    v = np.flatnonzero(odd)
+    rows = np.repeat(fs[v] - _starts(file_counts[v]), file_counts[v]) + np.arange(file_counts[v].sum())
+    return _keep_rows(was, pred), {
+        "at": restore.pack_ints(v), "count": restore.pack_bytes(file_counts[v].astype("<u2").tobytes()),
+        "rows": restore.pack_bytes(wts[rows].astype("<u4").tobytes()),
+        "check": base64.b64encode(_list_checks(pred, counts, v)).decode("ascii")}
+
+
+def _list_checks(rows: np.ndarray, counts: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """One check byte per vertex ``v`` (every vertex has a row): the sum of the hashes of its
+    ``rows`` (``counts`` per vertex, one after the other)."""
+    at = np.repeat(_starts(counts)[v] - _starts(counts[v]), counts[v]) + np.arange(counts[v].sum())
+    return _byte(np.add.reduceat(_hash(rows[at]), _starts(counts[v])))
 
 
 def _key_rows(doc: AbcModel, scene: Scene) -> _Rows | None | bool:
@@ -287,6 +328,8 @@ def _layout(doc: AbcModel) -> dict[str, Any]:
     ns = _section(doc, NodesSection)
     if ns is not None and ns.weight_sets is None:
         out["no_weight_sets"] = True
+    if not doc.anim_bindings and doc.animations:
+        out["no_bindings"] = True       # (an empty list: a glTF's JSON leaves it out)
     cs = _section(doc, ChildModelsSection)
     if doc.version >= 13 and cs is not None and not cs.extra:
         out["child_extra"] = False
@@ -308,17 +351,22 @@ def keep(scene: Scene, doc: AbcModel, lods: list) -> dict[str, Any] | None:
             len(scene.animations) != len(doc.animations) or any(x is None for x in lods) or \
             len(all_lods) != len(lods) or len(scene.meshes) < len(lods):
         return None
-    bind_file, inv_bind = binds
+    made = binds[0]
+    # the writer puts the file's bind matrices back first (:func:`binds_put_back`) and places
+    # the weights by them
+    bind_file = np.stack([np.asarray(nd.matrix, np.float32).reshape(4, 4) for nd in doc.nodes]
+                         ).astype(np.float64)
+    inv_bind = np.linalg.inv(bind_file)
     fields: dict[str, _Rows | None] = {}
     got = _lod_rows(all_lods, lods, [m.primitives[0].normals for m in scene.meshes[:len(lods)]],
-                    inv_bind) if all_lods else (None, None)
+                    inv_bind) if all_lods else (None, None, None)
     keys = _key_rows(doc, scene)
     if got is None or keys is False:
         return None
-    fields["w"], fields["n"] = got
+    fields["w"], fields["n"], lists = got
     fields["k"] = keys
-    mats = np.stack([np.asarray(nd.matrix, np.float32).reshape(16) for nd in doc.nodes])
-    fields["m"] = _keep_rows(mats, bind_file.astype(np.float32).reshape(n, 16))
+    fields["m"] = _keep_rows(bind_file.astype(np.float32).reshape(n, 16),
+                             made.astype(np.float32).reshape(n, 16))
     if doc.child_models and len(doc.child_models[0].transforms) == n:
         # the model's own child-model transforms: its bind pose, parent-relative
         inv_par = np.stack([np.eye(4) if p < 0 else inv_bind[p] for p in parents])
@@ -330,6 +378,8 @@ def keep(scene: Scene, doc: AbcModel, lods: list) -> dict[str, Any] | None:
     fields["s"] = _socket_rows(scene, doc)
     kept_rows = {k: v for k, v in fields.items() if isinstance(v, _Rows)}
     rec: dict[str, Any] = _pack(kept_rows) if kept_rows else {}
+    if lists is not None:
+        rec["lists"] = lists
     layout = _layout(doc)
     if layout:
         rec["layout"] = layout
@@ -338,18 +388,30 @@ def keep(scene: Scene, doc: AbcModel, lods: list) -> dict[str, Any] | None:
 
 # -- on the way back ------------------------------------------------------------------------------
 
-def put_back(model: AbcModel, rec: Any) -> AbcModel:
-    """``model`` (what the writer wrote) with the record's rows and layout put back where the
-    writer wrote what it wrote from the GLB as made (in place; returns it)."""
-    if not isinstance(rec, dict):
-        return model
-    rows = _unpack(rec)
-    nodes = model.nodes
-    if nodes and "m" in rows:
-        m = _put_field(np.stack([np.asarray(nd.matrix, np.float32).reshape(16) for nd in nodes]),
-                       rows["m"])
-        for nd, row in zip(nodes, m):
-            nd.matrix = row.reshape(np.asarray(nd.matrix).shape)
+@dataclasses.dataclass
+class Kept:
+    """A record as read from a scene's extras (:func:`read`)."""
+    rec: dict[str, Any]
+    rows: dict[str, _Rows]
+
+    def binds(self, bind_file: np.ndarray) -> np.ndarray:
+        """The bind matrices the writer made ((n, 4, 4) float64) with the file's put back where
+        it made what it made from the GLB as made (from_scene_v9's ``kept_binds``)."""
+        words = bind_file.astype(np.float32).reshape(len(bind_file), 16).view(np.uint32).copy()
+        _put_rows(words, self.rows.get("m"))
+        return words.view(np.float32).reshape(-1, 4, 4).astype(np.float64)
+
+
+def read(rec: Any) -> Kept | None:
+    """The record of a scene's extras, None for anything else."""
+    return Kept(rec, _unpack(rec)) if isinstance(rec, dict) else None
+
+
+def put_back(model: AbcModel, kept: Kept) -> AbcModel:
+    """``model`` (what the writer wrote, with ``kept.binds``) with the record's rows and
+    layout put back where the writer wrote what it wrote from the GLB as made (in place;
+    returns it)."""
+    rec, rows = kept.rec, kept.rows
     lay = rec.get("layout") if isinstance(rec.get("layout"), dict) else {}
     cs = _section(model, ChildModelsSection)
     if cs is not None and lay.get("child_extra") is False and cs.extra:
@@ -364,6 +426,8 @@ def put_back(model: AbcModel, rec: Any) -> AbcModel:
         got = _put_field(np.concatenate([np.asarray(lod.weights) for lod in lods]), rows["w"])
         for lod, part in zip(lods, np.split(got, np.cumsum([len(lod.weights) for lod in lods])[:-1])):
             lod.weights = part
+    if lods and isinstance(rec.get("lists"), dict):
+        _put_lists(lods, rec["lists"])
     if lods and "n" in rows:
         verts = [np.array(lod.vertices) for lod in lods]
         got = _put_field(np.concatenate([v["normal"] for v in verts]), rows["n"])
@@ -383,9 +447,50 @@ def put_back(model: AbcModel, rec: Any) -> AbcModel:
                                   np.float32), rows["s"])
         for s, row in zip(socks, got.tolist()):
             s.rotation, s.location = tuple(row[:4]), tuple(row[4:])
+    if lods and isinstance(rec.get("lists"), dict):
+        recount(model)              # (weights put back: the counts the writer made are off)
     if lay:
         _put_layout(model, lay)
     return model
+
+
+def _put_lists(lods: list, rec: dict[str, Any]) -> None:
+    """:func:`_keep_lists`' vertices given the file's weights where the writer wrote the
+    weights it wrote from the GLB as made (in place: the LODs' weights and weight counts)."""
+    verts = [np.array(lod.vertices) for lod in lods]
+    counts = np.concatenate([v["weight_count"] for v in verts]).astype(np.int64)
+    wts = np.concatenate([np.asarray(lod.weights) for lod in lods])
+    v = restore.unpack_ints(rec.get("at"))
+    raw = [restore.unpack_bytes(rec.get("count"), 2 * len(counts) + 1),
+           restore.from_base64(rec.get("check"))]
+    if v is None or raw[0] is None or raw[1] is None or len(raw[0]) != 2 * len(v) or \
+            len(raw[1]) != len(v) or not len(v) or v.min() < 0 or v.max() >= len(counts) or \
+            counts.sum() != len(wts):
+        return
+    file_counts = np.frombuffer(raw[0], "<u2").astype(np.int64)
+    rows = restore.unpack_bytes(rec.get("rows"), 20 * int(file_counts.sum()) + 1)
+    if rows is None or len(rows) != 20 * int(file_counts.sum()):
+        return
+    if (counts[v] <= 0).any():
+        return
+    ok = _list_checks(_words(wts), counts, v) == np.frombuffer(raw[1], np.uint8)
+    new_counts = counts.copy()
+    new_counts[v[ok]] = file_counts[ok]
+    # each new row: from the file's rows kept (a vertex put back) or the writer's
+    slot = np.full(len(counts), -1)
+    slot[v[ok]] = _starts(file_counts)[ok]
+    n_owner = np.repeat(np.arange(len(counts)), new_counts)
+    rank = np.arange(len(n_owner)) - _starts(new_counts)[n_owner]
+    from_file = slot[n_owner] >= 0
+    src = np.where(from_file, len(wts) + slot[n_owner] + rank, _starts(counts)[n_owner] + rank)
+    allrows = np.concatenate([wts, np.frombuffer(rows, WEIGHT)])[src]
+    at_w, at_v = 0, 0
+    for lod, vv in zip(lods, verts):
+        c = new_counts[at_v:at_v + len(vv)]
+        vv["weight_count"] = c
+        lod.vertices = vv
+        lod.weights = allrows[at_w:at_w + int(c.sum())]
+        at_v, at_w = at_v + len(vv), at_w + int(c.sum())
 
 
 def _put_layout(model: AbcModel, lay: dict[str, Any]) -> None:
@@ -410,6 +515,10 @@ def _put_layout(model: AbcModel, lay: dict[str, Any]) -> None:
     ns = _section(model, NodesSection)
     if lay.get("no_weight_sets") and ns is not None and not ns.weight_sets:
         ns.weight_sets = None
+    bs = _section(model, AnimBindingsSection)
+    if lay.get("no_bindings") and bs is not None and \
+            [b.name for b in bs.bindings] == [a.name for a in model.animations]:
+        bs.bindings = []                # (the writer's default: one per animation)
     markers = lay.get("markers")
     if isinstance(markers, list) and len(markers) == len(model.animations):
         for a, m in zip(model.animations, markers):

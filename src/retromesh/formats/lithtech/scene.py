@@ -206,10 +206,11 @@ def _from_scene(scene: Scene, version: int | None) -> AbcModel | AbcV6Model:
     if version is None:
         version = 6 if integer(ex, "abc_version", 12, 6, 13) == 6 else \
             integer(ex, "abc_version", 12, min(abcmod.VERSIONS), max(abcmod.VERSIONS))
+    kept = exact.read(ex.get(exact.KEY)) if version != 6 and \
+        version == integer(ex, "abc_version", 12, 6, 13) else None
+    if kept is not None:
+        return exact.put_back(from_scene_v9(scene, version, kept_binds=kept.binds).model, kept)
     doc = from_scene_v6(scene) if version == 6 else from_scene_v9(scene, version).model
-    if isinstance(doc, AbcModel) and exact.KEY in ex and \
-            version == integer(ex, "abc_version", 12, 6, 13):
-        return exact.put_back(doc, ex[exact.KEY])
     rec = ex.get("abc_exact")
     if rec is None or (version == 6) != (integer(ex, "abc_version", 12, 6, 13) == 6):
         return doc

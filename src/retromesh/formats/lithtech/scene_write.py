@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +36,7 @@ from .abc import (
     Socket,
     SocketsSection,
 )
-from .scene_common import S3, S4, SQ, rigid
+from .scene_common import S3, S4, SQ, rigid, weight_locations
 
 __all__ = ["from_scene_v9", "Written", "PieceSource", "Skeleton", "LIMITS"]
 
@@ -130,10 +131,13 @@ class Skeleton:
     inv_bind_file: np.ndarray
 
 
-def from_scene_v9(scene: Scene, version: int, *, morph_targets_kept: bool = False) -> Written:
+def from_scene_v9(scene: Scene, version: int, *, morph_targets_kept: bool = False,
+                  kept_binds: Callable[[np.ndarray], np.ndarray] | None = None) -> Written:
     """The v9..v13 model of a scene (see :mod:`.scene` for the mapping).
     ``morph_targets_kept``: the caller writes the morph targets itself (the v6 writer), so they
-    are not warned about as left out."""
+    are not warned about as left out. ``kept_binds``: the nodes' bind matrices as the file had
+    them, from the ones made (the ``.abc`` record, :mod:`.exact`), before the weights are
+    placed by them."""
     if version not in abcmod.VERSIONS:
         raise DocumentError(f"ABC from_scene writes versions 6, {abcmod.VERSIONS}, not {version}")
     ex = scene.extras or {}
@@ -148,6 +152,10 @@ def from_scene_v9(scene: Scene, version: int, *, morph_targets_kept: bool = Fals
     lod_set = set(lod_nodes.values())
     mesh_nodes = [i for i in mesh_nodes if i not in lod_set]
     sk = _skeleton(scene, mesh_nodes, sorted(lod_set), rest_world)
+    if kept_binds is not None:
+        sk.bind_file = kept_binds(sk.bind_file)
+        sk.bind_rigid = S4 @ sk.bind_file @ S4
+        sk.inv_bind_file = np.linalg.inv(sk.bind_file)
     pieces, sources, used_lod_nodes = _pieces(scene, sk, rest_world, mesh_nodes, lod_nodes, version)
     _warn_left_out(scene, mesh_nodes, morph_targets_kept)
     lod_count = max((len(p.lods) for p in pieces), default=1)
@@ -277,7 +285,8 @@ def _skeleton(scene: Scene, mesh_nodes: list[int], lod_nodes: list[int],
     # scale a joint's world carries (``nonrigid``, constant over time in nearly every file)
     # is baked into its weight locations (inverse(m) @ vertex)
     bind_rigid = rigid(bind_gl)
-    bind_file = S4 @ bind_rigid @ S4
+    # as the file holds them (float32): the weights are placed by the matrices written
+    bind_file = (S4 @ bind_rigid @ S4).astype(np.float32).astype(np.float64)
     return Skeleton(order=order, parents=abc_par, index=index, joint_up=jset_up,
                     bind_rigid=bind_rigid, nonrigid=np.linalg.inv(bind_rigid) @ bind_gl,
                     bind_file=bind_file, inv_bind_file=np.linalg.inv(bind_file))
@@ -493,8 +502,7 @@ def _prim_lod(scene: Scene, sk: Skeleton, rest_world: np.ndarray, node_index: in
     mask = w > 0
     owner = np.nonzero(mask)[0]
     wnode = jj[mask]
-    loc = np.einsum("nij,nj->ni", sk.inv_bind_file[wnode],
-                    np.concatenate([fpos[owner], np.ones((len(owner), 1))], 1))[:, :3]
+    loc = weight_locations(sk.inv_bind_file, wnode, fpos[owner])
     verts = np.zeros(nv, VERTEX)
     verts["weight_count"] = mask.sum(1)
     verts["location"] = fpos
