@@ -247,7 +247,7 @@ def _keep_lists(wts: np.ndarray, pred: np.ndarray, counts: np.ndarray, file_coun
     return _keep_rows(was, pred), {
         "at": restore.pack_ints(v), "count": restore.pack_bytes(file_counts[v].astype("<u2").tobytes()),
         "rows": restore.pack_bytes(wts[rows].astype("<u4").tobytes()),
-        "check": base64.b64encode(_list_checks(pred, counts, v)).decode("ascii")}
+        "check": base64.b64encode(_list_checks(pred, counts, v).tobytes()).decode("ascii")}
 
 
 def _list_checks(rows: np.ndarray, counts: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -282,7 +282,7 @@ def _key_rows(doc: AbcModel, scene: Scene) -> _Rows | None | bool:
     return _keep_rows(was_all, pred)
 
 
-def _socket_rows(scene: Scene, doc: AbcModel) -> dict | None:
+def _socket_rows(scene: Scene, doc: AbcModel) -> _Rows | None:
     socks = [i for i, nd in enumerate(scene.nodes) if nd.extras.get("abc_socket")]
     if not socks:
         return None
@@ -357,7 +357,7 @@ def keep(scene: Scene, doc: AbcModel, lods: list) -> dict[str, Any] | None:
     bind_file = np.stack([np.asarray(nd.matrix, np.float32).reshape(4, 4) for nd in doc.nodes]
                          ).astype(np.float64)
     inv_bind = np.linalg.inv(bind_file)
-    fields: dict[str, _Rows | None] = {}
+    fields: dict[str, Any] = {}
     got = _lod_rows(all_lods, lods, [m.primitives[0].normals for m in scene.meshes[:len(lods)]],
                     inv_bind) if all_lods else (None, None, None)
     keys = _key_rows(doc, scene)
@@ -412,7 +412,7 @@ def put_back(model: AbcModel, kept: Kept) -> AbcModel:
     layout put back where the writer wrote what it wrote from the GLB as made (in place;
     returns it)."""
     rec, rows = kept.rec, kept.rows
-    lay = rec.get("layout") if isinstance(rec.get("layout"), dict) else {}
+    lay: dict[str, Any] = rec["layout"] if isinstance(rec.get("layout"), dict) else {}
     cs = _section(model, ChildModelsSection)
     if cs is not None and lay.get("child_extra") is False and cs.extra:
         cs.extra = False
@@ -527,7 +527,8 @@ def _put_layout(model: AbcModel, lay: dict[str, Any]) -> None:
                 a.markers = None if m is None else np.asarray(m, "<i4")
     order = lay.get("order")
     if isinstance(order, list):
-        _reorder(model, order, lay.get("raw") if isinstance(lay.get("raw"), dict) else {})
+        raw = lay.get("raw")
+        _reorder(model, order, raw if isinstance(raw, dict) else {})
     gaps = lay.get("gaps")
     for i, g in (gaps.items() if isinstance(gaps, dict) else ()):
         b = restore.from_base64(g)

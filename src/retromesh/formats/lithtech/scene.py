@@ -179,7 +179,7 @@ def _keep_file(scene: Scene, doc: AbcModel | AbcV6Model) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            back = _write(_from_scene(restore.as_glb_holds(scene), None))
+            back = _write(_from_scene(restore.as_glb_holds(scene), None, legacy=True))
         except (DocumentError, FormatError):
             return
     rec = restore.keep_bytes(_write(doc), back)
@@ -201,8 +201,11 @@ def from_scene(scene: Scene, *, version: int | None = None, skins: str | None = 
     return {"": model, **skins_mod.skin_outputs(scene, "32" if skins == "dtx" else skins)}
 
 
-def _from_scene(scene: Scene, version: int | None) -> AbcModel | AbcV6Model:
+def _from_scene(scene: Scene, version: int | None, legacy: bool | None = None
+                ) -> AbcModel | AbcV6Model:
     ex = scene.extras or {}
+    # the whole-file record's blocks are the bytes the writer wrote as it did then
+    legacy = "abc_exact" in ex if legacy is None else legacy
     if version is None:
         version = 6 if integer(ex, "abc_version", 12, 6, 13) == 6 else \
             integer(ex, "abc_version", 12, min(abcmod.VERSIONS), max(abcmod.VERSIONS))
@@ -210,16 +213,16 @@ def _from_scene(scene: Scene, version: int | None) -> AbcModel | AbcV6Model:
         version == integer(ex, "abc_version", 12, 6, 13) else None
     if kept is not None:
         return exact.put_back(from_scene_v9(scene, version, kept_binds=kept.binds).model, kept)
-    doc = from_scene_v6(scene) if version == 6 else from_scene_v9(scene, version).model
+    doc = from_scene_v6(scene, legacy) if version == 6 else \
+        from_scene_v9(scene, version, legacy=legacy).model
     rec = ex.get("abc_exact")
     if rec is None or (version == 6) != (integer(ex, "abc_version", 12, 6, 13) == 6):
         return doc
-    data = _write(doc)
-    kept, n = restore.put_back_bytes(data, rec)
+    data, n = restore.put_back_bytes(_write(doc), rec)
     if not n:
         return doc
     reread = abc_v6.read if version == 6 else abcmod.read
-    return reread(Reader(kept, file="abc"))
+    return reread(Reader(data, file="abc"))
 
 
 # -- checks --------------------------------------------------------------------------------

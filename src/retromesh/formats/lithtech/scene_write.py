@@ -132,12 +132,16 @@ class Skeleton:
 
 
 def from_scene_v9(scene: Scene, version: int, *, morph_targets_kept: bool = False,
-                  kept_binds: Callable[[np.ndarray], np.ndarray] | None = None) -> Written:
+                  kept_binds: Callable[[np.ndarray], np.ndarray] | None = None,
+                  legacy: bool = False) -> Written:
     """The v9..v13 model of a scene (see :mod:`.scene` for the mapping).
     ``morph_targets_kept``: the caller writes the morph targets itself (the v6 writer), so they
     are not warned about as left out. ``kept_binds``: the nodes' bind matrices as the file had
     them, from the ones made (the ``.abc`` record, :mod:`.exact`), before the weights are
-    placed by them."""
+    placed by them. ``legacy``: the floats computed as the writer did when GLBs held the
+    whole-file record ``abc_exact`` (its blocks are the bytes that writer wrote): bind
+    matrices not rounded before the weights are placed, keys and sockets through the world
+    matrices."""
     if version not in abcmod.VERSIONS:
         raise DocumentError(f"ABC from_scene writes versions 6, {abcmod.VERSIONS}, not {version}")
     ex = scene.extras or {}
@@ -151,12 +155,13 @@ def from_scene_v9(scene: Scene, version: int, *, morph_targets_kept: bool = Fals
     lod_nodes = _lod_nodes(scene, mesh_nodes, reach)
     lod_set = set(lod_nodes.values())
     mesh_nodes = [i for i in mesh_nodes if i not in lod_set]
-    sk = _skeleton(scene, mesh_nodes, sorted(lod_set), rest_world)
+    sk = _skeleton(scene, mesh_nodes, sorted(lod_set), rest_world, legacy)
     if kept_binds is not None:
         sk.bind_file = kept_binds(sk.bind_file)
         sk.bind_rigid = S4 @ sk.bind_file @ S4
         sk.inv_bind_file = np.linalg.inv(sk.bind_file)
-    pieces, sources, used_lod_nodes = _pieces(scene, sk, rest_world, mesh_nodes, lod_nodes, version)
+    pieces, sources, used_lod_nodes = _pieces(scene, sk, rest_world, mesh_nodes, lod_nodes, version,
+                                              legacy)
     _warn_left_out(scene, mesh_nodes, morph_targets_kept)
     lod_count = max((len(p.lods) for p in pieces), default=1)
     for p in pieces:              # every piece needs LODCount LODs: repeat the last one
@@ -168,8 +173,8 @@ def from_scene_v9(scene: Scene, version: int, *, morph_targets_kept: bool = Fals
     if unused:
         warnings.warn(f"{len(unused)} meshes of other scenes are not LODs of a written piece "
                       "and were left out", LossWarning, stacklevel=3)
-    anims = _animations_from_scene(scene, sk.order, sk.parents, version, sk.nonrigid)
-    sockets = _sockets(scene, sk, reach, rest_world)
+    anims = _animations_from_scene(scene, sk.order, sk.parents, version, sk.nonrigid, legacy)
+    sockets = _sockets(scene, sk, reach, rest_world, legacy)
     # header and the rest
     nn = len(sk.order)
     allpos = np.concatenate([p.lods[0].vertices["location"] for p in pieces]) if pieces else np.zeros((0, 3))
@@ -234,7 +239,7 @@ def _bind_worlds(scene: Scene, skinned: list[int], rest_world: np.ndarray) -> di
 
 
 def _skeleton(scene: Scene, mesh_nodes: list[int], lod_nodes: list[int],
-              rest_world: np.ndarray) -> Skeleton:
+              rest_world: np.ndarray, legacy: bool = False) -> Skeleton:
     """The joints of the skins used by the meshes, and the unskinned meshes that must move on
     their own, as ABC nodes (a synthetic root when there is not exactly one root)."""
     nodes = scene.nodes
@@ -286,7 +291,9 @@ def _skeleton(scene: Scene, mesh_nodes: list[int], lod_nodes: list[int],
     # is baked into its weight locations (inverse(m) @ vertex)
     bind_rigid = rigid(bind_gl)
     # as the file holds them (float32): the weights are placed by the matrices written
-    bind_file = (S4 @ bind_rigid @ S4).astype(np.float32).astype(np.float64)
+    bind_file = S4 @ bind_rigid @ S4
+    if not legacy:
+        bind_file = bind_file.astype(np.float32).astype(np.float64)
     return Skeleton(order=order, parents=abc_par, index=index, joint_up=jset_up,
                     bind_rigid=bind_rigid, nonrigid=np.linalg.inv(bind_rigid) @ bind_gl,
                     bind_file=bind_file, inv_bind_file=np.linalg.inv(bind_file))
@@ -311,7 +318,7 @@ def _abc_nodes(scene: Scene, sk: Skeleton) -> list[Node]:
 
 
 def _pieces(scene: Scene, sk: Skeleton, rest_world: np.ndarray, mesh_nodes: list[int],
-            lod_nodes: dict[tuple[str, int], int], version: int
+            lod_nodes: dict[tuple[str, int], int], version: int, legacy: bool = False
             ) -> tuple[list[Piece], list[PieceSource], set[int]]:
     """Meshes -> pieces (LOD 0 from the default scene; LOD n from "<piece>_lod<n>" nodes of
     other scenes, as to_scene writes them), where each LOD 0 came from, and the LOD nodes used."""
@@ -328,7 +335,7 @@ def _pieces(scene: Scene, sk: Skeleton, rest_world: np.ndarray, mesh_nodes: list
                               "left out", LossWarning, stacklevel=4)
                 continue
             parts = _uint16_parts(prim)
-            lod0, kept = _prim_lod(scene, sk, rest_world, mi_node, parts[0], mesh.name)
+            lod0, kept = _prim_lod(scene, sk, rest_world, mi_node, parts[0], mesh.name, legacy)
             lods = [lod0]
             key = _piece_key(scene, mi_node)
             level = 1
@@ -338,7 +345,8 @@ def _pieces(scene: Scene, sk: Skeleton, rest_world: np.ndarray, mesh_nodes: list
                 if pi >= len(lmesh.primitives) or lmesh.primitives[pi].mode != 4 or \
                         len(lmesh.primitives[pi].positions) > 0xFFFF:
                     break
-                lods.append(_prim_lod(scene, sk, rest_world, ln, lmesh.primitives[pi], lmesh.name)[0])
+                lods.append(_prim_lod(scene, sk, rest_world, ln, lmesh.primitives[pi], lmesh.name,
+                                      legacy)[0])
                 used_lod_nodes.add(ln)
                 level += 1
             mat = scene.materials[prim.material] if prim.material is not None else None
@@ -351,7 +359,7 @@ def _pieces(scene: Scene, sk: Skeleton, rest_world: np.ndarray, mesh_nodes: list
             lod_weight = number(mex, "lod_weight", 1.0, *FLOAT32) if version > 9 else None
             for k, part in enumerate(parts):
                 if k > 0:
-                    lod0, kept = _prim_lod(scene, sk, rest_world, mi_node, part, mesh.name)
+                    lod0, kept = _prim_lod(scene, sk, rest_world, mi_node, part, mesh.name, legacy)
                     lods = [lod0]
                 pieces.append(Piece(
                     material_index=mat_index,
@@ -380,7 +388,8 @@ def _warn_left_out(scene: Scene, mesh_nodes: list[int], morph_targets_kept: bool
                       LossWarning, stacklevel=4)
 
 
-def _sockets(scene: Scene, sk: Skeleton, reach: set[int], rest_world: np.ndarray) -> list[Socket]:
+def _sockets(scene: Scene, sk: Skeleton, reach: set[int], rest_world: np.ndarray,
+             legacy: bool = False) -> list[Socket]:
     """Nodes marked ``abc_socket`` that are no ABC node, on their nearest ABC node above."""
     sockets = []
     parents = scene.parents()
@@ -391,7 +400,7 @@ def _sockets(scene: Scene, sk: Skeleton, reach: set[int], rest_world: np.ndarray
         anc = sk.joint_up[i]                      # i is no joint: its nearest joint above
         if anc < 0:
             continue
-        if parents[i] == anc and _unscaled(rest_world[anc]):
+        if parents[i] == anc and not legacy and _unscaled(rest_world[anc]):
             # on an unscaled joint: the node's own transform (without the rounding of the products)
             t, q = np.asarray(nd.translation, np.float64), quat_normalize(nd.rotation)
         else:
@@ -449,7 +458,7 @@ def _uint16_parts(prim: Primitive) -> list[Primitive]:
 
 
 def _prim_lod(scene: Scene, sk: Skeleton, rest_world: np.ndarray, node_index: int,
-              prim: Primitive, mesh_name: str) -> tuple[Lod, np.ndarray]:
+              prim: Primitive, mesh_name: str, legacy: bool = False) -> tuple[Lod, np.ndarray]:
     """One glTF primitive as an ABC LOD (vertices in model space, weights on ABC nodes), and
     for each ABC vertex the index of the primitive's vertex it was made from."""
     abc_index = sk.index
@@ -502,7 +511,11 @@ def _prim_lod(scene: Scene, sk: Skeleton, rest_world: np.ndarray, node_index: in
     mask = w > 0
     owner = np.nonzero(mask)[0]
     wnode = jj[mask]
-    loc = weight_locations(sk.inv_bind_file, wnode, fpos[owner])
+    if legacy:
+        loc = np.einsum("nij,nj->ni", sk.inv_bind_file[wnode],
+                        np.concatenate([fpos[owner], np.ones((len(owner), 1))], 1))[:, :3]
+    else:
+        loc = weight_locations(sk.inv_bind_file, wnode, fpos[owner])
     verts = np.zeros(nv, VERTEX)
     verts["weight_count"] = mask.sum(1)
     verts["location"] = fpos
@@ -600,7 +613,7 @@ LIMITS = {"node_keys": 500_000}
 
 
 def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], version: int,
-                           nonrigid: np.ndarray):
+                           nonrigid: np.ndarray, legacy: bool = False):
     nodes = scene.nodes
     parents = scene.parents()
     n_all = len(nodes)
@@ -615,7 +628,7 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
     # as an editor's armature object): its keys are its channels' values
     par_scene = [order[p] if p >= 0 else -1 for p in abc_par]
     animated = {c.node for a in src_anims for c in a.channels}
-    direct = bool(order) and all(
+    direct = not legacy and bool(order) and all(
         j >= 0 and (parents[j] == q or (q < 0 and _still_above(nodes, parents, j, animated)))
         for j, q in zip(order, par_scene))
     for a in src_anims:
@@ -641,7 +654,8 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
         T = np.repeat(t0[None], k, 0)
         R = np.repeat(r0[None], k, 0)
         Sc = np.repeat(s0[None], k, 0)
-        for c, vals in zip(chans, _sampled(chans, secs, ms)):
+        for c, vals in zip(chans, Channel.sample_many(chans, secs) if legacy
+                           else _sampled(chans, secs, ms)):
             if c.path == "translation":
                 T[:, c.node] = vals
             elif c.path == "rotation":
