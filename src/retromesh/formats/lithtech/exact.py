@@ -112,12 +112,16 @@ def _keep_rows(was: np.ndarray, pred: np.ndarray) -> _Rows | None:
 
 def _pack(fields: dict[str, _Rows]) -> dict[str, Any]:
     """The fields' rows as one zlib stream (row numbers, then XORs, then check bytes: like
-    with like, so that it deflates well) and its index ``[name, rows, kept, width]``."""
+    with like, so that it deflates well; of the XORs only the columns where one is not 0) and
+    its index ``[name, rows, kept, width, columns kept (bit mask)]``."""
     order = sorted(fields)
+    cols = {k: np.flatnonzero(fields[k].xor.any(axis=0)) for k in order}
     parts = [restore.steps(fields[k].at) for k in order]
-    parts += [fields[k].xor.astype("<u4").tobytes() for k in order]
+    parts += [np.ascontiguousarray(fields[k].xor[:, cols[k]]).astype("<u4").tobytes()
+              for k in order]
     parts += [fields[k].check.tobytes() for k in order]
-    return {"index": [[k, fields[k].n, len(fields[k].at), fields[k].xor.shape[1]] for k in order],
+    return {"index": [[k, fields[k].n, len(fields[k].at), fields[k].xor.shape[1],
+                       int(sum(1 << int(c) for c in cols[k]))] for k in order],
             "data": restore.pack_bytes(b"".join(parts))}
 
 
@@ -125,21 +129,24 @@ def _unpack(rec: dict[str, Any]) -> dict[str, _Rows]:
     """:func:`_pack`'s fields; none for a record that does not fit."""
     index = rec.get("index")
     if not isinstance(index, list) or not all(
-            isinstance(e, list) and len(e) == 4 and isinstance(e[0], str) and
-            all(type(x) is int and 0 <= x < 1 << 28 for x in e[1:]) for e in index):
+            isinstance(e, list) and len(e) == 5 and isinstance(e[0], str) and
+            all(type(x) is int and 0 <= x < 1 << 28 for x in e[1:4]) and
+            type(e[4]) is int and 0 <= e[4] < 1 << e[3] for e in index):
         return {}
-    size = sum(c * (4 + 4 * w + 1) for _, _, c, w in index)
+    cols = [[c for c in range(w) if m >> c & 1] for _, _, _, w, m in index]
+    size = sum(e[2] * (5 + 4 * len(c)) for e, c in zip(index, cols))
     raw = restore.unpack_bytes(rec.get("data"), size + 1)
     if raw is None or len(raw) != size:
         return {}
     out = {}
-    pos = [0, 4 * sum(c for _, _, c, _ in index), 0]
-    pos[2] = pos[1] + 4 * sum(c * w for _, _, c, w in index)
-    for name, n, c, w in index:
+    pos = [0, 4 * sum(e[2] for e in index), 0]
+    pos[2] = pos[1] + 4 * sum(e[2] * len(c) for e, c in zip(index, cols))
+    for (name, n, c, w, _), kc in zip(index, cols):
         at = restore.from_steps(raw[pos[0]:pos[0] + 4 * c])
-        xor = np.frombuffer(raw[pos[1]:pos[1] + 4 * c * w], "<u4").reshape(c, w)
+        xor = np.zeros((c, w), np.uint32)
+        xor[:, kc] = np.frombuffer(raw[pos[1]:pos[1] + 4 * c * len(kc)], "<u4").reshape(c, len(kc))
         chk = np.frombuffer(raw[pos[2]:pos[2] + c], np.uint8)
-        pos = [pos[0] + 4 * c, pos[1] + 4 * c * w, pos[2] + c]
+        pos = [pos[0] + 4 * c, pos[1] + 4 * c * len(kc), pos[2] + c]
         if at is not None and c and at.min() >= 0 and at.max() < n:
             out[name] = _Rows(n, at, xor, chk)
     return out

@@ -715,13 +715,23 @@ def _still_above(nodes: list, parents: list[int], j: int, animated: set[int]) ->
 def _sampled(chans: list[Channel], secs: np.ndarray, ms: np.ndarray) -> list[np.ndarray]:
     """Each channel's values at ``secs``: its own values when its keys are those times (an
     unedited or key-edited animation; interpolating there would move a value by the rounding
-    of its time to float32), else sampled."""
-    out = Channel.sample_many(chans, secs)
+    of its time to float32), else sampled (the others, in one pass)."""
+    out: list[np.ndarray | None] = [None] * len(chans)
+    on_keys: dict[bytes, bool] = {}             # (channels share their key times)
+    rest = []
     for n, c in enumerate(chans):
-        if len(c.times) == len(ms) and c.interpolation != "CUBICSPLINE" and \
-                np.array_equal(np.round(c.times.astype(np.float64) * 1000.0), ms):
+        key = c.times.tobytes()
+        hit = on_keys.get(key)
+        if hit is None:
+            hit = on_keys[key] = len(c.times) == len(ms) and \
+                np.array_equal(np.round(c.times.astype(np.float64) * 1000.0), ms)
+        if hit and c.interpolation != "CUBICSPLINE":
             out[n] = c.values.astype(np.float64)
-    return out
+        else:
+            rest.append(n)
+    for n, v in zip(rest, Channel.sample_many([chans[n] for n in rest], secs) if rest else ()):
+        out[n] = v
+    return out  # type: ignore[return-value]
 
 
 def _direct_keys(T: np.ndarray, R: np.ndarray, Sc: np.ndarray, order: list[int]
