@@ -151,7 +151,7 @@ def test_glb_with_the_whole_file_record_converts_back(tmp_path):
             doc = abcmod.read(Reader(data, file="abc"))
             old = lscene.to_scene(doc)
             old.extras.pop("abc_rows")
-            lscene._keep_file(old, doc)
+            lscene.keep_whole_file(old, doc)
             scene.extras["abc_exact"] = old.extras["abc_exact"]
         retromesh.save(scene, tmp_path / name)
         assert (tmp_path / name).read_bytes() == data, name

@@ -150,7 +150,7 @@ def to_scene(doc, *, source=None, lods: bool = True, flip_mat: int | None = None
             if rec:
                 scene.extras[exact.KEY] = rec
             elif rec is None and _small(doc):
-                _keep_file(scene, doc)
+                keep_whole_file(scene, doc)
     return skins_mod.dress(scene, source if isinstance(source, (str, os.PathLike)) else None,
                            [texture_path] if isinstance(texture_path, (str, os.PathLike))
                            else texture_path)
@@ -172,10 +172,12 @@ def _small(doc: AbcModel | AbcV6Model) -> bool:
     return size <= restore.WHOLE_LIMIT
 
 
-def _keep_file(scene: Scene, doc: AbcModel | AbcV6Model) -> None:
-    """What the writer does not give back byte for byte from the scene as a GLB holds it, block
-    by block (scene extra ``abc_exact``, :func:`retromesh.restore.keep_bytes`): from_scene puts
-    it back where it writes the same blocks again."""
+def keep_whole_file(scene: Scene, doc: AbcModel | AbcV6Model) -> None:
+    """The whole-file record (scene extra ``abc_exact``, :func:`retromesh.restore.keep_bytes`):
+    what the writer (``legacy``, as when this record was the only one) does not give back byte
+    for byte from the scene as a GLB holds it, block by block; from_scene puts it back where it
+    writes the same blocks again. ``to_scene`` keeps it for v6 and for the models
+    :func:`.exact.keep` cannot predict; GLBs of earlier releases hold it for every ``.abc``."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
