@@ -65,14 +65,93 @@ def _same(a, b) -> bool:
 
 @pytest.mark.parametrize("name", ["model_v12.abc", "model_v6.abc"])
 def test_glb_without_records_still_converts_back(name, tmp_path):
-    """A GLB of the previous release (no ``abc_exact``): written as before, from the scene."""
+    """A GLB of the previous release (no record): written as before, from the scene."""
     glb = tmp_path / "m.glb"
     retromesh.convert(EXAMPLES / "lithtech" / name, glb)
     scene = retromesh.load(glb)
-    assert scene.extras.pop("abc_exact", None) is not None
+    assert [scene.extras.pop(k, None) for k in ("abc_exact", "abc_rows")] != [None, None]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LossWarning)
         retromesh.save(scene, tmp_path / name)
     was, now = retromesh.read(EXAMPLES / "lithtech" / name), retromesh.read(tmp_path / name)
     assert lithtech.info(was) == lithtech.info(now)
     assert retromesh.to_bytes(now) != retromesh.to_bytes(was)      # recomputed, as before
+
+
+def _odd_weights_file() -> bytes:
+    """The sample v12 model with vertices whose weights the writer lays out otherwise: one
+    names a node twice, one has a zero weight, one has five weights."""
+    from retromesh.formats.lithtech.abc import WEIGHT
+    doc = samples.documents()["abc"]
+    lod = doc.pieces[0].lods[0]
+    v, w = np.array(lod.vertices), np.asarray(lod.weights)
+    starts = np.cumsum(v["weight_count"]) - v["weight_count"]
+    lists = [w[s:s + c] for s, c in zip(starts, v["weight_count"])]
+    n = len(doc.nodes)
+    for i, extra in ((0, [(0, 0.25)]), (1, [(1 % n, 0.0)]), (2, [(k % n, 0.05) for k in range(5)])):
+        rows = np.zeros(len(extra), WEIGHT)
+        rows["node"] = [x for x, _ in extra]
+        rows["bias"] = [b for _, b in extra]
+        rows["location"] = v["location"][i]
+        lists[i] = np.concatenate([lists[i][:5 - len(extra)], rows])
+        v["weight_count"][i] = len(lists[i])
+    lod.vertices, lod.weights = v, np.concatenate(lists)
+    return retromesh.to_bytes(doc)
+
+
+def test_weights_the_writer_lays_out_otherwise_come_back(tmp_path):
+    """A node named twice, a zero weight, more than 4 weights: glTF holds the 4 largest,
+    merged and renormalised; the record keeps those vertices' weights as the file has them."""
+    src = tmp_path / "src" / "odd.abc"
+    src.parent.mkdir()
+    src.write_bytes(_odd_weights_file())
+    assert plain_trip(src, tmp_path) == {}
+
+
+def test_moved_vertex_changes_that_vertex_only(tmp_path):
+    src = EXAMPLES / "lithtech" / "model_v12.abc"
+    glb = tmp_path / "m.glb"
+    retromesh.convert(src, glb)
+    scene = retromesh.load(glb)
+    prim = scene.meshes[0].primitives[0]
+    was = retromesh.read(src)
+    lod = was.pieces[0].lods[0]
+    # the glTF vertices of file vertex 0: the ones at its place
+    at = np.flatnonzero((prim.positions == prim.positions[0]).all(axis=1))
+    prim.positions[at] += np.float32(0.25)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LossWarning)
+        retromesh.save(scene, tmp_path / "back.abc")
+    now = retromesh.read(tmp_path / "back.abc")
+    a, b = np.asarray(lod.vertices), np.asarray(now.pieces[0].lods[0].vertices)
+    moved = {i for i in range(len(a)) if a[i].tobytes() != b[i].tobytes()}
+    assert moved == {0}
+    wa, wb = np.asarray(lod.weights), np.asarray(now.pieces[0].lods[0].weights)
+    c = int(a["weight_count"][0])
+    assert wa[c:].tobytes() == wb[c:].tobytes()                 # the other vertices' weights
+    assert not np.array_equal(wa["location"][:c], wb["location"][:c])
+    for x, y in zip(was.sections, now.sections):
+        if type(x).__name__ != "PiecesSection":
+            assert _same(x, y), type(x).__name__
+
+
+def test_glb_with_the_whole_file_record_converts_back(tmp_path):
+    """GLBs written before the per-field record hold ``abc_exact`` (the file block by block
+    against the bytes the writer wrote then, ``legacy``): they still come back byte for byte
+    (made here as that release made them)."""
+    from retromesh.binio import Reader
+    from retromesh.formats.lithtech import abc as abcmod, scene as lscene
+    for name in ("model_v12.abc", "model_v6.abc"):
+        data = (EXAMPLES / "lithtech" / name).read_bytes()
+        glb = tmp_path / f"{name}.glb"
+        retromesh.convert(EXAMPLES / "lithtech" / name, glb)
+        scene = retromesh.load(glb)
+        scene.extras.pop("abc_rows", None)
+        if "abc_exact" not in scene.extras:             # as the release before wrote it
+            doc = abcmod.read(Reader(data, file="abc"))
+            old = lscene.to_scene(doc)
+            old.extras.pop("abc_rows")
+            lscene.keep_whole_file(old, doc)
+            scene.extras["abc_exact"] = old.extras["abc_exact"]
+        retromesh.save(scene, tmp_path / name)
+        assert (tmp_path / name).read_bytes() == data, name

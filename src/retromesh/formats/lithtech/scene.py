@@ -119,7 +119,7 @@ from ...errors import DocumentError, FormatError
 from ...extras import integer
 from ...findings import Finding, error, warning
 from ...scene import Scene
-from . import abc as abcmod, abc_v6, skins as skins_mod
+from . import abc as abcmod, abc_v6, exact, skins as skins_mod
 from .abc import AbcModel, HeaderSection, PiecesSection
 from .abc_v6 import AbcV6Model
 from .scene_common import bind_deviation, latin1, tree_parents
@@ -140,11 +140,17 @@ def to_scene(doc, *, source=None, lods: bool = True, flip_mat: int | None = None
         if isinstance(doc, AbcV6Model):
             scene = to_scene_v6(doc, lods, flip_mat, fix_anim_keyframes, morph)
         elif isinstance(doc, AbcModel):
-            scene = to_scene_v9(doc, lods)
+            kept: list = []
+            scene = to_scene_v9(doc, lods, kept)
         else:
             raise DocumentError(f"{type(doc).__name__} is not an ABC model")
-    if lods and morph and flip_mat is None and fix_anim_keyframes is None:
-        _keep_file(scene, doc)      # (read in the file's own terms: it can come back as it is)
+        # (read in the file's own terms: it can come back as it is)
+        if lods and morph and flip_mat is None and fix_anim_keyframes is None:
+            rec = exact.keep(scene, doc, kept) if isinstance(doc, AbcModel) else None
+            if rec:
+                scene.extras[exact.KEY] = rec
+            elif rec is None and _small(doc):
+                keep_whole_file(scene, doc)
     return skins_mod.dress(scene, source if isinstance(source, (str, os.PathLike)) else None,
                            [texture_path] if isinstance(texture_path, (str, os.PathLike))
                            else texture_path)
@@ -154,14 +160,28 @@ def _write(doc: AbcModel | AbcV6Model) -> bytes:
     return abc_v6.write(doc) if isinstance(doc, AbcV6Model) else abcmod.write(doc)
 
 
-def _keep_file(scene: Scene, doc: AbcModel | AbcV6Model) -> None:
-    """What the writer does not give back byte for byte from the scene as a GLB holds it, block
-    by block (scene extra ``abc_exact``, :func:`retromesh.restore.keep_bytes`): from_scene puts
-    it back where it writes the same blocks again."""
+def _small(doc: AbcModel | AbcV6Model) -> bool:
+    """Whether a model is small enough for the whole-file record (a v6 model always is kept
+    that way; a v9..v13 model when :func:`.exact.keep` cannot predict its layout and its
+    bulk data is within :data:`retromesh.restore.WHOLE_LIMIT`)."""
+    if isinstance(doc, AbcV6Model):
+        return True
+    size = sum(np.asarray(a).nbytes for p in doc.pieces for lod in p.lods
+               for a in (lod.faces, lod.vertices, lod.weights))
+    size += sum(np.asarray(a.transforms).nbytes for a in doc.animations)
+    return size <= restore.WHOLE_LIMIT
+
+
+def keep_whole_file(scene: Scene, doc: AbcModel | AbcV6Model) -> None:
+    """The whole-file record (scene extra ``abc_exact``, :func:`retromesh.restore.keep_bytes`):
+    what the writer (``legacy``, as when this record was the only one) does not give back byte
+    for byte from the scene as a GLB holds it, block by block; from_scene puts it back where it
+    writes the same blocks again. ``to_scene`` keeps it for v6 and for the models
+    :func:`.exact.keep` cannot predict; GLBs of earlier releases hold it for every ``.abc``."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            back = _write(_from_scene(restore.as_glb_holds(scene), None))
+            back = _write(_from_scene(restore.as_glb_holds(scene), None, legacy=True))
         except (DocumentError, FormatError):
             return
     rec = restore.keep_bytes(_write(doc), back)
@@ -183,21 +203,28 @@ def from_scene(scene: Scene, *, version: int | None = None, skins: str | None = 
     return {"": model, **skins_mod.skin_outputs(scene, "32" if skins == "dtx" else skins)}
 
 
-def _from_scene(scene: Scene, version: int | None) -> AbcModel | AbcV6Model:
+def _from_scene(scene: Scene, version: int | None, legacy: bool | None = None
+                ) -> AbcModel | AbcV6Model:
     ex = scene.extras or {}
+    # the whole-file record's blocks are the bytes the writer wrote as it did then
+    legacy = "abc_exact" in ex if legacy is None else legacy
     if version is None:
         version = 6 if integer(ex, "abc_version", 12, 6, 13) == 6 else \
             integer(ex, "abc_version", 12, min(abcmod.VERSIONS), max(abcmod.VERSIONS))
-    doc = from_scene_v6(scene) if version == 6 else from_scene_v9(scene, version).model
+    kept = exact.read(ex.get(exact.KEY)) if version != 6 and \
+        version == integer(ex, "abc_version", 12, 6, 13) else None
+    if kept is not None:
+        return exact.put_back(from_scene_v9(scene, version, kept_binds=kept.binds).model, kept)
+    doc = from_scene_v6(scene, legacy) if version == 6 else \
+        from_scene_v9(scene, version, legacy=legacy).model
     rec = ex.get("abc_exact")
     if rec is None or (version == 6) != (integer(ex, "abc_version", 12, 6, 13) == 6):
         return doc
-    data = _write(doc)
-    kept, n = restore.put_back_bytes(data, rec)
+    data, n = restore.put_back_bytes(_write(doc), rec)
     if not n:
         return doc
     reread = abc_v6.read if version == 6 else abcmod.read
-    return reread(Reader(kept, file="abc"))
+    return reread(Reader(data, file="abc"))
 
 
 # -- checks --------------------------------------------------------------------------------

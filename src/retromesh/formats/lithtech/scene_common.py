@@ -112,3 +112,11 @@ def rigid(m: np.ndarray) -> np.ndarray:
     """The rotation and translation of affine matrices (scale and mirroring removed)."""
     t, q, _ = decompose_trs(m)
     return compose_trs(t, q, np.ones_like(t))
+
+
+def weight_locations(inv_bind: np.ndarray, node: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """Each weight's location, ``inverse(bind of its node) @ vertex`` ((n, 3), float64), in
+    the one order of operations the writer and the ``.abc`` record share (so that the record
+    predicts the writer's bits): column by column, not a matrix product per weight."""
+    m = inv_bind[:, :3, :][node]
+    return m[:, :, 0] * pos[:, :1] + m[:, :, 1] * pos[:, 1:2] + m[:, :, 2] * pos[:, 2:3] + m[:, :, 3]

@@ -57,7 +57,8 @@ def _material(scene: Scene, mat_map: dict[int, int], index: int, extras: dict) -
 
 
 # -- v9..v13 -> Scene ----------------------------------------------------------------------
-def _lod_primitive(lod: Lod, world_file: np.ndarray, path: str, n_nodes: int):
+def _lod_primitive(lod: Lod, world_file: np.ndarray, path: str, n_nodes: int,
+                   keep: list | None = None):
     faces = np.asarray(lod.faces)
     verts = np.asarray(lod.vertices)
     wts = np.asarray(lod.weights)
@@ -86,15 +87,21 @@ def _lod_primitive(lod: Lod, world_file: np.ndarray, path: str, n_nodes: int):
         extras["unweighted_vertices"] = empty
     src, uv_g, corner = split_corners(vidx, uv)
     idx = corner.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1).astype(np.uint32)
-    normals = unit_normals(verts["normal"][src] * S3)
+    # per file vertex (unit_normals is row by row; a vertex no face uses may have none)
+    normals = unit_normals(verts["normal"] * S3)
+    normals = normals[src] if normals is not None else unit_normals(verts["normal"][src] * S3)
     prim = Primitive(positions=loc[src] * S3, normals=normals, uvs=[uv_g], indices=idx)
     if n_nodes:
         prim.joints = joints[src]
         prim.weights = weights[src]
+    if keep is not None:        # what the .abc record needs of each file vertex (scene.py)
+        keep.append((src, joints if n_nodes else None, weights if n_nodes else None))
     return prim, extras
 
 
-def to_scene_v9(doc: AbcModel, lods: bool) -> Scene:
+def to_scene_v9(doc: AbcModel, lods: bool, keep: list | None = None) -> Scene:
+    """A v9..v13 model as a Scene; ``keep`` (a list) gets, per LOD converted, the file vertex
+    of each glTF vertex and the joints and weights of each file vertex."""
     scene = Scene(name="abc")
     nodes = doc.nodes
     n = len(nodes)
@@ -146,8 +153,10 @@ def to_scene_v9(doc: AbcModel, lods: bool) -> Scene:
         for li, lod in enumerate(piece.lods):
             if li > 0 and not lods:
                 break
-            prim, extras = _lod_primitive(lod, mats, f"pieces[{pi}].lods[{li}]", n)
+            prim, extras = _lod_primitive(lod, mats, f"pieces[{pi}].lods[{li}]", n, keep)
             if prim is None:
+                if keep is not None:
+                    keep.append(None)
                 continue
             prim.material = m
             lost_total += extras.get("vertices_with_dropped_weights", 0)

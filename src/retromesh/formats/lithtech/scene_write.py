@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +36,7 @@ from .abc import (
     Socket,
     SocketsSection,
 )
-from .scene_common import S3, S4, SQ, rigid
+from .scene_common import S3, S4, SQ, rigid, weight_locations
 
 __all__ = ["from_scene_v9", "Written", "PieceSource", "Skeleton", "LIMITS"]
 
@@ -130,10 +131,17 @@ class Skeleton:
     inv_bind_file: np.ndarray
 
 
-def from_scene_v9(scene: Scene, version: int, *, morph_targets_kept: bool = False) -> Written:
+def from_scene_v9(scene: Scene, version: int, *, morph_targets_kept: bool = False,
+                  kept_binds: Callable[[np.ndarray], np.ndarray] | None = None,
+                  legacy: bool = False) -> Written:
     """The v9..v13 model of a scene (see :mod:`.scene` for the mapping).
     ``morph_targets_kept``: the caller writes the morph targets itself (the v6 writer), so they
-    are not warned about as left out."""
+    are not warned about as left out. ``kept_binds``: the nodes' bind matrices as the file had
+    them, from the ones made (the ``.abc`` record, :mod:`.exact`), before the weights are
+    placed by them. ``legacy``: the floats computed as the writer did when GLBs held the
+    whole-file record ``abc_exact`` (its blocks are the bytes that writer wrote): bind
+    matrices not rounded before the weights are placed, keys and sockets through the world
+    matrices."""
     if version not in abcmod.VERSIONS:
         raise DocumentError(f"ABC from_scene writes versions 6, {abcmod.VERSIONS}, not {version}")
     ex = scene.extras or {}
@@ -147,8 +155,13 @@ def from_scene_v9(scene: Scene, version: int, *, morph_targets_kept: bool = Fals
     lod_nodes = _lod_nodes(scene, mesh_nodes, reach)
     lod_set = set(lod_nodes.values())
     mesh_nodes = [i for i in mesh_nodes if i not in lod_set]
-    sk = _skeleton(scene, mesh_nodes, sorted(lod_set), rest_world)
-    pieces, sources, used_lod_nodes = _pieces(scene, sk, rest_world, mesh_nodes, lod_nodes, version)
+    sk = _skeleton(scene, mesh_nodes, sorted(lod_set), rest_world, legacy)
+    if kept_binds is not None:
+        sk.bind_file = kept_binds(sk.bind_file)
+        sk.bind_rigid = S4 @ sk.bind_file @ S4
+        sk.inv_bind_file = np.linalg.inv(sk.bind_file)
+    pieces, sources, used_lod_nodes = _pieces(scene, sk, rest_world, mesh_nodes, lod_nodes, version,
+                                              legacy)
     _warn_left_out(scene, mesh_nodes, morph_targets_kept)
     lod_count = max((len(p.lods) for p in pieces), default=1)
     for p in pieces:              # every piece needs LODCount LODs: repeat the last one
@@ -160,8 +173,8 @@ def from_scene_v9(scene: Scene, version: int, *, morph_targets_kept: bool = Fals
     if unused:
         warnings.warn(f"{len(unused)} meshes of other scenes are not LODs of a written piece "
                       "and were left out", LossWarning, stacklevel=3)
-    anims = _animations_from_scene(scene, sk.order, sk.parents, version, sk.nonrigid)
-    sockets = _sockets(scene, sk, reach, rest_world)
+    anims = _animations_from_scene(scene, sk.order, sk.parents, version, sk.nonrigid, legacy)
+    sockets = _sockets(scene, sk, reach, rest_world, legacy)
     # header and the rest
     nn = len(sk.order)
     allpos = np.concatenate([p.lods[0].vertices["location"] for p in pieces]) if pieces else np.zeros((0, 3))
@@ -226,7 +239,7 @@ def _bind_worlds(scene: Scene, skinned: list[int], rest_world: np.ndarray) -> di
 
 
 def _skeleton(scene: Scene, mesh_nodes: list[int], lod_nodes: list[int],
-              rest_world: np.ndarray) -> Skeleton:
+              rest_world: np.ndarray, legacy: bool = False) -> Skeleton:
     """The joints of the skins used by the meshes, and the unskinned meshes that must move on
     their own, as ABC nodes (a synthetic root when there is not exactly one root)."""
     nodes = scene.nodes
@@ -277,7 +290,10 @@ def _skeleton(scene: Scene, mesh_nodes: list[int], lod_nodes: list[int],
     # scale a joint's world carries (``nonrigid``, constant over time in nearly every file)
     # is baked into its weight locations (inverse(m) @ vertex)
     bind_rigid = rigid(bind_gl)
+    # as the file holds them (float32): the weights are placed by the matrices written
     bind_file = S4 @ bind_rigid @ S4
+    if not legacy:
+        bind_file = bind_file.astype(np.float32).astype(np.float64)
     return Skeleton(order=order, parents=abc_par, index=index, joint_up=jset_up,
                     bind_rigid=bind_rigid, nonrigid=np.linalg.inv(bind_rigid) @ bind_gl,
                     bind_file=bind_file, inv_bind_file=np.linalg.inv(bind_file))
@@ -302,7 +318,7 @@ def _abc_nodes(scene: Scene, sk: Skeleton) -> list[Node]:
 
 
 def _pieces(scene: Scene, sk: Skeleton, rest_world: np.ndarray, mesh_nodes: list[int],
-            lod_nodes: dict[tuple[str, int], int], version: int
+            lod_nodes: dict[tuple[str, int], int], version: int, legacy: bool = False
             ) -> tuple[list[Piece], list[PieceSource], set[int]]:
     """Meshes -> pieces (LOD 0 from the default scene; LOD n from "<piece>_lod<n>" nodes of
     other scenes, as to_scene writes them), where each LOD 0 came from, and the LOD nodes used."""
@@ -319,7 +335,7 @@ def _pieces(scene: Scene, sk: Skeleton, rest_world: np.ndarray, mesh_nodes: list
                               "left out", LossWarning, stacklevel=4)
                 continue
             parts = _uint16_parts(prim)
-            lod0, kept = _prim_lod(scene, sk, rest_world, mi_node, parts[0], mesh.name)
+            lod0, kept = _prim_lod(scene, sk, rest_world, mi_node, parts[0], mesh.name, legacy)
             lods = [lod0]
             key = _piece_key(scene, mi_node)
             level = 1
@@ -329,7 +345,8 @@ def _pieces(scene: Scene, sk: Skeleton, rest_world: np.ndarray, mesh_nodes: list
                 if pi >= len(lmesh.primitives) or lmesh.primitives[pi].mode != 4 or \
                         len(lmesh.primitives[pi].positions) > 0xFFFF:
                     break
-                lods.append(_prim_lod(scene, sk, rest_world, ln, lmesh.primitives[pi], lmesh.name)[0])
+                lods.append(_prim_lod(scene, sk, rest_world, ln, lmesh.primitives[pi], lmesh.name,
+                                      legacy)[0])
                 used_lod_nodes.add(ln)
                 level += 1
             mat = scene.materials[prim.material] if prim.material is not None else None
@@ -342,7 +359,7 @@ def _pieces(scene: Scene, sk: Skeleton, rest_world: np.ndarray, mesh_nodes: list
             lod_weight = number(mex, "lod_weight", 1.0, *FLOAT32) if version > 9 else None
             for k, part in enumerate(parts):
                 if k > 0:
-                    lod0, kept = _prim_lod(scene, sk, rest_world, mi_node, part, mesh.name)
+                    lod0, kept = _prim_lod(scene, sk, rest_world, mi_node, part, mesh.name, legacy)
                     lods = [lod0]
                 pieces.append(Piece(
                     material_index=mat_index,
@@ -371,9 +388,11 @@ def _warn_left_out(scene: Scene, mesh_nodes: list[int], morph_targets_kept: bool
                       LossWarning, stacklevel=4)
 
 
-def _sockets(scene: Scene, sk: Skeleton, reach: set[int], rest_world: np.ndarray) -> list[Socket]:
+def _sockets(scene: Scene, sk: Skeleton, reach: set[int], rest_world: np.ndarray,
+             legacy: bool = False) -> list[Socket]:
     """Nodes marked ``abc_socket`` that are no ABC node, on their nearest ABC node above."""
     sockets = []
+    parents = scene.parents()
     for i in sorted(reach):
         nd = scene.nodes[i]
         if not nd.extras.get("abc_socket") or i in sk.index:
@@ -381,12 +400,22 @@ def _sockets(scene: Scene, sk: Skeleton, reach: set[int], rest_world: np.ndarray
         anc = sk.joint_up[i]                      # i is no joint: its nearest joint above
         if anc < 0:
             continue
-        local = np.linalg.inv(rigid(rest_world[anc])) @ rest_world[i]
-        t, q, _ = decompose_trs(local)
+        if parents[i] == anc and not legacy and _unscaled(rest_world[anc]):
+            # on an unscaled joint: the node's own transform (without the rounding of the products)
+            t, q = np.asarray(nd.translation, np.float64), quat_normalize(nd.rotation)
+        else:
+            local = np.linalg.inv(rigid(rest_world[anc])) @ rest_world[i]
+            t, q, _ = decompose_trs(local)
         sockets.append(Socket(node=sk.index[anc], name=nd.name.encode("latin-1", "replace"),
                               rotation=tuple(float(x) for x in (q * SQ).astype(np.float32)),
                               location=tuple(float(x) for x in (t * S3).astype(np.float32))))
     return sockets
+
+
+def _unscaled(m: np.ndarray) -> bool:
+    """Whether an affine matrix is a rotation and translation (within float32 rounding)."""
+    b = m[:3, :3]
+    return bool(np.all(np.abs(np.linalg.norm(b, axis=0) - 1.0) <= 1e-6) and np.linalg.det(b) > 0)
 
 
 def _lod_distances(extras: dict, lod_count: int) -> list[float]:
@@ -429,7 +458,7 @@ def _uint16_parts(prim: Primitive) -> list[Primitive]:
 
 
 def _prim_lod(scene: Scene, sk: Skeleton, rest_world: np.ndarray, node_index: int,
-              prim: Primitive, mesh_name: str) -> tuple[Lod, np.ndarray]:
+              prim: Primitive, mesh_name: str, legacy: bool = False) -> tuple[Lod, np.ndarray]:
     """One glTF primitive as an ABC LOD (vertices in model space, weights on ABC nodes), and
     for each ABC vertex the index of the primitive's vertex it was made from."""
     abc_index = sk.index
@@ -482,8 +511,11 @@ def _prim_lod(scene: Scene, sk: Skeleton, rest_world: np.ndarray, node_index: in
     mask = w > 0
     owner = np.nonzero(mask)[0]
     wnode = jj[mask]
-    loc = np.einsum("nij,nj->ni", sk.inv_bind_file[wnode],
-                    np.concatenate([fpos[owner], np.ones((len(owner), 1))], 1))[:, :3]
+    if legacy:
+        loc = np.einsum("nij,nj->ni", sk.inv_bind_file[wnode],
+                        np.concatenate([fpos[owner], np.ones((len(owner), 1))], 1))[:, :3]
+    else:
+        loc = weight_locations(sk.inv_bind_file, wnode, fpos[owner])
     verts = np.zeros(nv, VERTEX)
     verts["weight_count"] = mask.sum(1)
     verts["location"] = fpos
@@ -581,7 +613,7 @@ LIMITS = {"node_keys": 500_000}
 
 
 def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], version: int,
-                           nonrigid: np.ndarray):
+                           nonrigid: np.ndarray, legacy: bool = False):
     nodes = scene.nodes
     parents = scene.parents()
     n_all = len(nodes)
@@ -592,6 +624,13 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
     out: list[abcmod.Animation] = []
     src_anims = scene.animations or [SAnimation(name="base")]
     scaled = False
+    # each ABC node's glTF parent is its ABC parent (a root's: none, or still identities such
+    # as an editor's armature object): its keys are its channels' values
+    par_scene = [order[p] if p >= 0 else -1 for p in abc_par]
+    animated = {c.node for a in src_anims for c in a.channels}
+    direct = not legacy and bool(order) and all(
+        j >= 0 and (parents[j] == q or (q < 0 and _still_above(nodes, parents, j, animated)))
+        for j, q in zip(order, par_scene))
     for a in src_anims:
         chans = [c for c in a.channels if c.path != "weights"]
         if chans:
@@ -615,26 +654,24 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
         T = np.repeat(t0[None], k, 0)
         R = np.repeat(r0[None], k, 0)
         Sc = np.repeat(s0[None], k, 0)
-        for c, vals in zip(chans, Channel.sample_many(chans, secs)):
+        for c, vals in zip(chans, Channel.sample_many(chans, secs) if legacy
+                           else _sampled(chans, secs, ms)):
             if c.path == "translation":
                 T[:, c.node] = vals
             elif c.path == "rotation":
                 R[:, c.node] = vals
             else:
                 Sc[:, c.node] = vals
-        world = world_matrices(compose_trs(T, R, Sc), parents) if n_all else np.zeros((k, 0, 4, 4))
-        Wfull = np.stack([np.broadcast_to(np.eye(4), (k, 4, 4)) if j < 0 else world[:, j]
-                          for j in order], 1)                               # (k, nn, 4, 4)
-        W = rigid(Wfull)
-        # the scale part baked into the weights must be the one the animation has
-        if np.any(np.abs(np.linalg.inv(W) @ Wfull - nonrigid[None]) > 1e-3 * (1.0 + np.abs(nonrigid[None]))):
-            scaled = True
-        P = np.stack([np.broadcast_to(np.eye(4), (k, 4, 4)) if p < 0 else W[:, p]
-                      for p in abc_par], 1)
-        local = np.linalg.inv(P) @ W
-        lf = S4 @ local @ S4
-        t, q, _ = decompose_trs(lf)
         tr = np.zeros((len(order), k), dt)
+        if direct:
+            t, q = _direct_keys(T, R, Sc, order)
+        else:
+            t, q = None, None
+        if t is not None and q is not None:
+            scaled |= bool(np.any(np.abs(nonrigid - np.eye(4)) > 1e-3 * (1.0 + np.abs(nonrigid))))
+        else:
+            t, q, bad_scale = _world_keys(T, R, Sc, parents, order, abc_par, nonrigid)
+            scaled |= bad_scale
         tr["location"] = np.transpose(t, (1, 0, 2))
         tr["rotation"] = np.transpose(quat_normalize(q), (1, 0, 2))
         strings = [b""] * k
@@ -660,3 +697,68 @@ def _animations_from_scene(scene: Scene, order: list[int], abc_par: list[int], v
     return out
 
 
+
+
+def _still_above(nodes: list, parents: list[int], j: int, animated: set[int]) -> bool:
+    """Whether every node above ``j`` is a still identity (within float32 rounding)."""
+    p = parents[j]
+    while p >= 0:
+        nd = nodes[p]
+        if p in animated or np.abs(np.asarray(nd.translation)).max() > 1e-6 or \
+                np.abs(np.asarray(nd.scale) - 1.0).max() > 1e-6 or \
+                np.abs(np.abs(np.asarray(nd.rotation)) - (0.0, 0.0, 0.0, 1.0)).max() > 1e-6:
+            return False
+        p = parents[p]
+    return True
+
+
+def _sampled(chans: list[Channel], secs: np.ndarray, ms: np.ndarray) -> list[np.ndarray]:
+    """Each channel's values at ``secs``: its own values when its keys are those times (an
+    unedited or key-edited animation; interpolating there would move a value by the rounding
+    of its time to float32), else sampled (the others, in one pass)."""
+    out: list[np.ndarray | None] = [None] * len(chans)
+    on_keys: dict[bytes, bool] = {}             # (channels share their key times)
+    rest = []
+    for n, c in enumerate(chans):
+        key = c.times.tobytes()
+        hit = on_keys.get(key)
+        if hit is None:
+            hit = on_keys[key] = len(c.times) == len(ms) and \
+                np.array_equal(np.round(c.times.astype(np.float64) * 1000.0), ms)
+        if hit and c.interpolation != "CUBICSPLINE":
+            out[n] = c.values.astype(np.float64)
+        else:
+            rest.append(n)
+    for n, v in zip(rest, Channel.sample_many([chans[n] for n in rest], secs) if rest else ()):
+        out[n] = v
+    return out  # type: ignore[return-value]
+
+
+def _direct_keys(T: np.ndarray, R: np.ndarray, Sc: np.ndarray, order: list[int]
+                 ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The keys (file space, (keys, nodes, 3|4)) of a skeleton whose nodes hang on their ABC
+    parents in the glTF too, read off the channels when nothing is scaled (then
+    ``inverse(parent world) @ world`` is the node's own transform, without the rounding of the
+    matrix products); (None, None) when something is scaled."""
+    if np.any(np.abs(Sc[:, order] - 1.0) > 1e-6):
+        return None, None
+    return T[:, order] * S3, R[:, order] * SQ
+
+
+def _world_keys(T: np.ndarray, R: np.ndarray, Sc: np.ndarray, parents: list[int], order: list[int],
+                abc_par: list[int], nonrigid: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The keys (file space) as ``inverse(parent world) @ world`` of the rigid parts of the
+    animated world matrices of the whole glTF hierarchy, and whether a joint's scale differs
+    from the one baked into the weights."""
+    k = len(T)
+    world = world_matrices(compose_trs(T, R, Sc), parents) if len(parents) else np.zeros((k, 0, 4, 4))
+    Wfull = np.stack([np.broadcast_to(np.eye(4), (k, 4, 4)) if j < 0 else world[:, j]
+                      for j in order], 1)                               # (k, nn, 4, 4)
+    W = rigid(Wfull)
+    # the scale part baked into the weights must be the one the animation has
+    scaled = bool(np.any(np.abs(np.linalg.inv(W) @ Wfull - nonrigid[None])
+                         > 1e-3 * (1.0 + np.abs(nonrigid[None]))))
+    P = np.stack([np.broadcast_to(np.eye(4), (k, 4, 4)) if p < 0 else W[:, p]
+                  for p in abc_par], 1)
+    t, q, _ = decompose_trs(S4 @ (np.linalg.inv(P) @ W) @ S4)
+    return t, q, scaled

@@ -139,12 +139,14 @@ class _Frame:
         return S3 if self.flip else np.ones(3)
 
 
-def from_scene_v6(scene: Scene) -> AbcV6Model:
-    """The v6 model of a scene (see the module docstring and :mod:`.scene`)."""
+def from_scene_v6(scene: Scene, legacy: bool = False) -> AbcV6Model:
+    """The v6 model of a scene (see the module docstring and :mod:`.scene`; ``legacy``: as
+    :func:`.scene_write.from_scene_v9`)."""
     ex = scene.extras or {}
     from_v6 = integer(ex, "abc_version", None, 0, 99) == 6
     scene = xt.in_file_order_scene(scene)
-    written = from_scene_v9(scene, 12, morph_targets_kept=True)     # v6 keeps the targets
+    written = from_scene_v9(scene, 12, morph_targets_kept=True,     # v6 keeps the targets
+                            legacy=legacy)
     m12 = written.model
     nn = len(m12.nodes)
     if nn > 256:
