@@ -246,11 +246,13 @@ def pack_small_slices(values: np.ndarray, cuts: np.ndarray) -> list[str]:
         buf[at[take]] = (v[:len(slice_of)][take] & 15).astype(np.uint8)
     raw = (buf[0::2] | (buf[1::2] << 4)).tobytes()
     out = []
-    for a, b, low, high, odd, s0, s1 in zip(cuts[:-1].tolist(), cuts[1:].tolist(), lo.tolist(),
-                                            hi.tolist(), (lens & 1).tolist(),
-                                            (start[:-1] // 2).tolist(), (start[1:] // 2).tolist()):
-        if low >= -8 and high <= 7:
-            out.append(_small_text("o:" if odd else "n:", raw[s0:s1]))
+    for a, b, low, high, s0, s1 in zip(cuts[:-1].tolist(), cuts[1:].tolist(), lo.tolist(),
+                                       hi.tolist(), (start[:-1] // 2).tolist(),
+                                       (start[1:] // 2).tolist()):
+        if a == b:
+            out.append("n:")                # (most nodes: nothing to keep)
+        elif low >= -8 and high <= 7:
+            out.append(_small_text("o:" if (b - a) & 1 else "n:", raw[s0:s1]))
         else:
             out.append(_small_one(v[a:b], low, high))
     return out

@@ -583,16 +583,23 @@ def _flat_joints(scene: Scene, anis: Sequence[tuple[str, AniFile]], name: str) -
     warnings.warn("animation without a skeleton: joints are placed flat under one root, each at "
                   "its first key (pass skeleton=<.skl> for the hierarchy)", LossWarning, stacklevel=4)
     root = scene.add_node(Node(name=name or "animation", extras={"lostsaga_flat_joints": True}))
-    targets: dict[bytes, int] = {}
+    first: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
     for _, doc in anis:
         for track in doc.tracks:
-            if track.bone in targets or len(track.keys) == 0:
+            if track.bone in first or len(track.keys) == 0:
                 continue
-            rot = _unit_quats(quat_to_gltf(np.nan_to_num(
-                ani_mod.rotations(track, doc.version)[:1].astype(np.float64))))[0]
-            t = vec_to_gltf(_finite(track.keys["translation"][0]))
-            targets[track.bone] = scene.add_node(Node(name=text(track.bone), translation=t,
-                                                      rotation=rot), parent=root)
+            first[track.bone] = (ani_mod.rotations(track, doc.version)[:1],
+                                 track.keys["translation"][:1])
+    targets: dict[bytes, int] = {}
+    if not first:
+        return targets
+    # every joint's first key in one numpy pass (row by row the same values)
+    rots = _unit_quats(quat_to_gltf(np.nan_to_num(
+        np.concatenate([r for r, _ in first.values()]).astype(np.float64))))
+    ts = vec_to_gltf(_finite(np.concatenate([t for _, t in first.values()])))
+    for k, bone in enumerate(first):
+        targets[bone] = scene.add_node(Node(name=text(bone), translation=ts[k], rotation=rots[k]),
+                                       parent=root)
     return targets
 
 
