@@ -152,40 +152,70 @@ def _dtype_from_json(d: Any) -> np.dtype:
 def _finite(arr: np.ndarray) -> bool:
     dt = arr.dtype
     if dt.names is None:
-        return not np.issubdtype(dt.base, np.floating) or bool(np.all(np.isfinite(arr)))
+        # (kind "f": what np.issubdtype(dt.base, np.floating) tells, without its cost)
+        return dt.base.kind != "f" or bool(np.isfinite(arr).all())
     return all(_finite(arr[name]) for name in dt.names)
 
 
+#: data class -> (its ``$type``, its field names): found once per class, not per object (a
+#: document holds many objects of a few classes)
+_CLASS_FIELDS: dict[type, tuple[str, tuple[str, ...]]] = {}
+_SCALARS = frozenset((bool, int, float, str))
+
+
+def _class_fields(cls: type) -> tuple[str, tuple[str, ...]]:
+    known = _CLASS_FIELDS.get(cls)
+    if known is None:
+        known = (type_name(cls), tuple(f.name for f in dataclasses.fields(cls)))
+        _CLASS_FIELDS[cls] = known
+    return known
+
+
+#: plain dtype -> its JSON, a string (found once per dtype: a document holds many arrays of a
+#: few dtypes)
+_DTYPE_STR: dict[np.dtype, str] = {}
+
+
+def _encode_array(obj: np.ndarray) -> dict[str, Any]:
+    dj: Any = _DTYPE_STR.get(obj.dtype)
+    if dj is None:
+        dj = _dtype_to_json(obj.dtype)
+        if isinstance(dj, str):
+            _DTYPE_STR[obj.dtype] = dj
+    spec: dict[str, Any] = {"dtype": dj, "shape": list(obj.shape)}
+    if not _finite(obj):
+        spec["b64"] = base64.b64encode(np.ascontiguousarray(obj).tobytes()).decode("ascii")
+    elif obj.dtype.names is not None:
+        spec["columns"] = {name: _encode_array(np.ascontiguousarray(obj[name]))["$array"]
+                           for name in obj.dtype.names}
+    else:
+        spec["data"] = obj.tolist()
+    return {"$array": spec}
+
+
 def encode(obj: Any) -> Any:
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        out: dict[str, Any] = {"$type": type_name(type(obj))}
-        for f in dataclasses.fields(obj):
-            out[f.name] = encode(getattr(obj, f.name))
-        return out
+    if obj is None or type(obj) in _SCALARS:        # exactly: numpy scalars subclass float
+        return obj
     if isinstance(obj, np.ndarray):
-        spec: dict[str, Any] = {"dtype": _dtype_to_json(obj.dtype), "shape": list(obj.shape)}
-        if not _finite(obj):
-            spec["b64"] = base64.b64encode(np.ascontiguousarray(obj).tobytes()).decode("ascii")
-        elif obj.dtype.names is not None:
-            spec["columns"] = {name: encode(np.ascontiguousarray(obj[name]))["$array"]
-                               for name in obj.dtype.names}
-        elif _finite(obj):
-            spec["data"] = obj.tolist()
-        else:
-            spec["b64"] = base64.b64encode(np.ascontiguousarray(obj).tobytes()).decode("ascii")
-        return {"$array": spec}
+        return _encode_array(obj)
+    if isinstance(obj, dict):
+        return {str(k): encode(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [encode(v) for v in obj]
     if isinstance(obj, (bytes, bytearray)):
         try:
             return {"$b": bytes(obj).decode("utf-8")}
         except UnicodeDecodeError:
             return {"$b64": base64.b64encode(bytes(obj)).decode("ascii")}
-    if isinstance(obj, dict):
-        return {str(k): encode(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [encode(v) for v in obj]
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        name, fields = _class_fields(type(obj))
+        out: dict[str, Any] = {"$type": name}
+        for f in fields:
+            out[f] = encode(getattr(obj, f))
+        return out
     if isinstance(obj, np.generic):
         return obj.item()
-    if obj is None or isinstance(obj, (bool, int, float, str)):
+    if isinstance(obj, (bool, int, float, str)):
         return obj
     raise TypeError(f"cannot encode {type(obj).__name__} in a native document")
 

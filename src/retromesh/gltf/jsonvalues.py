@@ -95,9 +95,23 @@ def _json_list(items: list | tuple, convert: Callable[[Any], Any]) -> list:
                 return list(items)
         except OverflowError:           # an int beyond float range
             pass
-    # lists of plain values inside (twin triangles, runs...): copied without a call each
-    return [v if type(v) in _PLAIN else list(v) if type(v) is list and set(map(type, v)) <= _PLAIN
+    # lists of plain values or finite numbers inside (twin triangles, runs, per-key weights):
+    # copied without a call each
+    return [v if type(v) in _PLAIN else list(v) if type(v) is list and _plain_numbers(v)
             else convert(v) for v in items]
+
+
+def _plain_numbers(items: list) -> bool:
+    """Whether a list is plain JSON as it is: plain values, or finite numbers."""
+    types = set(map(type, items))
+    if types <= _PLAIN:
+        return True
+    if types <= _NUMBER:
+        try:
+            return all(map(math.isfinite, items))
+        except OverflowError:           # an int beyond float range
+            return False
+    return False
 
 
 def _extras_item(value: Any) -> Any:

@@ -99,7 +99,7 @@ from ...errors import DocumentError, FormatError, LossWarning
 from ...fileio import read_source
 from ...geometry import compute_normals
 from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene, Skin, Texture, TextureRef
-from ...transforms import compose_trs, quat_continuous, quat_normalize
+from ...transforms import compose_trs, quat_continuous_tracks, quat_normalize
 from . import ani as ani_mod, material as mat_mod, msh as msh_mod
 from .ani import AniFile
 from .cms import CmsFile
@@ -212,6 +212,7 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
     weights: dict[str, float] = {}
     track_times: dict[str, list[int]] = {}
     exact_of: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []
+    kept: list[tuple[int, str, np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]] = []
     for track in doc.tracks:
         if len(track.keys) == 0:
             continue
@@ -226,23 +227,34 @@ def _add_animation(scene: Scene, doc: AniFile, name: str, targets: dict[bytes, i
         rot = ani_mod.rotations(track, doc.version).astype(np.float64)
         trans = keys["translation"].astype(np.float64)
         ok = np.isfinite(rot).all(axis=1) & np.isfinite(trans).all(axis=1)
-        dropped += int((~ok).sum())
-        times, rot, trans = times[ok], rot[ok], trans[ok]
-        if len(times) == 0:
-            continue
         in_order = bool(ok.all()) and bool(np.all(np.diff(times) > 0))
-        order = np.argsort(times, kind="stable")
-        times, rot, trans = times[order], rot[order], trans[order]
-        keep = np.append(times[1:] != times[:-1], True)        # a later key at the same ms wins
-        times, rot, trans = times[keep], rot[keep], trans[keep]
-        secs = times / 1000.0
-        track_times[text(track.bone)] = [int(t) for t in times]
-        non_unit += int(np.sum(np.abs(np.linalg.norm(rot, axis=1) - 1.0) > 1e-3))
-        rot_gl, tr_gl = quat_continuous(_unit_quats(quat_to_gltf(rot))), vec_to_gltf(trans)
-        channels.append(Channel(node, "rotation", secs, rot_gl))
-        channels.append(Channel(node, "translation", secs, tr_gl))
-        if in_order and doc.version == ani_mod.ANIMATION_VER_DEFAULT:
-            exact_of.append((text(track.bone), keys, rot_gl, tr_gl))
+        if not in_order:
+            dropped += int((~ok).sum())
+            times, rot, trans = times[ok], rot[ok], trans[ok]
+            if len(times) == 0:
+                continue
+            order = np.argsort(times, kind="stable")
+            times, rot, trans = times[order], rot[order], trans[order]
+            keep = np.append(times[1:] != times[:-1], True)    # a later key at the same ms wins
+            times, rot, trans = times[keep], rot[keep], trans[keep]
+        track_times[text(track.bone)] = times.tolist()
+        kept.append((node, text(track.bone), times, rot, trans, keys, in_order))
+    if kept:
+        # the keys of every track in one numpy pass (per track, numpy's call overhead was
+        # most of the cost); row by row the same values
+        cuts = np.r_[0, np.cumsum([len(k[2]) for k in kept])]
+        rot_all = np.concatenate([k[3] for k in kept])
+        non_unit += int(np.sum(np.abs(np.linalg.norm(rot_all, axis=1) - 1.0) > 1e-3))
+        rot_all = quat_continuous_tracks(_unit_quats(quat_to_gltf(rot_all)), cuts)
+        tr_all = vec_to_gltf(np.concatenate([k[4] for k in kept]))
+        secs_all = np.concatenate([k[2] for k in kept]) / 1000.0
+        for i, (node, bone, _, _, _, keys, in_order) in enumerate(kept):
+            lo, hi = cuts[i], cuts[i + 1]
+            rot_gl, tr_gl = rot_all[lo:hi], tr_all[lo:hi]
+            channels.append(Channel(node, "rotation", secs_all[lo:hi], rot_gl))
+            channels.append(Channel(node, "translation", secs_all[lo:hi], tr_gl))
+            if in_order and doc.version == ani_mod.ANIMATION_VER_DEFAULT:
+                exact_of.append((bone, keys, rot_gl, tr_gl))
     exact = tracks_exact(exact_of)
     if missing:
         warnings.warn(f"animation {name!r}: {len(missing)} tracks name bones the skeleton lacks "
@@ -571,16 +583,23 @@ def _flat_joints(scene: Scene, anis: Sequence[tuple[str, AniFile]], name: str) -
     warnings.warn("animation without a skeleton: joints are placed flat under one root, each at "
                   "its first key (pass skeleton=<.skl> for the hierarchy)", LossWarning, stacklevel=4)
     root = scene.add_node(Node(name=name or "animation", extras={"lostsaga_flat_joints": True}))
-    targets: dict[bytes, int] = {}
+    first: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
     for _, doc in anis:
         for track in doc.tracks:
-            if track.bone in targets or len(track.keys) == 0:
+            if track.bone in first or len(track.keys) == 0:
                 continue
-            rot = _unit_quats(quat_to_gltf(np.nan_to_num(
-                ani_mod.rotations(track, doc.version)[:1].astype(np.float64))))[0]
-            t = vec_to_gltf(_finite(track.keys["translation"][0]))
-            targets[track.bone] = scene.add_node(Node(name=text(track.bone), translation=t,
-                                                      rotation=rot), parent=root)
+            first[track.bone] = (ani_mod.rotations(track, doc.version)[:1],
+                                 track.keys["translation"][:1])
+    targets: dict[bytes, int] = {}
+    if not first:
+        return targets
+    # every joint's first key in one numpy pass (row by row the same values)
+    rots = _unit_quats(quat_to_gltf(np.nan_to_num(
+        np.concatenate([r for r, _ in first.values()]).astype(np.float64))))
+    ts = vec_to_gltf(_finite(np.concatenate([t for _, t in first.values()])))
+    for k, bone in enumerate(first):
+        targets[bone] = scene.add_node(Node(name=text(bone), translation=ts[k], rotation=rots[k]),
+                                       parent=root)
     return targets
 
 

@@ -63,6 +63,7 @@ node's channels.
 """
 from __future__ import annotations
 
+import copy
 import warnings
 from pathlib import Path
 from typing import Any
@@ -386,6 +387,13 @@ def key_inputs(channels: list[Channel], t: np.ndarray, bones: int) -> tuple[np.n
     return T, R
 
 
+def _with_values(c: Channel, values: np.ndarray) -> Channel:
+    """A copy of a checked channel with other values of its shape (float32)."""
+    out = copy.copy(c)
+    out.values = values
+    return out
+
+
 def _keep_bone_mats(extras: dict, key: str, anm: AnmFile, channels: list[Channel],
                     parents: np.ndarray) -> None:
     """The record giving back the file's bone matrices bit for bit (:func:`.exact.xor_record`
@@ -396,9 +404,13 @@ def _keep_bone_mats(extras: dict, key: str, anm: AnmFile, channels: list[Channel
     mats = [np.asarray(k.bone_mats, np.float32).reshape(-1, 16) for k in anm.keyframes]
     if not mats or any(len(a) != m for a in mats) or len(channels) != 2 * m:
         return
-    held = [c if c.path != "rotation" else
-            Channel(c.node, c.path, c.times, unit_rows(c.values, (0.0, 0.0, 0.0, 1.0)))
-            for c in channels]
+    # the rotations made unit all at once (row by row the same values), in copies of the
+    # channels (checked when made: a Channel's checks cost more than its sampling)
+    rot = [c for c in channels if c.path == "rotation"]
+    units = np.split(unit_rows(np.concatenate([c.values for c in rot]), (0.0, 0.0, 0.0, 1.0)),
+                     np.cumsum([len(c.values) for c in rot[:-1]])) if rot else []
+    unit_of = {id(c): u for c, u in zip(rot, units)}
+    held = [c if c.path != "rotation" else _with_values(c, unit_of[id(c)]) for c in channels]
     t = (np.array([k.time for k in anm.keyframes], np.float64) - anm.start_ms) / 1000.0
     T, R = key_inputs(held, t, m)
     (Tq, ht), (Rq, hr) = snap_keys(T), snap_keys(canonical_quats(R))
