@@ -76,14 +76,16 @@ def fitting_rate(a: Animation) -> float:
     fps, the frame numbers its mod's Lua names would point elsewhere), else 30 (resampled)."""
     times = [np.asarray(c.times, np.float64) for c in a.channels if len(c.times) > 1]
     for rate in COMMON_RATES:
-        if all(_fits(t * rate) for t in times):
+        if all(_key_frames(t * rate) is not None for t in times):
             return rate
     return 30.0
 
 
-def _fits(f: np.ndarray) -> bool:
+def _key_frames(f: np.ndarray) -> np.ndarray | None:
+    """The frame of each key at times ``f`` (in frames) when every key falls on one (in
+    order: :func:`_on_frames`), else None."""
     frames = np.round(f).astype(np.int64)
-    return bool(np.all(np.diff(frames) >= 0)) and _on_frames(f, frames)
+    return frames if bool(np.all(np.diff(frames) >= 0)) and _on_frames(f, frames) else None
 
 
 def jump_step(fps: float) -> float:
@@ -115,10 +117,10 @@ def tracks_for(a: Animation, rate: float, offset: int) -> tuple[dict[int, dict[s
     for c in a.channels:
         if c.path not in _BIT_OF:
             continue
-        f = np.asarray(c.times, np.float64) * rate
-        frames = np.round(f).astype(np.int64)
-        if c.interpolation == "LINEAR" and np.all(np.diff(frames) >= 0) and _on_frames(f, frames):
-            vals = c.values.astype(np.float64)
+        keyed = _key_frames(np.asarray(c.times, np.float64) * rate) \
+            if c.interpolation == "LINEAR" else None
+        if keyed is not None:
+            frames, vals = keyed, c.values.astype(np.float64)
         else:
             last = float(np.ceil(float(c.times[-1]) * rate - 1e-6))
             if last >= MAX_RESAMPLED_FRAMES:
