@@ -492,15 +492,17 @@ def put_back_table(out: np.ndarray, record: Any, tol: float = 0.0) -> int:
 # (:func:`check_bytes`, :func:`xor_record`) and one per 4-byte word of a file block
 # (:func:`_hash8`, :func:`keep_bytes`).
 
-def check_bytes(rows: np.ndarray) -> np.ndarray:
-    """One byte per row of float32 values: a hash of their bits (an edited row changes it
-    with probability 255/256)."""
+def check_bytes(rows: np.ndarray, width: int = 1) -> np.ndarray:
+    """``width`` (1 or 2) bytes per row of float32 values, the top ones of a hash of their
+    bits: an edited row changes them with probability 255/256 (65,535/65,536 for 2)."""
     b = bits(rows)
     h = np.zeros(len(rows), np.uint64)
     for c in range(b.shape[1]):
         h = (h * np.uint64(1000003)) ^ b[:, c].astype(np.uint64)
         h ^= h >> np.uint64(29)
     h *= np.uint64(0x9E3779B97F4A7C15)
+    if width == 2:
+        return (h >> np.uint64(48)).astype("<u2")
     return (h >> np.uint64(56)).astype(np.uint8)
 
 

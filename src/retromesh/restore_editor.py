@@ -26,6 +26,7 @@ from .restore import (
     LEVEL_FAST,
     as_glb_holds,
     bits,
+    check_bytes,
     from_base64,
     keep_rows,
     ordered,
@@ -97,18 +98,7 @@ def keep_near(wrote: np.ndarray, kind: str = "key") -> dict[str, Any] | None:
     return {"e": e, "m": mod, "n": int(w.size),
             "g": pack_bytes((g % mod).astype(np.uint8).tobytes(), LEVEL_FAST),
             "d": _pack_planes(d.reshape(-1)),
-            "c": pack_bytes(_row_checks(w).tobytes(), LEVEL_FAST)}
-
-
-def _row_checks(rows: np.ndarray) -> np.ndarray:
-    """Two check bytes per row of float32 values (their bits): a quaternion of the other sign
-    or an edit of a multiple of the modulus finds a value of the grid near it, and is told from
-    the one written but for one chance in 65,536."""
-    words = np.ascontiguousarray(rows, np.float32).view(np.uint32).astype(np.uint64)
-    h: np.ndarray = np.zeros(len(words), np.uint64)
-    for k in range(words.shape[1]):
-        h = (h * np.uint64(0x9E3779B1) + words[:, k]) & np.uint64(0xFFFFFFFF)
-    return ((h * np.uint64(0x9E3779B1) >> np.uint64(16)) & np.uint64(0xFFFF)).astype("<u2")
+            "c": pack_bytes(check_bytes(w, 2).tobytes(), LEVEL_FAST)}
 
 
 def put_back_near(now: np.ndarray, record: Any, *, either_sign: bool = False,
@@ -156,7 +146,7 @@ def put_back_near(now: np.ndarray, record: Any, *, either_sign: bool = False,
         ok = fits & (np.abs(cur - wrote) <= (mod // 2 - 1) * step)
         # (a value moved by a multiple of ``mod`` steps finds another value of the grid: the
         # row's check tells the one written)
-        here = ok.all(axis=1) & ~rows & (_row_checks(wrote) == checks)
+        here = ok.all(axis=1) & ~rows & (check_bytes(wrote, 2) == checks)
         best[here] = wrote[here]
         rows |= here
     flat[rows] = best[rows]
