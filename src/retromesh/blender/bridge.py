@@ -658,15 +658,15 @@ def convert_glb(glb: str | os.PathLike, target: str | os.PathLike,
     companions; returns (paths written, LossWarnings' texts)."""
     import retromesh
     decode_extras(glb)
-    original = _original(glb, Path(target))
+    imported = _imported_from(glb)
+    original = _original(imported, Path(target))
     if original is not None:
         save_options.setdefault("original", original)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         written = retromesh.convert(glb, target, save_options=save_options)
-    source = _source_path(glb)
-    if source is not None:
-        images_as_read(written, source.parent)
+    if imported is not None:
+        images_as_read(written, Path(imported["path"]).parent)
     return written, _warned(caught)
 
 
@@ -729,18 +729,12 @@ def _source_record(path: Path) -> dict[str, str]:
     return {"path": str(p), "sha256": digest}
 
 
-def _original(glb: str | os.PathLike, target: Path) -> bytes | None:
-    """The bytes of the imported file named in the GLB's scene extras (see above), or None."""
-    rec = _imported_from(glb)
+def _original(rec: dict[str, Any] | None, target: Path) -> bytes | None:
+    """The bytes of the imported file its :data:`SOURCE` record ``rec`` names (see above),
+    or None."""
     if rec is None or not (isinstance(rec.get("sha256"), str) and rec["sha256"]):
         return None
     return _original_bytes(Path(rec["path"]), target, rec["sha256"])
-
-
-def _source_path(glb: str | os.PathLike) -> Path | None:
-    """The file the imported model was read from, as the GLB's scene extras name it."""
-    rec = _imported_from(glb)
-    return Path(rec["path"]) if rec is not None else None
 
 
 def _imported_from(glb: str | os.PathLike) -> dict[str, Any] | None:
