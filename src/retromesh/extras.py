@@ -19,7 +19,7 @@ from . import jsoncodec
 from .errors import RetromeshError
 
 __all__ = ["integer", "number", "text", "integers", "numbers", "FLOAT32", "compact_json",
-           "load_kept", "BLENDER_MARK"]
+           "load_kept", "BLENDER_MARK", "animation_extras"]
 
 #: scene extras key the Blender extension sets on a GLB Blender wrote (its generator): writers
 #: then take a value within their stated tolerance of what retromesh wrote as unedited
@@ -89,3 +89,15 @@ def load_kept(text: Any, kind: type) -> Any:
     except (ValueError, TypeError, RetromeshError):
         return None
     return doc if isinstance(doc, kind) else None
+
+
+def animation_extras(scene: Any, anim: Any, key: str) -> dict[str, Any]:
+    """``anim``'s extras, with what the copy ``scene`` keeps of them under ``key`` (a list of
+    dicts, one per animation, found by ``"name"``) filling what they lack: Blender's glTF
+    importer drops animation extras, not the scene's."""
+    kept = (scene.extras or {}).get(key)
+    kept = next((k for k in kept if isinstance(k, dict) and k.get("name") == anim.name), None) \
+        if isinstance(kept, list) else None
+    out = dict(kept) if kept is not None else {}
+    out.update(anim.extras or {})
+    return out

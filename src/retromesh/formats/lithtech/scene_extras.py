@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import LossWarning
-from ...extras import FLOAT32, integer, integers, number, numbers
+from ...extras import FLOAT32, animation_extras as kept_animation_extras, integer, integers, number, numbers
 from ...scene import Scene
 from .abc import AnimBinding, ChildModel, WeightSet
 from .scene_common import latin1
@@ -135,12 +135,7 @@ def scene_extras(doc, anim_extras: list[dict]) -> dict[str, Any]:
 
 def animation_extras(scene, anim) -> dict[str, Any]:
     """An animation's extras; those the scene keeps for its name fill what it lacks."""
-    kept = (scene.extras or {}).get("abc_animations")
-    kept = next((k for k in kept if isinstance(k, dict) and k.get("name") == anim.name), None) \
-        if isinstance(kept, list) else None
-    out = dict(kept) if kept is not None else {}
-    out.update(anim.extras or {})
-    return out
+    return kept_animation_extras(scene, anim, "abc_animations")
 
 
 def in_file_order(scene) -> list:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ... import geometry, restore
+from ...extras import animation_extras as kept_animation_extras
 from ...keytimes import per_frame
 from ...scene import Animation, Scene
 from ...transforms import quat_normalize
@@ -62,12 +63,7 @@ def root_parent(extras: dict[str, Any]) -> bytes:
 def animation_extras(scene: Scene, anim: Animation) -> dict:
     """The animation's extras; the copy the scene keeps under its name fills what it lacks
     (Blender's glTF importer drops animation extras, not the scene's)."""
-    kept = scene.extras.get("lostsaga_animations")
-    kept = next((k for k in kept if isinstance(k, dict) and k.get("name") == anim.name), None) \
-        if isinstance(kept, list) else None
-    out = dict(kept) if kept is not None else {}
-    out.update(anim.extras or {})
-    return out
+    return kept_animation_extras(scene, anim, "lostsaga_animations")
 
 
 def track_weight(ex: dict, bone: bytes) -> float:
