@@ -76,16 +76,23 @@ def _blender_like(scene):
     scene.extras[BLENDER_MARK] = "imitated"
 
 
-@pytest.mark.parametrize("src", [EXAMPLES / "lostsaga" / "column.msh",
-                                 EXAMPLES / "lithtech" / "model_v12.abc"], ids=lambda p: p.name)
-def test_values_an_editor_moved_a_hair_come_back_as_read(src, tmp_path):
+def _loaded_copy(src, tmp_path):
+    """``src`` and its companions copied to a folder of their own and read from there."""
     work = tmp_path / "src"
     work.mkdir()
     for f in inputs_of(src):
         shutil.copy(f, work / f.name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        scene = retromesh.load(work / src.name, **batch.companions(work / src.name))
+        return retromesh.load(work / src.name, **batch.companions(work / src.name))
+
+
+@pytest.mark.parametrize("src", [EXAMPLES / "lostsaga" / "column.msh",
+                                 EXAMPLES / "lithtech" / "model_v12.abc"], ids=lambda p: p.name)
+def test_values_an_editor_moved_a_hair_come_back_as_read(src, tmp_path):
+    scene = _loaded_copy(src, tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         restore_editor.keep_written(scene, ids=True)
         retromesh.save(scene, tmp_path / "m.glb", embed_images=True)
         scene = retromesh.load(tmp_path / "m.glb")
@@ -133,14 +140,7 @@ def test_vertices_an_editor_split_and_reordered_come_back_in_their_place(tmp_pat
     """Lost Saga vertices carry no index: the vertex attribute of keep_written finds each
     copy's vertex, the copies that are the same again merge, and the file comes back."""
     src = EXAMPLES / "lostsaga" / "column.msh"
-    work = tmp_path / "src"
-    work.mkdir()
-    for f in inputs_of(src):
-        shutil.copy(f, work / f.name)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        scene = retromesh.load(work / src.name, **batch.companions(work / src.name))
-    scene = _saved_and_loaded(scene, tmp_path)
+    scene = _saved_and_loaded(_loaded_copy(src, tmp_path), tmp_path)
     _blender_like(scene)
     rng = np.random.default_rng(3)
     for m in scene.meshes:
