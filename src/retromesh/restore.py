@@ -507,20 +507,21 @@ def check_bytes(rows: np.ndarray, width: int = 1) -> np.ndarray:
 
 
 def xor_record(original: np.ndarray, written: np.ndarray, inputs: np.ndarray,
-               always: bool = False) -> dict | None:
+               always: bool = False, level: int = LEVEL_SMALL) -> dict | None:
     """The record of float32 ``original`` rows against the rows ``written`` (what the writer
     computes from the unedited glTF) and the glTF ``inputs`` they are computed from (one row
     each); None when every row already comes back (unless ``always``). For values whose
     recomputation the writer cannot repeat from the row alone (Overgrowth: ``.phxbn`` weights,
-    ``.anm`` bone matrices): an edited row is told by its inputs' check byte."""
+    ``.anm`` bone matrices): an edited row is told by its inputs' check byte. ``level``: zlib's
+    (any level reads back the same)."""
     a, b = bits(original), bits(written)
     if a.shape != b.shape or len(inputs) != len(a):
         return None
     x = a ^ b
     if not x.any() and not always:
         return None
-    return {"rows": len(a), "xor": pack_bytes(x.astype("<u4").tobytes(), LEVEL_SMALL),
-            "check": pack_bytes(check_bytes(inputs).tobytes(), LEVEL_SMALL)}
+    return {"rows": len(a), "xor": pack_bytes(x.astype("<u4").tobytes(), level),
+            "check": pack_bytes(check_bytes(inputs).tobytes(), level)}
 
 
 def xor_restore(record: Any, written: np.ndarray, inputs: np.ndarray) -> np.ndarray:
