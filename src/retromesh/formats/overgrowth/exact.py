@@ -137,11 +137,16 @@ def _decimals(tokens: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     n = len(tokens)
     joined = "\n".join(tokens) + "\n" if tokens else ""
     if n and _CANONICAL.match(joined) and max(map(len, tokens)) <= 17:
-        arr = np.array(tokens)                  # all canonical: numpy's C loops do the rest
-        dot = np.char.find(arr, ".")
-        d = np.where(dot >= 0, np.char.str_len(arr) - dot - 1, 0).astype(np.int64)
-        neg = np.char.startswith(arr, "-")
-        k = np.char.replace(arr, ".", "").astype(np.int64)
+        # all canonical: signs and decimals from the joined text's bytes, k from one split
+        raw = np.frombuffer(joined.encode("latin-1"), np.uint8)
+        lens = np.fromiter(map(len, tokens), np.int64, n)
+        ends = np.cumsum(lens + 1) - 1              # each token's "\n"
+        neg = raw[ends - lens] == ord("-")
+        dots = np.flatnonzero(raw == ord("."))
+        d = np.zeros(n, np.int64)
+        at = np.searchsorted(ends, dots)            # (one dot a token at most)
+        d[at] = ends[at] - dots - 1
+        k = np.array(joined.replace(".", "").split("\n")[:-1], np.int64)
         ok = np.abs(k) <= _MAX_K
         return np.where(ok, k, 0), d, neg, ok
     k = np.zeros(n, np.int64)
@@ -299,20 +304,34 @@ def obj_record(data: bytes, mesh: ObjMesh, simulated: dict[str, np.ndarray]) -> 
     else:
         ks = ds = ms = np.zeros(0, np.int64)
         ns = np.zeros(0, bool)
-    flags = (ds | (ns.astype(np.int64) << 7)).astype(np.uint8)
-    return {"template": pack("".join(out_lines).encode("latin-1")), "d": pack(flags.tobytes()),
-            "m": pack(_pack_remainders(ms, max(mods))), "mod": mods,
-            "corners": int(len(mesh.corners)), "n": int(len(ks))}
+    # a token's minus sign is written back from its value's sign but for a zero ("-0.000"):
+    # kept there only, the flags are mostly one value
+    flags = (ds | ((ns & (ks == 0)).astype(np.int64) << 7)).astype(np.uint8)
+    out = {"template": pack("".join(out_lines).encode("latin-1")), "d": pack(flags.tobytes()),
+           "m": pack(_pack_remainders(ms, max(mods))), "mod": mods,
+           "corners": int(len(mesh.corners)), "n": int(len(ks))}
+    if max(mods) > 2:
+        out["m_bits"] = max(mods).bit_length() - 1
+    return out
 
 
 def _pack_remainders(ms: np.ndarray, mod: int) -> bytes:
-    """Remainders below ``mod``: one bit each (mod 2), a byte, or two."""
-    if mod <= 2:
-        return np.packbits(ms.astype(np.uint8)).tobytes()
-    return ms.astype("u1" if mod <= 256 else "<u2").tobytes()
+    """Remainders below ``mod`` (a power of two), ``log2(mod)`` bits each, first bit highest
+    (``"m_bits"``; mod 2: the one bit of records before it)."""
+    b = max(mod.bit_length() - 1, 1)
+    planes = (ms.astype(np.int64)[:, None] >> np.arange(b - 1, -1, -1)) & 1
+    return np.packbits(planes.astype(np.uint8).reshape(-1)).tobytes()
 
 
-def _unpack_remainders(raw: bytes, mod: int, n: int) -> np.ndarray | None:
+def _unpack_remainders(raw: bytes, mod: int, n: int, width: Any = None) -> np.ndarray | None:
+    """The remainders :func:`_pack_remainders` packed (``width``: the record's ``"m_bits"``);
+    without a width, as records before it: one bit (mod 2), else a byte or two each."""
+    if width is not None:
+        if type(width) is not int or not 1 <= width <= 16 or 1 << width != mod \
+                or len(raw) != (n * width + 7) // 8:
+            return None
+        planes = np.unpackbits(np.frombuffer(raw, np.uint8))[:n * width].reshape(n, width)
+        return planes.astype(np.int64) @ (1 << np.arange(width - 1, -1, -1))
     if mod <= 2:
         if len(raw) != (n + 7) // 8:
             return None
@@ -343,6 +362,11 @@ _TOKEN_FORMS = {k: (re.compile(rf"(?<=\s){body}(?=\s|\Z)"), mark) for k, body, m
     (3, f"{_N}//{_N}", f"{_IDX[0]}//{_IDX[2]}"))}
 
 
+#: face lines (joined) that are all triangles of corners spelled one way, one space apart
+_TRIANGLES = {k: re.compile(rf"(?:f(?: {b}){{3}}\n)*(?:f(?: {b}){{3}})?") for k, b in (
+    (0, _N), (1, f"{_N}/{_N}"), (2, f"{_N}/{_N}/{_N}"), (3, f"{_N}//{_N}"))}
+
+
 def _face_templates(lines: list[str]) -> list[str]:
     """Face lines with their indices as placeholders (all in one pass); a line keeps its text
     when a corner is not ``v[/[vt][/vn]]`` with positive indices (relative indices)."""
@@ -350,7 +374,16 @@ def _face_templates(lines: list[str]) -> list[str]:
         return []
     out = "".join(lines)
     first = lines[0].split()
-    form = _TOKEN_FORMS.get(corner_form(first[1])) if len(first) > 1 else None
+    kind = corner_form(first[1]) if len(first) > 1 else -1
+    if kind in _TRIANGLES and _TRIANGLES[kind].fullmatch(out):
+        # triangles "f a/b/c a/b/c a/b/c" one space apart, each line ended by "\n" (a file
+        # written by a program): every line's template is the same
+        line = "f " + " ".join([_TOKEN_FORMS[kind][1]] * 3)
+        done = [line + "\n"] * len(lines)
+        if not out.endswith("\n"):
+            done[-1] = line
+        return done
+    form = _TOKEN_FORMS.get(kind)
     if form is not None:
         # every corner spelled as the first one is (the usual case): one pass, whole tokens
         # (a line this does not template whole is templated below, as before)
@@ -384,7 +417,7 @@ def obj_text(record: Any, values: dict[str, np.ndarray], corners: np.ndarray) ->
             or not all(isinstance(m, int) and 0 < m <= 1 << 16 for m in mod):
         return None
     d_arr = np.frombuffer(ds, np.uint8)
-    m_arr = _unpack_remainders(ms, max(mod), len(d_arr))
+    m_arr = _unpack_remainders(ms, max(mod), len(d_arr), record.get("m_bits"))
     if m_arr is None:
         return None
     lines = raw.decode("latin-1").splitlines(keepends=True)
