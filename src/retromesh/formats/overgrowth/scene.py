@@ -415,7 +415,9 @@ def _keep_bone_mats(extras: dict, key: str, anm: AnmFile, channels: list[Channel
     T, R = key_inputs(held, t, m)
     (Tq, ht), (Rq, hr) = snap_keys(T), snap_keys(canonical_quats(R))
     world = key_world(Tq, Rq, parents).reshape(-1, 16)
-    record = xor_record(np.concatenate(mats), world, world, always=True)
+    # (byte planes: the XOR's high bytes are mostly zero; 200 keys of 6 bones: 10.8 -> 7.8 KB,
+    # deflated in 0.8 ms instead of 1.9)
+    record = xor_record(np.concatenate(mats), world, world, always=True, planes=True)
     if record is not None:
         record["hint"] = pack(np.concatenate([ht, hr], -1).tobytes())
         extras.setdefault(ANM_EXACT_KEY, {})[key] = record
