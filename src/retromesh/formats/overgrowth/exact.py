@@ -312,12 +312,20 @@ def obj_record(data: bytes, mesh: ObjMesh, simulated: dict[str, np.ndarray]) -> 
            "corners": int(len(mesh.corners)), "n": int(len(ks))}
     if max(mods) > 2:
         out["m_bits"] = max(mods).bit_length() - 1
+        if len(ms) < 1 << 15:
+            # a byte or two a remainder, as records before m_bits: deflate finds the values a
+            # file repeats there (the stick's texture coordinates), which bits hide
+            whole = pack(ms.astype("u1" if max(mods) <= 256 else "<u2").tobytes())
+            if len(whole) < len(out["m"]):
+                out["m"] = whole
+                del out["m_bits"]
     return out
 
 
 def _pack_remainders(ms: np.ndarray, mod: int) -> bytes:
     """Remainders below ``mod`` (a power of two), ``log2(mod)`` bits each, first bit highest
-    (``"m_bits"``; mod 2: the one bit of records before it)."""
+    (``"m_bits"``; mod 2: the one bit of records before it; without ``"m_bits"``, a byte or
+    two each above 2)."""
     b = max(mod.bit_length() - 1, 1)
     planes = (ms.astype(np.int64)[:, None] >> np.arange(b - 1, -1, -1)) & 1
     return np.packbits(planes.astype(np.uint8).reshape(-1)).tobytes()
