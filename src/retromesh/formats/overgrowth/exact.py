@@ -144,8 +144,8 @@ def _decimals(tokens: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
         neg = raw[ends - lens] == ord("-")
         dots = np.flatnonzero(raw == ord("."))
         d = np.zeros(n, np.int64)
-        at = np.searchsorted(ends, dots)            # (one dot a token at most)
-        d[at] = ends[at] - dots - 1
+        of = np.searchsorted(ends, dots)            # (one dot a token at most)
+        d[of] = ends[of] - dots - 1
         k = np.array(joined.replace(".", "").split("\n")[:-1], np.int64)
         ok = np.abs(k) <= _MAX_K
         return np.where(ok, k, 0), d, neg, ok
@@ -307,16 +307,17 @@ def obj_record(data: bytes, mesh: ObjMesh, simulated: dict[str, np.ndarray]) -> 
     # a token's minus sign is written back from its value's sign but for a zero ("-0.000"):
     # kept there only, the flags are mostly one value
     flags = (ds | ((ns & (ks == 0)).astype(np.int64) << 7)).astype(np.uint8)
-    out = {"template": pack("".join(out_lines).encode("latin-1")), "d": pack(flags.tobytes()),
-           "m": pack(_pack_remainders(ms, max(mods))), "mod": mods,
-           "corners": int(len(mesh.corners)), "n": int(len(ks))}
+    packed = pack(_pack_remainders(ms, max(mods)))
+    out: dict[str, Any] = {"template": pack("".join(out_lines).encode("latin-1")),
+                           "d": pack(flags.tobytes()), "m": packed, "mod": mods,
+                           "corners": int(len(mesh.corners)), "n": int(len(ks))}
     if max(mods) > 2:
         out["m_bits"] = max(mods).bit_length() - 1
         if len(ms) < 1 << 15:
             # a byte or two a remainder, as records before m_bits: deflate finds the values a
             # file repeats there (the stick's texture coordinates), which bits hide
             whole = pack(ms.astype("u1" if max(mods) <= 256 else "<u2").tobytes())
-            if len(whole) < len(out["m"]):
+            if len(whole) < len(packed):
                 out["m"] = whole
                 del out["m_bits"]
     return out
