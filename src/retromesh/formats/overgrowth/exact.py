@@ -500,11 +500,20 @@ def _numbers(kinds: np.ndarray, elems: np.ndarray, comps: np.ndarray,
     with np.errstate(invalid="ignore", over="ignore"):
         at = np.where(np.isfinite(x), x * 10.0 ** d, 0.0)
         k = m_arr + m * np.rint((at - m_arr) / m).astype(np.int64)
-    if len(k) and len(set(d.tolist())) == 1 and (np.abs(k) < 10**15).all():
-        # the usual case: one number of decimals; %f of k / 10^d gives k's digits exactly
-        # (the double is far nearer than half a unit of the last decimal below 10^15)
-        fmt = f"%.{int(d[0])}f"
-        out = [fmt % v for v in (k / 10.0 ** int(d[0])).tolist()]
+    if len(k) and (np.abs(k) < 10**15).all():
+        # %f of k / 10^d gives k's digits exactly (the double is far nearer than half a unit
+        # of the last decimal below 10^15): all numbers of one number of decimals at once
+        decimals = set(d.tolist())
+        if len(decimals) == 1:                              # (the usual case)
+            fmt = f"%.{decimals.pop()}f"
+            out = [fmt % v for v in (k / 10.0 ** d[0]).tolist()]
+        else:
+            out = [""] * len(k)
+            for dv in decimals:
+                at_d = np.flatnonzero(d == dv).tolist()
+                fmt = f"%.{dv}f"
+                for i, v in zip(at_d, (k[at_d] / 10.0 ** dv).tolist()):
+                    out[i] = fmt % v
         for i in np.nonzero(neg & (k == 0))[0].tolist():        # "-0.000000" as read
             out[i] = "-" + out[i]
         return out
