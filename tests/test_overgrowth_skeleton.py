@@ -744,6 +744,9 @@ def test_keyframes_encoded_together_as_one_by_one(doc):
     from retromesh.formats.overgrowth.scene_extras import anm_stub
     kfs = list(doc.keyframes)
     assert jsoncodec.encode_many(kfs) == [jsoncodec.encode(k) for k in kfs]
+    padded = np.zeros(2, np.dtype({"names": ["a", "b"], "formats": ["<f4", "<i4"],
+                                   "offsets": [0, 8], "itemsize": 12}))
+    assert jsoncodec.encode_many([padded, padded], raw=True) == [jsoncodec.encode(padded)] * 2
     raw = json.loads(json.dumps(jsoncodec.encode_many(kfs, raw=True)))
     again = [jsoncodec.decode(k) for k in raw]
     assert jsoncodec.dumps(again) == jsoncodec.dumps(kfs)

@@ -231,7 +231,7 @@ def _encode_stack(stack: np.ndarray, raw: bool = False) -> list[dict[str, Any]]:
         if isinstance(dj, str):
             _DTYPE_STR[dt] = dj
     shape = list(stack.shape[1:])
-    if raw and not dt.hasobject:
+    if raw and not dt.hasobject and _dtype_from_json(dj) == dt:     # (bytes read back alike)
         whole = np.ascontiguousarray(stack).tobytes()
         step = len(whole) // n if n else 0
         b64 = base64.b64encode
@@ -274,7 +274,9 @@ def encode_many(objs: list, override: dict[str, Any] | None = None, raw: bool = 
             return list(objs)
         if kind is np.ndarray:
             if all(o.dtype == first.dtype and o.shape == first.shape for o in objs):
-                return _encode_stack(np.stack(objs), raw)
+                stack = np.stack(objs)
+                if stack.dtype == first.dtype:      # (a padded record dtype is packed there)
+                    return _encode_stack(stack, raw)
         elif kind is list or kind is tuple:
             flat = [v for o in objs for v in o]
             done = encode_many(flat, None, raw)
