@@ -54,7 +54,8 @@ for line in sys.stdin:
 
 
 def sources(family: str, tmp: Path) -> list[Path]:
-    """The models measured for ``family``: examples, corpus and one large synthetic model."""
+    """The models measured for ``family``: examples, corpus and one large synthetic model
+    (Overgrowth: two, the benchmark's random character and one as an exporter writes it)."""
     from measure import CORPUS
 
     import retromesh
@@ -75,10 +76,12 @@ def sources(family: str, tmp: Path) -> list[Path]:
             from bench_lithtech import big_model
             retromesh.write(big_model(20000, 3, 40, 4, 30, False), big / "big_v12.abc")
             return [*sorted((ex / "lithtech").glob("*.abc")), big / "big_v12.abc"]
-        from bench_overgrowth import big_character
+        from bench_overgrowth import big_character, real_character
         phxbn, _obj, _anims = big_character(big)
+        real, _obj, _anims = real_character(big / "real")
         og = ex / "overgrowth"
-        return [og / n for n in ("stick.phxbn", "stick.obj", "walk.anm", "wave.anm", "stick.fzx")] + [phxbn]
+        return [og / n for n in ("stick.phxbn", "stick.obj", "walk.anm", "wave.anm", "stick.fzx")] + \
+            [phxbn, real]
 
 
 class Tree:

@@ -75,6 +75,46 @@ def big_character(tmp: Path) -> tuple[Path, Path, list[Path]]:
     return tmp / "big.phxbn", tmp / "big.obj", anims
 
 
+def real_character(tmp: Path) -> tuple[Path, Path, list[Path]]:
+    """The character of :func:`big_character` (same sizes, skeleton and animations) as an
+    exporter writes one: each vertex's weights once per corner of it (the ``.phxbn`` holds
+    one row per triangle corner), 1 to 4 distinct bones summing to 1 (normalised in float64,
+    stored as float32), unused slots 0 with bone 0; the OBJ with 6 decimals (Blender's OBJ
+    exporter). :func:`big_character` draws each corner's 4 weights and bones at random: rows
+    that do not sum to 1 and name a bone twice, which no exporter writes, and whose record is
+    their entropy."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(2)
+    tris, nv = 5834, 3000
+    pos = rng.normal(size=(nv, 3)) * [0.3, 0.8, 0.2]
+    faces = rng.integers(0, nv, size=(tris, 3))
+    uv = rng.random((nv, 2))
+    nrm = rng.normal(size=(nv, 3))
+    nrm /= np.linalg.norm(nrm, axis=1, keepdims=True)
+    text = ["o real"] + [f"v {x:.6f} {y:.6f} {z:.6f}" for x, y, z in pos.tolist()] + \
+        [f"vt {u:.6f} {v:.6f}" for u, v in uv.tolist()] + \
+        [f"vn {x:.6f} {y:.6f} {z:.6f}" for x, y, z in nrm.tolist()] + \
+        ["f " + " ".join(f"{a}/{a}/{a}" for a in f) for f in (faces + 1).tolist()]
+    (tmp / "real.obj").write_text("\n".join(text) + "\n")
+    skel = samples.phxbn_fixture(11)
+    bones = len(skel.bone_ends)
+    count = rng.integers(1, 5, size=nv)
+    w = rng.random((nv, 4)) * (np.arange(4) < count[:, None])
+    w = (w / w.sum(1, keepdims=True)).astype("<f4")
+    ids = np.argsort(rng.random((nv, bones)), 1)[:, :4].astype("<f4") * (w > 0)
+    corner_v = faces.reshape(-1)
+    n = len(corner_v)
+    skel.control = PhxControl(w[corner_v], ids[corner_v], skel.control.hier_parents,
+                              skel.control.joints, n)
+    retromesh.write(skel, tmp / "real.phxbn")
+    anims = []
+    for i, name in enumerate(("run", "walk", "idle")):
+        a = samples.anm_fixture(11, keys=200, length=200 * 33, swing=0.3 + 0.2 * i)
+        retromesh.write(a, tmp / f"{name}.anm")
+        anims.append(tmp / f"{name}.anm")
+    return tmp / "real.phxbn", tmp / "real.obj", anims
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)

@@ -263,3 +263,40 @@ def test_weights_that_do_not_sum_to_1_come_back_and_an_edit_changes_its_corners_
                  .tolist())
     assert differ and differ <= corners
     assert np.allclose(wb[sorted(differ)], [0.5, 0.5, 0.0, 0.0])
+
+
+#: an OBJ of numbers of 9 and 10 digits (remainders modulo 1024), minus signs on zeros, a
+#: comment; and its text record as the release before "m_bits" wrote it (remainders a byte
+#: or two each, every token's minus sign in its flags)
+_OBJ = (b"# kept\nv 0.05 -0.882295275 0.175119332\nv -0.05 1.38229528 -0.0\n"
+        b"v 0.000001 -1.25 0.5\nvt 0.581110908 0.40692266\nvt 0 1\nvt 0.418889092 -0.000000\n"
+        b"vn 0.000000 -1.000000 0.000000\nvn -0.577350 0.577350 -0.577350\n"
+        b"f 1/1/1 2/2/2 3/3/2\nf 3/3/1 2/2/2 1/1/1\n")
+_OLD_OBJ_RECORD = {
+    "template": "eJxTVshOLSjhKlNgAEFMugQblQeThTHSFBj1mfSZkUmsYgCrTA7S",
+    "d": "eJxj6uRs4mhka2Lk5GBg4GxjA0MALpEEbQ==",
+    "m": "eJxjZRBlesL8m1mCmYGBkaGZmZWhhkGLCcRuYWRAAQB1LQPX", "mod": [1024, 1024, 2],
+    "corners": 6, "n": 21, "of_v": {"vt": "eJxjYGBgYIRiAAAYAAM="}}
+
+
+def test_obj_text_records_old_and_new_give_the_file_back(example):
+    """The record of the release before (a byte or two a remainder) and the ones written now
+    (``m_bits`` bits a remainder where that is smaller; a minus sign kept on zeros only) all
+    give the text back from the values an unedited GLB holds."""
+    from retromesh.formats.overgrowth.exact import obj_text
+    from retromesh.formats.overgrowth.obj import parse_obj
+    from retromesh.formats.overgrowth.scene import obj_exact_record, simulated_values
+    rng = np.random.default_rng(5)
+    rows = rng.normal(size=(400, 3))
+    many = "".join(f"v {x:.6f} {y:.6f} {z:.6f}\n" for x, y, z in rows.tolist()) + \
+        "".join(f"f {i + 1} {i + 2} {i + 3}\n" for i in range(398))
+    stick = example["stick.obj"].read_bytes()         # (repeated numbers: bytes are smaller)
+    for text, old, bits in ((_OBJ, _OLD_OBJ_RECORD, None), (many.encode(), None, True),
+                            (stick, None, False)):
+        obj = parse_obj(text)
+        values = simulated_values(obj, np.zeros(3))
+        new = obj_exact_record(text, obj, np.zeros(3))
+        assert new is not None and bits in (None, "m_bits" in new)
+        for record in (old, new):
+            if record is not None:
+                assert obj_text(record, values, obj.corners) == text

@@ -1,6 +1,7 @@
 """Overgrowth .phxbn skeletons and .anm animations: every version branch, scenes, glTF."""
 from __future__ import annotations
 
+import copy
 import dataclasses
 import subprocess
 import sys
@@ -728,3 +729,31 @@ def test_anm_alone_in_the_space_of_the_phxbn():
     for a, b in zip(_anm(both).keyframes, alone.keyframes):
         assert np.abs(np.asarray(a.bone_mats) - np.asarray(b.bone_mats)).max() < 1e-6
     assert np.allclose(no_mesh[""].points, both[""].points)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(anm_docs())
+def test_keyframes_encoded_together_as_one_by_one(doc):
+    """jsoncodec.encode_many of the keyframes is their encode() one by one (the same JSON),
+    and with raw=True decodes to the same arrays, bit for bit (the kept .anm stub)."""
+    import json
+
+    from retromesh import jsoncodec
+    from retromesh.extras import load_kept
+    from retromesh.formats.overgrowth.anm import AnmFile
+    from retromesh.formats.overgrowth.scene_extras import anm_stub
+    kfs = list(doc.keyframes)
+    assert jsoncodec.encode_many(kfs) == [jsoncodec.encode(k) for k in kfs]
+    padded = np.zeros(2, np.dtype({"names": ["a", "b"], "formats": ["<f4", "<i4"],
+                                   "offsets": [0, 8], "itemsize": 12}))
+    assert jsoncodec.encode_many([padded, padded], raw=True) == [jsoncodec.encode(padded)] * 2
+    raw = json.loads(json.dumps(jsoncodec.encode_many(kfs, raw=True)))
+    again = [jsoncodec.decode(k) for k in raw]
+    assert jsoncodec.dumps(again) == jsoncodec.dumps(kfs)
+    kept = load_kept(anm_stub(doc), AnmFile)
+    assert kept is not None and len(kept.keyframes) == len(kfs)
+    for a, b in zip(kept.keyframes, kfs):
+        assert len(a.bone_mats) == 0
+        b = copy.copy(b)
+        b.bone_mats = a.bone_mats
+        assert jsoncodec.dumps(a) == jsoncodec.dumps(b)

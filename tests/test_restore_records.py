@@ -227,3 +227,17 @@ def test_text_records_put_back_what_was_read():
     assert ls.kept_script(scene, b"material a\n") == b"// kept\nmaterial a\n"
     assert ls.kept_script(scene, b"material b\n") == b"material b\n"
     assert restore.unpack_bytes(GOLDEN["lta_text"][:-8]) is None        # cut short
+
+
+def test_xor_records_by_byte_planes_put_back_what_was_read():
+    """xor_record(planes=True) keeps the XOR byte plane by byte plane ("xor_planes"): read
+    back as the plain "xor" is (GOLDEN["og_xor"] above), an edited row not put back."""
+    x = inputs()
+    record = restore.xor_record(x["orig"], x["written"], x["ins"], planes=True)
+    assert record is not None and "xor" not in record and "xor_planes" in record
+    out, same = restore.xor_rows(record, x["written"], x["ins"])
+    assert same.all() and same_bits(out, x["orig"])
+    ins = np.array(x["ins"], np.float32)
+    ins[3] += 1.0                                       # an edited row: written as computed
+    out, same = restore.xor_rows(record, x["written"], ins)
+    assert not same[3] and same_bits(out[3], np.asarray(x["written"], np.float32)[3])

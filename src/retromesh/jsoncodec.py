@@ -33,7 +33,7 @@ import numpy as np
 
 from .errors import FormatError
 
-__all__ = ["encode", "decode", "dumps", "loads", "type_name", "class_of", "OLD_MODULES"]
+__all__ = ["encode", "encode_many", "decode", "dumps", "loads", "type_name", "class_of", "OLD_MODULES"]
 
 _FORMATS = "retromesh.formats."
 
@@ -218,6 +218,87 @@ def encode(obj: Any) -> Any:
     if isinstance(obj, (bool, int, float, str)):
         return obj
     raise TypeError(f"cannot encode {type(obj).__name__} in a native document")
+
+
+def _encode_stack(stack: np.ndarray, raw: bool = False) -> list[dict[str, Any]]:
+    """:func:`_encode_array` of each ``stack[i]`` (one dtype and shape), in a few numpy passes
+    for them all; ``raw``: each as its ``"b64"`` bytes, finite or not."""
+    n = len(stack)
+    dt = stack.dtype
+    dj: Any = _DTYPE_STR.get(dt)
+    if dj is None:
+        dj = _dtype_to_json(dt)
+        if isinstance(dj, str):
+            _DTYPE_STR[dt] = dj
+    shape = list(stack.shape[1:])
+    if raw and not dt.hasobject and _dtype_from_json(dj) == dt:     # (bytes read back alike)
+        whole = np.ascontiguousarray(stack).tobytes()
+        step = len(whole) // n if n else 0
+        b64 = base64.b64encode
+        return [{"$array": {"dtype": dj, "shape": list(shape),
+                            "b64": b64(whole[i * step:(i + 1) * step]).decode("ascii")}}
+                for i in range(n)]
+    if dt.names is not None:
+        fine = np.ones(n, bool)
+        for name in dt.names:
+            col = stack[name]
+            if col.dtype.kind == "f":
+                fine &= np.isfinite(col).reshape(n, -1).all(1)
+        cols = {name: _encode_stack(np.ascontiguousarray(stack[name])) for name in dt.names}
+        body = [{"dtype": dj, "shape": list(shape),
+                 "columns": {name: cols[name][i]["$array"] for name in dt.names}}
+                for i in range(n)]
+    else:
+        fine = np.isfinite(stack).reshape(n, -1).all(1) if dt.kind == "f" else np.ones(n, bool)
+        body = [{"dtype": dj, "shape": list(shape), "data": d} for d in stack.tolist()]
+    for i in np.flatnonzero(~fine).tolist():
+        body[i] = {"dtype": dj, "shape": list(shape), "b64": base64.b64encode(
+            np.ascontiguousarray(stack[i]).tobytes()).decode("ascii")}
+    return [{"$array": b} for b in body]
+
+
+def encode_many(objs: list, override: dict[str, Any] | None = None, raw: bool = False) -> list:
+    """``[encode(o) for o in objs]``, the same JSON, made field by field for a list of objects
+    of one data class (a document's keyframes): the arrays of a field of one dtype and shape
+    are encoded together (a few numpy calls instead of a few per object). ``override``: field
+    -> the value each object is encoded with instead of its own (a stub's emptied field; its
+    JSON is one object shared by all: for dumping, not for editing). ``raw``: those arrays as
+    their ``"b64"`` bytes (which :func:`decode` reads as it reads arrays of NaN): a third of
+    the text, and no float printed or parsed."""
+    if not objs:
+        return []
+    first = objs[0]
+    kind = type(first)
+    if all(type(o) is kind for o in objs):
+        if first is None or kind in _SCALARS:
+            return list(objs)
+        if kind is np.ndarray:
+            if all(o.dtype == first.dtype and o.shape == first.shape for o in objs):
+                stack = np.stack(objs)
+                if stack.dtype == first.dtype:      # (a padded record dtype is packed there)
+                    return _encode_stack(stack, raw)
+        elif kind is list or kind is tuple:
+            flat = [v for o in objs for v in o]
+            done = encode_many(flat, None, raw)
+            out, at = [], 0
+            for o in objs:
+                out.append(done[at:at + len(o)])
+                at += len(o)
+            return out
+        elif dataclasses.is_dataclass(first) and not isinstance(first, type):
+            name, fields = _class_fields(kind)
+            outs: list[dict[str, Any]] = [{"$type": name} for _ in objs]
+            for f in fields:
+                if override is not None and f in override:
+                    vals = [encode(override[f])] * len(objs)     # (one JSON value, shared)
+                else:
+                    vals = encode_many([getattr(o, f) for o in objs], None, raw)
+                for d, v in zip(outs, vals):
+                    d[f] = v
+            return outs
+    if override:
+        raise TypeError("override is for a list of objects of one data class")
+    return [encode(o) for o in objs]
 
 
 def _wants_tuple(hint: Any) -> bool:

@@ -507,20 +507,25 @@ def check_bytes(rows: np.ndarray, width: int = 1) -> np.ndarray:
 
 
 def xor_record(original: np.ndarray, written: np.ndarray, inputs: np.ndarray,
-               always: bool = False) -> dict | None:
+               always: bool = False, level: int = LEVEL_SMALL, planes: bool = False) -> dict | None:
     """The record of float32 ``original`` rows against the rows ``written`` (what the writer
     computes from the unedited glTF) and the glTF ``inputs`` they are computed from (one row
     each); None when every row already comes back (unless ``always``). For values whose
     recomputation the writer cannot repeat from the row alone (Overgrowth: ``.phxbn`` weights,
-    ``.anm`` bone matrices): an edited row is told by its inputs' check byte."""
+    ``.anm`` bone matrices): an edited row is told by its inputs' check byte. ``level``: zlib's
+    (any level reads back the same); ``planes``: the XOR words kept byte plane by byte plane
+    (``"xor_planes"``: their zero high bytes then deflate to almost nothing, sooner)."""
     a, b = bits(original), bits(written)
     if a.shape != b.shape or len(inputs) != len(a):
         return None
     x = a ^ b
     if not x.any() and not always:
         return None
-    return {"rows": len(a), "xor": pack_bytes(x.astype("<u4").tobytes(), LEVEL_SMALL),
-            "check": pack_bytes(check_bytes(inputs).tobytes(), LEVEL_SMALL)}
+    words = x.astype("<u4")
+    return {"rows": len(a), **({"xor_planes": pack_bytes(
+                words.view(np.uint8).reshape(-1, 4).T.tobytes(), level)} if planes else
+            {"xor": pack_bytes(words.tobytes(), level)}),
+            "check": pack_bytes(check_bytes(inputs).tobytes(), level)}
 
 
 def xor_restore(record: Any, written: np.ndarray, inputs: np.ndarray) -> np.ndarray:
@@ -537,6 +542,10 @@ def xor_rows(record: Any, written: np.ndarray,
     if not isinstance(record, dict) or record.get("rows") != len(out) or len(inputs) != len(out):
         return out, same
     x = unpack_bytes(record.get("xor"), 4 * out.size + 1)
+    if x is None and "xor" not in record:               # (xor_record(planes=True))
+        x = unpack_bytes(record.get("xor_planes"), 4 * out.size + 1)
+        if x is not None and len(x) == 4 * out.size:
+            x = np.frombuffer(x, np.uint8).reshape(4, -1).T.tobytes()
     chk = unpack_bytes(record.get("check"), len(out) + 1)
     if x is None or chk is None or len(x) != 4 * out.size or len(chk) != len(out):
         return out, same

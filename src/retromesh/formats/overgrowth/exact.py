@@ -34,6 +34,7 @@ Two kinds of record, both recomputed from what the GLB holds and the kept origin
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -50,7 +51,7 @@ from ...restore import (
     xor_restore,
     xor_rows,
 )
-from .obj import ObjMesh
+from .obj import ObjMesh, corner_form, parsed_lines
 
 __all__ = ["SOURCE_ATTRS", "obj_record", "obj_text", "source_tables", "sources", "per_v_record",
            "per_v_restore", "weights_record", "weights_restore",
@@ -69,9 +70,15 @@ _KINDS = ("v", "vt", "vn")
 _MAX_D, _MAX_K = 12, 2**52
 
 
-def pack(raw: bytes) -> str:
+#: zlib level of a weights record of 64 KiB or more (rows that are not quite noise-free:
+#: level 6 took 15 ms on the 17,502 random weight rows of the benchmark's character, for 5 %
+#: less than this level's 6 ms)
+LEVEL_LARGE = 4
+
+
+def pack(raw: bytes, level: int = LEVEL_SMALL) -> str:
     """``raw`` packed as Overgrowth's records are (:func:`retromesh.restore.pack_bytes`)."""
-    return pack_bytes(raw, LEVEL_SMALL)
+    return pack_bytes(raw, level)
 
 
 def _decimal(tok: str) -> tuple[int, int, bool] | None:
@@ -130,11 +137,16 @@ def _decimals(tokens: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     n = len(tokens)
     joined = "\n".join(tokens) + "\n" if tokens else ""
     if n and _CANONICAL.match(joined) and max(map(len, tokens)) <= 17:
-        arr = np.array(tokens)                  # all canonical: numpy's C loops do the rest
-        dot = np.char.find(arr, ".")
-        d = np.where(dot >= 0, np.char.str_len(arr) - dot - 1, 0).astype(np.int64)
-        neg = np.char.startswith(arr, "-")
-        k = np.char.replace(arr, ".", "").astype(np.int64)
+        # all canonical: signs and decimals from the joined text's bytes, k from one split
+        raw = np.frombuffer(joined.encode("latin-1"), np.uint8)
+        lens = np.fromiter(map(len, tokens), np.int64, n)
+        ends = np.cumsum(lens + 1) - 1              # each token's "\n"
+        neg = raw[ends - lens] == ord("-")
+        dots = np.flatnonzero(raw == ord("."))
+        d = np.zeros(n, np.int64)
+        of = np.searchsorted(ends, dots)            # (one dot a token at most)
+        d[of] = ends[of] - dots - 1
+        k = np.array(joined.replace(".", "").split("\n")[:-1], np.int64)
         ok = np.abs(k) <= _MAX_K
         return np.where(ok, k, 0), d, neg, ok
     k = np.zeros(n, np.int64)
@@ -165,35 +177,63 @@ def _decimals(tokens: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     return k, d, neg, ok
 
 
-def _number_lines(lines: list[str], used: dict[str, np.ndarray],
+#: lines of a kind all of which are ``key`` and its numbers, one space apart (tokens of no
+#: blank), each ended by ``\n`` or ``\r\n`` (the last one maybe not)
+_SIMPLE_LINES = {k: re.compile(rf"(?:{k}(?: \S+){{{w}}}(?:\r?\n|\Z))*") for k, w in _WIDTH.items()}
+
+
+def _number_lines(lines: list[str], at: tuple[list[int], ...], used: dict[str, np.ndarray],
                   simulated: dict[str, np.ndarray]) -> dict[str, tuple[list[int], list[int],
                                                                         list[str]]]:
     """Per kind, the lines that may be templated: (line numbers, elements, their number
     tokens, ``width`` a line): ``key`` and its numbers separated by single spaces, the element
-    used by a face. Lines of a kind are found as :func:`.obj.parse_obj` finds them (an
-    indented one is counted and kept as read)."""
+    used by a face. ``at``: the line numbers of each kind's lines as :func:`.obj.parse_obj`
+    finds them (an indented one is counted and kept as read)."""
     out: dict[str, tuple[list[int], list[int], list[str]]] = {k: ([], [], []) for k in _KINDS}
-    for key in _KINDS:
+    for ki, key in enumerate(_KINDS):
         if key not in simulated or not len(used[key]):
             continue
         w = _WIDTH[key]
         head = key + " "
-        at = [i for i, ln in enumerate(lines) if ln.startswith(head)]
-        if len(at) != len(used[key]):
-            at_all = [i for i, ln in enumerate(lines) if _kind(ln) == key]
-            simple = set(at)
-            elems = [e for e, i in enumerate(at_all) if i in simple]
-        else:
-            elems = list(range(len(at)))
         li, el, toks = out[key]
-        for i, e in zip(at, elems):
-            parts = lines[i].split(" ")
-            if len(parts) == w + 1 and used[key][e]:
-                li.append(i)
-                el.append(e)
-                toks += parts[1:w]
-                toks.append(parts[w].rstrip("\r\n"))
+        rows = at[ki]
+        if rows and len(rows) == len(used[key]):
+            joined = "".join(itemgetter(*rows)(lines)) if len(rows) > 1 else lines[rows[0]]
+            if _SIMPLE_LINES[key].fullmatch(joined):
+                # every line "key n n n" (the usual case): their tokens from one split
+                every = joined.split()
+                del every[::w + 1]                  # (the keys)
+                sel = np.flatnonzero(used[key])
+                if len(sel) == len(rows):
+                    li += rows
+                    el += range(len(rows))
+                    toks += every
+                else:
+                    li += np.asarray(rows)[sel].tolist()
+                    el += sel.tolist()
+                    toks += np.array(every, object).reshape(-1, w)[sel].reshape(-1).tolist()
+                continue
+        use = used[key].tolist()
+        for e, i in enumerate(rows):
+            ln = lines[i]
+            if use[e] and ln.startswith(head):
+                parts = ln.split(" ")
+                if len(parts) == w + 1:
+                    li.append(i)
+                    el.append(e)
+                    toks += parts[1:w]
+                    toks.append(parts[w].rstrip("\r\n"))
     return out
+
+
+def _line_kinds(lines: list[str]) -> tuple[list[int], ...]:
+    """The line numbers of the ``v``, ``vt``, ``vn`` and ``f`` lines (:func:`_kind`)."""
+    at: tuple[list[int], ...] = ([], [], [], [])
+    for i, ln in enumerate(lines):
+        k = _kind(ln)
+        if k is not None:
+            at[("v", "vt", "vn", "f").index(k)].append(i)
+    return at
 
 
 def obj_record(data: bytes, mesh: ObjMesh, simulated: dict[str, np.ndarray]) -> dict | None:
@@ -209,8 +249,11 @@ def obj_record(data: bytes, mesh: ObjMesh, simulated: dict[str, np.ndarray]) -> 
     for c, k in enumerate(_KINDS):
         col = mesh.corners[:, c]
         used[k][col[col >= 0]] = True
-    lines = text.splitlines(keepends=True)
-    cand = _number_lines(lines, used, simulated)
+    kept = parsed_lines(mesh, data)         # (the lines parse_obj split: not split again)
+    lines, at = kept if kept is not None else (text.splitlines(keepends=True), None)
+    if at is None:
+        at = _line_kinds(lines)
+    cand = _number_lines(lines, at, used, simulated)
     mods = [2, 2, 2]
     rows = []                       # (lines, k, d, neg, kind) of the templated lines
     for ki, key in enumerate(_KINDS):
@@ -246,7 +289,8 @@ def obj_record(data: bytes, mesh: ObjMesh, simulated: dict[str, np.ndarray]) -> 
         for i in li.tolist():
             ln = out_lines[i]
             out_lines[i] = marks[key] + ln[len(ln.rstrip("\r\n")):]
-    faces = [i for i, ln in enumerate(lines) if ln.startswith("f ")]
+    # (a line "f " and blanks only is no face, and stays as read with or without templating)
+    faces = [i for i in at[3] if lines[i].startswith("f ")]
     for i, t in zip(faces, _face_templates([lines[i] for i in faces])):
         out_lines[i] = t
     if rows:
@@ -260,20 +304,43 @@ def obj_record(data: bytes, mesh: ObjMesh, simulated: dict[str, np.ndarray]) -> 
     else:
         ks = ds = ms = np.zeros(0, np.int64)
         ns = np.zeros(0, bool)
-    flags = (ds | (ns.astype(np.int64) << 7)).astype(np.uint8)
-    return {"template": pack("".join(out_lines).encode("latin-1")), "d": pack(flags.tobytes()),
-            "m": pack(_pack_remainders(ms, max(mods))), "mod": mods,
-            "corners": int(len(mesh.corners)), "n": int(len(ks))}
+    # a token's minus sign is written back from its value's sign but for a zero ("-0.000"):
+    # kept there only, the flags are mostly one value
+    flags = (ds | ((ns & (ks == 0)).astype(np.int64) << 7)).astype(np.uint8)
+    packed = pack(_pack_remainders(ms, max(mods)))
+    out: dict[str, Any] = {"template": pack("".join(out_lines).encode("latin-1")),
+                           "d": pack(flags.tobytes()), "m": packed, "mod": mods,
+                           "corners": int(len(mesh.corners)), "n": int(len(ks))}
+    if max(mods) > 2:
+        out["m_bits"] = max(mods).bit_length() - 1
+        if len(ms) < 1 << 15:
+            # a byte or two a remainder, as records before m_bits: deflate finds the values a
+            # file repeats there (the stick's texture coordinates), which bits hide
+            whole = pack(ms.astype("u1" if max(mods) <= 256 else "<u2").tobytes())
+            if len(whole) < len(packed):
+                out["m"] = whole
+                del out["m_bits"]
+    return out
 
 
 def _pack_remainders(ms: np.ndarray, mod: int) -> bytes:
-    """Remainders below ``mod``: one bit each (mod 2), a byte, or two."""
-    if mod <= 2:
-        return np.packbits(ms.astype(np.uint8)).tobytes()
-    return ms.astype("u1" if mod <= 256 else "<u2").tobytes()
+    """Remainders below ``mod`` (a power of two), ``log2(mod)`` bits each, first bit highest
+    (``"m_bits"``; mod 2: the one bit of records before it; without ``"m_bits"``, a byte or
+    two each above 2)."""
+    b = max(mod.bit_length() - 1, 1)
+    planes = (ms.astype(np.int64)[:, None] >> np.arange(b - 1, -1, -1)) & 1
+    return np.packbits(planes.astype(np.uint8).reshape(-1)).tobytes()
 
 
-def _unpack_remainders(raw: bytes, mod: int, n: int) -> np.ndarray | None:
+def _unpack_remainders(raw: bytes, mod: int, n: int, width: Any = None) -> np.ndarray | None:
+    """The remainders :func:`_pack_remainders` packed (``width``: the record's ``"m_bits"``);
+    without a width, as records before it: one bit (mod 2), else a byte or two each."""
+    if width is not None:
+        if type(width) is not int or not 1 <= width <= 16 or 1 << width != mod \
+                or len(raw) != (n * width + 7) // 8:
+            return None
+        planes = np.unpackbits(np.frombuffer(raw, np.uint8))[:n * width].reshape(n, width)
+        return planes.astype(np.int64) @ (1 << np.arange(width - 1, -1, -1))
     if mod <= 2:
         if len(raw) != (n + 7) // 8:
             return None
@@ -295,12 +362,45 @@ _ANY_BAD_FACE = re.compile(r"^(?=[^\n])(?!f(?:[ \t]+\x01(?:/\x02(?:/\x03)?|//\x0
                            re.M)
 
 
+_N = "[1-9][0-9]*"
+#: a corner token's spelling (:func:`.obj.corner_form`) -> the pattern of such a token
+#: whole, and its placeholders
+_TOKEN_FORMS = {k: (re.compile(rf"(?<=\s){body}(?=\s|\Z)"), mark) for k, body, mark in (
+    (0, _N, _IDX[0]), (1, f"{_N}/{_N}", f"{_IDX[0]}/{_IDX[1]}"),
+    (2, f"{_N}/{_N}/{_N}", f"{_IDX[0]}/{_IDX[1]}/{_IDX[2]}"),
+    (3, f"{_N}//{_N}", f"{_IDX[0]}//{_IDX[2]}"))}
+
+
+#: face lines (joined) that are all triangles of corners spelled one way, one space apart
+_TRIANGLES = {k: re.compile(rf"(?:f(?: {b}){{3}}\n)*(?:f(?: {b}){{3}})?") for k, b in (
+    (0, _N), (1, f"{_N}/{_N}"), (2, f"{_N}/{_N}/{_N}"), (3, f"{_N}//{_N}"))}
+
+
 def _face_templates(lines: list[str]) -> list[str]:
     """Face lines with their indices as placeholders (all in one pass); a line keeps its text
     when a corner is not ``v[/[vt][/vn]]`` with positive indices (relative indices)."""
     if not lines:
         return []
     out = "".join(lines)
+    first = lines[0].split()
+    kind = corner_form(first[1]) if len(first) > 1 else -1
+    if kind in _TRIANGLES and _TRIANGLES[kind].fullmatch(out):
+        # triangles "f a/b/c a/b/c a/b/c" one space apart, each line ended by "\n" (a file
+        # written by a program): every line's template is the same
+        line = "f " + " ".join([_TOKEN_FORMS[kind][1]] * 3)
+        done = [line + "\n"] * len(lines)
+        if not out.endswith("\n"):
+            done[-1] = line
+        return done
+    form = _TOKEN_FORMS.get(kind)
+    if form is not None:
+        # every corner spelled as the first one is (the usual case): one pass, whole tokens
+        # (a line this does not template whole is templated below, as before)
+        done_text = form[0].sub(form[1], out)
+        if _ANY_BAD_FACE.search(done_text) is None:
+            done = done_text.splitlines(keepends=True)
+            if len(done) == len(lines):
+                return done
     for pattern, mark in _SUBS:
         out = pattern.sub(mark, out)
     done = out.splitlines(keepends=True)
@@ -326,7 +426,7 @@ def obj_text(record: Any, values: dict[str, np.ndarray], corners: np.ndarray) ->
             or not all(isinstance(m, int) and 0 < m <= 1 << 16 for m in mod):
         return None
     d_arr = np.frombuffer(ds, np.uint8)
-    m_arr = _unpack_remainders(ms, max(mod), len(d_arr))
+    m_arr = _unpack_remainders(ms, max(mod), len(d_arr), record.get("m_bits"))
     if m_arr is None:
         return None
     lines = raw.decode("latin-1").splitlines(keepends=True)
@@ -400,11 +500,20 @@ def _numbers(kinds: np.ndarray, elems: np.ndarray, comps: np.ndarray,
     with np.errstate(invalid="ignore", over="ignore"):
         at = np.where(np.isfinite(x), x * 10.0 ** d, 0.0)
         k = m_arr + m * np.rint((at - m_arr) / m).astype(np.int64)
-    if len(k) and len(set(d.tolist())) == 1 and (np.abs(k) < 10**15).all():
-        # the usual case: one number of decimals; %f of k / 10^d gives k's digits exactly
-        # (the double is far nearer than half a unit of the last decimal below 10^15)
-        fmt = f"%.{int(d[0])}f"
-        out = [fmt % v for v in (k / 10.0 ** int(d[0])).tolist()]
+    if len(k) and (np.abs(k) < 10**15).all():
+        # %f of k / 10^d gives k's digits exactly (the double is far nearer than half a unit
+        # of the last decimal below 10^15): all numbers of one number of decimals at once
+        decimals = set(d.tolist())
+        if len(decimals) == 1:                              # (the usual case)
+            fmt = f"%.{decimals.pop()}f"
+            out = [fmt % v for v in (k / 10.0 ** d[0]).tolist()]
+        else:
+            out = [""] * len(k)
+            for dv in decimals:
+                at_d = np.flatnonzero(d == dv).tolist()
+                fmt = f"%.{dv}f"
+                for i, v in zip(at_d, (k[at_d] / 10.0 ** dv).tolist()):
+                    out[i] = fmt % v
         for i in np.nonzero(neg & (k == 0))[0].tolist():        # "-0.000000" as read
             out[i] = "-" + out[i]
         return out
@@ -532,18 +641,19 @@ def sources(v: np.ndarray, columns: dict[int, np.ndarray], record: Any) -> np.nd
     return out
 
 
-def per_v_record(original: np.ndarray, written: np.ndarray, v: np.ndarray) -> dict | None:
+def per_v_record(original: np.ndarray, written: np.ndarray, v: np.ndarray,
+                 level: int = LEVEL_SMALL) -> dict | None:
     """:func:`xor_record` of per-corner rows kept once per OBJ ``v`` when every corner of a
-    ``v`` has the same rows (a vertex's weights), else per corner."""
+    ``v`` has the same rows (a vertex's weights), else per corner (``level``: zlib's)."""
     _, first, inv = np.unique(v, return_index=True, return_inverse=True)
     rep = first[inv.reshape(-1)]
     a, b = bits(original), bits(written)
     if np.array_equal(a, a[rep]) and np.array_equal(b, b[rep]):
-        record = xor_record(original[first], written[first], written[first])
+        record = xor_record(original[first], written[first], written[first], level=level)
         if record is not None:
             record["per"] = "v"
         return record
-    return xor_record(original, written, written)
+    return xor_record(original, written, written, level=level)
 
 
 def per_v_restore(record: Any, written: np.ndarray, v: np.ndarray | None) -> np.ndarray:
@@ -581,6 +691,7 @@ def weights_record(original: np.ndarray, written: np.ndarray, v: np.ndarray) -> 
         return per_v_record(original, written, v)
     if np.array_equal(o.view(np.uint32), w.view(np.uint32)):
         return None
+    level = LEVEL_LARGE if o.nbytes >= 1 << 16 else LEVEL_SMALL
     _, first, inv = np.unique(v, return_index=True, return_inverse=True)
     rep = first[inv.reshape(-1)]
     per_v = np.array_equal(o.view(np.uint32), o.view(np.uint32)[rep]) and \
@@ -589,17 +700,25 @@ def weights_record(original: np.ndarray, written: np.ndarray, v: np.ndarray) -> 
         o, w = o[first], w[first]
     scale = o[:, :4].sum(1, dtype=np.float32)
     if np.all(np.abs(scale - 1.0) <= 1e-6):     # (a rounding off 1: the scales would cost more)
-        return per_v_record(original, written, v)
-    record = xor_record(o, _scaled(w, scale), w, always=True)
+        return _plain(o, w, per_v, level)
+    record = xor_record(o, _scaled(w, scale), w, always=True, level=level)
     if record is None:
         return None
-    record["scale"] = pack(scale.astype("<f4").tobytes())
+    record["scale"] = pack(scale.astype("<f4").tobytes(), level)
     if per_v:
         record["per"] = "v"
     if o.nbytes < 1 << 16:          # small: the plain record may be smaller (deflating is cheap)
-        plain = per_v_record(original, written, v)
+        plain = _plain(o, w, per_v, level)
         if plain is not None and _size(plain) <= _size(record):
             return plain
+    return record
+
+
+def _plain(o: np.ndarray, w: np.ndarray, per_v: bool, level: int) -> dict | None:
+    """:func:`per_v_record` of rows already taken once per ``v`` (``per_v``) or not."""
+    record = xor_record(o, w, w, level=level)
+    if record is not None and per_v:
+        record["per"] = "v"
     return record
 
 

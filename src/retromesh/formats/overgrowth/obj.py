@@ -16,6 +16,7 @@ with ``v``/``vt``/``vn``.
 """
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -24,7 +25,8 @@ from ...binio import Reader
 from ...errors import FormatError, LossWarning
 from ...records import record
 
-__all__ = ["ObjMesh", "ObjFile", "parse_obj", "write_obj", "corner_mesh", "read", "write", "info"]
+__all__ = ["ObjMesh", "ObjFile", "parse_obj", "parsed_lines", "corner_form", "write_obj",
+           "corner_mesh", "read", "write", "info"]
 
 
 @record
@@ -40,59 +42,108 @@ class ObjMesh:
         return len(self.corners) // 3
 
 
-def _floats(lines: list[str], where: list[int], width: int, what: str,
+def _offset(lines: list[str], i: int) -> int:
+    """The byte offset of line ``i`` (for an error: not counted while reading)."""
+    return sum(map(len, lines[:i]))
+
+
+def _floats(rows_text: list[str], at: list[int], lines: list[str], width: int, what: str,
             file: str | None) -> np.ndarray:
-    if not lines:
+    if not rows_text:
         return np.zeros((0, width))
-    rows = [ln.split()[:width] for ln in lines]
+    split = list(map(str.split, rows_text))
     try:
+        if all(len(r) == width for r in split):         # the usual case: one flat list
+            return np.array([x for r in split for x in r], np.float64).reshape(-1, width)
+        rows = [r[:width] for r in split]
         return np.array([r + ["0"] * (width - len(r)) for r in rows], dtype=np.float64)
     except (ValueError, OverflowError):
         pass
+    rows = [r[:width] for r in split]
     for i, r in enumerate(rows):                      # the error path: find the line
         try:
             [float(x) for x in r]
         except (ValueError, OverflowError) as exc:
-            raise FormatError(f"numbers in the OBJ {what} lines", file=file, offset=where[i],
-                              path=f"{what}[{i}]", got=" ".join(r)) from exc
+            raise FormatError(f"numbers in the OBJ {what} lines", file=file,
+                              offset=_offset(lines, at[i]), path=f"{what}[{i}]",
+                              got=" ".join(r)) from exc
     raise FormatError(f"numbers in the OBJ {what} lines", file=file, path=what)
+
+
+#: the first two characters of a stripped line -> (its kind: v, vt, vn, f; where its values
+#: start); ``vt``/``vn`` count only when a space follows
+_HEADS = {"v ": (0, 2), "vt": (1, 3), "vn": (2, 3), "f ": (3, 2)}
+#: a corner token's spelling (its first one's) -> which of v, vt, vn it gives, and the pattern
+#: all tokens of a file spelled alike match (joined by spaces): their indices then come from
+#: one split
+_FORMS = {0: ((True, False, False), re.compile(r"[^ /]+(?: [^ /]+)*")),
+          1: ((True, True, False), re.compile(r"[^ /]+/[^ /]+(?: [^ /]+/[^ /]+)*")),
+          2: ((True, True, True), re.compile(r"[^ /]+/[^ /]+/[^ /]+(?: [^ /]+/[^ /]+/[^ /]+)*")),
+          3: ((True, False, True), re.compile(r"[^ /]+//[^ /]+(?: [^ /]+//[^ /]+)*"))}
+
+
+def corner_form(token: str) -> int:
+    """How a face's corner token is spelled: 0 ``a``, 1 ``a/b``, 2 ``a/b/c``, 3 ``a//c``
+    (the keys of :data:`_FORMS`), else -1 (the indices themselves are not looked at)."""
+    n = token.count("/")
+    if n == 2 and "//" in token:
+        return 3
+    return n if n < 3 else -1
 
 
 def parse_obj(data: bytes, file: str | None = None) -> ObjMesh:
     text = data.decode("latin-1")            # one character per byte: offsets are byte offsets
-    v, vt, vn, faces = [], [], [], []
-    v_at, vt_at, vn_at, f_at = [], [], [], []
-    f_counts = []                            # (v, vt, vn) defined before each face
+    lines = text.splitlines(keepends=True)
+    at: tuple[list[int], ...] = ([], [], [], [])       # line numbers of v, vt, vn, f lines
+    body: tuple[list[str], ...] = ([], [], [], [])     # their text after the key
     objects = 0
-    offset = 0
-    for ln in text.splitlines(keepends=True):
+    heads = _HEADS
+    for i, ln in enumerate(lines):
         s = ln.strip()
-        if s.startswith("v "):
-            v.append(s[2:])
-            v_at.append(offset)
-        elif s.startswith("vt "):
-            vt.append(s[3:])
-            vt_at.append(offset)
-        elif s.startswith("vn "):
-            vn.append(s[3:])
-            vn_at.append(offset)
-        elif s.startswith("f "):
-            faces.append(s[2:].split())
-            f_at.append(offset)
-            f_counts.append((len(v), len(vt), len(vn)))
-        elif s.startswith("o "):
-            objects += 1
-        offset += len(ln)
-    pos = _floats(v, v_at, 3, "v", file)
-    tex = _floats(vt, vt_at, 2, "vt", file)
-    nrm = _floats(vn, vn_at, 3, "vn", file)
+        got = heads.get(s[:2])
+        if got is None:
+            if s[:2] == "o ":
+                objects += 1
+            continue
+        k, cut = got
+        if cut == 3 and s[2:3] != " ":
+            continue
+        at[k].append(i)
+        body[k].append(s[cut:])
+    pos = _floats(body[0], at[0], lines, 3, "v", file)
+    tex = _floats(body[1], at[1], lines, 2, "vt", file)
+    nrm = _floats(body[2], at[2], lines, 3, "vn", file)
+    faces = [f.split() for f in body[3]]
+    corners = _corners(faces, at, lines, (len(pos), len(tex), len(nrm)), file)
+    mesh = ObjMesh(pos, tex, nrm, corners, objects)
+    # the lines as split here, for the records that template the text (:mod:`.exact`): kept
+    # beside the fields, as ObjFile keeps its parse
+    mesh.__dict__["_lines"] = (data, lines, at)
+    return mesh
+
+
+def parsed_lines(mesh: ObjMesh, data: bytes) -> tuple[list[str], tuple[list[int], ...]] | None:
+    """(the lines of ``data``, the line numbers of its ``v``, ``vt``, ``vn`` and ``f`` lines)
+    as :func:`parse_obj` split them when it parsed ``mesh`` from ``data``, else None."""
+    kept = mesh.__dict__.get("_lines")
+    if kept is None or (kept[0] is not data and kept[0] != data):
+        return None
+    return kept[1], kept[2]
+
+
+def _tokens(faces: list[list[str]], f_at: list[int], lines: list[str],
+            file: str | None) -> tuple[list[str], np.ndarray]:
+    """Each triangle corner's token (quads split ``(a, b, c), (d, a, c)``, larger faces
+    fanned) and the face it is of."""
+    counts = np.fromiter(map(len, faces), np.int64, len(faces))
+    if len(counts) and (counts == 3).all():
+        return [t for f in faces for t in f], np.repeat(np.arange(len(faces)), 3)
     tokens: list[str] = []
-    owner: list[int] = []                    # face of each corner token
     fanned = False
     for fi, f in enumerate(faces):
         n = len(f)
         if n < 3:
-            raise FormatError("faces of 3 or 4 corners", file=file, offset=f_at[fi],
+            raise FormatError("faces of 3 or 4 corners", file=file, offset=_offset(lines, f_at[fi]),
                               path=f"f[{fi}]", got=" ".join(f))
         if n == 3:
             tokens += f
@@ -103,31 +154,48 @@ def parse_obj(data: bytes, file: str | None = None) -> ObjMesh:
             fanned = True
             for k in range(1, n - 1):
                 tokens += [f[0], f[k], f[k + 1]]
-        owner += [fi] * (3 * (n - 2))
     if fanned:
         warnings.warn("OBJ faces with more than 4 corners were fanned (Overgrowth does not read "
-                      "them)", LossWarning, stacklevel=2)
+                      "them)", LossWarning, stacklevel=4)
+    return tokens, np.repeat(np.arange(len(faces)), 3 * np.maximum(counts - 2, 0))
+
+
+def _corners(faces: list[list[str]], at: tuple[list[int], ...], lines: list[str],
+             counts: tuple[int, int, int], file: str | None) -> np.ndarray:
+    """(3T, 3) source indices v, vt, vn of the faces' triangle corners (0-based, -1: none)."""
+    f_at = at[3]
+    tokens, face = _tokens(faces, f_at, lines, file)
     corners = np.full((len(tokens), 3), -1, dtype=np.int64)
-    counts = (len(pos), len(tex), len(nrm))
-    face = np.asarray(owner, dtype=np.int64)
-    before = np.asarray(f_counts, dtype=np.int64).reshape(-1, 3)[face] if len(face) else \
-        np.zeros((0, 3), np.int64)
-    parts = [t.split("/") for t in tokens]
+    # (v, vt, vn) defined before each face: negative indices count back from there
+    lines_of = np.asarray(f_at, np.int64)[face]
+    before = np.stack([np.searchsorted(np.asarray(at[k], np.int64), lines_of) for k in range(3)],
+                      1) if len(face) else np.zeros((0, 3), np.int64)
+    try:
+        fast = _same_form(tokens)
+    except (ValueError, OverflowError):      # (the tokens one by one tell which one)
+        fast = None
+    parts = None if fast is not None else [t.split("/") for t in tokens]
     for k in range(3):
-        given = np.array([len(p) > k and bool(p[k]) for p in parts], bool)
         try:
-            vals = np.array([p[k] if g else "0" for p, g in zip(parts, given)], dtype=np.int64)
+            if fast is not None:
+                given = np.full(len(tokens), fast[0][k])
+                vals = fast[1][k] if fast[0][k] else np.zeros(len(tokens), np.int64)
+            else:
+                assert parts is not None
+                given = np.array([len(p) > k and bool(p[k]) for p in parts], bool)
+                vals = np.array([p[k] if g else "0" for p, g in zip(parts, given)],
+                                dtype=np.int64)
         except (ValueError, OverflowError) as exc:
-            for i, p in enumerate(parts):
+            for i, t in enumerate(tokens):
+                p = t.split("/")
                 try:
-                    int(p[k]) if given[i] else 0
+                    int(p[k]) if len(p) > k and p[k] else 0
                 except (ValueError, OverflowError):
                     fi = int(face[i])
                     raise FormatError("integer indices in the OBJ faces", file=file,
-                                      offset=f_at[fi], path=f"f[{fi}]",
+                                      offset=_offset(lines, f_at[fi]), path=f"f[{fi}]",
                                       got=tokens[i]) from exc
             raise FormatError("integer indices in the OBJ faces", file=file, path="f") from exc
-        # negative indices count back from the last element defined before the face
         vals = np.where(vals < 0, vals + before[:, k], vals - 1)
         corners[:, k] = np.where(given, vals, -1)
         bad = given & ((corners[:, k] < 0) | (corners[:, k] >= counts[k]))
@@ -137,9 +205,28 @@ def parse_obj(data: bytes, file: str | None = None) -> ObjMesh:
             i = int(np.argmax(bad))
             fi = int(face[i])
             raise FormatError(f"{('v', 'vt', 'vn')[k]} indices within 1..{counts[k]} (or "
-                              "-1..-count before the face)", file=file, offset=f_at[fi],
-                              path=f"f[{fi}]", got=tokens[i])
-    return ObjMesh(pos, tex, nrm, corners, objects)
+                              "-1..-count before the face)", file=file,
+                              offset=_offset(lines, f_at[fi]), path=f"f[{fi}]", got=tokens[i])
+    return corners
+
+
+def _same_form(tokens: list[str]) -> tuple[tuple[bool, ...], list[np.ndarray]] | None:
+    """When every token is spelled as the first (``a``, ``a/b``, ``a/b/c``, ``a//c``: each
+    index given), which of v, vt, vn they give and the indices of each (one split of them
+    all); else None. Raises ValueError on an index that is not an integer (or OverflowError)."""
+    if not tokens:
+        return None
+    form = _FORMS.get(corner_form(tokens[0]))
+    if form is None:
+        return None
+    given, pattern = form
+    joined = " ".join(tokens)
+    if pattern.fullmatch(joined) is None:
+        return None
+    width = sum(given)
+    fields = np.array(joined.replace("/", " ").split(), dtype=np.int64).reshape(-1, width)
+    cols = iter(fields.T)
+    return given, [next(cols) if g else np.zeros(0, np.int64) for g in given]
 
 
 def _rows(prefix: str, arr: np.ndarray) -> str:
