@@ -139,7 +139,8 @@ def normal_records(normals: list[np.ndarray]) -> list[dict | None]:
     in one numpy pass (a model has dozens of meshes: per mesh only slices are encoded)."""
     if not normals:
         return []
-    cuts = np.r_[0, np.cumsum([len(n) for n in normals])]
+    cuts = np.zeros(len(normals) + 1, np.int64)
+    np.cumsum([len(n) for n in normals], out=cuts[1:])
     allf = np.concatenate([np.asarray(n, np.float32).reshape(-1, 3) for n in normals])
     return _normal_records(allf, normal_naive(allf), cuts)
 
@@ -152,7 +153,7 @@ def _normal_records(allf: np.ndarray, naive: np.ndarray, cuts: np.ndarray) -> li
         return [None] * k_count
     rcut_a = np.searchsorted(rows, cuts)
     rcut = rcut_a.tolist()
-    sizes = np.diff(cuts).tolist()
+    sizes = (cuts[1:] - cuts[:-1]).tolist()
     if for_editor():
         return [_record(sizes[k], rows[rcut[k]:rcut[k + 1]] - cuts[k], allf[rows[rcut[k]:rcut[k + 1]]])
                 if rcut[k] < rcut[k + 1] else None for k in range(k_count)]
@@ -164,8 +165,8 @@ def _normal_records(allf: np.ndarray, naive: np.ndarray, cuts: np.ndarray) -> li
     bad = np.flatnonzero(~np.isfinite(length) | (np.abs(dist).max(axis=1) >= 1 << 31))
     if len(bad):
         dist[bad] = 0
-    row_texts = pack_small_slices(_node_steps(rows, cuts), rcut_a)
-    dist_texts = pack_small_slices(dist.reshape(-1), 3 * rcut_a)
+    row_texts, dist_texts = _small_texts((_node_steps(rows, cuts), rcut_a),
+                                         (dist.reshape(-1), 3 * rcut_a))
     checks = check_bytes(unit).tobytes()
     lengths = length.astype("<f4").tobytes()
     out: list[dict | None] = []
@@ -322,10 +323,11 @@ def node_records(nodes: list[NodeChunk]) -> dict[int, dict]:
         return out
     f = np.array([(*c.position, *c.scale, *c.rotation) for c in nodes], np.float32)
     naive = _naive_nodes(f)
-    differ = differing_rows(f, naive)
-    assert differ is not None               # naive is made from f: one shape
-    # a scale too: Blender's bones have none (its rest drops it; :mod:`.restscale`)
-    keep = np.union1d(differ, np.flatnonzero(np.any(np.abs(f[:, 3:6] - 1.0) > 1e-5, axis=1)))
+    # the rows that do not come back, and those with a scale: Blender's bones have none (its
+    # rest drops it; :mod:`.restscale`); one mask (np.union1d sorts: it cost more than the rest)
+    u = f.view(np.uint32)
+    keep = np.flatnonzero((u != naive.view(np.uint32)).any(axis=1)
+                          | (np.abs(f[:, 3:6] - 1.0) > 1e-5).any(axis=1))
     kind = _KIND.get
     for c in nodes:
         kinds = "".join([kind(type(x), "R") for x in c.children])
@@ -385,7 +387,9 @@ def _node_rotations(nodes: list[list[Keys]]) -> tuple[np.ndarray, np.ndarray]:
     rot = [c.keys["rotation"] for chunks in nodes for c in chunks if c.flags & 4]
     counts = [sum(len(c.keys) for c in chunks if c.flags & 4) for chunks in nodes]
     q = np.concatenate(rot) if rot else np.zeros((0, 4), np.float32)
-    return q, np.r_[0, np.cumsum(counts, dtype=np.int64)]
+    starts = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=starts[1:])
+    return q, starts
 
 
 def _any_per(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -401,9 +405,29 @@ def _node_steps(rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
     first = np.ones(len(rows), bool)
     first[1:] = node_of[1:] != node_of[:-1]
     v = rows - starts[node_of]
-    d = np.diff(v, prepend=0)
+    d = v.copy()
+    d[1:] -= v[:-1]
     d[first] = v[first]
     return d
+
+
+def _small_texts(*parts: tuple[np.ndarray, np.ndarray]) -> list[list[str]]:
+    """:func:`retromesh.restore.pack_small_slices` of each (values, cuts) in ``parts`` (each
+    ``cuts`` from 0 to its values' end), all in one call: its fixed numpy cost, not its work,
+    is what a model of a few dozen nodes pays."""
+    values = [np.asarray(v, np.int64).reshape(-1) for v, _ in parts]
+    at, cuts, counts = 0, [], []
+    for v, (_, c) in zip(values, parts):
+        cuts.append(np.asarray(c, np.int64)[:-1] + at)
+        counts.append(len(c) - 1)
+        at += len(v)
+    cuts.append(np.array([at], np.int64))
+    texts = pack_small_slices(np.concatenate(values), np.concatenate(cuts))
+    out, k = [], 0
+    for n in counts:
+        out.append(texts[k:k + n])
+        k += n
+    return out
 
 
 def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None]:
@@ -436,11 +460,11 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
     if len(wide):
         dist[wide] = 0
     # every node's texts made together (a mob has hundreds of nodes: per node only slices)
-    row_texts = pack_small_slices(_node_steps(rows, starts), cut_a)
-    flip_texts = pack_small_slices(_node_steps(flipped, starts), fcut_a)
-    dist_texts = pack_small_slices(dist.reshape(-1), 4 * cut_a)
+    row_texts, flip_texts, dist_texts = _small_texts(
+        (_node_steps(rows, starts), cut_a), (_node_steps(flipped, starts), fcut_a),
+        (dist.reshape(-1), 4 * cut_a))
     checks = check_bytes(naive[rows]).tobytes()
-    sizes = np.diff(starts).tolist()
+    sizes = (starts[1:] - starts[:-1]).tolist()
     out: list[list | None] = []
     for k in range(len(nodes)):
         a, b, fa, fb = cut[k], cut[k + 1], fcut[k], fcut[k + 1]

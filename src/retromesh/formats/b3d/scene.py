@@ -317,7 +317,9 @@ def _gather(keys: list[tuple[int, Keys]], field_name: str, bit: int
         return [], np.zeros(0, np.intp), np.zeros(0, np.int64), np.zeros((0, 0)), np.zeros(0, np.int64)
     lengths = [len(f) for f in frames]
     track = np.repeat(np.asarray(ids, np.intp), lengths)
-    origin = np.repeat(np.asarray(starts, np.int64) - np.r_[0, np.cumsum(lengths)[:-1]],
+    before = np.zeros(len(lengths), np.int64)
+    np.cumsum(lengths[:-1], out=before[1:])
+    origin = np.repeat(np.asarray(starts, np.int64) - before,
                        lengths) + np.arange(sum(lengths))
     f = np.concatenate(frames).astype(np.int64)
     v = np.concatenate(values).astype(np.float64)

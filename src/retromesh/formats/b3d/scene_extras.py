@@ -167,7 +167,22 @@ def needs_source_ids(p: Primitive) -> bool:
     (cubewater's ``head01``): :func:`unsplit` could not tell Blender's copies from them.
     Only with normals: Blender splits a vertex where its corners' normals come back apart
     (stored per corner); without normals in the glTF it makes smooth ones, one per vertex."""
-    return p.normals is not None and len(p.positions) > 1 and bool(_same_as_previous(p).any())
+    if p.normals is None or len(p.positions) < 2:
+        return False
+    # (:func:`_same_as_previous`, stopping at the first attribute that leaves no candidate:
+    # to_scene asks this of every primitive, and most have none after the positions)
+    pos = p.positions
+    at = np.flatnonzero((pos[1:] == pos[:-1]).all(axis=1))
+    if not len(at):
+        return False
+    nxt = at + 1
+    ok = np.ones(len(at), bool)
+    for a in [*p.uvs, p.colors, p.joints, p.weights]:
+        if a is not None:
+            ok &= (a[nxt] == a[at]).all(axis=1)
+            if not ok.any():
+                return False
+    return bool((np.einsum("ij,ij->i", p.normals[nxt[ok]], p.normals[at[ok]]) > 0.9999).any())
 
 
 def _by_source(p: Primitive, count: int) -> Primitive | None:
