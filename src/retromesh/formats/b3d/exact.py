@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import re
 import struct
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -55,12 +56,13 @@ from ...restore import (
     unpack_words,
 )
 from .axes import Z32, rot_from_gltf, rot_to_gltf
-from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
+from .chunks import BONE_DTYPE, AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
 
 __all__ = ["BLENDER_TOLERANCE", "WEIGHT_TOLERANCE", "tolerance", "pack", "pack_normals",
-           "normal_records", "unpack", "restore_rows", "normal_naive", "node_records", "node_values",
+           "normal_records", "unpack", "restore_rows", "restore_normals", "normal_naive", "node_records", "node_values",
            "kept_trs", "recorded_gltf_trs", "reorder",
-           "rotation_naive", "keys_records", "restore_keys", "bone_record", "restore_bone"]
+           "rotation_naive", "keys_records", "restore_keys", "bone_record", "bone_records",
+           "restore_bone"]
 
 #: how far a value may be from what we wrote and still count as unedited, through Blender
 #: (float32 matrices, per-corner normals stored in its own form, colours in 8 bits of sRGB):
@@ -139,8 +141,7 @@ def normal_records(normals: list[np.ndarray]) -> list[dict | None]:
     in one numpy pass (a model has dozens of meshes: per mesh only slices are encoded)."""
     if not normals:
         return []
-    cuts = np.zeros(len(normals) + 1, np.int64)
-    np.cumsum([len(n) for n in normals], out=cuts[1:])
+    cuts = np.array([0, *accumulate(len(n) for n in normals)], np.int64)
     allf = np.concatenate([np.asarray(n, np.float32).reshape(-1, 3) for n in normals])
     return _normal_records(allf, normal_naive(allf), cuts)
 
@@ -199,6 +200,12 @@ def _restore_normals(out: np.ndarray, rec: dict, tol: float) -> None:
     """:func:`restore_rows` of a :func:`pack_normals` record of the second version: rows whose
     written normal has the check byte (and gives it again), and zero normals (glTF computed
     one: any normal), as read."""
+    restore_normals([(out, rec)])
+
+
+def _normal_parts(out: np.ndarray, rec: dict) -> tuple[np.ndarray, bytes, np.ndarray, bytes] | None:
+    """(rows, lengths, distances, check bytes) of a second-version normals record for ``out``,
+    None when it does not fit."""
     n = len(out)
     length_raw, dist, checks = unpack_words(rec.get("len")), unpack_small(rec.get("d")), \
         unpack_raw(rec.get("c"))
@@ -211,15 +218,29 @@ def _restore_normals(out: np.ndarray, rec: dict, tol: float) -> None:
     if rows is None or length_raw is None or dist is None or checks is None or \
             len(length_raw) != 4 * len(rows) or len(dist) != 3 * len(rows) or \
             len(checks) != len(rows) or (len(rows) and rows[-1] >= n) or out.shape[1:] != (3,):
+        return None
+    return rows, length_raw, dist, checks
+
+
+def restore_normals(items: list[tuple[np.ndarray, dict]]) -> None:
+    """:func:`_restore_normals` of each (normals written, record), in place, the values of all
+    in one numpy pass (a model has dozens of meshes: per mesh only its record is decoded)."""
+    parts = [(out, got) for out, rec in items if (got := _normal_parts(out, rec)) is not None]
+    if not parts:
         return
-    length = np.frombuffer(length_raw, "<f4")
-    now = np.asarray(out[rows], np.float32)
+    now = np.concatenate([np.asarray(out[got[0]], np.float32) for out, got in parts])
+    length = np.frombuffer(b"".join([got[1] for _, got in parts]), "<f4")
+    dist = np.concatenate([got[2] for _, got in parts]).reshape(-1, 3)
+    checks = np.frombuffer(b"".join([got[3] for _, got in parts]), np.uint8)
     with np.errstate(all="ignore"):
-        was = unordered(ordered(_scaled(now, length)) + dist.reshape(-1, 3))
-        ok = (check_bytes(now) == np.frombuffer(checks, np.uint8)) & \
-            (bits(normal_naive(was)) == bits(now)).all(axis=1)
+        was = unordered(ordered(_scaled(now, length)) + dist)
+        ok = (check_bytes(now) == checks) & (bits(normal_naive(was)) == bits(now)).all(axis=1)
     ok |= length == 0
-    out[rows[ok]] = was[ok]
+    at = 0
+    for out, (rows, *_) in parts:
+        k = slice(at, at + len(rows))
+        out[rows[ok[k]]] = was[k][ok[k]]
+        at += len(rows)
 
 
 def restore_rows(out: np.ndarray, expect_of, got: np.ndarray, rec: Any, tol: float,
@@ -377,7 +398,12 @@ def reorder(children: list, order: Any) -> list:
 
 def rotation_naive(wxyz: np.ndarray) -> np.ndarray:
     """B3D key rotations as the plain way back gives them (unit in glTF, float32 twice)."""
-    g = rot_to_gltf(np.asarray(wxyz, np.float64)).astype(np.float32)
+    return _naive_of(rot_to_gltf(np.asarray(wxyz, np.float64)).astype(np.float32))
+
+
+def _naive_of(g: np.ndarray) -> np.ndarray:
+    """:func:`rotation_naive` of the keys whose glTF rotations (float32, as written, before
+    the glTF writer makes them unit) are ``g``."""
     return rot_from_gltf(unit_rows(g, fallback=(0.0, 0.0, 0.0, 1.0))).astype(np.float32)
 
 
@@ -387,14 +413,13 @@ def _node_rotations(nodes: list[list[Keys]]) -> tuple[np.ndarray, np.ndarray]:
     rot = [c.keys["rotation"] for chunks in nodes for c in chunks if c.flags & 4]
     counts = [sum(len(c.keys) for c in chunks if c.flags & 4) for chunks in nodes]
     q = np.concatenate(rot) if rot else np.zeros((0, 4), np.float32)
-    starts = np.zeros(len(counts) + 1, np.int64)
-    np.cumsum(counts, out=starts[1:])
-    return q, starts
+    return q, np.array([0, *accumulate(counts)], np.int64)
 
 
 def _any_per(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Per slice ``starts[k]:starts[k + 1]`` of ``mask``, whether any is set."""
-    hits = np.r_[0, np.cumsum(mask, dtype=np.int64)]
+    hits = np.zeros(len(mask) + 1, np.int64)
+    np.cumsum(mask, out=hits[1:])
     return hits[starts[1:]] > hits[starts[:-1]]
 
 
@@ -430,7 +455,9 @@ def _small_texts(*parts: tuple[np.ndarray, np.ndarray]) -> list[list[str]]:
     return out
 
 
-def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None]:
+def keys_records(nodes: list[list[Keys]], flips: np.ndarray,
+                 known: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+                 ) -> list[list | None]:
     """Per node (its KEYS chunks; ``flips``: which of all their keys, chunk after chunk, node
     after node, to_scene flipped): ``[flipped rows or None, record or None]`` over its
     rotation keys one after another, or None when nothing is to be kept; every node in one
@@ -443,12 +470,24 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
     Rows, flips and distances are :func:`retromesh.restore.pack_small` texts; a node whose
     distances do not fit in int32 (a value glTF had to replace), and every node of a scene read
     for an editor (:func:`retromesh.restore.editor_records`), keeps its values (``f32``, the
-    first version, which :func:`restore_keys` also reads)."""
-    q, starts = _node_rotations(nodes)
+    first version, which :func:`restore_keys` also reads).
+
+    ``known``: what to_scene already has of these keys, (place of each among all keys of the
+    nodes' chunks, its file rotation, its glTF rotation in float32 before the writer makes it
+    unit), in any order: used instead of gathering and converting the keys again."""
     is_rot = np.repeat(np.array([bool(c.flags & 4) for chunks in nodes for c in chunks], bool),
                        [len(c.keys) for chunks in nodes for c in chunks])
     flipped = np.flatnonzero(flips[is_rot])
-    naive = rotation_naive(q)
+    if known is None:
+        q, starts = _node_rotations(nodes)
+        naive = rotation_naive(q)
+    else:
+        origin, file_q, gltf_q = known
+        at = (np.cumsum(is_rot) - 1)[origin]        # each key's place among the rotation keys
+        q, naive = np.empty_like(file_q), np.empty_like(gltf_q)
+        q[at], naive[at] = file_q, _naive_of(gltf_q)
+        starts = np.array([0, *accumulate(sum(len(c.keys) for c in chunks if c.flags & 4)
+                                          for chunks in nodes)], np.int64)
     rows = differing_rows(q, naive)
     assert rows is not None                 # naive is made from q: one shape
     cut_a = np.searchsorted(rows, starts)               # each node's rows: rows[cut[k]:cut[k+1]]
@@ -584,12 +623,41 @@ def bone_record(weights: np.ndarray, odd: np.ndarray) -> dict | None:
     Texts of :func:`retromesh.restore.pack_small`; GLBs written before hold ``w``, all weights,
     and steps of int32, which are still read."""
     v, w = weights["vertex"], weights["weight"]
-    out: dict[str, Any] = {}
-    if len(v) > 1 and (v[1:] < v[:-1]).any():
-        out["v"] = pack_small(np.diff(v.astype(np.int64), prepend=0))
     loose = v[(w > 0) & (w != 1.0)]
     loose = loose[(loose >= 0) & (loose < len(odd))]
-    if len(loose) and not odd[loose].all():
+    return _bone_texts(v, w, len(v) > 1 and bool((v[1:] < v[:-1]).any()),
+                       bool(len(loose)) and not odd[loose].all())
+
+
+def bone_records(bones: list[np.ndarray], odd: np.ndarray) -> list[dict | None]:
+    """:func:`bone_record` of each BONE's weights, the tests of all bones in one numpy pass (a
+    mob has dozens of bones, most of which need no record): per bone only the texts."""
+    if not bones:
+        return []
+    # (np.concatenate of record arrays is 20x slower than of their bytes)
+    cat = np.frombuffer(b"".join([(b if b.dtype == BONE_DTYPE else b.astype(BONE_DTYPE)).tobytes()
+                                  for b in bones]), BONE_DTYPE)
+    v, w = cat["vertex"], cat["weight"]
+    starts = np.array([0, *accumulate(len(b) for b in bones)], np.int64)
+    # a vertex id smaller than the one before it in its bone
+    down = np.zeros(len(v), bool)
+    down[1:] = v[1:] < v[:-1]
+    down[starts[:-1][starts[:-1] < len(v)]] = False
+    # a positive weight other than 1 of a vertex glTF holds as it is
+    inside = (v >= 0) & (v < len(odd))
+    loose = (w > 0) & (w != 1.0) & inside
+    loose[inside] &= ~odd[v[inside]]
+    return [_bone_texts(b["vertex"], b["weight"], d, lo) if d or lo else None
+            for b, d, lo in zip(bones, _any_per(down, starts).tolist(),
+                                _any_per(loose, starts).tolist())]
+
+
+def _bone_texts(v: np.ndarray, w: np.ndarray, unordered_v: bool, loose: bool) -> dict | None:
+    """:func:`bone_record`'s texts: ``v`` when ``unordered_v``, ``wu``/``wi`` when ``loose``."""
+    out: dict[str, Any] = {}
+    if unordered_v:
+        out["v"] = pack_small(np.diff(v.astype(np.int64), prepend=0))
+    if loose:
         u = np.ascontiguousarray(w, "<f4").view("<u4")
         if len(u) <= 256:       # in order of first use: a dict, cheaper than np.unique here
             first: dict[int, int] = {}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import operator
+from itertools import accumulate
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +15,7 @@ from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import inverse
 from .axes import Z32, Z, rot_to_gltf
 from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
-from .exact import bone_record, keys_records, node_records, normal_records, pack
+from .exact import bone_records, keys_records, node_records, normal_records, pack
 from .keys import jump_step
 from .materials import materials_to_scene
 from .rawchunks import raw_record
@@ -258,8 +259,8 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
         joints, weights = skin_weights(ent, n_vertices, mode, id_lists)    # primitives in turn
         odd = odd_vertices(ent, n_vertices)
         counted = [b for b, _ in bones]
-        for b, w in bones:
-            rec = bone_record(w, odd) if counted.count(b) == 1 else None
+        once = [(b, w) for b, w in bones if counted.count(b) == 1]
+        for (b, _), rec in zip(once, bone_records([w for _, w in once], odd)):
             if rec:
                 scene.nodes[b].extras["b3d"]["bexact"] = rec
         kept = record_entries(ent, odd)     # only these are needed below: frees the rest
@@ -317,8 +318,7 @@ def _gather(keys: list[tuple[int, Keys]], field_name: str, bit: int
         return [], np.zeros(0, np.intp), np.zeros(0, np.int64), np.zeros((0, 0)), np.zeros(0, np.int64)
     lengths = [len(f) for f in frames]
     track = np.repeat(np.asarray(ids, np.intp), lengths)
-    before = np.zeros(len(lengths), np.int64)
-    np.cumsum(lengths[:-1], out=before[1:])
+    before = np.array([0, *accumulate(lengths[:-1])], np.int64)
     origin = np.repeat(np.asarray(starts, np.int64) - before,
                        lengths) + np.arange(sum(lengths))
     f = np.concatenate(frames).astype(np.int64)
@@ -356,15 +356,18 @@ def _key_times(track: np.ndarray, starts: np.ndarray, frames: np.ndarray, first:
 
 
 def _keep_key_bits(scene: Scene, keys: list[tuple[int, Keys]], node_of: list[int],
-                   origin: np.ndarray, flipped: np.ndarray) -> None:
+                   origin: np.ndarray, flipped: np.ndarray, file_q: np.ndarray,
+                   gltf_q: np.ndarray) -> None:
     """Each node's record of the rotation keys glTF changes (:func:`.exact.keys_records`);
-    ``keys`` are grouped by node (its slot ``t`` in ``node_of``) in chunk order."""
+    ``keys`` are grouped by node (its slot ``t`` in ``node_of``) in chunk order; ``file_q``,
+    ``gltf_q``: the keys' file and glTF rotations (float32, in the order of ``origin``)."""
     flips = np.zeros(sum(len(c.keys) for _, c in keys), bool)
     flips[origin] = flipped
     chunks: dict[int, list[Keys]] = {}
     for t, c in keys:
         chunks.setdefault(t, []).append(c)
-    for t, rec in zip(chunks, keys_records(list(chunks.values()), flips)):
+    for t, rec in zip(chunks, keys_records(list(chunks.values()), flips,
+                                           (origin, file_q, gltf_q))):
         if rec is not None:
             scene.nodes[node_of[t]].extras["b3d"]["kexact"] = rec
 
@@ -407,8 +410,10 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
             if path == "translation":
                 values = values * Z
             elif path == "rotation":
-                values, flipped = _continuous(rot_to_gltf(values), starts)
-                _keep_key_bits(scene, keys, node_of, origin, flipped)
+                gltf_q = rot_to_gltf(values)
+                file_q, gltf32 = values.astype(np.float32), gltf_q.astype(np.float32)
+                values, flipped = _continuous(gltf_q, starts)
+                _keep_key_bits(scene, keys, node_of, origin, flipped, file_q, gltf32)
             times = _key_times(track, starts, frames, first, fps)
             made = Channel.tracks([node_of[t] for t in ids], path, times, values, starts)
             channels.update(((t, path), c) for t, c in zip(ids, made))
