@@ -551,14 +551,14 @@ def _put_back_v2(q: np.ndarray, rows: np.ndarray, dist: np.ndarray, checks: np.n
         if done.all():
             break
         now = np.float32(sign) * q[rows]
-        ok = (check_bytes(now) == checks) & ~done
-        if not ok.any():
+        sel = np.flatnonzero((check_bytes(now) == checks) & ~done)
+        if not len(sel):
             continue
         with np.errstate(all="ignore"):
-            cand = unordered(ordered(now[ok]) + dist[ok])
-            ok[ok] = (bits(rotation_naive(cand)) == bits(now[ok])).all(axis=1)
-        q[rows[ok]] = unordered(ordered(now[ok]) + dist[ok])
-        done |= ok
+            cand = unordered(ordered(now[sel]) + dist[sel])
+            good = (bits(rotation_naive(cand)) == bits(now[sel])).all(axis=1)
+        q[rows[sel[good]]] = cand[good]
+        done[sel[good]] = True
 
 
 def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
