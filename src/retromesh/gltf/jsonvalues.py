@@ -7,8 +7,8 @@ extras); it imports only the JSON model, so neither of those depends on the othe
 from __future__ import annotations
 
 import math
-from itertools import chain
 from collections.abc import Callable
+from itertools import chain
 from pathlib import Path
 from typing import Any
 

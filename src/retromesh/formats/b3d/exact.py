@@ -44,7 +44,6 @@ from ...restore import (
     from_steps,
     ordered,
     pack_raw,
-    pack_small,
     pack_small_slices,
     pack_words,
     put_back,
@@ -56,13 +55,16 @@ from ...restore import (
     unpack_words,
 )
 from .axes import Z32, rot_from_gltf, rot_to_gltf
-from .chunks import BONE_DTYPE, AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
+from .boneexact import WEIGHT_TOLERANCE, bone_record, bone_records, restore_bone
+from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
 
 __all__ = ["BLENDER_TOLERANCE", "WEIGHT_TOLERANCE", "tolerance", "pack", "pack_normals",
-           "normal_records", "unpack", "restore_rows", "restore_normals", "normal_naive", "node_records", "node_values",
-           "kept_trs", "recorded_gltf_trs", "reorder",
+           "normal_records", "unpack", "restore_rows", "restore_normals", "normal_naive",
+           "node_records", "node_values", "kept_trs", "recorded_gltf_trs", "reorder",
            "rotation_naive", "keys_records", "restore_keys", "bone_record", "bone_records",
            "restore_bone"]
+
+# (the BONE records: :mod:`.boneexact`; named here too, where they were)
 
 #: how far a value may be from what we wrote and still count as unedited, through Blender
 #: (float32 matrices, per-corner normals stored in its own form, colours in 8 bits of sRGB):
@@ -416,13 +418,6 @@ def _node_rotations(nodes: list[list[Keys]]) -> tuple[np.ndarray, np.ndarray]:
     return q, np.array([0, *accumulate(counts)], np.int64)
 
 
-def _any_per(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Per slice ``starts[k]:starts[k + 1]`` of ``mask``, whether any is set."""
-    hits = np.zeros(len(mask) + 1, np.int64)
-    np.cumsum(mask, out=hits[1:])
-    return hits[starts[1:]] > hits[starts[:-1]]
-
-
 def _node_steps(rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Increasing rows of all nodes (node ``k``'s from ``starts[k]``) as their steps within
     each node, each node's first from 0 (int64)."""
@@ -605,107 +600,3 @@ def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
             if c.flags & 4:
                 c.keys["rotation"] = q[at:at + len(c.keys)]
                 at += len(c.keys)
-
-
-# -- BONE entries ---------------------------------------------------------------------------------
-
-#: a written weight this close to the file's counts as unedited (glTF weights are the file's
-#: renormalised in float32: they differ in the last bits)
-WEIGHT_TOLERANCE = 1e-5
-
-
-def bone_record(weights: np.ndarray, odd: np.ndarray) -> dict | None:
-    """What the BONE's entries need to come back in file order with the file's bits: ``v`` the
-    vertex ids when they are not in increasing order (the writer's: their steps), the weights
-    when a weight glTF renormalises could come back in other bits (a positive weight other than
-    1 of a vertex whose entries glTF holds as they are: not one of the ``odd`` vertices): ``wu``
-    the bone's distinct weights and ``wi`` which each entry has (a bone has a few dozen).
-    Texts of :func:`retromesh.restore.pack_small`; GLBs written before hold ``w``, all weights,
-    and steps of int32, which are still read."""
-    v, w = weights["vertex"], weights["weight"]
-    loose = v[(w > 0) & (w != 1.0)]
-    loose = loose[(loose >= 0) & (loose < len(odd))]
-    return _bone_texts(v, w, len(v) > 1 and bool((v[1:] < v[:-1]).any()),
-                       bool(len(loose)) and not odd[loose].all())
-
-
-def bone_records(bones: list[np.ndarray], odd: np.ndarray) -> list[dict | None]:
-    """:func:`bone_record` of each BONE's weights, the tests of all bones in one numpy pass (a
-    mob has dozens of bones, most of which need no record): per bone only the texts."""
-    if not bones:
-        return []
-    # (np.concatenate of record arrays is 20x slower than of their bytes)
-    cat = np.frombuffer(b"".join([(b if b.dtype == BONE_DTYPE else b.astype(BONE_DTYPE)).tobytes()
-                                  for b in bones]), BONE_DTYPE)
-    v, w = cat["vertex"], cat["weight"]
-    starts = np.array([0, *accumulate(len(b) for b in bones)], np.int64)
-    # a vertex id smaller than the one before it in its bone
-    down = np.zeros(len(v), bool)
-    down[1:] = v[1:] < v[:-1]
-    down[starts[:-1][starts[:-1] < len(v)]] = False
-    # a positive weight other than 1 of a vertex glTF holds as it is
-    inside = (v >= 0) & (v < len(odd))
-    loose = (w > 0) & (w != 1.0) & inside
-    loose[inside] &= ~odd[v[inside]]
-    return [_bone_texts(b["vertex"], b["weight"], d, lo) if d or lo else None
-            for b, d, lo in zip(bones, _any_per(down, starts).tolist(),
-                                _any_per(loose, starts).tolist())]
-
-
-def _bone_texts(v: np.ndarray, w: np.ndarray, unordered_v: bool, loose: bool) -> dict | None:
-    """:func:`bone_record`'s texts: ``v`` when ``unordered_v``, ``wu``/``wi`` when ``loose``."""
-    out: dict[str, Any] = {}
-    if unordered_v:
-        out["v"] = pack_small(np.diff(v.astype(np.int64), prepend=0))
-    if loose:
-        u = np.ascontiguousarray(w, "<f4").view("<u4")
-        if len(u) <= 256:       # in order of first use: a dict, cheaper than np.unique here
-            first: dict[int, int] = {}
-            which = np.array([first.setdefault(x, len(first)) for x in u.tolist()], np.int64)
-            distinct = np.array(list(first), "<u4")
-        else:
-            distinct, which = np.unique(u, return_inverse=True)
-        out["wu"] = pack_words(distinct.astype("<u4").tobytes())
-        out["wi"] = pack_small(which)
-    return out or None
-
-
-def _kept_weights(rec: dict, n: int) -> np.ndarray | None:
-    """The file's weights of a BONE of ``n`` entries kept by :func:`bone_record` (either
-    version), or None."""
-    if "wu" in rec:
-        raw, which = unpack_words(rec["wu"]), unpack_small(rec.get("wi"))
-        if raw is None or len(raw) % 4 or which is None or len(which) != n or \
-                (n and (which.min() < 0 or which.max() >= len(raw) // 4)):
-            return None
-        return np.frombuffer(raw, "<f4")[which]
-    raw = unpack_words(rec.get("w"))
-    return np.frombuffer(raw, "<f4") if raw is not None and len(raw) == 4 * n else None
-
-
-def restore_bone(bone: Bone, rec: Any) -> None:
-    """The BONE's entries in file order and with the file's weight bits where they are still
-    the written ones (same vertices; weights within :data:`WEIGHT_TOLERANCE`), in place."""
-    if not isinstance(rec, dict):
-        return
-    w = bone.weights
-    n = len(w)
-    v_file = None
-    if "v" in rec:
-        small = unpack_small(rec["v"])
-        v_file = np.cumsum(small) if small is not None else from_steps(unpack_words(rec["v"]))
-        if v_file is None or len(v_file) != n:
-            return
-        order = np.argsort(v_file, kind="stable")
-        if not np.array_equal(v_file[order], w["vertex"]):
-            return
-        back = np.empty(n, np.int64)
-        back[order] = np.arange(n)
-        w = w[back]
-    if "w" in rec or "wu" in rec:
-        kept = _kept_weights(rec, n)
-        if kept is not None:
-            w = w.copy()
-            near = np.abs(w["weight"].astype(np.float64) - kept) <= WEIGHT_TOLERANCE
-            w["weight"][near] = kept[near]
-    bone.weights = w

@@ -2,15 +2,16 @@
 from __future__ import annotations
 
 import operator
-from itertools import accumulate
 import warnings
 from collections.abc import Callable
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ...errors import DocumentError, LossWarning, UnsupportedError
+from ...geometry import gltf_weights, merge_duplicate_joints
 from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import inverse
 from .axes import Z32, Z, rot_to_gltf
@@ -260,7 +261,12 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
         odd = odd_vertices(ent, n_vertices)
         counted = [b for b, _ in bones]
         once = [(b, w) for b, w in bones if counted.count(b) == 1]
-        for (b, _), rec in zip(once, bone_records([w for _, w in once], odd)):
+
+        def written(once=once, joint_of=joint_of, joints=joints, weights=weights,
+                    id_lists=id_lists, n_vertices=n_vertices):
+            return (*_glb_weights(joints, weights, id_lists, n_vertices),
+                    [joint_of[b] for b, _ in once])
+        for (b, _), rec in zip(once, bone_records([w for _, w in once], odd, written)):
             if rec:
                 scene.nodes[b].extras["b3d"]["bexact"] = rec
         kept = record_entries(ent, odd)     # only these are needed below: frees the rest
@@ -281,6 +287,21 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
             record = weight_record(kept, odd, used, taken)
             if record is not None:
                 mesh.extras["b3d_tris"][k]["weights"] = record
+
+
+def _glb_weights(joints: np.ndarray, weights: np.ndarray, id_lists: list[np.ndarray],
+                 n_vertices: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(each vertex's row in the next two, -1 for a vertex no primitive holds; the joints and
+    weights of each row of ``joints``, ``weights`` (the primitives' rows one after another) as
+    the glTF writer stores them): what the BONE records are made against
+    (:func:`.boneexact.bone_records`)."""
+    row_of = np.full(n_vertices, -1, np.int64)
+    at = np.array([0, *accumulate(len(u) for u in id_lists)], np.int64)
+    for k in range(len(id_lists) - 1, -1, -1):     # a vertex's first primitive
+        row_of[id_lists[k]] = np.arange(at[k], at[k + 1])
+    j, w, _ = gltf_weights(joints, weights, merge=False)
+    j, w = merge_duplicate_joints(j, w)             # (as the writer: sanitize_weights)
+    return row_of, j, w
 
 
 def _continuous(q: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
