@@ -12,8 +12,9 @@ keeps, for each BONE, what the way back needs:
   places in file order) whose weight the way back does not give bit for bit, ``wf`` their
   file values (float32); nothing when all come back (``h3dview__Bird.b3d``: 17 of 423);
 * version 2 (a scene read for an editor, :func:`retromesh.restore.editor_records`, which
-  stores weights its own way; and a BONE whose GLB weights are not known): ``wu`` the bone's
-  distinct weights and ``wi`` which each entry has;
+  stores weights its own way; a BONE whose GLB weights are not known; a mesh of more than
+  :data:`V3_MOST` such entries): ``wu`` the bone's distinct weights and ``wi`` which each
+  entry has;
 * GLBs written before hold ``w``, all weights, and steps of int32, which are still read.
 
 Texts of :func:`retromesh.restore.pack_small` and :func:`retromesh.restore.pack_words`. On the
@@ -39,11 +40,16 @@ from ...restore import (
 )
 from .chunks import BONE_DTYPE, Bone
 
-__all__ = ["WEIGHT_TOLERANCE", "bone_record", "bone_records", "restore_bone"]
+__all__ = ["WEIGHT_TOLERANCE", "V3_MOST", "bone_record", "bone_records", "restore_bone"]
 
 #: a written weight this close to the file's counts as unedited (glTF weights are the file's
 #: renormalised in float32: they differ in the last bits)
 WEIGHT_TOLERANCE = 1e-5
+
+#: a mesh with more entries to compare than this keeps version 2 (the comparison, a few numpy
+#: passes over all of them, costs more there than the smaller record saves: a 60,000-vertex
+#: mesh of 240,000 entries took 20 ms against 3 ms)
+V3_MOST = 1 << 15
 
 
 def bone_record(weights: np.ndarray, odd: np.ndarray) -> dict | None:
@@ -82,7 +88,8 @@ def bone_records(bones: list[np.ndarray], odd: np.ndarray,
     loose = (w > 0) & (w != 1.0) & inside
     loose[inside] &= ~odd[v[inside]]
     any_loose = _any_per(loose, starts)
-    if written is None or for_editor() or not any(any_loose):
+    if written is None or for_editor() or not any(any_loose) or \
+            int(np.count_nonzero(loose)) > V3_MOST:
         return [_bone_texts(b["vertex"], b["weight"], d, lo) if d or lo else None
                 for b, d, lo in zip(bones, _any_per(down, starts), any_loose)]
     keep = _not_given_back(v, w, loose, starts, written())

@@ -12,6 +12,7 @@ import numpy as np
 
 from ...errors import DocumentError, LossWarning, UnsupportedError
 from ...geometry import gltf_weights, merge_duplicate_joints
+from ...restore import for_editor
 from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import inverse
 from .axes import Z32, Z, rot_to_gltf
@@ -80,7 +81,9 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
             material=material)
         if colors is not None and not use_colors:
             prim.extras["b3d_vertex_colors_unused"] = True
-        if needs_source_ids(prim):      # Blender's split copies must be told from the file's
+        # Blender's split copies must be told from the file's: only in the GLB made for it
+        # (the plain way back never splits; the plain GLB's records are bit for bit anyway)
+        if for_editor() and needs_source_ids(prim):
             prim.attributes[SOURCE_ATTR] = np.arange(len(prim.positions), dtype=np.float32)
         prims.append(prim)
         ids.append(used)
