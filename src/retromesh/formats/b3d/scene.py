@@ -284,9 +284,11 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
         taken = np.zeros(n_vertices, bool)
         at = 0
         for k, (prim, used) in enumerate(zip(mesh.primitives, id_lists)):
-            prim.joints, prim.weights = joints[at:at + len(used)], weights[at:at + len(used)]
+            # (rows of skin_weights' (n, 4) uint16 and float32 tables, as a Primitive holds
+            # them: no second validation of the whole primitive; convert_to_scene validates)
+            prim.joints = np.ascontiguousarray(joints[at:at + len(used)], np.uint16)
+            prim.weights = np.ascontiguousarray(weights[at:at + len(used)], np.float32)
             at += len(used)
-            prim.__post_init__()
             record = weight_record(kept, odd, used, taken)
             if record is not None:
                 mesh.extras["b3d_tris"][k]["weights"] = record
