@@ -406,7 +406,10 @@ def rotation_naive(wxyz: np.ndarray) -> np.ndarray:
 def _naive_of(g: np.ndarray) -> np.ndarray:
     """:func:`rotation_naive` of the keys whose glTF rotations (float32, as written, before
     the glTF writer makes them unit) are ``g``."""
-    return rot_from_gltf(unit_rows(g, fallback=(0.0, 0.0, 0.0, 1.0))).astype(np.float32)
+    # (rot_from_gltf in float32: its reordering and sign are exact either way)
+    out = unit_rows(g, fallback=(0.0, 0.0, 0.0, 1.0))[:, [3, 0, 1, 2]]
+    np.negative(out[:, 3], out=out[:, 3])
+    return out
 
 
 def _node_rotations(nodes: list[list[Keys]]) -> tuple[np.ndarray, np.ndarray]:
