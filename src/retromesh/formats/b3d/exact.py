@@ -54,7 +54,7 @@ from ...restore import (
     unpack_small,
     unpack_words,
 )
-from .axes import Z32, rot_from_gltf, rot_to_gltf
+from .axes import Z32, rot_to_gltf
 from .boneexact import WEIGHT_TOLERANCE, bone_record, bone_records, restore_bone
 from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
 
