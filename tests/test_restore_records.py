@@ -169,6 +169,38 @@ def test_b3d_records_put_back_what_was_read():
         assert b.weights.tobytes() == bone.tobytes()
 
 
+def test_b3d_bone_records_keep_only_the_weights_the_way_back_changes():
+    """Version 3 of the BONE record: made against the weights the GLB holds, it keeps only the
+    entries whose weight does not come back bit for bit (their places and file values); the
+    file's bits come back, an edited weight stays edited, and without the GLB's weights (or
+    for an editor) the bone keeps all (version 2)."""
+    bone = np.zeros(4, BONE_DTYPE)
+    bone["vertex"] = [3, 0, 1, 2]                   # (not in the writer's order: ``v`` too)
+    bone["weight"] = [0.25, 0.5, 0.3, 1.0]
+    odd = np.zeros(4, bool)
+    joints = np.array([[1, 2, 0, 0]] * 4, np.uint16)
+    glb = np.zeros((4, 4), np.float32)
+    glb[:, 0] = bone["weight"][np.argsort(bone["vertex"])]
+    glb[1, 0] = np.nextafter(glb[1, 0], np.float32(2))     # vertex 1: a float32 unit off
+    glb[:, 1] = 1 - glb[:, 0]
+    rec = b3d.bone_records([bone], odd, lambda: (np.arange(4), joints, glb, [1]))[0]
+    assert rec is not None and set(rec) == {"v", "ws", "wf"}
+    assert np.frombuffer(restore.unpack_words(rec["wf"]), "<f4").tolist() == [np.float32(0.3)]
+    assert set(b3d.bone_records([bone], odd)[0]) == {"v", "wu", "wi"}
+    written = np.zeros(4, BONE_DTYPE)
+    written["vertex"] = [0, 1, 2, 3]
+    written["weight"] = glb[:, 0]
+    b = Bone(weights=written.copy())
+    b3d.restore_bone(b, rec)
+    assert b.weights.tobytes() == bone.tobytes()
+    edited = written.copy()
+    edited["weight"][1] = 0.6
+    b = Bone(weights=edited)
+    b3d.restore_bone(b, rec)
+    assert b.weights["weight"].tolist() == [np.float32(0.25), np.float32(0.5), np.float32(0.6),
+                                            np.float32(1.0)]
+
+
 def key_chunks(q: np.ndarray) -> list[list[Keys]]:
     k = np.zeros(len(q), keys_dtype(4))
     k["frame"] = np.arange(len(q))

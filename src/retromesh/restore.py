@@ -227,7 +227,7 @@ def pack_small_slices(values: np.ndarray, cuts: np.ndarray) -> list[str]:
     most of them, packed in one: per slice only its bytes are cut out and encoded)."""
     v = np.asarray(values, np.int64).reshape(-1)
     cuts = np.asarray(cuts, np.int64)
-    lens = np.diff(cuts)
+    lens = cuts[1:] - cuts[:-1]
     lo, hi = np.zeros(len(lens), np.int64), np.zeros(len(lens), np.int64)
     full = np.flatnonzero(lens > 0)
     if len(full):
@@ -237,7 +237,8 @@ def pack_small_slices(values: np.ndarray, cuts: np.ndarray) -> list[str]:
     nib = (lo >= -8) & (hi <= 7)
     # every 4-bit slice padded to an even count, one after the other: byte k // 2 of slice k's
     padded = np.where(nib, lens + (lens & 1), 0)
-    start = np.r_[0, np.cumsum(padded)]
+    start = np.zeros(len(padded) + 1, np.int64)
+    np.cumsum(padded, out=start[1:])
     buf = np.zeros(int(start[-1]), np.uint8)
     if len(buf):
         slice_of = np.repeat(np.arange(len(lens)), lens)

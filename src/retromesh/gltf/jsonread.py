@@ -28,6 +28,7 @@ LIMITS = {
 }
 
 _NO = object()
+_CONTAINERS = frozenset((dict, list))
 
 
 def _reject_constant(name: str) -> float:
@@ -76,7 +77,10 @@ def _check_depth(data: dict, file: str | None, offset: int) -> None:
         nxt: list[dict | list] = []
         for value in level:
             children = value.values() if isinstance(value, dict) else value
-            nxt.extend(v for v in children if isinstance(v, (dict, list)))
+            # (json.loads makes exactly dicts and lists: most lists, such as long lists of
+            # numbers in extras, hold neither, which one pass over their types tells)
+            if not _CONTAINERS.isdisjoint(map(type, children)):
+                nxt.extend(v for v in children if isinstance(v, (dict, list)))
         level, depth = nxt, depth + 1
 
 

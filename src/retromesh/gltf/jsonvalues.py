@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ __all__ = ["jsonable", "extras_json"]
 _PLAIN = frozenset((int, bool, str, type(None)))
 _NUMBER = frozenset((int, bool, float))
 _STR = frozenset((str,))
+_LIST = frozenset((list,))
 
 
 def jsonable(value: Any) -> Any:
@@ -96,7 +98,9 @@ def _json_list(items: list | tuple, convert: Callable[[Any], Any]) -> list:
         except OverflowError:           # an int beyond float range
             pass
     # lists of plain values or finite numbers inside (twin triangles, runs, per-key weights):
-    # copied without a call each
+    # copied without a call each, all items' values tested at once when all are lists
+    if types == _LIST and _plain_numbers(list(chain.from_iterable(items))):
+        return [list(v) for v in items]
     return [v if type(v) in _PLAIN else list(v) if type(v) is list and _plain_numbers(v)
             else convert(v) for v in items]
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import re
 import struct
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,6 @@ from ...restore import (
     from_steps,
     ordered,
     pack_raw,
-    pack_small,
     pack_small_slices,
     pack_words,
     put_back,
@@ -54,13 +54,17 @@ from ...restore import (
     unpack_small,
     unpack_words,
 )
-from .axes import Z32, rot_from_gltf, rot_to_gltf
+from .axes import Z32, rot_to_gltf
+from .boneexact import WEIGHT_TOLERANCE, bone_record, bone_records, restore_bone
 from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
 
 __all__ = ["BLENDER_TOLERANCE", "WEIGHT_TOLERANCE", "tolerance", "pack", "pack_normals",
-           "normal_records", "unpack", "restore_rows", "normal_naive", "node_records", "node_values",
-           "kept_trs", "recorded_gltf_trs", "reorder",
-           "rotation_naive", "keys_records", "restore_keys", "bone_record", "restore_bone"]
+           "normal_records", "unpack", "restore_rows", "restore_normals", "normal_naive",
+           "node_records", "node_values", "kept_trs", "recorded_gltf_trs", "reorder",
+           "rotation_naive", "keys_records", "restore_keys", "bone_record", "bone_records",
+           "restore_bone"]
+
+# (the BONE records: :mod:`.boneexact`; named here too, where they were)
 
 #: how far a value may be from what we wrote and still count as unedited, through Blender
 #: (float32 matrices, per-corner normals stored in its own form, colours in 8 bits of sRGB):
@@ -139,7 +143,7 @@ def normal_records(normals: list[np.ndarray]) -> list[dict | None]:
     in one numpy pass (a model has dozens of meshes: per mesh only slices are encoded)."""
     if not normals:
         return []
-    cuts = np.r_[0, np.cumsum([len(n) for n in normals])]
+    cuts = np.array([0, *accumulate(len(n) for n in normals)], np.int64)
     allf = np.concatenate([np.asarray(n, np.float32).reshape(-1, 3) for n in normals])
     return _normal_records(allf, normal_naive(allf), cuts)
 
@@ -152,7 +156,7 @@ def _normal_records(allf: np.ndarray, naive: np.ndarray, cuts: np.ndarray) -> li
         return [None] * k_count
     rcut_a = np.searchsorted(rows, cuts)
     rcut = rcut_a.tolist()
-    sizes = np.diff(cuts).tolist()
+    sizes = (cuts[1:] - cuts[:-1]).tolist()
     if for_editor():
         return [_record(sizes[k], rows[rcut[k]:rcut[k + 1]] - cuts[k], allf[rows[rcut[k]:rcut[k + 1]]])
                 if rcut[k] < rcut[k + 1] else None for k in range(k_count)]
@@ -164,8 +168,8 @@ def _normal_records(allf: np.ndarray, naive: np.ndarray, cuts: np.ndarray) -> li
     bad = np.flatnonzero(~np.isfinite(length) | (np.abs(dist).max(axis=1) >= 1 << 31))
     if len(bad):
         dist[bad] = 0
-    row_texts = pack_small_slices(_node_steps(rows, cuts), rcut_a)
-    dist_texts = pack_small_slices(dist.reshape(-1), 3 * rcut_a)
+    row_texts, dist_texts = _small_texts((_node_steps(rows, cuts), rcut_a),
+                                         (dist.reshape(-1), 3 * rcut_a))
     checks = check_bytes(unit).tobytes()
     lengths = length.astype("<f4").tobytes()
     out: list[dict | None] = []
@@ -198,6 +202,12 @@ def _restore_normals(out: np.ndarray, rec: dict, tol: float) -> None:
     """:func:`restore_rows` of a :func:`pack_normals` record of the second version: rows whose
     written normal has the check byte (and gives it again), and zero normals (glTF computed
     one: any normal), as read."""
+    restore_normals([(out, rec)])
+
+
+def _normal_parts(out: np.ndarray, rec: dict) -> tuple[np.ndarray, bytes, np.ndarray, bytes] | None:
+    """(rows, lengths, distances, check bytes) of a second-version normals record for ``out``,
+    None when it does not fit."""
     n = len(out)
     length_raw, dist, checks = unpack_words(rec.get("len")), unpack_small(rec.get("d")), \
         unpack_raw(rec.get("c"))
@@ -210,15 +220,29 @@ def _restore_normals(out: np.ndarray, rec: dict, tol: float) -> None:
     if rows is None or length_raw is None or dist is None or checks is None or \
             len(length_raw) != 4 * len(rows) or len(dist) != 3 * len(rows) or \
             len(checks) != len(rows) or (len(rows) and rows[-1] >= n) or out.shape[1:] != (3,):
+        return None
+    return rows, length_raw, dist, checks
+
+
+def restore_normals(items: list[tuple[np.ndarray, dict]]) -> None:
+    """:func:`_restore_normals` of each (normals written, record), in place, the values of all
+    in one numpy pass (a model has dozens of meshes: per mesh only its record is decoded)."""
+    parts = [(out, got) for out, rec in items if (got := _normal_parts(out, rec)) is not None]
+    if not parts:
         return
-    length = np.frombuffer(length_raw, "<f4")
-    now = np.asarray(out[rows], np.float32)
+    now = np.concatenate([np.asarray(out[got[0]], np.float32) for out, got in parts])
+    length = np.frombuffer(b"".join([got[1] for _, got in parts]), "<f4")
+    dist = np.concatenate([got[2] for _, got in parts]).reshape(-1, 3)
+    checks = np.frombuffer(b"".join([got[3] for _, got in parts]), np.uint8)
     with np.errstate(all="ignore"):
-        was = unordered(ordered(_scaled(now, length)) + dist.reshape(-1, 3))
-        ok = (check_bytes(now) == np.frombuffer(checks, np.uint8)) & \
-            (bits(normal_naive(was)) == bits(now)).all(axis=1)
+        was = unordered(ordered(_scaled(now, length)) + dist)
+        ok = (check_bytes(now) == checks) & (bits(normal_naive(was)) == bits(now)).all(axis=1)
     ok |= length == 0
-    out[rows[ok]] = was[ok]
+    at = 0
+    for out, (rows, *_) in parts:
+        k = slice(at, at + len(rows))
+        out[rows[ok[k]]] = was[k][ok[k]]
+        at += len(rows)
 
 
 def restore_rows(out: np.ndarray, expect_of, got: np.ndarray, rec: Any, tol: float,
@@ -322,10 +346,11 @@ def node_records(nodes: list[NodeChunk]) -> dict[int, dict]:
         return out
     f = np.array([(*c.position, *c.scale, *c.rotation) for c in nodes], np.float32)
     naive = _naive_nodes(f)
-    differ = differing_rows(f, naive)
-    assert differ is not None               # naive is made from f: one shape
-    # a scale too: Blender's bones have none (its rest drops it; :mod:`.restscale`)
-    keep = np.union1d(differ, np.flatnonzero(np.any(np.abs(f[:, 3:6] - 1.0) > 1e-5, axis=1)))
+    # the rows that do not come back, and those with a scale: Blender's bones have none (its
+    # rest drops it; :mod:`.restscale`); one mask (np.union1d sorts: it cost more than the rest)
+    u = f.view(np.uint32)
+    keep = np.flatnonzero((u != naive.view(np.uint32)).any(axis=1)
+                          | (np.abs(f[:, 3:6] - 1.0) > 1e-5).any(axis=1))
     kind = _KIND.get
     for c in nodes:
         kinds = "".join([kind(type(x), "R") for x in c.children])
@@ -375,8 +400,16 @@ def reorder(children: list, order: Any) -> list:
 
 def rotation_naive(wxyz: np.ndarray) -> np.ndarray:
     """B3D key rotations as the plain way back gives them (unit in glTF, float32 twice)."""
-    g = rot_to_gltf(np.asarray(wxyz, np.float64)).astype(np.float32)
-    return rot_from_gltf(unit_rows(g, fallback=(0.0, 0.0, 0.0, 1.0))).astype(np.float32)
+    return _naive_of(rot_to_gltf(np.asarray(wxyz, np.float64)).astype(np.float32))
+
+
+def _naive_of(g: np.ndarray) -> np.ndarray:
+    """:func:`rotation_naive` of the keys whose glTF rotations (float32, as written, before
+    the glTF writer makes them unit) are ``g``."""
+    # (rot_from_gltf in float32: its reordering and sign are exact either way)
+    out = unit_rows(g, fallback=(0.0, 0.0, 0.0, 1.0))[:, [3, 0, 1, 2]]
+    np.negative(out[:, 3], out=out[:, 3])
+    return out
 
 
 def _node_rotations(nodes: list[list[Keys]]) -> tuple[np.ndarray, np.ndarray]:
@@ -385,13 +418,7 @@ def _node_rotations(nodes: list[list[Keys]]) -> tuple[np.ndarray, np.ndarray]:
     rot = [c.keys["rotation"] for chunks in nodes for c in chunks if c.flags & 4]
     counts = [sum(len(c.keys) for c in chunks if c.flags & 4) for chunks in nodes]
     q = np.concatenate(rot) if rot else np.zeros((0, 4), np.float32)
-    return q, np.r_[0, np.cumsum(counts, dtype=np.int64)]
-
-
-def _any_per(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Per slice ``starts[k]:starts[k + 1]`` of ``mask``, whether any is set."""
-    hits = np.r_[0, np.cumsum(mask, dtype=np.int64)]
-    return hits[starts[1:]] > hits[starts[:-1]]
+    return q, np.array([0, *accumulate(counts)], np.int64)
 
 
 def _node_steps(rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -401,12 +428,34 @@ def _node_steps(rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
     first = np.ones(len(rows), bool)
     first[1:] = node_of[1:] != node_of[:-1]
     v = rows - starts[node_of]
-    d = np.diff(v, prepend=0)
+    d = v.copy()
+    d[1:] -= v[:-1]
     d[first] = v[first]
     return d
 
 
-def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None]:
+def _small_texts(*parts: tuple[np.ndarray, np.ndarray]) -> list[list[str]]:
+    """:func:`retromesh.restore.pack_small_slices` of each (values, cuts) in ``parts`` (each
+    ``cuts`` from 0 to its values' end), all in one call: its fixed numpy cost, not its work,
+    is what a model of a few dozen nodes pays."""
+    values = [np.asarray(v, np.int64).reshape(-1) for v, _ in parts]
+    at, cuts, counts = 0, [], []
+    for v, (_, c) in zip(values, parts):
+        cuts.append(np.asarray(c, np.int64)[:-1] + at)
+        counts.append(len(c) - 1)
+        at += len(v)
+    cuts.append(np.array([at], np.int64))
+    texts = pack_small_slices(np.concatenate(values), np.concatenate(cuts))
+    out, k = [], 0
+    for n in counts:
+        out.append(texts[k:k + n])
+        k += n
+    return out
+
+
+def keys_records(nodes: list[list[Keys]], flips: np.ndarray,
+                 known: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+                 ) -> list[list | None]:
     """Per node (its KEYS chunks; ``flips``: which of all their keys, chunk after chunk, node
     after node, to_scene flipped): ``[flipped rows or None, record or None]`` over its
     rotation keys one after another, or None when nothing is to be kept; every node in one
@@ -419,12 +468,24 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
     Rows, flips and distances are :func:`retromesh.restore.pack_small` texts; a node whose
     distances do not fit in int32 (a value glTF had to replace), and every node of a scene read
     for an editor (:func:`retromesh.restore.editor_records`), keeps its values (``f32``, the
-    first version, which :func:`restore_keys` also reads)."""
-    q, starts = _node_rotations(nodes)
+    first version, which :func:`restore_keys` also reads).
+
+    ``known``: what to_scene already has of these keys, (place of each among all keys of the
+    nodes' chunks, its file rotation, its glTF rotation in float32 before the writer makes it
+    unit), in any order: used instead of gathering and converting the keys again."""
     is_rot = np.repeat(np.array([bool(c.flags & 4) for chunks in nodes for c in chunks], bool),
                        [len(c.keys) for chunks in nodes for c in chunks])
     flipped = np.flatnonzero(flips[is_rot])
-    naive = rotation_naive(q)
+    if known is None:
+        q, starts = _node_rotations(nodes)
+        naive = rotation_naive(q)
+    else:
+        origin, file_q, gltf_q = known
+        at = (np.cumsum(is_rot) - 1)[origin]        # each key's place among the rotation keys
+        q, naive = np.empty_like(file_q), np.empty_like(gltf_q)
+        q[at], naive[at] = file_q, _naive_of(gltf_q)
+        starts = np.array([0, *accumulate(sum(len(c.keys) for c in chunks if c.flags & 4)
+                                          for chunks in nodes)], np.int64)
     rows = differing_rows(q, naive)
     assert rows is not None                 # naive is made from q: one shape
     cut_a = np.searchsorted(rows, starts)               # each node's rows: rows[cut[k]:cut[k+1]]
@@ -436,11 +497,11 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray) -> list[list | None
     if len(wide):
         dist[wide] = 0
     # every node's texts made together (a mob has hundreds of nodes: per node only slices)
-    row_texts = pack_small_slices(_node_steps(rows, starts), cut_a)
-    flip_texts = pack_small_slices(_node_steps(flipped, starts), fcut_a)
-    dist_texts = pack_small_slices(dist.reshape(-1), 4 * cut_a)
+    row_texts, flip_texts, dist_texts = _small_texts(
+        (_node_steps(rows, starts), cut_a), (_node_steps(flipped, starts), fcut_a),
+        (dist.reshape(-1), 4 * cut_a))
     checks = check_bytes(naive[rows]).tobytes()
-    sizes = np.diff(starts).tolist()
+    sizes = (starts[1:] - starts[:-1]).tolist()
     out: list[list | None] = []
     for k in range(len(nodes)):
         a, b, fa, fb = cut[k], cut[k + 1], fcut[k], fcut[k + 1]
@@ -488,14 +549,14 @@ def _put_back_v2(q: np.ndarray, rows: np.ndarray, dist: np.ndarray, checks: np.n
         if done.all():
             break
         now = np.float32(sign) * q[rows]
-        ok = (check_bytes(now) == checks) & ~done
-        if not ok.any():
+        sel = np.flatnonzero((check_bytes(now) == checks) & ~done)
+        if not len(sel):
             continue
         with np.errstate(all="ignore"):
-            cand = unordered(ordered(now[ok]) + dist[ok])
-            ok[ok] = (bits(rotation_naive(cand)) == bits(now[ok])).all(axis=1)
-        q[rows[ok]] = unordered(ordered(now[ok]) + dist[ok])
-        done |= ok
+            cand = unordered(ordered(now[sel]) + dist[sel])
+            good = (bits(rotation_naive(cand)) == bits(now[sel])).all(axis=1)
+        q[rows[sel[good]]] = cand[good]
+        done[sel[good]] = True
 
 
 def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
@@ -542,78 +603,3 @@ def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
             if c.flags & 4:
                 c.keys["rotation"] = q[at:at + len(c.keys)]
                 at += len(c.keys)
-
-
-# -- BONE entries ---------------------------------------------------------------------------------
-
-#: a written weight this close to the file's counts as unedited (glTF weights are the file's
-#: renormalised in float32: they differ in the last bits)
-WEIGHT_TOLERANCE = 1e-5
-
-
-def bone_record(weights: np.ndarray, odd: np.ndarray) -> dict | None:
-    """What the BONE's entries need to come back in file order with the file's bits: ``v`` the
-    vertex ids when they are not in increasing order (the writer's: their steps), the weights
-    when a weight glTF renormalises could come back in other bits (a positive weight other than
-    1 of a vertex whose entries glTF holds as they are: not one of the ``odd`` vertices): ``wu``
-    the bone's distinct weights and ``wi`` which each entry has (a bone has a few dozen).
-    Texts of :func:`retromesh.restore.pack_small`; GLBs written before hold ``w``, all weights,
-    and steps of int32, which are still read."""
-    v, w = weights["vertex"], weights["weight"]
-    out: dict[str, Any] = {}
-    if len(v) > 1 and (v[1:] < v[:-1]).any():
-        out["v"] = pack_small(np.diff(v.astype(np.int64), prepend=0))
-    loose = v[(w > 0) & (w != 1.0)]
-    loose = loose[(loose >= 0) & (loose < len(odd))]
-    if len(loose) and not odd[loose].all():
-        u = np.ascontiguousarray(w, "<f4").view("<u4")
-        if len(u) <= 256:       # in order of first use: a dict, cheaper than np.unique here
-            first: dict[int, int] = {}
-            which = np.array([first.setdefault(x, len(first)) for x in u.tolist()], np.int64)
-            distinct = np.array(list(first), "<u4")
-        else:
-            distinct, which = np.unique(u, return_inverse=True)
-        out["wu"] = pack_words(distinct.astype("<u4").tobytes())
-        out["wi"] = pack_small(which)
-    return out or None
-
-
-def _kept_weights(rec: dict, n: int) -> np.ndarray | None:
-    """The file's weights of a BONE of ``n`` entries kept by :func:`bone_record` (either
-    version), or None."""
-    if "wu" in rec:
-        raw, which = unpack_words(rec["wu"]), unpack_small(rec.get("wi"))
-        if raw is None or len(raw) % 4 or which is None or len(which) != n or \
-                (n and (which.min() < 0 or which.max() >= len(raw) // 4)):
-            return None
-        return np.frombuffer(raw, "<f4")[which]
-    raw = unpack_words(rec.get("w"))
-    return np.frombuffer(raw, "<f4") if raw is not None and len(raw) == 4 * n else None
-
-
-def restore_bone(bone: Bone, rec: Any) -> None:
-    """The BONE's entries in file order and with the file's weight bits where they are still
-    the written ones (same vertices; weights within :data:`WEIGHT_TOLERANCE`), in place."""
-    if not isinstance(rec, dict):
-        return
-    w = bone.weights
-    n = len(w)
-    v_file = None
-    if "v" in rec:
-        small = unpack_small(rec["v"])
-        v_file = np.cumsum(small) if small is not None else from_steps(unpack_words(rec["v"]))
-        if v_file is None or len(v_file) != n:
-            return
-        order = np.argsort(v_file, kind="stable")
-        if not np.array_equal(v_file[order], w["vertex"]):
-            return
-        back = np.empty(n, np.int64)
-        back[order] = np.arange(n)
-        w = w[back]
-    if "w" in rec or "wu" in rec:
-        kept = _kept_weights(rec, n)
-        if kept is not None:
-            w = w.copy()
-            near = np.abs(w["weight"].astype(np.float64) - kept) <= WEIGHT_TOLERANCE
-            w["weight"][near] = kept[near]
-    bone.weights = w

@@ -13,6 +13,8 @@ a few hundredths of a frame: a time counts as on its frame within np.allclose's 
 """
 from __future__ import annotations
 
+from itertools import accumulate
+
 import numpy as np
 
 from ...errors import DocumentError
@@ -88,6 +90,53 @@ def _key_frames(f: np.ndarray) -> np.ndarray | None:
     return frames if bool(np.all(np.diff(frames) >= 0)) and _on_frames(f, frames) else None
 
 
+def _key_frames_many(times: list[np.ndarray]) -> list[np.ndarray | None]:
+    """:func:`_key_frames` of each array of times (in frames), the usual case (every key on
+    its frame, in order) of all tested in one numpy pass: a mob has dozens of channels."""
+    if not times:
+        return []
+    f = np.concatenate(times)
+    frames = np.round(f).astype(np.int64)
+    starts = np.array([0, *accumulate(len(t) for t in times)], np.int64)
+    back = np.zeros(len(f), bool)
+    back[1:] = frames[1:] < frames[:-1]
+    back[starts[:-1][starts[:-1] < len(f)]] = False       # (each array's first key)
+    off = ~(np.abs(f - frames) <= 1e-3 + 1e-5 * np.abs(frames))
+    out: list[np.ndarray | None] = []
+    for t, a, b, down, loose in zip(times, starts[:-1].tolist(), starts[1:].tolist(),
+                                    _any_per(back, starts), _any_per(off, starts)):
+        if down:
+            out.append(None)
+        elif not loose or _on_frames(t, frames[a:b]):
+            out.append(frames[a:b])
+        else:
+            out.append(None)
+    return out
+
+
+def _any_per(mask: np.ndarray, starts: np.ndarray) -> list[bool]:
+    """Per slice ``starts[k]:starts[k + 1]`` of ``mask``, whether any is set."""
+    hits = np.zeros(len(mask) + 1, np.int64)
+    np.cumsum(mask, out=hits[1:])
+    return (hits[starts[1:]] > hits[starts[:-1]]).tolist()
+
+
+def _b3d_values(channels: list[Channel]) -> dict[int, np.ndarray]:
+    """id of each channel -> its values in B3D axes (float64), the channels of each path
+    converted in one pass."""
+    out: dict[int, np.ndarray] = {}
+    for path in _BIT_OF:
+        group = [c for c in channels if c.path == path]
+        if not group:
+            continue
+        vals = _to_b3d(path, np.concatenate([c.values for c in group]).astype(np.float64))
+        at = 0
+        for c in group:
+            out[id(c)] = vals[at:at + len(c.values)]
+            at += len(c.values)
+    return out
+
+
 def jump_step(fps: float) -> float:
     """Seconds between keys at one frame (a jump) in glTF: a millisecond (Blender's importer
     merged keys a ten-thousandth of a frame apart; a millisecond is 0.024 Blender frames at
@@ -114,13 +163,15 @@ def tracks_for(a: Animation, rate: float, offset: int) -> tuple[dict[int, dict[s
     used (relative to ``offset``)."""
     out: dict[int, dict[str, Track]] = {}
     length = 0
-    for c in a.channels:
-        if c.path not in _BIT_OF:
-            continue
-        keyed = _key_frames(np.asarray(c.times, np.float64) * rate) \
-            if c.interpolation == "LINEAR" else None
+    chans = [c for c in a.channels if c.path in _BIT_OF]
+    linear = [c for c in chans if c.interpolation == "LINEAR"]
+    found = dict(zip(map(id, linear), _key_frames_many(
+        [np.asarray(c.times, np.float64) * rate for c in linear])))
+    values = _b3d_values([c for c in linear if found[id(c)] is not None])
+    for c in chans:
+        keyed = found.get(id(c))
         if keyed is not None:
-            frames, vals = keyed, c.values.astype(np.float64)
+            frames, b3d = keyed, values[id(c)]
         else:
             last = float(np.ceil(float(c.times[-1]) * rate - 1e-6))
             if last >= MAX_RESAMPLED_FRAMES:
@@ -129,10 +180,9 @@ def tracks_for(a: Animation, rate: float, offset: int) -> tuple[dict[int, dict[s
                     f"{last:.0f} frames at {rate:g} fps when resampled (limit "
                     f"{MAX_RESAMPLED_FRAMES:,}); pass a lower fps")
             frames = np.arange(0, int(last) + 1)
-            vals = c.sample(frames / rate)
+            b3d = _to_b3d(c.path, c.sample(frames / rate))
         # the keys of a jump keep their one frame number, as the B3D file had them
-        out.setdefault(c.node, {})[c.path] = Track(c, rate, offset, frames + offset,
-                                                   _to_b3d(c.path, vals))
+        out.setdefault(c.node, {})[c.path] = Track(c, rate, offset, frames + offset, b3d)
         length = max(length, int(frames[-1]))
     return out, length
 

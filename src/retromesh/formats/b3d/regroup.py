@@ -40,9 +40,14 @@ def twins(tri: np.ndarray) -> list[list[int]]:
     triangle already has."""
     if not len(tri):
         return []
-    key = np.sort(tri.astype(np.int64), axis=1)
-    if key[:, 2].max() < 1 << 21:               # one number per vertex set: a stable sort
-        key = (key[:, 0] << 42) | (key[:, 1] << 21) | key[:, 2]
+    t = tri.astype(np.int64)
+    a, b, c = t[:, 0], t[:, 1], t[:, 2]
+    lo, hi = np.minimum(np.minimum(a, b), c), np.maximum(np.maximum(a, b), c)
+    if hi.max() < 1 << 21:                      # one number per vertex set: a stable sort
+        key = (lo << 42) | ((a + b + c - lo - hi) << 21) | hi
+        flat = np.sort(key)                     # (most meshes have no twins: told first)
+        if not (flat[1:] == flat[:-1]).any():
+            return []
         order = np.argsort(key, kind="stable")  # each set's first triangle comes first
         key = key[order]
         again = key[1:] == key[:-1]
@@ -50,7 +55,7 @@ def twins(tri: np.ndarray) -> list[list[int]]:
             return []
         later = np.sort(order[1:][again])
     else:
-        _, first = np.unique(key, axis=0, return_index=True)
+        _, first = np.unique(np.sort(t, axis=1), axis=0, return_index=True)
         mask = np.ones(len(tri), bool)
         mask[first] = False
         later = np.flatnonzero(mask)

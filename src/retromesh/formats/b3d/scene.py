@@ -4,17 +4,20 @@ from __future__ import annotations
 import operator
 import warnings
 from collections.abc import Callable
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ...errors import DocumentError, LossWarning, UnsupportedError
+from ...geometry import gltf_weights, merge_duplicate_joints
+from ...restore import for_editor
 from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import inverse
 from .axes import Z32, Z, rot_to_gltf
 from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
-from .exact import bone_record, keys_records, node_records, normal_records, pack
+from .exact import bone_records, keys_records, node_records, normal_records, pack
 from .keys import jump_step
 from .materials import materials_to_scene
 from .rawchunks import raw_record
@@ -78,7 +81,9 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
             material=material)
         if colors is not None and not use_colors:
             prim.extras["b3d_vertex_colors_unused"] = True
-        if needs_source_ids(prim):      # Blender's split copies must be told from the file's
+        # Blender's split copies must be told from the file's: only in the GLB made for it
+        # (the plain way back never splits; the plain GLB's records are bit for bit anyway)
+        if for_editor() and needs_source_ids(prim):
             prim.attributes[SOURCE_ATTR] = np.arange(len(prim.positions), dtype=np.float32)
         prims.append(prim)
         ids.append(used)
@@ -258,8 +263,13 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
         joints, weights = skin_weights(ent, n_vertices, mode, id_lists)    # primitives in turn
         odd = odd_vertices(ent, n_vertices)
         counted = [b for b, _ in bones]
-        for b, w in bones:
-            rec = bone_record(w, odd) if counted.count(b) == 1 else None
+        once = [(b, w) for b, w in bones if counted.count(b) == 1]
+
+        def written(once=once, joint_of=joint_of, joints=joints, weights=weights,
+                    id_lists=id_lists, n_vertices=n_vertices):
+            return (*_glb_weights(joints, weights, id_lists, n_vertices),
+                    [joint_of[b] for b, _ in once])
+        for (b, _), rec in zip(once, bone_records([w for _, w in once], odd, written)):
             if rec:
                 scene.nodes[b].extras["b3d"]["bexact"] = rec
         kept = record_entries(ent, odd)     # only these are needed below: frees the rest
@@ -274,12 +284,29 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
         taken = np.zeros(n_vertices, bool)
         at = 0
         for k, (prim, used) in enumerate(zip(mesh.primitives, id_lists)):
-            prim.joints, prim.weights = joints[at:at + len(used)], weights[at:at + len(used)]
+            # (rows of skin_weights' (n, 4) uint16 and float32 tables, as a Primitive holds
+            # them: no second validation of the whole primitive; convert_to_scene validates)
+            prim.joints = np.ascontiguousarray(joints[at:at + len(used)], np.uint16)
+            prim.weights = np.ascontiguousarray(weights[at:at + len(used)], np.float32)
             at += len(used)
-            prim.__post_init__()
             record = weight_record(kept, odd, used, taken)
             if record is not None:
                 mesh.extras["b3d_tris"][k]["weights"] = record
+
+
+def _glb_weights(joints: np.ndarray, weights: np.ndarray, id_lists: list[np.ndarray],
+                 n_vertices: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(each vertex's row in the next two, -1 for a vertex no primitive holds; the joints and
+    weights of each row of ``joints``, ``weights`` (the primitives' rows one after another) as
+    the glTF writer stores them): what the BONE records are made against
+    (:func:`.boneexact.bone_records`)."""
+    row_of = np.full(n_vertices, -1, np.int64)
+    at = np.array([0, *accumulate(len(u) for u in id_lists)], np.int64)
+    for k in range(len(id_lists) - 1, -1, -1):     # a vertex's first primitive
+        row_of[id_lists[k]] = np.arange(at[k], at[k + 1])
+    j, w, _ = gltf_weights(joints, weights, merge=False)
+    j, w = merge_duplicate_joints(j, w)             # (as the writer: sanitize_weights)
+    return row_of, j, w
 
 
 def _continuous(q: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -317,7 +344,8 @@ def _gather(keys: list[tuple[int, Keys]], field_name: str, bit: int
         return [], np.zeros(0, np.intp), np.zeros(0, np.int64), np.zeros((0, 0)), np.zeros(0, np.int64)
     lengths = [len(f) for f in frames]
     track = np.repeat(np.asarray(ids, np.intp), lengths)
-    origin = np.repeat(np.asarray(starts, np.int64) - np.r_[0, np.cumsum(lengths)[:-1]],
+    before = np.array([0, *accumulate(lengths[:-1])], np.int64)
+    origin = np.repeat(np.asarray(starts, np.int64) - before,
                        lengths) + np.arange(sum(lengths))
     f = np.concatenate(frames).astype(np.int64)
     v = np.concatenate(values).astype(np.float64)
@@ -354,15 +382,18 @@ def _key_times(track: np.ndarray, starts: np.ndarray, frames: np.ndarray, first:
 
 
 def _keep_key_bits(scene: Scene, keys: list[tuple[int, Keys]], node_of: list[int],
-                   origin: np.ndarray, flipped: np.ndarray) -> None:
+                   origin: np.ndarray, flipped: np.ndarray, file_q: np.ndarray,
+                   gltf_q: np.ndarray) -> None:
     """Each node's record of the rotation keys glTF changes (:func:`.exact.keys_records`);
-    ``keys`` are grouped by node (its slot ``t`` in ``node_of``) in chunk order."""
+    ``keys`` are grouped by node (its slot ``t`` in ``node_of``) in chunk order; ``file_q``,
+    ``gltf_q``: the keys' file and glTF rotations (float32, in the order of ``origin``)."""
     flips = np.zeros(sum(len(c.keys) for _, c in keys), bool)
     flips[origin] = flipped
     chunks: dict[int, list[Keys]] = {}
     for t, c in keys:
         chunks.setdefault(t, []).append(c)
-    for t, rec in zip(chunks, keys_records(list(chunks.values()), flips)):
+    for t, rec in zip(chunks, keys_records(list(chunks.values()), flips,
+                                           (origin, file_q, gltf_q))):
         if rec is not None:
             scene.nodes[node_of[t]].extras["b3d"]["kexact"] = rec
 
@@ -405,8 +436,10 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
             if path == "translation":
                 values = values * Z
             elif path == "rotation":
-                values, flipped = _continuous(rot_to_gltf(values), starts)
-                _keep_key_bits(scene, keys, node_of, origin, flipped)
+                gltf_q = rot_to_gltf(values)
+                file_q, gltf32 = values.astype(np.float32), gltf_q.astype(np.float32)
+                values, flipped = _continuous(gltf_q, starts)
+                _keep_key_bits(scene, keys, node_of, origin, flipped, file_q, gltf32)
             times = _key_times(track, starts, frames, first, fps)
             made = Channel.tracks([node_of[t] for t in ids], path, times, values, starts)
             channels.update(((t, path), c) for t, c in zip(ids, made))

@@ -29,7 +29,15 @@ from ...scene import Animation, Primitive, Scene
 from ...transforms import inverse
 from .axes import Z
 from .chunks import BONE_DTYPE, AnimChunk, Bone, MeshChunk, NodeChunk, Vrts, tris_chunks, vrts_dtype
-from .exact import kept_trs, node_values, normal_naive, restore_keys, restore_rows, tolerance
+from .exact import (
+    kept_trs,
+    node_values,
+    normal_naive,
+    restore_keys,
+    restore_normals,
+    restore_rows,
+    tolerance,
+)
 from .keys import Track, animation_rate, keys_chunks, tracks_for
 from .uvmore import decode as uv_decode, extra_mask
 
@@ -167,7 +175,22 @@ def needs_source_ids(p: Primitive) -> bool:
     (cubewater's ``head01``): :func:`unsplit` could not tell Blender's copies from them.
     Only with normals: Blender splits a vertex where its corners' normals come back apart
     (stored per corner); without normals in the glTF it makes smooth ones, one per vertex."""
-    return p.normals is not None and len(p.positions) > 1 and bool(_same_as_previous(p).any())
+    if p.normals is None or len(p.positions) < 2:
+        return False
+    # (:func:`_same_as_previous`, stopping at the first attribute that leaves no candidate:
+    # to_scene asks this of every primitive, and most have none after the positions)
+    pos = p.positions
+    at = np.flatnonzero((pos[1:] == pos[:-1]).all(axis=1))
+    if not len(at):
+        return False
+    nxt = at + 1
+    ok = np.ones(len(at), bool)
+    for a in [*p.uvs, p.colors, p.joints, p.weights]:
+        if a is not None:
+            ok &= (a[nxt] == a[at]).all(axis=1)
+            if not ok.any():
+                return False
+    return bool((np.einsum("ij,ij->i", p.normals[nxt[ok]], p.normals[at[ok]]) > 0.9999).any())
 
 
 def _by_source(p: Primitive, count: int) -> Primitive | None:
@@ -201,6 +224,13 @@ def _by_source(p: Primitive, count: int) -> Primitive | None:
     return q if not p.targets else None
 
 
+def _in_order(src: Any, n: int) -> bool:
+    """A :data:`SOURCE_ATTR` of ``n`` vertices that names each row once, in order."""
+    a = np.asarray(src)
+    return len(a) == n and a.size == n and np.array_equal(np.rint(a.reshape(n).astype(np.float64)),
+                                                          np.arange(n))
+
+
 def unsplit(p: Primitive, count: Any) -> Primitive:
     """``p`` with the vertices Blender split undone, when that gives back ``count`` vertices.
     Blender stores normals per face corner in a compressed form, so a vertex shared by several
@@ -212,6 +242,8 @@ def unsplit(p: Primitive, count: Any) -> Primitive:
     if not isinstance(count, int) or not 0 < count <= n or p.indices is None:
         return p
     if SOURCE_ATTR in p.attributes:
+        if count == n and _in_order(p.attributes[SOURCE_ATTR], n):
+            return p            # (what _by_source gives: the same rows; a GLB not edited)
         merged = _by_source(p, count)
         if merged is not None or count == n:
             return merged or p
@@ -271,6 +303,7 @@ def native_roots(scene: Scene, anims: list[Animation], fps: float | None,
     writer = _Writer(scene, tracks, anim_out, bones, brush_of, brush_ids)
     parents = scene.parents()
     roots = [writer.node(r, 0) for r in (scene.roots or [i for i, p in enumerate(parents) if p < 0])]
+    restore_normals(writer.normals_kept)        # (before the VRTS are welded, reordered)
     if writer.keys_kept:
         restore_keys([k for k, _ in writer.keys_kept], [r for _, r in writer.keys_kept],
                      tolerance(scene, "rotation"))
@@ -420,6 +453,7 @@ class _Writer:
         self.scene, self.tracks, self.anim_out, self.bones = scene, tracks, anim_out, bones
         self.brush_of, self.brush_ids = brush_of, brush_ids
         self.keys_kept: list[tuple[list, Any]] = []     # KEYS chunks of a node, its record
+        self.normals_kept: list[tuple[np.ndarray, dict]] = []   # VRTS normals, their record
 
     def node(self, i: int, depth: int) -> NodeChunk:
         if depth > 200:
@@ -520,8 +554,11 @@ class _Writer:
             return
         if flags & 1 and p.normals is not None and "normal" in rec:
             nrm = part["normal"]
-            restore_rows(nrm, normal_naive, nrm.copy(), rec["normal"],
-                         tolerance(self.scene, "normal"), degenerate=True)
+            if isinstance(rec["normal"], dict) and "len" in rec["normal"]:
+                self.normals_kept.append((nrm, rec["normal"]))     # (all at once, at the end)
+            else:
+                restore_rows(nrm, normal_naive, nrm.copy(), rec["normal"],
+                             tolerance(self.scene, "normal"), degenerate=True)
         if flags & 2 and "color" in rec:
             col = part["color"]
             naive = (lambda c: np.clip(c, 0, 1)) if p.colors is not None else np.ones_like
