@@ -47,7 +47,7 @@ from .scene_extras import (
 from .skl import POSE_DTYPE, SklBone, SklFile
 
 __all__ = ["msh_from_scene", "skl_from_scene", "ani_from_scene", "cms_from_scene",
-           "script_from_scene", "skeleton_from_scene"]
+           "script_from_scene", "skeleton_from_scene", "skeleton_poses"]
 
 
 # == from_scene ================================================================================
@@ -105,8 +105,17 @@ def skeleton_from_scene(scene: Scene) -> SklFile:
     return _skeleton(scene)[0]
 
 
-def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
-    """The ``.skl``, the scene node of every bone and every bone's parent bone (-1 = root)."""
+def skeleton_poses(scene: Scene) -> np.ndarray:
+    """The poses (``POSE_DTYPE``) the ``.skl`` of the scene's skeleton gets from the scene, with
+    no records put back: :func:`skeleton_from_scene`'s, bit for bit (the same steps), without
+    its names, bones and warnings (the records compare these poses with the file's)."""
+    joints, parents, rigid, sig, ibm = _bone_frame(scene)
+    return _bone_poses(scene, joints, parents, rigid, sig, ibm, warn=False)
+
+
+def _bone_frame(scene: Scene) -> tuple[list[int], list[int], np.ndarray, np.ndarray, np.ndarray]:
+    """The scene node of every bone, every bone's parent bone (-1 = root), the bones' world
+    matrices without their scale, that scale (:func:`_unscale`) and the inverse binds with it."""
     skinned = _skinned_nodes(scene)
     world = scene.world_matrices()
     first_skin = scene.nodes[skinned[0]].skin if skinned else None
@@ -123,38 +132,54 @@ def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
     # non-joint nodes between joints (an exporter's "Armature" node) are folded into the bones;
     # the .ani keys are moved into the same frames (_key_frames)
     parents = _joint_parents(scene, skin.joints)
-    n = len(skin.joints)
     ibm = (np.asarray(skin.inverse_bind_matrices, dtype=np.float64)
            if skin.inverse_bind_matrices is not None else inverse(world[skin.joints]))
     rigid, sig = _unscale(world[skin.joints])
-    local = np.array([inverse(rigid[p]) @ rigid[k] if p >= 0 else rigid[k]
-                      for k, p in enumerate(parents)]).reshape(-1, 4, 4)
     ibm = ibm.copy()
     ibm[:, :3, :] *= sig[:, None, None]                          # diag(sig, sig, sig, 1) @ ibm
-    t, r, s = decompose_trs(local)
+    return list(skin.joints), parents, rigid, sig, ibm
+
+
+def _bone_poses(scene: Scene, joints: list[int], parents: list[int], rigid: np.ndarray,
+                sig: np.ndarray, ibm: np.ndarray, warn: bool) -> np.ndarray:
+    """The ``.skl`` poses of the bones (:func:`_bone_frame`); ``warn``: say what they drop."""
+    n = len(joints)
     # a bone right below its .skl parent's node (a root: below none), nothing scaled: its
     # node's own translation and rotation (no matrix products: the bits come back)
-    direct = _direct_bones(scene, skin.joints, parents, sig)
+    direct = _direct_bones(scene, joints, parents, sig)
+    if warn or not direct.all():
+        local = np.array([inverse(rigid[p]) @ rigid[k] if p >= 0 else rigid[k]
+                          for k, p in enumerate(parents)]).reshape(-1, 4, 4)
+        t, r, s = decompose_trs(local)
+        if warn and not np.allclose(s, 1.0, atol=1e-4):
+            warnings.warn("non-uniform joint scale is not kept by .skl (LocalTM has none)",
+                          LossWarning, stacklevel=4)
+    else:               # every bone direct: the local matrices' values are all replaced below
+        t, r = np.zeros((n, 3)), np.zeros((n, 4))
     for b in np.nonzero(direct)[0].tolist():
-        t[b], r[b] = scene.nodes[skin.joints[b]].translation, scene.nodes[skin.joints[b]].rotation
-    if not np.allclose(s, 1.0, atol=1e-4):
-        warnings.warn("non-uniform joint scale is not kept by .skl (LocalTM has none)",
-                      LossWarning, stacklevel=3)
+        t[b], r[b] = scene.nodes[joints[b]].translation, scene.nodes[joints[b]].rotation
     poses = np.zeros(n, POSE_DTYPE)
     poses["local_position"] = vec_from_gltf(t)
     poses["local_rotation"] = quat_from_gltf(r)
     it, ir, iscale = decompose_trs(ibm)
-    if not np.allclose(np.abs(iscale), 1.0, atol=1e-4):
+    if warn and not np.allclose(np.abs(iscale), 1.0, atol=1e-4):
         warnings.warn("inverse bind matrices with scale: the .skl inverse pair holds only rotation "
-                      "and translation (scale dropped)", LossWarning, stacklevel=3)
+                      "and translation (scale dropped)", LossWarning, stacklevel=4)
     poses["inverse_position"] = vec_from_gltf(it)
     poses["inverse_rotation"] = quat_from_gltf(ir)
     bind = inverse(ibm)
     smat = np.diag([1.0, 1.0, -1.0, 1.0])
     poses["object_tm"] = np.swapaxes(smat @ bind @ smat, -1, -2)       # D3DX row-vector form
+    return poses
+
+
+def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
+    """The ``.skl``, the scene node of every bone and every bone's parent bone (-1 = root)."""
+    joints, parents, rigid, sig, ibm = _bone_frame(scene)
+    poses = _bone_poses(scene, joints, parents, rigid, sig, ibm, warn=True)
     names = []
     seen: set[bytes] = set()
-    for k, j in enumerate(skin.joints):
+    for k, j in enumerate(joints):
         nm = encode_name(scene.nodes[j].name or f"bone{k}")
         while nm in seen:
             nm += b"_"
@@ -162,7 +187,7 @@ def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
         names.append(nm)
     bones = [SklBone(name=names[k], parent=names[parents[k]] if parents[k] >= 0
                      else root_parent(scene.nodes[j].extras))
-             for k, j in enumerate(skin.joints)]
+             for k, j in enumerate(joints)]
     for k, p in enumerate(parents):
         if p >= 0:
             bones[p].children.append(names[k])
@@ -176,7 +201,7 @@ def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
         skl.version = version
     if kept.get("linked_skeleton_absent") is True:
         skl.linked_skeleton = None
-    return skl, list(skin.joints), parents
+    return skl, joints, parents
 
 
 def _direct_bones(scene: Scene, joints: list[int], parents: list[int], sig: np.ndarray
