@@ -351,7 +351,10 @@ def faces_offset(doc: MshFile) -> int:
 def _engine_weight_mask(weights: np.ndarray) -> np.ndarray:
     """(n, 4) bool: the influences the engine uses (it stops at the first weight <= 0)."""
     w = np.asarray(weights, dtype=np.float32)
-    return np.cumprod(w > 0, axis=1).astype(bool)
+    use = w > 0
+    for c in range(1, use.shape[1]):            # (a cumprod over the short axis was 5x slower)
+        use[:, c] &= use[:, c - 1]
+    return use
 
 
 engine_weight_mask = _engine_weight_mask
@@ -389,7 +392,12 @@ def weight_records(joints: np.ndarray | None, weights: np.ndarray | None, n: int
 def bounding_box(positions: np.ndarray) -> np.ndarray:
     """``bbox`` as the 3ds Max add-on writes it: min xyz, max xyz and half the diagonal."""
     p = np.asarray(positions, np.float32)
-    lo, hi = p.min(axis=0), p.max(axis=0)
+    cols = np.ascontiguousarray(p.T)            # (a reduction over axis 0 was 10x slower)
+    lo, hi = cols.min(axis=1), cols.max(axis=1)
+    if not (lo.all() and hi.all()) or np.isnan(lo).any() or np.isnan(hi).any():
+        # a zero or NaN extreme: which of 0.0 and -0.0 (which NaN) is kept depends on the order
+        # of the comparisons; the order that wrote the records of GLBs already written
+        lo, hi = p.min(axis=0), p.max(axis=0)
     radius = float(np.linalg.norm(hi - lo)) / 2.0
     return np.array([*lo, *hi, radius], dtype=np.float32)
 

@@ -364,7 +364,8 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
                               got=f"{start}..{start + 3 * fc}")
         ranges.append((start, start + 3 * fc))
 
-    bad_pos = int((~np.isfinite(np.asarray(doc.positions, dtype=np.float32))).any(axis=1).sum())
+    finite = np.isfinite(np.asarray(doc.positions, dtype=np.float32))
+    bad_pos = 0 if finite.all() else int((~finite).any(axis=1).sum())
     if bad_pos:
         warnings.warn(f"{bad_pos} vertex positions hold NaN or infinity; placed at the origin",
                       LossWarning, stacklevel=3)
