@@ -69,7 +69,15 @@ from ...binio import Reader, Writer
 from ...errors import DocumentError
 from ...findings import Finding, error, warning
 from ...records import record
-from .common import MESH_CONTROL_POINT_VERSION, MESH_TOKEN, long_strings, magic, read_str, write_str
+from .common import (
+    MESH_CONTROL_POINT_VERSION,
+    MESH_TOKEN,
+    long_strings,
+    magic,
+    nan_to_num,
+    read_str,
+    write_str,
+)
 
 __all__ = ["MshFile", "ControlPoint", "read", "write", "SUBMESH_DTYPE", "WEIGHT_DTYPE",
            "POSITION", "POSITION2", "POSITIONW", "WEIGHTS", "INDICES", "NORMAL", "COLOR0",
@@ -377,11 +385,16 @@ def weight_records(joints: np.ndarray | None, weights: np.ndarray | None, n: int
     them."""
     rec = np.zeros(n, WEIGHT_DTYPE)
     if joints is not None and weights is not None:
-        w = np.nan_to_num(np.asarray(weights, np.float64))
-        bones = np.asarray(joints, np.float64)
-        order = np.argsort(-w, axis=1, kind="stable")      # the engine stops at w <= 0
-        w = np.take_along_axis(w, order, axis=1)
-        bones = np.take_along_axis(bones, order, axis=1)
+        w = nan_to_num(np.asarray(weights, np.float64))
+        bones = np.array(joints, np.float64)
+        # heaviest first (the engine stops at w <= 0); a stable sort leaves rows already in
+        # that order (most of a mesh's) as they are, so only the others are sorted
+        ok = w[:, :-1] >= w[:, 1:]
+        if not ok.all():
+            rows = np.flatnonzero(~ok.all(axis=1))
+            order = np.argsort(-w[rows], axis=1, kind="stable")
+            w[rows] = np.take_along_axis(w[rows], order, axis=1)
+            bones[rows] = np.take_along_axis(bones[rows], order, axis=1)
         bones[w <= 0] = 0
         w[w <= 0] = 0
         rec["weight"] = w

@@ -104,7 +104,7 @@ from ...transforms import compose_trs, quat_continuous_tracks, quat_normalize
 from . import ani as ani_mod, material as mat_mod, msh as msh_mod
 from .ani import AniFile
 from .cms import CmsFile
-from .common import prescale, quat_to_gltf, text, unit_rows, vec_to_gltf
+from .common import nan_to_num, prescale, quat_to_gltf, text, unit_rows, vec_to_gltf
 from .msh import MshFile
 from .scene_extras import (
     billboard_extras,
@@ -154,12 +154,12 @@ def _stem(item: Any, default: str) -> str:
 # -- skeleton ----------------------------------------------------------------------------------
 
 def _unit_quats(q: np.ndarray) -> np.ndarray:
-    q = np.nan_to_num(np.asarray(q, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
+    q = nan_to_num(np.asarray(q, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
     return quat_normalize(prescale(q))
 
 
 def _finite(a: np.ndarray) -> np.ndarray:
-    return np.nan_to_num(np.asarray(a, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
+    return nan_to_num(np.asarray(a, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
 
 
 def _add_skeleton(scene: Scene, skl: SklFile) -> tuple[list[int], dict[bytes, int]]:
@@ -386,7 +386,7 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
             w = np.where(d < 0, -1.0, 1.0)
         tangents = np.concatenate([t3, w[:, None]], axis=1)
     colors = _colors(doc.colors) if doc.colors is not None else None
-    uvs = [np.nan_to_num(np.asarray(u, np.float32)) for u in (doc.uv0, doc.uv1) if u is not None]
+    uvs = [nan_to_num(np.asarray(u, np.float32)) for u in (doc.uv0, doc.uv1) if u is not None]
     joints: np.ndarray | None = None
     weights: np.ndarray | None = None
     if joint_of_id is not None and doc.weights is not None:

@@ -238,7 +238,11 @@ def mesh_exact(doc: MshFile, prims: list, order: np.ndarray, joint_of_id: np.nda
             out["normals"] = rec
     if doc.weights is not None and joint_of_id is not None and \
             all(p.joints is not None for p in prims):
-        gl = gltf_skin(doc.weights, joint_of_id)
+        # gltf_skin(doc.weights, joint_of_id): the primitives hold its joints and weights
+        # before the glTF writer's step (to_scene keeps the same influences)
+        j, w, _ = geometry.gltf_weights(np.concatenate([p.joints for p in prims]),
+                                        np.concatenate([p.weights for p in prims]))
+        gl = np.concatenate([w, j.astype(np.float32)], axis=1)
         back = msh_mod.weight_records(gl[:, 4:], gl[:, :4], n)
         rec = restore.keep_rows(_weights8(doc.weights), _weights8(back))
         if rec:
