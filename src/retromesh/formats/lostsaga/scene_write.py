@@ -113,11 +113,13 @@ def skeleton_poses(scene: Scene) -> np.ndarray:
     return _bone_poses(scene, joints, parents, rigid, sig, ibm, warn=False)
 
 
-def _bone_frame(scene: Scene) -> tuple[list[int], list[int], np.ndarray, np.ndarray, np.ndarray]:
+def _bone_frame(scene: Scene, world: np.ndarray | None = None
+                ) -> tuple[list[int], list[int], np.ndarray, np.ndarray, np.ndarray]:
     """The scene node of every bone, every bone's parent bone (-1 = root), the bones' world
-    matrices without their scale, that scale (:func:`_unscale`) and the inverse binds with it."""
+    matrices without their scale, that scale (:func:`_unscale`) and the inverse binds with it
+    (``world``: the scene's world matrices, when the caller has them)."""
     skinned = _skinned_nodes(scene)
-    world = scene.world_matrices()
+    world = scene.world_matrices() if world is None else world
     first_skin = scene.nodes[skinned[0]].skin if skinned else None
     if first_skin is not None:                                 # (skinned)
         skin = scene.skins[first_skin]
@@ -173,9 +175,9 @@ def _bone_poses(scene: Scene, joints: list[int], parents: list[int], rigid: np.n
     return poses
 
 
-def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
+def _skeleton(scene: Scene, world: np.ndarray | None = None) -> tuple[SklFile, list[int], list[int]]:
     """The ``.skl``, the scene node of every bone and every bone's parent bone (-1 = root)."""
-    joints, parents, rigid, sig, ibm = _bone_frame(scene)
+    joints, parents, rigid, sig, ibm = _bone_frame(scene, world)
     poses = _bone_poses(scene, joints, parents, rigid, sig, ibm, warn=True)
     names = []
     seen: set[bytes] = set()
@@ -427,7 +429,7 @@ def _binding(scene: Scene, world: np.ndarray) -> _Binding:
     b = _Binding()
     skinned_nodes = _skinned_nodes(scene)
     if skinned_nodes:
-        b.skl, b.joints, b.bone_parents = _skeleton(scene)
+        b.skl, b.joints, b.bone_parents = _skeleton(scene, world)
         if len(b.joints) > 256:
             raise DocumentError(f"msh: {len(b.joints)} joints; the engine packs bone ids in a byte "
                                 "(at most 256)")
