@@ -396,7 +396,7 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
     order = []
     for pi, (a, b) in enumerate(ranges):
         idx = flat[a:b]
-        used, local = np.unique(idx, return_inverse=True)
+        used, local = _vertices_used(idx)
         order.append(used)
         local = local.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)       # LH -> RH winding
         extras: dict[str, Any] = {"submesh": pi} if len(doc.submeshes) else {}
@@ -431,6 +431,19 @@ def _mesh_primitives(doc: MshFile, joint_of_id: np.ndarray | None,
             extras=extras)
         prims.append(prim)
     return prims, np.concatenate(order) if order else np.zeros(0, np.int64)
+
+
+def _vertices_used(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(idx, return_inverse=True)`` of a submesh's face indices (>= 0): without
+    the sort (20x slower) when they use every vertex from the smallest to the largest, as a
+    submesh's vertex range usually is."""
+    if len(idx):
+        lo, hi = int(idx.min()), int(idx.max())
+        seen = np.zeros(hi - lo + 1, bool)
+        seen[idx - lo] = True
+        if seen.all():
+            return np.arange(lo, hi + 1, dtype=idx.dtype), idx - lo
+    return np.unique(idx, return_inverse=True)
 
 
 def _skin_weights(doc: MshFile, joint_of_id: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
