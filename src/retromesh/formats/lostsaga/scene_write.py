@@ -218,7 +218,8 @@ def _direct_bones(scene: Scene, joints: list[int], parents: list[int], sig: np.n
     p = np.asarray(parents, np.int64)
     up = np.asarray([gparents[x] for x in joints], np.int64)
     want = np.where(p >= 0, j[np.maximum(p, 0)], -1)
-    unscaled = np.array([np.array_equal(scene.nodes[x].scale, (1.0, 1.0, 1.0)) for x in joints])
+    unscaled = (np.array([scene.nodes[x].scale for x in joints], np.float64).reshape(n, 3)
+                == 1.0).all(axis=1)           # (np.array_equal per bone: 3 us a bone)
     flat = np.abs(sig - 1.0) <= 1e-6
     return (up == want) & unscaled & flat & np.where(p >= 0, flat[np.maximum(p, 0)], True)
 
