@@ -95,8 +95,10 @@ def skl_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
     ``msh_from_scene`` writes them): ``{"": skl, "_<name>.ani": ani}``, just the ``SklFile``
     without animations."""
     scene = restore_editor.put_back_written(scene)
-    skl, joints, parents = _skeleton(scene)
-    anis = _animations(scene, joints, skl.names(), parents, animation_format, rounding, ".skl")
+    world = scene.world_matrices()
+    skl, joints, parents = _skeleton(scene, world)
+    anis = _animations(scene, joints, skl.names(), parents, animation_format, rounding, ".skl",
+                       world)
     return {"": skl, **anis} if anis else skl
 
 
@@ -224,12 +226,13 @@ def _direct_bones(scene: Scene, joints: list[int], parents: list[int], sig: np.n
     return (up == want) & unscaled & flat & np.where(p >= 0, flat[np.maximum(p, 0)], True)
 
 
-def _key_frames(scene: Scene, joints: list[int], bone_parents: list[int]) -> list:
+def _key_frames(scene: Scene, joints: list[int], bone_parents: list[int], world: np.ndarray
+                ) -> list:
     """Per bone, None or the ``(pre, post)`` matrices that take its glTF-local keys ``L`` to its
     rigid local TM relative to its ``.skl`` parent: ``pre @ L @ post``. ``pre`` holds the rest
     transforms of non-joint nodes in between (an exporter's ``Armature`` node) and the parent's
-    baked scale, ``post`` the bone's own (see :func:`_unscale`)."""
-    world = scene.world_matrices()
+    baked scale, ``post`` the bone's own (see :func:`_unscale`); ``world``: the scene's world
+    matrices."""
     gparents = scene.parents()
     _, sig = _unscale(world[joints])
     # every bone at once (numpy per bone made a 20,000-joint skin take seconds)
@@ -254,7 +257,8 @@ def _key_frames(scene: Scene, joints: list[int], bone_parents: list[int]) -> lis
 
 
 def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: list[bytes],
-                      bone_parents: list[int], version: int, rounding: str) -> AniFile:
+                      frames: list, version: int, rounding: str) -> AniFile:
+    """The ``.ani`` of ``anim``; ``frames``: each bone's key frame (:func:`_key_frames`)."""
     by_node: dict[int, dict[str, Channel]] = {}
     for c in anim.channels:
         by_node.setdefault(c.node, {})[c.path] = c
@@ -274,7 +278,6 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
         warnings.warn(f"animation {anim.name!r}: channels of nodes that are not joints are not kept "
                       f"by .ani ({', '.join(others[:5])}{'...' if len(others) > 5 else ''})",
                       LossWarning, stacklevel=4)
-    frames = _key_frames(scene, joints, bone_parents)
     dt = ani_mod.key_dtype(version)
     ex = animation_extras(scene, anim)
     tracks = []
@@ -364,15 +367,18 @@ def _at_keys(c: Channel, times: np.ndarray) -> np.ndarray:
 
 
 def _animations(scene: Scene, joints: list[int], names: list[bytes], bone_parents: list[int],
-                animation_format: Any, rounding: str, main: str) -> dict[str, AniFile]:
+                animation_format: Any, rounding: str, main: str, world: np.ndarray
+                ) -> dict[str, AniFile]:
     out: dict[str, AniFile] = {}
     keys = animation_keys(scene, ".ani", main)
+    # the bones' key frames are the same for every animation: found once
+    frames = _key_frames(scene, joints, bone_parents, world) if scene.animations else []
     for i, anim in enumerate(scene.animations):
         # the format asked for, else the one the animation was read from, else DEFAULT
         recorded = animation_extras(scene, anim).get("lostsaga_version")
         version = _ani_version(animation_format if animation_format is not None else
                                recorded if recorded in _ANI_VERSIONS.values() else "default")
-        doc = _animation_to_ani(scene, anim, joints, names, bone_parents, version, rounding)
+        doc = _animation_to_ani(scene, anim, joints, names, frames, version, rounding)
         if not doc.tracks:
             continue
         out[keys[i]] = doc
@@ -384,9 +390,10 @@ def ani_from_scene(scene: Scene, *, animation_format: Any = None,
     if not scene.animations:
         raise DocumentError("ani: the scene has no animations")
     scene = restore_editor.put_back_written(scene)
-    skl, joints, bone_parents = _skeleton(scene)
+    world = scene.world_matrices()
+    skl, joints, bone_parents = _skeleton(scene, world)
     anis = _animations(scene, joints, skl.names(), bone_parents, animation_format, rounding,
-                       ".ani")
+                       ".ani", world)
     if not anis:
         raise DocumentError("ani: no animation targets a joint")
     docs = list(anis.values())
@@ -622,7 +629,7 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
     if script is not None:
         out[companion(scene, ".txt", ".msh")] = script
     out.update(_animations(scene, b.joints, skl.names(), b.bone_parents, animation_format,
-                           rounding, ".msh"))
+                           rounding, ".msh", world))
     return out if len(out) > 1 else doc
 
 
