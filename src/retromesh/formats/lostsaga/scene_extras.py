@@ -222,6 +222,9 @@ def gltf_skin(weights: np.ndarray, joint_of_id: np.ndarray) -> np.ndarray:
 
 
 def _weights8(rec: np.ndarray) -> np.ndarray:
+    """``(n, 8)`` float32 of a weights block: its weights, then its bone ids."""
+    if rec.dtype == msh_mod.WEIGHT_DTYPE:        # those 8 floats a row: a copy of the bytes
+        return np.ascontiguousarray(rec).view("<f4").reshape(len(rec), 8).copy()
     return np.concatenate([rec["weight"], rec["bone"]], axis=1).astype(np.float32)
 
 
