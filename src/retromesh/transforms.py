@@ -81,23 +81,28 @@ def matrix_to_quat(m) -> np.ndarray:
     c1 = ~c0 & (m[:, 0, 0] >= m[:, 1, 1]) & (m[:, 0, 0] >= m[:, 2, 2])
     c2 = ~c0 & ~c1 & (m[:, 1, 1] >= m[:, 2, 2])
     c3 = ~c0 & ~c1 & ~c2
+    # a case no matrix falls in is skipped (a handful of bones: most of the cost was those)
     with np.errstate(invalid="ignore", divide="ignore"):
-        s = np.sqrt(np.maximum(tr[c0] + 1.0, 1e-300)) * 2
-        mm = m[c0]
-        q[c0] = np.stack([(mm[:, 2, 1] - mm[:, 1, 2]) / s, (mm[:, 0, 2] - mm[:, 2, 0]) / s,
-                          (mm[:, 1, 0] - mm[:, 0, 1]) / s, 0.25 * s], -1)
-        mm = m[c1]
-        s = np.sqrt(np.maximum(1.0 + mm[:, 0, 0] - mm[:, 1, 1] - mm[:, 2, 2], 1e-300)) * 2
-        q[c1] = np.stack([0.25 * s, (mm[:, 0, 1] + mm[:, 1, 0]) / s,
-                          (mm[:, 0, 2] + mm[:, 2, 0]) / s, (mm[:, 2, 1] - mm[:, 1, 2]) / s], -1)
-        mm = m[c2]
-        s = np.sqrt(np.maximum(1.0 + mm[:, 1, 1] - mm[:, 0, 0] - mm[:, 2, 2], 1e-300)) * 2
-        q[c2] = np.stack([(mm[:, 0, 1] + mm[:, 1, 0]) / s, 0.25 * s,
-                          (mm[:, 1, 2] + mm[:, 2, 1]) / s, (mm[:, 0, 2] - mm[:, 2, 0]) / s], -1)
-        mm = m[c3]
-        s = np.sqrt(np.maximum(1.0 + mm[:, 2, 2] - mm[:, 0, 0] - mm[:, 1, 1], 1e-300)) * 2
-        q[c3] = np.stack([(mm[:, 0, 2] + mm[:, 2, 0]) / s, (mm[:, 1, 2] + mm[:, 2, 1]) / s,
-                          0.25 * s, (mm[:, 1, 0] - mm[:, 0, 1]) / s], -1)
+        if c0.any():
+            s = np.sqrt(np.maximum(tr[c0] + 1.0, 1e-300)) * 2
+            mm = m[c0]
+            q[c0] = np.stack([(mm[:, 2, 1] - mm[:, 1, 2]) / s, (mm[:, 0, 2] - mm[:, 2, 0]) / s,
+                              (mm[:, 1, 0] - mm[:, 0, 1]) / s, 0.25 * s], -1)
+        if c1.any():
+            mm = m[c1]
+            s = np.sqrt(np.maximum(1.0 + mm[:, 0, 0] - mm[:, 1, 1] - mm[:, 2, 2], 1e-300)) * 2
+            q[c1] = np.stack([0.25 * s, (mm[:, 0, 1] + mm[:, 1, 0]) / s,
+                              (mm[:, 0, 2] + mm[:, 2, 0]) / s, (mm[:, 2, 1] - mm[:, 1, 2]) / s], -1)
+        if c2.any():
+            mm = m[c2]
+            s = np.sqrt(np.maximum(1.0 + mm[:, 1, 1] - mm[:, 0, 0] - mm[:, 2, 2], 1e-300)) * 2
+            q[c2] = np.stack([(mm[:, 0, 1] + mm[:, 1, 0]) / s, 0.25 * s,
+                              (mm[:, 1, 2] + mm[:, 2, 1]) / s, (mm[:, 0, 2] - mm[:, 2, 0]) / s], -1)
+        if c3.any():
+            mm = m[c3]
+            s = np.sqrt(np.maximum(1.0 + mm[:, 2, 2] - mm[:, 0, 0] - mm[:, 1, 1], 1e-300)) * 2
+            q[c3] = np.stack([(mm[:, 0, 2] + mm[:, 2, 0]) / s, (mm[:, 1, 2] + mm[:, 2, 1]) / s,
+                              0.25 * s, (mm[:, 1, 0] - mm[:, 0, 1]) / s], -1)
     q = quat_normalize(q)
     q = np.where(q[:, 3:4] < 0, -q, q)
     return q.reshape(shape + (4,))

@@ -69,7 +69,15 @@ from ...binio import Reader, Writer
 from ...errors import DocumentError
 from ...findings import Finding, error, warning
 from ...records import record
-from .common import MESH_CONTROL_POINT_VERSION, MESH_TOKEN, long_strings, magic, read_str, write_str
+from .common import (
+    MESH_CONTROL_POINT_VERSION,
+    MESH_TOKEN,
+    long_strings,
+    magic,
+    nan_to_num,
+    read_str,
+    write_str,
+)
 
 __all__ = ["MshFile", "ControlPoint", "read", "write", "SUBMESH_DTYPE", "WEIGHT_DTYPE",
            "POSITION", "POSITION2", "POSITIONW", "WEIGHTS", "INDICES", "NORMAL", "COLOR0",
@@ -351,7 +359,10 @@ def faces_offset(doc: MshFile) -> int:
 def _engine_weight_mask(weights: np.ndarray) -> np.ndarray:
     """(n, 4) bool: the influences the engine uses (it stops at the first weight <= 0)."""
     w = np.asarray(weights, dtype=np.float32)
-    return np.cumprod(w > 0, axis=1).astype(bool)
+    use = w > 0
+    for c in range(1, use.shape[1]):            # (a cumprod over the short axis was 5x slower)
+        use[:, c] &= use[:, c - 1]
+    return use
 
 
 engine_weight_mask = _engine_weight_mask
@@ -374,11 +385,18 @@ def weight_records(joints: np.ndarray | None, weights: np.ndarray | None, n: int
     them."""
     rec = np.zeros(n, WEIGHT_DTYPE)
     if joints is not None and weights is not None:
-        w = np.nan_to_num(np.asarray(weights, np.float64))
-        bones = np.asarray(joints, np.float64)
-        order = np.argsort(-w, axis=1, kind="stable")      # the engine stops at w <= 0
-        w = np.take_along_axis(w, order, axis=1)
-        bones = np.take_along_axis(bones, order, axis=1)
+        w = nan_to_num(np.asarray(weights, np.float64))
+        bones = np.array(joints, np.float64)
+        # heaviest first (the engine stops at w <= 0); a stable sort leaves rows already in
+        # that order (most of a mesh's) as they are, so only the others are sorted
+        ok = np.ones(len(w), bool)
+        for c in range(w.shape[1] - 1):          # column by column: 3x faster than (n, 3) at once
+            ok &= w[:, c] >= w[:, c + 1]
+        if not ok.all():
+            rows = np.flatnonzero(~ok)
+            order = np.argsort(-w[rows], axis=1, kind="stable")
+            w[rows] = np.take_along_axis(w[rows], order, axis=1)
+            bones[rows] = np.take_along_axis(bones[rows], order, axis=1)
         bones[w <= 0] = 0
         w[w <= 0] = 0
         rec["weight"] = w
@@ -389,7 +407,12 @@ def weight_records(joints: np.ndarray | None, weights: np.ndarray | None, n: int
 def bounding_box(positions: np.ndarray) -> np.ndarray:
     """``bbox`` as the 3ds Max add-on writes it: min xyz, max xyz and half the diagonal."""
     p = np.asarray(positions, np.float32)
-    lo, hi = p.min(axis=0), p.max(axis=0)
+    cols = np.ascontiguousarray(p.T)            # (a reduction over axis 0 was 10x slower)
+    lo, hi = cols.min(axis=1), cols.max(axis=1)
+    if not (lo.all() and hi.all()) or np.isnan(lo).any() or np.isnan(hi).any():
+        # a zero or NaN extreme: which of 0.0 and -0.0 (which NaN) is kept depends on the order
+        # of the comparisons; the order that wrote the records of GLBs already written
+        lo, hi = p.min(axis=0), p.max(axis=0)
     radius = float(np.linalg.norm(hi - lo)) / 2.0
     return np.array([*lo, *hi, radius], dtype=np.float32)
 

@@ -99,7 +99,7 @@ def resplit(scene: Scene, parts: list[dict]) -> list[dict]:
     """Blender's exporter joins the primitives that share a material (submeshes without one come
     back as one primitive): a single part whose triangles add up to the submeshes recorded in the
     mesh's extras is cut into them again, in order."""
-    subs = recorded_mesh(scene)[0].get("submeshes")
+    subs = recorded_mesh(scene, world=False)[0].get("submeshes")
     if len(parts) != 1 or not isinstance(subs, list) or len(subs) < 2:
         return parts
     counts = [r[3] for r in subs if isinstance(r, list) and len(r) == 4]
@@ -121,16 +121,18 @@ def resplit(scene: Scene, parts: list[dict]) -> list[dict]:
     return out
 
 
-def recorded_mesh(scene: Scene) -> tuple[dict, np.ndarray | None]:
-    """The extras ``to_scene`` gave the mesh of a ``.msh`` and that node's world matrix, when
-    the scene holds exactly one mesh node (else ``({}, None)``)."""
+def recorded_mesh(scene: Scene, world: bool = True) -> tuple[dict, np.ndarray | None]:
+    """The extras ``to_scene`` gave the mesh of a ``.msh`` and (``world``, else None) that
+    node's world matrix, when the scene holds exactly one mesh node (else ``({}, None)``)."""
     nodes = [i for i, n in enumerate(scene.nodes) if n.mesh is not None]
     if len(nodes) != 1:
         return {}, None
     mi = scene.nodes[nodes[0]].mesh
     assert mi is not None
     ex = scene.meshes[mi].extras or {}
-    return (ex, scene.world_matrices()[nodes[0]]) if "lostsaga_version" in ex else ({}, None)
+    if "lostsaga_version" not in ex:
+        return {}, None
+    return ex, scene.world_matrices()[nodes[0]] if world else None
 
 
 def restore_mesh_extras(scene: Scene, doc: MshFile, placeholder: bool, version_given: bool,
@@ -138,7 +140,7 @@ def restore_mesh_extras(scene: Scene, doc: MshFile, placeholder: bool, version_g
     """What glTF has no place for, from the mesh's extras, where it fits the mesh written:
     version, mesh type (of a skinned mesh on placeholder bones), the bone list with its empty
     names, the INDICES bit, control points (v2002) and the submesh vertex ranges."""
-    ex, world = recorded_mesh(scene)
+    ex = recorded_mesh(scene, world=False)[0]
     if not ex:
         return
     v = ex.get("lostsaga_version")
@@ -161,6 +163,7 @@ def restore_mesh_extras(scene: Scene, doc: MshFile, placeholder: bool, version_g
         doc.vertex_mask &= ~msh_mod.INDICES         # WEIGHTS without INDICES, as the add-on writes
     cps = ex.get("control_points")
     if doc.version == MESH_CONTROL_POINT_VERSION and isinstance(cps, list):
+        world = recorded_mesh(scene)[1]
         doc.control_points = []
         for c in cps:
             pt = c.get("point") if isinstance(c, dict) else None
@@ -219,6 +222,9 @@ def gltf_skin(weights: np.ndarray, joint_of_id: np.ndarray) -> np.ndarray:
 
 
 def _weights8(rec: np.ndarray) -> np.ndarray:
+    """``(n, 8)`` float32 of a weights block: its weights, then its bone ids."""
+    if rec.dtype == msh_mod.WEIGHT_DTYPE:        # those 8 floats a row: a copy of the bytes
+        return np.ascontiguousarray(rec).view("<f4").reshape(len(rec), 8).copy()
     return np.concatenate([rec["weight"], rec["bone"]], axis=1).astype(np.float32)
 
 
@@ -238,7 +244,11 @@ def mesh_exact(doc: MshFile, prims: list, order: np.ndarray, joint_of_id: np.nda
             out["normals"] = rec
     if doc.weights is not None and joint_of_id is not None and \
             all(p.joints is not None for p in prims):
-        gl = gltf_skin(doc.weights, joint_of_id)
+        # gltf_skin(doc.weights, joint_of_id): the primitives hold its joints and weights
+        # before the glTF writer's step (to_scene keeps the same influences)
+        j, w, _ = geometry.gltf_weights(np.concatenate([p.joints for p in prims]),
+                                        np.concatenate([p.weights for p in prims]))
+        gl = np.concatenate([w, j.astype(np.float32)], axis=1)
         back = msh_mod.weight_records(gl[:, 4:], gl[:, :4], n)
         rec = restore.keep_rows(_weights8(doc.weights), _weights8(back))
         if rec:
@@ -256,7 +266,7 @@ def mesh_exact(doc: MshFile, prims: list, order: np.ndarray, joint_of_id: np.nda
 def put_back_mesh(scene: Scene, doc: MshFile, parts: list[dict[str, Any]], tol: float) -> None:
     """The values :func:`mesh_exact` kept, where the parts (glTF side) still hold what was
     written."""
-    ex = recorded_mesh(scene)[0].get("lostsaga_exact")
+    ex = recorded_mesh(scene, world=False)[0].get("lostsaga_exact")
     if not isinstance(ex, dict) or doc.vertex_count != sum(len(q["pos"]) for q in parts):
         return
     if doc.normals is not None and "normals" in ex:

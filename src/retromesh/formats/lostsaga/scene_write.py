@@ -47,7 +47,7 @@ from .scene_extras import (
 from .skl import POSE_DTYPE, SklBone, SklFile
 
 __all__ = ["msh_from_scene", "skl_from_scene", "ani_from_scene", "cms_from_scene",
-           "script_from_scene", "skeleton_from_scene"]
+           "script_from_scene", "skeleton_from_scene", "skeleton_poses"]
 
 
 # == from_scene ================================================================================
@@ -95,8 +95,10 @@ def skl_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
     ``msh_from_scene`` writes them): ``{"": skl, "_<name>.ani": ani}``, just the ``SklFile``
     without animations."""
     scene = restore_editor.put_back_written(scene)
-    skl, joints, parents = _skeleton(scene)
-    anis = _animations(scene, joints, skl.names(), parents, animation_format, rounding, ".skl")
+    world = scene.world_matrices()
+    skl, joints, parents = _skeleton(scene, world)
+    anis = _animations(scene, joints, skl.names(), parents, animation_format, rounding, ".skl",
+                       world)
     return {"": skl, **anis} if anis else skl
 
 
@@ -105,10 +107,21 @@ def skeleton_from_scene(scene: Scene) -> SklFile:
     return _skeleton(scene)[0]
 
 
-def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
-    """The ``.skl``, the scene node of every bone and every bone's parent bone (-1 = root)."""
+def skeleton_poses(scene: Scene) -> np.ndarray:
+    """The poses (``POSE_DTYPE``) the ``.skl`` of the scene's skeleton gets from the scene, with
+    no records put back: :func:`skeleton_from_scene`'s, bit for bit (the same steps), without
+    its names, bones and warnings (the records compare these poses with the file's)."""
+    joints, parents, rigid, sig, ibm = _bone_frame(scene)
+    return _bone_poses(scene, joints, parents, rigid, sig, ibm, warn=False)
+
+
+def _bone_frame(scene: Scene, world: np.ndarray | None = None
+                ) -> tuple[list[int], list[int], np.ndarray, np.ndarray, np.ndarray]:
+    """The scene node of every bone, every bone's parent bone (-1 = root), the bones' world
+    matrices without their scale, that scale (:func:`_unscale`) and the inverse binds with it
+    (``world``: the scene's world matrices, when the caller has them)."""
     skinned = _skinned_nodes(scene)
-    world = scene.world_matrices()
+    world = scene.world_matrices() if world is None else world
     first_skin = scene.nodes[skinned[0]].skin if skinned else None
     if first_skin is not None:                                 # (skinned)
         skin = scene.skins[first_skin]
@@ -123,38 +136,54 @@ def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
     # non-joint nodes between joints (an exporter's "Armature" node) are folded into the bones;
     # the .ani keys are moved into the same frames (_key_frames)
     parents = _joint_parents(scene, skin.joints)
-    n = len(skin.joints)
     ibm = (np.asarray(skin.inverse_bind_matrices, dtype=np.float64)
            if skin.inverse_bind_matrices is not None else inverse(world[skin.joints]))
     rigid, sig = _unscale(world[skin.joints])
-    local = np.array([inverse(rigid[p]) @ rigid[k] if p >= 0 else rigid[k]
-                      for k, p in enumerate(parents)]).reshape(-1, 4, 4)
     ibm = ibm.copy()
     ibm[:, :3, :] *= sig[:, None, None]                          # diag(sig, sig, sig, 1) @ ibm
-    t, r, s = decompose_trs(local)
+    return list(skin.joints), parents, rigid, sig, ibm
+
+
+def _bone_poses(scene: Scene, joints: list[int], parents: list[int], rigid: np.ndarray,
+                sig: np.ndarray, ibm: np.ndarray, warn: bool) -> np.ndarray:
+    """The ``.skl`` poses of the bones (:func:`_bone_frame`); ``warn``: say what they drop."""
+    n = len(joints)
     # a bone right below its .skl parent's node (a root: below none), nothing scaled: its
     # node's own translation and rotation (no matrix products: the bits come back)
-    direct = _direct_bones(scene, skin.joints, parents, sig)
+    direct = _direct_bones(scene, joints, parents, sig)
+    if warn or not direct.all():
+        local = np.array([inverse(rigid[p]) @ rigid[k] if p >= 0 else rigid[k]
+                          for k, p in enumerate(parents)]).reshape(-1, 4, 4)
+        t, r, s = decompose_trs(local)
+        if warn and not np.allclose(s, 1.0, atol=1e-4):
+            warnings.warn("non-uniform joint scale is not kept by .skl (LocalTM has none)",
+                          LossWarning, stacklevel=4)
+    else:               # every bone direct: the local matrices' values are all replaced below
+        t, r = np.zeros((n, 3)), np.zeros((n, 4))
     for b in np.nonzero(direct)[0].tolist():
-        t[b], r[b] = scene.nodes[skin.joints[b]].translation, scene.nodes[skin.joints[b]].rotation
-    if not np.allclose(s, 1.0, atol=1e-4):
-        warnings.warn("non-uniform joint scale is not kept by .skl (LocalTM has none)",
-                      LossWarning, stacklevel=3)
+        t[b], r[b] = scene.nodes[joints[b]].translation, scene.nodes[joints[b]].rotation
     poses = np.zeros(n, POSE_DTYPE)
     poses["local_position"] = vec_from_gltf(t)
     poses["local_rotation"] = quat_from_gltf(r)
     it, ir, iscale = decompose_trs(ibm)
-    if not np.allclose(np.abs(iscale), 1.0, atol=1e-4):
+    if warn and not np.allclose(np.abs(iscale), 1.0, atol=1e-4):
         warnings.warn("inverse bind matrices with scale: the .skl inverse pair holds only rotation "
-                      "and translation (scale dropped)", LossWarning, stacklevel=3)
+                      "and translation (scale dropped)", LossWarning, stacklevel=4)
     poses["inverse_position"] = vec_from_gltf(it)
     poses["inverse_rotation"] = quat_from_gltf(ir)
     bind = inverse(ibm)
     smat = np.diag([1.0, 1.0, -1.0, 1.0])
     poses["object_tm"] = np.swapaxes(smat @ bind @ smat, -1, -2)       # D3DX row-vector form
+    return poses
+
+
+def _skeleton(scene: Scene, world: np.ndarray | None = None) -> tuple[SklFile, list[int], list[int]]:
+    """The ``.skl``, the scene node of every bone and every bone's parent bone (-1 = root)."""
+    joints, parents, rigid, sig, ibm = _bone_frame(scene, world)
+    poses = _bone_poses(scene, joints, parents, rigid, sig, ibm, warn=True)
     names = []
     seen: set[bytes] = set()
-    for k, j in enumerate(skin.joints):
+    for k, j in enumerate(joints):
         nm = encode_name(scene.nodes[j].name or f"bone{k}")
         while nm in seen:
             nm += b"_"
@@ -162,7 +191,7 @@ def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
         names.append(nm)
     bones = [SklBone(name=names[k], parent=names[parents[k]] if parents[k] >= 0
                      else root_parent(scene.nodes[j].extras))
-             for k, j in enumerate(skin.joints)]
+             for k, j in enumerate(joints)]
     for k, p in enumerate(parents):
         if p >= 0:
             bones[p].children.append(names[k])
@@ -176,7 +205,7 @@ def _skeleton(scene: Scene) -> tuple[SklFile, list[int], list[int]]:
         skl.version = version
     if kept.get("linked_skeleton_absent") is True:
         skl.linked_skeleton = None
-    return skl, list(skin.joints), parents
+    return skl, joints, parents
 
 
 def _direct_bones(scene: Scene, joints: list[int], parents: list[int], sig: np.ndarray
@@ -191,17 +220,19 @@ def _direct_bones(scene: Scene, joints: list[int], parents: list[int], sig: np.n
     p = np.asarray(parents, np.int64)
     up = np.asarray([gparents[x] for x in joints], np.int64)
     want = np.where(p >= 0, j[np.maximum(p, 0)], -1)
-    unscaled = np.array([np.array_equal(scene.nodes[x].scale, (1.0, 1.0, 1.0)) for x in joints])
+    unscaled = (np.array([scene.nodes[x].scale for x in joints], np.float64).reshape(n, 3)
+                == 1.0).all(axis=1)           # (np.array_equal per bone: 3 us a bone)
     flat = np.abs(sig - 1.0) <= 1e-6
     return (up == want) & unscaled & flat & np.where(p >= 0, flat[np.maximum(p, 0)], True)
 
 
-def _key_frames(scene: Scene, joints: list[int], bone_parents: list[int]) -> list:
+def _key_frames(scene: Scene, joints: list[int], bone_parents: list[int], world: np.ndarray
+                ) -> list:
     """Per bone, None or the ``(pre, post)`` matrices that take its glTF-local keys ``L`` to its
     rigid local TM relative to its ``.skl`` parent: ``pre @ L @ post``. ``pre`` holds the rest
     transforms of non-joint nodes in between (an exporter's ``Armature`` node) and the parent's
-    baked scale, ``post`` the bone's own (see :func:`_unscale`)."""
-    world = scene.world_matrices()
+    baked scale, ``post`` the bone's own (see :func:`_unscale`); ``world``: the scene's world
+    matrices."""
     gparents = scene.parents()
     _, sig = _unscale(world[joints])
     # every bone at once (numpy per bone made a 20,000-joint skin take seconds)
@@ -226,7 +257,8 @@ def _key_frames(scene: Scene, joints: list[int], bone_parents: list[int]) -> lis
 
 
 def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: list[bytes],
-                      bone_parents: list[int], version: int, rounding: str) -> AniFile:
+                      frames: list, version: int, rounding: str) -> AniFile:
+    """The ``.ani`` of ``anim``; ``frames``: each bone's key frame (:func:`_key_frames`)."""
     by_node: dict[int, dict[str, Channel]] = {}
     for c in anim.channels:
         by_node.setdefault(c.node, {})[c.path] = c
@@ -246,7 +278,6 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
         warnings.warn(f"animation {anim.name!r}: channels of nodes that are not joints are not kept "
                       f"by .ani ({', '.join(others[:5])}{'...' if len(others) > 5 else ''})",
                       LossWarning, stacklevel=4)
-    frames = _key_frames(scene, joints, bone_parents)
     dt = ani_mod.key_dtype(version)
     ex = animation_extras(scene, anim)
     tracks = []
@@ -336,15 +367,18 @@ def _at_keys(c: Channel, times: np.ndarray) -> np.ndarray:
 
 
 def _animations(scene: Scene, joints: list[int], names: list[bytes], bone_parents: list[int],
-                animation_format: Any, rounding: str, main: str) -> dict[str, AniFile]:
+                animation_format: Any, rounding: str, main: str, world: np.ndarray
+                ) -> dict[str, AniFile]:
     out: dict[str, AniFile] = {}
     keys = animation_keys(scene, ".ani", main)
+    # the bones' key frames are the same for every animation: found once
+    frames = _key_frames(scene, joints, bone_parents, world) if scene.animations else []
     for i, anim in enumerate(scene.animations):
         # the format asked for, else the one the animation was read from, else DEFAULT
         recorded = animation_extras(scene, anim).get("lostsaga_version")
         version = _ani_version(animation_format if animation_format is not None else
                                recorded if recorded in _ANI_VERSIONS.values() else "default")
-        doc = _animation_to_ani(scene, anim, joints, names, bone_parents, version, rounding)
+        doc = _animation_to_ani(scene, anim, joints, names, frames, version, rounding)
         if not doc.tracks:
             continue
         out[keys[i]] = doc
@@ -356,9 +390,10 @@ def ani_from_scene(scene: Scene, *, animation_format: Any = None,
     if not scene.animations:
         raise DocumentError("ani: the scene has no animations")
     scene = restore_editor.put_back_written(scene)
-    skl, joints, bone_parents = _skeleton(scene)
+    world = scene.world_matrices()
+    skl, joints, bone_parents = _skeleton(scene, world)
     anis = _animations(scene, joints, skl.names(), bone_parents, animation_format, rounding,
-                       ".ani")
+                       ".ani", world)
     if not anis:
         raise DocumentError("ani: no animation targets a joint")
     docs = list(anis.values())
@@ -402,7 +437,7 @@ def _binding(scene: Scene, world: np.ndarray) -> _Binding:
     b = _Binding()
     skinned_nodes = _skinned_nodes(scene)
     if skinned_nodes:
-        b.skl, b.joints, b.bone_parents = _skeleton(scene)
+        b.skl, b.joints, b.bone_parents = _skeleton(scene, world)
         if len(b.joints) > 256:
             raise DocumentError(f"msh: {len(b.joints)} joints; the engine packs bone ids in a byte "
                                 "(at most 256)")
@@ -594,7 +629,7 @@ def msh_from_scene(scene: Scene, *, animation_format: Any = None, rounding: str 
     if script is not None:
         out[companion(scene, ".txt", ".msh")] = script
     out.update(_animations(scene, b.joints, skl.names(), b.bone_parents, animation_format,
-                           rounding, ".msh"))
+                           rounding, ".msh", world))
     return out if len(out) > 1 else doc
 
 
