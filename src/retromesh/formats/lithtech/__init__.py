@@ -135,7 +135,7 @@ class _Lazy:
     def __signature__(self) -> inspect.Signature:
         return inspect.signature(self.target())
 
-    @property  # type: ignore[override]
+    @property
     def __doc__(self) -> str | None:  # type: ignore[override]
         return self.target().__doc__
 
