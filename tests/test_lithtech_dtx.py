@@ -109,6 +109,37 @@ def test_lossless_pixel_formats_give_back_their_pixels(key):
     assert np.array_equal(dtx_pixels.to_rgba(again), rgba)
 
 
+@pytest.mark.parametrize("bpp", [dtx.BPP_DXT1, dtx.BPP_DXT3, dtx.BPP_DXT5])
+def test_dxt_blocks_decode_as_pillow_decodes_them(bpp):
+    # our numpy decoder against Pillow's "bcn" one: random blocks (both colour orders, equal
+    # endpoints, both alpha modes), sizes that are no multiple of 4, data cut short
+    from PIL import Image
+    rng = np.random.default_rng(bpp)
+    for w, h in [(4, 4), (8, 16), (1, 2), (12, 20), (32, 8)]:
+        bw, bh = max(4, (w + 3) & ~3), max(4, (h + 3) & ~3)
+        n = (bw // 4) * (bh // 4) * dtx_pixels._BLOCK[bpp]
+        data = bytearray(rng.integers(0, 256, n, dtype=np.uint8).tobytes())
+        for i in range(0, n, 24):
+            data[i:i + 2] = data[i + 2:i + 4]
+        for cut in (0, 5):
+            raw = bytes(data[:n - cut])
+            want = np.asarray(Image.frombytes("RGBA", (bw, bh), raw + bytes(cut), "bcn",
+                                              dtx_pixels._BCN[bpp]))[:h, :w]
+            assert np.array_equal(dtx_pixels._decode_bcn(raw, bpp, w, h), want)
+
+
+def test_png_written_without_pillow_decodes_to_its_pixels():
+    rng = np.random.default_rng(7)
+    for shape in [(1, 1), (3, 5), (16, 9), (64, 64)]:
+        rgba = rng.integers(0, 256, (*shape, 4), dtype=np.uint8)
+        for opaque in (False, True):
+            if opaque:
+                rgba[..., 3] = 255
+            data = png.from_rgba(rgba).data
+            assert data[25] == (2 if opaque else 6)            # RGB when every pixel is opaque
+            assert np.array_equal(png.rgba(png.PngImage(data)), rgba)
+
+
 def test_mip_levels_are_box_averages_rounded_down():
     rgba = np.zeros((8, 8, 4), np.uint8)
     rgba[0, 0] = (4, 8, 255, 255)
