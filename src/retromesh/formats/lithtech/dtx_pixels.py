@@ -1,5 +1,5 @@
-"""DTX pixels to RGBA and back, every pixel format the engine defines, with numpy (DXT through
-Pillow's BCn codec).
+"""DTX pixels to RGBA and back, every pixel format the engine defines, with numpy (DXT encoded
+through Pillow's BCn codec).
 
 Decoding (:func:`to_rgba`) follows the engine's converters (``pixelformat.cpp``):
 
@@ -8,7 +8,9 @@ Decoding (:func:`to_rgba`) follows the engine's converters (``pixelformat.cpp``)
 * 16-bit: ARGB 4444 with ``DTX_PREFER4444``, ARGB 1555 with ``DTX_PREFER5551``, else RGB 565;
   n bits widen to 8 as the engine's ``m_ScaleTo8`` does (``v * 255 / max``, rounded down);
 * 8-bit (code 1): grey; 32-bit palettised: indices into ``PALLETE32`` (a, r, g, b entries);
-* DXT1/3/5: Pillow's ``bcn`` decoder; levels below a 4x4 block are padded with zeros;
+* DXT1/3/5: decoded here in numpy, pixel for pixel as Pillow's ``bcn`` decoder does (5:6:5
+  colours widened by repeating their top bits, the thirds and halves rounded down, DXT5 alpha
+  in 8 or 6 steps); levels below a 4x4 block are padded with zeros;
 * v1/v1.5 8-bit palettised: the header palette's r, g, b (its a byte is not used by the
   engine's ``CC_8PtoBF``); alpha from the 4-bit masks (``n * 17``) when there are masks.
 
