@@ -199,6 +199,12 @@ def _binds(scene: Scene, n: int) -> tuple[np.ndarray] | None:
     return ((S4 @ rigid(np.linalg.inv(ibm)) @ S4).astype(np.float32).astype(np.float64),)
 
 
+def _joined(arrays: list) -> np.ndarray:
+    """The arrays end to end (the one array itself, not a copy, when there is one)."""
+    return np.asarray(arrays[0]) if len(arrays) == 1 else \
+        np.concatenate([np.asarray(a) for a in arrays])
+
+
 def _starts(counts: np.ndarray) -> np.ndarray:
     return np.cumsum(counts) - counts
 
@@ -209,8 +215,8 @@ def _lod_rows(all_lods: list, kept: list, normals_gl: list, inv_bind: np.ndarray
     the weights of the vertices whose weights the writer lays out otherwise (more than 4, a
     zero weight, a node named twice: :func:`_keep_lists`); None when a vertex no face uses
     leaves the writer's vertices another list."""
-    verts = np.concatenate([np.asarray(lod.vertices) for lod in all_lods])
-    wts = np.concatenate([np.asarray(lod.weights) for lod in all_lods])
+    verts = _joined([lod.vertices for lod in all_lods])
+    wts = _joined([lod.weights for lod in all_lods])
     nv = [len(lod.vertices) for lod in all_lods]
     off = np.cumsum([0] + nv[:-1])
     src = np.concatenate([k[0] + o for k, o in zip(kept, off)])
@@ -221,18 +227,23 @@ def _lod_rows(all_lods: list, kept: list, normals_gl: list, inv_bind: np.ndarray
     jh, wh, _ = geometry.gltf_weights(np.concatenate([k[1] for k in kept]),
                                       np.concatenate([k[2] for k in kept]))
     w = wh.astype(np.float64)
-    w /= w.sum(1, keepdims=True)
+    w /= geometry.row_sum64(w)[:, None]           # (w.sum(1)'s additions, without its cost)
     mask = w > 0
     owner = np.nonzero(mask)[0]
     wnode = jh.astype(np.int64)[mask]
-    fpos = (np.asarray(verts["location"], np.float64) * S3).astype(np.float32).astype(np.float64) * S3
+    # the positions the writer reads back: the GLB's float32 of location * S3, times S3 again,
+    # which are the file's float32 values (sign flips are exact)
+    fpos = verts["location"].astype(np.float64)
     # the writer's weights as words (node, location, bias: float32 rows, the node's bits)
     pred = np.empty((len(owner), 5), np.float32)
     pred[:, 1:4] = weight_locations(inv_bind, wnode, np.take(fpos, owner, 0))
     pred[:, 4] = w[mask]
     pred = pred.view(np.uint32)
     pred[:, 0] = wnode
-    counts, file_counts = mask.sum(1), verts["weight_count"].astype(np.int64)
+    counts = mask[:, 0].astype(np.int64)
+    for c in range(1, mask.shape[1]):
+        counts += mask[:, c]
+    file_counts = verts["weight_count"].astype(np.int64)
     if np.array_equal(counts, file_counts):
         rec_w, lists = _keep_rows(_words(wts), pred), None
     else:
