@@ -110,7 +110,8 @@ def from_rgba(pixels: np.ndarray) -> PngImage:
     pa, pb, pc = np.abs(p - a), np.abs(p - b), np.abs(p - c)
     paeth = np.where((pa <= pb) & (pa <= pc), a, np.where(pb <= pc, b, c))
     filtered = np.stack([x, x - a, x - b, x - (a + b) // 2, x - paeth]).astype(np.uint8)
-    cost = np.abs(filtered.view(np.int8).astype(np.int32)).sum(axis=2)     # (5, h)
+    cost = np.abs(filtered.view(np.int8).astype(np.int16))    # (|-128| fits in int16)
+    cost = cost.sum(axis=2, dtype=np.int64)                     # (5, h)
     best = np.argmin(cost, axis=0)
     rows = np.empty((h, 1 + w * bpp), np.uint8)
     rows[:, 0] = best
