@@ -36,7 +36,15 @@ def _top4(owner: np.ndarray, node: np.ndarray, bias: np.ndarray, nv: int):
     counts = np.bincount(owner, minlength=nv)
     first = np.cumsum(counts) - counts
     width = int(counts.max(initial=0))
-    if width <= 16:
+    if not (bias[1:] > bias[:-1])[owner[1:] == owner[:-1]].any():
+        # each vertex's weights already strongest first (as exporters and our writer write
+        # them): a stable sort would keep them where they are
+        rank = np.arange(len(owner)) - first[owner]
+        keep = rank < 4
+        joints[owner[keep], rank[keep]] = node[keep]
+        weights[owner[keep], rank[keep]] = bias[keep]
+        dropped = int((np.bincount(owner[(~keep) & (bias > 0)], minlength=nv) > 0).sum())
+    elif width <= 16:
         # each vertex's weights in a row of a table, sorted along the rows (stable: equal
         # biases keep the file's order, as a lexsort by vertex and bias does)
         rank = np.arange(len(owner)) - first[owner]
