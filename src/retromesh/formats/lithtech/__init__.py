@@ -43,6 +43,40 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
+class _Lazy:
+    """``module.name`` of this package, imported when first called (or when its signature or
+    docstring is asked for: the registry reads a format's options off its signature)."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.__name__ = module, name
+
+    def target(self) -> Any:
+        return getattr(importlib.import_module(f"{__name__}.{self.module}"), self.__name__)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.target()(*args, **kwargs)
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return inspect.signature(self.target())
+
+    @property
+    def __doc__(self) -> str | None:  # type: ignore[override]
+        return self.target().__doc__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Lazy) and (other.module, other.__name__) == \
+            (self.module, self.__name__)
+
+    def __hash__(self) -> int:
+        return hash((self.module, self.__name__))
+
+
+def _lazy(module: str, name: str) -> Any:
+    return _Lazy(module, name)
+
+
 __all__ = ["abc", "abc_v6", "dtx", "lta", "lta_model", "lta_scene", "ltc", "scene",
            "samples", "AbcModel", "AbcV6Model", "LtaFile", "LtcFile", "read", "write",
            "sniff_version", "lta_info", "lta_check"]
@@ -118,39 +152,6 @@ def _sniff(head: bytes) -> bool:
 
 register(ABC, doc_types=(AbcModel, AbcV6Model), sniff=_sniff, read=read, write=write,
          to_scene=scene.to_scene, from_scene=scene.from_scene, info=info, check=check)
-class _Lazy:
-    """``module.name`` of this package, imported when first called (or when its signature or
-    docstring is asked for: the registry reads a format's options off its signature)."""
-
-    def __init__(self, module: str, name: str) -> None:
-        self.module, self.__name__ = module, name
-
-    def target(self) -> Any:
-        return getattr(importlib.import_module(f"{__name__}.{self.module}"), self.__name__)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.target()(*args, **kwargs)
-
-    @property
-    def __signature__(self) -> inspect.Signature:
-        return inspect.signature(self.target())
-
-    @property
-    def __doc__(self) -> str | None:  # type: ignore[override]
-        return self.target().__doc__
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Lazy) and (other.module, other.__name__) == \
-            (self.module, self.__name__)
-
-    def __hash__(self) -> int:
-        return hash((self.module, self.__name__))
-
-
-def _lazy(module: str, name: str) -> Any:
-    return _Lazy(module, name)
-
-
 register(DTX, doc_types=(dtx.DtxTexture,), sniff=dtx.sniff, read=dtx.read, write=dtx.write,
          info=dtx.info, check=dtx.check)
 register_converter("dtx", "png", _lazy("dtx_image", "dtx_to_png"))
