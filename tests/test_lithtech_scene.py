@@ -779,7 +779,7 @@ def test_from_scene_warns_about_what_abc_cannot_hold():
 def test_top4_keeps_the_four_strongest_weights_in_file_order_on_ties():
     # three paths (weights already strongest first, a vertex of more than 16, the table sort)
     # must agree with a plain stable sort by vertex and bias
-    from retromesh.formats.lithtech.scene_read import _top4
+    from retromesh.formats.lithtech.scene_read import top4_weights
     rng = np.random.default_rng(5)
     for trial in range(300):
         counts = rng.integers(0, [3, 7, 20][trial % 3], 12)
@@ -789,7 +789,7 @@ def test_top4_keeps_the_four_strongest_weights_in_file_order_on_ties():
         if trial % 2:
             bias = bias[np.lexsort((-np.nan_to_num(bias, nan=-9.0), owner))]
         with np.errstate(invalid="ignore"):
-            joints, weights, dropped, empty = _top4(owner, node, bias, 12)
+            joints, weights, dropped, empty = top4_weights(owner, node, bias, 12)
         clean = np.where(np.isfinite(bias) & (bias > 0), bias, 0.0)
         order = np.lexsort((-clean, owner))
         lost = none = 0

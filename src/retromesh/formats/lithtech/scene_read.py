@@ -26,7 +26,7 @@ from .scene_common import (
 from .scene_extras import bounds_radius, f32, scene_extras
 
 
-def _top4(owner: np.ndarray, node: np.ndarray, bias: np.ndarray, nv: int):
+def top4_weights(owner: np.ndarray, node: np.ndarray, bias: np.ndarray, nv: int):
     """Top 4 weights per vertex by bias, renormalised. Returns joints, weights, the number of
     vertices that lost weights and the number without any usable weight. ``owner`` is sorted
     (each vertex's weights follow one another, as in the file)."""
@@ -106,7 +106,7 @@ def _lod_primitive(lod: Lod, world_file: np.ndarray, path: str, n_nodes: int,
     if len(wts) and wnode.max() >= max(n_nodes, 1):
         raise scene_error(f"weight node indices below the {n_nodes} nodes", int(wnode.max()), path)
     if n_nodes:
-        joints, weights, lost, empty = _top4(owner, wnode, wts["bias"].astype(np.float64), nv)
+        joints, weights, lost, empty = top4_weights(owner, wnode, wts["bias"].astype(np.float64), nv)
         extras["bind_max_deviation"] = bind_deviation(lod, world_file)
         extras["vertices_with_dropped_weights"] = lost
         extras["unweighted_vertices"] = empty
