@@ -109,6 +109,40 @@ def test_lossless_pixel_formats_give_back_their_pixels(key):
     assert np.array_equal(dtx_pixels.to_rgba(again), rgba)
 
 
+@pytest.mark.parametrize("key", ["dtx:dxt1", "dtx:dxt3", "dtx:dxt5"])
+def test_dxt_blocks_decode_as_pillow_decodes_them(key):
+    # our numpy decoder against Pillow's "bcn" one: a sample's levels filled with random
+    # blocks (both colour orders, equal endpoints, both alpha modes), down to levels smaller
+    # than a block
+    from PIL import Image
+    doc = dtx_samples.documents()[key]
+    bpp = dtx.bpp_of(doc.header)
+    block = 8 if bpp == dtx.BPP_DXT1 else 16
+    rng = np.random.default_rng(bpp)
+    for level, (w, h) in enumerate(dtx.level_sizes(doc.header)):
+        data = bytearray(rng.integers(0, 256, len(doc.levels[level]), dtype=np.uint8).tobytes())
+        for i in range(block - 8, len(data), 3 * block):
+            data[i:i + 2] = data[i + 2:i + 4]           # c0 == c1
+        doc.levels[level] = bytes(data)
+        bw, bh = max(4, (w + 3) & ~3), max(4, (h + 3) & ~3)
+        raw = bytes(data).ljust((bw // 4) * (bh // 4) * block, b"\0")
+        want = Image.frombytes("RGBA", (bw, bh), raw, "bcn",
+                               {dtx.BPP_DXT1: 1, dtx.BPP_DXT3: 2, dtx.BPP_DXT5: 3}[bpp])
+        assert np.array_equal(dtx_pixels.to_rgba(doc, level), np.asarray(want)[:h, :w])
+
+
+def test_png_written_without_pillow_decodes_to_its_pixels():
+    rng = np.random.default_rng(7)
+    for shape in [(1, 1), (3, 5), (16, 9), (64, 64)]:
+        rgba = rng.integers(0, 256, (*shape, 4), dtype=np.uint8)
+        for opaque in (False, True):
+            if opaque:
+                rgba[..., 3] = 255
+            data = png.from_rgba(rgba).data
+            assert data[25] == (2 if opaque else 6)            # RGB when every pixel is opaque
+            assert np.array_equal(png.rgba(png.PngImage(data)), rgba)
+
+
 def test_mip_levels_are_box_averages_rounded_down():
     rgba = np.zeros((8, 8, 4), np.uint8)
     rgba[0, 0] = (4, 8, 255, 255)

@@ -774,3 +774,36 @@ def test_from_scene_warns_about_what_abc_cannot_hold():
     with pytest.warns(LossWarning, match="morph targets"):
         doc = ls.from_scene(sc, version=12)          # v6 keeps them (test_lithtech_v6_write)
     assert doc.version == 12 and len(doc.nodes) == 4
+
+
+def test_top4_keeps_the_four_strongest_weights_in_file_order_on_ties():
+    # three paths (weights already strongest first, a vertex of more than 16, the table sort)
+    # must agree with a plain stable sort by vertex and bias
+    from retromesh.formats.lithtech.scene_read import top4_weights
+    rng = np.random.default_rng(5)
+    for trial in range(300):
+        counts = rng.integers(0, [3, 7, 20][trial % 3], 12)
+        owner = np.repeat(np.arange(12), counts)
+        node = rng.integers(0, 6, len(owner))
+        bias = rng.choice([0.0, 0.25, 0.5, 1.0, np.nan, -1.0], len(owner))
+        if trial % 2:
+            bias = bias[np.lexsort((-np.nan_to_num(bias, nan=-9.0), owner))]
+        with np.errstate(invalid="ignore"):
+            joints, weights, dropped, empty = top4_weights(owner, node, bias, 12)
+        clean = np.where(np.isfinite(bias) & (bias > 0), bias, 0.0)
+        order = np.lexsort((-clean, owner))
+        lost = none = 0
+        for v in range(12):
+            mine = order[owner[order] == v]
+            lost += int((clean[mine[4:]] > 0).any())
+            want_w = np.zeros(4, np.float32)
+            want_w[:min(4, len(mine))] = clean[mine[:4]]
+            want_j = np.zeros(4, np.uint16)
+            want_j[:min(4, len(mine))] = node[mine[:4]]
+            if want_w.sum() <= 0:
+                none += 1
+                want_w, want_j = np.array([1, 0, 0, 0], np.float32), np.zeros(4, np.uint16)
+            want_w = want_w / want_w.sum(keepdims=True)
+            want_j[want_w == 0] = 0
+            assert np.array_equal(weights[v], want_w) and np.array_equal(joints[v], want_j)
+        assert (dropped, empty) == (lost, none)

@@ -16,6 +16,8 @@ small complete files of every version with our own writers.
 """
 from __future__ import annotations
 
+import importlib
+import inspect
 import struct
 from typing import Any
 
@@ -24,12 +26,56 @@ from ...errors import DocumentError
 from ...findings import Finding
 from ...imageformats import ImageFormat, register as register_image
 from ...registry import register, register_converter
-from . import abc, abc_v6, dtx, dtx_image, lta, lta_model, lta_scene, ltc, samples, scene
+from . import abc, abc_v6, dtx, lta, ltc, scene
 from .abc import AbcModel
 from .abc_v6 import AbcV6Model
 from .lta import LtaFile
 from .ltc import LtcFile
 from .manifest import ABC, DTX, LTA, LTC
+
+#: submodules imported when first used (``lithtech.samples``...), not with the family: an
+#: ``.abc`` conversion needs none of them (the command line starts faster)
+_LAZY = ("dtx_image", "lta_model", "lta_scene", "samples")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _Lazy:
+    """``module.name`` of this package, imported when first called (or when its signature or
+    docstring is asked for: the registry reads a format's options off its signature)."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.__name__ = module, name
+
+    def target(self) -> Any:
+        return getattr(importlib.import_module(f"{__name__}.{self.module}"), self.__name__)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.target()(*args, **kwargs)
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return inspect.signature(self.target())
+
+    @property
+    def __doc__(self) -> str | None:  # type: ignore[override]
+        return self.target().__doc__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Lazy) and (other.module, other.__name__) == \
+            (self.module, self.__name__)
+
+    def __hash__(self) -> int:
+        return hash((self.module, self.__name__))
+
+
+def _lazy(module: str, name: str) -> Any:
+    return _Lazy(module, name)
+
 
 __all__ = ["abc", "abc_v6", "dtx", "lta", "lta_model", "lta_scene", "ltc", "scene",
            "samples", "AbcModel", "AbcV6Model", "LtaFile", "LtcFile", "read", "write",
@@ -108,9 +154,9 @@ register(ABC, doc_types=(AbcModel, AbcV6Model), sniff=_sniff, read=read, write=w
          to_scene=scene.to_scene, from_scene=scene.from_scene, info=info, check=check)
 register(DTX, doc_types=(dtx.DtxTexture,), sniff=dtx.sniff, read=dtx.read, write=dtx.write,
          info=dtx.info, check=dtx.check)
-register_converter("dtx", "png", dtx_image.dtx_to_png)
-register_converter("png", "dtx", dtx_image.png_to_dtx)
-register_image(ImageFormat("dtx", ("dtx",), sniff=dtx.sniff, open=dtx_image.open_image))
+register_converter("dtx", "png", _lazy("dtx_image", "dtx_to_png"))
+register_converter("png", "dtx", _lazy("dtx_image", "png_to_dtx"))
+register_image(ImageFormat("dtx", ("dtx",), sniff=dtx.sniff, open=_lazy("dtx_image", "open_image")))
 
 
 def lta_info(doc: LtaFile | LtcFile) -> dict[str, Any]:
@@ -119,7 +165,7 @@ def lta_info(doc: LtaFile | LtcFile) -> dict[str, Any]:
     text = doc.lta if isinstance(doc, LtcFile) else doc
     if lta.kind(text) != "model":     # a render style: only the text's own counts
         return {**(ltc.info(doc) if isinstance(doc, LtcFile) else lta.info(doc))}
-    out = info(lta_model.to_model(text))
+    out = info(_lazy("lta_model", "to_model")(text))
     del out["version"], out["sections"]
     return {**out, **(ltc.info(doc) if isinstance(doc, LtcFile) else lta.info(doc))}
 
@@ -128,17 +174,17 @@ def lta_check(doc: LtaFile | LtcFile) -> list[Finding]:
     text = doc.lta if isinstance(doc, LtcFile) else doc
     if lta.kind(text) != "model":
         return lta.check(text)
-    return lta.check(text) + scene.structural_problems(lta_model.to_model(text))
+    return lta.check(text) + scene.structural_problems(_lazy("lta_model", "to_model")(text))
 
 
 register(LTA, doc_types=(LtaFile,), sniff=lta.sniff, read=lta.read, write=lta.write,
-         to_scene=lta_scene.to_scene, from_scene=lta_scene.from_scene, info=lta_info,
-         check=lta_check)
+         to_scene=_lazy("lta_scene", "to_scene"), from_scene=_lazy("lta_scene", "from_scene"),
+         info=lta_info, check=lta_check)
 register(LTC, doc_types=(LtcFile,), sniff=ltc.sniff, read=ltc.read, write=ltc.write,
-         to_scene=lta_scene.ltc_to_scene, from_scene=lta_scene.ltc_from_scene, info=lta_info,
-         check=lta_check)
+         to_scene=_lazy("lta_scene", "ltc_to_scene"),
+         from_scene=_lazy("lta_scene", "ltc_from_scene"), info=lta_info, check=lta_check)
 
-register_converter("abc", "lta", lta_scene.abc_to_lta)
-register_converter("lta", "abc", lta_scene.lta_to_abc)
-register_converter("lta", "ltc", lta_scene.lta_to_ltc)
-register_converter("ltc", "lta", lta_scene.ltc_to_lta)
+register_converter("abc", "lta", _lazy("lta_scene", "abc_to_lta"))
+register_converter("lta", "abc", _lazy("lta_scene", "lta_to_abc"))
+register_converter("lta", "ltc", _lazy("lta_scene", "lta_to_ltc"))
+register_converter("ltc", "lta", _lazy("lta_scene", "ltc_to_lta"))

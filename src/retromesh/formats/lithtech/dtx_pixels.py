@@ -1,5 +1,5 @@
-"""DTX pixels to RGBA and back, every pixel format the engine defines, with numpy (DXT through
-Pillow's BCn codec).
+"""DTX pixels to RGBA and back, every pixel format the engine defines, with numpy (DXT encoded
+through Pillow's BCn codec).
 
 Decoding (:func:`to_rgba`) follows the engine's converters (``pixelformat.cpp``):
 
@@ -8,7 +8,9 @@ Decoding (:func:`to_rgba`) follows the engine's converters (``pixelformat.cpp``)
 * 16-bit: ARGB 4444 with ``DTX_PREFER4444``, ARGB 1555 with ``DTX_PREFER5551``, else RGB 565;
   n bits widen to 8 as the engine's ``m_ScaleTo8`` does (``v * 255 / max``, rounded down);
 * 8-bit (code 1): grey; 32-bit palettised: indices into ``PALLETE32`` (a, r, g, b entries);
-* DXT1/3/5: Pillow's ``bcn`` decoder; levels below a 4x4 block are padded with zeros;
+* DXT1/3/5: decoded here in numpy, pixel for pixel as Pillow's ``bcn`` decoder does (5:6:5
+  colours widened by repeating their top bits, the thirds and halves rounded down, DXT5 alpha
+  in 8 or 6 steps); levels below a 4x4 block are padded with zeros;
 * v1/v1.5 8-bit palettised: the header palette's r, g, b (its a byte is not used by the
   engine's ``CC_8PtoBF``); alpha from the 4-bit masks (``n * 17``) when there are masks.
 
@@ -77,12 +79,57 @@ def _layout16(flags: int) -> tuple[tuple[int, int], ...]:
 
 
 def _decode_bcn(data: bytes, bpp: int, w: int, h: int) -> np.ndarray:
-    from PIL import Image
+    """DXT1/3/5 (BC1/2/3) blocks as RGBA, in numpy (the same pixels as Pillow's ``bcn``
+    decoder, which is not imported for it: Pillow's import cost more than the decoding)."""
     bw, bh = max(4, (w + 3) & ~3), max(4, (h + 3) & ~3)
-    need = (bw // 4) * (bh // 4) * _BLOCK[bpp]
-    padded = data[:need] + bytes(max(0, need - len(data)))
-    im = Image.frombytes("RGBA", (bw, bh), padded, "bcn", _BCN[bpp])
-    return np.asarray(im)[:h, :w].copy()
+    size = _BLOCK[bpp]
+    n = (bw // 4) * (bh // 4)
+    blocks = np.frombuffer(data[:n * size].ljust(n * size, b"\0"), np.uint8).reshape(n, size)
+    colour = blocks[:, size - 8:]
+    c0 = colour[:, 0].astype(np.int32) | colour[:, 1].astype(np.int32) << 8
+    c1 = colour[:, 2].astype(np.int32) | colour[:, 3].astype(np.int32) << 8
+    ends = []
+    for c in (c0, c1):                  # 5:6:5 widened to 8 bits (top bits repeated)
+        r, g, b = (c & 0xF800) >> 8, (c & 0x7E0) >> 3, (c & 0x1F) << 3
+        ends.append(np.stack([r | r >> 5, g | g >> 6, b | b >> 5], 1))
+    e0, e1 = ends
+    four = (c0 > c1) | (bpp != BPP_DXT1)    # DXT3/5 colours always have four
+    pal = np.zeros((n, 4, 4), np.int32)
+    pal[:, 0, :3], pal[:, 1, :3] = e0, e1
+    pal[:, 2, :3] = np.where(four[:, None], (2 * e0 + e1) // 3, (e0 + e1) // 2)
+    pal[:, 3, :3] = np.where(four[:, None], (e0 + 2 * e1) // 3, 0)
+    pal[:, :3, 3] = 255
+    pal[:, 3, 3] = np.where(four, 255, 0)
+    lb = colour[:, 4:8].astype(np.uint32)
+    lut = lb[:, 0] | lb[:, 1] << 8 | lb[:, 2] << 16 | lb[:, 3] << 24
+    idx = (lut[:, None] >> (2 * np.arange(16, dtype=np.uint32))) & 3          # (n, 16)
+    # each pixel's palette entry as one uint32 gathered from a flat table (a gather of
+    # 4-byte rows along an axis cost numpy several times more)
+    table = pal.astype(np.uint8).reshape(-1, 4).view(np.uint32).reshape(-1)
+    at = (idx + 4 * np.arange(n, dtype=np.uint32)[:, None]).astype(np.intp)
+    px = table[at].view(np.uint8).reshape(n, 16, 4)
+    if bpp == BPP_DXT3:
+        nib = np.stack([blocks[:, :8] & 15, blocks[:, :8] >> 4], 2).reshape(n, 16)
+        px[..., 3] = nib * 17
+    elif bpp == BPP_DXT5:
+        a0, a1 = blocks[:, 0].astype(np.int32), blocks[:, 1].astype(np.int32)
+        k = np.arange(1, 7)
+        eight = (a0 > a1)[:, None]
+        alpha = np.zeros((n, 8), np.int32)
+        alpha[:, 0], alpha[:, 1] = a0, a1
+        alpha[:, 2:] = np.where(eight, ((7 - k) * a0[:, None] + k * a1[:, None]) // 7, 0)
+        six = ((5 - k[:4]) * a0[:, None] + k[:4] * a1[:, None]) // 5
+        alpha[:, 2:6] = np.where(eight, alpha[:, 2:6], six)
+        alpha[:, 7] = np.where(eight[:, 0], alpha[:, 7], 255)
+        bits = blocks[:, 2:8].astype(np.uint32)
+        lo = bits[:, 0] | bits[:, 1] << 8 | bits[:, 2] << 16
+        hi = bits[:, 3] | bits[:, 4] << 8 | bits[:, 5] << 16
+        shift = 3 * np.arange(8, dtype=np.uint32)
+        aidx = np.concatenate([(lo[:, None] >> shift) & 7, (hi[:, None] >> shift) & 7], 1)
+        px[..., 3] = alpha.reshape(-1)[(aidx + 8 * np.arange(n, dtype=np.uint32)[:, None])
+                                       .astype(np.intp)]
+    img = px.reshape(bh // 4, bw // 4, 4, 4, 4).transpose(0, 2, 1, 3, 4).reshape(bh, bw, 4)
+    return np.ascontiguousarray(img[:h, :w])
 
 
 def _palette_rgba(entries: bytes) -> np.ndarray:

@@ -104,10 +104,20 @@ def _keep_rows(was: np.ndarray, pred: np.ndarray) -> _Rows | None:
     a, b = _words(was), _words(pred)
     if a.shape != b.shape:
         return None
-    rows = np.flatnonzero((a != b).any(axis=1))
+    x = a ^ b
+    rows = np.flatnonzero(_any_rows(x))
     if not len(rows):
         return None
-    return _Rows(len(a), rows, a[rows] ^ b[rows], _check(b[rows]))
+    return _Rows(len(a), rows, np.take(x, rows, 0), _check(np.take(b, rows, 0)))
+
+
+def _any_rows(x: np.ndarray) -> np.ndarray:
+    """Whether each row of (n, width) words has a bit set: OR column by column (``any`` along
+    a short axis, and a row gather with ``[]``, cost numpy several times more)."""
+    out = np.zeros(len(x), np.uint32)
+    for c in range(x.shape[1]):
+        out |= x[:, c]
+    return out != 0
 
 
 def _pack(fields: dict[str, _Rows]) -> dict[str, Any]:
@@ -115,7 +125,8 @@ def _pack(fields: dict[str, _Rows]) -> dict[str, Any]:
     with like, so that it deflates well; of the XORs only the columns where one is not 0) and
     its index ``[name, rows, kept, width, columns kept (bit mask)]``."""
     order = sorted(fields)
-    cols = {k: np.flatnonzero(fields[k].xor.any(axis=0)) for k in order}
+    cols = {k: np.flatnonzero([fields[k].xor[:, c].any() for c in range(fields[k].xor.shape[1])])
+            for k in order}
     parts = [restore.steps(fields[k].at) for k in order]
     parts += [np.ascontiguousarray(fields[k].xor[:, cols[k]]).astype("<u4").tobytes()
               for k in order]
@@ -188,6 +199,12 @@ def _binds(scene: Scene, n: int) -> tuple[np.ndarray] | None:
     return ((S4 @ rigid(np.linalg.inv(ibm)) @ S4).astype(np.float32).astype(np.float64),)
 
 
+def _joined(arrays: list) -> np.ndarray:
+    """The arrays end to end (the one array itself, not a copy, when there is one)."""
+    return np.asarray(arrays[0]) if len(arrays) == 1 else \
+        np.concatenate([np.asarray(a) for a in arrays])
+
+
 def _starts(counts: np.ndarray) -> np.ndarray:
     return np.cumsum(counts) - counts
 
@@ -198,8 +215,8 @@ def _lod_rows(all_lods: list, kept: list, normals_gl: list, inv_bind: np.ndarray
     the weights of the vertices whose weights the writer lays out otherwise (more than 4, a
     zero weight, a node named twice: :func:`_keep_lists`); None when a vertex no face uses
     leaves the writer's vertices another list."""
-    verts = np.concatenate([np.asarray(lod.vertices) for lod in all_lods])
-    wts = np.concatenate([np.asarray(lod.weights) for lod in all_lods])
+    verts = _joined([lod.vertices for lod in all_lods])
+    wts = _joined([lod.weights for lod in all_lods])
     nv = [len(lod.vertices) for lod in all_lods]
     off = np.cumsum([0] + nv[:-1])
     src = np.concatenate([k[0] + o for k, o in zip(kept, off)])
@@ -210,18 +227,23 @@ def _lod_rows(all_lods: list, kept: list, normals_gl: list, inv_bind: np.ndarray
     jh, wh, _ = geometry.gltf_weights(np.concatenate([k[1] for k in kept]),
                                       np.concatenate([k[2] for k in kept]))
     w = wh.astype(np.float64)
-    w /= w.sum(1, keepdims=True)
+    w /= geometry.row_sum64(w)[:, None]           # (w.sum(1)'s additions, without its cost)
     mask = w > 0
     owner = np.nonzero(mask)[0]
     wnode = jh.astype(np.int64)[mask]
-    fpos = (np.asarray(verts["location"], np.float64) * S3).astype(np.float32).astype(np.float64) * S3
+    # the positions the writer reads back: the GLB's float32 of location * S3, times S3 again,
+    # which are the file's float32 values (sign flips are exact)
+    fpos = verts["location"].astype(np.float64)
     # the writer's weights as words (node, location, bias: float32 rows, the node's bits)
     pred = np.empty((len(owner), 5), np.float32)
-    pred[:, 1:4] = weight_locations(inv_bind, wnode, fpos[owner])
+    pred[:, 1:4] = weight_locations(inv_bind, wnode, np.take(fpos, owner, 0))
     pred[:, 4] = w[mask]
     pred = pred.view(np.uint32)
     pred[:, 0] = wnode
-    counts, file_counts = mask.sum(1), verts["weight_count"].astype(np.int64)
+    counts = mask[:, 0].astype(np.int64)
+    for c in range(1, mask.shape[1]):
+        counts += mask[:, c]
+    file_counts = verts["weight_count"].astype(np.int64)
     if np.array_equal(counts, file_counts):
         rec_w, lists = _keep_rows(_words(wts), pred), None
     else:
@@ -230,7 +252,7 @@ def _lod_rows(all_lods: list, kept: list, normals_gl: list, inv_bind: np.ndarray
         return rec_w, None, lists
     first = np.empty(len(verts), np.int64)
     first[src[::-1]] = np.arange(len(src))[::-1]
-    held = geometry.unit_rows(np.concatenate(normals_gl)[first]).astype(np.float64)
+    held = geometry.unit_rows(np.take(np.concatenate(normals_gl), first, 0)).astype(np.float64)
     if np.einsum("ij,ij->i", held, held).min(initial=1.0) <= 1e-24:
         return rec_w, None, lists   # (the GLB holds normals of the faces there)
     ln = np.linalg.norm(held, axis=1, keepdims=True)
@@ -248,12 +270,12 @@ def _keep_lists(wts: np.ndarray, pred: np.ndarray, counts: np.ndarray, file_coun
     was = pred.copy()
     r = np.flatnonzero(~odd[owner])
     o = owner[r]
-    was[r] = wts[fs[o] + r - ps[o]]
+    was[r] = np.take(wts, fs[o] + r - ps[o], 0)
     v = np.flatnonzero(odd)
     rows = np.repeat(fs[v] - _starts(file_counts[v]), file_counts[v]) + np.arange(file_counts[v].sum())
     return _keep_rows(was, pred), {
         "at": restore.pack_ints(v), "count": restore.pack_bytes(file_counts[v].astype("<u2").tobytes()),
-        "rows": restore.pack_bytes(wts[rows].astype("<u4").tobytes()),
+        "rows": restore.pack_bytes(np.take(wts, rows, 0).astype("<u4").tobytes()),
         "check": base64.b64encode(_list_checks(pred, counts, v).tobytes()).decode("ascii")}
 
 

@@ -32,7 +32,6 @@ literal are :class:`~retromesh.FormatError` with the byte offset.
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import field
 from typing import Any
 
@@ -284,6 +283,7 @@ class _Encoder:
 
 
 def read(r: Reader) -> LtcFile:
+    import hashlib  # (not at the top: the family loads without it)
     data = r.rest()
     text = decompress(data, r.file)
     return LtcFile(lta=lta.parse(text, r.file), version=0, packed=data,
@@ -291,6 +291,7 @@ def read(r: Reader) -> LtcFile:
 
 
 def write(doc: LtcFile) -> bytes:
+    import hashlib
     text = lta.write(doc.lta)
     if doc.packed and doc.packed_sha1 == hashlib.sha1(text).hexdigest():
         return bytes(doc.packed)

@@ -62,14 +62,19 @@ def unit_normals(n: np.ndarray) -> np.ndarray | None:
 
 def split_corners(vertex_idx: np.ndarray, uv: np.ndarray):
     """Unique (vertex, u, v) corners: (source vertex per glTF vertex, uv per glTF vertex,
-    index per corner). Two sorts of uint64 keys: the distinct UV pairs, then (vertex, uv id)."""
+    index per corner). The glTF vertices in the order of (vertex, the UV pair's bits as a
+    uint64), each first met where its corner first comes (one stable lexsort; two np.unique
+    calls over uint64 keys cost four times as much and gave the same)."""
     uv = np.ascontiguousarray(uv, np.float32)
     uvkey = uv.view(np.uint64).reshape(-1)
-    uv_u, uv_id = np.unique(uvkey, return_inverse=True)
-    key = vertex_idx.astype(np.uint64) * np.uint64(len(uv_u)) + uv_id.reshape(-1).astype(np.uint64)
-    uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    return vertex_idx[first].astype(np.int64), uv[first], inverse.reshape(-1)
-
+    order = np.lexsort((uvkey, vertex_idx))
+    sv, su = vertex_idx[order], uvkey[order]
+    new = np.ones(len(order), bool)
+    new[1:] = (sv[1:] != sv[:-1]) | (su[1:] != su[:-1])
+    first = order[new]
+    inverse = np.empty(len(order), np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return vertex_idx[first].astype(np.int64), np.take(uv, first, 0), inverse
 
 
 def bind_deviation(lod: Lod, mats: np.ndarray) -> float | None:
@@ -84,12 +89,14 @@ def bind_deviation(lod: Lod, mats: np.ndarray) -> float | None:
     if node.max() >= len(mats):
         return None
     owner = np.repeat(np.arange(len(verts)), counts)
-    wl = np.concatenate([wts["location"].astype(np.float64), np.ones((len(wts), 1))], 1)
-    placed = np.einsum("nij,nj->ni", mats[node], wl)[:, :3]
-    b = wts["bias"].astype(np.float64)[:, None]
-    acc = np.zeros((len(verts), 3))
+    b = wts["bias"].astype(np.float64)
+    b = np.where(np.isfinite(b), b, 0.0)
     with np.errstate(all="ignore"):
-        np.add.at(acc, owner, placed * np.where(np.isfinite(b), b, 0.0))
+        # column by column from the (few) nodes' matrices, summed per vertex by bincount:
+        # a gathered 4x4 matrix per weight and np.add.at were most of to_scene's time
+        placed = weight_locations(mats, node,
+                                  wts["location"].astype(np.float64)) * b[:, None]
+        acc = np.stack([np.bincount(owner, placed[:, c], len(verts)) for c in range(3)], 1)
         dev = np.linalg.norm(acc[counts > 0] - verts["location"][counts > 0], axis=1)
     dev = dev[np.isfinite(dev)]
     return float(dev.max()) if len(dev) else None
@@ -118,5 +125,11 @@ def weight_locations(inv_bind: np.ndarray, node: np.ndarray, pos: np.ndarray) ->
     """Each weight's location, ``inverse(bind of its node) @ vertex`` ((n, 3), float64), in
     the one order of operations the writer and the ``.abc`` record share (so that the record
     predicts the writer's bits): column by column, not a matrix product per weight."""
-    m = inv_bind[:, :3, :][node]
-    return m[:, :, 0] * pos[:, :1] + m[:, :, 1] * pos[:, 1:2] + m[:, :, 2] * pos[:, 2:3] + m[:, :, 3]
+    # one coordinate at a time from 1-D gathers of each matrix entry (a gathered (3, 4)
+    # matrix per weight cost twice as much); the same products and sums in the same order
+    m = np.ascontiguousarray(np.asarray(inv_bind, np.float64)[:, :3, :].transpose(1, 2, 0))
+    p = np.ascontiguousarray(np.asarray(pos, np.float64).T)
+    out = np.empty((len(node), 3))
+    for r in range(3):
+        out[:, r] = m[r, 0][node] * p[0] + m[r, 1][node] * p[1] + m[r, 2][node] * p[2] + m[r, 3][node]
+    return out

@@ -8,7 +8,7 @@ import numpy as np
 
 from ...errors import LossWarning
 from ...scene import Animation as SAnimation, Channel, Material, Mesh, Node as SNode, Primitive, Scene, Skin
-from ...transforms import decompose_trs, quat_continuous, quat_normalize
+from ...transforms import decompose_trs, quat_normalize
 from .abc import AbcModel, Lod
 from .scene_common import (
     S3,
@@ -26,28 +26,53 @@ from .scene_common import (
 from .scene_extras import bounds_radius, f32, scene_extras
 
 
-def _top4(owner: np.ndarray, node: np.ndarray, bias: np.ndarray, nv: int):
+def top4_weights(owner: np.ndarray, node: np.ndarray, bias: np.ndarray, nv: int):
     """Top 4 weights per vertex by bias, renormalised. Returns joints, weights, the number of
-    vertices that lost weights and the number without any usable weight."""
+    vertices that lost weights and the number without any usable weight. ``owner`` is sorted
+    (each vertex's weights follow one another, as in the file)."""
     joints = np.zeros((nv, 4), np.uint16)
     weights = np.zeros((nv, 4), np.float32)
     bias = np.where(np.isfinite(bias) & (bias > 0), bias, 0.0)
-    order = np.lexsort((-bias, owner))
-    owner_s, node_s, bias_s = owner[order], node[order], bias[order]
-    counts = np.bincount(owner_s, minlength=nv)
+    counts = np.bincount(owner, minlength=nv)
     first = np.cumsum(counts) - counts
-    rank = np.arange(len(owner_s)) - first[owner_s]
-    keep = rank < 4
-    dropped_v = np.unique(owner_s[(~keep) & (bias_s > 0)])
-    joints[owner_s[keep], rank[keep]] = node_s[keep]
-    weights[owner_s[keep], rank[keep]] = bias_s[keep]
+    width = int(counts.max(initial=0))
+    if not (bias[1:] > bias[:-1])[owner[1:] == owner[:-1]].any():
+        # each vertex's weights already strongest first (as exporters and our writer write
+        # them): a stable sort would keep them where they are
+        rank = np.arange(len(owner)) - first[owner]
+        keep = rank < 4
+        joints[owner[keep], rank[keep]] = node[keep]
+        weights[owner[keep], rank[keep]] = bias[keep]
+        dropped = int((np.bincount(owner[(~keep) & (bias > 0)], minlength=nv) > 0).sum())
+    elif width <= 16:
+        # each vertex's weights in a row of a table, sorted along the rows (stable: equal
+        # biases keep the file's order, as a lexsort by vertex and bias does)
+        rank = np.arange(len(owner)) - first[owner]
+        key = np.full((nv, width), np.inf)
+        key[owner, rank] = -bias
+        order = np.argsort(key, axis=1, kind="stable")
+        dropped = int((np.take_along_axis(key, order[:, 4:], 1) < 0).any(axis=1).sum()) \
+            if width > 4 else 0
+        top = min(width, 4)
+        valid = np.arange(top) < counts[:, None]
+        at = np.where(valid, first[:, None] + order[:, :top], 0)
+        joints[:, :top] = np.where(valid, node[at] if len(node) else 0, 0)
+        weights[:, :top] = np.where(valid, bias[at] if len(bias) else 0.0, 0.0)
+    else:
+        order = np.lexsort((-bias, owner))
+        owner_s, node_s, bias_s = owner[order], node[order], bias[order]
+        rank = np.arange(len(owner_s)) - first[owner_s]
+        keep = rank < 4
+        dropped = len(np.unique(owner_s[(~keep) & (bias_s > 0)]))
+        joints[owner_s[keep], rank[keep]] = node_s[keep]
+        weights[owner_s[keep], rank[keep]] = bias_s[keep]
     total = weights.sum(axis=1)
     empty = total <= 0
     weights[empty] = (1.0, 0.0, 0.0, 0.0)
     joints[empty] = 0
     weights /= weights.sum(axis=1, keepdims=True)
     joints[weights == 0] = 0
-    return joints, weights, len(dropped_v), int(empty.sum())
+    return joints, weights, dropped, int(empty.sum())
 
 
 def _material(scene: Scene, mat_map: dict[int, int], index: int, extras: dict) -> int:
@@ -81,7 +106,7 @@ def _lod_primitive(lod: Lod, world_file: np.ndarray, path: str, n_nodes: int,
     if len(wts) and wnode.max() >= max(n_nodes, 1):
         raise scene_error(f"weight node indices below the {n_nodes} nodes", int(wnode.max()), path)
     if n_nodes:
-        joints, weights, lost, empty = _top4(owner, wnode, wts["bias"].astype(np.float64), nv)
+        joints, weights, lost, empty = top4_weights(owner, wnode, wts["bias"].astype(np.float64), nv)
         extras["bind_max_deviation"] = bind_deviation(lod, world_file)
         extras["vertices_with_dropped_weights"] = lost
         extras["unweighted_vertices"] = empty
@@ -89,11 +114,13 @@ def _lod_primitive(lod: Lod, world_file: np.ndarray, path: str, n_nodes: int,
     idx = corner.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1).astype(np.uint32)
     # per file vertex (unit_normals is row by row; a vertex no face uses may have none)
     normals = unit_normals(verts["normal"] * S3)
-    normals = normals[src] if normals is not None else unit_normals(verts["normal"][src] * S3)
-    prim = Primitive(positions=loc[src] * S3, normals=normals, uvs=[uv_g], indices=idx)
+    # (np.take: a row gather with [] costs numpy several times more)
+    normals = np.take(normals, src, 0) if normals is not None else \
+        unit_normals(np.take(verts["normal"], src, 0) * S3)
+    prim = Primitive(positions=np.take(loc, src, 0) * S3, normals=normals, uvs=[uv_g], indices=idx)
     if n_nodes:
-        prim.joints = joints[src]
-        prim.weights = weights[src]
+        prim.joints = np.take(joints, src, 0)
+        prim.weights = np.take(weights, src, 0)
     if keep is not None:        # what the .abc record needs of each file vertex (scene.py)
         keep.append((src, joints if n_nodes else None, weights if n_nodes else None))
     return prim, extras
@@ -210,16 +237,26 @@ def _v9_animation(a, nodes, parents, t_rest, s_rest, path: str) -> SAnimation | 
     check_finite(loc, "key locations", path)
     check_finite(rot, "key rotations", path)
     secs = times.astype(np.float64) / 1000.0
+    k = len(secs)
+    # every node's tracks at once (the same values as node by node: quat_normalize and
+    # quat_continuous work row by row)
+    fixed = np.array([bool(nd.flags & 0x02) for nd in nodes])
+    loc[fixed] = t_rest[fixed][:, None, :]
+    rot = quat_normalize(rot)
+    if k > 1:
+        d = np.einsum("nki,nki->nk", rot[:, 1:], rot[:, :-1])
+        rot[:, 1:] *= np.cumprod(np.where(d < 0, -1.0, 1.0), axis=1)[..., None]
+    starts = np.zeros(n * k, bool)
+    starts[::k] = True
+    all_times = np.tile(secs, n)
+    nodes_i = list(range(n))
+    tch = Channel.tracks(nodes_i, "translation", all_times, loc.reshape(-1, 3), starts)
+    rch = Channel.tracks(nodes_i, "rotation", all_times, rot.reshape(-1, 4), starts)
     anim = SAnimation(name=name)
+    scaled = np.any(np.abs(s_rest - 1.0) > 1e-6, axis=1)
     for j in range(n):
-        if nodes[j].flags & 0x02:
-            t = np.repeat(t_rest[j][None], len(secs), 0)
-        else:
-            t = loc[j]
-        anim.channels.append(Channel(node=j, path="translation", times=secs, values=t))
-        anim.channels.append(Channel(node=j, path="rotation", times=secs,
-                                     values=quat_continuous(quat_normalize(rot[j]))))
-        if np.any(np.abs(s_rest[j] - 1.0) > 1e-6):
+        anim.channels += (tch[j], rch[j])
+        if scaled[j]:
             # a bind matrix with scale: the engine's animated transforms have none
             anim.channels.append(Channel(node=j, path="scale", times=secs[:1],
                                          values=np.ones((1, 3))))
@@ -229,5 +266,3 @@ def _v9_animation(a, nodes, parents, t_rest, s_rest, path: str) -> SAnimation | 
                    "unknown": int(a.unknown), "extents": f32(a.extents),
                    "markers": markers, "key_times_ms": [int(t) for t in times]}
     return anim
-
-

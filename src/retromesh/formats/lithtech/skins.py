@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -49,12 +50,31 @@ MAX_SKIN_BYTES = 64 << 20
 _MATERIAL = re.compile(r"material_(\d+)$")
 
 
+#: folder -> ((mtime, inode), {lower-case name: name}): the folders above the models of a
+#: batch are listed once while they do not change (a listing was most of ``dress``'s cost in
+#: a folder of thousands of files)
+_LISTINGS: dict[str, tuple[tuple[int, int], dict[str, str]]] = {}
+_LISTINGS_MAX = 256
+#: a folder changed this recently (ns) may change again within its clock's granularity
+_SETTLED_NS = 2_000_000_000
+
+
 def _listing(folder: Path) -> dict[str, str]:
+    key = os.fspath(folder)
     try:
-        with os.scandir(folder) as it:
-            return {e.name.lower(): e.name for e in it}
+        st = os.stat(key)
+        stamp = (st.st_mtime_ns, st.st_ino)
+        hit = _LISTINGS.get(key)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+        names = {n.lower(): n for n in os.listdir(key)}
     except OSError:
         return {}
+    if time.time_ns() - st.st_mtime_ns > _SETTLED_NS:
+        if len(_LISTINGS) >= _LISTINGS_MAX:
+            _LISTINGS.clear()
+        _LISTINGS[key] = (stamp, names)
+    return names
 
 
 def _walk(root: Path, parts: Iterable[str]) -> Path | None:
