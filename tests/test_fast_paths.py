@@ -381,3 +381,17 @@ def test_first_not_finite32_is_the_first_bad_array(arrays):
     big = [i for i, a in enumerate(arrays) if np.size(a) >= 4096]
     want = next((i for i in small + big if not finite32(arrays[i])), None)
     assert first_not_finite32(arrays) == want
+
+
+def test_atomic_write_of_parts_in_short_writes_and_many_buffers(tmp_path, monkeypatch):
+    """``writev`` may write fewer bytes than asked, and takes at most IOV_MAX buffers a call:
+    every byte still lands once, in order."""
+    from retromesh import fileio
+    if fileio._WRITEV is None:
+        pytest.skip("no os.writev here")
+    real = fileio._WRITEV
+    monkeypatch.setattr(fileio, "_WRITEV", lambda fd, bufs: real(fd, [b"".join(bufs)[:7]]))
+    monkeypatch.setattr(fileio, "_IOV_MAX", 5)
+    bufs = [bytes([k]) * (k % 7) for k in range(40)] + [np.arange(1000, dtype=np.float32)]
+    out = atomic_write(tmp_path / "q.bin", Parts(bufs))
+    assert out.read_bytes() == b"".join(bytes(memoryview(b).cast("B")) for b in bufs)
