@@ -193,12 +193,16 @@ class _Walk:
         self.node_records: dict[int, dict] = {}            # id of a NODE -> :mod:`.exact` record
         self.renamed: set[bytes] = set()                   # NODE names Blender would change
         self.pending_normals: list[tuple[dict, np.ndarray]] = []     # :func:`_normal_records`
+        self.parents: list[int] = []                       # scene node -> its parent (-1 none)
+        self.depths: list[int] = []                        # scene node -> its depth
 
     def visit(self, chunk: NodeChunk, parent: int | None, anim_slot: int, depth: int) -> None:
         label = chunk.name.decode("utf-8", "replace")
         node = Node(name=label, translation=np.asarray(chunk.position, np.float64) * Z,
                     rotation=rot_to_gltf(chunk.rotation), scale=np.asarray(chunk.scale))
         i = self.scene.add_node(node, parent)
+        self.parents.append(-1 if parent is None else parent)
+        self.depths.append(depth)
         # what glTF has no place for, to write the same NODE back
         native: dict = {"v": 1, **self.node_records.get(id(chunk), {})}
         if chunk.name in self.renamed:
@@ -251,7 +255,7 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
     """The mesh node is joint 0, then every node with a BONE for that mesh (empty ones too)."""
     if not walk.bones_by_mesh:
         return
-    worlds = scene.world_matrices()
+    worlds = _world_matrices(scene, walk.parents, walk.depths)
     for slot, bones in walk.bones_by_mesh.items():
         mesh_node, mesh_chunk, id_lists = walk.mesh_users[slot]
         joint_nodes = [mesh_node] + [b for b, _ in bones if b != mesh_node]
@@ -294,6 +298,20 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
                 mesh.extras["b3d_tris"][k]["weights"] = record
 
 
+def _world_matrices(scene: Scene, parents: list[int], depths: list[int]) -> np.ndarray:
+    """``scene.world_matrices()``, the nodes of each depth in one stacked product (numpy's
+    matmul multiplies each pair of a stack as it does one pair: the same bits)."""
+    local = scene.local_matrices()
+    world = local.copy()
+    if len(local):
+        depth = np.asarray(depths, np.intp)
+        parent = np.asarray(parents, np.intp)
+        for d in range(1, int(depth.max()) + 1):
+            at = np.flatnonzero(depth == d)
+            world[at] = world[parent[at]] @ local[at]
+    return world
+
+
 def _glb_weights(joints: np.ndarray, weights: np.ndarray, id_lists: list[np.ndarray],
                  n_vertices: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(each vertex's row in the next two, -1 for a vertex no primitive holds; the joints and
@@ -324,22 +342,39 @@ def _continuous(q: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return q, flipped
 
 
-def _gather(keys: list[tuple[int, Keys]], field_name: str, bit: int
-            ) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The ``field_name`` keys of every track of one animation, tracks one after another in
-    frame order (several KEYS chunks of a node merged, keys of one frame in file order): the
-    track numbers (slots in ``keys``' node order), each key's track, frames, values (float64)
-    and where each key came from (its place among the keys of ``keys``' chunks one after
-    another)."""
-    ids, frames, values, starts = [], [], [], []
+#: the paths of an animation's channels, the KEYS fields and flag bits that hold them
+_KEY_FIELDS = (("translation", "position", 1), ("rotation", "rotation", 4), ("scale", "scale", 2))
+
+
+def _gather_all(keys: list[tuple[int, Keys]]) -> dict[str, tuple]:
+    """:func:`_gather` of each channel path (:data:`_KEY_FIELDS`), the chunks gone through once
+    (a mob has hundreds of small KEYS chunks)."""
+    got: dict[str, tuple[list, list, list, list]] = {p: ([], [], [], []) for p, _, _ in _KEY_FIELDS}
     at = 0
     for t, c in keys:
-        if c.flags & bit and len(c.keys):
-            ids.append(t)
-            frames.append(c.keys["frame"])
-            values.append(c.keys[field_name])
-            starts.append(at)
-        at += len(c.keys)
+        k = c.keys
+        n = len(k)
+        if n and c.flags & 7:
+            frames = k["frame"]
+            for path, field_name, bit in _KEY_FIELDS:
+                if c.flags & bit:
+                    ids, fr, values, starts = got[path]
+                    ids.append(t)
+                    fr.append(frames)
+                    values.append(k[field_name])
+                    starts.append(at)
+        at += n
+    return {path: _gather(*got[path]) for path in got}
+
+
+def _gather(ids: list[int], frames: list[np.ndarray], values: list[np.ndarray],
+            starts: list[int]) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The keys of one channel path of every track of one animation (:func:`_gather_all`:
+    per KEYS chunk holding them, its track, frames, values and the place of its first key
+    among the keys of the animation's chunks one after another), tracks one after another in
+    frame order (several KEYS chunks of a node merged, keys of one frame in file order): the
+    track numbers (slots in the animation's node order), each key's track, frames, values
+    (float64) and where each key came from (its place among those keys)."""
     if not ids:
         return [], np.zeros(0, np.intp), np.zeros(0, np.int64), np.zeros((0, 0)), np.zeros(0, np.int64)
     lengths = [len(f) for f in frames]
@@ -413,9 +448,7 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
         fps = fps_override or (chunk.fps if chunk.fps > 0 else DEFAULT_FPS)
         node_of = sorted(nodes)
         keys = [(t, c) for t, n in enumerate(node_of) for c in keys_of[n]]
-        got = {path: _gather(keys, fld, bit) for path, fld, bit in
-               (("translation", "position", 1), ("rotation", "rotation", 4),
-                ("scale", "scale", 2))}
+        got = _gather_all(keys)
         if not any(ids for ids, *_ in got.values()):
             continue
         first = min(int(f.min()) for ids, _, f, _, _ in got.values() if ids)
