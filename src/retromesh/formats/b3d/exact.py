@@ -338,13 +338,15 @@ def _naive_nodes(f: np.ndarray) -> np.ndarray:
     return back.astype(np.float32)
 
 
-def node_records(nodes: list[NodeChunk]) -> dict[int, dict]:
+def node_records(nodes: list[NodeChunk], f: np.ndarray | None = None) -> dict[int, dict]:
     """id of each NODE -> what ``node.extras["b3d"]`` needs besides the glTF node to give it
-    back (``order``, ``trs``), all nodes in one numpy pass."""
+    back (``order``, ``trs``), all nodes in one numpy pass (``f``: their position, scale,
+    rotation as float32 rows, when the caller has them)."""
     out: dict[int, dict] = {}
     if not nodes:
         return out
-    f = np.array([(*c.position, *c.scale, *c.rotation) for c in nodes], np.float32)
+    if f is None:
+        f = np.array([(*c.position, *c.scale, *c.rotation) for c in nodes], np.float32)
     naive = _naive_nodes(f)
     # the rows that do not come back, and those with a scale: Blender's bones have none (its
     # rest drops it; :mod:`.restscale`); one mask (np.union1d sorts: it cost more than the rest)
