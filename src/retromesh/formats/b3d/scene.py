@@ -213,10 +213,8 @@ class _Walk:
         self.node_records: dict[int, dict] = {}            # id of a NODE -> :mod:`.exact` record
         self.renamed: set[bytes] = set()                   # NODE names Blender would change
         self.pending_normals: list[tuple[dict, np.ndarray]] = []     # :func:`_normal_records`
-        self.parents: list[int] = []                       # scene node -> its parent (-1 none)
         self.row_of: dict[int, int] = {}                   # id of a NODE -> its row in trs
         self.trs: tuple[np.ndarray, ...] = ()              # every NODE's glTF TRS: _node_trs
-        self.depths: list[int] = []                        # scene node -> its depth
 
     def visit(self, chunk: NodeChunk, parent: int | None, anim_slot: int, depth: int) -> None:
         label = chunk.name.decode("utf-8", "replace")
@@ -224,8 +222,6 @@ class _Walk:
         node = Node(name=label, translation=self.trs[0][k], rotation=self.trs[1][k],
                     scale=self.trs[2][k])
         i = self.scene.add_node(node, parent)
-        self.parents.append(-1 if parent is None else parent)
-        self.depths.append(depth)
         # what glTF has no place for, to write the same NODE back
         native: dict = {"v": 1, **self.node_records.get(id(chunk), {})}
         if chunk.name in self.renamed:
@@ -278,7 +274,7 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
     """The mesh node is joint 0, then every node with a BONE for that mesh (empty ones too)."""
     if not walk.bones_by_mesh:
         return
-    worlds = _world_matrices(scene, walk.parents, walk.depths)
+    worlds = scene.world_matrices()
     for slot, bones in walk.bones_by_mesh.items():
         mesh_node, mesh_chunk, id_lists = walk.mesh_users[slot]
         joint_nodes = [mesh_node] + [b for b, _ in bones if b != mesh_node]
@@ -319,20 +315,6 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
             record = weight_record(kept, odd, used, taken)
             if record is not None:
                 mesh.extras["b3d_tris"][k]["weights"] = record
-
-
-def _world_matrices(scene: Scene, parents: list[int], depths: list[int]) -> np.ndarray:
-    """``scene.world_matrices()``, the nodes of each depth in one stacked product (numpy's
-    matmul multiplies each pair of a stack as it does one pair: the same bits)."""
-    local = scene.local_matrices()
-    world = local.copy()
-    if len(local):
-        depth = np.asarray(depths, np.intp)
-        parent = np.asarray(parents, np.intp)
-        for d in range(1, int(depth.max()) + 1):
-            at = np.flatnonzero(depth == d)
-            world[at] = world[parent[at]] @ local[at]
-    return world
 
 
 def _glb_weights(joints: np.ndarray, weights: np.ndarray, id_lists: list[np.ndarray],
