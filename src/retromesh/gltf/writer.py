@@ -23,8 +23,8 @@ import math
 import os
 import warnings
 from collections.abc import Iterable, Iterator
-from itertools import accumulate
 from dataclasses import field
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
