@@ -17,7 +17,7 @@ from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import inverse
 from .axes import Z32, Z, rot_to_gltf
 from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
-from .exact import bone_records, keys_records, node_records, normal_records, pack
+from .exact import bone_records, keys_records_at, node_records, normal_records, pack
 from .keys import jump_step
 from .materials import materials_to_scene
 from .rawchunks import raw_record
@@ -355,20 +355,20 @@ def _gather_all(keys: list[tuple[int, Keys]]) -> dict[str, tuple]:
     """:func:`_gather` of each channel path (:data:`_KEY_FIELDS`), the chunks gone through once
     (a mob has hundreds of small KEYS chunks)."""
     got: dict[str, tuple[list, list, list, list]] = {p: ([], [], [], []) for p, _, _ in _KEY_FIELDS}
-    at = 0
+    at = [0, 0, 0]          # per path, the keys of the chunks before that hold it
     for t, c in keys:
         k = c.keys
         n = len(k)
         if n and c.flags & 7:
             frames = k["frame"]
-            for path, field_name, bit in _KEY_FIELDS:
+            for p, (path, field_name, bit) in enumerate(_KEY_FIELDS):
                 if c.flags & bit:
                     ids, fr, values, starts = got[path]
                     ids.append(t)
                     fr.append(frames)
                     values.append(k[field_name])
-                    starts.append(at)
-        at += n
+                    starts.append(at[p])
+                    at[p] += n
     return {path: _gather(*got[path]) for path in got}
 
 
@@ -376,10 +376,10 @@ def _gather(ids: list[int], frames: list[np.ndarray], values: list[np.ndarray],
             starts: list[int]) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The keys of one channel path of every track of one animation (:func:`_gather_all`:
     per KEYS chunk holding them, its track, frames, values and the place of its first key
-    among the keys of the animation's chunks one after another), tracks one after another in
-    frame order (several KEYS chunks of a node merged, keys of one frame in file order): the
-    track numbers (slots in the animation's node order), each key's track, frames, values
-    (float64) and where each key came from (its place among those keys)."""
+    among the keys of the animation's chunks holding the path, one after another), tracks one
+    after another in frame order (several KEYS chunks of a node merged, keys of one frame in
+    file order): the track numbers (slots in the animation's node order), each key's track,
+    frames, values (float64) and where each key came from (its place among those keys)."""
     if not ids:
         return [], np.zeros(0, np.intp), np.zeros(0, np.int64), np.zeros((0, 0)), np.zeros(0, np.int64)
     lengths = [len(f) for f in frames]
@@ -424,16 +424,15 @@ def _key_times(track: np.ndarray, starts: np.ndarray, frames: np.ndarray, first:
 def _keep_key_bits(scene: Scene, keys: list[tuple[int, Keys]], node_of: list[int],
                    origin: np.ndarray, flipped: np.ndarray, file_q: np.ndarray,
                    gltf_q: np.ndarray) -> None:
-    """Each node's record of the rotation keys glTF changes (:func:`.exact.keys_records`);
-    ``keys`` are grouped by node (its slot ``t`` in ``node_of``) in chunk order; ``file_q``,
-    ``gltf_q``: the keys' file and glTF rotations (float32, in the order of ``origin``)."""
-    flips = np.zeros(sum(len(c.keys) for _, c in keys), bool)
-    flips[origin] = flipped
+    """Each node's record of the rotation keys glTF changes (:func:`.exact.keys_records_at`);
+    ``keys`` are grouped by node (its slot ``t`` in ``node_of``) in chunk order; ``origin``:
+    each key's place among the rotation keys of those chunks; ``file_q``, ``gltf_q``: the
+    keys' file and glTF rotations (float32, in the order of ``origin``)."""
     chunks: dict[int, list[Keys]] = {}
     for t, c in keys:
         chunks.setdefault(t, []).append(c)
-    for t, rec in zip(chunks, keys_records(list(chunks.values()), flips,
-                                           (origin, file_q, gltf_q))):
+    for t, rec in zip(chunks, keys_records_at(list(chunks.values()), origin, flipped,
+                                              file_q, gltf_q)):
         if rec is not None:
             scene.nodes[node_of[t]].extras["b3d"]["kexact"] = rec
 
