@@ -395,3 +395,13 @@ def test_atomic_write_of_parts_in_short_writes_and_many_buffers(tmp_path, monkey
     bufs = [bytes([k]) * (k % 7) for k in range(40)] + [np.arange(1000, dtype=np.float32)]
     out = atomic_write(tmp_path / "q.bin", Parts(bufs))
     assert out.read_bytes() == b"".join(bytes(memoryview(b).cast("B")) for b in bufs)
+
+
+def test_b3d_key_records_float_order_is_restore_ordered():
+    """The key records' int32 float order (rows that differ, distances) is restore.ordered."""
+    from retromesh.formats.b3d.exact import _order32
+    from retromesh.restore import ordered
+    b = np.random.default_rng(0).integers(-2**31, 2**31, size=(5000, 4), dtype=np.int64)
+    b[:8, 0] = [0, -1, -2**31, 2**31 - 1, 1, -2, 0x7F800000, -0x00800000]
+    a = b.astype(np.int32).view(np.float32)
+    assert np.array_equal(_order32(a).astype(np.int64), ordered(a))
