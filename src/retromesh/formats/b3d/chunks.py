@@ -458,8 +458,9 @@ def _fast_children(data: bytes, pos: int, end: int, depth: int) -> tuple[list, b
     return out, data[pos:end]
 
 
-def _fast_read(r: Reader) -> B3dFile | None:
-    """The file read without the checked readers, or None where they must read it."""
+def read_fast(r: Reader) -> B3dFile | None:
+    """The file read without the checked readers (:func:`read_checked`), or None where they
+    must read it."""
     data = r.data
     if not isinstance(data, bytes) or r.pos != 0 or r.end != len(data) or len(data) < 12:
         return None
@@ -477,9 +478,13 @@ def _fast_read(r: Reader) -> B3dFile | None:
 
 
 def read(r: Reader) -> B3dFile:
-    fast = _fast_read(r)
-    if fast is not None:
-        return fast
+    """The B3D file of ``r``: :func:`read_fast`, else :func:`read_checked`."""
+    fast = read_fast(r)
+    return fast if fast is not None else read_checked(r)
+
+
+def read_checked(r: Reader) -> B3dFile:
+    """The B3D file of ``r`` read field by field, every error naming where it is."""
     tag = r.raw(4, "BB3D tag")
     if tag != b"BB3D":
         raise r.fail("the chunk tag 'BB3D'", tag, offset=0)

@@ -504,7 +504,7 @@ def keys_records_at(nodes: list[list[Keys]], at: np.ndarray, flipped: np.ndarray
     return _keys_records(len(nodes), flipped_rows, q, naive, starts)
 
 
-def _order32(a: np.ndarray) -> np.ndarray:
+def order32(a: np.ndarray) -> np.ndarray:
     """:func:`retromesh.restore.ordered` of float32 ``a`` as int32 (which holds it): the sign
     bit kept and, below zero, the other bits flipped (``-1 - magnitude``), in two steps."""
     b = np.ascontiguousarray(a, np.float32).view(np.int32)
@@ -517,7 +517,7 @@ def _keys_records(n_nodes: int, flipped: np.ndarray, q: np.ndarray, naive: np.nd
     ``starts[k]``): ``flipped``, the flipped ones (increasing), ``q`` the file's values,
     ``naive`` the plain way back's."""
     # the rows whose bits differ are those whose float32 order differs (a bijection of the bits)
-    gap = _order32(q).astype(np.int64) - _order32(naive)
+    gap = order32(q).astype(np.int64) - order32(naive)
     rows = np.flatnonzero(gap.any(axis=1))
     cut_a = np.searchsorted(rows, starts)               # each node's rows: rows[cut[k]:cut[k+1]]
     fcut_a = np.searchsorted(flipped, starts)
