@@ -339,3 +339,39 @@ def test_big_mesh_is_split_into_tris_irrlicht_can_index():
     assert len(tris) > 1 and sum(len(t.triangles) for t in tris) == 100_000
     assert all(len(np.unique(t.triangles)) <= MAX_TRIS_VERTICES for t in tris)
 
+
+
+def _checked_read(data: bytes):
+    """The document the checked readers (not the fast path) make of ``data``."""
+    from retromesh.binio import Reader
+    from retromesh.formats.b3d import chunks
+    return chunks.read_checked(Reader(data))
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(documents)
+def test_fast_path_reads_what_the_checked_readers_read(doc):
+    from retromesh.binio import Reader
+    from retromesh.formats.b3d import chunks
+    data = retromesh.to_bytes(doc)
+    fast = chunks.read_fast(Reader(data))
+    assert fast is not None and _equal(fast, _checked_read(data))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_fast_path_gives_up_where_the_checked_readers_fail(data):
+    from retromesh.binio import Reader
+    from retromesh.formats.b3d import chunks
+    b = bytearray(data.draw(st.sampled_from([wiggle_bytes(), crate_bytes()])))
+    if data.draw(st.booleans()):
+        del b[data.draw(st.integers(1, len(b) - 1)):]
+    for _ in range(data.draw(st.integers(0, 6))):
+        b[data.draw(st.integers(0, len(b) - 1))] = data.draw(st.integers(0, 255))
+    fast = chunks.read_fast(Reader(bytes(b)))
+    try:
+        checked = _checked_read(bytes(b))
+    except retromesh.FormatError:
+        assert fast is None
+        return
+    assert fast is None or _equal(fast, checked)

@@ -381,3 +381,28 @@ def test_first_not_finite32_is_the_first_bad_array(arrays):
     big = [i for i, a in enumerate(arrays) if np.size(a) >= 4096]
     want = next((i for i in small + big if not finite32(arrays[i])), None)
     assert first_not_finite32(arrays) == want
+
+
+def test_atomic_write_of_parts_in_short_writes_and_many_buffers(tmp_path, monkeypatch):
+    """``writev`` may write fewer bytes than asked, and takes at most IOV_MAX buffers a call:
+    every byte still lands once, in order."""
+    import os
+
+    from retromesh import fileio
+    if not hasattr(os, "writev"):
+        pytest.skip("no os.writev here")
+    monkeypatch.setattr(fileio, "_WRITEV", lambda fd, bufs: os.writev(fd, [b"".join(bufs)[:7]]))
+    monkeypatch.setattr(fileio, "_IOV_MAX", 5)
+    bufs = [bytes([k]) * (k % 7) for k in range(40)] + [np.arange(1000, dtype=np.float32)]
+    out = atomic_write(tmp_path / "q.bin", Parts(bufs))
+    assert out.read_bytes() == b"".join(bytes(memoryview(b).cast("B")) for b in bufs)
+
+
+def test_b3d_key_records_float_order_is_restore_ordered():
+    """The key records' int32 float order (rows that differ, distances) is restore.ordered."""
+    from retromesh.formats.b3d.exact import order32
+    from retromesh.restore import ordered
+    b = np.random.default_rng(0).integers(-2**31, 2**31, size=(5000, 4), dtype=np.int64)
+    b[:8, 0] = [0, -1, -2**31, 2**31 - 1, 1, -2, 0x7F800000, -0x00800000]
+    a = b.astype(np.int32).view(np.float32)
+    assert np.array_equal(order32(a).astype(np.int64), ordered(a))

@@ -9,6 +9,7 @@ only hidden ``.<name>.*.tmp`` files, never a partial output.
 """
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -115,8 +116,11 @@ def atomic_write(path: str | os.PathLike, data: bytes | bytearray | memoryview |
             mode = 0o666 & ~umask
         os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as fh:
-            for buffer in (data.buffers if isinstance(data, Parts) else (data,)):
-                fh.write(buffer)
+            if isinstance(data, Parts) and _WRITEV is not None:
+                _write_parts(fh.fileno(), data.buffers)
+            else:
+                for buffer in (data.buffers if isinstance(data, Parts) else (data,)):
+                    fh.write(buffer)
             if batch is None or batch.syncfs is None:
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -133,6 +137,33 @@ def atomic_write(path: str | os.PathLike, data: bytes | bytearray | memoryview |
             raise type(exc)(exc.errno, exc.strerror, str(path)) from None
         raise
     return path
+
+
+#: ``os.writev`` where there is one (POSIX), and the most buffers one call takes
+_WRITEV = getattr(os, "writev", None)
+try:
+    _IOV_MAX = max(16, min(os.sysconf("SC_IOV_MAX"), 1024)) if _WRITEV is not None else 16
+except (AttributeError, ValueError, OSError):
+    _IOV_MAX = 16
+
+
+def _write_parts(fd: int, buffers: list[memoryview]) -> None:
+    """``buffers`` written one after another to ``fd``, a few system calls for all (a GLB
+    is dozens of small buffers: one buffered ``write`` call each cost more than the data)."""
+    assert _WRITEV is not None
+    todo = [b for b in buffers if b.nbytes]
+    while todo:
+        batch = todo[:_IOV_MAX]
+        n = _WRITEV(fd, batch)
+        if n <= 0:
+            raise OSError(errno.EIO, "no byte written")
+        done = 0
+        while done < len(batch) and n >= batch[done].nbytes:     # (a short write: go on)
+            n -= batch[done].nbytes
+            done += 1
+        todo = todo[done:]
+        if n:
+            todo[0] = todo[0][n:]
 
 
 _local = threading.local()

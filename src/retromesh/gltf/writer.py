@@ -24,6 +24,7 @@ import os
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import field
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +119,7 @@ class _Buffer:
         if pad:
             self.parts.append(b"\0" * pad)
             self.size += pad
-        size = data.nbytes if isinstance(data, np.ndarray) else memoryview(data).nbytes
+        size = data.nbytes if type(data) is np.ndarray else memoryview(data).nbytes
         view = g.Plain(buffer=0, byteOffset=self.size, byteLength=size)
         if target is not None:
             view["target"] = target
@@ -132,8 +133,10 @@ class _Buffer:
                  increasing: bool = False) -> int:
         """``increasing``: ``arr`` is one column in increasing order (key times): its ends are
         its min and max."""
-        arr = np.ascontiguousarray(arr)
-        width = math.prod(arr.shape[1:])
+        if not (type(arr) is np.ndarray and arr.flags.c_contiguous):
+            arr = np.ascontiguousarray(arr)
+        shape = arr.shape
+        width = shape[1] if len(shape) == 2 else math.prod(shape[1:])
         acc = g.Plain(bufferView=self.view(arr, target), componentType=_COMPONENT[arr.dtype])
         if normalized:
             acc["normalized"] = True
@@ -174,7 +177,9 @@ def _unit_rotations(tracks: list[np.ndarray]) -> Iterator[np.ndarray]:
     if not tracks:
         return iter(())
     joined = _unit(np.concatenate(tracks), fallback=(0.0, 0.0, 0.0, 1.0))
-    return iter(np.split(joined, np.cumsum([len(t) for t in tracks[:-1]])))
+    ends = list(accumulate(len(t) for t in tracks))
+    # (slices: np.split's own loop costs more than a model's few dozen tracks)
+    return (joined[a:b] for a, b in zip([0, *ends[:-1]], ends))
 
 
 def _tangents(t: np.ndarray) -> np.ndarray:

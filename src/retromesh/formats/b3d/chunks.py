@@ -6,6 +6,7 @@ The layout table and the deviations from the spec are in the package docstring
 from __future__ import annotations
 
 import functools
+import struct
 from collections.abc import Iterator
 from dataclasses import field
 from typing import Any
@@ -328,7 +329,162 @@ def _read_children(r: Reader) -> tuple[list, bytes]:
     return out, r.rest()
 
 
+# -- the fast path ---------------------------------------------------------------------------
+# A well-formed file is read by the functions below, which test the same things as the
+# checked readers above but keep no field path for error messages (a model's hundreds of
+# small chunks cost a dozen Python calls each there). Anything they do not accept, they give
+# up on (_Slow), and the checked readers read the file again for the error they report.
+
+class _Slow(Exception):
+    """The fast path gives up: the checked readers read the file."""
+
+
+_U = struct.Struct("<i").unpack_from
+_TAG = struct.Struct("<4si").unpack_from
+_III = struct.Struct("<iii").unpack_from
+_TEX = struct.Struct("<ii5f").unpack_from
+_BRUSH = struct.Struct("<5fii").unpack_from
+_NODE = struct.Struct("<10f").unpack_from
+_ANIM = struct.Struct("<iif").unpack_from
+#: nesting the fast path follows (the checked readers' limit, MAX_DEPTH, is higher)
+_FAST_DEPTH = 128
+
+
+def _records_at(data: bytes, dt: np.dtype, pos: int, end: int) -> np.ndarray:
+    n, rest = divmod(end - pos, dt.itemsize)
+    if rest:
+        raise _Slow
+    return np.frombuffer(data, dtype=dt, count=n, offset=pos).copy()
+
+
+def _cstring_at(data: bytes, pos: int, end: int) -> tuple[bytes, int]:
+    nul = data.find(b"\0", pos, end)
+    if nul < 0:
+        raise _Slow
+    return data[pos:nul], nul + 1
+
+
+def _fast_node(data: bytes, pos: int, end: int, depth: int) -> NodeChunk:
+    name, pos = _cstring_at(data, pos, end)
+    if end - pos < 40:
+        raise _Slow
+    f = _NODE(data, pos)
+    n = NodeChunk(name, f[0:3], f[3:6], f[6:10])
+    n.children, n.tail = _fast_children(data, pos + 40, end, depth)
+    return n
+
+
+def _fast_chunk(data: bytes, tag: bytes, pos: int, end: int, depth: int) -> Any:
+    """The chunk ``tag`` whose payload is ``data[pos:end]``."""
+    size = end - pos
+    if tag == b"KEYS":
+        if size < 4:
+            raise _Slow
+        flags = _U(data, pos)[0]
+        return Keys(flags, _records_at(data, keys_dtype(flags), pos + 4, end))
+    if tag == b"NODE":
+        return _fast_node(data, pos, end, depth)
+    if tag == b"BONE":
+        return Bone(_records_at(data, BONE_DTYPE, pos, end))
+    if tag == b"MESH":
+        if size < 4:
+            raise _Slow
+        m = MeshChunk(_U(data, pos)[0])
+        m.children, m.tail = _fast_children(data, pos + 4, end, depth)
+        return m
+    if tag == b"VRTS":
+        if size < 12:
+            raise _Slow
+        flags, sets, width = _III(data, pos)
+        if not (0 <= sets <= 8 and 0 <= width <= 4):
+            raise _Slow
+        return Vrts(flags, sets, width,
+                    _records_at(data, vrts_dtype(flags, sets, width), pos + 12, end))
+    if tag == b"TRIS":
+        if size < 4 or (size - 4) % 12:
+            raise _Slow
+        return Tris(_U(data, pos)[0], _records_at(data, TRI_DTYPE, pos + 4, end).reshape(-1, 3))
+    if tag == b"ANIM":
+        if size != 12:
+            raise _Slow
+        flags, frames, fps = _ANIM(data, pos)
+        return AnimChunk(flags, frames, fps)
+    if tag == b"TEXS":
+        texs = Texs()
+        while pos < end:
+            name, pos = _cstring_at(data, pos, end)
+            if end - pos < 28:
+                raise _Slow
+            flags, blend, *f = _TEX(data, pos)
+            pos += 28
+            texs.textures.append(TextureEntry(name, flags, blend, (f[0], f[1]), (f[2], f[3]), f[4]))
+        return texs
+    if tag == b"BRUS":
+        return _fast_brus(data, pos, end)
+    return RawChunk(tag, data[pos:end])
+
+
+def _fast_brus(data: bytes, pos: int, end: int) -> Brus:
+    if end - pos < 4:
+        raise _Slow
+    n = _U(data, pos)[0]
+    if not 0 <= n <= 8:
+        raise _Slow
+    pos += 4
+    out = Brus(n_texs=n)
+    ids_of = struct.Struct(f"<{n}i").unpack_from
+    while pos < end:
+        name, pos = _cstring_at(data, pos, end)
+        if end - pos < 28 + 4 * n:
+            raise _Slow
+        *f, blend, fx = _BRUSH(data, pos)
+        ids = list(ids_of(data, pos + 28)) if n else []
+        pos += 28 + 4 * n
+        out.brushes.append(BrushEntry(name, tuple(f[:4]), f[4], blend, fx, ids))
+    return out
+
+
+def _fast_children(data: bytes, pos: int, end: int, depth: int) -> tuple[list, bytes]:
+    if depth >= _FAST_DEPTH:
+        raise _Slow
+    out: list = []
+    while end - pos >= 8:
+        tag, length = _TAG(data, pos)
+        pos += 8
+        if length < 0 or length > end - pos:
+            raise _Slow
+        out.append(_fast_chunk(data, tag, pos, pos + length, depth + 1))
+        pos += length
+    return out, data[pos:end]
+
+
+def read_fast(r: Reader) -> B3dFile | None:
+    """The file read without the checked readers (:func:`read_checked`), or None where they
+    must read it."""
+    data = r.data
+    if not isinstance(data, bytes) or r.pos != 0 or r.end != len(data) or len(data) < 12:
+        return None
+    tag, length = _TAG(data, 0)
+    if tag != b"BB3D" or not 4 <= length <= len(data) - 8:
+        return None
+    try:
+        doc = B3dFile(version=_U(data, 8)[0])
+        doc.children, doc.tail = _fast_children(data, 12, 8 + length, 1)
+    except _Slow:
+        return None
+    doc.trailing = data[8 + length:]
+    r.pos = r.end
+    return doc
+
+
 def read(r: Reader) -> B3dFile:
+    """The B3D file of ``r``: :func:`read_fast`, else :func:`read_checked`."""
+    fast = read_fast(r)
+    return fast if fast is not None else read_checked(r)
+
+
+def read_checked(r: Reader) -> B3dFile:
+    """The B3D file of ``r`` read field by field, every error naming where it is."""
     tag = r.raw(4, "BB3D tag")
     if tag != b"BB3D":
         raise r.fail("the chunk tag 'BB3D'", tag, offset=0)

@@ -61,7 +61,7 @@ from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
 __all__ = ["BLENDER_TOLERANCE", "WEIGHT_TOLERANCE", "tolerance", "pack", "pack_normals",
            "normal_records", "unpack", "restore_rows", "restore_normals", "normal_naive",
            "node_records", "node_values", "kept_trs", "recorded_gltf_trs", "reorder",
-           "rotation_naive", "keys_records", "restore_keys", "bone_record", "bone_records",
+           "rotation_naive", "keys_records", "keys_records_at", "restore_keys", "bone_record", "bone_records",
            "restore_bone"]
 
 # (the BONE records: :mod:`.boneexact`; named here too, where they were)
@@ -338,13 +338,15 @@ def _naive_nodes(f: np.ndarray) -> np.ndarray:
     return back.astype(np.float32)
 
 
-def node_records(nodes: list[NodeChunk]) -> dict[int, dict]:
+def node_records(nodes: list[NodeChunk], f: np.ndarray | None = None) -> dict[int, dict]:
     """id of each NODE -> what ``node.extras["b3d"]`` needs besides the glTF node to give it
-    back (``order``, ``trs``), all nodes in one numpy pass."""
+    back (``order``, ``trs``), all nodes in one numpy pass (``f``: their position, scale,
+    rotation as float32 rows, when the caller has them)."""
     out: dict[int, dict] = {}
     if not nodes:
         return out
-    f = np.array([(*c.position, *c.scale, *c.rotation) for c in nodes], np.float32)
+    if f is None:
+        f = np.array([(*c.position, *c.scale, *c.rotation) for c in nodes], np.float32)
     naive = _naive_nodes(f)
     # the rows that do not come back, and those with a scale: Blender's bones have none (its
     # rest drops it; :mod:`.restscale`); one mask (np.union1d sorts: it cost more than the rest)
@@ -478,20 +480,49 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray,
     flipped = np.flatnonzero(flips[is_rot])
     if known is None:
         q, starts = _node_rotations(nodes)
-        naive = rotation_naive(q)
-    else:
-        origin, file_q, gltf_q = known
-        at = (np.cumsum(is_rot) - 1)[origin]        # each key's place among the rotation keys
-        q, naive = np.empty_like(file_q), np.empty_like(gltf_q)
-        q[at], naive[at] = file_q, _naive_of(gltf_q)
-        starts = np.array([0, *accumulate(sum(len(c.keys) for c in chunks if c.flags & 4)
-                                          for chunks in nodes)], np.int64)
-    rows = differing_rows(q, naive)
-    assert rows is not None                 # naive is made from q: one shape
+        return _keys_records(len(nodes), flipped, q, rotation_naive(q), starts)
+    origin, file_q, gltf_q = known
+    at = (np.cumsum(is_rot) - 1)[origin]        # each key's place among the rotation keys
+    return keys_records_at(nodes, at, None, file_q, gltf_q, flipped)
+
+
+def keys_records_at(nodes: list[list[Keys]], at: np.ndarray, flipped: np.ndarray | None,
+                    file_q: np.ndarray, gltf_q: np.ndarray,
+                    flipped_rows: np.ndarray | None = None) -> list[list | None]:
+    """:func:`keys_records` (the same records) of keys to_scene has gathered: ``at``, each
+    key's place among the rotation keys of ``nodes``' chunks (chunk after chunk, node after
+    node), in any order; ``flipped``, which of them to_scene flipped (or ``flipped_rows``,
+    those places, increasing); their file rotations and their glTF rotations in float32
+    before the writer makes them unit."""
+    q, naive = np.empty_like(file_q), np.empty_like(gltf_q)
+    q[at], naive[at] = file_q, _naive_of(gltf_q)
+    if flipped_rows is None:
+        assert flipped is not None
+        flipped_rows = np.sort(at[flipped])
+    starts = np.array([0, *accumulate(sum(len(c.keys) for c in chunks if c.flags & 4)
+                                      for chunks in nodes)], np.int64)
+    return _keys_records(len(nodes), flipped_rows, q, naive, starts)
+
+
+def order32(a: np.ndarray) -> np.ndarray:
+    """:func:`retromesh.restore.ordered` of float32 ``a`` as int32 (which holds it): the sign
+    bit kept and, below zero, the other bits flipped (``-1 - magnitude``), in two steps."""
+    b = np.ascontiguousarray(a, np.float32).view(np.int32)
+    return b ^ ((b >> 31) & 0x7FFFFFFF)
+
+
+def _keys_records(n_nodes: int, flipped: np.ndarray, q: np.ndarray, naive: np.ndarray,
+                  starts: np.ndarray) -> list[list | None]:
+    """:func:`keys_records` of the nodes' rotation keys one after another (node ``k``'s from
+    ``starts[k]``): ``flipped``, the flipped ones (increasing), ``q`` the file's values,
+    ``naive`` the plain way back's."""
+    # the rows whose bits differ are those whose float32 order differs (a bijection of the bits)
+    gap = order32(q).astype(np.int64) - order32(naive)
+    rows = np.flatnonzero(gap.any(axis=1))
     cut_a = np.searchsorted(rows, starts)               # each node's rows: rows[cut[k]:cut[k+1]]
     fcut_a = np.searchsorted(flipped, starts)
     cut, fcut = cut_a.tolist(), fcut_a.tolist()
-    dist = ordered(q[rows]) - ordered(naive[rows])
+    dist = gap[rows]
     # (for an editor, every node keeps its values: the first version)
     wide = np.flatnonzero((np.abs(dist).max(axis=1, initial=0) >= 1 << 31) | for_editor())
     if len(wide):
@@ -503,7 +534,7 @@ def keys_records(nodes: list[list[Keys]], flips: np.ndarray,
     checks = check_bytes(naive[rows]).tobytes()
     sizes = (starts[1:] - starts[:-1]).tolist()
     out: list[list | None] = []
-    for k in range(len(nodes)):
+    for k in range(n_nodes):
         a, b, fa, fb = cut[k], cut[k + 1], fcut[k], fcut[k + 1]
         if a == b and fa == fb:
             out.append(None)

@@ -17,7 +17,7 @@ from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import inverse
 from .axes import Z32, Z, rot_to_gltf
 from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
-from .exact import bone_records, keys_records, node_records, normal_records, pack
+from .exact import bone_records, keys_records_at, node_records, normal_records, pack
 from .keys import jump_step
 from .materials import materials_to_scene
 from .rawchunks import raw_record
@@ -159,7 +159,11 @@ def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = No
         scene.extras["source_dir"] = str(Path(source).parent)
     walk = _Walk(scene, materials_to_scene(doc, scene), doc.brushes)
     nodes = [c for c in doc.chunks() if isinstance(c, NodeChunk)]
-    walk.node_records = node_records(nodes)
+    floats = np.array([(*c.position, *c.scale, *c.rotation) for c in nodes],
+                      np.float64).reshape(len(nodes), 10)
+    walk.node_records = node_records(nodes, floats.astype(np.float32))
+    walk.trs = _node_trs(floats)
+    walk.row_of = {id(c): k for k, c in enumerate(nodes)}
     seen: set[bytes] = set()
     for c in nodes:         # names Blender changes: a name taken (Object03.001), over 63 bytes
         if c.name in seen or len(c.name) > 63:
@@ -180,6 +184,22 @@ def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = No
     return scene
 
 
+def _node_trs(f: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The glTF translations, rotations and scales (float64) of NODEs whose position, scale,
+    rotation (w, x, y, z) are the rows of ``f`` (n, 10): every node in one pass, the values
+    of ``* Z`` and :func:`.axes.rot_to_gltf`'s one-rotation path bit for bit (the same float64
+    operations in the same order)."""
+    t = f[:, 0:3] * Z
+    w, x, y, z = f[:, 6], f[:, 7], f[:, 8], f[:, 9]
+    with np.errstate(all="ignore"):
+        n = np.sqrt(x * x + y * y + z * z + w * w)
+        ok = n > 1e-12
+        n = np.where(ok, n, 1.0)
+        r = np.stack([x / n, y / n, -z / n, w / n], axis=1)
+    r[~ok] = (0.0, 0.0, 0.0, 1.0)
+    return t, r, f[:, 3:6].copy()
+
+
 class _Walk:
     """Scene nodes for the NODE tree, and what the skins and animations need of it."""
 
@@ -193,11 +213,14 @@ class _Walk:
         self.node_records: dict[int, dict] = {}            # id of a NODE -> :mod:`.exact` record
         self.renamed: set[bytes] = set()                   # NODE names Blender would change
         self.pending_normals: list[tuple[dict, np.ndarray]] = []     # :func:`_normal_records`
+        self.row_of: dict[int, int] = {}                   # id of a NODE -> its row in trs
+        self.trs: tuple[np.ndarray, ...] = ()              # every NODE's glTF TRS: _node_trs
 
     def visit(self, chunk: NodeChunk, parent: int | None, anim_slot: int, depth: int) -> None:
         label = chunk.name.decode("utf-8", "replace")
-        node = Node(name=label, translation=np.asarray(chunk.position, np.float64) * Z,
-                    rotation=rot_to_gltf(chunk.rotation), scale=np.asarray(chunk.scale))
+        k = self.row_of[id(chunk)]
+        node = Node(name=label, translation=self.trs[0][k], rotation=self.trs[1][k],
+                    scale=self.trs[2][k])
         i = self.scene.add_node(node, parent)
         # what glTF has no place for, to write the same NODE back
         native: dict = {"v": 1, **self.node_records.get(id(chunk), {})}
@@ -324,22 +347,39 @@ def _continuous(q: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return q, flipped
 
 
-def _gather(keys: list[tuple[int, Keys]], field_name: str, bit: int
-            ) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The ``field_name`` keys of every track of one animation, tracks one after another in
-    frame order (several KEYS chunks of a node merged, keys of one frame in file order): the
-    track numbers (slots in ``keys``' node order), each key's track, frames, values (float64)
-    and where each key came from (its place among the keys of ``keys``' chunks one after
-    another)."""
-    ids, frames, values, starts = [], [], [], []
-    at = 0
+#: the paths of an animation's channels, the KEYS fields and flag bits that hold them
+_KEY_FIELDS = (("translation", "position", 1), ("rotation", "rotation", 4), ("scale", "scale", 2))
+
+
+def _gather_all(keys: list[tuple[int, Keys]]) -> dict[str, tuple]:
+    """:func:`_gather` of each channel path (:data:`_KEY_FIELDS`), the chunks gone through once
+    (a mob has hundreds of small KEYS chunks)."""
+    got: dict[str, tuple[list, list, list, list]] = {p: ([], [], [], []) for p, _, _ in _KEY_FIELDS}
+    at = [0, 0, 0]          # per path, the keys of the chunks before that hold it
     for t, c in keys:
-        if c.flags & bit and len(c.keys):
-            ids.append(t)
-            frames.append(c.keys["frame"])
-            values.append(c.keys[field_name])
-            starts.append(at)
-        at += len(c.keys)
+        k = c.keys
+        n = len(k)
+        if n and c.flags & 7:
+            frames = k["frame"]
+            for p, (path, field_name, bit) in enumerate(_KEY_FIELDS):
+                if c.flags & bit:
+                    ids, fr, values, starts = got[path]
+                    ids.append(t)
+                    fr.append(frames)
+                    values.append(k[field_name])
+                    starts.append(at[p])
+                    at[p] += n
+    return {path: _gather(*got[path]) for path in got}
+
+
+def _gather(ids: list[int], frames: list[np.ndarray], values: list[np.ndarray],
+            starts: list[int]) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The keys of one channel path of every track of one animation (:func:`_gather_all`:
+    per KEYS chunk holding them, its track, frames, values and the place of its first key
+    among the keys of the animation's chunks holding the path, one after another), tracks one
+    after another in frame order (several KEYS chunks of a node merged, keys of one frame in
+    file order): the track numbers (slots in the animation's node order), each key's track,
+    frames, values (float64) and where each key came from (its place among those keys)."""
     if not ids:
         return [], np.zeros(0, np.intp), np.zeros(0, np.int64), np.zeros((0, 0)), np.zeros(0, np.int64)
     lengths = [len(f) for f in frames]
@@ -384,16 +424,15 @@ def _key_times(track: np.ndarray, starts: np.ndarray, frames: np.ndarray, first:
 def _keep_key_bits(scene: Scene, keys: list[tuple[int, Keys]], node_of: list[int],
                    origin: np.ndarray, flipped: np.ndarray, file_q: np.ndarray,
                    gltf_q: np.ndarray) -> None:
-    """Each node's record of the rotation keys glTF changes (:func:`.exact.keys_records`);
-    ``keys`` are grouped by node (its slot ``t`` in ``node_of``) in chunk order; ``file_q``,
-    ``gltf_q``: the keys' file and glTF rotations (float32, in the order of ``origin``)."""
-    flips = np.zeros(sum(len(c.keys) for _, c in keys), bool)
-    flips[origin] = flipped
+    """Each node's record of the rotation keys glTF changes (:func:`.exact.keys_records_at`);
+    ``keys`` are grouped by node (its slot ``t`` in ``node_of``) in chunk order; ``origin``:
+    each key's place among the rotation keys of those chunks; ``file_q``, ``gltf_q``: the
+    keys' file and glTF rotations (float32, in the order of ``origin``)."""
     chunks: dict[int, list[Keys]] = {}
     for t, c in keys:
         chunks.setdefault(t, []).append(c)
-    for t, rec in zip(chunks, keys_records(list(chunks.values()), flips,
-                                           (origin, file_q, gltf_q))):
+    for t, rec in zip(chunks, keys_records_at(list(chunks.values()), origin, flipped,
+                                              file_q, gltf_q)):
         if rec is not None:
             scene.nodes[node_of[t]].extras["b3d"]["kexact"] = rec
 
@@ -413,9 +452,7 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
         fps = fps_override or (chunk.fps if chunk.fps > 0 else DEFAULT_FPS)
         node_of = sorted(nodes)
         keys = [(t, c) for t, n in enumerate(node_of) for c in keys_of[n]]
-        got = {path: _gather(keys, fld, bit) for path, fld, bit in
-               (("translation", "position", 1), ("rotation", "rotation", 4),
-                ("scale", "scale", 2))}
+        got = _gather_all(keys)
         if not any(ids for ids, *_ in got.values()):
             continue
         first = min(int(f.min()) for ids, _, f, _, _ in got.values() if ids)
