@@ -119,7 +119,7 @@ from ...errors import DocumentError, FormatError
 from ...extras import integer
 from ...findings import Finding, error, warning
 from ...scene import Scene
-from . import abc as abcmod, abc_v6, exact, skins as skins_mod
+from . import abc as abcmod, abc_v6, exact, exact_v6, skins as skins_mod
 from .abc import AbcModel, HeaderSection, PiecesSection
 from .abc_v6 import AbcV6Model
 from .scene_common import bind_deviation, latin1, tree_parents
@@ -146,9 +146,12 @@ def to_scene(doc, *, source=None, lods: bool = True, flip_mat: int | None = None
             raise DocumentError(f"{type(doc).__name__} is not an ABC model")
         # (read in the file's own terms: it can come back as it is)
         if lods and morph and flip_mat is None and fix_anim_keyframes is None:
-            rec = exact.keep(scene, doc, kept) if isinstance(doc, AbcModel) else None
+            if isinstance(doc, AbcModel):
+                rec, key = exact.keep(scene, doc, kept), exact.KEY
+            else:
+                rec, key = exact_v6.keep(scene, doc), exact_v6.KEY
             if rec:
-                scene.extras[exact.KEY] = rec
+                scene.extras[key] = rec
             elif rec is None and _small(doc):
                 keep_whole_file(scene, doc)
     return skins_mod.dress(scene, source if isinstance(source, (str, os.PathLike)) else None,
@@ -217,7 +220,8 @@ def _from_scene(scene: Scene, version: int | None, legacy: bool | None = None
         return exact.put_back(from_scene_v9(scene, version, kept_binds=kept.binds).model, kept)
     doc = from_scene_v6(scene, legacy) if version == 6 else \
         from_scene_v9(scene, version, legacy=legacy).model
-    rec = ex.get("abc_exact")
+    # (a v6 record of today: blocks against today's writer; abc_exact: the legacy writer's)
+    rec = ex.get("abc_exact") if legacy or version != 6 else ex.get(exact_v6.KEY)
     if rec is None or (version == 6) != (integer(ex, "abc_version", 12, 6, 13) == 6):
         return doc
     data, n = restore.put_back_bytes(_write(doc), rec)
