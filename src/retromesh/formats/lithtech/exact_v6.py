@@ -165,11 +165,12 @@ def _m12(scene: Scene, doc: AbcV6Model, parents: list[int]) -> AbcModel | None:
         if len(tch) != n or len(rch) != n or len(sa.channels) > 2 * n + 1 or \
                 [c.node for c in tch] != list(range(n)) or [c.node for c in rch] != list(range(n)):
             return None
-        times = tch[0].times.astype(np.float64)
-        if len(times) != len(ms) or not np.array_equal(np.round(times * 1000.0), ms) or \
-                any(c.times is not tch[0].times and not np.array_equal(c.times, tch[0].times)
-                    for c in tch + rch) or \
-                any(c.interpolation == "CUBICSPLINE" for c in tch + rch):
+        chans = tch + rch
+        times = np.stack([c.times for c in chans]) if all(len(c.times) == len(ms) for c in chans) \
+            else None
+        if times is None or not np.array_equal(np.round(times.astype(np.float64) * 1000.0),
+                                                np.broadcast_to(ms, times.shape)) or \
+                any(c.interpolation == "CUBICSPLINE" for c in chans):
             return None
         tr = np.zeros((n, len(ms)), TRANSFORM)
         tr["location"] = np.stack([c.values for c in tch]).astype(np.float64) * S3
