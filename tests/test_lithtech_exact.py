@@ -191,3 +191,27 @@ def test_v6_record_predicts_the_writer():
             warnings.simplefilter("ignore")
             back = abc_v6.write(lscene.from_scene(restore.as_glb_holds(scene)))
         assert abc_v6.write(made) == back, name
+
+
+def test_v6_moved_key_changes_that_node_only(tmp_path):
+    """A v6 model (record ``abc_v6_blocks``): a moved key changes its node's track only."""
+    src = EXAMPLES / "lithtech" / "model_v6.abc"
+    glb = tmp_path / "m.glb"
+    retromesh.convert(src, glb)
+    scene = retromesh.load(glb)
+    assert "abc_v6_blocks" in scene.extras and "abc_exact" not in scene.extras
+    c = next(c for c in scene.animations[0].channels
+             if c.path == "translation" and scene.nodes[c.node].name == "arm")
+    c.values[1] = c.values[1] + np.float32(0.125)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LossWarning)
+        retromesh.save(scene, tmp_path / "back.abc")
+    was, now = retromesh.read(src), retromesh.read(tmp_path / "back.abc")
+    names = [n.name for n in was.nodes]
+    k = names.index(b"arm")
+    changed = {(ai, j) for ai, (x, y) in enumerate(zip(was.animations, now.animations))
+               for j in range(len(names))
+               if x.tracks[j].transforms.tobytes() != y.tracks[j].transforms.tobytes()}
+    assert changed == {(0, k)}
+    assert was.geometry.vertices.tobytes() == now.geometry.vertices.tobytes()
+    assert was.geometry.faces.tobytes() == now.geometry.faces.tobytes()

@@ -356,7 +356,7 @@ def _body(w: Writer, sec, nodes: list[NodeV6]) -> None:
 def _keys_bytes(keys: np.ndarray, strings: list[bytes]) -> bytes:
     """The keys, each followed by its string (joined once: a write call per key cost more)."""
     rows = [keys[k:k + 1].tobytes() for k in range(len(keys))]
-    out = []
+    out: list[bytes] = []
     for row, s in zip(rows, strings):
         s = bytes(s)
         if len(s) > 0xFFFF:

@@ -156,6 +156,7 @@ def _m12(scene: Scene, doc: AbcV6Model, parents: list[int]) -> AbcModel | None:
     m_nodes = [Node(name=nd.name, index=int(nd.index), flags=int(nd.flags), matrix=binds[j],
                     child_count=int(kids[j])) for j, nd in enumerate(doc.nodes)]
     anims = []
+    rots: list[np.ndarray] = []
     for a, sa in zip(doc.animations, scene.animations):
         ms = np.asarray(a.keys["time"]).astype(np.int64)
         if not a.name or not len(ms) or (len(ms) > 1 and np.any(np.diff(ms) <= 0)):
@@ -174,9 +175,15 @@ def _m12(scene: Scene, doc: AbcV6Model, parents: list[int]) -> AbcModel | None:
             return None
         tr = np.zeros((n, len(ms)), TRANSFORM)
         tr["location"] = np.stack([c.values for c in tch]).astype(np.float64) * S3
-        r = geometry.unit_rows(np.concatenate([c.values for c in rch]),
-                               fallback=(0.0, 0.0, 0.0, 1.0)).astype(np.float64)
-        tr["rotation"] = quat_normalize(r * SQ).reshape(n, len(ms), 4)
+        rots += [c.values for c in rch]
         anims.append(Animation(name=a.name, key_times=ms.astype("<u4"),
                                key_strings=list(a.key_strings), transforms=tr))
+    # every animation's rotations in one pass (row by row: the writer's values)
+    r = quat_normalize(geometry.unit_rows(np.concatenate(rots), fallback=(0.0, 0.0, 0.0, 1.0))
+                       .astype(np.float64) * SQ)
+    at = 0
+    for an in anims:
+        size = an.transforms.size
+        an.transforms["rotation"] = r[at:at + size].reshape(*an.transforms.shape, 4)
+        at += size
     return AbcModel(sections=[NodesSection(nodes=m_nodes), AnimationSection(animations=anims)])

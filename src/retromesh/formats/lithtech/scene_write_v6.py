@@ -354,10 +354,10 @@ def _animations(scene: Scene, m12: AbcModel, nodes: list[NodeV6], parts: list[Pa
         kept_deform = {integer(d, "node", None, 0, 2**31 - 1): d for d in deform
                        if isinstance(d, dict)}
         tracks = []
+        every = np.zeros((len(nodes), nk), TRANSFORM)     # (every node's at once)
+        every["location"], every["rotation"] = loc, q
         for j, nd in enumerate(nodes):
-            t = np.zeros(nk, TRANSFORM)
-            t["location"], t["rotation"] = loc[j], q[j]
-            track = TrackV6(transforms=t)
+            track = TrackV6(transforms=every[j])
             if len(nd.md_verts):
                 md = nd.md_verts.astype(np.int64)
                 vals = (vlocal[md][None] + disp[ai][:, md]) * fr.mirror
