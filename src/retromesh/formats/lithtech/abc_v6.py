@@ -317,15 +317,7 @@ def _body(w: Writer, sec, nodes: list[NodeV6]) -> None:
         w.u32(sec.normal_vertex_count)
         w.records(verts)
     elif isinstance(sec, NodesV6):
-        for i, n in enumerate(sec.nodes):
-            w.floats(n.bounds_min)
-            w.floats(n.bounds_max)
-            write_string(w, n.name)
-            w.pack("HB", n.index, n.flags)
-            md = _a(n.md_verts, "<u2", f"nodes[{i}].md_verts").reshape(-1)
-            w.u32(len(md))
-            w.records(md)
-            w.u32(n.child_count)
+        w.raw(b"".join(_node_bytes(i, n) for i, n in enumerate(sec.nodes)))
     elif isinstance(sec, AnimationsV6):
         w.u32(len(sec.animations))
         for i, a in enumerate(sec.animations):
@@ -351,6 +343,16 @@ def _body(w: Writer, sec, nodes: list[NodeV6]) -> None:
     else:
         raise DocumentError(f"{type(sec).__name__} is not an ABC v6 section")
     w.raw(sec.gap)
+
+
+def _node_bytes(i: int, n: NodeV6) -> bytes:
+    name = bytes(n.name)
+    if len(name) > 0xFFFF:
+        raise DocumentError(f"an ABC string holds at most 65535 bytes, got {len(name)}")
+    md = _a(n.md_verts, "<u2", f"nodes[{i}].md_verts").reshape(-1)
+    return b"".join((_VEC6.pack(*n.bounds_min, *n.bounds_max), len(name).to_bytes(2, "little"),
+                     name, _NODE.pack(n.index, n.flags, len(md)), md.tobytes(),
+                     _U32.pack(n.child_count)))
 
 
 def _keys_bytes(keys: np.ndarray, strings: list[bytes]) -> bytes:
@@ -382,6 +384,8 @@ def _track_bytes(a: AnimationV6, i: int, j: int, t: TrackV6, m: int, nk: int) ->
 
 
 _VEC6 = struct.Struct("<6f")
+_NODE = struct.Struct("<HBI")
+_U32 = struct.Struct("<I")
 
 
 def write(model: AbcV6Model) -> bytes:
