@@ -184,7 +184,7 @@ def test_v6_record_predicts_the_writer():
         doc = abc_v6.read(Reader(data, file="abc"))
         scene = lscene.to_scene(doc)
         assert "abc_exact" not in scene.extras, name
-        made = exact_v6._predicted(scene, doc)
+        made = exact_v6.predicted(scene, doc)
         assert made is not None, name
         scene.extras.pop(exact_v6.KEY, None)
         with warnings.catch_warnings():

@@ -32,7 +32,7 @@ from .scene_common import S3, S4, SQ, rigid, tree_parents, weight_locations
 from .scene_write import PieceSource
 from .scene_write_v6 import Frame, Part, lay_out
 
-__all__ = ["KEY", "keep"]
+__all__ = ["KEY", "keep", "predicted"]
 
 #: the scene extra of the record
 KEY = "abc_v6_blocks"
@@ -41,7 +41,7 @@ KEY = "abc_v6_blocks"
 def keep(scene: Scene, doc: AbcV6Model) -> dict[str, Any] | None:
     """The record of ``doc`` (read as ``scene`` in its own terms; empty when the writer gives
     the file back as it is); None when the writer's model cannot be predicted."""
-    made = _predicted(scene, doc)
+    made = predicted(scene, doc)
     if made is None:
         return None
     was = write(doc)
@@ -51,7 +51,7 @@ def keep(scene: Scene, doc: AbcV6Model) -> dict[str, Any] | None:
     return restore.keep_bytes(was, back)
 
 
-def _predicted(scene: Scene, doc: AbcV6Model) -> AbcV6Model | None:
+def predicted(scene: Scene, doc: AbcV6Model) -> AbcV6Model | None:
     """The model the v6 writer writes from the GLB of ``scene`` (None: not predictable)."""
     nodes, geo, hd = doc.nodes, doc.geometry, doc.header
     n = len(nodes)

@@ -164,9 +164,10 @@ def _write(doc: AbcModel | AbcV6Model) -> bytes:
 
 
 def _small(doc: AbcModel | AbcV6Model) -> bool:
-    """Whether a model is small enough for the whole-file record (a v6 model always is kept
-    that way; a v9..v13 model when :func:`.exact.keep` cannot predict its layout and its
-    bulk data is within :data:`retromesh.restore.WHOLE_LIMIT`)."""
+    """Whether a model is small enough for the whole-file record (a v6 model always, when
+    :func:`.exact_v6.keep` cannot predict what the writer makes of it; a v9..v13 model when
+    :func:`.exact.keep` cannot predict its layout and its bulk data is within
+    :data:`retromesh.restore.WHOLE_LIMIT`)."""
     if isinstance(doc, AbcV6Model):
         return True
     size = sum(np.asarray(a).nbytes for p in doc.pieces for lod in p.lods
@@ -179,8 +180,10 @@ def keep_whole_file(scene: Scene, doc: AbcModel | AbcV6Model) -> None:
     """The whole-file record (scene extra ``abc_exact``, :func:`retromesh.restore.keep_bytes`):
     what the writer (``legacy``, as when this record was the only one) does not give back byte
     for byte from the scene as a GLB holds it, block by block; from_scene puts it back where it
-    writes the same blocks again. ``to_scene`` keeps it for v6 and for the models
-    :func:`.exact.keep` cannot predict; GLBs of earlier releases hold it for every ``.abc``."""
+    writes the same blocks again. ``to_scene`` keeps it for the models :func:`.exact.keep`
+    and :func:`.exact_v6.keep` cannot predict; GLBs of earlier releases hold it for every
+    ``.abc`` (a v6 model's since fedf238 hold ``abc_v6_blocks`` instead: the same encoding,
+    against the writer of today)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
