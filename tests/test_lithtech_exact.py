@@ -69,7 +69,7 @@ def test_glb_without_records_still_converts_back(name, tmp_path):
     glb = tmp_path / "m.glb"
     retromesh.convert(EXAMPLES / "lithtech" / name, glb)
     scene = retromesh.load(glb)
-    assert [scene.extras.pop(k, None) for k in ("abc_exact", "abc_rows")] != [None, None]
+    assert [scene.extras.pop(k, None) for k in ("abc_exact", "abc_rows", "abc_v6_blocks")] != [None, None]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LossWarning)
         retromesh.save(scene, tmp_path / name)
@@ -147,6 +147,8 @@ def test_glb_with_the_whole_file_record_converts_back(tmp_path):
         retromesh.convert(EXAMPLES / "lithtech" / name, glb)
         scene = retromesh.load(glb)
         scene.extras.pop("abc_rows", None)
+        if scene.extras.pop("abc_v6_blocks", None) is not None:
+            scene.extras["abc_exact"] = V6_RECORD_FEDF238
         if "abc_exact" not in scene.extras:             # as the release before wrote it
             doc = abcmod.read(Reader(data, file="abc"))
             old = lscene.to_scene(doc)
@@ -155,3 +157,61 @@ def test_glb_with_the_whole_file_record_converts_back(tmp_path):
             scene.extras["abc_exact"] = old.extras["abc_exact"]
         retromesh.save(scene, tmp_path / name)
         assert (tmp_path / name).read_bytes() == data, name
+
+
+#: the whole-file record of ``model_v6.abc`` as the tree at fedf238 (before ``abc_v6_blocks``)
+#: wrote it in the GLB: its blocks are against the legacy writer's bytes
+V6_RECORD_FEDF238 = {
+    "block": 64, "size": 2032, "at": "eAFjZGBgYMSBmYDi7FjkQOIgPTAaXT8ABZgAHw==",
+    "crc": "keBl5ya7GO+3bCQ8oD2fYH55cUAJjs+h++paJaVTnrX0MQYnUZUF2CFPZIVdVC6P9kxthCKNnSetNc/C/vUn"
+           "QZ7/vIgTncJOaxqEcNqWHYkiN/W8",
+    "check": "ufSy5ACYaXYSn6WZre0nU3l5eXm8vLy8vLy8vLz+vNS8Edn+ElHUvLy8/rzU2NjY2Nh42J167HjO+Z3YeNid",
+    "xor": "eAFjYCAfNNYT0EtQQT0hEwgqiLpJwA0EFSxTJWACQQX69V34jSCo4GJ9GX4T8ChgxKKTEjEk4xpwsEHC5MohGYnC"
+           "JNc8fPpQLMDBAet3mt+8EIs8WO7zbfFFuOSg4mB1WNggIXLloMZRTlHbAVQxb9bF60pYvAY2e//ZScq45LCIEysE"
+           "NhuqGJkNEkLmI7NBcvgBAHoOKKo="}
+
+
+def test_v6_record_predicts_the_writer():
+    """The v6 record's model (:mod:`.exact_v6`, made without the v9..v13 writer) is what the
+    writer writes from the GLB, for every v6 file here; the record holds only blocks."""
+    from retromesh import restore
+    from retromesh.binio import Reader
+    from retromesh.formats.lithtech import abc_v6, exact_v6, scene as lscene
+    for name, make in FILES.items():
+        data = make()
+        if not data.startswith(b"\x06\x00Header") or b"File v6" not in data[:80]:
+            continue
+        doc = abc_v6.read(Reader(data, file="abc"))
+        scene = lscene.to_scene(doc)
+        assert "abc_exact" not in scene.extras, name
+        made = exact_v6.predicted(scene, doc)
+        assert made is not None, name
+        scene.extras.pop(exact_v6.KEY, None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            back = abc_v6.write(lscene.from_scene(restore.as_glb_holds(scene)))
+        assert abc_v6.write(made) == back, name
+
+
+def test_v6_moved_key_changes_that_node_only(tmp_path):
+    """A v6 model (record ``abc_v6_blocks``): a moved key changes its node's track only."""
+    src = EXAMPLES / "lithtech" / "model_v6.abc"
+    glb = tmp_path / "m.glb"
+    retromesh.convert(src, glb)
+    scene = retromesh.load(glb)
+    assert "abc_v6_blocks" in scene.extras and "abc_exact" not in scene.extras
+    c = next(c for c in scene.animations[0].channels
+             if c.path == "translation" and scene.nodes[c.node].name == "arm")
+    c.values[1] = c.values[1] + np.float32(0.125)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LossWarning)
+        retromesh.save(scene, tmp_path / "back.abc")
+    was, now = retromesh.read(src), retromesh.read(tmp_path / "back.abc")
+    names = [n.name for n in was.nodes]
+    k = names.index(b"arm")
+    changed = {(ai, j) for ai, (x, y) in enumerate(zip(was.animations, now.animations))
+               for j in range(len(names))
+               if x.tracks[j].transforms.tobytes() != y.tracks[j].transforms.tobytes()}
+    assert changed == {(0, k)}
+    assert was.geometry.vertices.tobytes() == now.geometry.vertices.tobytes()
+    assert was.geometry.faces.tobytes() == now.geometry.faces.tobytes()

@@ -317,15 +317,7 @@ def _body(w: Writer, sec, nodes: list[NodeV6]) -> None:
         w.u32(sec.normal_vertex_count)
         w.records(verts)
     elif isinstance(sec, NodesV6):
-        for i, n in enumerate(sec.nodes):
-            w.floats(n.bounds_min)
-            w.floats(n.bounds_max)
-            write_string(w, n.name)
-            w.pack("HB", n.index, n.flags)
-            md = _a(n.md_verts, "<u2", f"nodes[{i}].md_verts").reshape(-1)
-            w.u32(len(md))
-            w.records(md)
-            w.u32(n.child_count)
+        w.raw(b"".join(_node_bytes(i, n) for i, n in enumerate(sec.nodes)))
     elif isinstance(sec, AnimationsV6):
         w.u32(len(sec.animations))
         for i, a in enumerate(sec.animations):
@@ -338,29 +330,12 @@ def _body(w: Writer, sec, nodes: list[NodeV6]) -> None:
                 raise DocumentError(f"animation {a.name!r}: {len(keys)} keys, "
                                     f"{len(a.key_strings)} key strings")
             w.u32(len(keys))
-            for k, s in enumerate(a.key_strings):
-                w.records(keys[k:k + 1])
-                write_string(w, s)
+            w.raw(_keys_bytes(keys, a.key_strings))
             if len(a.tracks) != len(nodes):
                 raise DocumentError(f"animation {a.name!r} has {len(a.tracks)} tracks for "
                                     f"{len(nodes)} nodes")
-            for j, (t, nd) in enumerate(zip(a.tracks, nodes)):
-                where = f"animations[{i}].tracks[{j}]"
-                tr = _a(t.transforms, TRANSFORM, f"{where}.transforms").reshape(-1)
-                if len(tr) != len(keys):
-                    raise DocumentError(f"animation {a.name!r}: a track has {len(tr)} keys of "
-                                        f"{len(keys)}")
-                w.records(tr)
-                m = len(nd.md_verts)
-                if m:
-                    d = _a(t.deform if t.deform is not None else np.zeros(0), "u1",
-                           f"{where}.deform")
-                    if d.shape != (len(keys), m, 3):
-                        raise DocumentError(f"animation {a.name!r}: deform must have shape "
-                                            f"({len(keys)}, {m}, 3), got {d.shape}")
-                    w.records(d)
-                w.floats(t.scale)
-                w.floats(t.translate)
+            w.raw(b"".join(_track_bytes(a, i, j, t, len(nd.md_verts), len(keys))
+                           for j, (t, nd) in enumerate(zip(a.tracks, nodes))))
     elif isinstance(sec, AnimDimsV6):
         w.records(_a(sec.dims, "<f4", "dims").reshape(-1))
     elif isinstance(sec, TransformInfoV6):
@@ -368,6 +343,49 @@ def _body(w: Writer, sec, nodes: list[NodeV6]) -> None:
     else:
         raise DocumentError(f"{type(sec).__name__} is not an ABC v6 section")
     w.raw(sec.gap)
+
+
+def _node_bytes(i: int, n: NodeV6) -> bytes:
+    name = bytes(n.name)
+    if len(name) > 0xFFFF:
+        raise DocumentError(f"an ABC string holds at most 65535 bytes, got {len(name)}")
+    md = _a(n.md_verts, "<u2", f"nodes[{i}].md_verts").reshape(-1)
+    return b"".join((_VEC6.pack(*n.bounds_min, *n.bounds_max), len(name).to_bytes(2, "little"),
+                     name, _NODE.pack(n.index, n.flags, len(md)), md.tobytes(),
+                     _U32.pack(n.child_count)))
+
+
+def _keys_bytes(keys: np.ndarray, strings: list[bytes]) -> bytes:
+    """The keys, each followed by its string (joined once: a write call per key cost more)."""
+    rows = [keys[k:k + 1].tobytes() for k in range(len(keys))]
+    out: list[bytes] = []
+    for row, s in zip(rows, strings):
+        s = bytes(s)
+        if len(s) > 0xFFFF:
+            raise DocumentError(f"an ABC string holds at most 65535 bytes, got {len(s)}")
+        out += (row, len(s).to_bytes(2, "little"), s)
+    return b"".join(out)
+
+
+def _track_bytes(a: AnimationV6, i: int, j: int, t: TrackV6, m: int, nk: int) -> bytes:
+    """One node's keys in one animation: transforms, MD vertex bytes, Scale, Transform."""
+    where = f"animations[{i}].tracks[{j}]"
+    tr = _a(t.transforms, TRANSFORM, f"{where}.transforms").reshape(-1)
+    if len(tr) != nk:
+        raise DocumentError(f"animation {a.name!r}: a track has {len(tr)} keys of {nk}")
+    out = tr.tobytes()
+    if m:
+        d = _a(t.deform if t.deform is not None else np.zeros(0), "u1", f"{where}.deform")
+        if d.shape != (nk, m, 3):
+            raise DocumentError(f"animation {a.name!r}: deform must have shape "
+                                f"({nk}, {m}, 3), got {d.shape}")
+        out += d.tobytes()
+    return out + _VEC6.pack(*t.scale, *t.translate)
+
+
+_VEC6 = struct.Struct("<6f")
+_NODE = struct.Struct("<HBI")
+_U32 = struct.Struct("<I")
 
 
 def write(model: AbcV6Model) -> bytes:

@@ -119,7 +119,7 @@ from ...errors import DocumentError, FormatError
 from ...extras import integer
 from ...findings import Finding, error, warning
 from ...scene import Scene
-from . import abc as abcmod, abc_v6, exact, skins as skins_mod
+from . import abc as abcmod, abc_v6, exact, exact_v6, skins as skins_mod
 from .abc import AbcModel, HeaderSection, PiecesSection
 from .abc_v6 import AbcV6Model
 from .scene_common import bind_deviation, latin1, tree_parents
@@ -146,9 +146,12 @@ def to_scene(doc, *, source=None, lods: bool = True, flip_mat: int | None = None
             raise DocumentError(f"{type(doc).__name__} is not an ABC model")
         # (read in the file's own terms: it can come back as it is)
         if lods and morph and flip_mat is None and fix_anim_keyframes is None:
-            rec = exact.keep(scene, doc, kept) if isinstance(doc, AbcModel) else None
+            if isinstance(doc, AbcModel):
+                rec, key = exact.keep(scene, doc, kept), exact.KEY
+            else:
+                rec, key = exact_v6.keep(scene, doc), exact_v6.KEY
             if rec:
-                scene.extras[exact.KEY] = rec
+                scene.extras[key] = rec
             elif rec is None and _small(doc):
                 keep_whole_file(scene, doc)
     return skins_mod.dress(scene, source if isinstance(source, (str, os.PathLike)) else None,
@@ -161,9 +164,10 @@ def _write(doc: AbcModel | AbcV6Model) -> bytes:
 
 
 def _small(doc: AbcModel | AbcV6Model) -> bool:
-    """Whether a model is small enough for the whole-file record (a v6 model always is kept
-    that way; a v9..v13 model when :func:`.exact.keep` cannot predict its layout and its
-    bulk data is within :data:`retromesh.restore.WHOLE_LIMIT`)."""
+    """Whether a model is small enough for the whole-file record (a v6 model always, when
+    :func:`.exact_v6.keep` cannot predict what the writer makes of it; a v9..v13 model when
+    :func:`.exact.keep` cannot predict its layout and its bulk data is within
+    :data:`retromesh.restore.WHOLE_LIMIT`)."""
     if isinstance(doc, AbcV6Model):
         return True
     size = sum(np.asarray(a).nbytes for p in doc.pieces for lod in p.lods
@@ -176,8 +180,10 @@ def keep_whole_file(scene: Scene, doc: AbcModel | AbcV6Model) -> None:
     """The whole-file record (scene extra ``abc_exact``, :func:`retromesh.restore.keep_bytes`):
     what the writer (``legacy``, as when this record was the only one) does not give back byte
     for byte from the scene as a GLB holds it, block by block; from_scene puts it back where it
-    writes the same blocks again. ``to_scene`` keeps it for v6 and for the models
-    :func:`.exact.keep` cannot predict; GLBs of earlier releases hold it for every ``.abc``."""
+    writes the same blocks again. ``to_scene`` keeps it for the models :func:`.exact.keep`
+    and :func:`.exact_v6.keep` cannot predict; GLBs of earlier releases hold it for every
+    ``.abc`` (a v6 model's since fedf238 hold ``abc_v6_blocks`` instead: the same encoding,
+    against the writer of today)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -217,7 +223,8 @@ def _from_scene(scene: Scene, version: int | None, legacy: bool | None = None
         return exact.put_back(from_scene_v9(scene, version, kept_binds=kept.binds).model, kept)
     doc = from_scene_v6(scene, legacy) if version == 6 else \
         from_scene_v9(scene, version, legacy=legacy).model
-    rec = ex.get("abc_exact")
+    # (a v6 record of today: blocks against today's writer; abc_exact: the legacy writer's)
+    rec = ex.get("abc_exact") if legacy or version != 6 else ex.get(exact_v6.KEY)
     if rec is None or (version == 6) != (integer(ex, "abc_version", 12, 6, 13) == 6):
         return doc
     data, n = restore.put_back_bytes(_write(doc), rec)

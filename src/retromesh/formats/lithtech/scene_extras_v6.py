@@ -11,7 +11,8 @@ scene                       ``abc_version`` (6), ``command_string``, ``flip_mat`
                             ``abc_raw_sections`` ([{name, index, data (base64)}]: sections we
                             do not know, e.g. TriStrips), ``geometry_bounds`` (6 floats),
                             ``abc_animations`` (a copy of every animation's extras with its name:
-                            Blender drops animation extras)
+                            Blender drops animation extras), ``abc_v6_blocks`` (the byte-exact
+                            record, :mod:`.exact_v6`; ``abc_exact`` in GLBs made before it)
 animation                   ``length``, ``markers``, ``key_times_ms``, ``bounds`` (6 floats),
                             ``key_bounds`` (6 floats per key), ``dims`` (its AnimDims vector),
                             ``deform`` ([{node, scale, translate}]: each deformation node's

@@ -19,8 +19,9 @@ from ...scene import (
     Scene,
     Skin,
 )
-from ...transforms import quat_continuous, quat_normalize
+from ...transforms import quat_continuous_tracks, quat_normalize
 from .abc_v6 import AbcV6Model, AnimationV6, GeometryV6
+from .common import TRANSFORM
 from .scene_common import (
     S3,
     SQ,
@@ -91,11 +92,15 @@ def to_scene_v6(doc: AbcV6Model, lods: bool, flip_mat: int | None, fix_anim: int
     for ai, a in enumerate(anims):
         if len(a.tracks) != n:
             raise scene_error(f"{n} tracks", len(a.tracks), f"animations[{ai}]")
-        for j, tk in enumerate(a.tracks):
-            check_finite(np.asarray(tk.transforms["location"], np.float64), "key locations",
-                    f"animations[{ai}].tracks[{j}]")
-            check_finite(np.asarray(tk.transforms["rotation"], np.float64), "key rotations",
-                    f"animations[{ai}].tracks[{j}]")
+        tr = [np.asarray(tk.transforms) for tk in a.tracks]
+        if n and len({(t.shape, t.dtype) for t in tr}) == 1 and tr[0].dtype == TRANSFORM and \
+                np.isfinite(np.stack(tr).view(np.float32)).all():
+            continue                    # (all at once; else the first track that is not)
+        for j, t in enumerate(tr):
+            check_finite(np.asarray(t["location"], np.float64), "key locations",
+                         f"animations[{ai}].tracks[{j}]")
+            check_finite(np.asarray(t["rotation"], np.float64), "key rotations",
+                         f"animations[{ai}].tracks[{j}]")
     # the bind pose is the first key of the first animation
     if anims and len(anims[0].keys):
         t_rest, r_rest = _key_trs(anims[0], 0, ax)
@@ -230,13 +235,18 @@ def _add_animations(scene: Scene, doc: AbcV6Model, ax: _Axes, mnode: int | None,
                         for t, s, k in zip(times.tolist(), a.key_strings, keep) if s and k],
             **animation_extras(doc, ai, keep)})
         ks = np.nonzero(keep)[0]
-        trs = [_key_trs(a, int(k), ax) for k in ks]
-        tt = np.stack([x[0] for x in trs], 1)   # (n, k, 3)
-        rr = np.stack([x[1] for x in trs], 1)
+        nk = len(ks)
+        # every node's keys at once ((n, k, 3|4): the values of :func:`_key_trs`, key by key)
+        tr = np.stack([np.asarray(tk.transforms)[ks] for tk in a.tracks])
+        tt = tr["location"].astype(np.float64) * ax.s3
+        q = tr["rotation"].astype(np.float64)
+        if ax.fix:
+            q = q * np.array([-1.0, -1.0, -1.0, 1.0])
+        rr = quat_continuous_tracks(quat_normalize((q * ax.sq).reshape(-1, 4)),
+                                    np.arange(n + 1) * nk).reshape(n, nk, 4)
         for j in range(n):
             anim.channels.append(Channel(node=j, path="translation", times=secs, values=tt[j]))
-            anim.channels.append(Channel(node=j, path="rotation", times=secs,
-                                         values=quat_continuous(rr[j])))
+            anim.channels.append(Channel(node=j, path="rotation", times=secs, values=rr[j]))
         if target_names and mnode is not None:
             w = np.zeros((len(ks), len(target_names)), np.float32)
             col = {tk: c for c, tk in enumerate(target_names)}

@@ -54,7 +54,7 @@ from .scene_common import S3, S4, SQ
 from .scene_extras_v6 import bounds6, kept_lods, kept_raw_sections
 from .scene_write import PieceSource, from_scene_v9
 
-__all__ = ["from_scene_v6"]
+__all__ = ["from_scene_v6", "lay_out", "Part", "Frame"]
 
 _ORDER = ["Header", "Geometry", "Nodes", "Animation", "AnimDims", "TransformInfo"]
 
@@ -112,7 +112,7 @@ def _quantise(vals: np.ndarray, kept: dict | None) -> tuple[np.ndarray, tuple, t
 
 
 @dataclass
-class _Part:
+class Part:
     """One piece's LOD 0 laid out the v6 way: each vertex on one node."""
     node: np.ndarray            # ABC node per vertex (its strongest weight)
     local: np.ndarray           # (n, 3) the vertex in that node's bind space (v12 axes)
@@ -124,7 +124,7 @@ class _Part:
 
 
 @dataclass
-class _Frame:
+class Frame:
     """How v12 data go to the v6 file: its axes, keys and the v12 writer's bind matrices."""
     flip: bool                  # FlipMat: the v6 file space is mirrored in Z like v12's
     fix: bool                   # FixAnimKeyframes: the key quaternions are conjugated
@@ -143,7 +143,6 @@ def from_scene_v6(scene: Scene, legacy: bool = False) -> AbcV6Model:
     """The v6 model of a scene (see the module docstring and :mod:`.scene`; ``legacy``: as
     :func:`.scene_write.from_scene_v9`)."""
     ex = scene.extras or {}
-    from_v6 = integer(ex, "abc_version", None, 0, 99) == 6
     scene = xt.in_file_order_scene(scene)
     written = from_scene_v9(scene, 12, morph_targets_kept=True,     # v6 keeps the targets
                             legacy=legacy)
@@ -151,11 +150,19 @@ def from_scene_v6(scene: Scene, legacy: bool = False) -> AbcV6Model:
     nn = len(m12.nodes)
     if nn > 256:
         raise DocumentError(f"{nn} nodes: an ABC v6 vertex names its node in one byte (256)")
-    fr = _Frame(flip=bool(integer(ex, "flip_mat", 1, 0, 1)),
-                fix=bool(integer(ex, "fix_anim_keyframes", 1, 0, 1)),
-                mats=np.stack([np.asarray(n.matrix, np.float64).reshape(4, 4) for n in m12.nodes]))
+    fr = Frame(flip=bool(integer(ex, "flip_mat", 1, 0, 1)),
+               fix=bool(integer(ex, "fix_anim_keyframes", 1, 0, 1)),
+               mats=np.stack([np.asarray(n.matrix, np.float64).reshape(4, 4) for n in m12.nodes]))
+    return lay_out(scene, m12, _parts(m12, written.sources, fr), fr)
+
+
+def lay_out(scene: Scene, m12: AbcModel, parts: list[Part], fr: Frame) -> AbcV6Model:
+    """The v6 model of ``scene`` from what the v9..v13 writer made of it (``m12``: its nodes
+    and animations; ``parts``: the vertices, one node each): the writer's v6 steps, which
+    :mod:`.exact_v6` also runs on a model it predicts (without the v9..v13 writer)."""
+    ex = scene.extras or {}
+    from_v6 = integer(ex, "abc_version", None, 0, 99) == 6
     owner_of = _mesh_of(scene)
-    parts = _parts(m12, written.sources, fr)
     disp = _vertex_animation(scene, m12, parts, owner_of, fr)
     nodes = _nodes(scene, m12, parts, disp, fr, from_v6)
     geo = _geometry(scene, ex, parts, owner_of, fr)
@@ -163,7 +170,7 @@ def from_scene_v6(scene: Scene, legacy: bool = False) -> AbcV6Model:
     return _sections(ex, geo, nodes, anims, dims, fr)
 
 
-def _parts(m12: AbcModel, sources: list[PieceSource], fr: _Frame) -> list[_Part]:
+def _parts(m12: AbcModel, sources: list[PieceSource], fr: Frame) -> list[Part]:
     """The vertices: every piece's LOD 0, one node each (warned when some had several)."""
     parts, several = [], 0
     base = 0
@@ -179,7 +186,7 @@ def _parts(m12: AbcModel, sources: list[PieceSource], fr: _Frame) -> list[_Part]
         several += int(((counts > 1) & (np.bincount(owner[wt["bias"] > 1e-6], minlength=len(v)) > 1)).sum())
         node = wt["node"][dom].astype(np.int64)
         faces = np.asarray(lod.faces)
-        parts.append(_Part(node=node, local=wt["location"][dom].astype(np.float64),
+        parts.append(Part(node=node, local=wt["location"][dom].astype(np.float64),
                            normal=np.einsum("nji,nj->ni", fr.rot[node], v["normal"].astype(np.float64)),
                            model=v["location"].astype(np.float64),
                            faces=faces[:, [0, 2, 1]] if fr.flip else faces, base=base, source=source))
@@ -192,15 +199,15 @@ def _parts(m12: AbcModel, sources: list[PieceSource], fr: _Frame) -> list[_Part]
     return parts
 
 
-def _joined(parts: list[_Part], field: str, width: int | None) -> np.ndarray:
+def _joined(parts: list[Part], field: str, width: int | None) -> np.ndarray:
     """One field of every part, end to end (the model's vertex list)."""
     if parts:
         return np.concatenate([getattr(p, field) for p in parts])
     return np.zeros(0, np.int64) if width is None else np.zeros((0, width))
 
 
-def _vertex_animation(scene: Scene, m12: AbcModel, parts: list[_Part],
-                      owner_of: dict[int, tuple[int, int]], fr: _Frame) -> list[np.ndarray]:
+def _vertex_animation(scene: Scene, m12: AbcModel, parts: list[Part],
+                      owner_of: dict[int, tuple[int, int]], fr: Frame) -> list[np.ndarray]:
     """Vertex animation from the morph targets: per animation, the (keys, vertices, 3)
     displacement of every vertex in its node's space (v12 axes)."""
     vnode = _joined(parts, "node", None)
@@ -228,7 +235,7 @@ def _vertex_animation(scene: Scene, m12: AbcModel, parts: list[_Part],
     return disp
 
 
-def _nodes(scene: Scene, m12: AbcModel, parts: list[_Part], disp: list[np.ndarray], fr: _Frame,
+def _nodes(scene: Scene, m12: AbcModel, parts: list[Part], disp: list[np.ndarray], fr: Frame,
            from_v6: bool) -> list[NodeV6]:
     """The v6 nodes: flags (kept ones of a v6 file, bit 4 where vertices move), bounds and the
     MD vertices of the deformation nodes."""
@@ -264,8 +271,8 @@ def _nodes(scene: Scene, m12: AbcModel, parts: list[_Part], disp: list[np.ndarra
     return nodes
 
 
-def _geometry(scene: Scene, ex: dict, parts: list[_Part], owner_of: dict[int, tuple[int, int]],
-              fr: _Frame) -> GeometryV6:
+def _geometry(scene: Scene, ex: dict, parts: list[Part], owner_of: dict[int, tuple[int, int]],
+              fr: Frame) -> GeometryV6:
     """The Geometry section: vertices, faces (normals recomputed, on the vertex normals' side),
     the kept LOD vertices while they fit, bounds."""
     vnode = _joined(parts, "node", None)
@@ -316,8 +323,8 @@ def _geometry(scene: Scene, ex: dict, parts: list[_Part], owner_of: dict[int, tu
                       normal_vertex_count=nv, vertices=np.concatenate([verts, extra]))
 
 
-def _animations(scene: Scene, m12: AbcModel, nodes: list[NodeV6], parts: list[_Part],
-                disp: list[np.ndarray], fr: _Frame) -> tuple[list[AnimationV6], list[list[float]]]:
+def _animations(scene: Scene, m12: AbcModel, nodes: list[NodeV6], parts: list[Part],
+                disp: list[np.ndarray], fr: Frame) -> tuple[list[AnimationV6], list[list[float]]]:
     """The animations (keys in the v6 file's axes, MD vertices as bytes) and their AnimDims."""
     vlocal = _joined(parts, "local", 3)
     pos_file = _joined(parts, "model", 3) * fr.mirror
@@ -347,10 +354,10 @@ def _animations(scene: Scene, m12: AbcModel, nodes: list[NodeV6], parts: list[_P
         kept_deform = {integer(d, "node", None, 0, 2**31 - 1): d for d in deform
                        if isinstance(d, dict)}
         tracks = []
+        every = np.zeros((len(nodes), nk), TRANSFORM)     # (every node's at once)
+        every["location"], every["rotation"] = loc, q
         for j, nd in enumerate(nodes):
-            t = np.zeros(nk, TRANSFORM)
-            t["location"], t["rotation"] = loc[j], q[j]
-            track = TrackV6(transforms=t)
+            track = TrackV6(transforms=every[j])
             if len(nd.md_verts):
                 md = nd.md_verts.astype(np.int64)
                 vals = (vlocal[md][None] + disp[ai][:, md]) * fr.mirror
@@ -366,7 +373,7 @@ def _animations(scene: Scene, m12: AbcModel, nodes: list[NodeV6], parts: list[_P
 
 
 def _sections(ex: dict, geo: GeometryV6, nodes: list[NodeV6], anims: list[AnimationV6],
-              dims: list[list[float]], fr: _Frame) -> AbcV6Model:
+              dims: list[list[float]], fr: Frame) -> AbcV6Model:
     """The sections in the kept order (TransformInfo when its flags are not the defaults),
     unknown sections kept raw where they were."""
     made = {"Header": HeaderV6(token=TOKEN, command_string=str(ex.get("command_string", ""))
