@@ -125,9 +125,12 @@ def _pack(fields: dict[str, _Rows]) -> dict[str, Any]:
     with like, so that it deflates well; of the XORs only the columns where one is not 0) and
     its index ``[name, rows, kept, width, columns kept (bit mask)]``."""
     order = sorted(fields)
-    cols = {k: np.flatnonzero([fields[k].xor[:, c].any() for c in range(fields[k].xor.shape[1])])
-            for k in order}
-    parts = [restore.steps(fields[k].at) for k in order]
+    cols = {k: np.flatnonzero(np.bitwise_or.reduce(fields[k].xor, axis=0)) for k in order}
+    # every field's row numbers in one pass, each list's steps from 0 (as one list each)
+    ats = [fields[k].at for k in order]
+    restart = np.zeros(sum(len(a) for a in ats), bool)
+    restart[_starts(np.array([len(a) for a in ats], np.int64))[[len(a) > 0 for a in ats]]] = True
+    parts = [restore.steps(np.concatenate(ats), restart=restart)]
     parts += [np.ascontiguousarray(fields[k].xor[:, cols[k]]).astype("<u4").tobytes()
               for k in order]
     parts += [fields[k].check.tobytes() for k in order]
@@ -201,8 +204,18 @@ def _binds(scene: Scene, n: int) -> tuple[np.ndarray] | None:
 
 def _joined(arrays: list) -> np.ndarray:
     """The arrays end to end (the one array itself, not a copy, when there is one)."""
-    return np.asarray(arrays[0]) if len(arrays) == 1 else \
-        np.concatenate([np.asarray(a) for a in arrays])
+    return np.asarray(arrays[0]) if len(arrays) == 1 else _cat([np.asarray(a) for a in arrays])
+
+
+def _cat(arrays: list[np.ndarray]) -> np.ndarray:
+    """``np.concatenate`` of 1-D record arrays of one dtype, as their bytes (numpy promotes
+    the fields of record arrays it concatenates, field by field: most of the cost)."""
+    dt = arrays[0].dtype
+    if dt.names is None or any(a.dtype != dt or a.ndim != 1 for a in arrays):
+        return np.concatenate(arrays)
+    raw = np.concatenate([np.ascontiguousarray(a).view(np.uint8).reshape(len(a), dt.itemsize)
+                          for a in arrays])
+    return raw.view(dt).reshape(-1)
 
 
 def _starts(counts: np.ndarray) -> np.ndarray:
@@ -303,7 +316,7 @@ def _key_rows(doc: AbcModel, scene: Scene) -> _Rows | None | bool:
         was.append(tr.reshape(-1))
     if not was:
         return None
-    was_all = np.concatenate(was)
+    was_all = _cat(was)
     pred = np.zeros(len(was_all), was_all.dtype)
     pred["location"] = np.concatenate(t).astype(np.float64) * S3
     pred["rotation"] = quat_normalize(geometry.unit_rows(
