@@ -34,7 +34,7 @@ import numpy as np
 
 from ... import geometry, restore
 from ...scene import Scene
-from ...transforms import decompose_trs, quat_normalize
+from ...transforms import compose_trs, decompose_trs, quat_normalize
 from .abc import (
     TRANSFORM,
     WEIGHT,
@@ -48,7 +48,7 @@ from .abc import (
 )
 from .abc_model import COUNT_FIELDS
 from .common import RawSection
-from .scene_common import S3, S4, SQ, rigid, tree_parents, weight_locations
+from .scene_common import S3, S4, SQ, tree_parents, weight_locations
 
 __all__ = ["KEY", "keep", "put_back"]
 
@@ -191,15 +191,13 @@ def _section(model: AbcModel, cls: type) -> Any:
 
 # -- what the writer computes from the GLB --------------------------------------------------------
 
-def _binds(scene: Scene, n: int) -> tuple[np.ndarray] | None:
-    """The nodes' bind matrices (file space, float64 of float32) as the writer makes them from
-    the inverse bind matrices the GLB holds."""
+def _ibm_inverse(scene: Scene, n: int) -> np.ndarray | None:
+    """The inverse of the inverse bind matrices the GLB holds (float64 of float32): the writer
+    makes the nodes' bind matrices (file space) of their rigid part, ``S rigid(this) S``."""
     if len(scene.skins) != 1 or scene.skins[0].inverse_bind_matrices is None:
         return None
     ibm = np.asarray(scene.skins[0].inverse_bind_matrices, np.float32).astype(np.float64)
-    if len(ibm) != n:
-        return None
-    return ((S4 @ rigid(np.linalg.inv(ibm)) @ S4).astype(np.float32).astype(np.float64),)
+    return np.linalg.inv(ibm) if len(ibm) == n else None
 
 
 def _joined(arrays: list) -> np.ndarray:
@@ -387,13 +385,12 @@ def keep(scene: Scene, doc: AbcModel, lods: list) -> dict[str, Any] | None:
     lays the model out otherwise."""
     n = len(doc.nodes)
     parents, missing = tree_parents([nd.child_count for nd in doc.nodes])
-    binds = _binds(scene, n) if n else None
+    ibm_inv = _ibm_inverse(scene, n) if n else None
     all_lods = [lod for p in doc.pieces for lod in p.lods]
-    if binds is None or missing or parents.count(-1) != 1 or \
+    if ibm_inv is None or missing or parents.count(-1) != 1 or \
             len(scene.animations) != len(doc.animations) or any(x is None for x in lods) or \
             len(all_lods) != len(lods) or len(scene.meshes) < len(lods):
         return None
-    made = binds[0]
     # the writer puts the file's bind matrices back first (:func:`binds_put_back`) and places
     # the weights by them
     bind_file = np.stack([np.asarray(nd.matrix, np.float32).reshape(4, 4) for nd in doc.nodes]
@@ -407,15 +404,22 @@ def keep(scene: Scene, doc: AbcModel, lods: list) -> dict[str, Any] | None:
         return None
     fields["w"], fields["n"], lists = got
     fields["k"] = keys
+    # the model's own child-model transforms are its bind pose, parent-relative; decomposed
+    # with the bind matrices in one call (row by row the same values)
+    child = bool(doc.child_models) and len(doc.child_models[0].transforms) == n
+    stack = [ibm_inv]
+    if child:
+        inv_par = inv_bind[np.maximum(parents, 0)]
+        inv_par[np.asarray(parents) < 0] = np.eye(4)
+        stack.append(inv_par @ bind_file)
+    t, q, _ = decompose_trs(np.concatenate(stack) if child else ibm_inv)
+    made = S4 @ compose_trs(t[:n], q[:n], np.ones_like(t[:n])) @ S4      # (rigid: scene_common)
     fields["m"] = _keep_rows(bind_file.astype(np.float32).reshape(n, 16),
                              made.astype(np.float32).reshape(n, 16))
-    if doc.child_models and len(doc.child_models[0].transforms) == n:
-        # the model's own child-model transforms: its bind pose, parent-relative
-        inv_par = np.stack([np.eye(4) if p < 0 else inv_bind[p] for p in parents])
-        bt, bq, _ = decompose_trs(inv_par @ bind_file)
+    if child:
         base = np.asarray(doc.child_models[0].transforms)
         pred = np.zeros(n, base.dtype)
-        pred["location"], pred["rotation"] = bt, bq
+        pred["location"], pred["rotation"] = t[n:], q[n:]
         fields["c"] = _keep_rows(base, pred)
     fields["s"] = _socket_rows(scene, doc)
     kept_rows = {k: v for k, v in fields.items() if isinstance(v, _Rows)}
