@@ -125,7 +125,7 @@ def _pack(fields: dict[str, _Rows]) -> dict[str, Any]:
     with like, so that it deflates well; of the XORs only the columns where one is not 0) and
     its index ``[name, rows, kept, width, columns kept (bit mask)]``."""
     order = sorted(fields)
-    cols = {k: np.flatnonzero(np.bitwise_or.reduce(fields[k].xor, axis=0)) for k in order}
+    cols = {k: _columns_set(fields[k].xor) for k in order}
     # every field's row numbers in one pass, each list's steps from 0 (as one list each)
     ats = [fields[k].at for k in order]
     restart = np.zeros(sum(len(a) for a in ats), bool)
@@ -137,6 +137,14 @@ def _pack(fields: dict[str, _Rows]) -> dict[str, Any]:
     return {"index": [[k, fields[k].n, len(fields[k].at), fields[k].xor.shape[1],
                        int(sum(1 << int(c) for c in cols[k]))] for k in order],
             "data": restore.pack_bytes(b"".join(parts))}
+
+
+def _columns_set(x: np.ndarray) -> np.ndarray:
+    """The columns of (n, width) words where a row has a bit set (a reduction along the long
+    axis costs numpy several times a pass per column, but on a few rows the calls cost more)."""
+    if len(x) < 512:
+        return np.flatnonzero(np.bitwise_or.reduce(x, axis=0))
+    return np.flatnonzero([x[:, c].any() for c in range(x.shape[1])])
 
 
 def _unpack(rec: dict[str, Any]) -> dict[str, _Rows]:
@@ -240,15 +248,17 @@ def _lod_rows(all_lods: list, kept: list, normals_gl: list, inv_bind: np.ndarray
     w = wh.astype(np.float64)
     w /= geometry.row_sum64(w)[:, None]           # (w.sum(1)'s additions, without its cost)
     mask = w > 0
-    owner = np.nonzero(mask)[0]
-    wnode = jh.astype(np.int64)[mask]
+    # (the flat positions once, gathered by np.take: a boolean mask per array cost more)
+    flat = np.flatnonzero(mask)
+    owner = flat // mask.shape[1]
+    wnode = np.take(jh.reshape(-1), flat).astype(np.int64)
     # the positions the writer reads back: the GLB's float32 of location * S3, times S3 again,
     # which are the file's float32 values (sign flips are exact)
     fpos = verts["location"].astype(np.float64)
     # the writer's weights as words (node, location, bias: float32 rows, the node's bits)
     pred = np.empty((len(owner), 5), np.float32)
     pred[:, 1:4] = weight_locations(inv_bind, wnode, np.take(fpos, owner, 0))
-    pred[:, 4] = w[mask]
+    pred[:, 4] = np.take(w.reshape(-1), flat)
     pred = pred.view(np.uint32)
     pred[:, 0] = wnode
     counts = mask[:, 0].astype(np.int64)
@@ -267,7 +277,11 @@ def _lod_rows(all_lods: list, kept: list, normals_gl: list, inv_bind: np.ndarray
     if np.einsum("ij,ij->i", held, held).min(initial=1.0) <= 1e-24:
         return rec_w, None, lists   # (the GLB holds normals of the faces there)
     ln = np.linalg.norm(held, axis=1, keepdims=True)
-    nrm = np.where(ln > 1e-12, held / np.where(ln > 1e-12, ln, 1.0), 0.0) * S3
+    if (ln > 1e-12).all():          # (the same values as below, without its temporaries)
+        nrm = held / ln
+        nrm *= S3
+    else:
+        nrm = np.where(ln > 1e-12, held / np.where(ln > 1e-12, ln, 1.0), 0.0) * S3
     return rec_w, _keep_rows(np.ascontiguousarray(verts["normal"]), nrm.astype(np.float32)), lists
 
 
@@ -281,13 +295,19 @@ def _keep_lists(wts: np.ndarray, pred: np.ndarray, counts: np.ndarray, file_coun
     was = pred.copy()
     r = np.flatnonzero(~odd[owner])
     o = owner[r]
-    was[r] = np.take(wts, fs[o] + r - ps[o], 0)
+    # (rows moved as one 20-byte item each: a 2-D gather and scatter cost several times more)
+    _items(was)[r] = np.take(_items(wts), fs[o] + r - ps[o])
     v = np.flatnonzero(odd)
     rows = np.repeat(fs[v] - _starts(file_counts[v]), file_counts[v]) + np.arange(file_counts[v].sum())
     return _keep_rows(was, pred), {
         "at": restore.pack_ints(v), "count": restore.pack_bytes(file_counts[v].astype("<u2").tobytes()),
         "rows": restore.pack_bytes(np.take(wts, rows, 0).astype("<u4").tobytes()),
         "check": base64.b64encode(_list_checks(pred, counts, v).tobytes()).decode("ascii")}
+
+
+def _items(words: np.ndarray) -> np.ndarray:
+    """(n, width) contiguous uint32 rows as n items of ``4 * width`` bytes (a view)."""
+    return words.view(np.dtype((np.void, 4 * words.shape[1]))).reshape(len(words))
 
 
 def _list_checks(rows: np.ndarray, counts: np.ndarray, v: np.ndarray) -> np.ndarray:
