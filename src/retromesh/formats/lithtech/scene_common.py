@@ -93,11 +93,18 @@ def bind_deviation(lod: Lod, mats: np.ndarray) -> float | None:
     b = np.where(np.isfinite(b), b, 0.0)
     with np.errstate(all="ignore"):
         # column by column from the (few) nodes' matrices, summed per vertex by bincount:
-        # a gathered 4x4 matrix per weight and np.add.at were most of to_scene's time
-        placed = weight_locations(mats, node,
-                                  wts["location"].astype(np.float64)) * b[:, None]
-        acc = np.stack([np.bincount(owner, placed[:, c], len(verts)) for c in range(3)], 1)
-        dev = np.linalg.norm(acc[counts > 0] - verts["location"][counts > 0], axis=1)
+        # a gathered 4x4 matrix per weight and np.add.at were most of to_scene's time; the
+        # coordinates as rows (weight_locations' own layout), in place: the same values
+        placed = weight_locations(mats, node, wts["location"].astype(np.float64)).T
+        placed *= b
+        used = counts > 0
+        d = [np.bincount(owner, placed[c], len(verts))[used] for c in range(3)]
+        loc = verts["location"][used]
+        for c in range(3):
+            d[c] -= loc[:, c]
+            d[c] *= d[c]
+        # (the sum of squares in np.linalg.norm's order, then its square root)
+        dev = np.sqrt(d[0] + d[1] + d[2])
     dev = dev[np.isfinite(dev)]
     return float(dev.max()) if len(dev) else None
 
