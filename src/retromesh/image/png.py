@@ -102,7 +102,7 @@ def from_rgba(pixels: np.ndarray) -> PngImage:
     # the rows after a row and a pixel of zeros: the bytes to the left, above and above-left
     # are views of one array (no copies), the filters uint8 (PNG's arithmetic is modulo 256)
     pad = np.zeros((h + 1, n + bpp), np.uint8)
-    pad[1:, bpp:] = (pixels[..., :3] if opaque else pixels).reshape(h, n)
+    pad[1:, bpp:].reshape(h, w, bpp)[...] = pixels[..., :bpp]     # (a view: one copy)
     x, a, b, c = pad[1:, bpp:], pad[1:, :n], pad[:-1, bpp:], pad[:-1, :n]
     filtered = np.empty((5, h, n), np.uint8)
     filtered[0] = x
