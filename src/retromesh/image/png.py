@@ -97,23 +97,29 @@ def from_rgba(pixels: np.ndarray) -> PngImage:
         raise DocumentError(f"pixels: an (height, width, 4) array, got shape {pixels.shape}")
     h, w = pixels.shape[:2]
     opaque = bool((pixels[..., 3] == 255).all())
-    img = pixels[..., :3] if opaque else pixels
-    bpp = img.shape[2]
-    x = img.reshape(h, w * bpp).astype(np.int16)
-    a = np.zeros_like(x)                       # the byte one pixel to the left
-    a[:, bpp:] = x[:, :-bpp]
-    b = np.zeros_like(x)                       # the byte above
-    b[1:] = x[:-1]
-    c = np.zeros_like(x)                       # the byte above the left one
-    c[1:, bpp:] = x[:-1, :-bpp]
-    p = a + b - c
-    pa, pb, pc = np.abs(p - a), np.abs(p - b), np.abs(p - c)
-    paeth = np.where((pa <= pb) & (pa <= pc), a, np.where(pb <= pc, b, c))
-    filtered = np.stack([x, x - a, x - b, x - (a + b) // 2, x - paeth]).astype(np.uint8)
-    cost = np.abs(filtered.view(np.int8).astype(np.int16))    # (|-128| fits in int16)
-    cost = cost.sum(axis=2, dtype=np.int64)                     # (5, h)
+    bpp = 3 if opaque else 4
+    n = w * bpp
+    # the rows after a row and a pixel of zeros: the bytes to the left, above and above-left
+    # are views of one array (no copies), the filters uint8 (PNG's arithmetic is modulo 256)
+    pad = np.zeros((h + 1, n + bpp), np.uint8)
+    pad[1:, bpp:].reshape(h, w, bpp)[...] = pixels[..., :bpp]     # (a view: one copy)
+    x, a, b, c = pad[1:, bpp:], pad[1:, :n], pad[:-1, bpp:], pad[:-1, :n]
+    filtered = np.empty((5, h, n), np.uint8)
+    filtered[0] = x
+    np.subtract(x, a, out=filtered[1])
+    np.subtract(x, b, out=filtered[2])
+    np.subtract(x, (a & b) + ((a ^ b) >> 1), out=filtered[3])     # floor((a + b) / 2)
+    pb = a.astype(np.int16) - c                 # p - b and p - a, for p = a + b - c
+    pa = b.astype(np.int16) - c
+    pc = np.abs(pa + pb)
+    pa, pb = np.abs(pa), np.abs(pb)
+    np.subtract(x, np.where((pa <= pb) & (pa <= pc), a, np.where(pb <= pc, b, c)),
+                out=filtered[4])
+    # each byte's |value as int8| (abs of -128 is -128 in int8: 128 as uint8)
+    cost = np.abs(filtered.view(np.int8)).view(np.uint8).sum(
+        axis=2, dtype=np.uint32 if n < 1 << 24 else np.int64)     # (5, h)
     best = np.argmin(cost, axis=0)
-    rows = np.empty((h, 1 + w * bpp), np.uint8)
+    rows = np.empty((h, 1 + n), np.uint8)
     rows[:, 0] = best
     rows[:, 1:] = filtered[best, np.arange(h)]
     head = struct.pack(">IIBBBBB", w, h, 8, 2 if opaque else 6, 0, 0, 0)

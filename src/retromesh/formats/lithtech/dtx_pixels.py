@@ -85,24 +85,26 @@ def _decode_bcn(data: bytes, bpp: int, w: int, h: int) -> np.ndarray:
     size = _BLOCK[bpp]
     n = (bw // 4) * (bh // 4)
     blocks = np.frombuffer(data[:n * size].ljust(n * size, b"\0"), np.uint8).reshape(n, size)
-    colour = blocks[:, size - 8:]
-    c0 = colour[:, 0].astype(np.int32) | colour[:, 1].astype(np.int32) << 8
-    c1 = colour[:, 2].astype(np.int32) | colour[:, 3].astype(np.int32) << 8
-    ends = []
-    for c in (c0, c1):                  # 5:6:5 widened to 8 bits (top bits repeated)
-        r, g, b = (c & 0xF800) >> 8, (c & 0x7E0) >> 3, (c & 0x1F) << 3
-        ends.append(np.stack([r | r >> 5, g | g >> 6, b | b >> 5], 1))
-    e0, e1 = ends
-    four = (c0 > c1) | (bpp != BPP_DXT1)    # DXT3/5 colours always have four
-    pal = np.zeros((n, 4, 4), np.int32)
-    pal[:, 0, :3], pal[:, 1, :3] = e0, e1
-    pal[:, 2, :3] = np.where(four[:, None], (2 * e0 + e1) // 3, (e0 + e1) // 2)
-    pal[:, 3, :3] = np.where(four[:, None], (e0 + 2 * e1) // 3, 0)
-    pal[:, :3, 3] = 255
-    pal[:, 3, 3] = np.where(four, 255, 0)
-    lb = colour[:, 4:8].astype(np.uint32)
-    lut = lb[:, 0] | lb[:, 1] << 8 | lb[:, 2] << 16 | lb[:, 3] << 24
-    idx = (lut[:, None] >> (2 * np.arange(16, dtype=np.uint32))) & 3          # (n, 16)
+    # (whole fields as little-endian words: a view of copied bytes, not a shift and OR per byte)
+    colour = np.ascontiguousarray(blocks[:, size - 8:])
+    c = colour[:, :4].copy().view("<u2").astype(np.int32)            # (n, 2): c0, c1
+    # 5:6:5 widened to 8 bits (top bits repeated), both end points at once: (n, 2, 3)
+    r, g, b = (c & 0xF800) >> 8, (c & 0x7E0) >> 3, (c & 0x1F) << 3
+    ends = np.stack([r | r >> 5, g | g >> 6, b | b >> 5], 2)
+    e0, e1 = ends[:, 0], ends[:, 1]
+    pal = np.empty((n, 4, 4), np.int32)
+    pal[:, :2, :3] = ends
+    pal[..., 3] = 255
+    if bpp == BPP_DXT1:
+        four = c[:, 0] > c[:, 1]
+        pal[:, 2, :3] = np.where(four[:, None], (2 * e0 + e1) // 3, (e0 + e1) // 2)
+        pal[:, 3, :3] = np.where(four[:, None], (e0 + 2 * e1) // 3, 0)
+        pal[:, 3, 3] = np.where(four, 255, 0)
+    else:                               # DXT3/5 colours always have four
+        pal[:, 2, :3] = (2 * e0 + e1) // 3
+        pal[:, 3, :3] = (e0 + 2 * e1) // 3
+    lut = colour[:, 4:8].copy().view("<u4")                               # (n, 1)
+    idx = (lut >> (2 * np.arange(16, dtype=np.uint32))) & 3               # (n, 16)
     # each pixel's palette entry as one uint32 gathered from a flat table (a gather of
     # 4-byte rows along an axis cost numpy several times more)
     table = pal.astype(np.uint8).reshape(-1, 4).view(np.uint32).reshape(-1)
@@ -112,21 +114,19 @@ def _decode_bcn(data: bytes, bpp: int, w: int, h: int) -> np.ndarray:
         nib = np.stack([blocks[:, :8] & 15, blocks[:, :8] >> 4], 2).reshape(n, 16)
         px[..., 3] = nib * 17
     elif bpp == BPP_DXT5:
-        a0, a1 = blocks[:, 0].astype(np.int32), blocks[:, 1].astype(np.int32)
+        a0, a1 = blocks[:, 0].astype(np.int32)[:, None], blocks[:, 1].astype(np.int32)[:, None]
         k = np.arange(1, 7)
-        eight = (a0 > a1)[:, None]
-        alpha = np.zeros((n, 8), np.int32)
-        alpha[:, 0], alpha[:, 1] = a0, a1
-        alpha[:, 2:] = np.where(eight, ((7 - k) * a0[:, None] + k * a1[:, None]) // 7, 0)
-        six = ((5 - k[:4]) * a0[:, None] + k[:4] * a1[:, None]) // 5
-        alpha[:, 2:6] = np.where(eight, alpha[:, 2:6], six)
+        eight = a0 > a1
+        alpha = np.empty((n, 8), np.int32)
+        alpha[:, :1], alpha[:, 1:2] = a0, a1
+        alpha[:, 2:] = np.where(eight, ((7 - k) * a0 + k * a1) // 7, 0)
+        alpha[:, 2:6] = np.where(eight, alpha[:, 2:6], ((5 - k[:4]) * a0 + k[:4] * a1) // 5)
         alpha[:, 7] = np.where(eight[:, 0], alpha[:, 7], 255)
-        bits = blocks[:, 2:8].astype(np.uint32)
-        lo = bits[:, 0] | bits[:, 1] << 8 | bits[:, 2] << 16
-        hi = bits[:, 3] | bits[:, 4] << 8 | bits[:, 5] << 16
-        shift = 3 * np.arange(8, dtype=np.uint32)
-        aidx = np.concatenate([(lo[:, None] >> shift) & 7, (hi[:, None] >> shift) & 7], 1)
-        px[..., 3] = alpha.reshape(-1)[(aidx + 8 * np.arange(n, dtype=np.uint32)[:, None])
+        # the 16 3-bit indices of the 6 bytes as one little-endian 64-bit word
+        bits = np.zeros((n, 8), np.uint8)
+        bits[:, :6] = blocks[:, 2:8]
+        aidx = (bits.view("<u8") >> (3 * np.arange(16, dtype=np.uint64))) & np.uint64(7)
+        px[..., 3] = alpha.reshape(-1)[(aidx + (8 * np.arange(n, dtype=np.uint64))[:, None])
                                        .astype(np.intp)]
     img = px.reshape(bh // 4, bw // 4, 4, 4, 4).transpose(0, 2, 1, 3, 4).reshape(bh, bw, 4)
     return np.ascontiguousarray(img[:h, :w])

@@ -34,7 +34,7 @@ import numpy as np
 
 from ... import geometry, restore
 from ...scene import Scene
-from ...transforms import decompose_trs, quat_normalize
+from ...transforms import compose_trs, decompose_trs, quat_normalize
 from .abc import (
     TRANSFORM,
     WEIGHT,
@@ -48,7 +48,7 @@ from .abc import (
 )
 from .abc_model import COUNT_FIELDS
 from .common import RawSection
-from .scene_common import S3, S4, SQ, rigid, tree_parents, weight_locations
+from .scene_common import S3, S4, SQ, tree_parents, weight_locations
 
 __all__ = ["KEY", "keep", "put_back"]
 
@@ -125,15 +125,26 @@ def _pack(fields: dict[str, _Rows]) -> dict[str, Any]:
     with like, so that it deflates well; of the XORs only the columns where one is not 0) and
     its index ``[name, rows, kept, width, columns kept (bit mask)]``."""
     order = sorted(fields)
-    cols = {k: np.flatnonzero([fields[k].xor[:, c].any() for c in range(fields[k].xor.shape[1])])
-            for k in order}
-    parts = [restore.steps(fields[k].at) for k in order]
+    cols = {k: _columns_set(fields[k].xor) for k in order}
+    # every field's row numbers in one pass, each list's steps from 0 (as one list each)
+    ats = [fields[k].at for k in order]
+    restart = np.zeros(sum(len(a) for a in ats), bool)
+    restart[_starts(np.array([len(a) for a in ats], np.int64))[[len(a) > 0 for a in ats]]] = True
+    parts = [restore.steps(np.concatenate(ats), restart=restart)]
     parts += [np.ascontiguousarray(fields[k].xor[:, cols[k]]).astype("<u4").tobytes()
               for k in order]
     parts += [fields[k].check.tobytes() for k in order]
     return {"index": [[k, fields[k].n, len(fields[k].at), fields[k].xor.shape[1],
                        int(sum(1 << int(c) for c in cols[k]))] for k in order],
             "data": restore.pack_bytes(b"".join(parts))}
+
+
+def _columns_set(x: np.ndarray) -> np.ndarray:
+    """The columns of (n, width) words where a row has a bit set (a reduction along the long
+    axis costs numpy several times a pass per column, but on a few rows the calls cost more)."""
+    if len(x) < 512:
+        return np.flatnonzero(np.bitwise_or.reduce(x, axis=0))
+    return np.flatnonzero([x[:, c].any() for c in range(x.shape[1])])
 
 
 def _unpack(rec: dict[str, Any]) -> dict[str, _Rows]:
@@ -188,21 +199,29 @@ def _section(model: AbcModel, cls: type) -> Any:
 
 # -- what the writer computes from the GLB --------------------------------------------------------
 
-def _binds(scene: Scene, n: int) -> tuple[np.ndarray] | None:
-    """The nodes' bind matrices (file space, float64 of float32) as the writer makes them from
-    the inverse bind matrices the GLB holds."""
+def _ibm_inverse(scene: Scene, n: int) -> np.ndarray | None:
+    """The inverse of the inverse bind matrices the GLB holds (float64 of float32): the writer
+    makes the nodes' bind matrices (file space) of their rigid part, ``S rigid(this) S``."""
     if len(scene.skins) != 1 or scene.skins[0].inverse_bind_matrices is None:
         return None
     ibm = np.asarray(scene.skins[0].inverse_bind_matrices, np.float32).astype(np.float64)
-    if len(ibm) != n:
-        return None
-    return ((S4 @ rigid(np.linalg.inv(ibm)) @ S4).astype(np.float32).astype(np.float64),)
+    return np.linalg.inv(ibm) if len(ibm) == n else None
 
 
 def _joined(arrays: list) -> np.ndarray:
     """The arrays end to end (the one array itself, not a copy, when there is one)."""
-    return np.asarray(arrays[0]) if len(arrays) == 1 else \
-        np.concatenate([np.asarray(a) for a in arrays])
+    return np.asarray(arrays[0]) if len(arrays) == 1 else _cat([np.asarray(a) for a in arrays])
+
+
+def _cat(arrays: list[np.ndarray]) -> np.ndarray:
+    """``np.concatenate`` of 1-D record arrays of one dtype, as their bytes (numpy promotes
+    the fields of record arrays it concatenates, field by field: most of the cost)."""
+    dt = arrays[0].dtype
+    if dt.names is None or any(a.dtype != dt or a.ndim != 1 for a in arrays):
+        return np.concatenate(arrays)
+    raw = np.concatenate([np.ascontiguousarray(a).view(np.uint8).reshape(len(a), dt.itemsize)
+                          for a in arrays])
+    return raw.view(dt).reshape(-1)
 
 
 def _starts(counts: np.ndarray) -> np.ndarray:
@@ -229,15 +248,17 @@ def _lod_rows(all_lods: list, kept: list, normals_gl: list, inv_bind: np.ndarray
     w = wh.astype(np.float64)
     w /= geometry.row_sum64(w)[:, None]           # (w.sum(1)'s additions, without its cost)
     mask = w > 0
-    owner = np.nonzero(mask)[0]
-    wnode = jh.astype(np.int64)[mask]
+    # (the flat positions once, gathered by np.take: a boolean mask per array cost more)
+    flat = np.flatnonzero(mask)
+    owner = flat // mask.shape[1]
+    wnode = np.take(jh.reshape(-1), flat).astype(np.int64)
     # the positions the writer reads back: the GLB's float32 of location * S3, times S3 again,
     # which are the file's float32 values (sign flips are exact)
     fpos = verts["location"].astype(np.float64)
     # the writer's weights as words (node, location, bias: float32 rows, the node's bits)
     pred = np.empty((len(owner), 5), np.float32)
     pred[:, 1:4] = weight_locations(inv_bind, wnode, np.take(fpos, owner, 0))
-    pred[:, 4] = w[mask]
+    pred[:, 4] = np.take(w.reshape(-1), flat)
     pred = pred.view(np.uint32)
     pred[:, 0] = wnode
     counts = mask[:, 0].astype(np.int64)
@@ -256,7 +277,11 @@ def _lod_rows(all_lods: list, kept: list, normals_gl: list, inv_bind: np.ndarray
     if np.einsum("ij,ij->i", held, held).min(initial=1.0) <= 1e-24:
         return rec_w, None, lists   # (the GLB holds normals of the faces there)
     ln = np.linalg.norm(held, axis=1, keepdims=True)
-    nrm = np.where(ln > 1e-12, held / np.where(ln > 1e-12, ln, 1.0), 0.0) * S3
+    if (ln > 1e-12).all():          # (the same values as below, without its temporaries)
+        nrm = held / ln
+        nrm *= S3
+    else:
+        nrm = np.where(ln > 1e-12, held / np.where(ln > 1e-12, ln, 1.0), 0.0) * S3
     return rec_w, _keep_rows(np.ascontiguousarray(verts["normal"]), nrm.astype(np.float32)), lists
 
 
@@ -270,13 +295,19 @@ def _keep_lists(wts: np.ndarray, pred: np.ndarray, counts: np.ndarray, file_coun
     was = pred.copy()
     r = np.flatnonzero(~odd[owner])
     o = owner[r]
-    was[r] = np.take(wts, fs[o] + r - ps[o], 0)
+    # (rows moved as one 20-byte item each: a 2-D gather and scatter cost several times more)
+    _items(was)[r] = np.take(_items(wts), fs[o] + r - ps[o])
     v = np.flatnonzero(odd)
     rows = np.repeat(fs[v] - _starts(file_counts[v]), file_counts[v]) + np.arange(file_counts[v].sum())
     return _keep_rows(was, pred), {
         "at": restore.pack_ints(v), "count": restore.pack_bytes(file_counts[v].astype("<u2").tobytes()),
         "rows": restore.pack_bytes(np.take(wts, rows, 0).astype("<u4").tobytes()),
         "check": base64.b64encode(_list_checks(pred, counts, v).tobytes()).decode("ascii")}
+
+
+def _items(words: np.ndarray) -> np.ndarray:
+    """(n, width) contiguous uint32 rows as n items of ``4 * width`` bytes (a view)."""
+    return words.view(np.dtype((np.void, 4 * words.shape[1]))).reshape(len(words))
 
 
 def _list_checks(rows: np.ndarray, counts: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -303,7 +334,7 @@ def _key_rows(doc: AbcModel, scene: Scene) -> _Rows | None | bool:
         was.append(tr.reshape(-1))
     if not was:
         return None
-    was_all = np.concatenate(was)
+    was_all = _cat(was)
     pred = np.zeros(len(was_all), was_all.dtype)
     pred["location"] = np.concatenate(t).astype(np.float64) * S3
     pred["rotation"] = quat_normalize(geometry.unit_rows(
@@ -374,13 +405,12 @@ def keep(scene: Scene, doc: AbcModel, lods: list) -> dict[str, Any] | None:
     lays the model out otherwise."""
     n = len(doc.nodes)
     parents, missing = tree_parents([nd.child_count for nd in doc.nodes])
-    binds = _binds(scene, n) if n else None
+    ibm_inv = _ibm_inverse(scene, n) if n else None
     all_lods = [lod for p in doc.pieces for lod in p.lods]
-    if binds is None or missing or parents.count(-1) != 1 or \
+    if ibm_inv is None or missing or parents.count(-1) != 1 or \
             len(scene.animations) != len(doc.animations) or any(x is None for x in lods) or \
             len(all_lods) != len(lods) or len(scene.meshes) < len(lods):
         return None
-    made = binds[0]
     # the writer puts the file's bind matrices back first (:func:`binds_put_back`) and places
     # the weights by them
     bind_file = np.stack([np.asarray(nd.matrix, np.float32).reshape(4, 4) for nd in doc.nodes]
@@ -394,15 +424,22 @@ def keep(scene: Scene, doc: AbcModel, lods: list) -> dict[str, Any] | None:
         return None
     fields["w"], fields["n"], lists = got
     fields["k"] = keys
+    # the model's own child-model transforms are its bind pose, parent-relative; decomposed
+    # with the bind matrices in one call (row by row the same values)
+    child = bool(doc.child_models) and len(doc.child_models[0].transforms) == n
+    stack = [ibm_inv]
+    if child:
+        inv_par = inv_bind[np.maximum(parents, 0)]
+        inv_par[np.asarray(parents) < 0] = np.eye(4)
+        stack.append(inv_par @ bind_file)
+    t, q, _ = decompose_trs(np.concatenate(stack) if child else ibm_inv)
+    made = S4 @ compose_trs(t[:n], q[:n], np.ones_like(t[:n])) @ S4      # (rigid: scene_common)
     fields["m"] = _keep_rows(bind_file.astype(np.float32).reshape(n, 16),
                              made.astype(np.float32).reshape(n, 16))
-    if doc.child_models and len(doc.child_models[0].transforms) == n:
-        # the model's own child-model transforms: its bind pose, parent-relative
-        inv_par = np.stack([np.eye(4) if p < 0 else inv_bind[p] for p in parents])
-        bt, bq, _ = decompose_trs(inv_par @ bind_file)
+    if child:
         base = np.asarray(doc.child_models[0].transforms)
         pred = np.zeros(n, base.dtype)
-        pred["location"], pred["rotation"] = bt, bq
+        pred["location"], pred["rotation"] = t[n:], q[n:]
         fields["c"] = _keep_rows(base, pred)
     fields["s"] = _socket_rows(scene, doc)
     kept_rows = {k: v for k, v in fields.items() if isinstance(v, _Rows)}

@@ -93,11 +93,18 @@ def bind_deviation(lod: Lod, mats: np.ndarray) -> float | None:
     b = np.where(np.isfinite(b), b, 0.0)
     with np.errstate(all="ignore"):
         # column by column from the (few) nodes' matrices, summed per vertex by bincount:
-        # a gathered 4x4 matrix per weight and np.add.at were most of to_scene's time
-        placed = weight_locations(mats, node,
-                                  wts["location"].astype(np.float64)) * b[:, None]
-        acc = np.stack([np.bincount(owner, placed[:, c], len(verts)) for c in range(3)], 1)
-        dev = np.linalg.norm(acc[counts > 0] - verts["location"][counts > 0], axis=1)
+        # a gathered 4x4 matrix per weight and np.add.at were most of to_scene's time; the
+        # coordinates as rows (weight_locations' own layout), in place: the same values
+        placed = weight_locations(mats, node, wts["location"].astype(np.float64)).T
+        placed *= b
+        used = counts > 0
+        d = [np.bincount(owner, placed[c], len(verts))[used] for c in range(3)]
+        loc = verts["location"][used]
+        for c in range(3):
+            d[c] -= loc[:, c]
+            d[c] *= d[c]
+        # (the sum of squares in np.linalg.norm's order, then its square root)
+        dev = np.sqrt(d[0] + d[1] + d[2])
     dev = dev[np.isfinite(dev)]
     return float(dev.max()) if len(dev) else None
 
@@ -127,9 +134,21 @@ def weight_locations(inv_bind: np.ndarray, node: np.ndarray, pos: np.ndarray) ->
     predicts the writer's bits): column by column, not a matrix product per weight."""
     # one coordinate at a time from 1-D gathers of each matrix entry (a gathered (3, 4)
     # matrix per weight cost twice as much); the same products and sums in the same order
+    # (in place into one row and one temporary: a model's fresh temporaries cost more in page
+    # faults than in arithmetic)
     m = np.ascontiguousarray(np.asarray(inv_bind, np.float64)[:, :3, :].transpose(1, 2, 0))
-    p = np.ascontiguousarray(np.asarray(pos, np.float64).T)
-    out = np.empty((len(node), 3))
+    p = np.asarray(pos, np.float64)         # (its columns read as strided views, not copied)
+    node = np.asarray(node, np.intp)
+    out = np.empty((3, len(node)))
+    t = np.empty(len(node))
     for r in range(3):
-        out[:, r] = m[r, 0][node] * p[0] + m[r, 1][node] * p[1] + m[r, 2][node] * p[2] + m[r, 3][node]
-    return out
+        o = out[r]
+        np.take(m[r, 0], node, out=o)
+        o *= p[:, 0]
+        for c in (1, 2):
+            np.take(m[r, c], node, out=t)
+            t *= p[:, c]
+            o += t
+        np.take(m[r, 3], node, out=t)
+        o += t
+    return out.T

@@ -61,8 +61,11 @@ __all__ = ["f32", "scene_extras", "bounds_radius", "kept_radius", "kept_sublod",
 def f32(values) -> list[float | None]:
     """float32 values as the shortest Python floats that give them back (compact JSON); a
     non-finite value becomes None (JSON has no NaN)."""
-    return [float(str(v)) if np.isfinite(v) else None
-            for v in np.asarray(values, np.float32).reshape(-1)]
+    a = np.asarray(values, np.float32).reshape(-1)
+    if not len(a):
+        return []
+    # (one finiteness test for all: per value it cost as much as the text)
+    return [float(str(v)) if ok else None for v, ok in zip(a, np.isfinite(a).tolist())]
 
 
 def bounds_radius(pieces: list) -> float:

@@ -40,10 +40,15 @@ def top4_weights(owner: np.ndarray, node: np.ndarray, bias: np.ndarray, nv: int)
         # each vertex's weights already strongest first (as exporters and our writer write
         # them): a stable sort would keep them where they are
         rank = np.arange(len(owner)) - first[owner]
-        keep = rank < 4
-        joints[owner[keep], rank[keep]] = node[keep]
-        weights[owner[keep], rank[keep]] = bias[keep]
-        dropped = int((np.bincount(owner[(~keep) & (bias > 0)], minlength=nv) > 0).sum())
+        if width <= 4:          # (no vertex loses a weight: no masks)
+            joints[owner, rank] = node
+            weights[owner, rank] = bias
+            dropped = 0
+        else:
+            keep = rank < 4
+            joints[owner[keep], rank[keep]] = node[keep]
+            weights[owner[keep], rank[keep]] = bias[keep]
+            dropped = int((np.bincount(owner[(~keep) & (bias > 0)], minlength=nv) > 0).sum())
     elif width <= 16:
         # each vertex's weights in a row of a table, sorted along the rows (stable: equal
         # biases keep the file's order, as a lexsort by vertex and bias does)

@@ -111,12 +111,22 @@ def read_modelbutes(text: str) -> dict[str, dict[str, str]]:
     return tags
 
 
-def _inside(path: Path, root: Path) -> bool:
+def _inside(path: Path, root: Path, roots: dict[str, str] | None = None) -> bool:
+    """Whether ``path`` is a file inside ``root`` once links are followed (``roots``: the
+    real paths of roots already resolved, by their path)."""
     try:
-        real, top = path.resolve(), root.resolve()
-    except (OSError, RuntimeError):
+        key = os.fspath(root)
+        top = roots.get(key) if roots is not None else None
+        if top is None:
+            top = os.path.realpath(key, strict=True)
+            if roots is not None:
+                roots[key] = top
+        # (string paths: Path.resolve costs several times os.path.realpath, and each lstats
+        # every component of the path)
+        real = os.path.realpath(os.fspath(path), strict=True)
+    except (OSError, RuntimeError, ValueError):
         return False
-    return real.is_file() and (real == top or top in real.parents)
+    return os.path.isfile(real) and (real == top or real.startswith(top.rstrip(os.sep) + os.sep))
 
 
 class SkinFinder:
@@ -127,6 +137,7 @@ class SkinFinder:
         self.source = Path(os.path.abspath(source)) if source is not None else None
         self.texture_path = [Path(p).expanduser() for p in texture_path]
         self._butes: list[tuple[Path, str]] | None = None
+        self._roots: dict[str, str] = {}        # a folder's real path, resolved once
 
     def _butes_skins(self) -> list[tuple[Path, str]]:
         """(resource folder, name) of each ``SkinN`` a modelbutes.txt gives this model."""
@@ -141,7 +152,7 @@ class SkinFinder:
                 break
             root = src.parents[up - 1]
             butes = _walk(root, ("attributes", "modelbutes.txt"))
-            if butes is None or not _inside(butes, root):
+            if butes is None or not _inside(butes, root, self._roots):
                 continue
             try:
                 if butes.stat().st_size > MAX_BUTES_BYTES:
@@ -194,7 +205,7 @@ class SkinFinder:
         for root, parts in tried:
             for top in ([root] if root is not None else self.texture_path):
                 hit = _walk(top, parts)
-                if hit is not None and _inside(hit, top):
+                if hit is not None and _inside(hit, top, self._roots):
                     return hit, "/".join(parts)
         game = "/".join(tried[-1][1]) if tried else f"skin{index}.dtx"
         for top in self.texture_path:          # the file name anywhere below
