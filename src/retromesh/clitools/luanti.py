@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from .. import registry
+from ..arrays import distinct
 from ..errors import FormatError, LossWarning
 from ..findings import Finding, error, warning
 from ..gltf.container import MAGIC, pack, unpack
@@ -107,7 +108,7 @@ def _b3d_problems(doc: Any) -> list[Finding]:
                     owner = np.full(len(v.vertices), -1)
                     shared = False
                     for ti, t in enumerate(c.tris):
-                        ids = np.unique(t.triangles.reshape(-1))
+                        ids = distinct(t.triangles.reshape(-1))
                         ids = ids[(ids >= 0) & (ids < len(owner))]
                         if np.any((owner[ids] != -1) & (owner[ids] != ti)):
                             shared = True

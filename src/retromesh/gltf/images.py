@@ -78,8 +78,7 @@ class _Images:
         return self.index[key]
 
     def data(self, data: bytes, mime: str, name: str, stem: str) -> int:
-        import hashlib  # only for embedded image data (its import costs start-up time)
-        key = ("data", hashlib.sha256(data).digest())
+        key = ("data", bytes(data))     # the same bytes: one image (no hashlib: start-up time)
         if key in self.index:
             return self.index[key]
         image = g.Image(name=name or None)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ...arrays import as_dtype
+from ...arrays import as_dtype, distinct
 from ...binio import Reader, Writer
 from ...errors import DocumentError
 from ...records import record
@@ -113,7 +113,7 @@ def tris_chunks(brush_id: int, triangles: np.ndarray) -> list[Tris]:
     (runs of 21845 triangles: at most 65535 vertices each), so that Irrlicht's 16-bit mesh
     buffers can hold every chunk."""
     tri = as_dtype(triangles, TRI_DTYPE, "TRIS.triangles").reshape(-1, 3)
-    if len(tri) * 3 <= MAX_TRIS_VERTICES or len(np.unique(tri)) <= MAX_TRIS_VERTICES:
+    if len(tri) * 3 <= MAX_TRIS_VERTICES or len(distinct(tri)) <= MAX_TRIS_VERTICES:
         return [Tris(brush_id, tri)]
     step = MAX_TRIS_VERTICES // 3
     return [Tris(brush_id, tri[i:i + step]) for i in range(0, len(tri), step)]

@@ -17,6 +17,7 @@ from itertools import accumulate
 
 import numpy as np
 
+from ...arrays import distinct
 from ...errors import DocumentError
 from ...records import record
 from ...scene import Animation, Channel
@@ -192,7 +193,7 @@ def _chunk(tracks: list[Track]) -> Keys:
     if all(np.array_equal(t.frames, tracks[0].frames) for t in tracks):
         frames = tracks[0].frames
     else:
-        frames = np.unique(np.concatenate([t.frames for t in tracks]))
+        frames = distinct(np.concatenate([t.frames for t in tracks]))
     rec = np.zeros(len(frames), keys_dtype(flags))
     rec["frame"] = frames
     for t in tracks:

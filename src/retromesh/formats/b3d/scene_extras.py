@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ... import extras as xt
+from ...arrays import distinct
 from ...errors import DocumentError, LossWarning
 from ...geometry import compute_normals
 from ...scene import Animation, Primitive, Scene
@@ -360,7 +361,7 @@ def _bone_weights(scene: Scene) -> dict[int, list[np.ndarray]]:
             n = len(p.positions)
             if p.joints is not None:
                 v, j, w = _primitive_weights(p, tris.get("weights"), len(skin.joints))
-                for slot in np.unique(j):
+                for slot in distinct(j):
                     if slot == 0 and not own:
                         continue            # B3D: vertices without weights follow the mesh node
                     sel = j == slot

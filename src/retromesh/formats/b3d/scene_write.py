@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ...arrays import distinct
 from ...errors import DocumentError, LossWarning
 from ...geometry import compute_normals
 from ...scene import Animation, Scene
@@ -229,7 +230,7 @@ class _Merged:
         if skin is not None and p.joints is not None:
             for k in range(4):
                 ok = p.weights[:, k] > 0
-                for jslot in np.unique(p.joints[ok, k]):
+                for jslot in distinct(p.joints[ok, k]):
                     sel = ok & (p.joints[:, k] == jslot)
                     rec = np.zeros(int(sel.sum()), BONE_DTYPE)
                     rec["vertex"] = vid[sel]

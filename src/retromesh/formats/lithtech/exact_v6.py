@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ... import geometry, restore
+from ...arrays import distinct
 from ...extras import integer
 from ...scene import Scene
 from ...transforms import quat_normalize
@@ -91,7 +92,7 @@ def predicted(scene: Scene, doc: AbcV6Model) -> AbcV6Model | None:
     fpos = pos[first] * S3
     key = np.ascontiguousarray(np.column_stack([(fpos + 0.0).astype(np.float32).view(np.uint32),
                                                 vnode.astype(np.uint32)]))
-    if len(np.unique(key.view(np.dtype((np.void, 16))))) != nvc:
+    if len(distinct(key.view(np.dtype((np.void, 16))))) != nvc:
         return None
     m12 = _m12(scene, doc, parents)
     if m12 is None:

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ...arrays import distinct
 from ...errors import LossWarning
 from ...scene import Animation as SAnimation, Channel, Material, Mesh, Node as SNode, Primitive, Scene, Skin
 from ...transforms import decompose_trs, quat_normalize
@@ -68,7 +69,7 @@ def top4_weights(owner: np.ndarray, node: np.ndarray, bias: np.ndarray, nv: int)
         owner_s, node_s, bias_s = owner[order], node[order], bias[order]
         rank = np.arange(len(owner_s)) - first[owner_s]
         keep = rank < 4
-        dropped = len(np.unique(owner_s[(~keep) & (bias_s > 0)]))
+        dropped = len(distinct(owner_s[(~keep) & (bias_s > 0)]))
         joints[owner_s[keep], rank[keep]] = node_s[keep]
         weights[owner_s[keep], rank[keep]] = bias_s[keep]
     total = weights.sum(axis=1)

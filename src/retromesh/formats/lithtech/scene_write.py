@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...arrays import as_dtype
+from ...arrays import as_dtype, distinct
 from ...errors import DocumentError, LossWarning
 from ...extras import FLOAT32, integer, integers, number, numbers, text
 from ...geometry import compute_normals
@@ -442,7 +442,7 @@ def _uint16_parts(prim: Primitive) -> list[Primitive]:
         used = np.cumsum(fresh)[2::3]             # distinct vertices up to each triangle
         k = int(np.searchsorted(used, 0xFFFF, side="right"))
         chunk = tri[start:start + k]
-        keep = np.unique(chunk)
+        keep = distinct(chunk)
         skinned = prim.joints is not None and prim.weights is not None
         parts.append(Primitive(positions=prim.positions[keep],
                                normals=None if prim.normals is None else prim.normals[keep],

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ... import extras as xt, restore, restore_editor
+from ...arrays import distinct
 from ...errors import DocumentError, LossWarning
 from ...filenames import animation_keys, companion
 from ...geometry import compute_normals
@@ -295,7 +296,7 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
         used = [c for p, c in chs.items() if p in ("rotation", "translation")]
         # .ani keys are interpolated linearly: a STEP channel gets a hold key 1 ms before each key
         holds = [c.times[1:].astype(np.float64) - 0.001 for c in used if c.interpolation == "STEP"]
-        times = np.unique(np.concatenate([c.times.astype(np.float64) for c in used] + holds))
+        times = distinct(np.concatenate([c.times.astype(np.float64) for c in used] + holds))
         ms = np.round((times - t0) * 1000.0).astype(np.int64)
         keep = np.append(ms[1:] != ms[:-1], True)
         times, ms = times[keep], ms[keep]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...arrays import distinct
 from ...transforms import matrix_to_quat
 from .skeleton import BODYPARTS, SkeletonFile
 
@@ -168,7 +169,7 @@ def between_frames(times: np.ndarray, pos: np.ndarray, angles: np.ndarray,
     ft = np.asarray(times, np.float64)
     j = np.clip(np.searchsorted(ft, grid), 1, f - 1)
     near = np.minimum(np.abs(ft[j] - grid), np.abs(grid - ft[j - 1])) < SAMPLE_GAP
-    t = np.unique(np.concatenate([times, grid[~near]]))
+    t = distinct(np.concatenate([times, grid[~near]]))
     k = np.clip(np.searchsorted(times, t, side="right") - 1, 0, f - 2)
     u = np.clip((t - times[k]) / (times[k + 1] - times[k]), 0.0, 1.0)
     new = angles[1:].copy()

@@ -91,6 +91,7 @@ from typing import Any
 import numpy as np
 
 from ... import registry
+from ...arrays import distinct
 from ...errors import DocumentError, LossWarning, MissingCompanionError, RetromeshError
 from ...extras import compact_json
 from ...scene import (
@@ -309,7 +310,7 @@ class _Builder:
         if scene_roots is not None:                 # in another glTF scene only
             self.scene.roots.remove(node)
             scene_roots.append(node)
-        self.used.update(int(o) for o in np.unique(owner))
+        self.used.update(int(o) for o in distinct(owner))
         self.meshes.append((node, owner))
 
     def finish_skin(self) -> list[int]:

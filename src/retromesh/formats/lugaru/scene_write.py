@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from ...arrays import distinct
 from ...errors import DocumentError, LossWarning
 from ...scene import Animation, Node, Scene, unheld
 from ...transforms import quat_to_matrix
@@ -137,7 +138,7 @@ def _frames(anim: Animation, nodes: list[int | None],
     keys = [c.times for c in anim.channels if c.node in nodes and c.path == "translation"]
     if not keys:
         return np.zeros(0), False
-    times = np.unique(np.concatenate(keys).astype(np.float64))
+    times = distinct(np.concatenate(keys).astype(np.float64))
     if len(times) > MAX_FRAMES:
         raise DocumentError(f"animation {anim.name!r} has {len(times)} key times; a Lugaru "
                             f"animation is one frame per key (at most {MAX_FRAMES})")
@@ -373,7 +374,7 @@ def scene_to_solid(scene: Scene, *, clockwise: bool | None = None,
     _, first, inverse = np.unique(p32.view("<u4").reshape(-1, 3), axis=0, return_index=True,
                                   return_inverse=True)
     inverse = inverse.reshape(-1)
-    used = np.unique(inverse[tri.reshape(-1)]) if len(tri) else np.zeros(0, np.int64)
+    used = distinct(inverse[tri.reshape(-1)]) if len(tri) else np.zeros(0, np.int64)
     used = used[np.argsort(first[used], kind="stable")]
     remap = np.full(len(first), -1, np.int64)
     remap[used] = np.arange(len(used))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...arrays import distinct
 from .anm import write as write_anm
 from .obj import write_obj
 from .ogxml_texts import CHARACTER_XML, MASS_XML, OBJECT_XML, RIG_XML
@@ -58,7 +59,7 @@ def _morph_obj(bone: int, shift: float) -> bytes:
     """The stick mesh with the box of ``bone`` moved along +Y (same corners, same order)."""
     pos, tris, owner = box_mesh(centred_points())
     moved = pos.copy()
-    moved[np.unique(tris[owner == bone])] += [0.0, shift, 0.0]
+    moved[distinct(tris[owner == bone])] += [0.0, shift, 0.0]
     uv = np.c_[(pos[:, 0] - pos[:, 0].min()) / max(np.ptp(pos[:, 0]), 1e-9),
                (pos[:, 1] - pos[:, 1].min()) / max(np.ptp(pos[:, 1]), 1e-9)]
     return write_obj(moved + OBJ_OFFSET, tris, uv, tris, name="stick")

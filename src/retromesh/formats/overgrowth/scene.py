@@ -72,6 +72,7 @@ import numpy as np
 
 import retromesh
 
+from ...arrays import distinct
 from ...errors import DocumentError, FormatError, LimitError, LossWarning, UnsupportedError
 from ...geometry import compute_normals, unit_rows
 from ...gltf.writer import merge_duplicate_joints, sanitize_weights
@@ -315,7 +316,7 @@ def add_animation(scene: Scene, anm: AnmFile, name: str, root: int, joints: list
                              f"{fps:g} fps)")
     grid = np.arange(0.0, end + 1e-9, step)
     keyt = times[(times >= 0) & (times <= end)]
-    sample = np.unique(np.round(np.concatenate([grid, keyt, [end]]), 6))
+    sample = distinct(np.round(np.concatenate([grid, keyt, [end]]), 6))
     # keep times distinct once stored as float32 seconds
     secs32 = (sample / 1000.0).astype(np.float32)
     keep = np.concatenate([[True], np.diff(secs32) > 0])

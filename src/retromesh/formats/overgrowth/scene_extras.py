@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ... import jsoncodec
+from ...arrays import distinct
 from ...errors import LossWarning
 from ...extras import compact_json, load_kept
 from .anm import AnmFile
@@ -143,7 +144,7 @@ def merge_phxbn(kept: PhxbnFile, new: PhxbnFile) -> PhxbnFile:
     if np.array_equal(np.asarray(kept.bone_ends), np.asarray(new.bone_ends)) \
             and len(new_pts) <= len(old_pts):
         pts = old_pts.copy()
-        used = np.unique(np.asarray(new.bone_ends).reshape(-1))
+        used = distinct(np.asarray(new.bone_ends).reshape(-1))
         moved = used[[not same(new_pts[i], old_pts[i]) for i in used]]
         pts[moved] = new_pts[moved]
         out.points = pts

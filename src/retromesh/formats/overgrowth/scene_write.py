@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ... import extras as xt
+from ...arrays import distinct
 from ...errors import DocumentError, LossWarning, UnsupportedError
 from ...filenames import animation_keys, companion
 from ...hierarchy import nearest_in
@@ -382,7 +383,7 @@ def _key_times(scene: Scene, anim: Animation, root: int | None,
         t = np.arange(0.0, dur + 1e-9, 1 / DEFAULT_FPS) if dur > 0 else np.zeros(1)
         if dur > 0 and dur - t[-1] > 1e-6:
             t = np.append(t, dur)
-        times_ms = np.unique(np.round(t * 1000).astype(np.int64))   # keys sit on whole ms
+        times_ms = distinct(np.round(t * 1000).astype(np.int64))   # keys sit on whole ms
         t = times_ms / 1000.0
         start = 0
     return kept, times_ms, t, start

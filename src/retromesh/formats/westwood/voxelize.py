@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ...arrays import distinct
 from ...errors import DocumentError, LossWarning
 from ...filenames import companion
 from ...scene import Node, Primitive, Scene
@@ -111,7 +112,7 @@ def voxelize_triangles(tri: np.ndarray, colours: np.ndarray, shape: tuple[int, i
     steps = np.maximum(1, np.ceil(np.linalg.norm(edge, axis=2).max(1) * 2)).astype(np.int64)
     cells, vals = [], []
     dims = np.array(shape)
-    for n, w in ((m, w) for m in np.unique(steps) for w in _lattice(int(m))):
+    for n, w in ((m, w) for m in distinct(steps) for w in _lattice(int(m))):
         group = np.flatnonzero(steps == n)
         batch = max(1, _SAMPLES // len(w))                          # bounded memory
         for b in range(0, len(group), batch):
