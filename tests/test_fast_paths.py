@@ -406,3 +406,24 @@ def test_b3d_key_records_float_order_is_restore_ordered():
     b[:8, 0] = [0, -1, -2**31, 2**31 - 1, 1, -2, 0x7F800000, -0x00800000]
     a = b.astype(np.int32).view(np.float32)
     assert np.array_equal(order32(a).astype(np.int64), ordered(a))
+
+
+_values = st.sampled_from([0.0, -0.0, 1.5, 2.0, -3.0, float("nan"), float("inf")]) | \
+    st.integers(-4, 4).map(float)
+
+
+@given(st.lists(_values, max_size=12), st.lists(_values, max_size=6))
+@settings(max_examples=200, deadline=None)
+def test_distinct_and_isin_are_numpys(a, b):
+    """arrays.distinct / arrays.isin (np.unique / np.isin without importing numpy.ma) give
+    numpy's answers: the same values and dtype (NaN included; of 0.0 and -0.0 the first)."""
+    from retromesh.arrays import distinct, isin
+    x, y = np.asarray(a), np.asarray(b)
+    got = distinct(x)
+    assert got.dtype == np.unique(x).dtype
+    assert np.array_equal(got, np.unique(x), equal_nan=True)
+    for z in got[got == 0]:             # of 0.0 and -0.0, the one a has first
+        assert np.signbit(z) == np.signbit(x[x == 0][0])
+    assert np.array_equal(isin(x, y), np.isin(x, y))
+    ints = np.asarray([int(v) for v in a if v == v and abs(v) != float("inf")], np.int64)
+    assert np.array_equal(isin(ints.reshape(1, -1), y), np.isin(ints.reshape(1, -1), y))

@@ -9,8 +9,8 @@ every integer field receives exactly the numbers it was given, and otherwise rai
 
 The check costs one vectorised min/max per integer field, and nothing when the value already
 has the dtype or its type holds only values the field can hold (an int16 going into an int32).
-Float fields convert as numpy converts them. :func:`distinct` is ``np.unique`` without its
-cost at start-up. This module knows no file format.
+Float fields convert as numpy converts them. :func:`distinct` and :func:`isin` are ``np.unique``
+and ``np.isin`` without their cost at start-up. This module knows no file format.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from .errors import DocumentError
 if TYPE_CHECKING:                   # numpy.typing costs milliseconds of start-up at run time
     from numpy.typing import DTypeLike
 
-__all__ = ["as_dtype", "distinct"]
+__all__ = ["as_dtype", "distinct", "isin"]
 
 
 def as_dtype(value: object, dtype: DTypeLike, what: str) -> np.ndarray:
@@ -166,6 +166,17 @@ def _fits(v: object, info: np.iinfo) -> bool:
 
 def distinct(a: np.ndarray) -> np.ndarray:
     """The sorted distinct values of ``a`` (flattened): ``np.unique(a)``, the same values and
-    dtype. ``np.unique`` without an index output imports ``numpy.ma``, a share of a command's
+    dtype; of values equal under ``==`` (0.0 and -0.0) the first in ``a``'s order is kept
+    (``np.unique``'s own sort keeps either). ``np.unique`` without an index output imports ``numpy.ma``, a share of a command's
     start-up that a conversion would notice; with one it does not."""
     return np.unique(a, return_index=True)[0]
+
+
+def isin(a: np.ndarray | list, b: np.ndarray | list) -> np.ndarray:
+    """``np.isin(a, b)``: for each value of ``a``, whether ``b`` holds it (``==``: NaN is in
+    nothing). ``np.isin`` calls ``np.unique`` in the way that imports ``numpy.ma``."""
+    a, b = np.asarray(a), distinct(np.asarray(b))
+    if not b.size:
+        return np.zeros(a.shape, bool)
+    at = np.minimum(np.searchsorted(b, a), len(b) - 1)
+    return b[at] == a

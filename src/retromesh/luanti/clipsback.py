@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from ..arrays import distinct
 from ..errors import LossWarning
 from ..records import record
 from ..scene import Animation, Channel, Node, Scene
@@ -100,7 +101,7 @@ def _edited(scene: Scene, clip: Animation, piece: Animation) -> bool:
                 continue
             return True
         times = c.times.astype(np.float64) if other is None else \
-            np.union1d(c.times.astype(np.float64), other.times.astype(np.float64))
+            distinct(np.concatenate([c.times, other.times]).astype(np.float64))
         got = c.sample(times)
         want = other.sample(times) if other is not None else \
             np.broadcast_to(_rest(scene.nodes[c.node], c.path), got.shape)

@@ -27,6 +27,7 @@ import copy
 import numpy as np
 
 from ... import extras as xt
+from ...arrays import isin
 from ...scene import Scene
 from .scene_extras import unsplit
 
@@ -72,7 +73,7 @@ def twin_firsts(tri: np.ndarray, tw: list[list[int]]) -> list[list[int]]:
     hit = np.zeros(len(tri), bool)
     if max(int(key.max()), int(want.max())) < 1 << 21:
         pack = lambda k: (k[:, 0] << 42) | (k[:, 1] << 21) | k[:, 2]      # noqa: E731
-        hit = np.isin(pack(key), pack(want))
+        hit = isin(pack(key), pack(want))
     else:
         sets = {tuple(r) for r in want.tolist()}
         hit = np.array([tuple(r) in sets for r in key.tolist()], bool)
@@ -169,7 +170,7 @@ def _every_copy(tri: np.ndarray, tw: list[list[int]], first: list[list[int]]) ->
     want = np.array(sorted(sets), np.int64).reshape(-1, 3)
     if max(int(key.max(initial=0)), int(want.max(initial=0))) >= 1 << 21:
         return None
-    hit = np.isin((key[:, 0] << 42) | (key[:, 1] << 21) | key[:, 2],
+    hit = isin((key[:, 0] << 42) | (key[:, 1] << 21) | key[:, 2],
                   (want[:, 0] << 42) | (want[:, 1] << 21) | want[:, 2])
     return tri[~hit] if int(hit.sum()) == len(sets) else None
 

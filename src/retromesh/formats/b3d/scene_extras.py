@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ... import extras as xt
-from ...arrays import distinct
+from ...arrays import distinct, isin
 from ...errors import DocumentError, LossWarning
 from ...geometry import compute_normals
 from ...scene import Animation, Primitive, Scene
@@ -385,10 +385,10 @@ def _primitive_weights(p, rec, n_joints: int) -> tuple[np.ndarray, np.ndarray, n
             rw = np.asarray(rec.get("weight", []), np.float32)
             if len(rv) == len(rj) == len(rw) and (not len(rv) or (
                     rv.min() >= 0 and rv.max() < n and rj.min() >= 0 and rj.max() < n_joints)):
-                keep = ~np.isin(v, rv)          # the file's own entries for these vertices
+                keep = ~isin(v, rv)          # the file's own entries for these vertices
                 v, j, w = np.r_[v[keep], rv], np.r_[j[keep], rj], np.r_[w[keep], rw]
                 zv, zj = _zero_runs(rec.get("zeros"), n, n_joints)
-                keep = ~np.isin(zv, rv)
+                keep = ~isin(zv, rv)
                 v, j = np.r_[v, zv[keep]], np.r_[j, zj[keep]]
                 w = np.r_[w, np.zeros(int(keep.sum()), np.float32)]
         except (KeyError, TypeError, ValueError, OverflowError):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...arrays import as_dtype, distinct
+from ...arrays import as_dtype, distinct, isin
 from ...errors import DocumentError, LossWarning
 from ...extras import FLOAT32, integer, integers, number, numbers, text
 from ...geometry import compute_normals
@@ -597,7 +597,7 @@ def _kept_key_times(kept, ms: np.ndarray, name: str) -> np.ndarray:
     kt = np.asarray(times, np.int64)
     if np.any(np.diff(kt) <= 0):
         return ms
-    if np.isin(ms, kt).all():
+    if isin(ms, kt).all():
         return kt
     if per_frame(ms, kt):
         warnings.warn(f"animation {name!r}: sampled at the {len(kt)} key times of the original "

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ... import geometry, restore
+from ...arrays import isin
 from ...extras import animation_extras as kept_animation_extras
 from ...keytimes import per_frame
 from ...scene import Animation, Scene
@@ -90,7 +91,7 @@ def kept_key_times(ex: dict, bone: bytes, ms: np.ndarray) -> np.ndarray | None:
     kt = np.asarray(kt, np.int64)
     if np.any(np.diff(kt) <= 0) or not len(ms):
         return None
-    if np.isin(ms, kt).all():
+    if isin(ms, kt).all():
         return kt
     return kt if per_frame(ms, kt) else None
 

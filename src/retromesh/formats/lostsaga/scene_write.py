@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ... import extras as xt, restore, restore_editor
-from ...arrays import distinct
+from ...arrays import distinct, isin
 from ...errors import DocumentError, LossWarning
 from ...filenames import animation_keys, companion
 from ...geometry import compute_normals
@@ -302,7 +302,7 @@ def _animation_to_ani(scene: Scene, anim: Animation, joints: list[int], names: l
         times, ms = times[keep], ms[keep]
         kept = kept_key_times(ex, names[k], ms)
         if kept is not None and not np.array_equal(kept, ms):
-            resampled += not np.isin(ms, kept).all()
+            resampled += not isin(ms, kept).all()
             # sampled at the glTF's own key times where they are the file's (keys 1 ms apart
             # are steps: a time off by float32 rounding would blend them)
             at = np.searchsorted(ms, kept).clip(0, len(ms) - 1)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...arrays import distinct
+from ...arrays import distinct, isin
 from ...transforms import matrix_to_quat
 from .skeleton import BODYPARTS, SkeletonFile
 
@@ -220,7 +220,7 @@ def muscle_proportions(doc: SkeletonFile, creature: str) -> np.ndarray:
     L = _L
 
     def among(x: np.ndarray, *names: str) -> np.ndarray:
-        return np.isin(x, [L[k] for k in names])
+        return isin(x, [L[k] for k in names])
     tests = [
         among(p1, "head") | among(p2, "head"),
         among(p1, "abdomen") | among(p2, "abdomen"),
