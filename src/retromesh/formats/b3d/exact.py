@@ -61,8 +61,8 @@ from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
 __all__ = ["BLENDER_TOLERANCE", "WEIGHT_TOLERANCE", "tolerance", "pack", "pack_normals",
            "normal_records", "unpack", "restore_rows", "restore_normals", "normal_naive",
            "node_records", "node_values", "kept_trs", "recorded_gltf_trs", "reorder",
-           "rotation_naive", "keys_records", "keys_records_at", "restore_keys", "bone_record", "bone_records",
-           "restore_bone"]
+           "rotation_naive", "keys_records", "keys_records_at", "restore_keys", "KEYS_SCENE_KEY",
+           "keys_scene_record", "restore_keys_scene", "bone_record", "bone_records", "restore_bone"]
 
 # (the BONE records: :mod:`.boneexact`; named here too, where they were)
 
@@ -631,6 +631,136 @@ def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
     at = 0
     for chunks in nodes:
         for c in chunks:
+            if c.flags & 4:
+                c.keys["rotation"] = q[at:at + len(c.keys)]
+                at += len(c.keys)
+
+
+# -- KEYS rotations, one record per model --------------------------------------------------------
+
+#: the scene extras key of :func:`keys_scene_record` (GLBs written before hold ``kexact`` per node)
+KEYS_SCENE_KEY = "b3d_kexact"
+
+
+def _steps_from0(v: np.ndarray) -> np.ndarray:
+    """Integers as their steps, the first from 0 (int64)."""
+    d = np.asarray(v, np.int64).copy()
+    d[1:] -= d[:-1].copy()
+    return d
+
+
+def keys_scene_record(nodes: np.ndarray, counts: np.ndarray, q: np.ndarray, gltf_q: np.ndarray,
+                      flipped: np.ndarray) -> dict[str, str] | None:
+    """The rotation keys of every animated node of a model in one record (scene extras
+    :data:`KEYS_SCENE_KEY`), made in a handful of numpy passes whatever the number of nodes and
+    animations (per node records cost a fixed numpy and JSON price each, which a mob's dozens
+    of nodes multiplied): ``nodes`` (scene node indices) own ``counts`` rotation keys each, one
+    node's after the other's; ``q`` their file rotations, ``gltf_q`` their glTF rotations in
+    float32 before the glTF writer makes them unit, ``flipped`` the keys to_scene flipped
+    (increasing). None when nothing is to be kept.
+
+    The record holds the nodes and their key counts (``nodes``, ``n``: the node indices' steps,
+    the counts), the keys flipped (``f``), the keys the plain way back does not give bit for bit
+    (``rows``, left out when all differ) with each value's distance in float32 units from the
+    one the way back gives (``d``) and a check byte of that value (``c``), as version 2 of the
+    per-node record does; keys whose distance does not fit in int32 (a value glTF had to
+    replace) keep their values instead (``w``: which of the rows, ``wf``: float32). Rows and
+    flips count over all the record's keys, one node after the other. Every integer list is a
+    :func:`retromesh.restore.pack_small` text."""
+    naive = _naive_of(gltf_q)
+    gap = order32(q).astype(np.int64) - order32(naive)
+    rows = np.flatnonzero(gap.any(axis=1))
+    if not len(rows) and not len(flipped):
+        return None
+    keep = counts > 0
+    dist = gap[rows]
+    wide = np.flatnonzero(np.abs(dist).max(axis=1, initial=0) >= 1 << 31)
+    if len(wide):
+        dist[wide] = 0
+    parts = [_steps_from0(nodes[keep]), counts[keep], _steps_from0(flipped), dist.reshape(-1),
+             _steps_from0(rows)]
+    all_rows = len(rows) == len(q)
+    if all_rows:
+        parts.pop()
+    texts = _small_texts(*((p, np.array([0, len(p)])) for p in parts))
+    rec = {"nodes": texts[0][0], "n": texts[1][0], "f": texts[2][0], "d": texts[3][0],
+           "c": pack_raw(check_bytes(naive[rows]).tobytes())}
+    if not all_rows:
+        rec["rows"] = texts[4][0]
+    if len(wide):
+        rec["w"] = restore.pack_small(_steps_from0(wide))
+        rec["wf"] = pack_words(np.ascontiguousarray(q[rows[wide]], np.float32).tobytes())
+    return rec
+
+
+def _increasing(text: Any, end: int) -> np.ndarray | None:
+    """Increasing integers below ``end`` from the steps ``text`` holds, else None."""
+    small = unpack_small(text)
+    if small is None or (len(small) and (small[0] < 0 or (small[1:] <= 0).any())):
+        return None
+    v = np.cumsum(small)
+    return v if not len(v) or v[-1] < end else None
+
+
+def _scene_keys_parts(rec: dict) -> tuple | None:
+    """(nodes, counts, flips, rows, distances (m, 4), check bytes, wide, their values) of a
+    :func:`keys_scene_record`, None when it is not one."""
+    nodes, counts = unpack_small(rec.get("nodes")), unpack_small(rec.get("n"))
+    if nodes is None or counts is None or len(nodes) != len(counts) or (counts < 0).any():
+        return None
+    nodes = np.cumsum(nodes)
+    total = int(counts.sum())
+    flips = _increasing(rec.get("f"), total)
+    rows = _increasing(rec["rows"], total) if "rows" in rec else np.arange(total)
+    dist, checks = unpack_small(rec.get("d")), unpack_raw(rec.get("c"))
+    if flips is None or rows is None or dist is None or checks is None or \
+            len(dist) != 4 * len(rows) or len(checks) != len(rows):
+        return None
+    wide, vals = np.zeros(0, np.int64), np.zeros((0, 4), np.float32)
+    if "w" in rec:
+        wide, raw = _increasing(rec.get("w"), len(rows)), unpack_words(rec.get("wf"))
+        if wide is None or raw is None or len(raw) != 16 * len(wide):
+            return None
+        vals = np.frombuffer(raw, np.float32).reshape(-1, 4)
+    return (nodes, counts, flips, rows, dist.reshape(-1, 4), np.frombuffer(checks, np.uint8),
+            wide, vals)
+
+
+def restore_keys_scene(written: dict[int, list[Keys]], rec: Any, tol: float) -> None:
+    """The rotation signs and bits a :func:`keys_scene_record` kept back into the KEYS chunks
+    written for each node (``written``: scene node index -> its chunks; in place), each node's
+    while it has the number of rotation keys it had."""
+    parts = _scene_keys_parts(rec) if isinstance(rec, dict) else None
+    if parts is None:
+        return
+    nodes, counts, flips, rows, dist, checks, wide, vals = parts
+    pieces: list[np.ndarray] = []
+    ok = np.zeros(len(nodes), bool)
+    for k, (node, n) in enumerate(zip(nodes.tolist(), counts.tolist())):
+        rot = [c.keys["rotation"] for c in written.get(node, ()) if c.flags & 4]
+        if sum(len(r) for r in rot) == n:
+            ok[k] = True
+            pieces.extend(rot)
+        else:
+            pieces.append(np.zeros((n, 4), np.float32))
+    if not ok.any():
+        return
+    q = np.concatenate(pieces).astype(np.float32) if pieces else np.zeros((0, 4), np.float32)
+    good = np.repeat(ok, counts)
+    flips = flips[good[flips]]
+    q[flips] *= -1
+    plain = np.ones(len(rows), bool)
+    plain[wide] = False
+    plain &= good[rows]
+    _put_back_v2(q, rows[plain], dist[plain], checks[plain])
+    if len(wide):
+        w = good[rows[wide]]
+        at = rows[wide][w]
+        put_back(q, at, vals[w], q[at], rotation_naive, tol, either_sign=True)
+    starts = np.concatenate([[0], np.cumsum(counts)]).tolist()
+    for k in np.flatnonzero(ok).tolist():
+        at = starts[k]
+        for c in written[int(nodes[k])]:
             if c.flags & 4:
                 c.keys["rotation"] = q[at:at + len(c.keys)]
                 at += len(c.keys)
