@@ -25,6 +25,7 @@ where Blender keeps them (node and mesh extras).
 """
 from __future__ import annotations
 
+import base64
 import math
 import re
 import struct
@@ -62,7 +63,7 @@ __all__ = ["BLENDER_TOLERANCE", "WEIGHT_TOLERANCE", "tolerance", "pack", "pack_n
            "normal_records", "unpack", "restore_rows", "restore_normals", "normal_naive",
            "node_records", "node_values", "kept_trs", "recorded_gltf_trs", "reorder",
            "rotation_naive", "keys_records", "keys_records_at", "restore_keys", "KEYS_SCENE_KEY",
-           "keys_scene_record", "restore_keys_scene", "bone_record", "bone_records", "restore_bone"]
+           "keys_scene_record", "restore_keys_scene", "check8", "bone_record", "bone_records", "restore_bone"]
 
 # (the BONE records: :mod:`.boneexact`; named here too, where they were)
 
@@ -354,13 +355,16 @@ def node_records(nodes: list[NodeChunk], f: np.ndarray | None = None) -> dict[in
     keep = np.flatnonzero((u != naive.view(np.uint32)).any(axis=1)
                           | (np.abs(f[:, 3:6] - 1.0) > 1e-5).any(axis=1))
     kind = _KIND.get
+    fits = _WRITER_ORDER.fullmatch
     for c in nodes:
         kinds = "".join([kind(type(x), "R") for x in c.children])
-        if _WRITER_ORDER.fullmatch(kinds) is None:
+        if fits(kinds) is None:
             out[id(c)] = {"order": kinds}
-    for k in keep.tolist():
-        rec = out.setdefault(id(nodes[k]), {})
-        rec["trs"] = pack_words(f[k].astype("<f4").tobytes())       # 40 bytes: plain base64
+    # (40 bytes each: pack_words' plain base64, every row's bytes taken at once)
+    raw = np.ascontiguousarray(f[keep], "<f4").tobytes()
+    b64 = base64.b64encode
+    for i, k in enumerate(keep.tolist()):
+        out.setdefault(id(nodes[k]), {})["trs"] = b64(raw[40 * i:40 * i + 40]).decode("ascii")
     return out
 
 
@@ -572,15 +576,16 @@ def _kept_v2(kept: dict, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | 
     return rows, dist.reshape(-1, 4), np.frombuffer(checks, np.uint8)
 
 
-def _put_back_v2(q: np.ndarray, rows: np.ndarray, dist: np.ndarray, checks: np.ndarray) -> None:
-    """The file's keys where the writer's key (either sign) has the check byte of the one the
-    plain way back gives and the value it makes gives that key again; in place."""
+def _put_back_v2(q: np.ndarray, rows: np.ndarray, dist: np.ndarray, checks: np.ndarray,
+                 check=check_bytes) -> None:
+    """The file's keys where the writer's key (either sign) has the check byte (``check``) of
+    the one the plain way back gives and the value it makes gives that key again; in place."""
     done = np.zeros(len(rows), bool)
     for sign in (1.0, -1.0):
         if done.all():
             break
         now = np.float32(sign) * q[rows]
-        sel = np.flatnonzero((check_bytes(now) == checks) & ~done)
+        sel = np.flatnonzero((check(now) == checks) & ~done)
         if not len(sel):
             continue
         with np.errstate(all="ignore"):
@@ -642,6 +647,21 @@ def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
 KEYS_SCENE_KEY = "b3d_kexact"
 
 
+#: :func:`check8`'s weights of a row's four words
+_CHECK8 = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                    0x27D4EB2F165667C5], np.uint64)
+
+
+def check8(rows: np.ndarray) -> np.ndarray:
+    """A check byte per row of four float32 (a key rotation): the top byte of a weighted sum
+    of their bits, mixed (cheaper than :func:`retromesh.restore.check_bytes`, which hashes
+    word by word; an edited row changes it with probability about 255/256)."""
+    h = np.ascontiguousarray(rows, np.float32).view(np.uint32).astype(np.uint64) @ _CHECK8
+    h ^= h >> np.uint64(31)
+    h *= np.uint64(0x9E3779B97F4A7C15)
+    return (h >> np.uint64(56)).astype(np.uint8)
+
+
 def _steps_from0(v: np.ndarray) -> np.ndarray:
     """Integers as their steps, the first from 0 (int64)."""
     d = np.asarray(v, np.int64).copy()
@@ -659,34 +679,31 @@ def keys_scene_record(nodes: np.ndarray, counts: np.ndarray, q: np.ndarray, gltf
     float32 before the glTF writer makes them unit, ``flipped`` the keys to_scene flipped
     (increasing). None when nothing is to be kept.
 
-    The record holds the nodes and their key counts (``nodes``, ``n``: the node indices' steps,
-    the counts), the keys flipped (``f``), the keys the plain way back does not give bit for bit
-    (``rows``, left out when all differ) with each value's distance in float32 units from the
-    one the way back gives (``d``) and a check byte of that value (``c``), as version 2 of the
-    per-node record does; keys whose distance does not fit in int32 (a value glTF had to
+    The record holds the nodes and their key counts (``nodes``: the node indices' steps, then
+    the counts), the keys flipped (``f``), the keys the plain way back does not give bit for
+    bit (``rows``, left out when all differ) with each value's distance in float32 units from
+    the one the way back gives (``d``) and a check byte of that value (``c``, :func:`check8`),
+    as version 2 of the per-node record does; keys whose distance does not fit in int32 (a value glTF had to
     replace) keep their values instead (``w``: which of the rows, ``wf``: float32). Rows and
     flips count over all the record's keys, one node after the other. Every integer list is a
     :func:`retromesh.restore.pack_small` text."""
     naive = _naive_of(gltf_q)
-    gap = order32(q).astype(np.int64) - order32(naive)
-    rows = np.flatnonzero(gap.any(axis=1))
+    rows = np.flatnonzero((q.view(np.int32) != naive.view(np.int32)).any(axis=1))
     if not len(rows) and not len(flipped):
         return None
     keep = counts > 0
-    dist = gap[rows]
-    wide = np.flatnonzero(np.abs(dist).max(axis=1, initial=0) >= 1 << 31)
-    if len(wide):
+    at = naive[rows]
+    dist = order32(q[rows]).astype(np.int64)
+    dist -= order32(at)
+    wide: np.ndarray = np.zeros(0, np.int64)
+    if len(rows) and (dist.min() < -(1 << 31) + 1 or dist.max() >= 1 << 31):
+        wide = np.flatnonzero(np.abs(dist).max(axis=1) >= 1 << 31)
         dist[wide] = 0
-    parts = [_steps_from0(nodes[keep]), counts[keep], _steps_from0(flipped), dist.reshape(-1),
-             _steps_from0(rows)]
-    all_rows = len(rows) == len(q)
-    if all_rows:
-        parts.pop()
-    texts = _small_texts(*((p, np.array([0, len(p)])) for p in parts))
-    rec = {"nodes": texts[0][0], "n": texts[1][0], "f": texts[2][0], "d": texts[3][0],
-           "c": pack_raw(check_bytes(naive[rows]).tobytes())}
-    if not all_rows:
-        rec["rows"] = texts[4][0]
+    rec = {"nodes": restore.pack_small(np.concatenate([_steps_from0(nodes[keep]), counts[keep]])),
+           "f": restore.pack_small(_steps_from0(flipped)), "d": restore.pack_small(dist),
+           "c": pack_raw(check8(at).tobytes())}
+    if len(rows) < len(q):
+        rec["rows"] = restore.pack_small(_steps_from0(rows))
     if len(wide):
         rec["w"] = restore.pack_small(_steps_from0(wide))
         rec["wf"] = pack_words(np.ascontiguousarray(q[rows[wide]], np.float32).tobytes())
@@ -705,10 +722,10 @@ def _increasing(text: Any, end: int) -> np.ndarray | None:
 def _scene_keys_parts(rec: dict) -> tuple | None:
     """(nodes, counts, flips, rows, distances (m, 4), check bytes, wide, their values) of a
     :func:`keys_scene_record`, None when it is not one."""
-    nodes, counts = unpack_small(rec.get("nodes")), unpack_small(rec.get("n"))
-    if nodes is None or counts is None or len(nodes) != len(counts) or (counts < 0).any():
+    both = unpack_small(rec.get("nodes"))
+    if both is None or len(both) % 2 or (both[len(both) // 2:] < 0).any():
         return None
-    nodes = np.cumsum(nodes)
+    nodes, counts = np.cumsum(both[:len(both) // 2]), both[len(both) // 2:]
     total = int(counts.sum())
     flips = _increasing(rec.get("f"), total)
     rows = _increasing(rec["rows"], total) if "rows" in rec else np.arange(total)
@@ -752,7 +769,7 @@ def restore_keys_scene(written: dict[int, list[Keys]], rec: Any, tol: float) -> 
     plain = np.ones(len(rows), bool)
     plain[wide] = False
     plain &= good[rows]
-    _put_back_v2(q, rows[plain], dist[plain], checks[plain])
+    _put_back_v2(q, rows[plain], dist[plain], checks[plain], check8)
     if len(wide):
         w = good[rows[wide]]
         at = rows[wide][w]
