@@ -733,7 +733,8 @@ def _scene_keys_parts(rec: dict) -> tuple | None:
     if flips is None or rows is None or dist is None or checks is None or \
             len(dist) != 4 * len(rows) or len(checks) != len(rows):
         return None
-    wide, vals = np.zeros(0, np.int64), np.zeros((0, 4), np.float32)
+    wide: np.ndarray | None = np.zeros(0, np.int64)
+    vals = np.zeros((0, 4), np.float32)
     if "w" in rec:
         wide, raw = _increasing(rec.get("w"), len(rows)), unpack_words(rec.get("wf"))
         if wide is None or raw is None or len(raw) != 16 * len(wide):
