@@ -12,16 +12,18 @@ bit, the value as the file had it:
 * VRTS normals and colours: ``b3d_tris[k]["exact"]`` (mesh extras) per primitive, the rows that
   would not come back and their file values (:func:`pack`; normals: their length and a
   rounding, :func:`pack_normals`);
-* KEYS rotations: ``node.extras["b3d"]["kexact"]``, over the node's KEYS chunks, the keys
-  flipped to the other hemisphere and the rows that would not come back with their distance in
-  float32 units from the value the way back gives (:func:`keys_records`; GLBs written before
-  hold the file values, which are still read).
+* KEYS rotations: ``scene.extras["b3d_kexact"]``, one record over the rotation keys of every
+  animated node (:func:`keys_scene_record`): the keys flipped to the other hemisphere and the
+  rows that would not come back with their distance in float32 units from the value the way
+  back gives. The GLB for an editor, and GLBs written before, hold it per node,
+  ``node.extras["b3d"]["kexact"]`` over the node's KEYS chunks (:func:`keys_records`; the
+  first version the file values), which is still read.
 
 On the way back each kept value is used only while the scene still holds what we wrote from it
 (recomputed from the kept value: bit for bit on the plain path, within :data:`BLENDER_TOLERANCE`
 when the GLB came through Blender, which stores floats its own way); otherwise the scene's
 (edited) value is written. Edits smaller than the tolerance are thus dropped. Records live
-where Blender keeps them (node and mesh extras).
+where Blender keeps them (scene, node and mesh extras).
 """
 from __future__ import annotations
 
