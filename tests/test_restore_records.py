@@ -10,6 +10,7 @@ import numpy as np
 
 from retromesh import restore
 from retromesh.formats.b3d import exact as b3d
+from retromesh.formats.b3d.axes import rot_to_gltf
 from retromesh.formats.b3d.chunks import BONE_DTYPE, Bone, Keys, keys_dtype
 from retromesh.formats.lithtech import lta_scene
 from retromesh.formats.lostsaga import scene_extras as ls
@@ -83,6 +84,14 @@ OLD_B3D_BONE = {"v": "BAAAAP3///8CAAAA/f///wIAAAA=", "w": "AACAPgAAgD+amZk+AAAAP
 OLD_B3D_KEYS = [["AgAAAAEAAAA=", {"n": 6, "rows": "AQAAAAEAAAABAAAA",
                                   "f32": "/v9/PwAAAAAXt9E4AAAAAPQENT/0BDU/AAAAAAAAAAAAAAA/AAAAPwAAAD8CAAA/"}]]
 
+#: the second version of the per-node record (``d``, ``c``), as GLBs of the release before the
+#: one-per-model record hold it, for the keys of :func:`test_b3d_key_records_put_back_what_was_read`
+OLD_B3D_KEYS_V2 = [["n:Eg==", {"n": 6, "rows": "o:EQE=", "d": "n:Dg4RABER", "c": "+F4o"}]]
+#: the one record of a model's rotation keys (scene extras ``b3d_kexact``): nodes 3 and 7, the
+#: keys of :func:`test_b3d_key_records_put_back_what_was_read` and two more on node 7 (one whose
+#: distance does not fit in int32: a -NaN, kept as its value)
+B3D_SCENE_KEYS = {"nodes": "n:QyY=", "f": "o:EgQ=", "d": "n:Dg4RABERAAA=", "c": "R/Sang==",
+                  "rows": "n:ETE=", "w": "o:Aw==", "wf": "AADA/wAAAAAAAAAAAAAAAA=="}
 
 def grid(n: int, w: int, k: int = 17) -> np.ndarray:
     return (((np.arange(n * w) * 5) % k - k // 2) / 7).astype(np.float32).reshape(n, w)
@@ -216,7 +225,8 @@ def test_b3d_key_records_put_back_what_was_read():
     flips = np.array([0, 0, 1, 1, 0, 0], bool)
     made = b3d.keys_records(key_chunks(q), flips)
     assert made[0][1]["d"] and "f32" not in made[0][1]
-    for recs in (OLD_B3D_KEYS, made):
+    assert made == OLD_B3D_KEYS_V2
+    for recs in (OLD_B3D_KEYS, OLD_B3D_KEYS_V2, made):
         written = b3d.rotation_naive(q)
         written[flips] *= -1
         chunks = key_chunks(written)
@@ -229,6 +239,55 @@ def test_b3d_key_records_put_back_what_was_read():
         got = chunks[0][0].keys["rotation"]
         assert same_bits(got[[0, 2, 3]], q[[0, 2, 3]]) and same_bits(got[1], edited[1])
 
+
+def b3d_scene_keys() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The file keys of :data:`B3D_SCENE_KEYS`, the glTF rotations written from them, flips."""
+    q = np.array([[1, 0, 0, 0], [0.9999999, 0, 0.0001, 0], [0.7071068, 0.7071068, 0, 0],
+                  [0.5, 0.5, 0.5, 0.5000001], [0, 1, 0, 0], [-0.0, 0, 1, 0],
+                  [0, 0, 0, 0], [0.6, 0.8, 0, 0.0000001]], np.float32)
+    q[6, 0] = np.array([0xFFC00000], np.uint32).view(np.float32)[0]      # -NaN
+    return q, rot_to_gltf(q.astype(np.float64)).astype(np.float32), np.array([2, 3, 7])
+
+
+def test_b3d_scene_key_record_puts_back_what_was_read():
+    """The one record of a model's rotation keys (scene extras ``b3d_kexact``): every node's
+    keys come back bit for bit; an edited key and a node with another number of keys keep
+    what the scene has."""
+    q, g, flipped = b3d_scene_keys()
+    made = b3d.keys_scene_record(np.array([3, 7]), np.array([6, 2]), q, g, flipped)
+    assert made == B3D_SCENE_KEYS
+
+    def written() -> np.ndarray:
+        w = b3d.rotation_naive(q)
+        w[flipped] *= -1
+        return w
+
+    def chunks_of(w: np.ndarray) -> dict[int, list[Keys]]:
+        a, b = key_chunks(w[:4])[0][0], key_chunks(w[4:6])[0][0]     # node 3: two chunks
+        return {3: [a, b], 7: key_chunks(w[6:])[0], 5: key_chunks(w[:1])[0]}
+
+    def back(chunks: dict[int, list[Keys]]) -> np.ndarray:
+        return np.concatenate([c.keys["rotation"] for n in (3, 7) for c in chunks[n]])
+
+    chunks = chunks_of(written())
+    b3d.restore_keys_scene(chunks, B3D_SCENE_KEYS, 0.0)
+    assert same_bits(back(chunks), q)
+    edited = written()
+    edited[1] = (0.0, 0.0, 1.0, 0.0)
+    chunks = chunks_of(edited)
+    b3d.restore_keys_scene(chunks, B3D_SCENE_KEYS, 0.0)
+    got = back(chunks)
+    assert same_bits(got[1], edited[1]) and same_bits(np.delete(got, 1, 0), np.delete(q, 1, 0))
+    chunks = chunks_of(written())
+    chunks[7] = key_chunks(written()[6:7])[0]           # node 7 lost a key: left as it is
+    b3d.restore_keys_scene(chunks, B3D_SCENE_KEYS, 0.0)
+    assert same_bits(back(chunks)[:6], q[:6])
+    assert same_bits(chunks[7][0].keys["rotation"], written()[6:7])
+    for junk in (None, 7, {"nodes": "n:Qw=="}, {**B3D_SCENE_KEYS, "nodes": "o:Aw=="},
+                 {**B3D_SCENE_KEYS, "c": "x"}, {**B3D_SCENE_KEYS, "w": "o:Bw=="}):
+        chunks = chunks_of(written())
+        b3d.restore_keys_scene(chunks, junk, 0.0)
+        assert same_bits(back(chunks), written())
 
 def test_b3d_normal_records_put_back_what_was_read():
     """Normals not of unit length (and a zero one), both versions of the record: the file's

@@ -12,19 +12,22 @@ bit, the value as the file had it:
 * VRTS normals and colours: ``b3d_tris[k]["exact"]`` (mesh extras) per primitive, the rows that
   would not come back and their file values (:func:`pack`; normals: their length and a
   rounding, :func:`pack_normals`);
-* KEYS rotations: ``node.extras["b3d"]["kexact"]``, over the node's KEYS chunks, the keys
-  flipped to the other hemisphere and the rows that would not come back with their distance in
-  float32 units from the value the way back gives (:func:`keys_records`; GLBs written before
-  hold the file values, which are still read).
+* KEYS rotations: ``scene.extras["b3d_kexact"]``, one record over the rotation keys of every
+  animated node (:func:`keys_scene_record`): the keys flipped to the other hemisphere and the
+  rows that would not come back with their distance in float32 units from the value the way
+  back gives. The GLB for an editor, and GLBs written before, hold it per node,
+  ``node.extras["b3d"]["kexact"]`` over the node's KEYS chunks (:func:`keys_records`; the
+  first version the file values), which is still read.
 
 On the way back each kept value is used only while the scene still holds what we wrote from it
 (recomputed from the kept value: bit for bit on the plain path, within :data:`BLENDER_TOLERANCE`
 when the GLB came through Blender, which stores floats its own way); otherwise the scene's
 (edited) value is written. Edits smaller than the tolerance are thus dropped. Records live
-where Blender keeps them (node and mesh extras).
+where Blender keeps them (scene, node and mesh extras).
 """
 from __future__ import annotations
 
+import base64
 import math
 import re
 import struct
@@ -61,8 +64,8 @@ from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
 __all__ = ["BLENDER_TOLERANCE", "WEIGHT_TOLERANCE", "tolerance", "pack", "pack_normals",
            "normal_records", "unpack", "restore_rows", "restore_normals", "normal_naive",
            "node_records", "node_values", "kept_trs", "recorded_gltf_trs", "reorder",
-           "rotation_naive", "keys_records", "keys_records_at", "restore_keys", "bone_record", "bone_records",
-           "restore_bone"]
+           "rotation_naive", "keys_records", "keys_records_at", "restore_keys", "KEYS_SCENE_KEY",
+           "keys_scene_record", "restore_keys_scene", "check8", "bone_record", "bone_records", "restore_bone"]
 
 # (the BONE records: :mod:`.boneexact`; named here too, where they were)
 
@@ -354,13 +357,16 @@ def node_records(nodes: list[NodeChunk], f: np.ndarray | None = None) -> dict[in
     keep = np.flatnonzero((u != naive.view(np.uint32)).any(axis=1)
                           | (np.abs(f[:, 3:6] - 1.0) > 1e-5).any(axis=1))
     kind = _KIND.get
+    fits = _WRITER_ORDER.fullmatch
     for c in nodes:
         kinds = "".join([kind(type(x), "R") for x in c.children])
-        if _WRITER_ORDER.fullmatch(kinds) is None:
+        if fits(kinds) is None:
             out[id(c)] = {"order": kinds}
-    for k in keep.tolist():
-        rec = out.setdefault(id(nodes[k]), {})
-        rec["trs"] = pack_words(f[k].astype("<f4").tobytes())       # 40 bytes: plain base64
+    # (40 bytes each: pack_words' plain base64, every row's bytes taken at once)
+    raw = np.ascontiguousarray(f[keep], "<f4").tobytes()
+    b64 = base64.b64encode
+    for i, k in enumerate(keep.tolist()):
+        out.setdefault(id(nodes[k]), {})["trs"] = b64(raw[40 * i:40 * i + 40]).decode("ascii")
     return out
 
 
@@ -572,15 +578,16 @@ def _kept_v2(kept: dict, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | 
     return rows, dist.reshape(-1, 4), np.frombuffer(checks, np.uint8)
 
 
-def _put_back_v2(q: np.ndarray, rows: np.ndarray, dist: np.ndarray, checks: np.ndarray) -> None:
-    """The file's keys where the writer's key (either sign) has the check byte of the one the
-    plain way back gives and the value it makes gives that key again; in place."""
+def _put_back_v2(q: np.ndarray, rows: np.ndarray, dist: np.ndarray, checks: np.ndarray,
+                 check=check_bytes) -> None:
+    """The file's keys where the writer's key (either sign) has the check byte (``check``) of
+    the one the plain way back gives and the value it makes gives that key again; in place."""
     done = np.zeros(len(rows), bool)
     for sign in (1.0, -1.0):
         if done.all():
             break
         now = np.float32(sign) * q[rows]
-        sel = np.flatnonzero((check_bytes(now) == checks) & ~done)
+        sel = np.flatnonzero((check(now) == checks) & ~done)
         if not len(sel):
             continue
         with np.errstate(all="ignore"):
@@ -631,6 +638,149 @@ def restore_keys(nodes: list[list[Keys]], recs: list, tol: float) -> None:
     at = 0
     for chunks in nodes:
         for c in chunks:
+            if c.flags & 4:
+                c.keys["rotation"] = q[at:at + len(c.keys)]
+                at += len(c.keys)
+
+
+# -- KEYS rotations, one record per model --------------------------------------------------------
+
+#: the scene extras key of :func:`keys_scene_record` (GLBs written before hold ``kexact`` per node)
+KEYS_SCENE_KEY = "b3d_kexact"
+
+
+#: :func:`check8`'s weights of a row's four words
+_CHECK8 = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                    0x27D4EB2F165667C5], np.uint64)
+
+
+def check8(rows: np.ndarray) -> np.ndarray:
+    """A check byte per row of four float32 (a key rotation): the top byte of a weighted sum
+    of their bits, mixed (cheaper than :func:`retromesh.restore.check_bytes`, which hashes
+    word by word; an edited row changes it with probability about 255/256)."""
+    h = np.ascontiguousarray(rows, np.float32).view(np.uint32).astype(np.uint64) @ _CHECK8
+    h ^= h >> np.uint64(31)
+    h *= np.uint64(0x9E3779B97F4A7C15)
+    return (h >> np.uint64(56)).astype(np.uint8)
+
+
+def _steps_from0(v: np.ndarray) -> np.ndarray:
+    """Integers as their steps, the first from 0 (int64)."""
+    d = np.asarray(v, np.int64).copy()
+    d[1:] -= d[:-1].copy()
+    return d
+
+
+def keys_scene_record(nodes: np.ndarray, counts: np.ndarray, q: np.ndarray, gltf_q: np.ndarray,
+                      flipped: np.ndarray) -> dict[str, str] | None:
+    """The rotation keys of every animated node of a model in one record (scene extras
+    :data:`KEYS_SCENE_KEY`), made in a handful of numpy passes whatever the number of nodes and
+    animations (per node records cost a fixed numpy and JSON price each, which a mob's dozens
+    of nodes multiplied): ``nodes`` (scene node indices) own ``counts`` rotation keys each, one
+    node's after the other's; ``q`` their file rotations, ``gltf_q`` their glTF rotations in
+    float32 before the glTF writer makes them unit, ``flipped`` the keys to_scene flipped
+    (increasing). None when nothing is to be kept.
+
+    The record holds the nodes and their key counts (``nodes``: the node indices' steps, then
+    the counts), the keys flipped (``f``), the keys the plain way back does not give bit for
+    bit (``rows``, left out when all differ) with each value's distance in float32 units from
+    the one the way back gives (``d``) and a check byte of that value (``c``, :func:`check8`),
+    as version 2 of the per-node record does; keys whose distance does not fit in int32 (a value glTF had to
+    replace) keep their values instead (``w``: which of the rows, ``wf``: float32). Rows and
+    flips count over all the record's keys, one node after the other. Every integer list is a
+    :func:`retromesh.restore.pack_small` text."""
+    naive = _naive_of(gltf_q)
+    rows = np.flatnonzero((q.view(np.int32) != naive.view(np.int32)).any(axis=1))
+    if not len(rows) and not len(flipped):
+        return None
+    keep = counts > 0
+    at = naive[rows]
+    dist = order32(q[rows]).astype(np.int64)
+    dist -= order32(at)
+    wide: np.ndarray = np.zeros(0, np.int64)
+    if len(rows) and (dist.min() < -(1 << 31) + 1 or dist.max() >= 1 << 31):
+        wide = np.flatnonzero(np.abs(dist).max(axis=1) >= 1 << 31)
+        dist[wide] = 0
+    rec = {"nodes": restore.pack_small(np.concatenate([_steps_from0(nodes[keep]), counts[keep]])),
+           "f": restore.pack_small(_steps_from0(flipped)), "d": restore.pack_small(dist),
+           "c": pack_raw(check8(at).tobytes())}
+    if len(rows) < len(q):
+        rec["rows"] = restore.pack_small(_steps_from0(rows))
+    if len(wide):
+        rec["w"] = restore.pack_small(_steps_from0(wide))
+        rec["wf"] = pack_words(np.ascontiguousarray(q[rows[wide]], np.float32).tobytes())
+    return rec
+
+
+def _increasing(text: Any, end: int) -> np.ndarray | None:
+    """Increasing integers below ``end`` from the steps ``text`` holds, else None."""
+    small = unpack_small(text)
+    if small is None or (len(small) and (small[0] < 0 or (small[1:] <= 0).any())):
+        return None
+    v = np.cumsum(small)
+    return v if not len(v) or v[-1] < end else None
+
+
+def _scene_keys_parts(rec: dict) -> tuple | None:
+    """(nodes, counts, flips, rows, distances (m, 4), check bytes, wide, their values) of a
+    :func:`keys_scene_record`, None when it is not one."""
+    both = unpack_small(rec.get("nodes"))
+    if both is None or len(both) % 2 or (both[len(both) // 2:] < 0).any():
+        return None
+    nodes, counts = np.cumsum(both[:len(both) // 2]), both[len(both) // 2:]
+    total = int(counts.sum())
+    flips = _increasing(rec.get("f"), total)
+    rows = _increasing(rec["rows"], total) if "rows" in rec else np.arange(total)
+    dist, checks = unpack_small(rec.get("d")), unpack_raw(rec.get("c"))
+    if flips is None or rows is None or dist is None or checks is None or \
+            len(dist) != 4 * len(rows) or len(checks) != len(rows):
+        return None
+    wide: np.ndarray | None = np.zeros(0, np.int64)
+    vals = np.zeros((0, 4), np.float32)
+    if "w" in rec:
+        wide, raw = _increasing(rec.get("w"), len(rows)), unpack_words(rec.get("wf"))
+        if wide is None or raw is None or len(raw) != 16 * len(wide):
+            return None
+        vals = np.frombuffer(raw, np.float32).reshape(-1, 4)
+    return (nodes, counts, flips, rows, dist.reshape(-1, 4), np.frombuffer(checks, np.uint8),
+            wide, vals)
+
+
+def restore_keys_scene(written: dict[int, list[Keys]], rec: Any, tol: float) -> None:
+    """The rotation signs and bits a :func:`keys_scene_record` kept back into the KEYS chunks
+    written for each node (``written``: scene node index -> its chunks; in place), each node's
+    while it has the number of rotation keys it had."""
+    parts = _scene_keys_parts(rec) if isinstance(rec, dict) else None
+    if parts is None:
+        return
+    nodes, counts, flips, rows, dist, checks, wide, vals = parts
+    pieces: list[np.ndarray] = []
+    ok = np.zeros(len(nodes), bool)
+    for k, (node, n) in enumerate(zip(nodes.tolist(), counts.tolist())):
+        rot = [c.keys["rotation"] for c in written.get(node, ()) if c.flags & 4]
+        if sum(len(r) for r in rot) == n:
+            ok[k] = True
+            pieces.extend(rot)
+        else:
+            pieces.append(np.zeros((n, 4), np.float32))
+    if not ok.any():
+        return
+    q = np.concatenate(pieces).astype(np.float32) if pieces else np.zeros((0, 4), np.float32)
+    good = np.repeat(ok, counts)
+    flips = flips[good[flips]]
+    q[flips] *= -1
+    plain = np.ones(len(rows), bool)
+    plain[wide] = False
+    plain &= good[rows]
+    _put_back_v2(q, rows[plain], dist[plain], checks[plain], check8)
+    if len(wide):
+        w = good[rows[wide]]
+        at = rows[wide][w]
+        put_back(q, at, vals[w], q[at], rotation_naive, tol, either_sign=True)
+    starts = np.concatenate([[0], np.cumsum(counts)]).tolist()
+    for k in np.flatnonzero(ok).tolist():
+        at = starts[k]
+        for c in written[int(nodes[k])]:
             if c.flags & 4:
                 c.keys["rotation"] = q[at:at + len(c.keys)]
                 at += len(c.keys)

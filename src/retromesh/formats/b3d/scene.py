@@ -17,7 +17,15 @@ from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
 from ...transforms import inverse
 from .axes import Z32, Z, rot_to_gltf
 from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
-from .exact import bone_records, keys_records_at, node_records, normal_records, pack
+from .exact import (
+    KEYS_SCENE_KEY,
+    bone_records,
+    keys_records_at,
+    keys_scene_record,
+    node_records,
+    normal_records,
+    pack,
+)
 from .keys import jump_step
 from .materials import materials_to_scene
 from .rawchunks import raw_record
@@ -443,6 +451,7 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
     for node, slot in anim_of_node.items():
         if node in keys_of:
             groups.setdefault(slot, []).append(node)
+    kept = _KeptKeys()
     for slot, nodes in sorted(groups.items()):
         if slot >= 0:
             chunk, holder = anims[slot]
@@ -476,10 +485,50 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
                 gltf_q = rot_to_gltf(values)
                 file_q, gltf32 = values.astype(np.float32), gltf_q.astype(np.float32)
                 values, flipped = _continuous(gltf_q, starts)
-                _keep_key_bits(scene, keys, node_of, origin, flipped, file_q, gltf32)
+                if for_editor():        # (per node: Blender keeps node extras, f32 values)
+                    _keep_key_bits(scene, keys, node_of, origin, flipped, file_q, gltf32)
+                else:
+                    kept.add(node_of, track, origin, flipped, file_q, gltf32)
             times = _key_times(track, starts, frames, first, fps)
             made = Channel.tracks([node_of[t] for t in ids], path, times, values, starts)
             channels.update(((t, path), c) for t, c in zip(ids, made))
         anim.channels.extend(channels[k] for k in sorted(
             channels, key=lambda k: (k[0], ("translation", "rotation", "scale").index(k[1]))))
         scene.animations.append(anim)
+    rec = kept.record()
+    if rec is not None:
+        scene.extras[KEYS_SCENE_KEY] = rec
+
+
+class _KeptKeys:
+    """The rotation keys of every animation of a model, for one record of them all
+    (:func:`.exact.keys_scene_record`): each animation's keys put in the order of its nodes'
+    chunks (``origin``), animations one after another."""
+
+    def __init__(self) -> None:
+        self.nodes: list[np.ndarray] = []
+        self.counts: list[np.ndarray] = []
+        self.file_q: list[np.ndarray] = []
+        self.gltf_q: list[np.ndarray] = []
+        self.flipped: list[np.ndarray] = []
+        self.at = 0
+
+    def add(self, node_of: list[int], track: np.ndarray, origin: np.ndarray, flipped: np.ndarray,
+            file_q: np.ndarray, gltf_q: np.ndarray) -> None:
+        q, g = np.empty_like(file_q), np.empty_like(gltf_q)
+        q[origin], g[origin] = file_q, gltf_q
+        self.nodes.append(np.asarray(node_of, np.int64))
+        self.counts.append(np.bincount(track, minlength=len(node_of)))
+        self.file_q.append(q)
+        self.gltf_q.append(g)
+        self.flipped.append(np.sort(origin[flipped]) + self.at)
+        self.at += len(q)
+
+    def record(self) -> dict | None:
+        if not self.nodes:
+            return None
+        if len(self.nodes) == 1:
+            return keys_scene_record(self.nodes[0], self.counts[0], self.file_q[0],
+                                     self.gltf_q[0], self.flipped[0])
+        return keys_scene_record(*(np.concatenate(p) for p in (
+            self.nodes, self.counts, self.file_q, self.gltf_q, self.flipped)))

@@ -29,12 +29,14 @@ from ...geometry import compute_normals
 from ...scene import Animation, Primitive, Scene
 from ...transforms import inverse
 from .axes import Z
-from .chunks import BONE_DTYPE, AnimChunk, Bone, MeshChunk, NodeChunk, Vrts, tris_chunks, vrts_dtype
+from .chunks import BONE_DTYPE, AnimChunk, Bone, Keys, MeshChunk, NodeChunk, Vrts, tris_chunks, vrts_dtype
 from .exact import (
+    KEYS_SCENE_KEY,
     kept_trs,
     node_values,
     normal_naive,
     restore_keys,
+    restore_keys_scene,
     restore_normals,
     restore_rows,
     tolerance,
@@ -308,6 +310,8 @@ def native_roots(scene: Scene, anims: list[Animation], fps: float | None,
     if writer.keys_kept:
         restore_keys([k for k, _ in writer.keys_kept], [r for _, r in writer.keys_kept],
                      tolerance(scene, "rotation"))
+    if KEYS_SCENE_KEY in scene.extras:
+        restore_keys_scene(writer.keys_of, scene.extras[KEYS_SCENE_KEY], tolerance(scene, "rotation"))
     return roots
 
 
@@ -454,6 +458,7 @@ class _Writer:
         self.scene, self.tracks, self.anim_out, self.bones = scene, tracks, anim_out, bones
         self.brush_of, self.brush_ids = brush_of, brush_ids
         self.keys_kept: list[tuple[list, Any]] = []     # KEYS chunks of a node, its record
+        self.keys_of: dict[int, list[Keys]] = {}       # node -> its KEYS chunks
         self.normals_kept: list[tuple[np.ndarray, dict]] = []   # VRTS normals, their record
 
     def node(self, i: int, depth: int) -> NodeChunk:
@@ -478,6 +483,7 @@ class _Writer:
             keys = keys_chunks(_held(self.tracks.get(i, {}), layout, native.get("nkeys")), layout)
             if "kexact" in native:
                 self.keys_kept.append((keys, native["kexact"]))
+            self.keys_of[i] = keys
             out.children.extend(keys)
         out.children.extend(self.node(c, depth + 1) for c in node.children)
         anim = self.anim(i)
