@@ -167,8 +167,9 @@ def _fits(v: object, info: np.iinfo) -> bool:
 def distinct(a: np.ndarray) -> np.ndarray:
     """The sorted distinct values of ``a`` (flattened): ``np.unique(a)``, the same values and
     dtype; of values equal under ``==`` (0.0 and -0.0) the first in ``a``'s order is kept
-    (``np.unique``'s own sort keeps either). ``np.unique`` without an index output imports ``numpy.ma``, a share of a command's
-    start-up that a conversion would notice; with one it does not."""
+    (``np.unique``'s own sort keeps either). ``np.unique`` without an index output imports
+    ``numpy.ma``, a share of a command's start-up that a conversion would notice; with one it
+    does not."""
     return np.unique(a, return_index=True)[0]
 
 
