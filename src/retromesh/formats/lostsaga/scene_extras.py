@@ -6,7 +6,6 @@ key times and a root bone's parent name. Each reader takes a record only where i
 expected type and fits what is written; anything else reads as not recorded."""
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import numpy as np
@@ -380,6 +379,7 @@ def put_back_keys(ex: dict, bone: bytes, keys: np.ndarray, chs: dict, times: np.
 # dictionary: what they share costs nothing), "generated": digest of that}
 
 def _digest(data: bytes) -> str:
+    import hashlib      # only a model with a material script needs it (start-up time)
     return hashlib.sha256(data).hexdigest()[:24]
 
 
