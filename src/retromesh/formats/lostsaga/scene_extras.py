@@ -379,7 +379,7 @@ def put_back_keys(ex: dict, bone: bytes, keys: np.ndarray, chs: dict, times: np.
 # dictionary: what they share costs nothing), "generated": digest of that}
 
 def _digest(data: bytes) -> str:
-    import hashlib      # only a model with a material script needs it (start-up time)
+    import hashlib  # only a model with a material script needs it (start-up time)
     return hashlib.sha256(data).hexdigest()[:24]
 
 
