@@ -67,12 +67,17 @@ def big_character(tmp: Path) -> tuple[Path, Path, list[Path]]:
     ids = rng.integers(0, 6, size=(n, 4)).astype("<f4")
     skel.control = PhxControl(w, ids, skel.control.hier_parents, skel.control.joints, n)
     retromesh.write(skel, tmp / "big.phxbn")
+    return tmp / "big.phxbn", tmp / "big.obj", _animations(tmp)
+
+
+def _animations(tmp: Path) -> list[Path]:
+    """The three 200-key animations both benchmark characters play."""
     anims = []
     for i, name in enumerate(("run", "walk", "idle")):
         a = samples.anm_fixture(11, keys=200, length=200 * 33, swing=0.3 + 0.2 * i)
         retromesh.write(a, tmp / f"{name}.anm")
         anims.append(tmp / f"{name}.anm")
-    return tmp / "big.phxbn", tmp / "big.obj", anims
+    return anims
 
 
 def real_character(tmp: Path) -> tuple[Path, Path, list[Path]]:
@@ -107,12 +112,7 @@ def real_character(tmp: Path) -> tuple[Path, Path, list[Path]]:
     skel.control = PhxControl(w[corner_v], ids[corner_v], skel.control.hier_parents,
                               skel.control.joints, n)
     retromesh.write(skel, tmp / "real.phxbn")
-    anims = []
-    for i, name in enumerate(("run", "walk", "idle")):
-        a = samples.anm_fixture(11, keys=200, length=200 * 33, swing=0.3 + 0.2 * i)
-        retromesh.write(a, tmp / f"{name}.anm")
-        anims.append(tmp / f"{name}.anm")
-    return tmp / "real.phxbn", tmp / "real.obj", anims
+    return tmp / "real.phxbn", tmp / "real.obj", _animations(tmp)
 
 
 def main() -> None:

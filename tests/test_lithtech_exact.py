@@ -32,18 +32,27 @@ def test_unedited_model_comes_back_byte_for_byte(name, tmp_path):
     assert plain_trip(src, tmp_path, validate=True) == {}
 
 
-def test_moved_key_changes_that_node_only(tmp_path):
-    src = EXAMPLES / "lithtech" / "model_v12.abc"
+def _moved_key(tmp_path, name: str, node: str, record: str | None = None):
+    """The example ``name`` and what comes back after its GLB's second translation key of
+    ``node`` moved by 0.125 (the GLB holding ``record``, when given, as its only .abc record)."""
+    src = EXAMPLES / "lithtech" / name
     glb = tmp_path / "m.glb"
     retromesh.convert(src, glb)
     scene = retromesh.load(glb)
+    if record is not None:
+        assert record in scene.extras and not {"abc_exact", "abc_v6_blocks"} - {record} & \
+            set(scene.extras)
     c = next(c for c in scene.animations[0].channels
-             if c.path == "translation" and scene.nodes[c.node].name == "arm_l")
+             if c.path == "translation" and scene.nodes[c.node].name == node)
     c.values[1] = c.values[1] + np.float32(0.125)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LossWarning)
         retromesh.save(scene, tmp_path / "back.abc")
-    was, now = retromesh.read(src), retromesh.read(tmp_path / "back.abc")
+    return retromesh.read(src), retromesh.read(tmp_path / "back.abc")
+
+
+def test_moved_key_changes_that_node_only(tmp_path):
+    was, now = _moved_key(tmp_path, "model_v12.abc", "arm_l")
     for a, b in zip(was.sections, now.sections):
         if type(a).__name__ != "AnimationSection":
             assert _same(a, b), type(a).__name__
@@ -195,18 +204,7 @@ def test_v6_record_predicts_the_writer():
 
 def test_v6_moved_key_changes_that_node_only(tmp_path):
     """A v6 model (record ``abc_v6_blocks``): a moved key changes its node's track only."""
-    src = EXAMPLES / "lithtech" / "model_v6.abc"
-    glb = tmp_path / "m.glb"
-    retromesh.convert(src, glb)
-    scene = retromesh.load(glb)
-    assert "abc_v6_blocks" in scene.extras and "abc_exact" not in scene.extras
-    c = next(c for c in scene.animations[0].channels
-             if c.path == "translation" and scene.nodes[c.node].name == "arm")
-    c.values[1] = c.values[1] + np.float32(0.125)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", LossWarning)
-        retromesh.save(scene, tmp_path / "back.abc")
-    was, now = retromesh.read(src), retromesh.read(tmp_path / "back.abc")
+    was, now = _moved_key(tmp_path, "model_v6.abc", "arm", record="abc_v6_blocks")
     names = [n.name for n in was.nodes]
     k = names.index(b"arm")
     changed = {(ai, j) for ai, (x, y) in enumerate(zip(was.animations, now.animations))
