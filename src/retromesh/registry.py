@@ -46,7 +46,7 @@ __all__ = ["Format", "Companion", "register", "unregister", "declared", "known",
            "format_index", "companion_extensions", "is_companion", "sniffs", "GROUPING",
            "target_format", "keeping", "register_converter", "converter", "formats", "get",
            "detect", "parse", "format_of", "convert_to_scene", "convert_from_scene", "serialize",
-           "outputs_of", "SNIFF_BYTES", "claiming", "converters_to"]
+           "outputs_of", "SNIFF_BYTES", "claiming", "converters_to", "lazy"]
 
 #: how many leading bytes sniff functions see
 SNIFF_BYTES = 4096
@@ -303,6 +303,43 @@ def companion_extensions(c: Companion) -> tuple[str, ...]:
         return fmt.extensions
     return tuple(dict.fromkeys(Path(p).suffix.lower().lstrip(".") for p in c.beside
                                if Path(p).suffix))
+
+
+class _Lazy:
+    """``module.name``, imported when first called, or when its signature or docstring is
+    asked for (the registry reads a format's options off its signature): a family registers
+    its rarely used functions without importing their modules at start-up."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.__name__ = module, name
+
+    def target(self) -> Any:
+        return getattr(importlib.import_module(self.module), self.__name__)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.target()(*args, **kwargs)
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return inspect.signature(self.target())
+
+    @property
+    def __doc__(self) -> str | None:  # type: ignore[override]
+        return self.target().__doc__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Lazy) and (other.module, other.__name__) == \
+            (self.module, self.__name__)
+
+    def __hash__(self) -> int:
+        return hash((self.module, self.__name__))
+
+
+def lazy(module: str, name: str) -> Any:
+    """A callable standing for ``module.name`` (a dotted module path) that imports the module
+    only when first used; usable wherever :func:`register` or :func:`register_converter`
+    take a function."""
+    return _Lazy(module, name)
 
 
 def _load(mod: str) -> None:

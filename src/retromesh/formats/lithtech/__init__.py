@@ -17,7 +17,6 @@ small complete files of every version with our own writers.
 from __future__ import annotations
 
 import importlib
-import inspect
 import struct
 from typing import Any
 
@@ -25,7 +24,7 @@ from ...binio import Reader
 from ...errors import DocumentError
 from ...findings import Finding
 from ...imageformats import ImageFormat, register as register_image
-from ...registry import register, register_converter
+from ...registry import lazy, register, register_converter
 from . import abc, abc_v6, dtx, lta, ltc, scene
 from .abc import AbcModel
 from .abc_v6 import AbcV6Model
@@ -44,37 +43,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-class _Lazy:
-    """``module.name`` of this package, imported when first called (or when its signature or
-    docstring is asked for: the registry reads a format's options off its signature)."""
-
-    def __init__(self, module: str, name: str) -> None:
-        self.module, self.__name__ = module, name
-
-    def target(self) -> Any:
-        return getattr(importlib.import_module(f"{__name__}.{self.module}"), self.__name__)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.target()(*args, **kwargs)
-
-    @property
-    def __signature__(self) -> inspect.Signature:
-        return inspect.signature(self.target())
-
-    @property
-    def __doc__(self) -> str | None:  # type: ignore[override]
-        return self.target().__doc__
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Lazy) and (other.module, other.__name__) == \
-            (self.module, self.__name__)
-
-    def __hash__(self) -> int:
-        return hash((self.module, self.__name__))
-
-
 def _lazy(module: str, name: str) -> Any:
-    return _Lazy(module, name)
+    return lazy(f"{__name__}.{module}", name)
+
+
+def _to_model(text: LtaFile) -> AbcModel:
+    from .lta_model import to_model
+    return to_model(text)
 
 
 __all__ = ["abc", "abc_v6", "dtx", "lta", "lta_model", "lta_scene", "ltc", "scene",
@@ -165,7 +140,7 @@ def lta_info(doc: LtaFile | LtcFile) -> dict[str, Any]:
     text = doc.lta if isinstance(doc, LtcFile) else doc
     if lta.kind(text) != "model":     # a render style: only the text's own counts
         return {**(ltc.info(doc) if isinstance(doc, LtcFile) else lta.info(doc))}
-    out = info(_lazy("lta_model", "to_model")(text))
+    out = info(_to_model(text))
     del out["version"], out["sections"]
     return {**out, **(ltc.info(doc) if isinstance(doc, LtcFile) else lta.info(doc))}
 
@@ -174,7 +149,7 @@ def lta_check(doc: LtaFile | LtcFile) -> list[Finding]:
     text = doc.lta if isinstance(doc, LtcFile) else doc
     if lta.kind(text) != "model":
         return lta.check(text)
-    return lta.check(text) + scene.structural_problems(_lazy("lta_model", "to_model")(text))
+    return lta.check(text) + scene.structural_problems(_to_model(text))
 
 
 register(LTA, doc_types=(LtaFile,), sniff=lta.sniff, read=lta.read, write=lta.write,
