@@ -58,22 +58,28 @@ def gltf_weights(joints: np.ndarray, weights: np.ndarray, merge: bool = True
     >= 0 summing to 1 in float32 (a vertex without weight bound to joint 0), joints of zero
     weights set to 0 and (``merge``) a joint named twice merged into its first slot. The
     families use it to know what a GLB holds (retromesh.restore)."""
-    w = np.nan_to_num(weights.astype(np.float32), copy=False)
+    w = weights.astype(np.float32)
+    if not np.isfinite(w).all():        # (nan_to_num is a dozen numpy calls)
+        np.nan_to_num(w, copy=False)
     np.clip(w, 0.0, None, out=w)
     j = joints.astype(np.uint16, copy=True)
     s = row_sum64(w)
-    empty = s <= 1e-12
-    n_empty = int(empty.sum())
-    if n_empty:
-        w[empty] = (1.0, 0.0, 0.0, 0.0)
-        j[empty] = 0
-        s[empty] = 1.0
-    w /= s.astype(np.float32)[:, None]
-    # put the float32 rounding error of the sum on the largest weight
-    err = (1.0 - row_sum64(w)).astype(np.float32)
-    largest = np.argmax(w, axis=1)
-    largest += np.arange(0, w.size, w.shape[1], dtype=largest.dtype)
-    w.reshape(-1)[largest] += err
+    n_empty = 0
+    # rows summing to 1 already (most models): dividing by 1 and adding the error 0 to the
+    # largest (positive) weight change no bit, so both are skipped
+    if not (s == 1.0).all():
+        empty = s <= 1e-12
+        n_empty = int(empty.sum())
+        if n_empty:
+            w[empty] = (1.0, 0.0, 0.0, 0.0)
+            j[empty] = 0
+            s[empty] = 1.0
+        w /= s.astype(np.float32)[:, None]
+        # put the float32 rounding error of the sum on the largest weight
+        err = (1.0 - row_sum64(w)).astype(np.float32)
+        largest = np.argmax(w, axis=1)
+        largest += np.arange(0, w.size, w.shape[1], dtype=largest.dtype)
+        w.reshape(-1)[largest] += err
     j[w == 0] = 0
     if merge:
         j, w = merge_duplicate_joints(j, w)

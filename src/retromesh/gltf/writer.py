@@ -206,7 +206,7 @@ def _primitive(buf: _Buffer, p: Primitive, material_map: dict[int, int]) -> g.Mo
             return None
     attrs: dict[str, int] = {}
     pos = p.positions
-    if not np.all(np.isfinite(pos)):
+    if not np.isfinite(pos).all():
         warnings.warn("non-finite vertex positions replaced by 0", LossWarning, stacklevel=3)
         pos = np.nan_to_num(pos, nan=0.0, posinf=0.0, neginf=0.0).astype(np.float32)
     attrs["POSITION"] = buf.accessor(pos, target=ARRAY_BUFFER, minmax=True)
