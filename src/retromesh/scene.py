@@ -587,18 +587,21 @@ class Scene:
                                 f"node {i} ({node.name!r}): {key} must have {width} numbers, "
                                 f"got shape {np.shape(getattr(node, key))}")
                     values = np.array([getattr(n, key) for n in self.nodes], dtype=np.float64)
+                if np.abs(values).max() <= _FLT_MAX:   # (a NaN fails it too)
+                    continue
                 ok = np.all(np.abs(values) <= _FLT_MAX, axis=1)
                 if not np.all(ok):
                     i = int(np.argmin(ok))
                     raise DocumentError(f"node {i} ({self.nodes[i].name!r}): {key} "
                                         f"{values[i].tolist()} is not finite within float32")
-        for mi, mat in enumerate(self.materials):
-            ref = mat.base_color_texture
-            nums = [*mat.base_color, *mat.emissive, mat.metallic, mat.roughness, mat.alpha_cutoff]
-            if ref is not None:
-                nums += [*ref.offset, *ref.scale, ref.rotation]
+        numbers = [self._material_numbers(mat) for mat in self.materials]
+        try:        # all materials at once; one by one only to name the one that fails
+            all_ok = finite32(np.array([x for nums in numbers for x in nums], dtype=np.float64))
+        except (TypeError, ValueError):
+            all_ok = False
+        for mi, mat in enumerate(self.materials if not all_ok else ()):
             try:
-                ok = finite32(np.array(nums, dtype=np.float64))
+                ok = finite32(np.array(numbers[mi], dtype=np.float64))
             except (TypeError, ValueError):
                 ok = False
             if not ok:
@@ -632,6 +635,15 @@ class Scene:
             ai, ci = chans[bad // 2]
             raise DocumentError(f"animation {ai} ({self.animations[ai].name!r}) channel {ci}: "
                                 "keys are not finite within float32")
+
+    @staticmethod
+    def _material_numbers(mat: Material) -> list:
+        """A material's colours, factors and texture transform, as validate checks them."""
+        ref = mat.base_color_texture
+        nums = [*mat.base_color, *mat.emissive, mat.metallic, mat.roughness, mat.alpha_cutoff]
+        if ref is not None:
+            nums += [*ref.offset, *ref.scale, ref.rotation]
+        return nums
 
     def for_writing(self, validated: bool = False) -> Scene:
         """This scene validated (unless ``validated``: checked just before) and fixed up for a
