@@ -45,10 +45,11 @@ def unit_rows(v: np.ndarray, fallback=(0.0, 1.0, 0.0)) -> np.ndarray:
         sq += v[:, c] * v[:, c]
     norm = np.sqrt(sq, out=sq)
     ok = (norm > 1e-12) & (norm < np.inf)
+    if ok.all():            # every row divided by a finite length >= its items: no warning
+        return (v / norm[:, None]).astype(np.float32)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = (v / norm[:, None]).astype(np.float32)
-    if not ok.all():
-        out[~ok] = fallback
+    out[~ok] = fallback
     return out
 
 
