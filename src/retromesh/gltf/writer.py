@@ -54,6 +54,7 @@ ARRAY_BUFFER = 34962
 ELEMENT_ARRAY_BUFFER = 34963
 FLOAT, UBYTE, USHORT, UINT = 5126, 5121, 5123, 5125
 _TYPES = {1: "SCALAR", 2: "VEC2", 3: "VEC3", 4: "VEC4", 16: "MAT4"}
+_F32 = np.dtype(np.float32)
 _COMPONENT = {np.dtype(np.float32): FLOAT, np.dtype(np.uint8): UBYTE,
               np.dtype(np.uint16): USHORT, np.dtype(np.uint32): UINT}
 
@@ -149,6 +150,21 @@ class _Buffer:
             acc["max"] = flat.max(axis=0).tolist()  # Python floats (float32 exactly) or ints
             acc["min"] = flat.min(axis=0).tolist()
         self.accessors.append(acc)
+        return len(self.accessors) - 1
+
+    def float_rows(self, arr: np.ndarray) -> int:
+        """``accessor(arr)`` of a C-contiguous 2-D float32 array (a channel's keys: a model
+        has hundreds), without the general case's tests."""
+        pad = (-self.size) % 4
+        if pad:
+            self.parts.append(b"\0" * pad)
+            self.size += pad
+        size = arr.nbytes
+        self.views.append(g.Plain(buffer=0, byteOffset=self.size, byteLength=size))
+        self.parts.append(arr)
+        self.size += size
+        self.accessors.append(g.Plain(bufferView=len(self.views) - 1, componentType=FLOAT,
+                                      count=len(arr), type=_TYPES[arr.shape[1]]))
         return len(self.accessors) - 1
 
     def finish(self) -> tuple[list[Any], int]:
@@ -357,24 +373,31 @@ def _add_animations(doc: g.GLTF2, scene: Scene, buf: _Buffer) -> None:
         seen: set[tuple[int, str]] = set()
         input_cache: dict[bytes, int] = {}
         rotations = _unit_rotations([c.values for c in a.channels if c.path == "rotation"])
+        samplers, channels = ga.samplers, ga.channels
         for c in a.channels:
-            values = next(rotations) if c.path == "rotation" else c.values
-            key = (c.node, c.path)
+            node, path = c.node, c.path
+            values = next(rotations) if path == "rotation" else c.values
+            key = (node, path)
             if key in seen:
-                warnings.warn(f"animation {a.name!r}: second {c.path} channel on node {c.node} "
+                warnings.warn(f"animation {a.name!r}: second {path} channel on node {node} "
                               "dropped", LossWarning, stacklevel=3)
                 continue
             seen.add(key)
             times = c.times if not shift else (c.times.astype(np.float64) + shift).astype(np.float32)
             tkey = times.tobytes()
-            if tkey not in input_cache:
-                input_cache[tkey] = buf.accessor(times, increasing=True)   # Channel checks it
-            out = buf.accessor(np.ascontiguousarray(values, dtype=np.float32).reshape(
-                len(values), -1) if c.path != "weights" else values.reshape(-1).astype(np.float32))
-            ga.samplers.append(g.Plain(input=input_cache[tkey], interpolation=c.interpolation,
-                                       output=out))
-            ga.channels.append(g.Plain(sampler=len(ga.samplers) - 1,
-                                       target={"node": c.node, "path": c.path}))
+            source = input_cache.get(tkey)
+            if source is None:
+                source = input_cache[tkey] = buf.accessor(times, increasing=True)  # Channel checks it
+            if path == "weights":
+                out = buf.accessor(values.reshape(-1).astype(np.float32))
+            else:
+                if not (type(values) is np.ndarray and values.dtype is _F32 and values.ndim == 2
+                        and values.flags.c_contiguous):     # (Channel makes them so)
+                    values = np.ascontiguousarray(values, dtype=np.float32).reshape(
+                        len(values), -1)
+                out = buf.float_rows(values)
+            samplers.append(g.Plain(input=source, interpolation=c.interpolation, output=out))
+            channels.append(g.Plain(sampler=len(samplers) - 1, target={"node": node, "path": path}))
         doc.animations.append(ga)
 
 
