@@ -147,8 +147,7 @@ class _Buffer:
             acc["max"], acc["min"] = [arr[-1].item()], [arr[0].item()]
         elif minmax and len(arr):
             flat = arr.reshape(len(arr), width)
-            acc["max"] = flat.max(axis=0).tolist()  # Python floats (float32 exactly) or ints
-            acc["min"] = flat.min(axis=0).tolist()
+            acc["max"], acc["min"] = _column_bounds(flat)
         self.accessors.append(acc)
         return len(self.accessors) - 1
 
@@ -175,6 +174,20 @@ class _Buffer:
             self.size += pad
         parts, self.parts = self.parts, []
         return parts, self.size
+
+
+def _column_bounds(flat: np.ndarray) -> tuple[list, list]:
+    """Each column's max and min (Python floats, float32 exactly, or ints). From 64 rows on
+    the columns are copied side by side first: numpy's reduction over the rows of a (n, 3)
+    array costs about 45 ns a row (a 60,000-vertex mesh: 2.7 ms, 0.1 ms so). A zero among
+    the results is taken from the reduction over the rows as before (which of -0.0 and 0.0 a
+    maximum gives depends on the order of comparison), and so is a NaN."""
+    if len(flat) >= 64:
+        columns = np.ascontiguousarray(flat.T)
+        hi, lo = columns.max(axis=1), columns.min(axis=1)
+        if hi.all() and lo.all() and not (np.isnan(hi).any() or np.isnan(lo).any()):
+            return hi.tolist(), lo.tolist()
+    return flat.max(axis=0).tolist(), flat.min(axis=0).tolist()
 
 
 def sanitize_weights(joints: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
