@@ -57,13 +57,13 @@ from ...restore import (
     unpack_small,
     unpack_words,
 )
-from .axes import Z32, rot_to_gltf
+from .axes import Z32, Z, rot_to_gltf
 from .boneexact import WEIGHT_TOLERANCE, bone_record, bone_records, restore_bone
 from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
 
 __all__ = ["BLENDER_TOLERANCE", "WEIGHT_TOLERANCE", "tolerance", "pack", "pack_normals",
            "normal_records", "unpack", "restore_rows", "restore_normals", "normal_naive",
-           "node_records", "node_values", "kept_trs", "recorded_gltf_trs", "reorder",
+           "node_records", "node_trs", "node_values", "kept_trs", "recorded_gltf_trs", "reorder",
            "rotation_naive", "keys_records", "keys_records_at", "restore_keys", "KEYS_SCENE_KEY",
            "keys_scene_record", "restore_keys_scene", "check8", "bone_record", "bone_records", "restore_bone"]
 
@@ -318,49 +318,80 @@ def node_values(t, r, s) -> tuple[tuple, tuple, tuple]:
     return tuple(f[0:3]), tuple(f[3:6]), tuple(f[6:10])
 
 
-def _naive_nodes(f: np.ndarray) -> np.ndarray:
-    """(n, 10) NODE floats as the plain way back gives them: to_scene's glTF TRS, as our glTF
-    writer writes it (``_as_written``, row by row), as from_scene writes it (``node_values``)."""
-    g = f.astype(np.float64)
-    w, x, y, z = g[:, 6], g[:, 7], g[:, 8], g[:, 9]
-    n = np.sqrt(x * x + y * y + z * z + w * w)
-    ok = n > 1e-12
-    n = np.where(ok, n, 1.0)
-    r = np.stack([x / n, y / n, -z / n, w / n], axis=1)
+def node_trs(f: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The glTF translations, rotations and scales (float64) of NODEs whose position, scale,
+    rotation (w, x, y, z) are the rows of ``f`` (n, 10): every node in one pass, the values
+    of ``* Z`` and :func:`.axes.rot_to_gltf`'s one-rotation path bit for bit (the same float64
+    operations in the same order)."""
+    t = f[:, 0:3] * Z
+    w, x, y, z = f[:, 6], f[:, 7], f[:, 8], f[:, 9]
+    with np.errstate(all="ignore"):
+        n = np.sqrt(x * x + y * y + z * z + w * w)
+        ok = n > 1e-12
+        n = np.where(ok, n, 1.0)
+        r = np.stack([x / n, y / n, -z / n, w / n], axis=1)
     r[~ok] = (0.0, 0.0, 0.0, 1.0)
-    t = g[:, 0:3] * (1.0, 1.0, -1.0)
-    s = g[:, 3:6]
-    t[np.all(np.abs(t) <= 1e-8, axis=1)] = 0.0
-    still = np.all(np.abs(r[:, :3]) <= 1e-8, axis=1) & (np.abs(r[:, 3] - 1.0) <= 1e-8 + 1e-5)
+    return t, r, f[:, 3:6].copy()
+
+
+def _naive_nodes(t: np.ndarray, r: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """(n, 10) NODE floats as the plain way back gives them from to_scene's glTF TRS
+    (:func:`node_trs`): as our glTF writer writes them (``_as_written``, row by row: values
+    near the default left out, the rotation unit), as from_scene writes them
+    (``node_values``: across the Z mirror, zeros +0.0), in one array."""
+    back = np.empty((len(t), 10))
+    np.multiply(t, Z, out=back[:, 0:3])
+    back[(np.abs(t) <= 1e-8).all(axis=1), 0:3] = 0.0
+    still = (np.abs(r[:, :3]) <= 1e-8).all(axis=1) & (np.abs(r[:, 3] - 1.0) <= 1e-8 + 1e-5)
     n2 = np.sqrt(np.einsum("ij,ij->i", r, r))          # as the writer sums them
-    r = r / np.where(n2 > 0, n2, 1.0)[:, None]
-    r[still] = (0.0, 0.0, 0.0, 1.0)
-    s = np.where(np.all(np.abs(s - 1.0) <= 1e-8 + 1e-5, axis=1)[:, None], 1.0, s)
-    back = np.concatenate([t * (1.0, 1.0, -1.0), s, r[:, [3, 0, 1, 2]] * (1.0, 1.0, 1.0, -1.0)],
-                          axis=1) + 0.0
+    np.divide(r[:, _WXYZ], np.where(n2 > 0, n2, 1.0)[:, None], out=back[:, 6:10])
+    np.negative(back[:, 9], out=back[:, 9])
+    back[still, 6:10] = (1.0, 0.0, 0.0, 0.0)
+    back[:, 3:6] = s
+    back[(np.abs(s - 1.0) <= 1e-8 + 1e-5).all(axis=1), 3:6] = 1.0
+    back += 0.0
     return back.astype(np.float32)
 
 
-def node_records(nodes: list[NodeChunk], f: np.ndarray | None = None) -> dict[int, dict]:
+#: glTF rotation columns (x, y, z, w) in NODE order (w, x, y, z)
+_WXYZ = [3, 0, 1, 2]
+
+#: :func:`_child_order` of each sequence of child types met (a model repeats a few)
+_ORDER_OF: dict[tuple, str | None] = {}
+
+
+def _child_order(children: list) -> str | None:
+    """The kinds of ``children`` when they are not in the writer's order, else None."""
+    key = tuple(map(type, children))
+    try:
+        return _ORDER_OF[key]
+    except KeyError:
+        kinds = "".join([_KIND.get(k, "R") for k in key])
+        got = None if _WRITER_ORDER.fullmatch(kinds) else kinds
+        if len(_ORDER_OF) < 4096:
+            _ORDER_OF[key] = got
+        return got
+
+
+def node_records(nodes: list[NodeChunk], f: np.ndarray | None = None,
+                 trs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> dict[int, dict]:
     """id of each NODE -> what ``node.extras["b3d"]`` needs besides the glTF node to give it
     back (``order``, ``trs``), all nodes in one numpy pass (``f``: their position, scale,
-    rotation as float32 rows, when the caller has them)."""
+    rotation as float32 rows, ``trs``: :func:`node_trs` of them, when the caller has them)."""
     out: dict[int, dict] = {}
     if not nodes:
         return out
     if f is None:
         f = np.array([(*c.position, *c.scale, *c.rotation) for c in nodes], np.float32)
-    naive = _naive_nodes(f)
+    naive = _naive_nodes(*(trs if trs is not None else node_trs(f.astype(np.float64))))
     # the rows that do not come back, and those with a scale: Blender's bones have none (its
     # rest drops it; :mod:`.restscale`); one mask (np.union1d sorts: it cost more than the rest)
     u = f.view(np.uint32)
     keep = np.flatnonzero((u != naive.view(np.uint32)).any(axis=1)
                           | (np.abs(f[:, 3:6] - 1.0) > 1e-5).any(axis=1))
-    kind = _KIND.get
-    fits = _WRITER_ORDER.fullmatch
     for c in nodes:
-        kinds = "".join([kind(type(x), "R") for x in c.children])
-        if fits(kinds) is None:
+        kinds = _child_order(c.children)
+        if kinds is not None:
             out[id(c)] = {"order": kinds}
     # (40 bytes each: pack_words' plain base64, every row's bytes taken at once)
     raw = np.ascontiguousarray(f[keep], "<f4").tobytes()

@@ -23,6 +23,7 @@ from .exact import (
     keys_records_at,
     keys_scene_record,
     node_records,
+    node_trs,
     normal_records,
     pack,
 )
@@ -169,8 +170,8 @@ def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = No
     nodes = [c for c in doc.chunks() if isinstance(c, NodeChunk)]
     floats = np.array([(*c.position, *c.scale, *c.rotation) for c in nodes],
                       np.float64).reshape(len(nodes), 10)
-    walk.node_records = node_records(nodes, floats.astype(np.float32))
-    walk.trs = _node_trs(floats)
+    walk.trs = node_trs(floats)
+    walk.node_records = node_records(nodes, floats.astype(np.float32), walk.trs)
     walk.row_of = {id(c): k for k, c in enumerate(nodes)}
     seen: set[bytes] = set()
     for c in nodes:         # names Blender changes: a name taken (Object03.001), over 63 bytes
@@ -192,22 +193,6 @@ def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = No
     return scene
 
 
-def _node_trs(f: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The glTF translations, rotations and scales (float64) of NODEs whose position, scale,
-    rotation (w, x, y, z) are the rows of ``f`` (n, 10): every node in one pass, the values
-    of ``* Z`` and :func:`.axes.rot_to_gltf`'s one-rotation path bit for bit (the same float64
-    operations in the same order)."""
-    t = f[:, 0:3] * Z
-    w, x, y, z = f[:, 6], f[:, 7], f[:, 8], f[:, 9]
-    with np.errstate(all="ignore"):
-        n = np.sqrt(x * x + y * y + z * z + w * w)
-        ok = n > 1e-12
-        n = np.where(ok, n, 1.0)
-        r = np.stack([x / n, y / n, -z / n, w / n], axis=1)
-    r[~ok] = (0.0, 0.0, 0.0, 1.0)
-    return t, r, f[:, 3:6].copy()
-
-
 class _Walk:
     """Scene nodes for the NODE tree, and what the skins and animations need of it."""
 
@@ -222,7 +207,7 @@ class _Walk:
         self.renamed: set[bytes] = set()                   # NODE names Blender would change
         self.pending_normals: list[tuple[dict, np.ndarray]] = []     # :func:`_normal_records`
         self.row_of: dict[int, int] = {}                   # id of a NODE -> its row in trs
-        self.trs: tuple[np.ndarray, ...] = ()              # every NODE's glTF TRS: _node_trs
+        self.trs: tuple[np.ndarray, ...] = ()              # every NODE's glTF TRS: node_trs
 
     def visit(self, chunk: NodeChunk, parent: int | None, anim_slot: int, depth: int) -> None:
         label = chunk.name.decode("utf-8", "replace")
