@@ -14,7 +14,7 @@ from ...errors import DocumentError, LossWarning, UnsupportedError
 from ...geometry import gltf_weights, merge_duplicate_joints
 from ...restore import for_editor
 from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
-from ...transforms import inverse
+from ...transforms import compose_trs, inverse
 from .axes import Z32, Z, rot_to_gltf
 from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
 from .exact import (
@@ -208,6 +208,8 @@ class _Walk:
         self.pending_normals: list[tuple[dict, np.ndarray]] = []     # :func:`_normal_records`
         self.row_of: dict[int, int] = {}                   # id of a NODE -> its row in trs
         self.trs: tuple[np.ndarray, ...] = ()              # every NODE's glTF TRS: node_trs
+        self.rows: list[int] = []                          # scene node -> its row in trs
+        self.depths: list[int] = []                        # scene node -> its depth
 
     def visit(self, chunk: NodeChunk, parent: int | None, anim_slot: int, depth: int) -> None:
         label = chunk.name.decode("utf-8", "replace")
@@ -215,6 +217,8 @@ class _Walk:
         node = Node(name=label, translation=self.trs[0][k], rotation=self.trs[1][k],
                     scale=self.trs[2][k])
         i = self.scene.add_node(node, parent)
+        self.rows.append(k)
+        self.depths.append(depth)
         # what glTF has no place for, to write the same NODE back
         native: dict = {"v": 1, **self.node_records.get(id(chunk), {})}
         if chunk.name in self.renamed:
@@ -267,7 +271,7 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
     """The mesh node is joint 0, then every node with a BONE for that mesh (empty ones too)."""
     if not walk.bones_by_mesh:
         return
-    worlds = scene.world_matrices()
+    worlds = _world_matrices(scene, walk)
     for slot, bones in walk.bones_by_mesh.items():
         mesh_node, mesh_chunk, id_lists = walk.mesh_users[slot]
         joint_nodes = [mesh_node] + [b for b, _ in bones if b != mesh_node]
@@ -308,6 +312,24 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
             record = weight_record(kept, odd, used, taken)
             if record is not None:
                 mesh.extras["b3d_tris"][k]["weights"] = record
+
+
+def _world_matrices(scene: Scene, walk: _Walk) -> np.ndarray:
+    """``scene.world_matrices()`` (the same bits: the same local matrices, each world matrix
+    its parent's times its local one) from the glTF TRS to_scene has (``walk.trs``), the nodes
+    of each depth at once (a model's nodes are a few levels of one chain or tree: one matrix
+    product per node cost more than the rest of the skin)."""
+    rows = np.asarray(walk.rows, np.intp)
+    local = compose_trs(*(a[rows] for a in walk.trs))
+    parents = np.asarray(scene.parents(), np.intp)
+    depth = np.asarray(walk.depths, np.intp)
+    world = np.empty_like(local)
+    top = depth == 0
+    world[top] = local[top]
+    for d in range(1, int(depth.max()) + 1 if len(depth) else 0):
+        at = np.flatnonzero(depth == d)
+        world[at] = world[parents[at]] @ local[at]
+    return world
 
 
 def _glb_weights(joints: np.ndarray, weights: np.ndarray, id_lists: list[np.ndarray],
@@ -366,25 +388,28 @@ def _gather_all(keys: list[tuple[int, Keys]]) -> dict[str, tuple]:
 
 
 def _gather(ids: list[int], frames: list[np.ndarray], values: list[np.ndarray],
-            starts: list[int]) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+            starts: list[int]) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray,
+                                        np.ndarray | None]:
     """The keys of one channel path of every track of one animation (:func:`_gather_all`:
     per KEYS chunk holding them, its track, frames, values and the place of its first key
     among the keys of the animation's chunks holding the path, one after another), tracks one
     after another in frame order (several KEYS chunks of a node merged, keys of one frame in
     file order): the track numbers (slots in the animation's node order), each key's track,
-    frames, values (float64) and where each key came from (its place among those keys)."""
+    frames, values (float64) and where each key came from (its place among those keys; None
+    when each is in its place, as in most files)."""
     if not ids:
-        return [], np.zeros(0, np.intp), np.zeros(0, np.int64), np.zeros((0, 0)), np.zeros(0, np.int64)
+        return [], np.zeros(0, np.intp), np.zeros(0, np.int64), np.zeros((0, 0)), None
     lengths = [len(f) for f in frames]
     track = np.repeat(np.asarray(ids, np.intp), lengths)
-    before = np.array([0, *accumulate(lengths[:-1])], np.int64)
-    origin = np.repeat(np.asarray(starts, np.int64) - before,
-                       lengths) + np.arange(sum(lengths))
-    f = np.concatenate(frames).astype(np.int64)
-    v = np.concatenate(values).astype(np.float64)
+    f = np.concatenate(frames, dtype=np.int64)
+    v = np.concatenate(values, dtype=np.float64)
     back = f[1:] < f[:-1]
     back &= track[1:] == track[:-1]
+    origin = None
     if len(set(ids)) < len(ids) or back.any():     # several chunks, or keys out of order
+        before = np.array([0, *accumulate(lengths[:-1])], np.int64)
+        origin = np.repeat(np.asarray(starts, np.int64) - before,
+                           lengths) + np.arange(sum(lengths))
         order = np.lexsort((f, track))
         track, f, v, origin = track[order], f[order], v[order], origin[order]
     return sorted(set(ids)), track, f, v, origin
@@ -471,7 +496,9 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
                 file_q, gltf32 = values.astype(np.float32), gltf_q.astype(np.float32)
                 values, flipped = _continuous(gltf_q, starts)
                 if for_editor():        # (per node: Blender keeps node extras, f32 values)
-                    _keep_key_bits(scene, keys, node_of, origin, flipped, file_q, gltf32)
+                    _keep_key_bits(scene, keys, node_of,
+                                   np.arange(len(track)) if origin is None else origin,
+                                   flipped, file_q, gltf32)
                 else:
                     kept.add(node_of, track, origin, flipped, file_q, gltf32)
             times = _key_times(track, starts, frames, first, fps)
@@ -498,15 +525,22 @@ class _KeptKeys:
         self.flipped: list[np.ndarray] = []
         self.at = 0
 
-    def add(self, node_of: list[int], track: np.ndarray, origin: np.ndarray, flipped: np.ndarray,
-            file_q: np.ndarray, gltf_q: np.ndarray) -> None:
-        q, g = np.empty_like(file_q), np.empty_like(gltf_q)
-        q[origin], g[origin] = file_q, gltf_q
+    def add(self, node_of: list[int], track: np.ndarray, origin: np.ndarray | None,
+            flipped: np.ndarray, file_q: np.ndarray, gltf_q: np.ndarray) -> None:
+        """One animation's rotation keys (``origin``: :func:`_gather`'s, None when each key
+        is in its place)."""
+        if origin is None:
+            q, g = file_q, gltf_q
+            flips = np.flatnonzero(flipped)
+        else:
+            q, g = np.empty_like(file_q), np.empty_like(gltf_q)
+            q[origin], g[origin] = file_q, gltf_q
+            flips = np.sort(origin[flipped])
         self.nodes.append(np.asarray(node_of, np.int64))
         self.counts.append(np.bincount(track, minlength=len(node_of)))
         self.file_q.append(q)
         self.gltf_q.append(g)
-        self.flipped.append(np.sort(origin[flipped]) + self.at)
+        self.flipped.append(flips + self.at if self.at else flips)
         self.at += len(q)
 
     def record(self) -> dict | None:
