@@ -167,7 +167,7 @@ def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = No
     if source is not None:
         scene.extras["source_dir"] = str(Path(source).parent)
     walk = _Walk(scene, materials_to_scene(doc, scene), doc.brushes)
-    nodes = [c for c in doc.chunks() if isinstance(c, NodeChunk)]
+    nodes = _nodes_in_file_order(doc.children)
     floats = np.array([(*c.position, *c.scale, *c.rotation) for c in nodes],
                       np.float64).reshape(len(nodes), 10)
     walk.trs = node_trs(floats)
@@ -191,6 +191,19 @@ def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = No
     _skins(scene, walk, weights)
     _animations(scene, walk.anims, walk.keys_of, walk.anim_of_node, fps)
     return scene
+
+
+def _nodes_in_file_order(chunks: list) -> list[NodeChunk]:
+    """The NODEs of :meth:`.chunks.B3dFile.chunks` (file pre-order; NODE and MESH children
+    included), without going through the other chunks (a mob has hundreds of KEYS)."""
+    out = []
+    stack = [c for c in reversed(chunks) if isinstance(c, (NodeChunk, MeshChunk))]
+    while stack:
+        c = stack.pop()
+        if isinstance(c, NodeChunk):
+            out.append(c)
+        stack.extend([x for x in reversed(c.children) if isinstance(x, (NodeChunk, MeshChunk))])
+    return out
 
 
 class _Walk:
