@@ -333,16 +333,28 @@ def node_trs(f: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The glTF translations, rotations and scales (float64) of NODEs whose position, scale,
     rotation (w, x, y, z) are the rows of ``f`` (n, 10): every node in one pass, the values
     of ``* Z`` and :func:`.axes.rot_to_gltf`'s one-rotation path bit for bit (the same float64
-    operations in the same order)."""
+    operations in the same order: ``x / n, y / n, -z / n, w / n``, ``-(z / n)`` being the same
+    value)."""
     t = f[:, 0:3] * Z
-    w, x, y, z = f[:, 6], f[:, 7], f[:, 8], f[:, 9]
+    sq = f[:, 6:10] * f[:, 6:10]
+    n = sq[:, 1] + sq[:, 2]
+    n += sq[:, 3]
+    n += sq[:, 0]
+    np.sqrt(n, out=n)
+    ok = n > 1e-12
     with np.errstate(all="ignore"):
-        n = np.sqrt(x * x + y * y + z * z + w * w)
-        ok = n > 1e-12
-        n = np.where(ok, n, 1.0)
-        r = np.stack([x / n, y / n, -z / n, w / n], axis=1)
+        r = f[:, _XYZW] / np.where(ok, n, 1.0)[:, None]
+    r[:, 2] = -r[:, 2]
     r[~ok] = (0.0, 0.0, 0.0, 1.0)
     return t, r, f[:, 3:6].copy()
+
+
+#: NODE floats (position, scale, rotation w x y z): the rotation's columns in glTF order
+_XYZW = [7, 8, 9, 6]
+#: a NODE's floats as to_scene's glTF TRS (:func:`_naive_nodes`): what the writer leaves out
+#: (``np.allclose`` to the default: translation 0, scale 1, rotation x y z 0, w 1)
+_DEFAULT = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0])
+_NEAR = np.array([1e-8] * 3 + [1e-8 + 1e-5] * 3 + [1e-8] * 3 + [1e-8 + 1e-5])
 
 
 def _naive_nodes(t: np.ndarray, r: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -350,20 +362,22 @@ def _naive_nodes(t: np.ndarray, r: np.ndarray, s: np.ndarray) -> np.ndarray:
     (:func:`node_trs`): as our glTF writer writes them (``_as_written``, row by row: values
     near the default left out, the rotation unit), as from_scene writes them
     (``node_values``: across the Z mirror, zeros +0.0), in one array."""
-    back = np.empty((len(t), 10))
-    np.multiply(t, Z, out=back[:, 0:3])
-    back[(np.abs(t) <= 1e-8).all(axis=1), 0:3] = 0.0
-    still = (np.abs(r[:, :3]) <= 1e-8).all(axis=1) & (np.abs(r[:, 3] - 1.0) <= 1e-8 + 1e-5)
+    back = np.concatenate([t, s, r], axis=1)
+    near = np.abs(back - _DEFAULT) <= _NEAR
+    near = np.logical_and.reduceat(near, _GROUPS, axis=1)     # t, s, r x y z, r w
     n2 = np.sqrt(np.einsum("ij,ij->i", r, r))          # as the writer sums them
+    back[:, 2] = -back[:, 2]
+    back[near[:, 0], 0:3] = 0.0
+    back[near[:, 1], 3:6] = 1.0
     np.divide(r[:, _WXYZ], np.where(n2 > 0, n2, 1.0)[:, None], out=back[:, 6:10])
-    np.negative(back[:, 9], out=back[:, 9])
-    back[still, 6:10] = (1.0, 0.0, 0.0, 0.0)
-    back[:, 3:6] = s
-    back[(np.abs(s - 1.0) <= 1e-8 + 1e-5).all(axis=1), 3:6] = 1.0
+    back[:, 9] = -back[:, 9]
+    back[near[:, 2] & near[:, 3], 6:10] = (1.0, 0.0, 0.0, 0.0)
     back += 0.0
     return back.astype(np.float32)
 
 
+#: :func:`_naive_nodes`' groups of columns
+_GROUPS = [0, 3, 6, 9]
 #: glTF rotation columns (x, y, z, w) in NODE order (w, x, y, z)
 _WXYZ = [3, 0, 1, 2]
 
