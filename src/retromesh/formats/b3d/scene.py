@@ -382,6 +382,9 @@ _KEY_FIELDS = (("translation", "position", 1), ("rotation", "rotation", 4), ("sc
 def _gather_all(keys: list[tuple[int, Keys]]) -> dict[str, tuple]:
     """:func:`_gather` of each channel path (:data:`_KEY_FIELDS`), the chunks gone through once
     (a mob has hundreds of small KEYS chunks)."""
+    live = [(t, c) for t, c in keys if c.flags & 7 and len(c.keys)]
+    if live and len({c.flags for _, c in live}) == 1 and len({c.keys.dtype for _, c in live}) == 1:
+        return _gather_alike(live)
     got: dict[str, tuple[list, list, list, list]] = {p: ([], [], [], []) for p, _, _ in _KEY_FIELDS}
     at = [0, 0, 0]          # per path, the keys of the chunks before that hold it
     for t, c in keys:
@@ -398,6 +401,32 @@ def _gather_all(keys: list[tuple[int, Keys]]) -> dict[str, tuple]:
                     starts.append(at[p])
                     at[p] += n
     return {path: _gather(*got[path]) for path in got}
+
+
+def _gather_alike(live: list[tuple[int, Keys]]) -> dict[str, tuple]:
+    """:func:`_gather_all` of KEYS chunks that all have the same flags and dtype (most
+    files): their keys joined as bytes once (numpy joins record arrays field by field, at a
+    cost per chunk), tracks, frames and their order shared by the paths."""
+    ids = [t for t, _ in live]
+    flags = live[0][1].flags
+    rec = np.frombuffer(b"".join([c.keys.tobytes() for _, c in live]), live[0][1].keys.dtype)
+    track = np.repeat(np.asarray(ids, np.intp), [len(c.keys) for _, c in live])
+    f = rec["frame"].astype(np.int64)
+    back = f[1:] < f[:-1]
+    back &= track[1:] == track[:-1]
+    order = None
+    if len(set(ids)) < len(ids) or back.any():     # several chunks, or keys out of order
+        order = np.lexsort((f, track))
+        track, f = track[order], f[order]
+    tracks = sorted(set(ids))
+    out: dict[str, tuple] = {}
+    for path, field_name, bit in _KEY_FIELDS:
+        if flags & bit:
+            v = rec[field_name].astype(np.float64)
+            out[path] = (tracks, track, f, v if order is None else v[order], order)
+        else:
+            out[path] = _gather([], [], [], [])
+    return out
 
 
 def _gather(ids: list[int], frames: list[np.ndarray], values: list[np.ndarray],
