@@ -498,11 +498,20 @@ def _node_steps(rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return d
 
 
+#: :func:`_small_texts` packs up to this many slices one by one
+_FEW_SLICES = 4
+
+
 def _small_texts(*parts: tuple[np.ndarray, np.ndarray]) -> list[list[str]]:
     """:func:`retromesh.restore.pack_small_slices` of each (values, cuts) in ``parts`` (each
     ``cuts`` from 0 to its values' end), all in one call: its fixed numpy cost, not its work,
-    is what a model of a few dozen nodes pays."""
+    is what a model of a few dozen nodes pays; a few slices in all (a model's one or two
+    meshes) are packed one by one (:func:`retromesh.restore.pack_small`, the same texts), which
+    costs less than that fixed cost."""
     values = [np.asarray(v, np.int64).reshape(-1) for v, _ in parts]
+    if sum(len(c) - 1 for _, c in parts) <= _FEW_SLICES:
+        return [[restore.pack_small(v[a:b]) for a, b in zip(cl[:-1], cl[1:])]
+                for v, cl in ((v, np.asarray(c).tolist()) for v, (_, c) in zip(values, parts))]
     at, cuts, counts = 0, [], []
     for v, (_, c) in zip(values, parts):
         cuts.append(np.asarray(c, np.int64)[:-1] + at)
