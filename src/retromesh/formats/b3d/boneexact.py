@@ -94,15 +94,18 @@ def bone_records(bones: list[np.ndarray], odd: np.ndarray,
                 for b, d, lo in zip(bones, _any_per(down, starts), any_loose)]
     keep = _not_given_back(v, w, loose, starts, written())
     steps_texts = _row_steps_texts(keep, starts)
+    # (only loose entries are kept: every bone's kept weights taken at once, cut per bone)
+    kept = np.flatnonzero(keep)
+    cut = np.searchsorted(kept, starts).tolist()
+    raw = np.ascontiguousarray(w[kept], "<f4").tobytes()
     out: list[dict | None] = []
-    for k, (b, d, lo) in enumerate(zip(bones, _any_per(down, starts), any_loose)):
+    for k, (b, d) in enumerate(zip(bones, _any_per(down, starts))):
         rec = _bone_texts(b["vertex"], b["weight"], d, False) if d else None
-        a, e = int(starts[k]), int(starts[k + 1])
-        rows = np.flatnonzero(keep[a:e]) if lo else ()
-        if len(rows):
+        a, e = cut[k], cut[k + 1]
+        if e > a:
             rec = rec or {}
             rec["ws"] = steps_texts[k]
-            rec["wf"] = pack_words(np.ascontiguousarray(b["weight"][rows], "<f4").tobytes())
+            rec["wf"] = pack_words(raw[4 * a:4 * e])
         out.append(rec)
     return out
 
@@ -119,7 +122,10 @@ def _not_given_back(v: np.ndarray, w: np.ndarray, loose: np.ndarray, starts: np.
     known = row >= 0
     r = np.where(known, row, 0)
     match = (joints[r] == slot[:, None]) & (weights[r] > 0)
-    known &= match.any(axis=1)
+    if match.shape[1] == 4:         # (a row's four tests read as one word: any(axis=1) is slow)
+        known &= match.view(np.uint32).reshape(-1) != 0
+    else:
+        known &= match.any(axis=1)
     got = weights[r, match.argmax(axis=1)]
     out = np.zeros(len(v), bool)
     out[at] = ~known | (np.ascontiguousarray(got, np.float32).view(np.uint32)
