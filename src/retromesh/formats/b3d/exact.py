@@ -174,6 +174,11 @@ def _normal_records(allf: np.ndarray, naive: np.ndarray, cuts: np.ndarray) -> li
         bad = np.flatnonzero(~np.isfinite(length) | (np.abs(dist).max(axis=1) >= 1 << 31))
     if len(bad):
         dist[bad] = 0
+    if k_count == 1:        # (most models: one mesh with normals; pack_small, the same texts)
+        row_texts = [restore.pack_small(_steps_from0(rows)) if len(rows) < sizes[0] else ""]
+        dist_texts = [restore.pack_small(dist.reshape(-1))]
+        return _normal_texts(sizes, rcut, rows, cuts, was, bad, length, unit, row_texts,
+                             dist_texts)
     # (row steps only for the meshes that keep some of their rows: most keep all or none)
     per = np.diff(rcut_a)
     some = (per < np.diff(cuts)) & (per > 0)
@@ -184,6 +189,15 @@ def _normal_records(allf: np.ndarray, naive: np.ndarray, cuts: np.ndarray) -> li
             (dist.reshape(-1), 3 * rcut_a))
     else:
         row_texts, (dist_texts,) = [], _small_texts((dist.reshape(-1), 3 * rcut_a))
+    return _normal_texts(sizes, rcut, rows, cuts, was, bad, length, unit, row_texts, dist_texts)
+
+
+def _normal_texts(sizes: list[int], rcut: list[int], rows: np.ndarray, cuts: np.ndarray,
+                  was: np.ndarray, bad: np.ndarray, length: np.ndarray, unit: np.ndarray,
+                  row_texts: list[str], dist_texts: list[str]) -> list[dict | None]:
+    """:func:`_normal_records`' records from its packed texts (``row_texts[k]`` is read only
+    for a mesh that keeps some of its rows)."""
+    k_count = len(sizes)
     checks = check_bytes(unit).tobytes()
     lengths = length.astype("<f4").tobytes()
     out: list[dict | None] = []
