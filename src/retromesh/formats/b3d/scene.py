@@ -336,11 +336,11 @@ def _world_matrices(scene: Scene, walk: _Walk) -> np.ndarray:
     local = compose_trs(*(a[rows] for a in walk.trs))
     parents = np.asarray(scene.parents(), np.intp)
     depth = np.asarray(walk.depths, np.intp)
-    world = np.empty_like(local)
-    top = depth == 0
-    world[top] = local[top]
-    for d in range(1, int(depth.max()) + 1 if len(depth) else 0):
-        at = np.flatnonzero(depth == d)
+    world = local.copy()                    # (the roots')
+    by_depth = np.argsort(depth, kind="stable")
+    cut = np.searchsorted(depth[by_depth], np.arange(1, max(walk.depths, default=0) + 2)).tolist()
+    for a, b in zip(cut[:-1], cut[1:]):
+        at = by_depth[a:b]
         world[at] = world[parents[at]] @ local[at]
     return world
 
