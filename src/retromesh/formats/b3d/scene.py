@@ -82,8 +82,10 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
             used, inv = np.unique(tri, return_inverse=True)
             local = inv.reshape(-1, 3).astype(np.uint32)
             pick = operator.itemgetter(used)                      # a -> a[used]
+        wound = np.empty_like(local)        # winding reversed (column copies: 3x a gather)
+        wound[:, 0], wound[:, 1], wound[:, 2] = local[:, 0], local[:, 2], local[:, 1]
         prim = Primitive(
-            positions=pick(pos), indices=local[:, [0, 2, 1]].reshape(-1),
+            positions=pick(pos), indices=wound.reshape(-1),
             normals=None if normals is None else pick(normals),
             uvs=[pick(uv) for uv in uvs],
             colors=None if not use_colors or colors is None else np.clip(pick(colors), 0, 1),
