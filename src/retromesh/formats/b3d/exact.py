@@ -485,8 +485,11 @@ def _naive_of(g: np.ndarray) -> np.ndarray:
     """:func:`rotation_naive` of the keys whose glTF rotations (float32, as written, before
     the glTF writer makes them unit) are ``g``."""
     # (rot_from_gltf in float32: its reordering and sign are exact either way)
-    out = unit_rows(g, fallback=(0.0, 0.0, 0.0, 1.0))[:, [3, 0, 1, 2]]
-    np.negative(out[:, 3], out=out[:, 3])
+    u = unit_rows(g, fallback=(0.0, 0.0, 0.0, 1.0))
+    out = np.empty_like(u)                  # (C order: the record compares and gathers rows)
+    out[:, 0] = u[:, 3]
+    out[:, 1:3] = u[:, 0:2]
+    np.negative(u[:, 2], out=out[:, 3])
     return out
 
 
@@ -780,7 +783,9 @@ def keys_scene_record(nodes: np.ndarray, counts: np.ndarray, q: np.ndarray, gltf
     rows = differing_rows4(q, naive)
     if not len(rows) and not len(flipped):
         return None
-    keep = counts > 0
+    keep: Any = counts > 0
+    if keep.all():
+        keep = slice(None)
     at = naive[rows]
     dist = order32(q[rows]).astype(np.int64)
     dist -= order32(at)
