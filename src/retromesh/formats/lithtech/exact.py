@@ -73,7 +73,13 @@ _MIX = (np.arange(1, 33, dtype=np.uint32) * np.uint32(0x9E3779B9)) | np.uint32(1
 
 def _hash(words: np.ndarray) -> np.ndarray:
     """A 32-bit hash per row of uint32 words, in a few numpy passes whatever the width."""
-    h = (words * _MIX[:words.shape[1]]).sum(axis=1, dtype=np.uint32)
+    # column by column (a sum along the short axis cost numpy six times as much; uint32
+    # arithmetic wraps, so the order of the additions does not change the bits)
+    h = words[:, 0] * _MIX[0] if words.shape[1] else np.zeros(len(words), np.uint32)
+    t = np.empty_like(h)
+    for c in range(1, words.shape[1]):
+        np.multiply(words[:, c], _MIX[c], out=t)
+        h += t
     h ^= h >> np.uint32(15)
     h *= np.uint32(0x2C1B3C6D)
     return h
@@ -314,7 +320,7 @@ def _list_checks(rows: np.ndarray, counts: np.ndarray, v: np.ndarray) -> np.ndar
     """One check byte per vertex ``v`` (every vertex has a row): the sum of the hashes of its
     ``rows`` (``counts`` per vertex, one after the other)."""
     at = np.repeat(_starts(counts)[v] - _starts(counts[v]), counts[v]) + np.arange(counts[v].sum())
-    return _byte(np.add.reduceat(_hash(rows[at]), _starts(counts[v])))
+    return _byte(np.add.reduceat(_hash(np.take(rows, at, 0)), _starts(counts[v])))
 
 
 def _key_rows(doc: AbcModel, scene: Scene) -> _Rows | None | bool:
