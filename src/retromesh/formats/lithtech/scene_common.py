@@ -68,12 +68,20 @@ def split_corners(vertex_idx: np.ndarray, uv: np.ndarray):
     uv = np.ascontiguousarray(uv, np.float32)
     uvkey = uv.view(np.uint64).reshape(-1)
     order = np.lexsort((uvkey, vertex_idx))
-    sv, su = vertex_idx[order], uvkey[order]
+    # one sorted column at a time, in one buffer (a big model's fresh temporaries cost more
+    # in page faults than in arithmetic)
+    s = np.take(uvkey, order)
     new = np.ones(len(order), bool)
-    new[1:] = (sv[1:] != sv[:-1]) | (su[1:] != su[:-1])
+    np.not_equal(s[1:], s[:-1], out=new[1:])
+    sv = np.take(vertex_idx, order, out=s.view(vertex_idx.dtype)) \
+        if vertex_idx.dtype.itemsize == 8 else np.take(vertex_idx, order)
+    new[1:] |= sv[1:] != sv[:-1]
+    del s, sv
     first = order[new]
     inverse = np.empty(len(order), np.int64)
-    inverse[order] = np.cumsum(new) - 1
+    rank = np.cumsum(new)
+    rank -= 1
+    inverse[order] = rank
     return vertex_idx[first].astype(np.int64), np.take(uv, first, 0), inverse
 
 
@@ -90,12 +98,12 @@ def bind_deviation(lod: Lod, mats: np.ndarray) -> float | None:
         return None
     owner = np.repeat(np.arange(len(verts)), counts)
     b = wts["bias"].astype(np.float64)
-    b = np.where(np.isfinite(b), b, 0.0)
+    b[~np.isfinite(b)] = 0.0
     with np.errstate(all="ignore"):
         # column by column from the (few) nodes' matrices, summed per vertex by bincount:
         # a gathered 4x4 matrix per weight and np.add.at were most of to_scene's time; the
         # coordinates as rows (weight_locations' own layout), in place: the same values
-        placed = weight_locations(mats, node, wts["location"].astype(np.float64)).T
+        placed = weight_locations(mats, node, wts["location"]).T
         placed *= b
         used = counts > 0
         d = [np.bincount(owner, placed[c], len(verts))[used] for c in range(3)]
@@ -137,7 +145,10 @@ def weight_locations(inv_bind: np.ndarray, node: np.ndarray, pos: np.ndarray) ->
     # (in place into one row and one temporary: a model's fresh temporaries cost more in page
     # faults than in arithmetic)
     m = np.ascontiguousarray(np.asarray(inv_bind, np.float64)[:, :3, :].transpose(1, 2, 0))
-    p = np.asarray(pos, np.float64)         # (its columns read as strided views, not copied)
+    # (its columns read as strided views, not copied; float32 columns as they are: a float64
+    # product takes them exactly, the same bits as a float64 copy would give)
+    p = pos if isinstance(pos, np.ndarray) and pos.dtype in (np.float32, np.float64) else \
+        np.asarray(pos, np.float64)
     node = np.asarray(node, np.intp)
     out = np.empty((3, len(node)))
     t = np.empty(len(node))
