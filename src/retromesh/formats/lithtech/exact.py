@@ -73,13 +73,17 @@ _MIX = (np.arange(1, 33, dtype=np.uint32) * np.uint32(0x9E3779B9)) | np.uint32(1
 
 def _hash(words: np.ndarray) -> np.ndarray:
     """A 32-bit hash per row of uint32 words, in a few numpy passes whatever the width."""
-    # column by column (a sum along the short axis cost numpy six times as much; uint32
-    # arithmetic wraps, so the order of the additions does not change the bits)
-    h = words[:, 0] * _MIX[0] if words.shape[1] else np.zeros(len(words), np.uint32)
-    t = np.empty_like(h)
-    for c in range(1, words.shape[1]):
-        np.multiply(words[:, c], _MIX[c], out=t)
-        h += t
+    # long fields column by column (a sum along the short axis cost numpy six times as much;
+    # on a few rows the calls cost more); uint32 arithmetic wraps, so the order of the
+    # additions does not change the bits
+    if len(words) < 1024 or not words.shape[1]:
+        h = (words * _MIX[:words.shape[1]]).sum(axis=1, dtype=np.uint32)
+    else:
+        h = words[:, 0] * _MIX[0]
+        t = np.empty_like(h)
+        for c in range(1, words.shape[1]):
+            np.multiply(words[:, c], _MIX[c], out=t)
+            h += t
     h ^= h >> np.uint32(15)
     h *= np.uint32(0x2C1B3C6D)
     return h

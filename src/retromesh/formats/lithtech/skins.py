@@ -50,46 +50,78 @@ MAX_SKIN_BYTES = 64 << 20
 _MATERIAL = re.compile(r"material_(\d+)$")
 
 
-#: folder -> ((mtime, inode), {lower-case name: name}): the folders above the models of a
-#: batch are listed once while they do not change (a listing was most of ``dress``'s cost in
-#: a folder of thousands of files)
-_LISTINGS: dict[str, tuple[tuple[int, int], dict[str, str]]] = {}
+#: folder -> ((mtime, inode), {lower-case name: name}, {lower-case name: "f" or "d"}): the
+#: folders above the models of a batch are listed once while they do not change (a listing
+#: was most of ``dress``'s cost in a folder of thousands of files); the last map holds the
+#: entries that are plain files and folders (no links), as the listing saw them
+_LISTINGS: dict[str, tuple[tuple[int, int], dict[str, str], dict[str, str]]] = {}
 _LISTINGS_MAX = 256
 #: a folder changed this recently (ns) may change again within its clock's granularity
 _SETTLED_NS = 2_000_000_000
+_NOTHING: tuple[dict[str, str], dict[str, str]] = ({}, {})
 
 
-def _listing(folder: Path) -> dict[str, str]:
-    key = os.fspath(folder)
+def _list(folder: str) -> tuple[dict[str, str], dict[str, str]]:
+    names, plain = {}, {}
+    with os.scandir(folder) as it:
+        for e in it:
+            low = e.name.lower()
+            names[low] = e.name
+            # (the kind from the listing itself: no stat a name, and no link followed)
+            if e.is_file(follow_symlinks=False):
+                plain[low] = "f"
+            elif e.is_dir(follow_symlinks=False):
+                plain[low] = "d"
+    return names, plain
+
+
+def _listing2(folder: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The folder's names by their lower-case form, and the kinds of its plain entries."""
     try:
-        st = os.stat(key)
+        st = os.stat(folder)
         stamp = (st.st_mtime_ns, st.st_ino)
-        hit = _LISTINGS.get(key)
+        hit = _LISTINGS.get(folder)
         if hit is not None and hit[0] == stamp:
-            return hit[1]
-        names = {n.lower(): n for n in os.listdir(key)}
+            return hit[1], hit[2]
+        got = _list(folder)
     except OSError:
-        return {}
+        return _NOTHING
     if time.time_ns() - st.st_mtime_ns > _SETTLED_NS:
         if len(_LISTINGS) >= _LISTINGS_MAX:
             _LISTINGS.clear()
-        _LISTINGS[key] = (stamp, names)
-    return names
+        _LISTINGS[folder] = (stamp, *got)
+    return got
 
 
-def _walk(root: Path, parts: Iterable[str]) -> Path | None:
-    """``root/parts...`` matched case-insensitively (None when a part is missing)."""
-    here = root
+def _listing(folder: Path) -> dict[str, str]:
+    return _listing2(os.fspath(folder))[0]
+
+
+def _walk_plain(root: Path, parts: Iterable[str]) -> tuple[Path | None, bool]:
+    """``root/parts...`` matched case-insensitively (None when a part is missing), and
+    whether it is a plain file reached through plain folders: no link on the way, so inside
+    ``root`` wherever ``root`` itself leads (:func:`_inside` need not resolve it)."""
+    here = os.fspath(root)
+    kinds_seen = []
     for part in parts:
         if part in ("", "."):
             continue
         if part == ".." or "/" in part or "\\" in part:
-            return None
-        hit = _listing(here).get(part.lower())
+            return None, False
+        names, kinds = _listing2(here)
+        low = part.lower()
+        hit = names.get(low)
         if hit is None:
-            return None
-        here = here / hit
-    return here
+            return None, False
+        kinds_seen.append(kinds.get(low, ""))
+        here = os.path.join(here, hit)
+    plain = bool(kinds_seen) and kinds_seen[-1] == "f" and all(k == "d" for k in kinds_seen[:-1])
+    return Path(here), plain
+
+
+def _walk(root: Path, parts: Iterable[str]) -> Path | None:
+    """``root/parts...`` matched case-insensitively (None when a part is missing)."""
+    return _walk_plain(root, parts)[0]
 
 
 def _split(name: str) -> list[str]:
@@ -151,8 +183,8 @@ class SkinFinder:
             if up >= len(src.parents):
                 break
             root = src.parents[up - 1]
-            butes = _walk(root, ("attributes", "modelbutes.txt"))
-            if butes is None or not _inside(butes, root, self._roots):
+            butes, plain = _walk_plain(root, ("attributes", "modelbutes.txt"))
+            if butes is None or not (plain or _inside(butes, root, self._roots)):
                 continue
             try:
                 if butes.stat().st_size > MAX_BUTES_BYTES:
@@ -204,8 +236,8 @@ class SkinFinder:
         tried = self.names(index)
         for root, parts in tried:
             for top in ([root] if root is not None else self.texture_path):
-                hit = _walk(top, parts)
-                if hit is not None and _inside(hit, top, self._roots):
+                hit, plain = _walk_plain(top, parts)
+                if hit is not None and (plain or _inside(hit, top, self._roots)):
                     return hit, "/".join(parts)
         game = "/".join(tried[-1][1]) if tried else f"skin{index}.dtx"
         for top in self.texture_path:          # the file name anywhere below
