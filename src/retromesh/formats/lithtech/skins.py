@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 import warnings
 from collections.abc import Iterable
@@ -56,23 +57,40 @@ _MATERIAL = re.compile(r"material_(\d+)$")
 #: entries that are plain files and folders (no links), as the listing saw them
 _LISTINGS: dict[str, tuple[tuple[int, int], dict[str, str], dict[str, str]]] = {}
 _LISTINGS_MAX = 256
-#: a folder changed this recently (ns) may change again within its clock's granularity
+#: a folder changed this recently (ns) may change again within its clock's granularity:
+#: 2 s where the times look coarse (whole hundredths of a second: FAT's 2 s, HFS+'s 1 s,
+#: exFAT's 10 ms), else 0.1 s (the kernel stamps files with a clock of 1 to 10 ms ticks); a
+#: folder that changes every second or so (a system's temporary folder) is then listed once
+#: a change, not once a model
 _SETTLED_NS = 2_000_000_000
+_SETTLED_FINE_NS = 100_000_000
+
+
+def _settled(mtime_ns: int) -> bool:
+    coarse = mtime_ns % 10_000_000 == 0
+    return time.time_ns() - mtime_ns > (_SETTLED_NS if coarse else _SETTLED_FINE_NS)
 _NOTHING: tuple[dict[str, str], dict[str, str]] = ({}, {})
 
 
 def _list(folder: str) -> tuple[dict[str, str], dict[str, str]]:
-    names, plain = {}, {}
-    with os.scandir(folder) as it:
-        for e in it:
-            low = e.name.lower()
-            names[low] = e.name
-            # (the kind from the listing itself: no stat a name, and no link followed)
-            if e.is_file(follow_symlinks=False):
-                plain[low] = "f"
-            elif e.is_dir(follow_symlinks=False):
-                plain[low] = "d"
-    return names, plain
+    names = os.listdir(folder)
+    # (the kinds of the entries walked through are found when first needed: _kind)
+    return dict(zip(map(str.lower, names), names)), {}
+
+
+def _kind(folder: str, name: str, kinds: dict[str, str]) -> str:
+    """"f" for a plain file, "d" for a plain folder, "" for anything else (a link...): the
+    entry's own kind, no link followed, kept with the folder's listing while it holds."""
+    low = name.lower()
+    kind = kinds.get(low)
+    if kind is None:
+        try:
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+        except OSError:
+            mode = 0
+        kind = "f" if stat.S_ISREG(mode) else "d" if stat.S_ISDIR(mode) else ""
+        kinds[low] = kind
+    return kind
 
 
 def _listing2(folder: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -86,7 +104,7 @@ def _listing2(folder: str) -> tuple[dict[str, str], dict[str, str]]:
         got = _list(folder)
     except OSError:
         return _NOTHING
-    if time.time_ns() - st.st_mtime_ns > _SETTLED_NS:
+    if _settled(st.st_mtime_ns):
         if len(_LISTINGS) >= _LISTINGS_MAX:
             _LISTINGS.clear()
         _LISTINGS[folder] = (stamp, *got)
@@ -113,7 +131,7 @@ def _walk_plain(root: Path, parts: Iterable[str]) -> tuple[Path | None, bool]:
         hit = names.get(low)
         if hit is None:
             return None, False
-        kinds_seen.append(kinds.get(low, ""))
+        kinds_seen.append(_kind(here, hit, kinds))
         here = os.path.join(here, hit)
     plain = bool(kinds_seen) and kinds_seen[-1] == "f" and all(k == "d" for k in kinds_seen[:-1])
     return Path(here), plain
