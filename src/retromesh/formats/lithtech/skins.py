@@ -115,10 +115,12 @@ def _listing(folder: Path) -> dict[str, str]:
     return _listing2(os.fspath(folder))[0]
 
 
-def _walk_plain(root: Path, parts: Iterable[str]) -> tuple[Path | None, bool]:
+def _walk_plain(root: Path, parts: Iterable[str], seen: dict | None = None
+                ) -> tuple[Path | None, bool]:
     """``root/parts...`` matched case-insensitively (None when a part is missing), and
     whether it is a plain file reached through plain folders: no link on the way, so inside
-    ``root`` wherever ``root`` itself leads (:func:`_inside` need not resolve it)."""
+    ``root`` wherever ``root`` itself leads (:func:`_inside` need not resolve it). ``seen``:
+    the listings already taken for this model (a folder is tried for several skins)."""
     here = os.fspath(root)
     kinds_seen = []
     for part in parts:
@@ -126,7 +128,12 @@ def _walk_plain(root: Path, parts: Iterable[str]) -> tuple[Path | None, bool]:
             continue
         if part == ".." or "/" in part or "\\" in part:
             return None, False
-        names, kinds = _listing2(here)
+        got = seen.get(here) if seen is not None else None
+        if got is None:
+            got = _listing2(here)
+            if seen is not None:
+                seen[here] = got
+        names, kinds = got
         low = part.lower()
         hit = names.get(low)
         if hit is None:
@@ -188,6 +195,7 @@ class SkinFinder:
         self.texture_path = [Path(p).expanduser() for p in texture_path]
         self._butes: list[tuple[Path, str]] | None = None
         self._roots: dict[str, str] = {}        # a folder's real path, resolved once
+        self._seen: dict[str, tuple[dict[str, str], dict[str, str]]] = {}   # listings taken
 
     def _butes_skins(self) -> list[tuple[Path, str]]:
         """(resource folder, name) of each ``SkinN`` a modelbutes.txt gives this model."""
@@ -201,7 +209,7 @@ class SkinFinder:
             if up >= len(src.parents):
                 break
             root = src.parents[up - 1]
-            butes, plain = _walk_plain(root, ("attributes", "modelbutes.txt"))
+            butes, plain = _walk_plain(root, ("attributes", "modelbutes.txt"), self._seen)
             if butes is None or not (plain or _inside(butes, root, self._roots)):
                 continue
             try:
@@ -254,7 +262,7 @@ class SkinFinder:
         tried = self.names(index)
         for root, parts in tried:
             for top in ([root] if root is not None else self.texture_path):
-                hit, plain = _walk_plain(top, parts)
+                hit, plain = _walk_plain(top, parts, self._seen)
                 if hit is not None and (plain or _inside(hit, top, self._roots)):
                     return hit, "/".join(parts)
         game = "/".join(tried[-1][1]) if tried else f"skin{index}.dtx"
