@@ -99,7 +99,9 @@ def _lod_primitive(lod: Lod, world_file: np.ndarray, path: str, n_nodes: int,
     vidx = faces["vertex"].reshape(-1).astype(np.int64)
     if vidx.max() >= nv:
         raise scene_error(f"face vertex indices below the {nv} vertices", int(vidx.max()), path)
-    uv = faces["uv"].reshape(-1, 2)
+    # (the UVs copied out of the face records once: the finite test and the corner split
+    # both read them, and a strided read cost as much as the copy)
+    uv = np.ascontiguousarray(faces["uv"].reshape(-1, 2), np.float32)
     loc = verts["location"]         # (float32: times S3 in float64 exactly as a float64 copy)
     check_finite(uv, "UVs", path)
     check_finite(loc, "vertex locations", path)
@@ -114,7 +116,11 @@ def _lod_primitive(lod: Lod, world_file: np.ndarray, path: str, n_nodes: int,
     # fresh temporaries is what it pays in page faults)
     src, uv_g, corner = split_corners(vidx, uv)
     del vidx
-    idx = corner.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1).astype(np.uint32)
+    # each face turned over (corners 0, 2, 1), written column by column into the uint32
+    # indices (a gather of columns made an int64 copy first)
+    idx = np.empty(len(corner), np.uint32)
+    for to, fro in ((0, 0), (1, 2), (2, 1)):
+        idx[to::3] = corner[fro::3]
     del corner
     if n_nodes:
         joints, weights, lost, empty = top4_weights(np.repeat(np.arange(nv), counts), wnode,
