@@ -72,6 +72,8 @@ _SETTLED_FINE_NS = 100_000_000
 def _settled(mtime_ns: int) -> bool:
     coarse = mtime_ns % 10_000_000 == 0
     return time.time_ns() - mtime_ns > (_SETTLED_NS if coarse else _SETTLED_FINE_NS)
+
+
 _NOTHING: tuple[dict[str, str], dict[str, str]] = ({}, {})
 
 
@@ -96,7 +98,7 @@ def _kind(folder: str, name: str, kinds: dict[str, str]) -> str:
     return kind
 
 
-def _listing2(folder: str) -> tuple[dict[str, str], dict[str, str]]:
+def _listing(folder: str) -> tuple[dict[str, str], dict[str, str]]:
     """The folder's names by their lower-case form, and the kinds of its plain entries."""
     try:
         st = os.stat(folder)
@@ -114,10 +116,6 @@ def _listing2(folder: str) -> tuple[dict[str, str], dict[str, str]]:
     return got
 
 
-def _listing(folder: Path) -> dict[str, str]:
-    return _listing2(os.fspath(folder))[0]
-
-
 def _walk_plain(root: Path, parts: Iterable[str], seen: dict | None = None
                 ) -> tuple[Path | None, bool]:
     """``root/parts...`` matched case-insensitively (None when a part is missing), and
@@ -133,7 +131,7 @@ def _walk_plain(root: Path, parts: Iterable[str], seen: dict | None = None
             return None, False
         got = seen.get(here) if seen is not None else None
         if got is None:
-            got = _listing2(here)
+            got = _listing(here)
             if seen is not None:
                 seen[here] = got
         names, kinds = got
@@ -145,11 +143,6 @@ def _walk_plain(root: Path, parts: Iterable[str], seen: dict | None = None
         here = os.path.join(here, hit)
     plain = bool(kinds_seen) and kinds_seen[-1] == "f" and all(k == "d" for k in kinds_seen[:-1])
     return Path(here), plain
-
-
-def _walk(root: Path, parts: Iterable[str]) -> Path | None:
-    """``root/parts...`` matched case-insensitively (None when a part is missing)."""
-    return _walk_plain(root, parts)[0]
 
 
 def _split(name: str) -> list[str]:
