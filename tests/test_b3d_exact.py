@@ -282,3 +282,27 @@ def test_twin_triangles_come_back_whichever_copy_blender_kept():
             dropped += len(gone)
     assert dropped
     assert retromesh.to_bytes(_doc(scene)) == src.read_bytes()
+
+
+def test_node_rotations_and_skin_matrices_in_one_pass_are_the_per_node_ones():
+    """to_scene's batched NODE rotations (``exact.node_trs``) and skin world matrices (one
+    matrix product per depth) hold the bits of the per-node computations they replaced:
+    the records and the inverse bind matrices of GLBs already written depend on them."""
+    from retromesh.formats.b3d.axes import rot_to_gltf
+    from retromesh.formats.b3d.exact import node_trs
+    rng = np.random.default_rng(7)
+    f = rng.normal(size=(64, 10)).astype(np.float32).astype(np.float64)
+    f[0, 6:10] = (1.0, 0.0, -0.0, 0.0)
+    f[1, 6:10] = 0.0
+    f[2, 6:10] = (1e-14, 0.0, 0.0, 0.0)
+    f[3, 6:10] = (-0.0, -1.0, 0.0, -0.0)
+    _, r, _ = node_trs(f)
+    for k in range(len(f)):
+        assert r[k].tobytes() == rot_to_gltf(f[k, 6:10]).tobytes(), k
+    scene = b3d.to_scene(retromesh.read(EXAMPLES / "wiggle.b3d"))
+    worlds = scene.world_matrices()
+    assert scene.skins
+    for k, skin in enumerate(scene.skins):
+        mesh_node = next(i for i, n in enumerate(scene.nodes) if n.skin == k)
+        ibm = np.linalg.inv(worlds[skin.joints]) @ worlds[mesh_node]
+        assert ibm.tobytes() == skin.inverse_bind_matrices.tobytes()

@@ -26,6 +26,15 @@ def test_png_reads_and_writes_back_byte_for_byte():
     assert np.array_equal(png.rgba(doc), PIXELS)
 
 
+@pytest.mark.parametrize("level", [0, 1, 9])
+def test_any_zlib_level_holds_the_same_pixels(level):
+    """The skins embedded in a GLB are deflated at level 1 (speed); the pixels are those of
+    the default level, opaque or not."""
+    for pixels in (PIXELS, dtx_samples.gradient(16, 8, alpha=False)):
+        fast = png.from_rgba(pixels, level).data
+        assert np.array_equal(png.rgba(png.PngImage(fast)), png.rgba(png.from_rgba(pixels)))
+
+
 def test_png_is_no_game_s():
     fmt = registry.get("png")
     assert fmt.family == "Image" and fmt.to_scene is None and fmt.from_scene is None

@@ -325,6 +325,24 @@ def test_modelbutes_skins(tmp_path):
     assert 2 not in colours                 # a name leaving the game's folder is not followed
 
 
+@pytest.mark.skipif(not hasattr(__import__("os"), "symlink"), reason="no symbolic links")
+def test_linked_skins_are_worn_only_when_they_lead_inside(tmp_path):
+    """A skin or skins folder that is a link counts where it leads: inside the folder it was
+    found from, as a file there; out of it, not at all (plain files and folders need no
+    resolving: the fast path must not let a link through)."""
+    model = _model(tmp_path / "game" / "models" / "hero.abc")
+    _skin(tmp_path / "outside" / "hero.dtx", (1, 2, 3))
+    _skin(tmp_path / "outside" / "skins" / "hero_head.dtx", (4, 5, 6))
+    (tmp_path / "game" / "models" / "hero.dtx").symlink_to(tmp_path / "outside" / "hero.dtx")
+    (tmp_path / "game" / "skins").symlink_to(tmp_path / "outside" / "skins",
+                                             target_is_directory=True)
+    assert _skin_colours(retromesh.load(model)) == {}
+    _skin(tmp_path / "game" / "models" / "real.dtx", (255, 0, 255))
+    (tmp_path / "game" / "models" / "hero.dtx").unlink()
+    (tmp_path / "game" / "models" / "hero.dtx").symlink_to("real.dtx")
+    assert _skin_colours(retromesh.load(model)) == {0: (255, 0, 255)}
+
+
 def test_texture_path_finds_skins_by_the_games_name(tmp_path):
     model = _model(tmp_path / "work" / "hero.abc")
     _skin(tmp_path / "rez" / "Chars" / "Skins" / "Hero.dtx", (255, 0, 0))

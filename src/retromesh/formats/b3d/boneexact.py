@@ -93,16 +93,19 @@ def bone_records(bones: list[np.ndarray], odd: np.ndarray,
         return [_bone_texts(b["vertex"], b["weight"], d, lo) if d or lo else None
                 for b, d, lo in zip(bones, _any_per(down, starts), any_loose)]
     keep = _not_given_back(v, w, loose, starts, written())
-    steps_texts = _row_steps_texts(keep, starts)
+    # (only loose entries are kept: every bone's kept weights taken at once, cut per bone)
+    kept = np.flatnonzero(keep)
+    cut = np.searchsorted(kept, starts).tolist()
+    steps_texts = _row_steps_texts(kept, starts, cut)
+    raw = np.ascontiguousarray(w[kept], "<f4").tobytes()
     out: list[dict | None] = []
-    for k, (b, d, lo) in enumerate(zip(bones, _any_per(down, starts), any_loose)):
+    for k, (b, d) in enumerate(zip(bones, _any_per(down, starts))):
         rec = _bone_texts(b["vertex"], b["weight"], d, False) if d else None
-        a, e = int(starts[k]), int(starts[k + 1])
-        rows = np.flatnonzero(keep[a:e]) if lo else ()
-        if len(rows):
+        a, e = cut[k], cut[k + 1]
+        if e > a:
             rec = rec or {}
             rec["ws"] = steps_texts[k]
-            rec["wf"] = pack_words(np.ascontiguousarray(b["weight"][rows], "<f4").tobytes())
+            rec["wf"] = pack_words(raw[4 * a:4 * e])
         out.append(rec)
     return out
 
@@ -114,12 +117,15 @@ def _not_given_back(v: np.ndarray, w: np.ndarray, loose: np.ndarray, starts: np.
     or there is none to tell (a vertex no primitive holds, a joint glTF merged)."""
     row_of, joints, weights, slots = written
     at = np.flatnonzero(loose)
-    slot = np.repeat(np.asarray(slots, np.int64), np.diff(starts))[at]
+    slot = np.repeat(np.asarray(slots, np.int64), starts[1:] - starts[:-1])[at]
     row = row_of[v[at]]
     known = row >= 0
     r = np.where(known, row, 0)
     match = (joints[r] == slot[:, None]) & (weights[r] > 0)
-    known &= match.any(axis=1)
+    if match.shape[1] == 4:         # (a row's four tests read as one word: any(axis=1) is slow)
+        known &= match.view(np.uint32).reshape(-1) != 0
+    else:
+        known &= match.any(axis=1)
     got = weights[r, match.argmax(axis=1)]
     out = np.zeros(len(v), bool)
     out[at] = ~known | (np.ascontiguousarray(got, np.float32).view(np.uint32)
@@ -127,10 +133,11 @@ def _not_given_back(v: np.ndarray, w: np.ndarray, loose: np.ndarray, starts: np.
     return out
 
 
-def _row_steps_texts(keep: np.ndarray, starts: np.ndarray) -> list[str]:
+def _row_steps_texts(rows: np.ndarray, starts: np.ndarray, cut: list[int]) -> list[str]:
     """Per bone (entries ``starts[k]:starts[k + 1]``), the :func:`pack_small` text of the steps
-    of its entries set in ``keep`` (the first from 0), all bones in one pass."""
-    rows = np.flatnonzero(keep)
+    of its entries among ``rows`` (increasing; bone ``k``'s are ``rows[cut[k]:cut[k + 1]]``),
+    the first from 0, all bones in one pass (a few bones with rows: one by one, the same
+    texts; ``""`` for a bone without)."""
     bone = np.searchsorted(starts, rows, side="right") - 1
     local = rows - starts[bone]
     d = local.copy()
@@ -138,7 +145,14 @@ def _row_steps_texts(keep: np.ndarray, starts: np.ndarray) -> list[str]:
     first = np.ones(len(rows), bool)
     first[1:] = bone[1:] != bone[:-1]
     d[first] = local[first]
-    return pack_small_slices(d, np.searchsorted(rows, starts))
+    spans = list(zip(cut[:-1], cut[1:]))
+    if sum(b > a for a, b in spans) <= _FEW_BONES:
+        return [pack_small(d[a:b]) if b > a else "" for a, b in spans]
+    return pack_small_slices(d, np.asarray(cut, np.int64))
+
+
+#: :func:`_row_steps_texts` packs the texts of up to this many bones one by one
+_FEW_BONES = 4
 
 
 def _any_per(mask: np.ndarray, starts: np.ndarray) -> list[bool]:

@@ -8,7 +8,7 @@ bit, the value as the file had it:
 
 * NODE: ``node.extras["b3d"]["order"]`` the kinds of its child chunks in file order when they
   are not in the order the writer uses (an ANIM before the child NODEs); ``["trs"]`` the file's
-  10 floats when the way back would not give them back;
+  10 floats when the way back would not give them back (:mod:`.nodeexact`);
 * VRTS normals and colours: ``b3d_tris[k]["exact"]`` (mesh extras) per primitive, the rows that
   would not come back and their file values (:func:`pack`; normals: their length and a
   rounding, :func:`pack_normals`);
@@ -27,10 +27,6 @@ where Blender keeps them (scene, node and mesh extras).
 """
 from __future__ import annotations
 
-import base64
-import math
-import re
-import struct
 from itertools import accumulate
 from typing import Any
 
@@ -43,14 +39,12 @@ from ...restore import (
     check_bytes,
     differing_rows,
     for_editor,
-    from_base64,
     from_steps,
     ordered,
     pack_raw,
     pack_small_slices,
     pack_words,
     put_back,
-    same_floats,
     steps,
     unordered,
     unpack_raw,
@@ -59,15 +53,18 @@ from ...restore import (
 )
 from .axes import Z32, rot_to_gltf
 from .boneexact import WEIGHT_TOLERANCE, bone_record, bone_records, restore_bone
-from .chunks import AnimChunk, Bone, Keys, MeshChunk, NodeChunk, RawChunk
+from .chunks import Keys
+from .nodeexact import kept_trs, node_records, node_trs, node_values, recorded_gltf_trs, reorder
 
 __all__ = ["BLENDER_TOLERANCE", "WEIGHT_TOLERANCE", "tolerance", "pack", "pack_normals",
            "normal_records", "unpack", "restore_rows", "restore_normals", "normal_naive",
-           "node_records", "node_values", "kept_trs", "recorded_gltf_trs", "reorder",
+           "node_records", "node_trs", "node_values", "kept_trs", "recorded_gltf_trs", "reorder",
            "rotation_naive", "keys_records", "keys_records_at", "restore_keys", "KEYS_SCENE_KEY",
-           "keys_scene_record", "restore_keys_scene", "check8", "bone_record", "bone_records", "restore_bone"]
+           "keys_scene_record", "restore_keys_scene", "differing_rows4", "check8", "bone_record",
+           "bone_records", "restore_bone"]
 
-# (the BONE records: :mod:`.boneexact`; named here too, where they were)
+# (the BONE and NODE records: :mod:`.boneexact`, :mod:`.nodeexact`; named here too, where
+# they were)
 
 #: how far a value may be from what we wrote and still count as unedited, through Blender
 #: (float32 matrices, per-corner normals stored in its own form, colours in 8 bits of sRGB):
@@ -168,11 +165,35 @@ def _normal_records(allf: np.ndarray, naive: np.ndarray, cuts: np.ndarray) -> li
         length = np.sqrt(np.einsum("ij,ij->i", was.astype(np.float64), was.astype(np.float64))
                          ).astype(np.float32)
         dist = ordered(was) - ordered(_scaled(unit, length))
-    bad = np.flatnonzero(~np.isfinite(length) | (np.abs(dist).max(axis=1) >= 1 << 31))
+    bad = np.zeros(0, np.int64)
+    if not np.isfinite(length).all() or np.abs(dist).max() >= 1 << 31:     # (seldom: test once)
+        bad = np.flatnonzero(~np.isfinite(length) | (np.abs(dist).max(axis=1) >= 1 << 31))
     if len(bad):
         dist[bad] = 0
-    row_texts, dist_texts = _small_texts((_node_steps(rows, cuts), rcut_a),
-                                         (dist.reshape(-1), 3 * rcut_a))
+    if k_count == 1:        # (most models: one mesh with normals; pack_small, the same texts)
+        row_texts = [restore.pack_small(_steps_from0(rows)) if len(rows) < sizes[0] else ""]
+        dist_texts = [restore.pack_small(dist.reshape(-1))]
+        return _normal_texts(sizes, rcut, rows, cuts, was, bad, length, unit, row_texts,
+                             dist_texts)
+    # (row steps only for the meshes that keep some of their rows: most keep all or none)
+    per = np.diff(rcut_a)
+    some = (per < np.diff(cuts)) & (per > 0)
+    if some.any():
+        row_texts, dist_texts = _small_texts(
+            (_node_steps(rows, cuts)[np.repeat(some, per)],
+             np.concatenate([[0], np.cumsum(np.where(some, per, 0))])),
+            (dist.reshape(-1), 3 * rcut_a))
+    else:
+        row_texts, (dist_texts,) = [], _small_texts((dist.reshape(-1), 3 * rcut_a))
+    return _normal_texts(sizes, rcut, rows, cuts, was, bad, length, unit, row_texts, dist_texts)
+
+
+def _normal_texts(sizes: list[int], rcut: list[int], rows: np.ndarray, cuts: np.ndarray,
+                  was: np.ndarray, bad: np.ndarray, length: np.ndarray, unit: np.ndarray,
+                  row_texts: list[str], dist_texts: list[str]) -> list[dict | None]:
+    """:func:`_normal_records`' records from its packed texts (``row_texts[k]`` is read only
+    for a mesh that keeps some of its rows)."""
+    k_count = len(sizes)
     checks = check_bytes(unit).tobytes()
     lengths = length.astype("<f4").tobytes()
     out: list[dict | None] = []
@@ -275,135 +296,6 @@ def normal_naive(normals: np.ndarray) -> np.ndarray:
     return unit_rows(normals * Z32) * Z32
 
 
-# -- NODE -------------------------------------------------------------------------------------
-
-_KIND = {MeshChunk: "M", Bone: "B", Keys: "K", NodeChunk: "N", AnimChunk: "A", RawChunk: "R"}
-#: child kinds in the order the writer puts them (unknown chunks anywhere: put back in place)
-_WRITER_ORDER = re.compile("[MR]*[BR]*[KR]*[NR]*[AR]*")
-
-
-def _kinds(children: list) -> str:
-    return "".join(_KIND.get(type(c), "R") for c in children)
-
-
-def _as_written(t: list[float], r: list[float], s: list[float]) -> tuple[list, list, list]:
-    """A node's glTF TRS as our glTF writer writes it and the reader reads it back (plain
-    floats: numpy per node costs more than the whole node): values near the default left out
-    (``gltf/writer._near``: np.allclose's tolerance), the rotation unit."""
-    if all(abs(v) <= 1e-8 for v in t):
-        t = [0.0, 0.0, 0.0]
-    if all(abs(v) <= 1e-8 for v in r[:3]) and abs(r[3] - 1.0) <= 1e-8 + 1e-5:
-        r = [0.0, 0.0, 0.0, 1.0]
-    else:
-        n = math.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3])
-        r = [v / n for v in r] if n > 0 else r
-    if all(abs(v - 1.0) <= 1e-8 + 1e-5 for v in s):
-        s = [1.0, 1.0, 1.0]
-    return t, r, s
-
-
-def _gltf_trs(f: list[float]) -> tuple[list, list, list]:
-    """The glTF TRS to_scene makes of a NODE's floats (position, scale, rotation w x y z)."""
-    w, x, y, z = f[6:10]
-    n = math.sqrt(x * x + y * y + z * z + w * w)
-    r = [x / n, y / n, -z / n, w / n] if n > 1e-12 else [0.0, 0.0, 0.0, 1.0]
-    return [f[0], f[1], -f[2]], r, list(f[3:6])
-
-
-def node_values(t, r, s) -> tuple[tuple, tuple, tuple]:
-    """A node's glTF TRS as NODE floats (zeros written +0.0: a zero's sign glTF may not keep)."""
-    t, r, s = (np.asarray(v, np.float64).tolist() for v in (t, r, s))
-    f = np.array([t[0] + 0.0, t[1] + 0.0, -t[2] + 0.0, s[0] + 0.0, s[1] + 0.0, s[2] + 0.0,
-                  r[3] + 0.0, r[0] + 0.0, r[1] + 0.0, -r[2] + 0.0], np.float32).tolist()
-    return tuple(f[0:3]), tuple(f[3:6]), tuple(f[6:10])
-
-
-def _naive_nodes(f: np.ndarray) -> np.ndarray:
-    """(n, 10) NODE floats as the plain way back gives them: to_scene's glTF TRS, as our glTF
-    writer writes it (``_as_written``, row by row), as from_scene writes it (``node_values``)."""
-    g = f.astype(np.float64)
-    w, x, y, z = g[:, 6], g[:, 7], g[:, 8], g[:, 9]
-    n = np.sqrt(x * x + y * y + z * z + w * w)
-    ok = n > 1e-12
-    n = np.where(ok, n, 1.0)
-    r = np.stack([x / n, y / n, -z / n, w / n], axis=1)
-    r[~ok] = (0.0, 0.0, 0.0, 1.0)
-    t = g[:, 0:3] * (1.0, 1.0, -1.0)
-    s = g[:, 3:6]
-    t[np.all(np.abs(t) <= 1e-8, axis=1)] = 0.0
-    still = np.all(np.abs(r[:, :3]) <= 1e-8, axis=1) & (np.abs(r[:, 3] - 1.0) <= 1e-8 + 1e-5)
-    n2 = np.sqrt(np.einsum("ij,ij->i", r, r))          # as the writer sums them
-    r = r / np.where(n2 > 0, n2, 1.0)[:, None]
-    r[still] = (0.0, 0.0, 0.0, 1.0)
-    s = np.where(np.all(np.abs(s - 1.0) <= 1e-8 + 1e-5, axis=1)[:, None], 1.0, s)
-    back = np.concatenate([t * (1.0, 1.0, -1.0), s, r[:, [3, 0, 1, 2]] * (1.0, 1.0, 1.0, -1.0)],
-                          axis=1) + 0.0
-    return back.astype(np.float32)
-
-
-def node_records(nodes: list[NodeChunk], f: np.ndarray | None = None) -> dict[int, dict]:
-    """id of each NODE -> what ``node.extras["b3d"]`` needs besides the glTF node to give it
-    back (``order``, ``trs``), all nodes in one numpy pass (``f``: their position, scale,
-    rotation as float32 rows, when the caller has them)."""
-    out: dict[int, dict] = {}
-    if not nodes:
-        return out
-    if f is None:
-        f = np.array([(*c.position, *c.scale, *c.rotation) for c in nodes], np.float32)
-    naive = _naive_nodes(f)
-    # the rows that do not come back, and those with a scale: Blender's bones have none (its
-    # rest drops it; :mod:`.restscale`); one mask (np.union1d sorts: it cost more than the rest)
-    u = f.view(np.uint32)
-    keep = np.flatnonzero((u != naive.view(np.uint32)).any(axis=1)
-                          | (np.abs(f[:, 3:6] - 1.0) > 1e-5).any(axis=1))
-    kind = _KIND.get
-    fits = _WRITER_ORDER.fullmatch
-    for c in nodes:
-        kinds = "".join([kind(type(x), "R") for x in c.children])
-        if fits(kinds) is None:
-            out[id(c)] = {"order": kinds}
-    # (40 bytes each: pack_words' plain base64, every row's bytes taken at once)
-    raw = np.ascontiguousarray(f[keep], "<f4").tobytes()
-    b64 = base64.b64encode
-    for i, k in enumerate(keep.tolist()):
-        out.setdefault(id(nodes[k]), {})["trs"] = b64(raw[40 * i:40 * i + 40]).decode("ascii")
-    return out
-
-
-def kept_trs(native: dict, node, tol: float) -> tuple[tuple, tuple, tuple] | None:
-    """The NODE's kept position, scale, rotation when ``node`` still has what we wrote."""
-    raw = from_base64(native.get("trs"))
-    if raw is None or len(raw) != 40:
-        return None
-    f = list(struct.unpack("<10f", raw))
-    t, r, s = _as_written(*_gltf_trs(f))
-    got_r = node.rotation.tolist()
-    if not (same_floats(node.translation.tolist(), t, tol)
-            and same_floats(node.scale.tolist(), s, tol)
-            and (same_floats(got_r, r, tol) or same_floats([-v for v in got_r], r, tol))):
-        return None
-    return tuple(f[0:3]), tuple(f[3:6]), tuple(f[6:10])
-
-
-def recorded_gltf_trs(native: dict) -> tuple[list, list, list] | None:
-    """The glTF translation, rotation, scale we wrote from the NODE's kept floats (``trs``),
-    None when there are none."""
-    raw = from_base64(native.get("trs"))
-    if raw is None or len(raw) != 40:
-        return None
-    return _as_written(*_gltf_trs(list(struct.unpack("<10f", raw))))
-
-
-def reorder(children: list, order: Any) -> list:
-    """``children`` in the recorded order of kinds, when they are still those kinds."""
-    if not isinstance(order, str) or sorted(order) != sorted(_kinds(children)):
-        return children
-    by_kind: dict[str, list] = {}
-    for c in children:
-        by_kind.setdefault(_KIND.get(type(c), "R"), []).append(c)
-    return [by_kind[k].pop(0) for k in order]
-
-
 # -- KEYS rotations -----------------------------------------------------------------------------
 
 def rotation_naive(wxyz: np.ndarray) -> np.ndarray:
@@ -415,8 +307,11 @@ def _naive_of(g: np.ndarray) -> np.ndarray:
     """:func:`rotation_naive` of the keys whose glTF rotations (float32, as written, before
     the glTF writer makes them unit) are ``g``."""
     # (rot_from_gltf in float32: its reordering and sign are exact either way)
-    out = unit_rows(g, fallback=(0.0, 0.0, 0.0, 1.0))[:, [3, 0, 1, 2]]
-    np.negative(out[:, 3], out=out[:, 3])
+    u = unit_rows(g, fallback=(0.0, 0.0, 0.0, 1.0))
+    out = np.empty_like(u)                  # (C order: the record compares and gathers rows)
+    out[:, 0] = u[:, 3]
+    out[:, 1:3] = u[:, 0:2]
+    np.negative(u[:, 2], out=out[:, 3])
     return out
 
 
@@ -442,11 +337,20 @@ def _node_steps(rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return d
 
 
+#: :func:`_small_texts` packs up to this many slices one by one
+_FEW_SLICES = 4
+
+
 def _small_texts(*parts: tuple[np.ndarray, np.ndarray]) -> list[list[str]]:
     """:func:`retromesh.restore.pack_small_slices` of each (values, cuts) in ``parts`` (each
     ``cuts`` from 0 to its values' end), all in one call: its fixed numpy cost, not its work,
-    is what a model of a few dozen nodes pays."""
+    is what a model of a few dozen nodes pays; a few slices in all (a model's one or two
+    meshes) are packed one by one (:func:`retromesh.restore.pack_small`, the same texts), which
+    costs less than that fixed cost."""
     values = [np.asarray(v, np.int64).reshape(-1) for v, _ in parts]
+    if sum(len(c) - 1 for _, c in parts) <= _FEW_SLICES:
+        return [[restore.pack_small(v[a:b]) for a, b in zip(cl[:-1], cl[1:])]
+                for v, cl in ((v, np.asarray(c).tolist()) for v, (_, c) in zip(values, parts))]
     at, cuts, counts = 0, [], []
     for v, (_, c) in zip(values, parts):
         cuts.append(np.asarray(c, np.int64)[:-1] + at)
@@ -508,6 +412,14 @@ def keys_records_at(nodes: list[list[Keys]], at: np.ndarray, flipped: np.ndarray
     starts = np.array([0, *accumulate(sum(len(c.keys) for c in chunks if c.flags & 4)
                                       for chunks in nodes)], np.int64)
     return _keys_records(len(nodes), flipped_rows, q, naive, starts)
+
+
+def differing_rows4(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The rows (increasing) of (n, 4) float32 ``a`` whose bits ``b`` does not give: a row's
+    four tests read as one word (numpy's ``any(axis=1)`` over 4 columns cost 3x the rest)."""
+    ne = np.ascontiguousarray(a, np.float32).view(np.int32) != \
+        np.ascontiguousarray(b, np.float32).view(np.int32)
+    return np.flatnonzero(ne.view(np.uint32))
 
 
 def order32(a: np.ndarray) -> np.ndarray:
@@ -690,10 +602,12 @@ def keys_scene_record(nodes: np.ndarray, counts: np.ndarray, q: np.ndarray, gltf
     flips count over all the record's keys, one node after the other. Every integer list is a
     :func:`retromesh.restore.pack_small` text."""
     naive = _naive_of(gltf_q)
-    rows = np.flatnonzero((q.view(np.int32) != naive.view(np.int32)).any(axis=1))
+    rows = differing_rows4(q, naive)
     if not len(rows) and not len(flipped):
         return None
-    keep = counts > 0
+    keep: Any = counts > 0
+    if keep.all():
+        keep = slice(None)
     at = naive[rows]
     dist = order32(q[rows]).astype(np.int64)
     dist -= order32(at)

@@ -73,10 +73,14 @@ def twin_firsts(tri: np.ndarray, tw: list[list[int]]) -> list[list[int]]:
     hit = np.zeros(len(tri), bool)
     if max(int(key.max()), int(want.max())) < 1 << 21:
         pack = lambda k: (k[:, 0] << 42) | (k[:, 1] << 21) | k[:, 2]      # noqa: E731
-        hit = isin(pack(key), pack(want))
-    else:
-        sets = {tuple(r) for r in want.tolist()}
-        hit = np.array([tuple(r) in sets for r in key.tolist()], bool)
+        packed = pack(key)
+        hit = isin(packed, pack(want))
+        rows = np.flatnonzero(hit)
+        # (each set's first row: np.unique of one number a row, not of rows, which is slow)
+        _, first = np.unique(packed[rows], return_index=True)
+        return [[int(i), *map(int, tri[i])] for i in np.sort(rows[first])]
+    sets = {tuple(r) for r in want.tolist()}
+    hit = np.array([tuple(r) in sets for r in key.tolist()], bool)
     rows = np.flatnonzero(hit)
     _, first = np.unique(key[rows], axis=0, return_index=True)
     return [[int(i), *map(int, tri[i])] for i in np.sort(rows[first])]

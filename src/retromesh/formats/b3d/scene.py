@@ -14,7 +14,7 @@ from ...errors import DocumentError, LossWarning, UnsupportedError
 from ...geometry import gltf_weights, merge_duplicate_joints
 from ...restore import for_editor
 from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene, Skin
-from ...transforms import inverse
+from ...transforms import compose_trs, inverse
 from .axes import Z32, Z, rot_to_gltf
 from .chunks import AnimChunk, B3dFile, Bone, BrushEntry, Keys, MeshChunk, NodeChunk
 from .exact import (
@@ -23,6 +23,7 @@ from .exact import (
     keys_records_at,
     keys_scene_record,
     node_records,
+    node_trs,
     normal_records,
     pack,
 )
@@ -81,8 +82,10 @@ def _mesh_primitives(mesh: MeshChunk, brush_materials: dict[int, int], brushes: 
             used, inv = np.unique(tri, return_inverse=True)
             local = inv.reshape(-1, 3).astype(np.uint32)
             pick = operator.itemgetter(used)                      # a -> a[used]
+        wound = np.empty_like(local)        # winding reversed (column copies: 3x a gather)
+        wound[:, 0], wound[:, 1], wound[:, 2] = local[:, 0], local[:, 2], local[:, 1]
         prim = Primitive(
-            positions=pick(pos), indices=local[:, [0, 2, 1]].reshape(-1),
+            positions=pick(pos), indices=wound.reshape(-1),
             normals=None if normals is None else pick(normals),
             uvs=[pick(uv) for uv in uvs],
             colors=None if not use_colors or colors is None else np.clip(pick(colors), 0, 1),
@@ -166,11 +169,11 @@ def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = No
     if source is not None:
         scene.extras["source_dir"] = str(Path(source).parent)
     walk = _Walk(scene, materials_to_scene(doc, scene), doc.brushes)
-    nodes = [c for c in doc.chunks() if isinstance(c, NodeChunk)]
+    nodes = _nodes_in_file_order(doc.children)
     floats = np.array([(*c.position, *c.scale, *c.rotation) for c in nodes],
                       np.float64).reshape(len(nodes), 10)
-    walk.node_records = node_records(nodes, floats.astype(np.float32))
-    walk.trs = _node_trs(floats)
+    walk.trs = node_trs(floats)
+    walk.node_records = node_records(nodes, floats.astype(np.float32), walk.trs)
     walk.row_of = {id(c): k for k, c in enumerate(nodes)}
     seen: set[bytes] = set()
     for c in nodes:         # names Blender changes: a name taken (Object03.001), over 63 bytes
@@ -192,20 +195,17 @@ def to_scene(doc: B3dFile, *, source: Path | None = None, fps: float | None = No
     return scene
 
 
-def _node_trs(f: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The glTF translations, rotations and scales (float64) of NODEs whose position, scale,
-    rotation (w, x, y, z) are the rows of ``f`` (n, 10): every node in one pass, the values
-    of ``* Z`` and :func:`.axes.rot_to_gltf`'s one-rotation path bit for bit (the same float64
-    operations in the same order)."""
-    t = f[:, 0:3] * Z
-    w, x, y, z = f[:, 6], f[:, 7], f[:, 8], f[:, 9]
-    with np.errstate(all="ignore"):
-        n = np.sqrt(x * x + y * y + z * z + w * w)
-        ok = n > 1e-12
-        n = np.where(ok, n, 1.0)
-        r = np.stack([x / n, y / n, -z / n, w / n], axis=1)
-    r[~ok] = (0.0, 0.0, 0.0, 1.0)
-    return t, r, f[:, 3:6].copy()
+def _nodes_in_file_order(chunks: list) -> list[NodeChunk]:
+    """The NODEs of :meth:`.chunks.B3dFile.chunks` (file pre-order; NODE and MESH children
+    included), without going through the other chunks (a mob has hundreds of KEYS)."""
+    out = []
+    stack = [c for c in reversed(chunks) if isinstance(c, (NodeChunk, MeshChunk))]
+    while stack:
+        c = stack.pop()
+        if isinstance(c, NodeChunk):
+            out.append(c)
+        stack.extend([x for x in reversed(c.children) if isinstance(x, (NodeChunk, MeshChunk))])
+    return out
 
 
 class _Walk:
@@ -222,7 +222,9 @@ class _Walk:
         self.renamed: set[bytes] = set()                   # NODE names Blender would change
         self.pending_normals: list[tuple[dict, np.ndarray]] = []     # :func:`_normal_records`
         self.row_of: dict[int, int] = {}                   # id of a NODE -> its row in trs
-        self.trs: tuple[np.ndarray, ...] = ()              # every NODE's glTF TRS: _node_trs
+        self.trs: tuple[np.ndarray, ...] = ()              # every NODE's glTF TRS: node_trs
+        self.rows: list[int] = []                          # scene node -> its row in trs
+        self.depths: list[int] = []                        # scene node -> its depth
 
     def visit(self, chunk: NodeChunk, parent: int | None, anim_slot: int, depth: int) -> None:
         label = chunk.name.decode("utf-8", "replace")
@@ -230,6 +232,8 @@ class _Walk:
         node = Node(name=label, translation=self.trs[0][k], rotation=self.trs[1][k],
                     scale=self.trs[2][k])
         i = self.scene.add_node(node, parent)
+        self.rows.append(k)
+        self.depths.append(depth)
         # what glTF has no place for, to write the same NODE back
         native: dict = {"v": 1, **self.node_records.get(id(chunk), {})}
         if chunk.name in self.renamed:
@@ -282,7 +286,7 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
     """The mesh node is joint 0, then every node with a BONE for that mesh (empty ones too)."""
     if not walk.bones_by_mesh:
         return
-    worlds = scene.world_matrices()
+    worlds = _world_matrices(scene, walk)
     for slot, bones in walk.bones_by_mesh.items():
         mesh_node, mesh_chunk, id_lists = walk.mesh_users[slot]
         joint_nodes = [mesh_node] + [b for b, _ in bones if b != mesh_node]
@@ -325,6 +329,24 @@ def _skins(scene: Scene, walk: _Walk, mode: str) -> None:
                 mesh.extras["b3d_tris"][k]["weights"] = record
 
 
+def _world_matrices(scene: Scene, walk: _Walk) -> np.ndarray:
+    """``scene.world_matrices()`` (the same bits: the same local matrices, each world matrix
+    its parent's times its local one) from the glTF TRS to_scene has (``walk.trs``), the nodes
+    of each depth at once (a model's nodes are a few levels of one chain or tree: one matrix
+    product per node cost more than the rest of the skin)."""
+    rows = np.asarray(walk.rows, np.intp)
+    local = compose_trs(*(a[rows] for a in walk.trs))
+    parents = np.asarray(scene.parents(), np.intp)
+    depth = np.asarray(walk.depths, np.intp)
+    world = local.copy()                    # (the roots')
+    by_depth = np.argsort(depth, kind="stable")
+    cut = np.searchsorted(depth[by_depth], np.arange(1, max(walk.depths, default=0) + 2)).tolist()
+    for a, b in zip(cut[:-1], cut[1:]):
+        at = by_depth[a:b]
+        world[at] = world[parents[at]] @ local[at]
+    return world
+
+
 def _glb_weights(joints: np.ndarray, weights: np.ndarray, id_lists: list[np.ndarray],
                  n_vertices: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(each vertex's row in the next two, -1 for a vertex no primitive holds; the joints and
@@ -362,6 +384,9 @@ _KEY_FIELDS = (("translation", "position", 1), ("rotation", "rotation", 4), ("sc
 def _gather_all(keys: list[tuple[int, Keys]]) -> dict[str, tuple]:
     """:func:`_gather` of each channel path (:data:`_KEY_FIELDS`), the chunks gone through once
     (a mob has hundreds of small KEYS chunks)."""
+    live = [(t, c) for t, c in keys if c.flags & 7 and len(c.keys)]
+    if live and len({c.flags for _, c in live}) == 1 and len({c.keys.dtype for _, c in live}) == 1:
+        return _gather_alike(live)
     got: dict[str, tuple[list, list, list, list]] = {p: ([], [], [], []) for p, _, _ in _KEY_FIELDS}
     at = [0, 0, 0]          # per path, the keys of the chunks before that hold it
     for t, c in keys:
@@ -380,26 +405,55 @@ def _gather_all(keys: list[tuple[int, Keys]]) -> dict[str, tuple]:
     return {path: _gather(*got[path]) for path in got}
 
 
+def _gather_alike(live: list[tuple[int, Keys]]) -> dict[str, tuple]:
+    """:func:`_gather_all` of KEYS chunks that all have the same flags and dtype (most
+    files): their keys joined as bytes once (numpy joins record arrays field by field, at a
+    cost per chunk), tracks, frames and their order shared by the paths."""
+    ids = [t for t, _ in live]
+    flags = live[0][1].flags
+    rec = np.frombuffer(b"".join([c.keys.tobytes() for _, c in live]), live[0][1].keys.dtype)
+    track = np.repeat(np.asarray(ids, np.intp), [len(c.keys) for _, c in live])
+    f = rec["frame"].astype(np.int64)
+    back = f[1:] < f[:-1]
+    back &= track[1:] == track[:-1]
+    order = None
+    if len(set(ids)) < len(ids) or back.any():     # several chunks, or keys out of order
+        order = np.lexsort((f, track))
+        track, f = track[order], f[order]
+    tracks = sorted(set(ids))
+    out: dict[str, tuple] = {}
+    for path, field_name, bit in _KEY_FIELDS:
+        if flags & bit:
+            v = rec[field_name].astype(np.float64)
+            out[path] = (tracks, track, f, v if order is None else v[order], order)
+        else:
+            out[path] = _gather([], [], [], [])
+    return out
+
+
 def _gather(ids: list[int], frames: list[np.ndarray], values: list[np.ndarray],
-            starts: list[int]) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+            starts: list[int]) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray,
+                                        np.ndarray | None]:
     """The keys of one channel path of every track of one animation (:func:`_gather_all`:
     per KEYS chunk holding them, its track, frames, values and the place of its first key
     among the keys of the animation's chunks holding the path, one after another), tracks one
     after another in frame order (several KEYS chunks of a node merged, keys of one frame in
     file order): the track numbers (slots in the animation's node order), each key's track,
-    frames, values (float64) and where each key came from (its place among those keys)."""
+    frames, values (float64) and where each key came from (its place among those keys; None
+    when each is in its place, as in most files)."""
     if not ids:
-        return [], np.zeros(0, np.intp), np.zeros(0, np.int64), np.zeros((0, 0)), np.zeros(0, np.int64)
+        return [], np.zeros(0, np.intp), np.zeros(0, np.int64), np.zeros((0, 0)), None
     lengths = [len(f) for f in frames]
     track = np.repeat(np.asarray(ids, np.intp), lengths)
-    before = np.array([0, *accumulate(lengths[:-1])], np.int64)
-    origin = np.repeat(np.asarray(starts, np.int64) - before,
-                       lengths) + np.arange(sum(lengths))
-    f = np.concatenate(frames).astype(np.int64)
-    v = np.concatenate(values).astype(np.float64)
+    f = np.concatenate(frames, dtype=np.int64)
+    v = np.concatenate(values, dtype=np.float64)
     back = f[1:] < f[:-1]
     back &= track[1:] == track[:-1]
+    origin = None
     if len(set(ids)) < len(ids) or back.any():     # several chunks, or keys out of order
+        before = np.array([0, *accumulate(lengths[:-1])], np.int64)
+        origin = np.repeat(np.asarray(starts, np.int64) - before,
+                           lengths) + np.arange(sum(lengths))
         order = np.lexsort((f, track))
         track, f, v, origin = track[order], f[order], v[order], origin[order]
     return sorted(set(ids)), track, f, v, origin
@@ -486,7 +540,9 @@ def _animations(scene: Scene, anims: list[tuple[AnimChunk, int]], keys_of: dict[
                 file_q, gltf32 = values.astype(np.float32), gltf_q.astype(np.float32)
                 values, flipped = _continuous(gltf_q, starts)
                 if for_editor():        # (per node: Blender keeps node extras, f32 values)
-                    _keep_key_bits(scene, keys, node_of, origin, flipped, file_q, gltf32)
+                    _keep_key_bits(scene, keys, node_of,
+                                   np.arange(len(track)) if origin is None else origin,
+                                   flipped, file_q, gltf32)
                 else:
                     kept.add(node_of, track, origin, flipped, file_q, gltf32)
             times = _key_times(track, starts, frames, first, fps)
@@ -513,15 +569,22 @@ class _KeptKeys:
         self.flipped: list[np.ndarray] = []
         self.at = 0
 
-    def add(self, node_of: list[int], track: np.ndarray, origin: np.ndarray, flipped: np.ndarray,
-            file_q: np.ndarray, gltf_q: np.ndarray) -> None:
-        q, g = np.empty_like(file_q), np.empty_like(gltf_q)
-        q[origin], g[origin] = file_q, gltf_q
+    def add(self, node_of: list[int], track: np.ndarray, origin: np.ndarray | None,
+            flipped: np.ndarray, file_q: np.ndarray, gltf_q: np.ndarray) -> None:
+        """One animation's rotation keys (``origin``: :func:`_gather`'s, None when each key
+        is in its place)."""
+        if origin is None:
+            q, g = file_q, gltf_q
+            flips = np.flatnonzero(flipped)
+        else:
+            q, g = np.empty_like(file_q), np.empty_like(gltf_q)
+            q[origin], g[origin] = file_q, gltf_q
+            flips = np.sort(origin[flipped])
         self.nodes.append(np.asarray(node_of, np.int64))
         self.counts.append(np.bincount(track, minlength=len(node_of)))
         self.file_q.append(q)
         self.gltf_q.append(g)
-        self.flipped.append(np.sort(origin[flipped]) + self.at)
+        self.flipped.append(flips + self.at if self.at else flips)
         self.at += len(q)
 
     def record(self) -> dict | None:

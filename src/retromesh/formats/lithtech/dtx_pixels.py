@@ -90,11 +90,12 @@ def _decode_bcn(data: bytes, bpp: int, w: int, h: int) -> np.ndarray:
     c = colour[:, :4].copy().view("<u2").astype(np.int32)            # (n, 2): c0, c1
     # 5:6:5 widened to 8 bits (top bits repeated), both end points at once: (n, 2, 3)
     r, g, b = (c & 0xF800) >> 8, (c & 0x7E0) >> 3, (c & 0x1F) << 3
-    ends = np.stack([r | r >> 5, g | g >> 6, b | b >> 5], 2)
-    e0, e1 = ends[:, 0], ends[:, 1]
     pal = np.empty((n, 4, 4), np.int32)
-    pal[:, :2, :3] = ends
+    pal[:, :2, 0] = r | r >> 5
+    pal[:, :2, 1] = g | g >> 6
+    pal[:, :2, 2] = b | b >> 5
     pal[..., 3] = 255
+    e0, e1 = pal[:, 0, :3], pal[:, 1, :3]
     if bpp == BPP_DXT1:
         four = c[:, 0] > c[:, 1]
         pal[:, 2, :3] = np.where(four[:, None], (2 * e0 + e1) // 3, (e0 + e1) // 2)
@@ -114,14 +115,19 @@ def _decode_bcn(data: bytes, bpp: int, w: int, h: int) -> np.ndarray:
         nib = np.stack([blocks[:, :8] & 15, blocks[:, :8] >> 4], 2).reshape(n, 16)
         px[..., 3] = nib * 17
     elif bpp == BPP_DXT5:
-        a0, a1 = blocks[:, 0].astype(np.int32)[:, None], blocks[:, 1].astype(np.int32)[:, None]
+        a0, a1 = blocks[:, 0].astype(np.int32), blocks[:, 1].astype(np.int32)
         k = np.arange(1, 7)
-        eight = a0 > a1
         alpha = np.empty((n, 8), np.int32)
-        alpha[:, :1], alpha[:, 1:2] = a0, a1
-        alpha[:, 2:] = np.where(eight, ((7 - k) * a0 + k * a1) // 7, 0)
-        alpha[:, 2:6] = np.where(eight, alpha[:, 2:6], ((5 - k[:4]) * a0 + k[:4] * a1) // 5)
-        alpha[:, 7] = np.where(eight[:, 0], alpha[:, 7], 255)
+        alpha[:, 0], alpha[:, 1] = a0, a1
+        # eight alphas where a0 > a1; the others have six, then 0 and 255 (rewritten only
+        # there: a where over every block cost most of the alpha's time)
+        alpha[:, 2:] = (np.multiply.outer(a0, 7 - k) + np.multiply.outer(a1, k)) // 7
+        six = np.flatnonzero(a0 <= a1)
+        if len(six):
+            b0, b1 = a0[six], a1[six]
+            alpha[six, 2:6] = (np.multiply.outer(b0, 5 - k[:4]) + np.multiply.outer(b1, k[:4])) // 5
+            alpha[six, 6] = 0
+            alpha[six, 7] = 255
         # the 16 3-bit indices of the 6 bytes as one little-endian 64-bit word
         bits = np.zeros((n, 8), np.uint8)
         bits[:, :6] = blocks[:, 2:8]

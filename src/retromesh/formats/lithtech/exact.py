@@ -73,7 +73,17 @@ _MIX = (np.arange(1, 33, dtype=np.uint32) * np.uint32(0x9E3779B9)) | np.uint32(1
 
 def _hash(words: np.ndarray) -> np.ndarray:
     """A 32-bit hash per row of uint32 words, in a few numpy passes whatever the width."""
-    h = (words * _MIX[:words.shape[1]]).sum(axis=1, dtype=np.uint32)
+    # long fields column by column (a sum along the short axis cost numpy six times as much;
+    # on a few rows the calls cost more); uint32 arithmetic wraps, so the order of the
+    # additions does not change the bits
+    if len(words) < 1024 or not words.shape[1]:
+        h = (words * _MIX[:words.shape[1]]).sum(axis=1, dtype=np.uint32)
+    else:
+        h = words[:, 0] * _MIX[0]
+        t = np.empty_like(h)
+        for c in range(1, words.shape[1]):
+            np.multiply(words[:, c], _MIX[c], out=t)
+            h += t
     h ^= h >> np.uint32(15)
     h *= np.uint32(0x2C1B3C6D)
     return h
@@ -104,11 +114,16 @@ def _keep_rows(was: np.ndarray, pred: np.ndarray) -> _Rows | None:
     a, b = _words(was), _words(pred)
     if a.shape != b.shape:
         return None
-    x = a ^ b
+    return _xor_rows(a ^ b, b)
+
+
+def _xor_rows(x: np.ndarray, b: np.ndarray) -> _Rows | None:
+    """:func:`_keep_rows` of the XOR ``x`` of the rows read and the rows written ``b``."""
     rows = np.flatnonzero(_any_rows(x))
     if not len(rows):
         return None
-    return _Rows(len(a), rows, np.take(x, rows, 0), _check(np.take(b, rows, 0)))
+    check = _check(np.take(b, rows, 0))     # (one gathered copy alive at a time)
+    return _Rows(len(x), rows, np.take(x, rows, 0), check)
 
 
 def _any_rows(x: np.ndarray) -> np.ndarray:
@@ -253,17 +268,23 @@ def _lod_rows(all_lods: list, kept: list, normals_gl: list, inv_bind: np.ndarray
     owner = flat // mask.shape[1]
     wnode = np.take(jh.reshape(-1), flat).astype(np.int64)
     # the positions the writer reads back: the GLB's float32 of location * S3, times S3 again,
-    # which are the file's float32 values (sign flips are exact)
-    fpos = verts["location"].astype(np.float64)
+    # which are the file's float32 values (sign flips are exact; weight_locations takes
+    # float32 exactly, as the writer's float64 copy)
+    fpos = verts["location"]
     # the writer's weights as words (node, location, bias: float32 rows, the node's bits)
     pred = np.empty((len(owner), 5), np.float32)
-    pred[:, 1:4] = weight_locations(inv_bind, wnode, np.take(fpos, owner, 0))
     pred[:, 4] = np.take(w.reshape(-1), flat)
-    pred = pred.view(np.uint32)
-    pred[:, 0] = wnode
+    pred.view(np.uint32)[:, 0] = wnode
     counts = mask[:, 0].astype(np.int64)
     for c in range(1, mask.shape[1]):
         counts += mask[:, c]
+    # (what is no longer needed goes before the next big temporaries: a big model's fresh
+    # temporaries cost page faults, and its peak is what the allocator maps again for the
+    # next model)
+    del jh, wh, w, mask, flat
+    pred[:, 1:4] = weight_locations(inv_bind, wnode, np.take(fpos, owner, 0))
+    pred = pred.view(np.uint32)
+    del wnode
     file_counts = verts["weight_count"].astype(np.int64)
     if np.array_equal(counts, file_counts):
         rec_w, lists = _keep_rows(_words(wts), pred), None
@@ -297,9 +318,11 @@ def _keep_lists(wts: np.ndarray, pred: np.ndarray, counts: np.ndarray, file_coun
     o = owner[r]
     # (rows moved as one 20-byte item each: a 2-D gather and scatter cost several times more)
     _items(was)[r] = np.take(_items(wts), fs[o] + r - ps[o])
+    del r, o
     v = np.flatnonzero(odd)
     rows = np.repeat(fs[v] - _starts(file_counts[v]), file_counts[v]) + np.arange(file_counts[v].sum())
-    return _keep_rows(was, pred), {
+    was ^= pred                 # (the XOR in place of the copy: one big array less)
+    return _xor_rows(was, pred), {
         "at": restore.pack_ints(v), "count": restore.pack_bytes(file_counts[v].astype("<u2").tobytes()),
         "rows": restore.pack_bytes(np.take(wts, rows, 0).astype("<u4").tobytes()),
         "check": base64.b64encode(_list_checks(pred, counts, v).tobytes()).decode("ascii")}
@@ -314,7 +337,7 @@ def _list_checks(rows: np.ndarray, counts: np.ndarray, v: np.ndarray) -> np.ndar
     """One check byte per vertex ``v`` (every vertex has a row): the sum of the hashes of its
     ``rows`` (``counts`` per vertex, one after the other)."""
     at = np.repeat(_starts(counts)[v] - _starts(counts[v]), counts[v]) + np.arange(counts[v].sum())
-    return _byte(np.add.reduceat(_hash(rows[at]), _starts(counts[v])))
+    return _byte(np.add.reduceat(_hash(np.take(rows, at, 0)), _starts(counts[v])))
 
 
 def _key_rows(doc: AbcModel, scene: Scene) -> _Rows | None | bool:

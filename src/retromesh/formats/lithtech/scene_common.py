@@ -2,6 +2,7 @@
 helpers that read numbers back from glTF extras (see :mod:`.scene` for the mapping)."""
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -12,7 +13,7 @@ from ...transforms import compose_trs, decompose_trs
 from .abc import Lod
 
 __all__ = ["S3", "SQ", "S4", "latin1", "scene_error", "tree_parents", "check_finite", "unit_normals",
-           "split_corners", "bind_deviation", "increasing_keys", "rigid"]
+           "split_corners", "bind_deviation", "increasing_keys", "rigid", "floats", "cross_rows"]
 
 S3 = np.array([1.0, 1.0, -1.0])
 SQ = np.array([-1.0, -1.0, 1.0, 1.0])
@@ -68,12 +69,20 @@ def split_corners(vertex_idx: np.ndarray, uv: np.ndarray):
     uv = np.ascontiguousarray(uv, np.float32)
     uvkey = uv.view(np.uint64).reshape(-1)
     order = np.lexsort((uvkey, vertex_idx))
-    sv, su = vertex_idx[order], uvkey[order]
+    # one sorted column at a time, in one buffer (a big model's fresh temporaries cost more
+    # in page faults than in arithmetic)
+    s = np.take(uvkey, order)
     new = np.ones(len(order), bool)
-    new[1:] = (sv[1:] != sv[:-1]) | (su[1:] != su[:-1])
+    np.not_equal(s[1:], s[:-1], out=new[1:])
+    sv = np.take(vertex_idx, order, out=s.view(vertex_idx.dtype)) \
+        if vertex_idx.dtype.itemsize == 8 else np.take(vertex_idx, order)
+    new[1:] |= sv[1:] != sv[:-1]
+    del s, sv
     first = order[new]
     inverse = np.empty(len(order), np.int64)
-    inverse[order] = np.cumsum(new) - 1
+    rank = np.cumsum(new)
+    rank -= 1
+    inverse[order] = rank
     return vertex_idx[first].astype(np.int64), np.take(uv, first, 0), inverse
 
 
@@ -90,12 +99,12 @@ def bind_deviation(lod: Lod, mats: np.ndarray) -> float | None:
         return None
     owner = np.repeat(np.arange(len(verts)), counts)
     b = wts["bias"].astype(np.float64)
-    b = np.where(np.isfinite(b), b, 0.0)
+    b[~np.isfinite(b)] = 0.0
     with np.errstate(all="ignore"):
         # column by column from the (few) nodes' matrices, summed per vertex by bincount:
         # a gathered 4x4 matrix per weight and np.add.at were most of to_scene's time; the
         # coordinates as rows (weight_locations' own layout), in place: the same values
-        placed = weight_locations(mats, node, wts["location"].astype(np.float64)).T
+        placed = weight_locations(mats, node, wts["location"]).T
         placed *= b
         used = counts > 0
         d = [np.bincount(owner, placed[c], len(verts))[used] for c in range(3)]
@@ -136,9 +145,21 @@ def weight_locations(inv_bind: np.ndarray, node: np.ndarray, pos: np.ndarray) ->
     # matrix per weight cost twice as much); the same products and sums in the same order
     # (in place into one row and one temporary: a model's fresh temporaries cost more in page
     # faults than in arithmetic)
-    m = np.ascontiguousarray(np.asarray(inv_bind, np.float64)[:, :3, :].transpose(1, 2, 0))
-    p = np.asarray(pos, np.float64)         # (its columns read as strided views, not copied)
     node = np.asarray(node, np.intp)
+    # (its columns read as strided views, not copied; float32 columns as they are: a float64
+    # product takes them exactly, the same bits as a float64 copy would give)
+    p = pos if isinstance(pos, np.ndarray) and pos.dtype in (np.float32, np.float64) else \
+        np.asarray(pos, np.float64)
+    if len(node) <= 2048:
+        # a few weights: every row's (3, 4) matrix gathered at once, the same products and
+        # sums in the same order per value (12 gathers and 18 passes cost more in calls)
+        g = np.take(np.asarray(inv_bind, np.float64)[:, :3, :], node, 0)        # (n, 3, 4)
+        o = g[:, :, 0] * p[:, 0:1]
+        for c in (1, 2):
+            o += g[:, :, c] * p[:, c:c + 1]
+        o += g[:, :, 3]
+        return o
+    m = np.ascontiguousarray(np.asarray(inv_bind, np.float64)[:, :3, :].transpose(1, 2, 0))
     out = np.empty((3, len(node)))
     t = np.empty(len(node))
     for r in range(3):
@@ -152,3 +173,33 @@ def weight_locations(inv_bind: np.ndarray, node: np.ndarray, pos: np.ndarray) ->
         np.take(m[r, 3], node, out=t)
         o += t
     return out.T
+
+
+#: the float32 range (:data:`retromesh.extras.FLOAT32`)
+_F32 = 3.4028234663852886e38
+
+
+def floats(value: Any, n: int | None = None) -> list[float] | None:
+    """``retromesh.extras.numbers(value, n, *FLOAT32)`` (the same test, value by value, in
+    the same order) without a call and a dict per value: the v6 writer reads a few hundred
+    kept numbers per model."""
+    if not isinstance(value, list) or (n is not None and len(value) != n):
+        return None
+    out = []
+    for v in value:
+        if (type(v) is int or type(v) is float) and math.isfinite(v) and -_F32 <= v <= _F32:
+            out.append(float(v))
+        else:
+            return None
+    return out
+
+
+def cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.cross`` of (n, 3) rows: the same products and differences (the same bits), a
+    column at a time (np.cross costs several times more on a model's few hundred faces)."""
+    out = np.empty((len(a), 3), np.result_type(a, b))
+    for c, (i, j) in enumerate(((1, 2), (2, 0), (0, 1))):
+        o = out[:, c]
+        np.multiply(a[:, i], b[:, j], out=o)
+        o -= a[:, j] * b[:, i]
+    return out

@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from ...extras import FLOAT32, integer, integers, numbers
+from ...extras import integer, integers
 from .abc_v6 import SECTION_NAMES, VERTEX_V6, AbcV6Model, GeometryV6
 from .common import RawSection
-from .scene_common import latin1
+from .scene_common import floats, latin1
 from .scene_extras import f32
 
 __all__ = ["lod_extras", "animation_extras", "file_extras", "kept_lods", "kept_raw_sections"]
@@ -118,7 +118,7 @@ def kept_raw_sections(extras: dict) -> list[tuple[int, RawSection]]:
 
 
 def bounds6(v: Any, default) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    f = numbers(v, 6, *FLOAT32)
+    f = floats(v, 6)
     if f is None:
         return default
     return tuple(f[:3]), tuple(f[3:])

@@ -99,25 +99,36 @@ def _lod_primitive(lod: Lod, world_file: np.ndarray, path: str, n_nodes: int,
     vidx = faces["vertex"].reshape(-1).astype(np.int64)
     if vidx.max() >= nv:
         raise scene_error(f"face vertex indices below the {nv} vertices", int(vidx.max()), path)
-    uv = faces["uv"].reshape(-1, 2)
-    loc = verts["location"].astype(np.float64)
+    # (the UVs copied out of the face records once: the finite test and the corner split
+    # both read them, and a strided read cost as much as the copy)
+    uv = np.ascontiguousarray(faces["uv"].reshape(-1, 2), np.float32)
+    loc = verts["location"]         # (float32: times S3 in float64 exactly as a float64 copy)
     check_finite(uv, "UVs", path)
     check_finite(loc, "vertex locations", path)
     counts = verts["weight_count"].astype(np.int64)
     if int(counts.sum()) != len(wts):
         raise scene_error(f"{int(counts.sum())} weights", len(wts), path)
-    owner = np.repeat(np.arange(nv), counts)
     wnode = wts["node"].astype(np.int64)
     extras: dict[str, Any] = {}
     if len(wts) and wnode.max() >= max(n_nodes, 1):
         raise scene_error(f"weight node indices below the {n_nodes} nodes", int(wnode.max()), path)
+    # the corners first, their temporaries gone before the weights' (a big model's peak of
+    # fresh temporaries is what it pays in page faults)
+    src, uv_g, corner = split_corners(vidx, uv)
+    del vidx
+    # each face turned over (corners 0, 2, 1), written column by column into the uint32
+    # indices (a gather of columns made an int64 copy first)
+    idx = np.empty(len(corner), np.uint32)
+    for to, fro in ((0, 0), (1, 2), (2, 1)):
+        idx[to::3] = corner[fro::3]
+    del corner
     if n_nodes:
-        joints, weights, lost, empty = top4_weights(owner, wnode, wts["bias"].astype(np.float64), nv)
+        joints, weights, lost, empty = top4_weights(np.repeat(np.arange(nv), counts), wnode,
+                                                    wts["bias"].astype(np.float64), nv)
+        del wnode
         extras["bind_max_deviation"] = bind_deviation(lod, world_file)
         extras["vertices_with_dropped_weights"] = lost
         extras["unweighted_vertices"] = empty
-    src, uv_g, corner = split_corners(vidx, uv)
-    idx = corner.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1).astype(np.uint32)
     # per file vertex (unit_normals is row by row; a vertex no face uses may have none)
     normals = unit_normals(verts["normal"] * S3)
     # (np.take: a row gather with [] costs numpy several times more)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import DocumentError, LossWarning
-from ...extras import FLOAT32, integer, numbers
+from ...extras import integer
 from ...scene import Scene
 from . import scene_extras as xt
 from .abc import TRANSFORM, AbcModel
@@ -50,7 +50,7 @@ from .abc_v6 import (
     TrackV6,
     TransformInfoV6,
 )
-from .scene_common import S3, S4, SQ
+from .scene_common import S3, S4, SQ, cross_rows, floats
 from .scene_extras_v6 import bounds6, kept_lods, kept_raw_sections
 from .scene_write import PieceSource, from_scene_v9
 
@@ -97,8 +97,8 @@ def _weights_at(scene: Scene, anim_index: int, mesh_index: int, node: int, ms: n
 def _quantise(vals: np.ndarray, kept: dict | None) -> tuple[np.ndarray, tuple, tuple]:
     """(keys, m, 3) positions -> bytes, Scale, Transform (the kept ones when they fit)."""
     if kept is not None:
-        s = np.asarray(numbers(kept.get("scale"), 3, *FLOAT32) or [0, 0, 0], np.float64)
-        t = np.asarray(numbers(kept.get("translate"), 3, *FLOAT32) or [0, 0, 0], np.float64)
+        s = np.asarray(floats(kept.get("scale"), 3) or [0, 0, 0], np.float64)
+        t = np.asarray(floats(kept.get("translate"), 3) or [0, 0, 0], np.float64)
         if np.all(s > 0):
             q = (vals - t) / s
             if np.all(q > -0.5 + 1e-3) and np.all(q < 255.5 - 1e-3):
@@ -292,7 +292,7 @@ def _geometry(scene: Scene, ex: dict, parts: list[Part], owner_of: dict[int, tup
         at += len(p.faces)
     if len(faces):
         tri = pos_file[faces["vertex"].astype(np.int64)]
-        fn = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+        fn = cross_rows(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
         ln = np.linalg.norm(fn, axis=1, keepdims=True)
         fn = np.where(ln > 1e-12, fn / np.where(ln > 1e-12, ln, 1.0), 0.0)
         # the side the vertex normals (placed by their nodes) are on
@@ -338,7 +338,7 @@ def _animations(scene: Scene, m12: AbcModel, nodes: list[NodeV6], parts: list[Pa
         bmin, bmax = bounds6(aex.get("bounds"), box)
         keys = np.zeros(nk, KEY_V6)
         keys["time"] = ms
-        kept_bounds = numbers(aex.get("key_bounds"), 6 * nk, *FLOAT32)
+        kept_bounds = floats(aex.get("key_bounds"), 6 * nk)
         if kept_bounds is not None:
             kb = np.asarray(kept_bounds).reshape(nk, 6)
             keys["bounds_min"], keys["bounds_max"] = kb[:, :3], kb[:, 3:]
@@ -367,7 +367,7 @@ def _animations(scene: Scene, m12: AbcModel, nodes: list[NodeV6], parts: list[Pa
         anims.append(AnimationV6(name=a.name, length=int(ms[-1]) if length is None else length,
                                  bounds_min=bmin, bounds_max=bmax, keys=keys,
                                  key_strings=list(a.key_strings), tracks=tracks))
-        d = numbers(aex.get("dims"), 3, *FLOAT32)
+        d = floats(aex.get("dims"), 3)
         dims.append(d if d is not None else ((np.asarray(bmax) - np.asarray(bmin)) / 2).tolist())
     return anims, dims
 
