@@ -594,19 +594,12 @@ class Scene:
                     i = int(np.argmin(ok))
                     raise DocumentError(f"node {i} ({self.nodes[i].name!r}): {key} "
                                         f"{values[i].tolist()} is not finite within float32")
-        numbers = [self._material_numbers(mat) for mat in self.materials]
-        try:        # all materials at once; one by one only to name the one that fails
-            all_ok = finite32(np.array([x for nums in numbers for x in nums], dtype=np.float64))
-        except (TypeError, ValueError):
-            all_ok = False
-        for mi, mat in enumerate(self.materials if not all_ok else ()):
-            try:
-                ok = finite32(np.array(numbers[mi], dtype=np.float64))
-            except (TypeError, ValueError):
-                ok = False
-            if not ok:
-                raise DocumentError(f"material {mi} ({mat.name!r}): colours, factors and texture "
-                                    "transform must be finite numbers")
+        numbers = [_material_numbers(mat) for mat in self.materials]
+        if not _finite_numbers([x for nums in numbers for x in nums]):   # then one by one: which
+            for mi, mat in enumerate(self.materials):
+                if not _finite_numbers(numbers[mi]):
+                    raise DocumentError(f"material {mi} ({mat.name!r}): colours, factors and "
+                                        "texture transform must be finite numbers")
         for mi, mesh in enumerate(self.meshes):
             if mesh.weights and not finite32(np.array(mesh.weights, dtype=np.float64)):
                 raise DocumentError(f"mesh {mi} ({mesh.name!r}): morph weights are not finite")
@@ -635,15 +628,6 @@ class Scene:
             ai, ci = chans[bad // 2]
             raise DocumentError(f"animation {ai} ({self.animations[ai].name!r}) channel {ci}: "
                                 "keys are not finite within float32")
-
-    @staticmethod
-    def _material_numbers(mat: Material) -> list:
-        """A material's colours, factors and texture transform, as validate checks them."""
-        ref = mat.base_color_texture
-        nums = [*mat.base_color, *mat.emissive, mat.metallic, mat.roughness, mat.alpha_cutoff]
-        if ref is not None:
-            nums += [*ref.offset, *ref.scale, ref.rotation]
-        return nums
 
     def for_writing(self, validated: bool = False) -> Scene:
         """This scene validated (unless ``validated``: checked just before) and fixed up for a
@@ -717,6 +701,20 @@ def finite32(a) -> bool:
         return bool(np.isfinite(a).all())
     a = np.asarray(a, dtype=np.float64)
     return bool(np.all(np.abs(a) <= _FLT_MAX))   # False for NaN too
+
+
+def _material_numbers(mat: Material) -> list:
+    """A material's colours, factors and texture transform, as validate checks them."""
+    ref = mat.base_color_texture
+    nums = [*mat.base_color, *mat.emissive, mat.metallic, mat.roughness, mat.alpha_cutoff]
+    return nums + [*ref.offset, *ref.scale, ref.rotation] if ref is not None else nums
+
+
+def _finite_numbers(nums: list) -> bool:
+    try:
+        return finite32(np.array(nums, dtype=np.float64))
+    except (TypeError, ValueError):
+        return False
 
 
 def first_not_finite32(arrays: list) -> int | None:
