@@ -177,12 +177,13 @@ class _Buffer:
 
 
 def _column_bounds(flat: np.ndarray) -> tuple[list, list]:
-    """Each column's max and min (Python floats, float32 exactly, or ints). From 64 rows on
-    the columns are copied side by side first: numpy's reduction over the rows of a (n, 3)
-    array costs about 45 ns a row (a 60,000-vertex mesh: 2.7 ms, 0.1 ms so). Which of -0.0
-    and 0.0 a zero bound is depends on the order of comparison when a column holds both:
-    then, and for a NaN, the bounds come from the reduction over the rows as before."""
-    if len(flat) >= 64:
+    """Each column's max and min (Python floats, float32 exactly, or ints). From 256 rows on
+    (below, the copy and the tests cost more) the columns are copied side by side first:
+    numpy's reduction over the rows of a (n, 3) array costs about 45 ns a row (a 60,000-vertex
+    mesh: 2.7 ms, 0.1 ms so). Which of -0.0 and 0.0 a zero bound is depends on the order of
+    comparison when a column holds both: then, and for a NaN, the bounds come from the
+    reduction over the rows as before."""
+    if len(flat) >= 256:
         columns = np.ascontiguousarray(flat.T)
         hi, lo = columns.max(axis=1), columns.min(axis=1)
         if not (np.isnan(hi).any() or np.isnan(lo).any()):
