@@ -157,6 +157,35 @@ def test_scene_validate_catches_bad_references():
         s.validate()
 
 
+def test_scene_validate_names_the_node_or_material_whose_numbers_are_not_finite():
+    """TRS and material numbers are checked all at once; the error still names the first one
+    (also when the materials' numbers cannot even be put in one array)."""
+    from retromesh.scene import Material
+    s = Scene()
+    s.add_node(Node(name="a"))
+    s.add_node(Node(name="b", translation=[0, 1e39, 0]))
+    with pytest.raises(DocumentError, match=r"node 1 \('b'\): translation"):
+        s.validate()
+    s.nodes[1].translation = np.array([0, 0, 0.0])
+    s.nodes[0].rotation = np.array([np.nan, 0, 0, 1])
+    with pytest.raises(DocumentError, match=r"node 0 \('a'\): rotation"):
+        s.validate()
+    s.nodes[0].rotation = np.array([0, 0, 0, 1.0])
+    s.materials += [Material(name="ok"), Material(name="bad"), Material(name="worse")]
+    s.validate()
+    s.materials[1].metallic = float("inf")
+    s.materials[2].roughness = float("nan")
+    with pytest.raises(DocumentError, match=r"material 1 \('bad'\)"):
+        s.validate()
+    s.materials[1].metallic = 0.5
+    with pytest.raises(DocumentError, match=r"material 2 \('worse'\)"):
+        s.validate()
+    s.materials[2].roughness = 0.5
+    s.materials[1].base_color = [[1, 1], [1, 1], [1, 1], [1, 1]]     # no array with the others
+    with pytest.raises(DocumentError, match=r"material 1 \('bad'\)"):
+        s.validate()
+
+
 # -- API and detection -------------------------------------------------------------------------
 
 def test_read_accepts_path_bytes_and_file_objects(tmp_path):

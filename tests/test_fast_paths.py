@@ -150,6 +150,21 @@ def test_atomic_write_of_parts(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+def test_atomic_write_makes_missing_folders_and_names_the_file_on_errors(tmp_path):
+    """The folder is made only when the temporary file cannot be (no look first); bytes,
+    bytearray and memoryview data are written as they are; an error names the file asked for."""
+    out = atomic_write(tmp_path / "a" / "b" / "x.bin", b"xy")
+    assert out.read_bytes() == b"xy"
+    assert atomic_write(out, bytearray(b"abc")).read_bytes() == b"abc"
+    assert atomic_write(out, memoryview(np.arange(3, dtype=np.uint16))).read_bytes() == \
+        np.arange(3, dtype=np.uint16).tobytes()
+    (tmp_path / "file").write_bytes(b"")
+    with pytest.raises(OSError) as err:
+        atomic_write(tmp_path / "file" / "x.bin", b"x")
+    assert str(tmp_path / "file" / "x.bin") in str(err.value)
+    assert sorted(p.name for p in (tmp_path / "a" / "b").iterdir()) == ["x.bin"]
+
+
 def test_skin_weights_rows_in_any_order():
     """Rows not in increasing order (not what np.unique gives) take the picking path."""
     rec = np.zeros(4, BONE_DTYPE)

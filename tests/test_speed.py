@@ -204,6 +204,48 @@ def test_sanitize_weights_sum_to_one_on_the_largest():
     assert np.allclose(wo[nz], (ref[nz] / s[nz, None]), atol=1e-6)
 
 
+def test_fast_helpers_give_what_numpy_gives():
+    """The column-by-column and all-products paths (large meshes, small skeletons) give the
+    bits of the plain numpy formulas: row argmax, duplicate-joint merging, quaternion
+    matrices, and a POSITION accessor's bounds (a zero bound keeps its sign)."""
+    from retromesh import transforms
+    from retromesh.geometry import merge_duplicate_joints, row_argmax
+    from retromesh.gltf.writer import scene_to_gltf
+    from retromesh.scene import Mesh, Node, Primitive, Scene
+    rng = np.random.default_rng(6)
+    for n in (5, 600, 3000):
+        w = rng.choice([0.0, 0.25, 0.5], size=(n, 4)).astype(np.float32)
+        assert np.array_equal(row_argmax(w), np.argmax(w, axis=1))
+        j = rng.integers(0, 3, size=(n, 4)).astype(np.uint16)
+        jr, wr = j.copy(), w.copy()
+        for a in range(4):
+            for b in range(a + 1, 4):
+                dup = (jr[:, a] == jr[:, b]) & (wr[:, b] > 0) & (wr[:, a] > 0)
+                wr[dup, a] += wr[dup, b]
+                wr[dup, b] = 0
+                jr[dup, b] = 0
+        jm, wm = merge_duplicate_joints(j, w)
+        assert jm is j and wm is w                     # in place
+        assert np.array_equal(jm, jr) and wm.tobytes() == wr.tobytes()
+    for shape in ((4,), (30, 4), (200, 4)):
+        q = rng.normal(size=shape)
+        x, y, z, qw = np.moveaxis(transforms.quat_normalize(q), -1, 0)
+        ref = np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - qw * z), 2 * (x * z + qw * y),
+                        2 * (x * y + qw * z), 1 - 2 * (x * x + z * z), 2 * (y * z - qw * x),
+                        2 * (x * z - qw * y), 2 * (y * z + qw * x), 1 - 2 * (x * x + y * y)],
+                       axis=-1).reshape(shape[:-1] + (3, 3))
+        assert transforms.quat_to_matrix(q).tobytes() == ref.tobytes()
+    for zeros in ((0.0,), (-0.0,), (0.0, -0.0)):
+        pos = np.abs(rng.normal(size=(501, 3))).astype(np.float32)
+        pos[::7, 1] = rng.choice(zeros, size=len(pos[::7]))
+        s = Scene()
+        s.nodes[s.add_node(Node(name="n"))].mesh = s.add_mesh(Mesh(primitives=[
+            Primitive(positions=pos)]))
+        acc = scene_to_gltf(s, embed_images=False).gltf.accessors[0]
+        assert repr((acc["max"], acc["min"])) == repr((pos.max(axis=0).tolist(),
+                                                       pos.min(axis=0).tolist()))
+
+
 def test_writer_keeps_big_arrays_and_patches_earlier_chunks():
     """Writer.records keeps big arrays by reference (copied once by getvalue); chunk lengths
     around them are still back-patched, and the bytes are those of plain appending."""

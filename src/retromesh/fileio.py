@@ -99,9 +99,11 @@ def atomic_write(path: str | os.PathLike, data: bytes | bytearray | memoryview |
     commit)."""
     path = Path(path)
     try:
-        if path.parent and not path.parent.exists():
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        except FileNotFoundError:       # the folder is made when missing (no look first)
             path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:   # name the file asked for, not the hidden temporary one
         if exc.errno is None:
             raise
@@ -115,15 +117,21 @@ def atomic_write(path: str | os.PathLike, data: bytes | bytearray | memoryview |
             os.umask(umask)
             mode = 0o666 & ~umask
         os.chmod(tmp, mode)
-        with os.fdopen(fd, "wb") as fh:
-            if isinstance(data, Parts) and _WRITEV is not None:
-                _write_parts(fh.fileno(), data.buffers)
-            else:
+        if _WRITEV is not None:         # straight to the file: no buffered writer to make
+            try:
+                _write_parts(fd, data.buffers if isinstance(data, Parts)
+                             else [memoryview(data).cast("B")])
+                if batch is None or batch.syncfs is None:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+        else:
+            with os.fdopen(fd, "wb") as fh:
                 for buffer in (data.buffers if isinstance(data, Parts) else (data,)):
                     fh.write(buffer)
-            if batch is None or batch.syncfs is None:
-                fh.flush()
-                os.fsync(fh.fileno())
+                if batch is None or batch.syncfs is None:
+                    fh.flush()
+                    os.fsync(fh.fileno())
         if batch is None:
             os.replace(tmp, path)
         else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["compute_normals", "unit_rows", "gltf_weights", "merge_duplicate_joints", "row_sum64",
-           "gltf_node_trs"]
+           "row_argmax", "gltf_node_trs"]
 
 
 def compute_normals(positions: np.ndarray, indices: np.ndarray | None) -> np.ndarray:
@@ -45,10 +45,11 @@ def unit_rows(v: np.ndarray, fallback=(0.0, 1.0, 0.0)) -> np.ndarray:
         sq += v[:, c] * v[:, c]
     norm = np.sqrt(sq, out=sq)
     ok = (norm > 1e-12) & (norm < np.inf)
+    if ok.all():            # every row divided by a finite length >= its items: no warning
+        return (v / norm[:, None]).astype(np.float32)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = (v / norm[:, None]).astype(np.float32)
-    if not ok.all():
-        out[~ok] = fallback
+    out[~ok] = fallback
     return out
 
 
@@ -58,22 +59,28 @@ def gltf_weights(joints: np.ndarray, weights: np.ndarray, merge: bool = True
     >= 0 summing to 1 in float32 (a vertex without weight bound to joint 0), joints of zero
     weights set to 0 and (``merge``) a joint named twice merged into its first slot. The
     families use it to know what a GLB holds (retromesh.restore)."""
-    w = np.nan_to_num(weights.astype(np.float32), copy=False)
+    w = weights.astype(np.float32)
+    if not np.isfinite(w).all():        # (nan_to_num is a dozen numpy calls)
+        np.nan_to_num(w, copy=False)
     np.clip(w, 0.0, None, out=w)
     j = joints.astype(np.uint16, copy=True)
     s = row_sum64(w)
-    empty = s <= 1e-12
-    n_empty = int(empty.sum())
-    if n_empty:
-        w[empty] = (1.0, 0.0, 0.0, 0.0)
-        j[empty] = 0
-        s[empty] = 1.0
-    w /= s.astype(np.float32)[:, None]
-    # put the float32 rounding error of the sum on the largest weight
-    err = (1.0 - row_sum64(w)).astype(np.float32)
-    largest = np.argmax(w, axis=1)
-    largest += np.arange(0, w.size, w.shape[1], dtype=largest.dtype)
-    w.reshape(-1)[largest] += err
+    n_empty = 0
+    # rows summing to 1 already (most models): dividing by 1 and adding the error 0 to the
+    # largest (positive) weight change no bit, so both are skipped
+    if not (s == 1.0).all():
+        empty = s <= 1e-12
+        n_empty = int(empty.sum())
+        if n_empty:
+            w[empty] = (1.0, 0.0, 0.0, 0.0)
+            j[empty] = 0
+            s[empty] = 1.0
+        w /= s.astype(np.float32)[:, None]
+        # put the float32 rounding error of the sum on the largest weight
+        err = (1.0 - row_sum64(w)).astype(np.float32)
+        largest = row_argmax(w)
+        largest += np.arange(0, w.size, w.shape[1], dtype=largest.dtype)
+        w.reshape(-1)[largest] += err
     j[w == 0] = 0
     if merge:
         j, w = merge_duplicate_joints(j, w)
@@ -89,6 +96,22 @@ def row_sum64(w: np.ndarray) -> np.ndarray:
     return s
 
 
+def row_argmax(w: np.ndarray) -> np.ndarray:
+    """``np.argmax(w, axis=1)`` of rows without NaN (the first greatest of each row): from
+    1,024 rows on column by column, as numpy's reduction over a short axis costs about 12 ns
+    a row (a 20,000-vertex mesh: 230 us, 40 us so)."""
+    if len(w) < 1024:
+        return np.argmax(w, axis=1)
+    best = w[:, 0]
+    idx = np.zeros(len(w), np.intp)
+    for c in range(1, w.shape[1]):
+        col = w[:, c]
+        greater = col > best                # (ties keep the first)
+        idx[greater] = c
+        best = np.where(greater, col, best)
+    return idx
+
+
 _PAIR_A, _PAIR_B = np.array([0, 0, 0, 1, 1, 2]), np.array([1, 2, 3, 2, 3, 3])
 
 
@@ -97,16 +120,23 @@ def merge_duplicate_joints(j: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np
     slot (in place)."""
     # merging only takes weight away, so no pair that weighs twice now: none later either;
     # all pairs in one pass for small primitives (big ones: no (n, 6) temporaries)
-    if len(j) <= 1 << 16 and not (
-            (j[:, _PAIR_A] == j[:, _PAIR_B]) & (w[:, _PAIR_A] > 0) & (w[:, _PAIR_B] > 0)).any():
-        return j, w
+    if len(j) <= 2048:
+        if not ((j[:, _PAIR_A] == j[:, _PAIR_B]) & (w[:, _PAIR_A] > 0) & (w[:, _PAIR_B] > 0)).any():
+            return j, w
+        jc, wc = j.T, w.T
+    else:   # each slot's column side by side (copies): 4 to 8 times faster tests
+        jc, wc = np.ascontiguousarray(j.T), np.ascontiguousarray(w.T)
+    merged = False
     for a in range(4):
         for b in range(a + 1, 4):
-            dup = (j[:, a] == j[:, b]) & (w[:, b] > 0) & (w[:, a] > 0)
+            dup = (jc[a] == jc[b]) & (wc[b] > 0) & (wc[a] > 0)
             if np.any(dup):
-                w[dup, a] += w[dup, b]
-                w[dup, b] = 0
-                j[dup, b] = 0
+                wc[a, dup] += wc[b, dup]
+                wc[b, dup] = 0
+                jc[b, dup] = 0
+                merged = True
+    if merged and len(j) > 2048:    # (the small ones were changed through their views)
+        j[...], w[...] = jc.T, wc.T
     return j, w
 
 

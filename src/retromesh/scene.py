@@ -587,23 +587,19 @@ class Scene:
                                 f"node {i} ({node.name!r}): {key} must have {width} numbers, "
                                 f"got shape {np.shape(getattr(node, key))}")
                     values = np.array([getattr(n, key) for n in self.nodes], dtype=np.float64)
+                if np.abs(values).max() <= _FLT_MAX:   # (a NaN fails it too)
+                    continue
                 ok = np.all(np.abs(values) <= _FLT_MAX, axis=1)
                 if not np.all(ok):
                     i = int(np.argmin(ok))
                     raise DocumentError(f"node {i} ({self.nodes[i].name!r}): {key} "
                                         f"{values[i].tolist()} is not finite within float32")
-        for mi, mat in enumerate(self.materials):
-            ref = mat.base_color_texture
-            nums = [*mat.base_color, *mat.emissive, mat.metallic, mat.roughness, mat.alpha_cutoff]
-            if ref is not None:
-                nums += [*ref.offset, *ref.scale, ref.rotation]
-            try:
-                ok = finite32(np.array(nums, dtype=np.float64))
-            except (TypeError, ValueError):
-                ok = False
-            if not ok:
-                raise DocumentError(f"material {mi} ({mat.name!r}): colours, factors and texture "
-                                    "transform must be finite numbers")
+        numbers = [_material_numbers(mat) for mat in self.materials]
+        if not _finite_numbers([x for nums in numbers for x in nums]):   # then one by one: which
+            for mi, mat in enumerate(self.materials):
+                if not _finite_numbers(numbers[mi]):
+                    raise DocumentError(f"material {mi} ({mat.name!r}): colours, factors and "
+                                        "texture transform must be finite numbers")
         for mi, mesh in enumerate(self.meshes):
             if mesh.weights and not finite32(np.array(mesh.weights, dtype=np.float64)):
                 raise DocumentError(f"mesh {mi} ({mesh.name!r}): morph weights are not finite")
@@ -705,6 +701,20 @@ def finite32(a) -> bool:
         return bool(np.isfinite(a).all())
     a = np.asarray(a, dtype=np.float64)
     return bool(np.all(np.abs(a) <= _FLT_MAX))   # False for NaN too
+
+
+def _material_numbers(mat: Material) -> list:
+    """A material's colours, factors and texture transform, as validate checks them."""
+    ref = mat.base_color_texture
+    nums = [*mat.base_color, *mat.emissive, mat.metallic, mat.roughness, mat.alpha_cutoff]
+    return nums + [*ref.offset, *ref.scale, ref.rotation] if ref is not None else nums
+
+
+def _finite_numbers(nums: list) -> bool:
+    try:
+        return finite32(np.array(nums, dtype=np.float64))
+    except (TypeError, ValueError):
+        return False
 
 
 def first_not_finite32(arrays: list) -> int | None:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import time
 import warnings
 from collections import deque
@@ -128,7 +129,8 @@ def _candidates(base: str) -> list[str]:
     return [base + e for e in exts]
 
 
-_SCANS: dict[str, tuple[int, list[tuple[str, bool]]]] = {}
+#: folder -> (modification time, its entries, the entries by lower-case name)
+_SCANS: dict[str, tuple[int, list[tuple[str, bool]], dict[str, list[tuple[str, bool]]]]] = {}
 
 
 def _entries(folder: Path) -> list[tuple[str, bool]]:
@@ -137,18 +139,31 @@ def _entries(folder: Path) -> list[tuple[str, bool]]:
     batch looks for every model's textures in the same few folders. A folder changed in the
     last 2 seconds is read again each time (its time is only as fine as the file system's
     clock tick: a change right after the scan could keep the same time)."""
+    return _scan(folder)[0]
+
+
+def _by_lower(folder: Path) -> dict[str, list[tuple[str, bool]]]:
+    """``folder``'s entries (:func:`_entries`, in their order) by their lower-case name: made
+    once per scan, so that each model's lookups in the same folders cost a dict look-up."""
+    return _scan(folder)[1]
+
+
+def _scan(folder: Path) -> tuple[list[tuple[str, bool]], dict[str, list[tuple[str, bool]]]]:
     key = os.fspath(folder)
     stamp = os.stat(key).st_mtime_ns
     hit = _SCANS.get(key)
     if hit is not None and hit[0] == stamp:
-        return hit[1]
+        return hit[1], hit[2]
     with os.scandir(key) as it:
         entries = [(e.name, e.is_dir()) for e in it]
+    lower: dict[str, list[tuple[str, bool]]] = {}
+    for entry in entries:
+        lower.setdefault(entry[0].lower(), []).append(entry)
     if time.time_ns() - stamp > 2_000_000_000:
         if len(_SCANS) >= 256:
             _SCANS.clear()
-        _SCANS[key] = (stamp, entries)
-    return entries
+        _SCANS[key] = (stamp, entries, lower)
+    return entries, lower
 
 
 class TextureFinder:
@@ -171,7 +186,7 @@ class TextureFinder:
                     self._add(layout, deep=True)
         for extra in texture_path:
             self._add(Path(extra).expanduser(), deep=True)
-        self._listings: dict[Path, dict[str, list[str]]] = {}
+        self._listings: dict[Path, dict[str, list[tuple[str, bool]]]] = {}
         self._found: dict[str, Path | None] = {}
         self._loaded: dict[Path, FoundImage | str] = {}
 
@@ -192,9 +207,11 @@ class TextureFinder:
     def _child_dir(parent: Path, name: str) -> Path | None:
         """``parent/name`` matched case-insensitively (the exact case first)."""
         try:
-            if (parent / name).is_dir():
+            same = _by_lower(parent).get(name.lower())
+            # (no entry of that name in any case: no folder either, and no system call)
+            if same and (parent / name).is_dir():
                 return parent / name
-            for entry, is_dir in _entries(parent):
+            for entry, is_dir in same or ():
                 if entry.lower() == name and is_dir:
                     return parent / entry
         except (OSError, ValueError):
@@ -210,26 +227,33 @@ class TextureFinder:
         return ", ".join(shown) + (f" and {more} more folders" if more > 0 else "")
 
     # -- lookup --------------------------------------------------------------------------
-    def _listing(self, folder: Path) -> dict[str, list[str]]:
+    def _listing(self, folder: Path) -> dict[str, list[tuple[str, bool]]]:
         cached = self._listings.get(folder)
         if cached is None:
-            cached = {}
             try:
-                for entry, _ in _entries(folder):
-                    cached.setdefault(entry.lower(), []).append(entry)
+                cached = _by_lower(folder)
             except (OSError, ValueError):
-                pass
+                cached = {}
             self._listings[folder] = cached
         return cached
 
     def _match(self, folder: Path, wanted: str) -> str | None:
-        names = self._listing(folder).get(wanted.lower())
-        if not names:
+        same = self._listing(folder).get(wanted.lower())
+        if not same:
             return None
-        return wanted if wanted in names else names[0]
+        return wanted if any(entry == wanted for entry, _ in same) else same[0][0]
 
-    def _inside(self, path: Path) -> Path | None:
-        """The real file ``path`` names when it is a regular file inside one of the roots."""
+    def _inside(self, path: Path, in_root: bool = False) -> Path | None:
+        """The real file ``path`` names when it is a regular file inside one of the roots.
+        ``in_root``: ``path`` is an entry of a root, a real folder (resolved): unless it is a
+        link, it is its own real path (one ``lstat``, not a ``resolve`` of every part)."""
+        if in_root:
+            try:
+                mode = os.lstat(path).st_mode
+            except (OSError, ValueError):
+                return None
+            if not stat.S_ISLNK(mode):
+                return path if stat.S_ISREG(mode) else None
         try:
             real = path.resolve()
             if not real.is_file():
@@ -240,12 +264,13 @@ class TextureFinder:
             return real
         return None
 
-    def _in_folder(self, folder: Path, base: str) -> Path | None:
+    def _in_folder(self, folder: Path, base: str, root: bool = False) -> Path | None:
+        """The image file ``base`` names in ``folder`` (``root``: one of the roots)."""
         for cand in _candidates(base):
             hit = self._match(folder, cand)
             if hit is not None and os.path.splitext(hit)[1].lower().lstrip(".") in \
                     image_extensions():
-                real = self._inside(folder / hit)
+                real = self._inside(folder / hit, in_root=root)
                 if real is not None:
                     return real
         return None
@@ -298,7 +323,7 @@ class TextureFinder:
                 if relative is not None:
                     hit = self._walk_relative(root, relative)
                 if hit is None:
-                    hit = self._in_folder(root, base)
+                    hit = self._in_folder(root, base, root=True)
                 if hit is not None:
                     break
             for root in self._deep if hit is None else ():

@@ -58,6 +58,13 @@ def quat_rotate(q, v) -> np.ndarray:
 def quat_to_matrix(q) -> np.ndarray:
     """Rotation matrices (..., 3, 3) from unit quaternions."""
     q = quat_normalize(q)
+    if q.size <= 512:
+        # a few quaternions (a skeleton's bones): every product q_i * q_j at once, then the
+        # nine entries below with a - b as a + (-1 * b) (the same bits): a dozen numpy calls,
+        # not 30 (the gathers cost more than the calls from about 150 quaternions on)
+        products = (q[..., :, None] * q[..., None, :]).reshape(q.shape[:-1] + (16,))
+        two = 2 * (products[..., _Q2M_A] + products[..., _Q2M_B] * _Q2M_SIGN)
+        return np.where(_Q2M_DIAGONAL, 1 - two, two).reshape(q.shape[:-1] + (3, 3))
     x, y, z, w = np.moveaxis(q, -1, 0)
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz = x * y, x * z, y * z
@@ -68,6 +75,14 @@ def quat_to_matrix(q) -> np.ndarray:
         2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy),
     ], axis=-1)
     return m.reshape(q.shape[:-1] + (3, 3))
+
+
+# quat_to_matrix's entries: products a and b (index i * 4 + j of q_i * q_j, x y z w = 0 1 2 3),
+# the sign of b, and which entries are 1 - 2 (a + b)
+_Q2M_A = np.array([5, 1, 2, 1, 0, 6, 2, 6, 0])          # yy xy xz xy xx yz xz yz xx
+_Q2M_B = np.array([10, 14, 13, 14, 10, 12, 13, 12, 5])  # zz wz wy wz zz wx wy wx yy
+_Q2M_SIGN = np.array([1.0, -1.0, 1.0, 1.0, 1.0, -1.0, -1.0, 1.0, 1.0])
+_Q2M_DIAGONAL = np.array([True, False, False, False, True, False, False, False, True])
 
 
 def matrix_to_quat(m) -> np.ndarray:
@@ -206,6 +221,9 @@ def world_matrices(local: np.ndarray, parents: list[int] | np.ndarray) -> np.nda
     parents = [int(p) for p in parents]
     world = np.empty_like(local)
     done = [False] * n
+    # one pose: node k's matrix is [k] (the same 4x4 views as [..., k, :, :], indexed faster)
+    w, loc = (world, local) if local.ndim == 3 else \
+        (np.moveaxis(world, -3, 0), np.moveaxis(local, -3, 0))
     for i in range(n):
         chain = []
         j = i
@@ -216,6 +234,6 @@ def world_matrices(local: np.ndarray, parents: list[int] | np.ndarray) -> np.nda
                 raise ValueError("cycle in the parent indices")
         for k in reversed(chain):
             p = parents[k]
-            world[..., k, :, :] = local[..., k, :, :] if p < 0 else world[..., p, :, :] @ local[..., k, :, :]
+            w[k] = loc[k] if p < 0 else w[p] @ loc[k]
             done[k] = True
     return world

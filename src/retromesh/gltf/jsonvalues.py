@@ -22,6 +22,7 @@ _PLAIN = frozenset((int, bool, str, type(None)))
 _NUMBER = frozenset((int, bool, float))
 _STR = frozenset((str,))
 _LIST = frozenset((list,))
+_FLOAT = frozenset((float,))
 
 
 def jsonable(value: Any) -> Any:
@@ -93,14 +94,14 @@ def _json_list(items: list | tuple, convert: Callable[[Any], Any]) -> list:
         return list(items)
     if types <= _NUMBER:
         try:
-            if all(map(math.isfinite, items)):
+            if _all_finite(items, types):
                 return list(items)
         except OverflowError:           # an int beyond float range
             pass
     # lists of plain values or finite numbers inside (twin triangles, runs, per-key weights):
     # copied without a call each, all items' values tested at once when all are lists
     if types == _LIST and _plain_numbers(list(chain.from_iterable(items))):
-        return [list(v) for v in items]
+        return list(map(list, items))
     return [v if type(v) in _PLAIN else list(v) if type(v) is list and _plain_numbers(v)
             else convert(v) for v in items]
 
@@ -112,10 +113,19 @@ def _plain_numbers(items: list) -> bool:
         return True
     if types <= _NUMBER:
         try:
-            return all(map(math.isfinite, items))
+            return _all_finite(items, types)
         except OverflowError:           # an int beyond float range
             return False
     return False
+
+
+def _all_finite(items: list | tuple, types: set[type]) -> bool:
+    """``all(map(math.isfinite, items))`` of numbers of ``types`` (an OverflowError alike); of
+    floats only, one ``sum`` first: an infinity or NaN among them makes the sum one too, so a
+    finite sum needs no look at each item."""
+    if types == _FLOAT and math.isfinite(sum(items)):
+        return True
+    return all(map(math.isfinite, items))
 
 
 def _extras_item(value: Any) -> Any:

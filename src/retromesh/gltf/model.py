@@ -186,14 +186,24 @@ def json_default(obj: Any) -> dict[str, Any]:
 
 def _shallow(d: dict[str, Any]) -> dict[str, Any]:
     """``_pruned`` one level deep: models inside are left to the encoder (``json_default``)."""
-    out = {k: v for k, v in d.items() if v is not None and (v or type(v) not in EMPTIABLE)}
-    for k, v in out.items():
+    out = {}
+    for k, v in d.items():          # (one pass: a model's JSON is made once per object)
+        if v is None:
+            continue
         t = type(v)
-        if t is dict:
+        if t is list:
+            if not v:
+                continue
+            if dict in map(type, v):
+                v = [_shallow(x) if type(x) is dict else x for x in v]
+        elif t is dict:
+            if not v:
+                continue
             if k != "extensions":
-                out[k] = _shallow(v)
-        elif t is list and dict in map(type, v):
-            out[k] = [_shallow(x) if type(x) is dict else x for x in v]
+                v = _shallow(v)
+        elif not v and t in EMPTIABLE:
+            continue
+        out[k] = v
     return out
 
 

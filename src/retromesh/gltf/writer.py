@@ -54,6 +54,7 @@ ARRAY_BUFFER = 34962
 ELEMENT_ARRAY_BUFFER = 34963
 FLOAT, UBYTE, USHORT, UINT = 5126, 5121, 5123, 5125
 _TYPES = {1: "SCALAR", 2: "VEC2", 3: "VEC3", 4: "VEC4", 16: "MAT4"}
+_F32 = np.dtype(np.float32)
 _COMPONENT = {np.dtype(np.float32): FLOAT, np.dtype(np.uint8): UBYTE,
               np.dtype(np.uint16): USHORT, np.dtype(np.uint32): UINT}
 
@@ -146,9 +147,23 @@ class _Buffer:
             acc["max"], acc["min"] = [arr[-1].item()], [arr[0].item()]
         elif minmax and len(arr):
             flat = arr.reshape(len(arr), width)
-            acc["max"] = flat.max(axis=0).tolist()  # Python floats (float32 exactly) or ints
-            acc["min"] = flat.min(axis=0).tolist()
+            acc["max"], acc["min"] = _column_bounds(flat)
         self.accessors.append(acc)
+        return len(self.accessors) - 1
+
+    def float_rows(self, arr: np.ndarray) -> int:
+        """``accessor(arr)`` of a C-contiguous 2-D float32 array (a channel's keys: a model
+        has hundreds), without the general case's tests."""
+        pad = (-self.size) % 4
+        if pad:
+            self.parts.append(b"\0" * pad)
+            self.size += pad
+        size = arr.nbytes
+        self.views.append(g.Plain(buffer=0, byteOffset=self.size, byteLength=size))
+        self.parts.append(arr)
+        self.size += size
+        self.accessors.append(g.Plain(bufferView=len(self.views) - 1, componentType=FLOAT,
+                                      count=len(arr), type=_TYPES[arr.shape[1]]))
         return len(self.accessors) - 1
 
     def finish(self) -> tuple[list[Any], int]:
@@ -159,6 +174,29 @@ class _Buffer:
             self.size += pad
         parts, self.parts = self.parts, []
         return parts, self.size
+
+
+def _column_bounds(flat: np.ndarray) -> tuple[list, list]:
+    """Each column's max and min (Python floats, float32 exactly, or ints). From 256 rows on
+    (below, the copy and the tests cost more) the columns are copied side by side first:
+    numpy's reduction over the rows of a (n, 3) array costs about 45 ns a row (a 60,000-vertex
+    mesh: 2.7 ms, 0.1 ms so). Which of -0.0 and 0.0 a zero bound is depends on the order of
+    comparison when a column holds both: then, and for a NaN, the bounds come from the
+    reduction over the rows as before."""
+    if len(flat) >= 256:
+        columns = np.ascontiguousarray(flat.T)
+        hi, lo = columns.max(axis=1), columns.min(axis=1)
+        if not (np.isnan(hi).any() or np.isnan(lo).any()):
+            if flat.dtype.kind != "f" or all(_zeros_alike(columns[c]) for c in
+                                              np.flatnonzero((hi == 0) | (lo == 0)).tolist()):
+                return hi.tolist(), lo.tolist()
+    return flat.max(axis=0).tolist(), flat.min(axis=0).tolist()
+
+
+def _zeros_alike(column: np.ndarray) -> bool:
+    """Whether the zeros of ``column`` are all 0.0 or all -0.0."""
+    signs = np.signbit(column[column == 0])
+    return bool(signs.all()) or not signs.any()
 
 
 def sanitize_weights(joints: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -206,7 +244,7 @@ def _primitive(buf: _Buffer, p: Primitive, material_map: dict[int, int]) -> g.Mo
             return None
     attrs: dict[str, int] = {}
     pos = p.positions
-    if not np.all(np.isfinite(pos)):
+    if not np.isfinite(pos).all():
         warnings.warn("non-finite vertex positions replaced by 0", LossWarning, stacklevel=3)
         pos = np.nan_to_num(pos, nan=0.0, posinf=0.0, neginf=0.0).astype(np.float32)
     attrs["POSITION"] = buf.accessor(pos, target=ARRAY_BUFFER, minmax=True)
@@ -357,24 +395,31 @@ def _add_animations(doc: g.GLTF2, scene: Scene, buf: _Buffer) -> None:
         seen: set[tuple[int, str]] = set()
         input_cache: dict[bytes, int] = {}
         rotations = _unit_rotations([c.values for c in a.channels if c.path == "rotation"])
+        samplers, channels = ga.samplers, ga.channels
         for c in a.channels:
-            values = next(rotations) if c.path == "rotation" else c.values
-            key = (c.node, c.path)
+            node, path = c.node, c.path
+            values = next(rotations) if path == "rotation" else c.values
+            key = (node, path)
             if key in seen:
-                warnings.warn(f"animation {a.name!r}: second {c.path} channel on node {c.node} "
+                warnings.warn(f"animation {a.name!r}: second {path} channel on node {node} "
                               "dropped", LossWarning, stacklevel=3)
                 continue
             seen.add(key)
             times = c.times if not shift else (c.times.astype(np.float64) + shift).astype(np.float32)
             tkey = times.tobytes()
-            if tkey not in input_cache:
-                input_cache[tkey] = buf.accessor(times, increasing=True)   # Channel checks it
-            out = buf.accessor(np.ascontiguousarray(values, dtype=np.float32).reshape(
-                len(values), -1) if c.path != "weights" else values.reshape(-1).astype(np.float32))
-            ga.samplers.append(g.Plain(input=input_cache[tkey], interpolation=c.interpolation,
-                                       output=out))
-            ga.channels.append(g.Plain(sampler=len(ga.samplers) - 1,
-                                       target={"node": c.node, "path": c.path}))
+            source = input_cache.get(tkey)
+            if source is None:
+                source = input_cache[tkey] = buf.accessor(times, increasing=True)  # Channel checks it
+            if path == "weights":
+                out = buf.accessor(values.reshape(-1).astype(np.float32))
+            else:
+                if not (type(values) is np.ndarray and values.dtype is _F32 and values.ndim == 2
+                        and values.flags.c_contiguous):     # (Channel makes them so)
+                    values = np.ascontiguousarray(values, dtype=np.float32).reshape(
+                        len(values), -1)
+                out = buf.float_rows(values)
+            samplers.append(g.Plain(input=source, interpolation=c.interpolation, output=out))
+            channels.append(g.Plain(sampler=len(samplers) - 1, target={"node": node, "path": path}))
         doc.animations.append(ga)
 
 
