@@ -3,7 +3,7 @@ with the byte-exact records (this checkout, or ``--src``) against a tree without
 (``--base``), both ways, with the companions the CLI reads.
 
     python benchmarks/bench_exact.py --family b3d --base DIR [--src DIR] [--repeat N] [--cli]
-                                     [--match TEXT]
+                                     [--match TEXT] [--models FILE ...]
 
 A tree without the records is the source of the commit before a family's records were merged,
 unpacked read-only, for example::
@@ -137,6 +137,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--cli", action="store_true", help="time the command line (fresh processes)")
     ap.add_argument("--match", default="", help="only the models whose name contains this")
+    ap.add_argument("--models", type=Path, nargs="+", help="these files instead of the family's")
     args = ap.parse_args()
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(args.src.resolve()))
@@ -149,7 +150,7 @@ def main() -> None:
     tot = [0, 0, 0.0, 0.0, 0.0, 0.0]
     with tempfile.TemporaryDirectory() as tmpname:
         tmp = Path(tmpname)
-        models = [s for s in sources(args.family, tmp) if args.match in s.name]
+        models = [s for s in (args.models or sources(args.family, tmp)) if args.match in s.name]
         warm_up(trees, models, tmp)
         for src in models:
             times: list[list[float]] = [[], [], [], []]
