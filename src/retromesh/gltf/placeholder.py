@@ -37,7 +37,8 @@ def _checker() -> np.ndarray:
 def placeholder_png() -> bytes:
     """The placeholder's PNG bytes (made once; the same bytes every time)."""
     if not _cache:
-        from ..image import png     # here: the image formats register on import (start-up)
+        # imported here: the image formats register themselves on import (start-up time)
+        from ..image import png
         _cache.append(png.from_rgba(_checker(), level=9).data)
     return _cache[0]
 
