@@ -110,8 +110,9 @@ class _Images:
             return self.index[key]
         if self._placeholder_view is None:
             self._placeholder_view = self.view(placeholder_png())
-        image = g.Image(name=name or original.rpartition("/")[2] or None,
-                        bufferView=self._placeholder_view, mimeType="image/png")
+        # named as a reference is (the texture's name): read back, the same texture
+        image = g.Image(name=name or None, bufferView=self._placeholder_view,
+                        mimeType="image/png")
         image.extras = {"original_uri": original, PLACEHOLDER_KEY: True}
         return self._add(key, image)
 
