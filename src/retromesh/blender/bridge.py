@@ -30,12 +30,13 @@ from ..batch import companions as companions_beside, matches
 from ..extras import BLENDER_MARK
 from ..gltf.container import pack, unpack
 from ..records import record
+from .missing_images import MISSING_IMAGES, keep_missing_images, restore_missing_images
 
 __all__ = ["Job", "group_files", "load_to_glb", "names_a_format", "convert_glb",
            "import_extensions", "export_extensions", "drop_extensions", "encode_extras",
            "decode_extras", "JSON_MARK", "files_record", "FILES_PROPERTY", "encode_extras_value",
            "decode_extras_value", "snap_noise", "merge_mesh_joints", "BLENDER_MARK", "SOURCE",
-           "NODE_ORDER", "restore_node_order"]
+           "NODE_ORDER", "restore_node_order", "MISSING_IMAGES"]
 
 # What is a main file, which picked files are its companions and under which option, what is
 # looked for beside it, what Blender imports and exports: each format's registration says it
@@ -273,127 +274,6 @@ def _write_glb(path: Path, doc: dict, bin_data: bytes | None) -> None:
     Path(path).write_bytes(pack(json.dumps(doc, separators=(",", ":")).encode("utf-8"), bin_data))
 
 
-# Blender's exporter leaves out every texture whose image it could not load, so a texture that
-# was not found beside the model would vanish from the file written back. Each material keeps
-# the references to such images in its extras (key MISSING_IMAGES) and they are put back into
-# the GLB Blender writes, unless the slot holds a texture by then (one assigned in Blender).
-# A texture not found is, in a GLB, the embedded placeholder (retromesh.gltf.placeholder):
-# Blender shows it and writes it back, without its image's extras (the name the model gave)
-# and under names of its own; it is kept the same way and put back over the slot's texture
-# while that one still has the placeholder's pixels (painted over in Blender, it stays).
-MISSING_IMAGES = "retromesh_missing_images"
-_SLOTS = (("pbrMetallicRoughness", "baseColorTexture"), ("pbrMetallicRoughness",
-          "metallicRoughnessTexture"), (None, "normalTexture"), (None, "occlusionTexture"),
-          (None, "emissiveTexture"))
-
-
-def _slot(material: dict, group: str | None, name: str, create: bool = False) -> dict:
-    holder = material
-    if group:
-        if group not in material and create:
-            material[group] = {}
-        holder = material.get(group, {})
-    return holder
-
-
-def _keep_missing_images(doc: dict) -> None:
-    textures, images = doc.get("textures", []), doc.get("images", [])
-    samplers = doc.get("samplers", [])
-    for mat in doc.get("materials", []):
-        kept = {}
-        for group, name in _SLOTS:
-            info = _slot(mat, group, name).get(name)
-            if not isinstance(info, dict) or not 0 <= info.get("index", -1) < len(textures):
-                continue
-            tex = textures[info["index"]]
-            src = tex.get("source")
-            if not isinstance(src, int) or not 0 <= src < len(images) or not (
-                    "uri" in images[src] or _placeholder(images[src])):
-                continue                 # an image inside the GLB: Blender keeps it
-            sampler = tex.get("sampler")
-            kept[f"{group or ''}/{name}"] = {
-                "info": {k: v for k, v in info.items() if k != "index"},
-                "texture": {k: v for k, v in tex.items() if k not in ("source", "sampler")},
-                "image": {k: v for k, v in images[src].items()
-                          if k not in ("bufferView", "mimeType")},
-                "sampler": samplers[sampler] if isinstance(sampler, int)
-                and 0 <= sampler < len(samplers) else None}
-        if kept:
-            mat.setdefault("extras", {})[MISSING_IMAGES] = kept
-
-
-def _placeholder(image: dict) -> bool:
-    from ..gltf.placeholder import PLACEHOLDER_KEY
-    extras = image.get("extras")
-    return isinstance(extras, dict) and extras.get(PLACEHOLDER_KEY) is True \
-        and isinstance(extras.get("original_uri"), str)
-
-
-def _holds_placeholder(doc: dict, info: Any, bin_data: bytes | None) -> bool:
-    """Whether the texture ``info`` points at has an image inside the GLB with the
-    placeholder's pixels."""
-    from ..gltf.placeholder import is_placeholder
-    textures, images, views = (doc.get(k) or [] for k in ("textures", "images", "bufferViews"))
-    try:
-        view = views[images[textures[info["index"]]["source"]]["bufferView"]]
-        if view.get("buffer", 0) != 0 or bin_data is None:
-            return False
-        start = view.get("byteOffset", 0)
-        return is_placeholder(bin_data[start:start + view["byteLength"]])
-    except (KeyError, IndexError, TypeError, AttributeError):
-        return False
-
-
-def _put_back_placeholder(doc: dict, holder: dict, name: str, entry: dict) -> None:
-    """The slot's texture (the placeholder Blender wrote back) as retromesh wrote it: its
-    image's name and extras, the texture's name and extras, its sampler."""
-    tex = doc["textures"][holder[name]["index"]]
-    image = doc["images"][tex["source"]]
-    for key in [k for k in image if k not in ("bufferView", "mimeType")]:
-        del image[key]
-    image.update(entry["image"])
-    image.pop("uri", None)
-    for key in [k for k in tex if k not in ("source", "sampler")]:
-        del tex[key]
-    tex.update(entry.get("texture") or {})
-    if entry.get("sampler") is not None:
-        doc.setdefault("samplers", []).append(entry["sampler"])
-        tex["sampler"] = len(doc["samplers"]) - 1
-    holder[name] = dict(entry.get("info") or {}, index=holder[name]["index"])
-
-
-def _restore_missing_images(doc: dict, bin_data: bytes | None = None) -> None:
-    from urllib.parse import quote
-    for mat in doc.get("materials", []):
-        extras = mat.get("extras")
-        if not isinstance(extras, dict) or not isinstance(extras.get(MISSING_IMAGES), dict):
-            continue
-        kept = extras.pop(MISSING_IMAGES)
-        if not extras:
-            del mat["extras"]
-        for key, entry in kept.items():
-            group, _, name = key.partition("/")
-            holder = _slot(mat, group or None, name, create=True)
-            if not isinstance(entry, dict) or not isinstance(entry.get("image"), dict):
-                continue
-            placeholder = _placeholder(entry["image"])
-            if name in holder:
-                if placeholder and _holds_placeholder(doc, holder[name], bin_data):
-                    _put_back_placeholder(doc, holder, name, entry)
-                continue
-            image = dict(entry["image"])
-            if placeholder:     # dropped: a reference (read back as extras.original_uri says)
-                image["uri"] = quote(image["extras"]["original_uri"].rpartition("/")[2]
-                                     or "texture.png")
-            doc.setdefault("images", []).append(image)
-            tex = dict(entry.get("texture") or {}, source=len(doc["images"]) - 1)
-            if entry.get("sampler") is not None:
-                doc.setdefault("samplers", []).append(entry["sampler"])
-                tex["sampler"] = len(doc["samplers"]) - 1
-            doc.setdefault("textures", []).append(tex)
-            holder[name] = dict(entry.get("info") or {}, index=len(doc["textures"]) - 1)
-
-
 # A node that is both a mesh and a joint (Blitz3D's skinned mesh is the root of its bones)
 # becomes three in Blender: an armature object, the bone and a mesh object beside it. The bone
 # carries MESH_JOINT in its extras; in the GLB Blender writes, the armature node and the mesh
@@ -622,7 +502,7 @@ def encode_extras(glb: str | os.PathLike) -> dict[str, dict[str, Any]]:
     """Make the GLB's extras survive Blender (see above); returns each animation's encoded
     extras by animation name (for the caller to put on the actions Blender makes)."""
     doc, rest = _read_glb(Path(glb))
-    _keep_missing_images(doc)
+    keep_missing_images(doc)
     _mark_mesh_joints(doc)
     _mark_node_order(doc)
     _walk_extras(doc, encode_extras_value)
@@ -650,7 +530,7 @@ def decode_extras(glb: str | os.PathLike) -> None:
     _walk_extras(doc, decode_extras_value)
     _mark_blender(doc)
     _lift_files_record(doc)
-    _restore_missing_images(doc, rest)
+    restore_missing_images(doc, rest)
     snap_noise(doc)
     merge_mesh_joints(doc)
     restore_node_order(doc)
