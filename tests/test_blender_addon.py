@@ -120,6 +120,53 @@ def test_texture_whose_image_is_missing_comes_back_after_blender_drops_it(tmp_pa
     assert bridge.MISSING_IMAGES not in scene.materials[0].extras
 
 
+def test_placeholder_blender_wrote_back_is_the_texture_the_model_named(tmp_path):
+    """A texture not found is an embedded placeholder; Blender writes it back re-encoded,
+    without its image's extras and under names of its own: the material's extras put the
+    name back, and the model converts back as from the untouched GLB, with no image file."""
+    import io
+    import shutil
+
+    from PIL import Image
+
+    import retromesh
+    from retromesh.gltf.placeholder import placeholder_png
+    glb = tmp_path / "c.glb"
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("column.msh", "column.skl", "column.txt"):   # without column_diffuse.png
+        shutil.copy(EX / "lostsaga" / name, src / name)
+    bridge.load_to_glb(bridge.group_files([src / "column.msh"])[0], glb)
+    doc, rest = _read_glb(glb)
+    (image,) = doc["images"]
+    assert "uri" not in image and image["extras"]["placeholder"] is True
+    bridge.encode_extras(glb)
+    untouched = tmp_path / "untouched.glb"
+    shutil.copy(glb, untouched)
+    doc, rest = _read_glb(glb)
+    png = io.BytesIO()          # what Blender's exporter does: its own PNG, its own names
+    Image.open(io.BytesIO(placeholder_png())).convert("RGBA").save(png, "PNG", compress_level=1)
+    doc["images"] = [{"name": "column_diffuse.001", "mimeType": "image/png", "bufferView":
+                      len(doc["bufferViews"])}]
+    doc["bufferViews"].append({"buffer": 0, "byteOffset": len(rest), "byteLength":
+                               len(png.getvalue())})
+    rest = rest + png.getvalue() + b"\0" * (-len(png.getvalue()) % 4)
+    doc["buffers"][0]["byteLength"] = len(rest)
+    doc["textures"] = [{"source": 0}]
+    doc.pop("samplers", None)
+    glb.write_bytes(pack(json.dumps(doc).encode(), rest))
+    out = tmp_path / "back"
+    written, _ = bridge.convert_glb(glb, out / "column.msh")      # decodes the extras first
+    scene = retromesh.load(glb)
+    assert [(t.uri, t.image) for t in scene.textures] == [("column_diffuse.png", None)]
+    assert bridge.MISSING_IMAGES not in scene.materials[0].extras
+    assert not [p for p in written if p.suffix == ".png"]
+    assert not list(out.glob("*.png"))
+    # the same bytes as from the GLB Blender did not touch
+    bridge.convert_glb(untouched, tmp_path / "plain" / "column.msh")
+    assert (out / "column.msh").read_bytes() == (tmp_path / "plain" / "column.msh").read_bytes()
+
+
 def _read_glb(glb):
     json_text, bin_data = unpack(glb.read_bytes())
     return json.loads(json_text), bin_data

@@ -141,6 +141,13 @@ def test_non_png_texture_names_refer_to_png_and_come_back(tmp_path):
     data = (tmp_path / "c.glb").read_bytes()
     n = struct.unpack_from("<I", data, 12)[0]
     image = json.loads(data[20:20 + n])["images"][0]
-    assert image["uri"] == "Crate.png"
+    # not found: in a GLB, the embedded placeholder keeps the name
+    assert "uri" not in image and image["extras"]["placeholder"] is True
     assert image["extras"]["original_uri"] == "C:/work/skins/Crate.dds"
     assert retromesh.load(tmp_path / "c.glb").textures[0].uri == "C:/work/skins/Crate.dds"
+    # beside a .gltf, a reference to the .png users convert it to
+    retromesh.save(s, tmp_path / "g" / "c.gltf")
+    image = json.loads((tmp_path / "g" / "c.gltf").read_text())["images"][0]
+    assert image["uri"] == "Crate.png"
+    assert image["extras"]["original_uri"] == "C:/work/skins/Crate.dds"
+    assert retromesh.load(tmp_path / "g" / "c.gltf").textures[0].uri == "C:/work/skins/Crate.dds"

@@ -14,8 +14,9 @@ import pytest
 from PIL import Image
 
 import retromesh
-from helpers.gltfcheck import assert_valid, assert_valid_many
+from helpers.gltfcheck import assert_valid, assert_valid_many, problems, validate
 from helpers.make_examples_import import make_examples
+from retromesh.gltf.placeholder import placeholder_png
 from retromesh.textures import TextureFinder, split_name
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -161,18 +162,83 @@ def test_the_readme_command_gives_a_self_contained_glb(tmp_path):
 
 
 # -- missing, references only, .gltf ---------------------------------------------------------
-def test_missing_texture_warns_and_keeps_a_relative_reference(tmp_path):
+def test_missing_texture_warns_and_embeds_a_placeholder(tmp_path):
     src = _b3d(tmp_path / "box.b3d", "C:\\art\\Missing Skin.dds")
     missing = _convert(src, tmp_path / "box.glb")
     assert len(missing) == 1
     assert missing[0].name == "C:/art/Missing Skin.dds"
     assert "Missing Skin.dds" in str(missing[0]) and "not found in" in str(missing[0])
-    image = _json(tmp_path / "box.glb")["images"][0]
+    assert "placeholder" in str(missing[0])
+    doc = _json(tmp_path / "box.glb")
+    (image,) = doc["images"]
+    assert "uri" not in image and image["mimeType"] == "image/png"      # self-contained
+    assert image["extras"] == {"original_uri": "C:/art/Missing Skin.dds", "placeholder": True}
+    assert _images(tmp_path / "box.glb") == [placeholder_png()]
+    assert not any("uri" in b for b in doc["buffers"])
+    # the plain validator: no IO_ERROR to ignore in a GLB any more
+    (result,) = validate([tmp_path / "box.glb"])
+    assert result["missingImages"] == [] and problems(result) == []
+    assert result["report"]["issues"]["numErrors"] == 0
+    assert result["report"]["issues"]["numWarnings"] == 0
+    # the stored name comes back on reading, without the placeholder's bytes
+    (tex,) = retromesh.load(tmp_path / "box.glb").textures
+    assert tex.uri == "C:/art/Missing Skin.dds" and tex.image is None
+
+
+def test_missing_texture_back_to_the_format_writes_no_image(tmp_path):
+    src = _b3d(tmp_path / "m" / "box.b3d", "skins/cow.png", "C:\\art\\Missing Skin.dds")
+    assert len(_convert(src, tmp_path / "box.glb")) == 2
+    assert len(_json(tmp_path / "box.glb")["images"]) == 2
+    images = _json(tmp_path / "box.glb")["images"]
+    assert len(images) == 2 and len({i["bufferView"] for i in images}) == 1   # bytes once
+    out = tmp_path / "back"
+    written = retromesh.convert(tmp_path / "box.glb", out / "box.b3d")
+    assert [p.name for p in written] == ["box.b3d"]
+    assert sorted(p.name for p in out.iterdir()) == ["box.b3d"]
+    assert (out / "box.b3d").read_bytes() == src.read_bytes()
+
+
+def test_placeholder_known_by_its_pixels_when_extras_are_gone(tmp_path):
+    """Blender's exporter drops image extras and encodes PNGs its own way: an image with the
+    placeholder's pixels is still the reference it stands for."""
+    from retromesh.gltf.placeholder import is_placeholder
+    src = _b3d(tmp_path / "m" / "box.b3d", "cow.png")
+    _convert(src, tmp_path / "box.glb")
+    doc = _json(tmp_path / "box.glb")
+    del doc["images"][0]["extras"]
+    reencoded = io.BytesIO()
+    Image.open(io.BytesIO(placeholder_png())).convert("RGBA").save(reencoded, "PNG",
+                                                                    compress_level=1)
+    assert reencoded.getvalue() != placeholder_png() and is_placeholder(reencoded.getvalue())
+    scene = retromesh.load(tmp_path / "box.glb")
+    scene.textures[0].image = reencoded.getvalue()      # what Blender gives back, no extras
+    blender_like = tmp_path / "blender.glb"
+    retromesh.save(scene, blender_like, embed_images=False)
+    assert "extras" not in _json(blender_like)["images"][0]
+    assert _images(blender_like) == [reencoded.getvalue()]
+    (tex,) = retromesh.load(blender_like).textures
+    # without the extras the name is the image's (the Blender add-on puts the rest back from
+    # the material's extras: tests/test_blender_addon.py)
+    assert tex.image is None and tex.uri == "cow"
+    out = tmp_path / "back"
+    assert [p.name for p in retromesh.convert(blender_like, out / "box.b3d")] == ["box.b3d"]
+    assert sorted(p.name for p in out.iterdir()) == ["box.b3d"]     # no placeholder file
+    # an image that is not the placeholder (painted over) stays an image
+    other = io.BytesIO()
+    _pixels(5).save(other, "PNG")
+    assert not is_placeholder(other.getvalue())
+
+
+def test_gltf_output_keeps_a_relative_reference_for_a_missing_texture(tmp_path):
+    src = _b3d(tmp_path / "box.b3d", "C:\\art\\Missing Skin.dds")
+    assert len(_convert(src, tmp_path / "out" / "box.gltf")) == 1
+    image = json.loads((tmp_path / "out" / "box.gltf").read_text())["images"][0]
     assert image["uri"] == "Missing%20Skin.png"
     assert image["extras"]["original_uri"] == "C:/art/Missing Skin.dds"
-    assert_valid(tmp_path / "box.glb")
-    # the stored name comes back on reading
-    assert retromesh.load(tmp_path / "box.glb").textures[0].uri == "C:/art/Missing Skin.dds"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["box.bin", "box.gltf"]
+    assert_valid(tmp_path / "out" / "box.gltf")       # the wrapper lists it, a .gltf only
+    assert retromesh.load(tmp_path / "out" / "box.gltf").textures[0].uri == \
+        "C:/art/Missing Skin.dds"
 
 
 def test_no_embed_images_keeps_references_only(tmp_path):
@@ -225,8 +291,9 @@ def test_duplicate_images_collapse(tmp_path):
     missing = _convert(src, tmp_path / "box.glb")
     assert [m.name for m in missing] == ["null"]          # one warning per name
     doc = _json(tmp_path / "box.glb")
-    assert len(doc["images"]) == 2                         # skin.png embedded once + "null.png"
-    assert len(_images(tmp_path / "box.glb")) == 1
+    assert len(doc["images"]) == 2                      # skin.png once + "null"'s placeholder
+    assert _images(tmp_path / "box.glb")[1:] == [placeholder_png()]
+    assert doc["images"][1]["extras"] == {"original_uri": "null", "placeholder": True}
     assert len(doc["samplers"]) == 1
     assert len(doc["textures"]) < 8
     assert_valid(tmp_path / "box.glb")
@@ -258,7 +325,12 @@ def test_names_never_reach_outside_the_roots(tmp_path, name):
     assert finder.find(name) is None
     _convert(src, tmp_path / "out" / "box.glb")
     assert SECRET not in (tmp_path / "out" / "box.glb").read_bytes()
-    uri = _json(tmp_path / "out" / "box.glb")["images"][0]["uri"]
+    image = _json(tmp_path / "out" / "box.glb")["images"][0]
+    assert "uri" not in image and image["extras"]["placeholder"] is True
+    # beside a .gltf the name stays a reference: never one outside its folder
+    _convert(src, tmp_path / "out" / "box.gltf")
+    assert not any(SECRET in p.read_bytes() for p in (tmp_path / "out").iterdir())
+    uri = json.loads((tmp_path / "out" / "box.gltf").read_text())["images"][0]["uri"]
     assert ".." not in uri and not uri.startswith("/") and ":" not in uri
 
 
@@ -399,7 +471,9 @@ def test_corpus_one_image_per_distinct_texture_name(tmp_path):
         missing = _convert(path, out)
         doc = _json(out)
         assert len(doc.get("images", [])) == len(names), path.name
-        assert len(missing) == len(names) - len(_images(out)), path.name
+        found = [b for b in _images(out) if b != placeholder_png()]
+        assert len(missing) == len(names) - len(found), path.name
+        assert not any("uri" in i for i in doc.get("images", [])), path.name   # self-contained
         outs.append(out)
     cube = next((o for o in outs if o.stem == "b3dng__cubewater_test"), None)
     if cube is not None:

@@ -134,7 +134,8 @@ class EngineWarning(LossWarning):
 
 class MissingTextureWarning(LossWarning):
     """A texture a model names could not be found (beside the source, in the ``texture_path``
-    folders or the game's usual layout); the output keeps its name as a relative reference.
+    folders or the game's usual layout); a GLB embeds a placeholder image keeping its name
+    (:mod:`retromesh.gltf.placeholder`), a ``.gltf`` keeps it as a relative reference.
     ``name`` is the texture's name as the model gives it."""
 
     def __init__(self, message: str, name: str = "") -> None:

@@ -1,8 +1,10 @@
 // Usage: node validate.mjs FILE...
 // Prints one JSON line per file: {file, report, missingImages} or {file, error}.
 // Buffers are always loaded from beside the file. Images referenced by URI are checked when the
-// file exists; in a GLB whose images are absent (game textures are not shipped with models)
-// the IO_ERROR of those images is not counted, and the absent names are listed in missingImages.
+// file exists; the absent names are listed in missingImages. A GLB must be self-contained (a
+// texture retromesh cannot find is embedded as a placeholder image), so its IO_ERRORs count;
+// only in a .gltf, whose images are files the user may drop beside it later, are they not
+// counted.
 import { readFile, access } from "node:fs/promises";
 import path from "node:path";
 import validator from "gltf-validator";
@@ -31,8 +33,8 @@ for (const file of process.argv.slice(2)) {
     const load = (uri) => readFile(path.join(dir, decodeURIComponent(uri))).then((b) => new Uint8Array(b));
     const options = { uri: path.basename(file), maxIssues: 200 };
     options.externalResourceFunction = load;
-    // only images can be external in our GLBs: an absent texture is listed, not an error
-    if (isGlb && missingImages.length) options.ignoredIssues = ["IO_ERROR"];
+    // only images can be external in our .gltf files: an absent texture is listed, not an error
+    if (!isGlb && missingImages.length) options.ignoredIssues = ["IO_ERROR"];
     const report = await validator.validateBytes(data, options);
     console.log(JSON.stringify({ file, report, missingImages }));
   } catch (err) {

@@ -30,12 +30,13 @@ from ..batch import companions as companions_beside, matches
 from ..extras import BLENDER_MARK
 from ..gltf.container import pack, unpack
 from ..records import record
+from .missing_images import MISSING_IMAGES, keep_missing_images, restore_missing_images
 
 __all__ = ["Job", "group_files", "load_to_glb", "names_a_format", "convert_glb",
            "import_extensions", "export_extensions", "drop_extensions", "encode_extras",
            "decode_extras", "JSON_MARK", "files_record", "FILES_PROPERTY", "encode_extras_value",
            "decode_extras_value", "snap_noise", "merge_mesh_joints", "BLENDER_MARK", "SOURCE",
-           "NODE_ORDER", "restore_node_order"]
+           "NODE_ORDER", "restore_node_order", "MISSING_IMAGES"]
 
 # What is a main file, which picked files are its companions and under which option, what is
 # looked for beside it, what Blender imports and exports: each format's registration says it
@@ -273,71 +274,6 @@ def _write_glb(path: Path, doc: dict, bin_data: bytes | None) -> None:
     Path(path).write_bytes(pack(json.dumps(doc, separators=(",", ":")).encode("utf-8"), bin_data))
 
 
-# Blender's exporter leaves out every texture whose image it could not load, so a texture that
-# was not found beside the model would vanish from the file written back. Each material keeps
-# the references to such images in its extras (key MISSING_IMAGES) and they are put back into
-# the GLB Blender writes, unless the slot holds a texture by then (one assigned in Blender).
-MISSING_IMAGES = "retromesh_missing_images"
-_SLOTS = (("pbrMetallicRoughness", "baseColorTexture"), ("pbrMetallicRoughness",
-          "metallicRoughnessTexture"), (None, "normalTexture"), (None, "occlusionTexture"),
-          (None, "emissiveTexture"))
-
-
-def _slot(material: dict, group: str | None, name: str, create: bool = False) -> dict:
-    holder = material
-    if group:
-        if group not in material and create:
-            material[group] = {}
-        holder = material.get(group, {})
-    return holder
-
-
-def _keep_missing_images(doc: dict) -> None:
-    textures, images = doc.get("textures", []), doc.get("images", [])
-    samplers = doc.get("samplers", [])
-    for mat in doc.get("materials", []):
-        kept = {}
-        for group, name in _SLOTS:
-            info = _slot(mat, group, name).get(name)
-            if not isinstance(info, dict) or not 0 <= info.get("index", -1) < len(textures):
-                continue
-            tex = textures[info["index"]]
-            src = tex.get("source")
-            if not isinstance(src, int) or not 0 <= src < len(images) or "uri" not in images[src]:
-                continue                 # an image inside the GLB: Blender keeps it
-            sampler = tex.get("sampler")
-            kept[f"{group or ''}/{name}"] = {
-                "info": {k: v for k, v in info.items() if k != "index"},
-                "texture": {k: v for k, v in tex.items() if k not in ("source", "sampler")},
-                "image": images[src],
-                "sampler": samplers[sampler] if isinstance(sampler, int)
-                and 0 <= sampler < len(samplers) else None}
-        if kept:
-            mat.setdefault("extras", {})[MISSING_IMAGES] = kept
-
-
-def _restore_missing_images(doc: dict) -> None:
-    for mat in doc.get("materials", []):
-        extras = mat.get("extras")
-        if not isinstance(extras, dict) or not isinstance(extras.get(MISSING_IMAGES), dict):
-            continue
-        kept = extras.pop(MISSING_IMAGES)
-        if not extras:
-            del mat["extras"]
-        for key, entry in kept.items():
-            group, _, name = key.partition("/")
-            holder = _slot(mat, group or None, name, create=True)
-            if name in holder or not isinstance(entry, dict) or "image" not in entry:
-                continue
-            doc.setdefault("images", []).append(entry["image"])
-            tex = dict(entry.get("texture") or {}, source=len(doc["images"]) - 1)
-            if entry.get("sampler") is not None:
-                doc.setdefault("samplers", []).append(entry["sampler"])
-                tex["sampler"] = len(doc["samplers"]) - 1
-            doc.setdefault("textures", []).append(tex)
-            holder[name] = dict(entry.get("info") or {}, index=len(doc["textures"]) - 1)
-
-
 # A node that is both a mesh and a joint (Blitz3D's skinned mesh is the root of its bones)
 # becomes three in Blender: an armature object, the bone and a mesh object beside it. The bone
 # carries MESH_JOINT in its extras; in the GLB Blender writes, the armature node and the mesh
@@ -566,7 +502,7 @@ def encode_extras(glb: str | os.PathLike) -> dict[str, dict[str, Any]]:
     """Make the GLB's extras survive Blender (see above); returns each animation's encoded
     extras by animation name (for the caller to put on the actions Blender makes)."""
     doc, rest = _read_glb(Path(glb))
-    _keep_missing_images(doc)
+    keep_missing_images(doc)
     _mark_mesh_joints(doc)
     _mark_node_order(doc)
     _walk_extras(doc, encode_extras_value)
@@ -594,7 +530,7 @@ def decode_extras(glb: str | os.PathLike) -> None:
     _walk_extras(doc, decode_extras_value)
     _mark_blender(doc)
     _lift_files_record(doc)
-    _restore_missing_images(doc)
+    restore_missing_images(doc, rest)
     snap_noise(doc)
     merge_mesh_joints(doc)
     restore_node_order(doc)

@@ -5,9 +5,10 @@
 (the default) looks every texture the scene names up — beside the source, in the game's usual
 folders and in the ``texture_path=[...]`` folders (see :mod:`retromesh.textures`) — and puts
 the ones found into the GLB (converted to PNG when glTF cannot carry them), or beside the
-``.gltf``; ``embed_images=False`` keeps relative references only. ``image_dir=`` overrides the
-source folder; ``embed_buffer=True`` (``.gltf`` only) puts the buffer and the images into the
-JSON as data URIs.
+``.gltf``; one not found is an embedded placeholder image in a GLB (its name in the image's
+extras), a relative reference beside a ``.gltf``; ``embed_images=False`` keeps relative
+references only. ``image_dir=`` overrides the source folder; ``embed_buffer=True``
+(``.gltf`` only) puts the buffer and the images into the JSON as data URIs.
 """
 from __future__ import annotations
 

@@ -4,9 +4,12 @@ A texture's image is, in this order: the bytes the scene carries (a GLB read bac
 to PNG when they are neither PNG nor JPEG; the file its name refers to, found by
 :class:`retromesh.textures.TextureFinder` (when ``embed_images``); else a relative reference.
 Found and carried images go into the buffer (GLB) or, for ``.gltf`` output, into files beside
-it (``external``). A name that cannot be found warns :class:`MissingTextureWarning` once and
-stays a relative URI; a name that is not PNG/JPEG refers to the ``.png`` users convert it to,
-the stored name kept in the image's ``extras.original_uri`` (read back as the texture's uri).
+it (``external``). A name that cannot be found warns :class:`MissingTextureWarning` once; in a
+GLB (or a ``.gltf`` whose images are inside it) its image is the embedded placeholder of
+:mod:`.placeholder` (a GLB must be self-contained), the name kept in the image's
+``extras.original_uri``; beside a ``.gltf`` it stays a relative URI, where a name that is not
+PNG/JPEG refers to the ``.png`` users convert it to, the stored name kept in
+``extras.original_uri`` too (read back as the texture's uri).
 
 One image per distinct source (same bytes, or same reference), one sampler per distinct
 filter/wrap set, one texture per distinct (image, sampler, name, extras).
@@ -27,6 +30,7 @@ from ..scene import Scene
 from ..textures import TextureFinder, gltf_image, image_mime, split_name
 from . import model as g
 from .jsonvalues import extras_json, jsonable
+from .placeholder import PLACEHOLDER_KEY, placeholder_png
 
 __all__ = ["add_textures", "source_dir_of", "safe_file_name", "inline_image_files",
            "data_uri_images", "place_image_files"]
@@ -71,6 +75,7 @@ class _Images:
         self.index: dict[tuple, int] = {}
         self.files: dict[str, bytes] = {}   # external image files: name -> bytes
         self._lower: set[str] = set()
+        self._placeholder_view: int | None = None
 
     def _add(self, key: tuple, image: g.Model) -> int:
         self.doc.images.append(image)
@@ -95,6 +100,20 @@ class _Images:
         else:
             image.bufferView = self.view(data)
             image.mimeType = mime
+        return self._add(key, image)
+
+    def placeholder(self, original: str, name: str) -> int:
+        """The placeholder image standing for the missing texture ``original`` (its bytes
+        stored once per GLB)."""
+        key = ("placeholder", original)
+        if key in self.index:
+            return self.index[key]
+        if self._placeholder_view is None:
+            self._placeholder_view = self.view(placeholder_png())
+        # named as a reference is (the texture's name): read back, the same texture
+        image = g.Image(name=name or None, bufferView=self._placeholder_view,
+                        mimeType="image/png")
+        image.extras = {"original_uri": original, PLACEHOLDER_KEY: True}
         return self._add(key, image)
 
     def reference(self, original: str, name: str) -> int:
@@ -134,13 +153,16 @@ def add_textures(scene: Scene, doc: g.GLTF2, view, *, embed_images: bool = True,
         elif finder is not None and t.uri:
             found = finder.load(t.uri)
             if isinstance(found, str):
+                if not external:
+                    image_index = images.placeholder(original, t.name)
                 if t.uri not in warned:
                     warned.add(t.uri)
                     label = scene.name or "the model"
+                    kept = ("a placeholder image embedded in its place" if not external else
+                            f"kept as the relative reference {_reference_uri(original)!r}")
                     warnings.warn(MissingTextureWarning(
-                        f"{label} names texture {t.uri!r}: {found}; kept as the relative "
-                        f"reference {_reference_uri(original)!r} (--texture-path DIR adds a "
-                        "folder to search)", t.uri), stacklevel=3)
+                        f"{label} names texture {t.uri!r}: {found}; {kept} (--texture-path DIR "
+                        "adds a folder to search)", t.uri), stacklevel=3)
             else:
                 image_index = images.data(found.data, found.mime_type, t.name, found.path.stem)
         if image_index is None:

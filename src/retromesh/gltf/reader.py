@@ -55,6 +55,7 @@ from ..transforms import decompose_trs
 from .container import JSON_AT, unpack
 from .jsonread import LIMITS, Json, parse_json
 from .jsontree import JsonTree, tree
+from .placeholder import is_placeholder
 from .writer import GltfDocument
 
 __all__ = ["read_glb", "read_gltf_json", "gltf_to_scene", "LIMITS"]
@@ -449,6 +450,14 @@ def _textures(j: Json, acc: _Accessors, scene: Scene) -> None:
                     data, _ = acc.view(bv, ipath)
                     tex.image = bytes(data)
                     tex.mime_type = j.str(img, "mimeType", ipath, None)
+            if tex.image is not None and is_placeholder(tex.image):
+                # the placeholder of a texture that was not found (extras "placeholder": true;
+                # known by its pixels, so an image painted over in an editor that keeps extras
+                # stays): the reference it stands for, no bytes (nothing is written for it).
+                # Blender drops image extras: the name is then the image's or the texture's
+                tex.uri = (original if isinstance(original, str)
+                           else j.name(img) or tex.name or "texture.png")
+                tex.image = tex.mime_type = None
         sm = j.index(t, "sampler", path, len(samplers), what="samplers")
         if sm is not None:
             wraps = (33071, 33648, 10497)

@@ -431,8 +431,9 @@ def scene_to_gltf(scene: Scene, *, embed_images: bool = True,
 
     ``embed_images``: look the textures the scene names up (beside the source file, in the
     game's usual folders and in ``texture_path``; see :mod:`retromesh.textures`) and put the
-    ones found into the asset; the others stay relative references and warn
-    :class:`~retromesh.MissingTextureWarning`. Images the scene carries are always put in.
+    ones found into the asset; the others warn :class:`~retromesh.MissingTextureWarning` and
+    get the embedded placeholder image (:mod:`.placeholder`), or, with ``external_images``,
+    stay relative references. Images the scene carries are always put in.
     ``image_dir`` overrides the source folder the scene names; ``external_images`` keeps the
     images as files to write beside a ``.gltf`` (``GltfDocument.image_files``).
     ``validate=False`` skips :meth:`Scene.validate` for a scene checked just before.
