@@ -13,7 +13,7 @@ import struct
 
 import numpy as np
 
-from ..errors import DocumentError
+from ..errors import RetromeshError
 
 __all__ = ["PLACEHOLDER_KEY", "placeholder_png", "is_placeholder"]
 
@@ -55,6 +55,6 @@ def is_placeholder(data: bytes | memoryview) -> bool:
     from ..image import png
     try:
         pixels = png.rgba(png.PngImage(data))
-    except (DocumentError, ValueError, OSError):
+    except (RetromeshError, ValueError, OSError):
         return False
     return pixels.shape == (_SIZE, _SIZE, 4) and bool(np.array_equal(pixels, _checker()))
