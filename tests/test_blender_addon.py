@@ -93,18 +93,23 @@ def test_marked_json_edited_into_nonsense_stays_text():
         "big": bridge.JSON_MARK + str(2 ** 40), "s": "x", "f": 1.5}
 
 
-def test_texture_whose_image_is_missing_comes_back_after_blender_drops_it(tmp_path):
-    """Blender's exporter leaves out textures it could not load; the material's extras bring
-    them back, unless the slot holds a texture by then."""
+def _column_without_its_texture(tmp_path: Path) -> Path:
+    """The Lost Saga column example without column_diffuse.png, loaded as the add-on does."""
     import shutil
-
-    import retromesh
     glb = tmp_path / "c.glb"
     src = tmp_path / "src"
     src.mkdir()
-    for name in ("column.msh", "column.skl", "column.txt"):   # without column_diffuse.png
+    for name in ("column.msh", "column.skl", "column.txt"):
         shutil.copy(EX / "lostsaga" / name, src / name)
     bridge.load_to_glb(bridge.group_files([src / "column.msh"])[0], glb)
+    return glb
+
+
+def test_texture_whose_image_is_missing_comes_back_after_blender_drops_it(tmp_path):
+    """Blender's exporter leaves out textures it could not load; the material's extras bring
+    them back, unless the slot holds a texture by then."""
+    import retromesh
+    glb = _column_without_its_texture(tmp_path)
     assert retromesh.load(glb).textures[0].image is None      # column_diffuse.png is not there
     bridge.encode_extras(glb)
     doc, rest = _read_glb(glb)
@@ -131,12 +136,7 @@ def test_placeholder_blender_wrote_back_is_the_texture_the_model_named(tmp_path)
 
     import retromesh
     from retromesh.gltf.placeholder import placeholder_png
-    glb = tmp_path / "c.glb"
-    src = tmp_path / "src"
-    src.mkdir()
-    for name in ("column.msh", "column.skl", "column.txt"):   # without column_diffuse.png
-        shutil.copy(EX / "lostsaga" / name, src / name)
-    bridge.load_to_glb(bridge.group_files([src / "column.msh"])[0], glb)
+    glb = _column_without_its_texture(tmp_path)
     doc, rest = _read_glb(glb)
     (image,) = doc["images"]
     assert "uri" not in image and image["extras"]["placeholder"] is True
