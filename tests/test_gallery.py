@@ -262,9 +262,11 @@ def test_a_mob_page_draws_textured_and_its_menus_work(cow_site, tmp_path):
     assert thumbs.screenshot(page, tmp_path / "cow.png", size=600, budget_ms=3000)
     first = _model_pixels(tmp_path / "cow.png")
     assert len(first) > 0.05 * 400 * 600                       # the cow is drawn
-    # the same page with the look menu switched to the second look after loading
-    pick = ("<script>setTimeout(() => {const s = document.getElementById('variant'); "
-            "s.value = '1'; s.dispatchEvent(new Event('change'))}, 1500)</script></body>")
+    # the same page with the look menu switched to the second look once the viewer says the
+    # model is loaded (a fixed delay raced the loading on a busy machine)
+    pick = ("<script>const t = setInterval(() => {if (document.body.dataset.loaded !== '1') "
+            "return; clearInterval(t); const s = document.getElementById('variant'); "
+            "s.value = '1'; s.dispatchEvent(new Event('change'))}, 100)</script></body>")
     second_page = page.with_name("look2.html")
     second_page.write_text(page.read_text().replace("</body>", pick))
     assert thumbs.screenshot(second_page, tmp_path / "cow2.png", size=600, budget_ms=3000)
