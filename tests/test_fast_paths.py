@@ -282,13 +282,9 @@ def test_twins_are_the_later_triangles_of_a_vertex_set(tris, big):
     assert twins(tri) == want
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.tuples(*[st.integers(0, 3)] * 4),
-                          st.tuples(*[st.sampled_from([0.0, 0.25, 0.5, 1.0])] * 4)), max_size=12))
-def test_duplicate_joints_merged_as_pair_by_pair(rows):
-    from retromesh.gltf.writer import merge_duplicate_joints
-    j = np.array([r[0] for r in rows], np.uint16).reshape(-1, 4)
-    w = np.array([r[1] for r in rows], np.float32).reshape(-1, 4)
+def merged_pair_by_pair(j: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The reference for merge_duplicate_joints, on copies: each pair of slots in turn, the
+    later slot's weight added to the earlier one's when both name the same joint."""
     rj, rw = j.copy(), w.copy()
     for a in range(4):
         for b in range(a + 1, 4):
@@ -296,6 +292,17 @@ def test_duplicate_joints_merged_as_pair_by_pair(rows):
             rw[dup, a] += rw[dup, b]
             rw[dup, b] = 0
             rj[dup, b] = 0
+    return rj, rw
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.tuples(*[st.integers(0, 3)] * 4),
+                          st.tuples(*[st.sampled_from([0.0, 0.25, 0.5, 1.0])] * 4)), max_size=12))
+def test_duplicate_joints_merged_as_pair_by_pair(rows):
+    from retromesh.gltf.writer import merge_duplicate_joints
+    j = np.array([r[0] for r in rows], np.uint16).reshape(-1, 4)
+    w = np.array([r[1] for r in rows], np.float32).reshape(-1, 4)
+    rj, rw = merged_pair_by_pair(j, w)
     gj, gw = merge_duplicate_joints(j.copy(), w.copy())
     assert np.array_equal(gj, rj) and np.array_equal(gw, rw)
 

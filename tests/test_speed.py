@@ -212,18 +212,13 @@ def test_fast_helpers_give_what_numpy_gives():
     from retromesh.geometry import merge_duplicate_joints, row_argmax
     from retromesh.gltf.writer import scene_to_gltf
     from retromesh.scene import Mesh, Node, Primitive, Scene
+    from test_fast_paths import merged_pair_by_pair
     rng = np.random.default_rng(6)
     for n in (5, 600, 3000):
         w = rng.choice([0.0, 0.25, 0.5], size=(n, 4)).astype(np.float32)
         assert np.array_equal(row_argmax(w), np.argmax(w, axis=1))
         j = rng.integers(0, 3, size=(n, 4)).astype(np.uint16)
-        jr, wr = j.copy(), w.copy()
-        for a in range(4):
-            for b in range(a + 1, 4):
-                dup = (jr[:, a] == jr[:, b]) & (wr[:, b] > 0) & (wr[:, a] > 0)
-                wr[dup, a] += wr[dup, b]
-                wr[dup, b] = 0
-                jr[dup, b] = 0
+        jr, wr = merged_pair_by_pair(j, w)
         jm, wm = merge_duplicate_joints(j, w)
         assert jm is j and wm is w                     # in place
         assert np.array_equal(jm, jr) and wm.tobytes() == wr.tobytes()
