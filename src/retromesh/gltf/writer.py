@@ -154,15 +154,7 @@ class _Buffer:
     def float_rows(self, arr: np.ndarray) -> int:
         """``accessor(arr)`` of a C-contiguous 2-D float32 array (a channel's keys: a model
         has hundreds), without the general case's tests."""
-        pad = (-self.size) % 4
-        if pad:
-            self.parts.append(b"\0" * pad)
-            self.size += pad
-        size = arr.nbytes
-        self.views.append(g.Plain(buffer=0, byteOffset=self.size, byteLength=size))
-        self.parts.append(arr)
-        self.size += size
-        self.accessors.append(g.Plain(bufferView=len(self.views) - 1, componentType=FLOAT,
+        self.accessors.append(g.Plain(bufferView=self.view(arr), componentType=FLOAT,
                                       count=len(arr), type=_TYPES[arr.shape[1]]))
         return len(self.accessors) - 1
 
